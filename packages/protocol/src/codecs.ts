@@ -1,0 +1,197 @@
+import { AckField, CallbackField, TaskField } from './fields.ts';
+import { isValidId } from './ids.ts';
+import { ACK_STAGES, type AckStage } from './states.ts';
+
+/** A task as it sits in an agent's inbox or a capability pool. */
+export interface TaskMessage {
+  task_id: string;
+  capability: string;
+  /** JSON text of the caller's payload. */
+  payload: string;
+  attempt: number;
+  trace_id: string;
+  /** Empty when the caller gave no callback topic. */
+  callback_topic: string;
+  /** Epoch milliseconds after which the task is no longer worth running; 0 for none. */
+  deadline_ms: number;
+}
+
+/** A receipt, completion or failure reported by a worker on the acks stream. */
+export interface AckMessage {
+  task_id: string;
+  stage: AckStage;
+  agent_id: string;
+  instance_id: string;
+  epoch: number;
+  attempt: number;
+  /** JSON text; completed only. */
+  result?: string;
+  duration_ms?: number;
+  error?: string;
+  retryable?: boolean;
+}
+
+/** A final result published on a callback topic. */
+export interface CallbackMessage {
+  task_id: string;
+  status: 'completed' | 'failed' | 'dead';
+  capability: string;
+  agent_id: string;
+  attempt: number;
+  /** JSON text, when completed. */
+  result?: string;
+  error?: string;
+  duration_ms?: number;
+  completed_at: number;
+}
+
+/** Outcome of decoding input that came from outside the process. */
+export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** Turns the flat `[field, value, …]` array of a stream entry into a record. */
+export function fieldsToRecord(fields: readonly string[]): Record<string, string> {
+  const record: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) record[fields[i] as string] = fields[i + 1] as string;
+  return record;
+}
+
+/** Turns a record into the flat array XADD takes, skipping undefined values. */
+export function recordToFields(record: Record<string, string | number | boolean | undefined>): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(record)) if (v !== undefined) out.push(k, String(v));
+  return out;
+}
+
+function toInt(value: string | undefined): number | undefined {
+  if (value === undefined || !/^-?\d{1,16}$/.test(value)) return undefined;
+  return Number(value);
+}
+
+/** Encodes a task for XADD. */
+export function encodeTask(task: TaskMessage): string[] {
+  return recordToFields({
+    [TaskField.taskId]: task.task_id,
+    [TaskField.capability]: task.capability,
+    [TaskField.payload]: task.payload,
+    [TaskField.attempt]: task.attempt,
+    [TaskField.traceId]: task.trace_id,
+    [TaskField.callbackTopic]: task.callback_topic,
+    [TaskField.deadlineMs]: task.deadline_ms,
+  });
+}
+
+/** Decodes a task entry read from an inbox or pool. */
+export function decodeTask(fields: readonly string[]): Decoded<TaskMessage> {
+  const r = fieldsToRecord(fields);
+  const taskId = r[TaskField.taskId];
+  if (!isValidId(taskId)) return { ok: false, error: 'task_id missing or invalid' };
+  const capability = r[TaskField.capability];
+  if (!isValidId(capability)) return { ok: false, error: 'capability missing or invalid' };
+  const attempt = toInt(r[TaskField.attempt]);
+  if (attempt === undefined || attempt < 1) return { ok: false, error: 'attempt missing or invalid' };
+  return {
+    ok: true,
+    value: {
+      task_id: taskId,
+      capability,
+      payload: r[TaskField.payload] ?? 'null',
+      attempt,
+      trace_id: r[TaskField.traceId] ?? '',
+      callback_topic: r[TaskField.callbackTopic] ?? '',
+      deadline_ms: toInt(r[TaskField.deadlineMs]) ?? 0,
+    },
+  };
+}
+
+/** Encodes an ack for XADD. */
+export function encodeAck(ack: AckMessage): string[] {
+  return recordToFields({
+    [AckField.taskId]: ack.task_id,
+    [AckField.stage]: ack.stage,
+    [AckField.agentId]: ack.agent_id,
+    [AckField.instanceId]: ack.instance_id,
+    [AckField.epoch]: ack.epoch,
+    [AckField.attempt]: ack.attempt,
+    [AckField.result]: ack.result,
+    [AckField.durationMs]: ack.duration_ms,
+    [AckField.error]: ack.error,
+    [AckField.retryable]: ack.retryable === undefined ? undefined : ack.retryable ? 'true' : 'false',
+  });
+}
+
+/**
+ * Decodes an ack entry. Acks come from workers in any language, so every field is checked; a
+ * malformed ack is refused (and counted by the caller), never thrown.
+ */
+export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
+  const r = fieldsToRecord(fields);
+  const taskId = r[AckField.taskId];
+  if (!isValidId(taskId)) return { ok: false, error: 'task_id missing or invalid' };
+  const stage = r[AckField.stage] as AckStage | undefined;
+  if (stage === undefined || !ACK_STAGES.includes(stage)) {
+    return { ok: false, error: `stage must be one of ${ACK_STAGES.join('|')}` };
+  }
+  const agentId = r[AckField.agentId];
+  if (!isValidId(agentId)) return { ok: false, error: 'agent_id missing or invalid' };
+  const instanceId = r[AckField.instanceId] ?? '';
+  const epoch = toInt(r[AckField.epoch]);
+  if (epoch === undefined) return { ok: false, error: 'epoch missing or not an integer' };
+  // attempt is optional for hand-written workers: 0 means "whatever attempt is current".
+  const attempt = toInt(r[AckField.attempt]) ?? 0;
+  const ack: AckMessage = { task_id: taskId, stage, agent_id: agentId, instance_id: instanceId, epoch, attempt };
+  if (stage === 'completed') {
+    const result = r[AckField.result] ?? 'null';
+    try {
+      JSON.parse(result);
+    } catch {
+      return { ok: false, error: 'result is not valid JSON text' };
+    }
+    ack.result = result;
+  }
+  const duration = toInt(r[AckField.durationMs]);
+  if (duration !== undefined && duration >= 0) ack.duration_ms = duration;
+  if (stage === 'failed') {
+    ack.error = (r[AckField.error] ?? 'unknown error').slice(0, 4096);
+    ack.retryable = r[AckField.retryable] !== 'false';
+  }
+  return { ok: true, value: ack };
+}
+
+/** Encodes a callback-topic entry. */
+export function encodeCallback(msg: CallbackMessage): string[] {
+  return recordToFields({
+    [CallbackField.taskId]: msg.task_id,
+    [CallbackField.status]: msg.status,
+    [CallbackField.capability]: msg.capability,
+    [CallbackField.agentId]: msg.agent_id,
+    [CallbackField.attempt]: msg.attempt,
+    [CallbackField.result]: msg.result,
+    [CallbackField.error]: msg.error,
+    [CallbackField.durationMs]: msg.duration_ms,
+    [CallbackField.completedAt]: msg.completed_at,
+  });
+}
+
+/** Decodes a callback-topic entry (written by the server, so trusted but still typed). */
+export function decodeCallback(fields: readonly string[]): CallbackMessage {
+  const r = fieldsToRecord(fields);
+  const msg: CallbackMessage = {
+    task_id: r[CallbackField.taskId] ?? '',
+    status: (r[CallbackField.status] ?? 'failed') as CallbackMessage['status'],
+    capability: r[CallbackField.capability] ?? '',
+    agent_id: r[CallbackField.agentId] ?? '',
+    attempt: toInt(r[CallbackField.attempt]) ?? 0,
+    completed_at: toInt(r[CallbackField.completedAt]) ?? 0,
+  };
+  if (r[CallbackField.result] !== undefined) msg.result = r[CallbackField.result];
+  if (r[CallbackField.error] !== undefined) msg.error = r[CallbackField.error];
+  const d = toInt(r[CallbackField.durationMs]);
+  if (d !== undefined) msg.duration_ms = d;
+  return msg;
+}
+
+/** Milliseconds part of a stream entry id (`<ms>-<seq>`): Redis server time of the XADD. */
+export function streamIdMs(id: string): number {
+  const dash = id.indexOf('-');
+  return Number(dash === -1 ? id : id.slice(0, dash));
+}

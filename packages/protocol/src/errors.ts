@@ -1,0 +1,28 @@
+/**
+ * Stable error codes of the HTTP API. Users match on these; docs/errors.md lists every one with
+ * how to fix it (a test checks). A retired code is never reused.
+ */
+export const ERROR_CODES = {
+  INVALID_BODY: 400,
+  INVALID_QUERY: 400,
+  INVALID_PARAMS: 400,
+  INVALID_JSON: 400,
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  AGENT_NOT_FOUND: 404,
+  TASK_NOT_FOUND: 404,
+  STALE_EPOCH: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  INTERNAL: 500,
+  NO_AGENT: 503,
+  STORE_UNAVAILABLE: 503,
+} as const;
+
+/** A stable error code. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** True when `value` is one of the stable codes. */
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}

@@ -1,0 +1,40 @@
+/**
+ * Field names of stream entries. These strings cross process and language boundaries: every
+ * component and docs/PROTOCOL.md use exactly these.
+ */
+export const TaskField = {
+  taskId: 'task_id',
+  capability: 'capability',
+  payload: 'payload',
+  attempt: 'attempt',
+  traceId: 'trace_id',
+  callbackTopic: 'callback_topic',
+  deadlineMs: 'deadline_ms',
+} as const;
+
+/** Fields of an entry on the acks stream. */
+export const AckField = {
+  taskId: 'task_id',
+  stage: 'stage',
+  agentId: 'agent_id',
+  instanceId: 'instance_id',
+  epoch: 'epoch',
+  attempt: 'attempt',
+  result: 'result',
+  durationMs: 'duration_ms',
+  error: 'error',
+  retryable: 'retryable',
+} as const;
+
+/** Fields of an entry on a callback topic. */
+export const CallbackField = {
+  taskId: 'task_id',
+  status: 'status',
+  capability: 'capability',
+  agentId: 'agent_id',
+  attempt: 'attempt',
+  result: 'result',
+  error: 'error',
+  durationMs: 'duration_ms',
+  completedAt: 'completed_at',
+} as const;

@@ -1,0 +1,75 @@
+import { isValidId } from './ids.ts';
+
+/** Consumer group every agent inbox and capability pool is read with. */
+export const WORKER_GROUP = 'workers';
+/** Consumer group registry-sync instances share on the acks stream. */
+export const SYNC_GROUP = 'sync';
+/** Default key prefix. */
+export const DEFAULT_PREFIX = 'reach';
+
+/**
+ * The one key builder (BullMQ's QueueKeys). Keys that a single script touches together share a
+ * hash tag: `{a:<agent>}` for an agent's record, inbox and pending deliveries, `{t:<task>}` for a
+ * task's state and timeline, `{cb:<topic>}` for a callback topic and its de-duplication marks.
+ */
+export interface ReachKeys {
+  readonly prefix: string;
+  /** Set of every registered agent id. */
+  agents(): string;
+  /** Hash: an agent's registration, lease and status. */
+  agent(agentId: string): string;
+  /** Stream: the agent's push inbox. */
+  inbox(agentId: string): string;
+  /** Hash: task_id → `attempt|message_id|sent_at_ms` for tasks delivered and not yet finished. */
+  pending(agentId: string): string;
+  /** Hash: a task's state. */
+  task(taskId: string): string;
+  /** List: a task's timeline entries as JSON. */
+  timeline(taskId: string): string;
+  /** Stream: receipts and completions from every worker. */
+  acks(): string;
+  /** Stream: a caller's callback topic. */
+  callback(topic: string): string;
+  /** String: marks that a task's final result was already published to the topic. */
+  callbackSeen(topic: string, taskId: string): string;
+  /** String: the latest registry snapshot as JSON. */
+  snapshot(): string;
+  /** Pub/sub channel announcing a new snapshot version. */
+  snapshotChannel(): string;
+  /** String: a lease lock for a duty that must run once across instances. */
+  lock(name: string): string;
+  /** Hash: counters kept by the server (refused acks, dropped events, …). */
+  stats(): string;
+}
+
+function checkId(kind: string, id: string): string {
+  if (!isValidId(id)) throw new TypeError(`invalid ${kind} id for a Redis key: ${JSON.stringify(id)}`);
+  return id;
+}
+
+/** Builds every Redis key under `prefix` (default `reach`). */
+export function reachKeys(prefix: string = DEFAULT_PREFIX): ReachKeys {
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) {
+    throw new TypeError(`invalid key prefix ${JSON.stringify(prefix)}`);
+  }
+  const p = prefix;
+  const agentTag = (id: string) => `${p}:{a:${checkId('agent', id)}}`;
+  const taskTag = (id: string) => `${p}:{t:${checkId('task', id)}}`;
+  const topicTag = (topic: string) => `${p}:{cb:${checkId('topic', topic)}}`;
+  return {
+    prefix: p,
+    agents: () => `${p}:agents`,
+    agent: (id) => agentTag(id),
+    inbox: (id) => `${agentTag(id)}:inbox`,
+    pending: (id) => `${agentTag(id)}:pending`,
+    task: (id) => taskTag(id),
+    timeline: (id) => `${taskTag(id)}:tl`,
+    acks: () => `${p}:acks`,
+    callback: (topic) => topicTag(topic),
+    callbackSeen: (topic, taskId) => `${topicTag(topic)}:seen:${checkId('task', taskId)}`,
+    snapshot: () => `${p}:snapshot`,
+    snapshotChannel: () => `${p}:snapshot:ch`,
+    lock: (name) => `${p}:lock:${checkId('lock', name)}`,
+    stats: () => `${p}:stats`,
+  };
+}

@@ -1,0 +1,177 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ID_PATTERN } from './ids.ts';
+import { AGENT_STATUSES, TASK_STATUSES } from './states.ts';
+
+const Id = (description: string) => Type.String({ pattern: ID_PATTERN, description });
+
+/** `POST /v1/agents/register` body. */
+export const RegisterBody = Type.Object(
+  {
+    agent_id: Id('Stable name of the agent; letters, digits and _.:- up to 128'),
+    instance_id: Type.Optional(Id('This process; a new instance_id for a known agent raises its epoch')),
+    capabilities: Type.Array(Id('Capability name'), { minItems: 1, maxItems: 64, uniqueItems: true }),
+    max_concurrency: Type.Integer({ minimum: 1, maximum: 10000 }),
+    region: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' })),
+    channel: Type.Optional(Type.Union([Type.Literal('push'), Type.Literal('pull')])),
+    meta: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 32 })),
+  },
+  { additionalProperties: false },
+);
+export type RegisterBody = Static<typeof RegisterBody>;
+
+/** `POST /v1/agents/register` reply. */
+export const RegisterReply = Type.Object({
+  agent_id: Type.String(),
+  instance_id: Type.String(),
+  epoch: Type.Integer(),
+  token: Type.String(),
+  stream: Type.String(),
+  group: Type.String(),
+  acks_stream: Type.String(),
+  heartbeat_interval_ms: Type.Integer(),
+  lease_ms: Type.Integer(),
+});
+export type RegisterReply = Static<typeof RegisterReply>;
+
+/** `POST /v1/agents/:agent_id/heartbeat` body. */
+export const HeartbeatBody = Type.Object(
+  {
+    inflight: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+    status: Type.Optional(Type.Union([Type.Literal('idle'), Type.Literal('busy')])),
+  },
+  { additionalProperties: false },
+);
+export type HeartbeatBody = Static<typeof HeartbeatBody>;
+
+/** Reply to heartbeat and deregister. */
+export const AgentAck = Type.Object({
+  agent_id: Type.String(),
+  epoch: Type.Integer(),
+  status: Type.Union(AGENT_STATUSES.map((s) => Type.Literal(s))),
+  lease_ms: Type.Integer(),
+});
+export type AgentAck = Static<typeof AgentAck>;
+
+/** Path parameters naming an agent. */
+export const AgentParams = Type.Object({ agent_id: Id('Agent id') });
+export type AgentParams = Static<typeof AgentParams>;
+
+/** One agent as the API shows it. */
+export const AgentView = Type.Object({
+  agent_id: Type.String(),
+  instance_id: Type.String(),
+  epoch: Type.Integer(),
+  status: Type.Union(AGENT_STATUSES.map((s) => Type.Literal(s))),
+  capabilities: Type.Array(Type.String()),
+  max_concurrency: Type.Integer(),
+  inflight: Type.Integer({ description: 'Tasks delivered and not yet finished (live count)' }),
+  reported_inflight: Type.Integer({ description: 'Inflight count from the last heartbeat' }),
+  region: Type.String(),
+  channel: Type.Union([Type.Literal('push'), Type.Literal('pull')]),
+  registered_at: Type.Integer(),
+  last_heartbeat_at: Type.Integer(),
+  lease_age_ms: Type.Integer(),
+  meta: Type.Record(Type.String(), Type.Unknown()),
+});
+export type AgentView = Static<typeof AgentView>;
+
+/** `POST /v1/tasks` body. */
+export const SubmitBody = Type.Object(
+  {
+    task_id: Type.Optional(Id('Caller-chosen id; a repeat returns the existing task')),
+    capability: Id('Capability that must serve the task'),
+    payload: Type.Unknown({ description: 'Any JSON value, at most the payload limit once serialised' }),
+    timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 * 24 * 3600 })),
+    callback_topic: Type.Optional(Id('Topic the final result is published to')),
+    trace_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
+  },
+  { additionalProperties: false },
+);
+export type SubmitBody = Static<typeof SubmitBody>;
+
+/** `POST /v1/tasks` reply. */
+export const SubmitReply = Type.Object({
+  task_id: Type.String(),
+  status: Type.Union(TASK_STATUSES.map((s) => Type.Literal(s))),
+  agent_id: Type.String(),
+  stream: Type.String(),
+  message_id: Type.String(),
+});
+export type SubmitReply = Static<typeof SubmitReply>;
+
+/** Path parameters naming a task. */
+export const TaskParams = Type.Object({ task_id: Id('Task id') });
+export type TaskParams = Static<typeof TaskParams>;
+
+const TimelineEntrySchema = Type.Object(
+  {
+    stage: Type.String(),
+    at: Type.Integer({ description: 'Epoch milliseconds, Redis server time' }),
+    agent_id: Type.Optional(Type.String()),
+    attempt: Type.Optional(Type.Integer()),
+  },
+  { additionalProperties: true },
+);
+
+/** `GET /v1/tasks/:task_id` reply. */
+export const TaskView = Type.Object({
+  task_id: Type.String(),
+  status: Type.Union(TASK_STATUSES.map((s) => Type.Literal(s))),
+  capability: Type.String(),
+  agent_id: Type.String(),
+  attempts: Type.Integer(),
+  callback_topic: Type.Optional(Type.String()),
+  trace_id: Type.Optional(Type.String()),
+  created_at: Type.Integer(),
+  deadline_ms: Type.Integer(),
+  result: Type.Optional(Type.Unknown()),
+  error: Type.Optional(Type.String()),
+  timeline: Type.Array(TimelineEntrySchema),
+});
+export type TaskView = Static<typeof TaskView>;
+
+/** `GET /v1/callbacks/:topic` path parameters. */
+export const CallbackParams = Type.Object({ topic: Id('Callback topic') });
+export type CallbackParams = Static<typeof CallbackParams>;
+
+/** `GET /v1/callbacks/:topic` query. */
+export const CallbackQuery = Type.Object(
+  {
+    after: Type.Optional(
+      Type.String({ pattern: '^(0|[0-9]{1,20}-[0-9]{1,20})$', description: 'Cursor from the previous reply; 0 for the start' }),
+    ),
+    wait_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 30000, default: 0 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  },
+  { additionalProperties: false },
+);
+export type CallbackQuery = Static<typeof CallbackQuery>;
+
+/** One final result on a callback topic. */
+export const CallbackItem = Type.Object({
+  id: Type.String({ description: 'Entry id on the topic' }),
+  task_id: Type.String(),
+  status: Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('dead')]),
+  capability: Type.String(),
+  agent_id: Type.String(),
+  attempt: Type.Integer(),
+  result: Type.Optional(Type.Unknown()),
+  error: Type.Optional(Type.String()),
+  duration_ms: Type.Optional(Type.Integer()),
+  completed_at: Type.Integer(),
+});
+export type CallbackItem = Static<typeof CallbackItem>;
+
+/** `GET /v1/callbacks/:topic` reply. */
+export const CallbacksReply = Type.Object({
+  items: Type.Array(CallbackItem),
+  cursor: Type.String({ description: 'Pass as `after` to read on' }),
+});
+export type CallbacksReply = Static<typeof CallbacksReply>;
+
+/** Every error reply. */
+export const ErrorReply = Type.Object({
+  error: Type.String({ description: 'Stable code, listed in docs/errors.md' }),
+  message: Type.String(),
+});
+export type ErrorReply = Static<typeof ErrorReply>;

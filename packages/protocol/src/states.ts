@@ -1,0 +1,40 @@
+/** Agent lifecycle. */
+export const AGENT_STATUSES = ['STARTING', 'HEALTHY', 'SUSPECT', 'OFFLINE', 'DRAINING'] as const;
+export type AgentStatus = (typeof AGENT_STATUSES)[number];
+
+/** Delivery channel an agent prefers. */
+export type Channel = 'push' | 'pull';
+
+/** Task lifecycle. `completed`, `failed` and `dead` are final in this version. */
+export const TASK_STATUSES = [
+  'accepted',
+  'sent',
+  'received',
+  'completed',
+  'failed',
+  'retry_wait',
+  'dead',
+] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/** Statuses after which nothing more happens to a task. */
+export const FINAL_TASK_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'dead'];
+
+/** Stages a worker reports on the acks stream. */
+export const ACK_STAGES = ['received', 'completed', 'failed'] as const;
+export type AckStage = (typeof ACK_STAGES)[number];
+
+/** Stages that appear in a task's timeline. */
+export type TimelineStage = 'accepted' | 'sent' | AckStage | 'retried' | 'dead';
+
+/** One entry of a task's timeline; `at` is epoch milliseconds on Redis server time. */
+export interface TimelineEntry {
+  stage: TimelineStage;
+  at: number;
+  agent_id?: string;
+  attempt?: number;
+  message_id?: string;
+  duration_ms?: number;
+  error?: string;
+  reason?: string;
+}
