@@ -5,3 +5,4 @@ export * from './fields.ts';
 export * from './codecs.ts';
 export * from './schemas.ts';
 export * from './errors.ts';
+export * from './snapshot.ts';

@@ -34,6 +34,8 @@ export interface ReachKeys {
   callbackSeen(topic: string, taskId: string): string;
   /** String: the latest registry snapshot as JSON. */
   snapshot(): string;
+  /** Counter: the latest snapshot version. */
+  snapshotVersion(): string;
   /** Pub/sub channel announcing a new snapshot version. */
   snapshotChannel(): string;
   /** String: a lease lock for a duty that must run once across instances. */
@@ -68,6 +70,7 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX): ReachKeys {
     callback: (topic) => topicTag(topic),
     callbackSeen: (topic, taskId) => `${topicTag(topic)}:seen:${checkId('task', taskId)}`,
     snapshot: () => `${p}:snapshot`,
+    snapshotVersion: () => `${p}:snapshot:version`,
     snapshotChannel: () => `${p}:snapshot:ch`,
     lock: (name) => `${p}:lock:${checkId('lock', name)}`,
     stats: () => `${p}:stats`,

@@ -1,0 +1,169 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import {
+  decodeAck,
+  encodeCallback,
+  streamIdMs,
+  type AckMessage,
+  type CallbackMessage,
+  type ReachKeys,
+  type TimelineEntry,
+} from '@agent-reach/protocol';
+import type { EventSink } from '@agent-reach/events';
+
+/** Retention settings the applier needs. */
+export interface AckSettings {
+  taskRetentionS: number;
+  callbackRetentionS: number;
+  callbackMaxLen: number;
+}
+
+/** Why an ack changed nothing. */
+export type AckRefusal = 'malformed' | 'unknown_agent' | 'stale_epoch' | 'unknown_task' | 'not_assigned' | 'duplicate';
+
+/** Outcome of applying one ack entry. */
+export type AckOutcome = { applied: true; final: boolean } | { applied: false; reason: AckRefusal };
+
+const AGENT_REFUSALS: Record<number, AckRefusal> = { [-1]: 'unknown_agent', [-2]: 'stale_epoch' };
+const TASK_REFUSALS: Record<number, AckRefusal> = { [-1]: 'unknown_task', [-6]: 'not_assigned', [-7]: 'duplicate' };
+
+/**
+ * Turns one entry of the acks stream into task state, a callback-topic entry and an event.
+ * Every step is idempotent, so an entry processed twice (a crash before XACK) changes nothing
+ * more and publishes at most one callback per task.
+ */
+export class AckApplier {
+  private readonly log: Logger;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+    private readonly events: EventSink,
+    private readonly settings: AckSettings,
+    logger: Logger,
+  ) {
+    this.log = logger.child({ module: 'acks' });
+  }
+
+  /** Applies the ack in stream entry `entryId`. */
+  async apply(entryId: string, fields: string[]): Promise<AckOutcome> {
+    const decoded = decodeAck(fields);
+    if (!decoded.ok) {
+      this.log.warn({ entry_id: entryId, problem: decoded.error }, 'malformed ack refused');
+      return this.refuse('malformed');
+    }
+    const ack = decoded.value;
+    const at = streamIdMs(entryId);
+    const agent = await this.redis.reachAckAgent(
+      this.keys.agent(ack.agent_id),
+      this.keys.pending(ack.agent_id),
+      this.keys.inbox(ack.agent_id),
+      ack.stage,
+      ack.task_id,
+      ack.epoch,
+      ack.attempt,
+    );
+    if (agent[0] < 0) {
+      const reason = AGENT_REFUSALS[agent[0]] ?? 'unknown_agent';
+      this.log.warn({ task_id: ack.task_id, agent_id: ack.agent_id, epoch: ack.epoch, reason }, 'ack refused');
+      return this.refuse(reason);
+    }
+    const entry: TimelineEntry = { stage: ack.stage, at, agent_id: ack.agent_id, attempt: ack.attempt };
+    if (ack.duration_ms !== undefined) entry.duration_ms = ack.duration_ms;
+    if (ack.error !== undefined) entry.error = ack.error;
+    const res = await this.redis.reachAckTask(
+      this.keys.task(ack.task_id),
+      this.keys.timeline(ack.task_id),
+      ack.stage,
+      ack.attempt,
+      ack.agent_id,
+      ack.epoch,
+      at,
+      ack.result ?? '',
+      ack.error ?? '',
+      ack.duration_ms ?? '',
+      this.settings.taskRetentionS,
+      JSON.stringify(entry),
+    );
+    const [code, capability = '', topic = '', traceId = '', receivedAt = 0, sentAt = 0, attempt = 0, final = 0] = res;
+    if (code === -7) {
+      // Already applied: a re-processed entry still makes sure the callback went out.
+      if (ack.stage !== 'received') await this.publishIfFinal(ack);
+      return this.refuse('duplicate');
+    }
+    if (code < 0) {
+      const reason = TASK_REFUSALS[code] ?? 'unknown_task';
+      this.log.warn({ task_id: ack.task_id, agent_id: ack.agent_id, reason }, 'ack refused');
+      return this.refuse(reason);
+    }
+    this.events.write({
+      stage: ack.stage,
+      capability,
+      agent_id: ack.agent_id,
+      task_id: ack.task_id,
+      attempt,
+      at,
+      ...(ack.stage === 'received' && sentAt > 0 ? { latency_ms: at - sentAt } : {}),
+      ...(ack.stage !== 'received' && receivedAt > 0 ? { latency_ms: at - receivedAt } : {}),
+      ...(ack.duration_ms !== undefined ? { duration_ms: ack.duration_ms } : {}),
+      ...(traceId ? { trace_id: traceId } : {}),
+    });
+    if (final === 1 && topic) {
+      await this.publish(topic, {
+        task_id: ack.task_id,
+        status: ack.stage === 'completed' ? 'completed' : 'failed',
+        capability,
+        agent_id: ack.agent_id,
+        attempt,
+        completed_at: at,
+        ...(ack.result !== undefined ? { result: ack.result } : {}),
+        ...(ack.error !== undefined ? { error: ack.error } : {}),
+        ...(ack.duration_ms !== undefined ? { duration_ms: ack.duration_ms } : {}),
+      });
+    }
+    return { applied: true, final: final === 1 };
+  }
+
+  private async publishIfFinal(ack: AckMessage): Promise<void> {
+    const [status, topic, capability, attempt, completedAt, agentId, result, error, duration] = await this.redis.hmget(
+      this.keys.task(ack.task_id),
+      'status',
+      'callback_topic',
+      'capability',
+      'attempt',
+      'completed_at',
+      'agent_id',
+      'result',
+      'error',
+      'duration_ms',
+    );
+    if (!topic || (status !== 'completed' && status !== 'failed')) return;
+    await this.publish(topic, {
+      task_id: ack.task_id,
+      status,
+      capability: capability ?? '',
+      agent_id: agentId ?? ack.agent_id,
+      attempt: Number(attempt),
+      completed_at: Number(completedAt),
+      ...(result !== null ? { result } : {}),
+      ...(error !== null ? { error } : {}),
+      ...(duration !== null ? { duration_ms: Number(duration) } : {}),
+    });
+  }
+
+  private async publish(topic: string, msg: CallbackMessage): Promise<void> {
+    await this.redis.reachPublishCallback(
+      this.keys.callback(topic),
+      this.keys.callbackSeen(topic, msg.task_id),
+      this.settings.callbackRetentionS,
+      this.settings.callbackMaxLen,
+      this.settings.callbackRetentionS,
+      ...encodeCallback(msg),
+    );
+  }
+
+  private async refuse(reason: AckRefusal): Promise<AckOutcome> {
+    await this.redis.hincrby(this.keys.stats(), `acks_refused:${reason}`, 1);
+    return { applied: false, reason };
+  }
+}

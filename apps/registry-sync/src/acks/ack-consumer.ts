@@ -1,0 +1,125 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { SYNC_GROUP, type ReachKeys } from '@agent-reach/protocol';
+import type { AckApplier } from './ack-applier.ts';
+
+type State = 'idle' | 'running' | 'closing' | 'closed';
+type StreamReply = [string, [string, string[]][]][] | null;
+
+/** Settings of the acks consumer loop. */
+export interface AckConsumerSettings {
+  /** Consumer name of this instance in the `sync` group. */
+  consumer: string;
+  /** @default 1000 */
+  blockMs?: number;
+  /** @default 200 */
+  batch?: number;
+}
+
+/**
+ * Reads the acks stream in the `sync` consumer group (shared by every registry-sync instance)
+ * on its own blocking connection, applies each entry, then XACKs and deletes it. Entries left
+ * pending by a crashed instance are claimed after a minute (XAUTOCLAIM) and applied again,
+ * which is safe because applying is idempotent.
+ */
+export class AckConsumer {
+  private state: State = 'idle';
+  private loop: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly log: Logger;
+  private lastClaimAt = 0;
+
+  constructor(
+    private readonly blocking: Redis,
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+    private readonly applier: AckApplier,
+    private readonly settings: AckConsumerSettings,
+    logger: Logger,
+  ) {
+    this.log = logger.child({ module: 'ack-consumer' });
+  }
+
+  /** Creates the group if needed and starts the loop. */
+  async start(): Promise<void> {
+    if (this.state !== 'idle') return;
+    await this.ensureGroup();
+    this.state = 'running';
+    this.loop = this.run();
+  }
+
+  /** Stops reading after the current batch; idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.state === 'running') this.state = 'closing';
+      this.blocking.disconnect();
+      await this.loop;
+      this.state = 'closed';
+    })();
+    return this.closing;
+  }
+
+  private async ensureGroup(): Promise<void> {
+    try {
+      await this.redis.xgroup('CREATE', this.keys.acks(), SYNC_GROUP, '0', 'MKSTREAM');
+    } catch (err: unknown) {
+      if (!(err instanceof Error) || !err.message.startsWith('BUSYGROUP')) throw err;
+    }
+  }
+
+  private async run(): Promise<void> {
+    const blockMs = this.settings.blockMs ?? 1000;
+    const batch = this.settings.batch ?? 200;
+    while (this.state === 'running') {
+      try {
+        await this.claimStale();
+        const reply = (await this.blocking.xreadgroup(
+          'GROUP', SYNC_GROUP, this.settings.consumer,
+          'COUNT', batch, 'BLOCK', blockMs,
+          'STREAMS', this.keys.acks(), '>',
+        )) as StreamReply;
+        const entries = reply?.[0]?.[1] ?? [];
+        if (entries.length > 0) await this.process(entries);
+      } catch (err: unknown) {
+        if (this.state !== 'running') break;
+        if (err instanceof Error && err.message.startsWith('NOGROUP')) {
+          await this.ensureGroup().catch(() => undefined);
+          continue;
+        }
+        this.log.warn({ err }, 'acks read failed; retrying');
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }
+
+  private async process(entries: [string, string[]][]): Promise<void> {
+    const done: string[] = [];
+    for (const [id, fields] of entries) {
+      try {
+        await this.applier.apply(id, fields);
+        done.push(id);
+      } catch (err: unknown) {
+        // Left pending: claimed and applied again later.
+        this.log.warn({ err, entry_id: id }, 'ack not applied; will retry');
+      }
+    }
+    if (done.length > 0) {
+      await this.redis.pipeline().xack(this.keys.acks(), SYNC_GROUP, ...done).xdel(this.keys.acks(), ...done).exec();
+    }
+  }
+
+  private async claimStale(): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastClaimAt < 10_000) return;
+    this.lastClaimAt = now;
+    const reply = (await this.redis.xautoclaim(this.keys.acks(), SYNC_GROUP, this.settings.consumer, 60_000, '0-0', 'COUNT', 200)) as [
+      string,
+      [string, string[] | null][],
+    ];
+    const entries = (reply[1] ?? []).filter((e): e is [string, string[]] => Array.isArray(e[1]));
+    if (entries.length > 0) {
+      this.log.info({ count: entries.length }, 'claimed acks left by another instance');
+      await this.process(entries);
+    }
+  }
+}

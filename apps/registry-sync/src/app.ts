@@ -1,0 +1,34 @@
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Redis } from 'ioredis';
+import { baseFastifyOptions, installErrorHandling, isRedisUnavailable } from '@agent-reach/service-kit';
+import type { AgentRegistry } from './registry/agent-registry.ts';
+import { agentsRoutes } from './routes/agents/index.ts';
+
+/** Collaborators the HTTP app is built from. */
+export interface RegistryAppDeps {
+  redis: Redis;
+  registry: AgentRegistry;
+  bodyLimitBytes: number;
+  onRegistryChange: () => void;
+  logger?: FastifyServerOptions['loggerInstance'];
+}
+
+/** Builds the registry-sync HTTP app; never listens (server.ts does, tests use inject). */
+export async function buildRegistryApp(deps: RegistryAppDeps) {
+  const app = Fastify({
+    ...baseFastifyOptions(deps.bodyLimitBytes),
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  installErrorHandling(app, isRedisUnavailable);
+  app.get('/healthz', async (_request, reply) => {
+    try {
+      await deps.redis.ping();
+      return { status: 'ok' };
+    } catch {
+      return reply.code(503).send({ error: 'STORE_UNAVAILABLE', message: 'Redis does not answer' });
+    }
+  });
+  await app.register(agentsRoutes, { registry: deps.registry, onRegistryChange: deps.onRegistryChange });
+  return app;
+}

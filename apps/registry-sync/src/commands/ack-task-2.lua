@@ -1,0 +1,50 @@
+--[[
+  Applies an ack to the task's state and timeline when it comes from the agent, epoch and
+  attempt the task is assigned to. A stage arriving twice, or after the task is final, changes
+  nothing, so re-processing an ack after a crash is safe.
+
+  KEYS[1] task hash   KEYS[2] task timeline list
+  ARGV[1] stage   ARGV[2] attempt (0 = current)   ARGV[3] agent_id   ARGV[4] epoch
+  ARGV[5] at_ms (Redis time of the ack)   ARGV[6] result (JSON text, completed)
+  ARGV[7] error (failed)   ARGV[8] duration_ms or ""   ARGV[9] retention seconds once final
+  ARGV[10] timeline entry (JSON)
+
+  Output: { 0, capability, callback_topic, trace_id, received_at_ms, sent_at_ms, attempt, final (0|1) }
+  Errors: -1 no such task, -6 not the current assignment (other agent, epoch or attempt),
+          -7 stage already applied or task final
+]]
+local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'agent_id', 'epoch',
+  'capability', 'callback_topic', 'trace_id', 'received_at', 'sent_at')
+if not cur[1] then return { -1 } end
+local attempt = tonumber(cur[2])
+if (ARGV[2] ~= '0' and tonumber(ARGV[2]) ~= attempt) or cur[3] ~= ARGV[3] or tonumber(cur[4]) ~= tonumber(ARGV[4]) then
+  return { -6 }
+end
+local status = cur[1]
+local final = status == 'completed' or status == 'failed' or status == 'dead'
+local receivedAt = tonumber(cur[8]) or 0
+local sentAt = tonumber(cur[9]) or 0
+local out = { 0, cur[5], cur[6], cur[7], receivedAt, sentAt, attempt, 0 }
+
+if ARGV[1] == 'received' then
+  if receivedAt > 0 or final then return { -7 } end
+  out[5] = tonumber(ARGV[5])
+  redis.call('HSET', KEYS[1], 'received_at', ARGV[5])
+  if status == 'accepted' or status == 'sent' then redis.call('HSET', KEYS[1], 'status', 'received') end
+  redis.call('RPUSH', KEYS[2], ARGV[10])
+  return out
+end
+
+if final then return { -7 } end
+if ARGV[1] == 'completed' then
+  redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[6], 'completed_at', ARGV[5])
+else
+  redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[7], 'completed_at', ARGV[5])
+end
+if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'duration_ms', ARGV[8]) end
+redis.call('HDEL', KEYS[1], 'payload', 'nonce')
+redis.call('RPUSH', KEYS[2], ARGV[10])
+redis.call('EXPIRE', KEYS[1], ARGV[9])
+redis.call('EXPIRE', KEYS[2], ARGV[9])
+out[8] = 1
+return out

@@ -1,0 +1,18 @@
+--[[
+  Starts draining an agent: no new tasks; the record is removed by the sweeper once nothing
+  delivered to it is unfinished.
+
+  KEYS[1] agent record hash   KEYS[2] agent pending hash
+  ARGV[1] token hash   ARGV[2] token epoch
+
+  Output: { epoch, pending count }
+  Errors: -1 no such agent, -2 stale epoch, -3 wrong token
+]]
+local cur = redis.call('HMGET', KEYS[1], 'epoch', 'token_hash')
+if not cur[1] then return { -1 } end
+if cur[2] ~= ARGV[1] then
+  if tonumber(ARGV[2]) and tonumber(ARGV[2]) < tonumber(cur[1]) then return { -2, tonumber(cur[1]) } end
+  return { -3 }
+end
+redis.call('HSET', KEYS[1], 'status', 'DRAINING')
+return { tonumber(cur[1]), redis.call('HLEN', KEYS[2]) }

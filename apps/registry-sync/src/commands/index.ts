@@ -1,0 +1,39 @@
+import { fileURLToPath } from 'node:url';
+import type { Redis, Result } from 'ioredis';
+import { defineScripts } from '@agent-reach/service-kit';
+
+type Arg = string | number;
+
+/** Scripts this service owns, typed (ioredis `defineCommand` + RedisCommander augmentation). */
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    reachRegister(...args: Arg[]): Result<[number, number, number], Context>;
+    reachHeartbeat(...args: Arg[]): Result<[number, string?, string?, number?], Context>;
+    reachDeregister(...args: Arg[]): Result<[number, number?], Context>;
+    reachLease(...args: Arg[]): Result<[string, string, number, number], Context>;
+    reachAckAgent(...args: Arg[]): Result<[number, number?], Context>;
+    reachAckTask(...args: Arg[]): Result<[number, string?, string?, string?, number?, number?, number?, number?], Context>;
+    reachPublishCallback(...args: Arg[]): Result<string | null, Context>;
+    reachSnapshot(...args: Arg[]): Result<[number, number], Context>;
+    reachLock(...args: Arg[]): Result<number, Context>;
+  }
+}
+
+const NAMES: Record<string, string> = {
+  register: 'reachRegister',
+  heartbeat: 'reachHeartbeat',
+  deregister: 'reachDeregister',
+  lease: 'reachLease',
+  'ack-agent': 'reachAckAgent',
+  'ack-task': 'reachAckTask',
+  'publish-callback': 'reachPublishCallback',
+  snapshot: 'reachSnapshot',
+  lock: 'reachLock',
+};
+
+const dir = fileURLToPath(new URL('.', import.meta.url));
+
+/** Defines this service's scripts on the connection. */
+export function defineCommands(redis: Redis): void {
+  defineScripts(redis, dir, NAMES);
+}

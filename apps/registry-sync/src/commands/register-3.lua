@@ -1,0 +1,42 @@
+--[[
+  Registers an agent instance, or refreshes it when the same instance registers again.
+  A new instance_id for a known agent_id raises the epoch, which fences the old instance.
+
+  KEYS[1] agent record hash
+  KEYS[2] agent inbox stream
+  KEYS[3] agent pending hash (unused here, listed to keep the slot explicit)
+  ARGV[1] agent_id        ARGV[2] instance_id     ARGV[3] capabilities (JSON array)
+  ARGV[4] max_concurrency ARGV[5] region          ARGV[6] channel
+  ARGV[7] meta (JSON)     ARGV[8] hash of the token's secret   ARGV[9] consumer group
+
+  Output: { epoch, now_ms, is_new_instance (0|1) }
+]]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+local cur = redis.call('HMGET', KEYS[1], 'instance_id', 'epoch', 'registered_at')
+local epoch = 1
+local isNew = 1
+local registeredAt = now
+if cur[2] then
+  epoch = tonumber(cur[2])
+  if cur[1] == ARGV[2] then
+    isNew = 0
+    registeredAt = tonumber(cur[3]) or now
+  else
+    epoch = epoch + 1
+  end
+end
+
+redis.call('HSET', KEYS[1],
+  'agent_id', ARGV[1], 'instance_id', ARGV[2], 'epoch', epoch,
+  'capabilities', ARGV[3], 'max_concurrency', ARGV[4], 'region', ARGV[5],
+  'channel', ARGV[6], 'meta', ARGV[7], 'token_hash', ARGV[8],
+  'status', 'HEALTHY', 'registered_at', registeredAt, 'lease_at', now,
+  'reported_inflight', 0, 'busy', 0)
+
+local ok = redis.pcall('XGROUP', 'CREATE', KEYS[2], ARGV[9], '0', 'MKSTREAM')
+if type(ok) == 'table' and ok.err and not string.find(ok.err, 'BUSYGROUP', 1, true) then
+  return redis.error_reply(ok.err)
+end
+return { epoch, now, isNew }

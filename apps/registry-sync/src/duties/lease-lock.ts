@@ -1,0 +1,21 @@
+import type { Redis } from 'ioredis';
+
+/** A Redis lease lock for a duty that must run on one instance at a time. */
+export class LeaseLock {
+  constructor(
+    private readonly redis: Redis,
+    private readonly key: string,
+    private readonly owner: string,
+    private readonly leaseMs: number,
+  ) {}
+
+  /** Takes or renews the lock; true while this instance holds it. */
+  async hold(): Promise<boolean> {
+    return (await this.redis.reachLock(this.key, this.owner, this.leaseMs)) === 1;
+  }
+
+  /** Gives the lock up if this instance holds it. */
+  async release(): Promise<void> {
+    if ((await this.redis.get(this.key)) === this.owner) await this.redis.del(this.key);
+  }
+}

@@ -1,0 +1,50 @@
+import type { Redis } from 'ioredis';
+import type { AgentStatus, ReachKeys } from '@agent-reach/protocol';
+
+/** A change of an agent's status found by a sweep. */
+export interface Transition {
+  agent_id: string;
+  from: AgentStatus;
+  to: AgentStatus | 'GONE';
+  lease_age_ms: number;
+}
+
+/** Lease bounds the sweeper applies. */
+export interface LeaseSettings {
+  suspectMs: number;
+  offlineMs: number;
+}
+
+/** Moves agents between lease states on Redis server time and removes drained agents. */
+export class LeaseSweeper {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+    private readonly settings: LeaseSettings,
+  ) {}
+
+  /** One pass over every agent; returns the transitions it made. */
+  async sweep(): Promise<Transition[]> {
+    const ids = await this.redis.smembers(this.keys.agents());
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) {
+      pipeline.reachLease(this.keys.agent(id), this.keys.pending(id), this.keys.inbox(id), this.settings.suspectMs, this.settings.offlineMs);
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    const transitions: Transition[] = [];
+    const gone: string[] = [];
+    replies.forEach(([err, reply], i) => {
+      const id = ids[i] as string;
+      if (err || !reply) return;
+      const [from, to, age] = reply as [string, string, number, number];
+      if (from === 'NONE') gone.push(id);
+      else if (from !== to) {
+        transitions.push({ agent_id: id, from: from as AgentStatus, to: to as AgentStatus | 'GONE', lease_age_ms: age });
+        if (to === 'GONE') gone.push(id);
+      }
+    });
+    if (gone.length > 0) await this.redis.srem(this.keys.agents(), ...gone);
+    return transitions;
+  }
+}

@@ -1,0 +1,42 @@
+import { AgentRecordField as F, type AgentStatus, type AgentView, type Channel } from '@agent-reach/protocol';
+
+function int(value: string | undefined): number {
+  const n = Number(value);
+  return Number.isFinite(n) ? n : 0;
+}
+
+function json<T>(value: string | undefined, fallback: T): T {
+  if (!value) return fallback;
+  try {
+    return JSON.parse(value) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** Turns an agent record hash into the API's view; undefined when the record is absent. */
+export function toAgentView(
+  record: Record<string, string>,
+  inflight: number,
+  nowMs: number,
+): AgentView | undefined {
+  const agentId = record[F.agentId];
+  if (!agentId) return undefined;
+  const leaseAt = int(record[F.leaseAt]);
+  return {
+    agent_id: agentId,
+    instance_id: record[F.instanceId] ?? '',
+    epoch: int(record[F.epoch]),
+    status: (record[F.status] ?? 'OFFLINE') as AgentStatus,
+    capabilities: json<string[]>(record[F.capabilities], []),
+    max_concurrency: int(record[F.maxConcurrency]),
+    inflight,
+    reported_inflight: int(record[F.reportedInflight]),
+    region: record[F.region] ?? '',
+    channel: (record[F.channel] ?? 'push') as Channel,
+    registered_at: int(record[F.registeredAt]),
+    last_heartbeat_at: leaseAt,
+    lease_age_ms: Math.max(0, nowMs - leaseAt),
+    meta: json<Record<string, unknown>>(record[F.meta], {}),
+  };
+}

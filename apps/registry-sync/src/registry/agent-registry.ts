@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import {
+  WORKER_GROUP,
+  type AgentView,
+  type HeartbeatBody,
+  type ReachKeys,
+  type RegisterBody,
+  type RegisterReply,
+  type AgentAck,
+  type AgentStatus,
+} from '@agent-reach/protocol';
+import { httpError } from '@agent-reach/service-kit';
+import { toAgentView } from './agent-record.ts';
+import { formatToken, mintSecret, type ParsedToken } from './token.ts';
+
+/** What the registry needs to know of the settings. */
+export interface RegistrySettings {
+  heartbeatIntervalMs: number;
+  offlineMs: number;
+}
+
+/** Result of a register call, with whether a new instance took over. */
+export interface Registration {
+  reply: RegisterReply;
+  newInstance: boolean;
+}
+
+/** Agents' registrations and leases; the only writer of registry state. */
+export class AgentRegistry {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+    private readonly settings: RegistrySettings,
+  ) {}
+
+  /** Registers or refreshes an agent instance. */
+  async register(body: RegisterBody): Promise<Registration> {
+    const instanceId = body.instance_id ?? randomUUID();
+    const { secret, secretHash } = mintSecret();
+    const id = body.agent_id;
+    const [epoch, , isNew] = await this.redis.reachRegister(
+      this.keys.agent(id),
+      this.keys.inbox(id),
+      this.keys.pending(id),
+      id,
+      instanceId,
+      JSON.stringify(body.capabilities),
+      body.max_concurrency,
+      body.region ?? '',
+      body.channel ?? 'push',
+      JSON.stringify(body.meta ?? {}),
+      secretHash,
+      WORKER_GROUP,
+    );
+    await this.redis.sadd(this.keys.agents(), id);
+    return {
+      newInstance: isNew === 1,
+      reply: {
+        agent_id: id,
+        instance_id: instanceId,
+        epoch,
+        token: formatToken(epoch, secret),
+        stream: this.keys.inbox(id),
+        group: WORKER_GROUP,
+        acks_stream: this.keys.acks(),
+        heartbeat_interval_ms: this.settings.heartbeatIntervalMs,
+        lease_ms: this.settings.offlineMs,
+      },
+    };
+  }
+
+  /** Renews a lease; returns the ack and the status the agent had before. */
+  async heartbeat(agentId: string, token: ParsedToken, body: HeartbeatBody): Promise<AgentAck & { previous: AgentStatus }> {
+    const [pipelineResult] = await this.redis
+      .multi({ pipeline: true })
+      .reachHeartbeat(this.keys.agent(agentId), token.secretHash, token.epoch, body.inflight, body.status === 'busy' ? 1 : 0)
+      .sadd(this.keys.agents(), agentId)
+      .exec()
+      .then((r) => r ?? []);
+    if (!pipelineResult) throw new Error('heartbeat: empty reply');
+    if (pipelineResult[0]) throw pipelineResult[0];
+    const res = pipelineResult[1] as [number, string?, string?, number?];
+    this.throwOnAuth(agentId, res[0], res[1]);
+    return {
+      agent_id: agentId,
+      epoch: res[0],
+      status: res[1] as AgentStatus,
+      previous: res[2] as AgentStatus,
+      lease_ms: this.settings.offlineMs,
+    };
+  }
+
+  /** Starts draining an agent. */
+  async deregister(agentId: string, token: ParsedToken): Promise<AgentAck> {
+    const res = await this.redis.reachDeregister(this.keys.agent(agentId), this.keys.pending(agentId), token.secretHash, token.epoch);
+    this.throwOnAuth(agentId, res[0], res[1]);
+    return { agent_id: agentId, epoch: res[0], status: 'DRAINING', lease_ms: this.settings.offlineMs };
+  }
+
+  /** Every registered agent, with its live inflight count. */
+  async list(): Promise<AgentView[]> {
+    const ids = (await this.redis.smembers(this.keys.agents())).sort();
+    return this.views(ids);
+  }
+
+  /** One agent, or undefined. */
+  async get(agentId: string): Promise<AgentView | undefined> {
+    const [view] = await this.views([agentId]);
+    return view;
+  }
+
+  /** Reads records and live inflight counts for the ids in one pipeline. */
+  async views(ids: string[]): Promise<AgentView[]> {
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline().time();
+    for (const id of ids) pipeline.hgetall(this.keys.agent(id)).hlen(this.keys.pending(id));
+    const replies = (await pipeline.exec()) ?? [];
+    const [, time] = replies[0] ?? [];
+    const [sec, usec] = (time as [string, string] | undefined) ?? ['0', '0'];
+    const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+    const views: AgentView[] = [];
+    ids.forEach((_, i) => {
+      const record = (replies[1 + 2 * i]?.[1] ?? {}) as Record<string, string>;
+      const inflight = Number(replies[2 + 2 * i]?.[1] ?? 0);
+      const view = toAgentView(record, inflight, now);
+      if (view) views.push(view);
+    });
+    return views;
+  }
+
+  private throwOnAuth(agentId: string, code: number, extra: unknown): void {
+    if (code === -1) throw httpError('AGENT_NOT_FOUND', `agent ${agentId} is not registered; register again`);
+    if (code === -2) {
+      throw httpError('STALE_EPOCH', `a newer instance of ${agentId} registered (epoch ${String(extra)}); this instance is fenced off`);
+    }
+    if (code === -3) throw httpError('UNAUTHORIZED', 'token does not match this agent; use the token from the register reply');
+  }
+}

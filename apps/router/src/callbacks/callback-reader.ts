@@ -1,0 +1,50 @@
+import type { Redis } from 'ioredis';
+import { decodeCallback, type CallbackItem, type CallbacksReply, type ReachKeys } from '@agent-reach/protocol';
+import type { BlockingPool } from './blocking-pool.ts';
+
+type XReadReply = [string, [string, string[]][]][] | null;
+
+function parseResult(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Reads a callback topic from a cursor, long-polling when nothing is there yet. */
+export class CallbackReader {
+  constructor(
+    private readonly redis: Redis,
+    private readonly pool: BlockingPool,
+    private readonly keys: ReachKeys,
+  ) {}
+
+  /** Items after `after` (exclusive), waiting up to `waitMs` for the first one. */
+  async read(topic: string, after: string, waitMs: number, limit: number): Promise<CallbacksReply> {
+    const key = this.keys.callback(topic);
+    let reply = (await this.redis.xread('COUNT', limit, 'STREAMS', key, after)) as XReadReply;
+    if (!reply && waitMs > 0) {
+      reply = (await this.pool.use((conn) => conn.xread('COUNT', limit, 'BLOCK', waitMs, 'STREAMS', key, after))) as XReadReply;
+    }
+    const entries = reply?.[0]?.[1] ?? [];
+    const items: CallbackItem[] = entries.map(([id, fields]) => {
+      const msg = decodeCallback(fields);
+      const item: CallbackItem = {
+        id,
+        task_id: msg.task_id,
+        status: msg.status,
+        capability: msg.capability,
+        agent_id: msg.agent_id,
+        attempt: msg.attempt,
+        completed_at: msg.completed_at,
+      };
+      if (msg.result !== undefined) item.result = parseResult(msg.result);
+      if (msg.error !== undefined) item.error = msg.error;
+      if (msg.duration_ms !== undefined) item.duration_ms = msg.duration_ms;
+      return item;
+    });
+    const last = entries[entries.length - 1];
+    return { items, cursor: last ? last[0] : after };
+  }
+}

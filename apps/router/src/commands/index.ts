@@ -1,0 +1,29 @@
+import { fileURLToPath } from 'node:url';
+import type { Redis, Result } from 'ioredis';
+import { defineScripts } from '@agent-reach/service-kit';
+
+type Arg = string | number;
+
+/** Scripts this service owns, typed (ioredis `defineCommand` + RedisCommander augmentation). */
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    reachClaim(...args: Arg[]): Result<[number, number?, number?], Context>;
+    reachDeliver(...args: Arg[]): Result<[number, string?, number?, number?], Context>;
+    reachMarkSent(...args: Arg[]): Result<string | null, Context>;
+    reachReleaseClaim(...args: Arg[]): Result<number, Context>;
+  }
+}
+
+const NAMES: Record<string, string> = {
+  claim: 'reachClaim',
+  deliver: 'reachDeliver',
+  'mark-sent': 'reachMarkSent',
+  'release-claim': 'reachReleaseClaim',
+};
+
+const dir = fileURLToPath(new URL('.', import.meta.url));
+
+/** Defines this service's scripts on the connection. */
+export function defineCommands(redis: Redis): void {
+  defineScripts(redis, dir, NAMES);
+}

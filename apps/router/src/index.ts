@@ -1,0 +1,2 @@
+export { createRouterService, type RouterService } from './service.ts';
+export { compileRouterOptions, optionsFromEnv, type RouterOptions } from './options.ts';

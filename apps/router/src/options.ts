@@ -1,0 +1,80 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { envSchema } from 'env-schema';
+import { DEFAULT_PREFIX } from '@agent-reach/protocol';
+
+/** Settings of the router. */
+export interface RouterOptions {
+  /** @default 8081 (env ROUTER_PORT) */
+  port: number;
+  /** @default '0.0.0.0' (env HOST) */
+  host: string;
+  /** @default 'redis://127.0.0.1:6379' (env REDIS_URL) */
+  redisUrl: string;
+  /** @default 'reach' (env REACH_PREFIX) */
+  prefix: string;
+  /** Lease age past which an agent gets no task, re-checked at delivery. @default 30000 (env REACH_OFFLINE_MS) */
+  offlineMs: number;
+  /** How often the snapshot is re-read besides notifications. @default 5000 (env REACH_SNAPSHOT_MS) */
+  snapshotIntervalMs: number;
+  /** Largest task payload once serialised, bytes. @default 1048576 (env REACH_MAX_PAYLOAD_BYTES) */
+  maxPayloadBytes: number;
+  /** Task timeout when the caller gives none, seconds; 0 for none. @default 0 (env REACH_DEFAULT_TIMEOUT_S) */
+  defaultTimeoutS: number;
+  /** Candidates tried per submission before NO_AGENT. @default 3 (env REACH_MAX_CANDIDATES) */
+  maxCandidates: number;
+  /** Connections for long-polls on callback topics. @default 64 (env REACH_CALLBACK_CONNECTIONS) */
+  callbackConnections: number;
+  /** @default 'info' (env LOG_LEVEL) */
+  logLevel: string;
+}
+
+const EnvSchema = Type.Object({
+  ROUTER_PORT: Type.Integer({ default: 8081, minimum: 0, maximum: 65535 }),
+  HOST: Type.String({ default: '0.0.0.0' }),
+  REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379' }),
+  REACH_PREFIX: Type.String({ default: DEFAULT_PREFIX, pattern: '^[A-Za-z0-9_.:-]{1,64}$' }),
+  REACH_OFFLINE_MS: Type.Integer({ default: 30000, minimum: 200 }),
+  REACH_SNAPSHOT_MS: Type.Integer({ default: 5000, minimum: 50 }),
+  REACH_MAX_PAYLOAD_BYTES: Type.Integer({ default: 1048576, minimum: 1024 }),
+  REACH_DEFAULT_TIMEOUT_S: Type.Integer({ default: 0, minimum: 0 }),
+  REACH_MAX_CANDIDATES: Type.Integer({ default: 3, minimum: 1 }),
+  REACH_CALLBACK_CONNECTIONS: Type.Integer({ default: 64, minimum: 1 }),
+  LOG_LEVEL: Type.String({ default: 'info' }),
+});
+type Env = Static<typeof EnvSchema>;
+
+/** Reads and checks the environment; throws a message naming the bad variable. */
+export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<RouterOptions> {
+  const e = envSchema<Env>({ schema: EnvSchema, data: env, dotenv: false });
+  return {
+    port: e.ROUTER_PORT,
+    host: e.HOST,
+    redisUrl: e.REDIS_URL,
+    prefix: e.REACH_PREFIX,
+    offlineMs: e.REACH_OFFLINE_MS,
+    snapshotIntervalMs: e.REACH_SNAPSHOT_MS,
+    maxPayloadBytes: e.REACH_MAX_PAYLOAD_BYTES,
+    defaultTimeoutS: e.REACH_DEFAULT_TIMEOUT_S,
+    maxCandidates: e.REACH_MAX_CANDIDATES,
+    callbackConnections: e.REACH_CALLBACK_CONNECTIONS,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+/** Resolves settings once, filling defaults. */
+export function compileRouterOptions(opts: Partial<RouterOptions> = {}): RouterOptions {
+  return {
+    port: 8081,
+    host: '0.0.0.0',
+    redisUrl: 'redis://127.0.0.1:6379',
+    prefix: DEFAULT_PREFIX,
+    offlineMs: 30000,
+    snapshotIntervalMs: 5000,
+    maxPayloadBytes: 1048576,
+    defaultTimeoutS: 0,
+    maxCandidates: 3,
+    callbackConnections: 64,
+    logLevel: 'info',
+    ...opts,
+  };
+}

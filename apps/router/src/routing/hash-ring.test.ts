@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { HashRing } from './hash-ring.ts';
+
+const ids = (n: number) => Array.from({ length: n }, (_, i) => `agent-${i}`);
+const tasks = Array.from({ length: 20000 }, (_, i) => `task-${i}`);
+
+describe('HashRing', () => {
+  it('gives the same owner to the same task_id every time', () => {
+    const ring = new HashRing(ids(8));
+    const all = new Set(ids(8));
+    const first = tasks.slice(0, 100).map((t) => ring.order(t, all)[0]);
+    const again = tasks.slice(0, 100).map((t) => new HashRing(ids(8)).order(t, all)[0]);
+    expect(again).toEqual(first);
+  });
+
+  it('spreads task_ids over agents roughly evenly', () => {
+    const n = 10;
+    const ring = new HashRing(ids(n));
+    const all = new Set(ids(n));
+    const counts = new Map<string, number>();
+    for (const t of tasks) {
+      const owner = ring.order(t, all)[0] as string;
+      counts.set(owner, (counts.get(owner) ?? 0) + 1);
+    }
+    const values = [...counts.values()];
+    expect(values).toHaveLength(n);
+    expect(Math.max(...values) / Math.min(...values)).toBeLessThan(1.6);
+  });
+
+  it('moves only about 1/(N+1) of task_ids when one agent joins N', () => {
+    const n = 10;
+    const before = new HashRing(ids(n));
+    const after = new HashRing(ids(n + 1));
+    const beforeSet = new Set(ids(n));
+    const afterSet = new Set(ids(n + 1));
+    let moved = 0;
+    for (const t of tasks) if (before.order(t, beforeSet)[0] !== after.order(t, afterSet)[0]) moved++;
+    const share = moved / tasks.length;
+    // Expected 1/11 ≈ 0.091; every moved task must have moved to the new agent.
+    expect(share).toBeGreaterThan(0.05);
+    expect(share).toBeLessThan(0.14);
+    for (const t of tasks.slice(0, 2000)) {
+      const a = before.order(t, beforeSet)[0];
+      const b = after.order(t, afterSet)[0];
+      if (a !== b) expect(b).toBe(`agent-${n}`);
+    }
+  });
+
+  it('orders only the agents asked about, each once', () => {
+    const ring = new HashRing(ids(5));
+    const among = new Set(['agent-1', 'agent-3']);
+    const order = ring.order('task-x', among);
+    expect(order.sort()).toEqual(['agent-1', 'agent-3']);
+    expect(ring.order('task-x', new Set())).toEqual([]);
+    expect(new HashRing([]).order('task-x', among)).toEqual([]);
+  });
+});

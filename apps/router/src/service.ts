@@ -1,0 +1,74 @@
+import { Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import { reachKeys } from '@agent-reach/protocol';
+import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
+import { buildRouterApp } from './app.ts';
+import { BlockingPool } from './callbacks/blocking-pool.ts';
+import { CallbackReader } from './callbacks/callback-reader.ts';
+import { defineCommands } from './commands/index.ts';
+import { Dispatcher } from './dispatch/dispatcher.ts';
+import { compileRouterOptions, type RouterOptions } from './options.ts';
+import { SnapshotHolder } from './snapshot/snapshot-holder.ts';
+import { TaskReader } from './tasks/task-reader.ts';
+
+/** A running router. */
+export interface RouterService {
+  app: Awaited<ReturnType<typeof buildRouterApp>>;
+  options: RouterOptions;
+  redis: Redis;
+  events: EventSink;
+  snapshot: SnapshotHolder;
+  /** Starts listening on options.port/host; returns the address. */
+  listen(): Promise<string>;
+  /** Stops accepting, finishes in-flight requests, flushes events. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Wires the router from settings. */
+export async function createRouterService(
+  opts: Partial<RouterOptions> = {},
+  extra: { logger?: Logger; events?: EventSinkOptions } = {},
+): Promise<RouterService> {
+  const options = compileRouterOptions(opts);
+  const logger = extra.logger ?? pino({ level: options.logLevel, base: { service: 'router' } });
+  const keys = reachKeys(options.prefix);
+  const redis = new Redis(options.redisUrl, { lazyConnect: true, enableAutoPipelining: true, maxRetriesPerRequest: 3 });
+  const subscriber = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: null });
+  defineCommands(redis);
+  await redis.connect();
+  await subscriber.connect();
+  for (const conn of [redis, subscriber]) {
+    conn.on('error', (err: Error) => logger.warn({ err, module: 'redis' }, 'redis connection error'));
+  }
+  const pool = new BlockingPool(() => {
+    const conn = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
+    conn.on('error', (err: Error) => logger.debug({ err, module: 'redis' }, 'blocking connection error'));
+    return conn;
+  }, options.callbackConnections);
+  const events = createEventSink({ ...(extra.events ?? {}), logger });
+  const snapshot = new SnapshotHolder(redis, subscriber, keys, options.snapshotIntervalMs, logger);
+  await snapshot.start();
+  const tasks = new TaskReader(redis, keys);
+  const dispatcher = new Dispatcher(redis, keys, snapshot, tasks, events, options, logger);
+  const callbacks = new CallbackReader(redis, pool, keys);
+  const app = await buildRouterApp({ redis, dispatcher, tasks, callbacks, snapshot, maxPayloadBytes: options.maxPayloadBytes, logger });
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    options,
+    redis,
+    events,
+    snapshot,
+    listen: () => app.listen({ port: options.port, host: options.host }),
+    close: () =>
+      (closing ??= (async () => {
+        // Long-polls end first so app.close() does not wait for their timeouts.
+        pool.close();
+        await app.close();
+        await snapshot.close();
+        await events.close();
+        await redis.quit().catch(() => undefined);
+      })()),
+  };
+}

@@ -1,0 +1,54 @@
+import type { AgentStatus, Channel } from './states.ts';
+
+/** Field names of an agent's record hash, written by registry-sync and re-checked by routers. */
+export const AgentRecordField = {
+  agentId: 'agent_id',
+  instanceId: 'instance_id',
+  epoch: 'epoch',
+  status: 'status',
+  capabilities: 'capabilities',
+  maxConcurrency: 'max_concurrency',
+  region: 'region',
+  channel: 'channel',
+  meta: 'meta',
+  tokenHash: 'token_hash',
+  registeredAt: 'registered_at',
+  leaseAt: 'lease_at',
+  reportedInflight: 'reported_inflight',
+  busy: 'busy',
+} as const;
+
+/** One agent in a registry snapshot. */
+export interface SnapshotAgent {
+  agent_id: string;
+  instance_id: string;
+  epoch: number;
+  status: AgentStatus;
+  capabilities: string[];
+  max_concurrency: number;
+  /** Live count of delivered, unfinished tasks when the snapshot was taken. */
+  inflight: number;
+  region: string;
+  channel: Channel;
+  lease_age_ms: number;
+}
+
+/** The versioned registry snapshot routers hold in memory. */
+export interface RegistrySnapshot {
+  version: number;
+  /** Redis server time of the write, epoch ms. */
+  written_at: number;
+  agents: SnapshotAgent[];
+}
+
+/** Parses a snapshot written by registry-sync; undefined when absent or unreadable. */
+export function decodeSnapshot(text: string | null): RegistrySnapshot | undefined {
+  if (!text) return undefined;
+  try {
+    const parsed = JSON.parse(text) as RegistrySnapshot;
+    if (typeof parsed.version !== 'number' || !Array.isArray(parsed.agents)) return undefined;
+    return parsed;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,99 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ERROR_CODES, isErrorCode, type ErrorCode } from '@agent-reach/protocol';
+
+/** Tells whether an error means the store (Redis) cannot be reached right now. */
+export type StoreErrorPredicate = (err: unknown) => boolean;
+
+const VALIDATION_CODES: Record<string, ErrorCode> = {
+  body: 'INVALID_BODY',
+  querystring: 'INVALID_QUERY',
+  params: 'INVALID_PARAMS',
+  headers: 'INVALID_QUERY',
+};
+
+interface Mapped {
+  status: number;
+  code: ErrorCode;
+  message: string;
+}
+
+function mapError(err: FastifyError, isStoreError: StoreErrorPredicate): Mapped {
+  if (err.validation) {
+    const code = VALIDATION_CODES[err.validationContext ?? 'body'] ?? 'INVALID_BODY';
+    return { status: 400, code, message: err.message };
+  }
+  if (isErrorCode(err.code)) return { status: ERROR_CODES[err.code], code: err.code, message: err.message };
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'request body is larger than the limit' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'send the body as application/json' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, code: 'INVALID_JSON', message: 'body is empty; send a JSON object' };
+    default:
+      break;
+  }
+  if (err instanceof SyntaxError || (err.statusCode === 400 && err.code?.startsWith('FST_ERR_CTP'))) {
+    return { status: 400, code: 'INVALID_JSON', message: `body is not valid JSON: ${err.message}` };
+  }
+  if (isStoreError(err)) {
+    return { status: 503, code: 'STORE_UNAVAILABLE', message: 'the store (Redis) is unavailable; retry shortly' };
+  }
+  if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+    return { status: err.statusCode, code: 'INVALID_BODY', message: err.message };
+  }
+  return { status: 500, code: 'INTERNAL', message: 'internal error' };
+}
+
+/**
+ * Installs the error and not-found handlers every service uses: each error reply is
+ * `{error: CODE, message}` with a stable code; a client's mistake is never a 500.
+ */
+export function installErrorHandling(app: FastifyInstance, isStoreError: StoreErrorPredicate): void {
+  // Bodies are JSON only: anything else is a 415, not a confusing schema error.
+  app.removeContentTypeParser('text/plain');
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const mapped = mapError(err, isStoreError);
+    if (mapped.status >= 500) request.log.error({ err }, 'request failed');
+    else request.log.info({ code: mapped.code, status: mapped.status }, mapped.message);
+    if (mapped.status === 503) void reply.header('retry-after', '1');
+    return reply.code(mapped.status).send({ error: mapped.code, message: mapped.message });
+  });
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
+    reply
+      .code(404)
+      .send({ error: 'NOT_FOUND', message: `no route ${request.method} ${request.url.split('?')[0] ?? ''}` }),
+  );
+}
+
+interface SchemaError {
+  instancePath?: string;
+  message?: string;
+  keyword?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Validation messages that name the field to fix, including an unknown property's name. */
+function schemaErrorFormatter(errors: SchemaError[], dataVar: string): Error {
+  const messages = errors.map((e) => {
+    const at = `${dataVar}${e.instancePath ?? ''}`;
+    if (e.keyword === 'additionalProperties' && typeof e.params?.additionalProperty === 'string') {
+      return `${at} has unknown property "${e.params.additionalProperty}"`;
+    }
+    return `${at} ${e.message ?? 'is invalid'}`;
+  });
+  return new Error(messages.join('; '));
+}
+
+/**
+ * Fastify options both services share. Ajv keeps unknown properties so that
+ * `additionalProperties: false` rejects a misspelt field instead of silently dropping it.
+ */
+export function baseFastifyOptions(bodyLimit: number) {
+  return {
+    bodyLimit,
+    schemaErrorFormatter,
+    ajv: { customOptions: { removeAdditional: false as const, coerceTypes: true, useDefaults: true } },
+    return503OnClosing: true,
+  };
+}
