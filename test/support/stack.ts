@@ -1,0 +1,90 @@
+import { fileURLToPath } from 'node:url';
+import { freePort, randomPrefix, startNodeService, testServices, type ServiceProcess } from '@agent-reach/testkit';
+
+/** Which InfluxDB write endpoint the services use. */
+export type InfluxMode = 'v1' | 'v2';
+
+/** registry-sync and a router running as real processes under one key prefix. */
+export interface Stack {
+  prefix: string;
+  registryUrl: string;
+  routerUrl: string;
+  redisUrl: string;
+  registry: ServiceProcess;
+  router: ServiceProcess;
+  stop(): Promise<void>;
+}
+
+const entry = (app: string) => fileURLToPath(new URL(`../../apps/${app}/src/server.ts`, import.meta.url));
+
+/** Fast lease settings so that tests about liveness finish in seconds. */
+export const FAST_LEASES = {
+  REACH_HEARTBEAT_MS: '200',
+  REACH_SUSPECT_MS: '1000',
+  REACH_OFFLINE_MS: '2000',
+  REACH_SWEEP_MS: '100',
+  REACH_SNAPSHOT_MS: '500',
+};
+
+/** Starts registry-sync and a router as processes, as `npm start` does, on free ports. */
+export async function startStack(opts: { influx?: InfluxMode; env?: Record<string, string> } = {}): Promise<Stack> {
+  const services = testServices();
+  const prefix = randomPrefix();
+  const influx =
+    opts.influx === 'v2'
+      ? { INFLUX_URL: services.influxV2Url, INFLUX_API: 'v2', INFLUX_TOKEN: 'any', INFLUX_ORG: 'reach' }
+      : { INFLUX_URL: services.influxUrl, INFLUX_API: 'v1' };
+  const base = {
+    REDIS_URL: services.redisUrl,
+    REACH_PREFIX: prefix,
+    INFLUX_BUCKET: services.influxBucket,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    ...influx,
+    ...(opts.env ?? {}),
+  };
+  const [registryPort, routerPort] = [await freePort(), await freePort()];
+  const registryUrl = `http://127.0.0.1:${registryPort}`;
+  const routerUrl = `http://127.0.0.1:${routerPort}`;
+  const registry = await startNodeService({
+    name: 'registry-sync',
+    entry: entry('registry-sync'),
+    env: { ...base, REGISTRY_PORT: String(registryPort) },
+    healthUrl: `${registryUrl}/healthz`,
+  });
+  const router = await startNodeService({
+    name: 'router',
+    entry: entry('router'),
+    env: { ...base, ROUTER_PORT: String(routerPort) },
+    healthUrl: `${routerUrl}/healthz`,
+  });
+  return {
+    prefix,
+    registryUrl,
+    routerUrl,
+    redisUrl: services.redisUrl,
+    registry,
+    router,
+    async stop() {
+      const codes = await Promise.all([router.stop(), registry.stop()]);
+      if (codes.some((c) => c !== 0)) {
+        throw new Error(`a service did not exit 0 on SIGTERM: ${codes.join(', ')}\n${router.output()}\n${registry.output()}`);
+      }
+    },
+  };
+}
+
+/** JSON over HTTP with the status, for asserting on replies. */
+export async function http<T = Record<string, unknown>>(
+  url: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+): Promise<{ status: number; body: T; headers: Headers }> {
+  const hasBody = init.body !== undefined || init.raw !== undefined;
+  const res = await fetch(url, {
+    method: init.method ?? (hasBody ? 'POST' : 'GET'),
+    headers: { ...(hasBody ? { 'content-type': 'application/json' } : {}), ...(init.headers ?? {}) },
+    ...(hasBody ? { body: init.raw ?? JSON.stringify(init.body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T, headers: res.headers };
+}
