@@ -23,9 +23,9 @@ export class CallbackReader {
   /** Items after `after` (exclusive), waiting up to `waitMs` for the first one. */
   async read(topic: string, after: string, waitMs: number, limit: number): Promise<CallbacksReply> {
     const key = this.keys.callback(topic);
-    let reply = (await this.redis.xread('COUNT', limit, 'STREAMS', key, after)) as XReadReply;
+    let reply: XReadReply = await this.redis.xread('COUNT', limit, 'STREAMS', key, after);
     if (!reply && waitMs > 0) {
-      reply = (await this.pool.use((conn) => conn.xread('COUNT', limit, 'BLOCK', waitMs, 'STREAMS', key, after))) as XReadReply;
+      reply = await this.pool.use((conn) => conn.xread('COUNT', limit, 'BLOCK', waitMs, 'STREAMS', key, after));
     }
     const entries = reply?.[0]?.[1] ?? [];
     const items: CallbackItem[] = entries.map(([id, fields]) => {

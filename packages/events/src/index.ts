@@ -1,0 +1,33 @@
+/**
+ * @agent-reach/events — every task stage as a point in InfluxDB (`reach_task_events`), batched,
+ * bounded and never blocking dispatch.
+ * @packageDocumentation
+ */
+export {
+  EVENT_STAGES,
+  MAX_REASON_CHARS,
+  MEASUREMENT,
+  type EventSink,
+  type EventSinkOptions,
+  type EventSinkStats,
+  type EventStage,
+  type InfluxApi,
+  type TaskEvent,
+} from './types.ts';
+export {
+  compileEventSinkOptions,
+  eventSinkOptionsFromEnv,
+  type ResolvedEventSinkOptions,
+} from './options.ts';
+export { createEventSink } from './sink.ts';
+export { eventToLine, InvalidTaskEventError, isInvalidTaskEventError } from './line.ts';
+export {
+  apiForVersion,
+  detectInfluxApi,
+  ensureDatabase,
+  InfluxQueryError,
+  isInfluxQueryError,
+  queryInfluxQL,
+  quoteIdentifier,
+  type InfluxQueryOptions,
+} from './influxql.ts';
