@@ -30,11 +30,11 @@ export const FAST_LEASES = {
 export async function startStack(opts: { influx?: InfluxMode; env?: Record<string, string> } = {}): Promise<Stack> {
   const services = testServices();
   const prefix = randomPrefix();
-  const influx =
+  const influx: Record<string, string> =
     opts.influx === 'v2'
       ? { INFLUX_URL: services.influxV2Url, INFLUX_API: 'v2', INFLUX_TOKEN: 'any', INFLUX_ORG: 'reach' }
       : { INFLUX_URL: services.influxUrl, INFLUX_API: 'v1' };
-  const base = {
+  const base: Record<string, string> = {
     REDIS_URL: services.redisUrl,
     REACH_PREFIX: prefix,
     INFLUX_BUCKET: services.influxBucket,

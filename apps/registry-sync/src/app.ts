@@ -10,7 +10,7 @@ export interface RegistryAppDeps {
   redis: Redis;
   registry: AgentRegistry;
   bodyLimitBytes: number;
-  onRegistryChange: () => void;
+  onRegistryChange: () => Promise<void>;
   logger?: FastifyServerOptions['loggerInstance'];
 }
 

@@ -57,7 +57,7 @@ export async function createRegistryService(
     redis,
     registry,
     bodyLimitBytes: options.bodyLimitBytes,
-    onRegistryChange: () => housekeeper.requestSnapshot(),
+    onRegistryChange: () => housekeeper.writeSnapshotNow(),
     logger,
   });
   await consumer.start();

@@ -5,7 +5,7 @@ import { baseFastifyOptions, installErrorHandling, isRedisUnavailable } from '@a
 import type { CallbackReader } from './callbacks/callback-reader.ts';
 import type { Dispatcher } from './dispatch/dispatcher.ts';
 import type { TaskReader } from './tasks/task-reader.ts';
-import type { SnapshotHolder } from './snapshot/snapshot-holder.ts';
+import type { SnapshotHolder } from '@agent-reach/dispatch';
 import { callbacksRoutes } from './routes/callbacks/index.ts';
 import { tasksRoutes } from './routes/tasks/index.ts';
 

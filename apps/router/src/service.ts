@@ -5,10 +5,9 @@ import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-r
 import { buildRouterApp } from './app.ts';
 import { BlockingPool } from './callbacks/blocking-pool.ts';
 import { CallbackReader } from './callbacks/callback-reader.ts';
-import { defineCommands } from './commands/index.ts';
+import { defineDispatchCommands, SnapshotHolder } from '@agent-reach/dispatch';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { compileRouterOptions, type RouterOptions } from './options.ts';
-import { SnapshotHolder } from './snapshot/snapshot-holder.ts';
 import { TaskReader } from './tasks/task-reader.ts';
 
 /** A running router. */
@@ -34,7 +33,7 @@ export async function createRouterService(
   const keys = reachKeys(options.prefix);
   const redis = new Redis(options.redisUrl, { lazyConnect: true, enableAutoPipelining: true, maxRetriesPerRequest: 3 });
   const subscriber = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: null });
-  defineCommands(redis);
+  defineDispatchCommands(redis);
   await redis.connect();
   await subscriber.connect();
   for (const conn of [redis, subscriber]) {

@@ -21,7 +21,6 @@ export class Housekeeper {
   private timer: NodeJS.Timeout | undefined;
   private lastSnapshotAt = 0;
   private running: Promise<void> = Promise.resolve();
-  private snapshotPending = false;
 
   constructor(
     private readonly lock: LeaseLock,
@@ -39,14 +38,17 @@ export class Housekeeper {
     this.schedule(0);
   }
 
-  /** Writes a snapshot soon (coalesced), e.g. after a registration. */
-  requestSnapshot(): void {
-    if (this.snapshotPending || this.state === 'closed') return;
-    this.snapshotPending = true;
-    setImmediate(() => {
-      this.snapshotPending = false;
-      this.snapshots.write().catch((err: unknown) => this.log.warn({ err }, 'snapshot write failed'));
-    });
+  /**
+   * Writes a snapshot now, e.g. after a registration, so routers learn of it before the agent
+   * gets its reply. A failure is logged, not thrown: the periodic snapshot follows anyway.
+   */
+  async writeSnapshotNow(): Promise<void> {
+    if (this.state === 'closed') return;
+    try {
+      await this.snapshots.write();
+    } catch (err: unknown) {
+      this.log.warn({ err }, 'snapshot write failed');
+    }
   }
 
   /** Stops the timer, waits for a running pass and releases the lock. Idempotent. */

@@ -4,8 +4,7 @@ import type { Logger } from 'pino';
 import { encodeTask, type ReachKeys, type SubmitBody, type SubmitReply, type TimelineEntry } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import { httpError } from '@agent-reach/service-kit';
-import { rankCandidates, type RankedAgent } from '../routing/select.ts';
-import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
+import { rankCandidates, type RankedAgent, type SnapshotHolder } from '@agent-reach/dispatch';
 import type { TaskReader } from '../tasks/task-reader.ts';
 
 /** Settings the dispatcher needs. */

@@ -16,8 +16,8 @@ import { parseBearer, type ParsedToken } from '../../registry/token.ts';
 /** What the agents routes need. */
 export interface AgentsRouteDeps {
   registry: AgentRegistry;
-  /** Called after a registration or deregistration so routers learn of it soon. */
-  onRegistryChange: () => void;
+  /** Writes a snapshot so routers learn of a change; awaited before replying to register. */
+  onRegistryChange: () => Promise<void>;
 }
 
 const errors = { 400: ErrorReply, 401: ErrorReply, 404: ErrorReply, 409: ErrorReply, 503: ErrorReply };
@@ -39,7 +39,8 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (a
         { agent_id: reply.agent_id, instance_id: reply.instance_id, epoch: reply.epoch, new_instance: newInstance },
         'agent registered',
       );
-      onRegistryChange();
+      // The agent can be routed to as soon as it has its reply.
+      await onRegistryChange();
       return reply;
     },
   );
@@ -51,7 +52,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (a
       const ack = await registry.heartbeat(request.params.agent_id, bearer(request.headers.authorization), request.body);
       if (ack.previous !== ack.status) {
         request.log.info({ agent_id: ack.agent_id, from: ack.previous, to: ack.status }, 'agent status changed');
-        onRegistryChange();
+        await onRegistryChange();
       }
       return { agent_id: ack.agent_id, epoch: ack.epoch, status: ack.status, lease_ms: ack.lease_ms };
     },
@@ -63,7 +64,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (a
     async (request) => {
       const ack = await registry.deregister(request.params.agent_id, bearer(request.headers.authorization));
       request.log.info({ agent_id: ack.agent_id, epoch: ack.epoch }, 'agent draining');
-      onRegistryChange();
+      await onRegistryChange();
       return ack;
     },
   );

@@ -19,6 +19,7 @@ export class SnapshotHolder {
   private state: State = 'idle';
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
+  private reloadAgain: Promise<void> | undefined;
   private readonly log: Logger;
 
   constructor(
@@ -42,9 +43,19 @@ export class SnapshotHolder {
     this.timer.unref();
   }
 
-  /** Reads the snapshot from Redis now (coalesces concurrent calls). */
+  /**
+   * Reads the snapshot from Redis now. Calls during a read coalesce into one more read after
+   * it, so a notification that arrives mid-read is never answered with the older snapshot.
+   */
   reload(): Promise<void> {
-    this.reloading ??= this.load().finally(() => {
+    if (this.reloading) {
+      this.reloadAgain ??= this.reloading.then(() => {
+        this.reloadAgain = undefined;
+        return this.reload();
+      });
+      return this.reloadAgain;
+    }
+    this.reloading = this.load().finally(() => {
       this.reloading = undefined;
     });
     return this.reloading;

@@ -1,0 +1,166 @@
+// Bootstrap helpers for `npm start` and `npm test`. Plain Node, no npm dependencies: these run
+// before `npm install`.
+import { spawn } from 'node:child_process';
+import { accessSync, constants, existsSync, statSync, writeFileSync, rmSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root. */
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The Debian/Ubuntu package for each server binary, and the URL variable that replaces it. */
+const SERVERS = [
+  { bin: 'redis-server', pkg: 'redis-server', urlEnv: 'REDIS_URL' },
+  { bin: 'influxd', pkg: 'influxdb', urlEnv: 'INFLUX_URL' },
+  { bin: 'nginx', pkg: 'nginx-light', urlEnv: 'INFLUX_URL' },
+];
+
+/** An error that ends the script with its message and no stack. */
+export class BootstrapError extends Error {}
+
+/** Prints a one-line banner for a phase. */
+export function banner(text) {
+  const line = `==> ${text}`;
+  process.stdout.write(process.stdout.isTTY ? `\x1b[1;36m${line}\x1b[0m\n` : `${line}\n`);
+}
+
+/** Runs a script's main function; a BootstrapError prints its message and exits 1. */
+export function runMain(main) {
+  main().then(
+    (code) => process.exit(code ?? 0),
+    (err) => {
+      process.stderr.write(
+        `\n${err instanceof BootstrapError ? err.message : (err?.stack ?? String(err))}\n`,
+      );
+      process.exit(1);
+    },
+  );
+}
+
+/** Runs a command with inherited stdio; resolves with its exit code. */
+export function run(command, args, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: 'inherit', cwd: root, ...opts });
+    child.once('error', reject);
+    child.once('exit', (code, signal) =>
+      resolve(code ?? (signal ? 128 + (signalNumber(signal) ?? 0) : 1)),
+    );
+  });
+}
+
+function signalNumber(signal) {
+  return { SIGINT: 2, SIGKILL: 9, SIGTERM: 15 }[signal];
+}
+
+// Debian puts nginx in /usr/sbin, which a non-root PATH often lacks.
+const EXTRA_DIRS = ['/usr/local/sbin', '/usr/sbin', '/sbin'];
+
+/** The path of an executable on PATH (or in the sbin directories), or undefined. */
+export function which(name) {
+  for (const dir of [...(process.env.PATH ?? '').split(delimiter), ...EXTRA_DIRS]) {
+    if (!dir) continue;
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+function mtime(file) {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Installs npm dependencies when node_modules is missing or older than package-lock.json:
+ * `npm ci`, or `npm install` when there is no lock file.
+ */
+export async function ensureNodeModules() {
+  const lock = mtime(join(root, 'package-lock.json'));
+  const installed = mtime(join(root, 'node_modules', '.package-lock.json'));
+  if (lock !== undefined && installed !== undefined && installed >= lock) {
+    process.stdout.write('    node_modules is up to date\n');
+    return;
+  }
+  const args = lock === undefined ? ['install'] : ['ci'];
+  process.stdout.write(`    running npm ${args.join(' ')}\n`);
+  const code = await run('npm', [...args, '--no-audit', '--no-fund']);
+  if (code !== 0) throw new BootstrapError(`npm ${args[0]} failed with exit code ${code}`);
+}
+
+/** The server binaries missing for this run (a service whose URL env is set needs none). */
+export function missingServers(env = process.env) {
+  return SERVERS.filter((s) => !env[s.urlEnv] && !which(s.bin));
+}
+
+function isDebianRoot() {
+  return (
+    process.getuid?.() === 0 && existsSync('/etc/debian_version') && which('apt-get') !== undefined
+  );
+}
+
+function installHint(missing) {
+  const pkgs = missing.map((s) => s.pkg).join(' ');
+  return [
+    `Missing: ${missing.map((s) => s.bin).join(', ')}. Install, then run again:`,
+    `  Debian/Ubuntu:  sudo apt-get install -y ${pkgs}`,
+    `                  (everything: apt-get install redis-server influxdb nginx-light)`,
+    `  macOS:          brew install redis influxdb@1 nginx`,
+    `Or point REDIS_URL / INFLUX_URL at servers you already run.`,
+  ].join('\n');
+}
+
+/**
+ * Makes sure redis-server, influxd (1.x) and nginx are installed, skipping those whose URL env
+ * (REDIS_URL, INFLUX_URL) is set. As root on Debian/Ubuntu it installs what is missing with
+ * apt-get, keeping the packages' services from starting; elsewhere it throws, saying exactly what
+ * to install.
+ */
+export async function ensureSystemPackages() {
+  const missing = missingServers();
+  if (missing.length === 0) {
+    const used = SERVERS.filter((s) => !process.env[s.urlEnv]).map((s) => s.bin);
+    process.stdout.write(
+      `    ${used.length ? `found ${used.join(', ')}` : 'REDIS_URL and INFLUX_URL given'}\n`,
+    );
+    return;
+  }
+  if (!isDebianRoot()) throw new BootstrapError(installHint(missing));
+
+  const pkgs = [...new Set(missing.map((s) => s.pkg))];
+  process.stdout.write(`    installing ${pkgs.join(' ')} with apt-get\n`);
+  // policy-rc.d exit 101 tells the packages' postinst not to start their services: we run our
+  // own on our own ports and must not leave redis/influxdb/nginx bound to the default ones.
+  const policy = '/usr/sbin/policy-rc.d';
+  const ownPolicy = !existsSync(policy);
+  if (ownPolicy) writeFileSync(policy, '#!/bin/sh\nexit 101\n', { mode: 0o755 });
+  try {
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    let code = await run('apt-get', ['update'], { env });
+    if (code !== 0) throw new BootstrapError(`apt-get update failed with exit code ${code}`);
+    code = await run('apt-get', ['install', '-y', '--no-install-recommends', ...pkgs], { env });
+    if (code !== 0)
+      throw new BootstrapError(`apt-get install ${pkgs.join(' ')} failed with exit code ${code}`);
+  } finally {
+    if (ownPolicy) rmSync(policy, { force: true });
+  }
+  const still = missingServers();
+  if (still.length > 0)
+    throw new BootstrapError(`apt-get finished but still ${installHint(still)}`);
+}
+
+/** Fails early on a Node older than the one package.json's engines asks for. */
+export function checkNode() {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major < 20 || (major === 20 && minor < 19)) {
+    throw new BootstrapError(
+      `Node ${process.versions.node} is too old: Agent-Reach needs Node >= 20.19`,
+    );
+  }
+}

@@ -1,0 +1,43 @@
+// `npm test`: install what is missing, then type-check, lint and test every workspace.
+// Extra arguments go to turbo, e.g. `npm test -- --filter=@agent-reach/router`.
+import {
+  banner,
+  checkNode,
+  ensureNodeModules,
+  ensureSystemPackages,
+  root,
+  runMain,
+} from './ensure.mjs';
+import { spawn } from 'node:child_process';
+
+runMain(async () => {
+  checkNode();
+  banner('[1/4] npm dependencies');
+  await ensureNodeModules();
+  banner('[2/4] system packages: redis-server, influxd, nginx');
+  await ensureSystemPackages();
+  const extra = process.argv.slice(2);
+  // Checks first, on both cores; a failure stops here with the compiler's or linter's words.
+  const checks = ['turbo', 'run', 'typecheck', 'lint', '--concurrency=2', ...extra];
+  banner(`[3/4] npx ${checks.join(' ')}`);
+  const checked = await run(checks);
+  if (checked !== 0) return checked;
+  // Concurrency 1: two cores, and test files that start servers must not fight over them.
+  // --continue: every workspace's tests run, so one failure does not hide another.
+  const args = ['turbo', 'run', 'test', '--concurrency=1', '--continue', ...extra];
+  banner(`[4/4] npx ${args.join(' ')}`);
+  return run(args);
+});
+
+function run(args) {
+  const child = spawn('npx', args, { stdio: 'inherit', cwd: root });
+  // The terminal's Ctrl-C reaches turbo directly (same process group), so SIGINT is only kept
+  // from ending us before turbo; a SIGTERM sent to us alone is passed on.
+  process.removeAllListeners('SIGINT').removeAllListeners('SIGTERM');
+  process.on('SIGINT', () => {});
+  process.on('SIGTERM', () => child.kill('SIGTERM'));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGINT' ? 130 : 1)));
+  });
+}

@@ -1,0 +1,28 @@
+/**
+ * Test helpers for Agent-Reach: real Redis and InfluxDB (from env, containers or local
+ * processes), Node services started as child processes, polling with deadlines, key prefixes.
+ */
+import { inject } from 'vitest';
+import type { ReachServicesInfo } from './provided.ts';
+
+export { startServices, type Services, type StartServicesOptions } from './services.ts';
+export { startNodeService, type NodeServiceOptions, type ServiceProcess } from './node-service.ts';
+export { waitFor, WaitTimeoutError, isWaitTimeoutError, type WaitForOptions } from './wait.ts';
+export { freePort, randomPrefix } from './net.ts';
+export { MissingBinaryError, isMissingBinaryError, INSTALL_HINT } from './binaries.ts';
+export type { ReachServicesInfo } from './provided.ts';
+
+/**
+ * The service URLs started by the global setup (`@agent-reach/testkit/global-setup`) for this
+ * vitest run. Call it inside a test file.
+ * @throws when the vitest config does not list the global setup.
+ */
+export function testServices(): ReachServicesInfo {
+  const info = inject('reachServices');
+  if (!info) {
+    throw new Error(
+      "testServices(): no services provided — add globalSetup: ['@agent-reach/testkit/global-setup'] to vitest.config.ts",
+    );
+  }
+  return info;
+}

@@ -1,0 +1,236 @@
+/**
+ * `npm start`: Redis and InfluxDB (given or local, data in `.reach/`), registry-sync, the router
+ * and three echo agents, with prefixed output, until Ctrl-C. Run by infra/bootstrap/start.mjs
+ * once dependencies are installed. Printing is this module's job.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { startDataServices, type DataServices } from './stack-data.ts';
+import { startNodeService, type ServiceProcess } from './node-service.ts';
+import { httpStatus, isPortFree } from './net.ts';
+import { livePidFrom, removePid, stopLeftovers, writePid } from './pidfile.ts';
+import { waitFor } from './wait.ts';
+
+/** Anything we started, as the launcher sees it. */
+type Child = Pick<ServiceProcess, 'name' | 'pid' | 'exited' | 'stop' | 'kill'>;
+
+const AGENTS = ['echo-1', 'echo-2', 'echo-3'];
+const COLORS = [36, 33, 35, 32, 34, 31, 96, 93];
+const tty = Boolean(process.stdout.isTTY);
+const paint = (code: number, s: string) => (tty ? `\x1b[${code}m${s}\x1b[0m` : s);
+
+function say(line: string): void {
+  process.stdout.write(`${paint(1, '[start]')} ${line}\n`);
+}
+
+const prefixers = new Map<string, (line: string) => void>();
+function prefixed(name: string): (line: string) => void {
+  let fn = prefixers.get(name);
+  if (!fn) {
+    const label = paint(COLORS[prefixers.size % COLORS.length]!, `[${name}]`.padEnd(16));
+    fn = (line) => process.stdout.write(`${label} ${line}\n`);
+    prefixers.set(name, fn);
+  }
+  return fn;
+}
+
+async function checkPortFree(port: number, envName: string): Promise<void> {
+  if (!(await isPortFree(port)))
+    throw new Error(`port ${port} is in use; free it or set ${envName}`);
+}
+
+function banner(o: {
+  routerPort: number;
+  registryUrl: string;
+  data: DataServices;
+  bucket: string;
+}): string {
+  const router = `http://127.0.0.1:${o.routerPort}`;
+  return `
+Agent-Reach is running.
+  router (callers)        ${router}
+  registry-sync (agents)  ${o.registryUrl}
+  redis                   ${o.data.redisUrl}
+  influxdb                ${o.data.influxUrl}  (database ${o.bucket})
+  demo agents             ${AGENTS.join(', ')}  (capability "echo": the result is the payload)
+
+Try it (a new agent can take one snapshot interval, 5 s, to become routable):
+  curl -s -XPOST localhost:${o.routerPort}/v1/tasks -H 'content-type: application/json' -d '{"capability":"echo","payload":{"hello":"world"}}'
+  curl -s localhost:${o.routerPort}/v1/tasks/<task_id>
+
+Ctrl-C stops everything.
+
+`;
+}
+
+/** The pid file of a child: `agent echo-1` → `agent-echo-1.pid`. */
+const pidName = (name: string) => `${name.replace(/\W+/g, '-')}.pid`;
+
+/** Thrown inside start-up when a stop was requested meanwhile. */
+class StopRequested extends Error {}
+
+/** Starts everything and resolves with the exit code for the process once all of it stopped. */
+export async function launchStack(root: string): Promise<number> {
+  const stateDir = join(root, '.reach');
+  const runDir = join(stateDir, 'run');
+  const lockFile = join(runDir, 'launcher.pid');
+  const other = await livePidFrom(lockFile);
+  if (other !== undefined && other !== process.pid) {
+    say(`another npm start is running (pid ${other}); stop it first`);
+    return 1;
+  }
+  await writePid(lockFile, process.pid, process.argv[1] ?? 'node');
+  const stopOrder = ['agent', 'router', 'registry-sync', 'nginx', 'influxd', 'redis-server'];
+  await stopLeftovers(runDir, 'launcher.pid', stopOrder, say);
+
+  const env = process.env;
+  const registryPort = Number(env.REGISTRY_PORT || 8080);
+  const routerPort = Number(env.ROUTER_PORT || 8081);
+  const registryUrl = `http://127.0.0.1:${registryPort}`;
+  const bucket = env.INFLUX_BUCKET || 'reach';
+  const entries = {
+    'registry-sync': join(root, 'apps/registry-sync/src/server.ts'),
+    router: join(root, 'apps/router/src/server.ts'),
+    agent: join(root, 'apps/worker-sdk/examples/echo-agent.ts'),
+  };
+
+  const children: Child[] = []; // in start order; stopped in reverse, agents first
+  let state: 'starting' | 'running' | 'stopping' = 'starting';
+  let exitCode = 0;
+  let requestStop!: () => void;
+  const stopRequested = new Promise<void>((resolve) => (requestStop = resolve));
+  const stop = (code: number) => {
+    if (state === 'stopping') return;
+    state = 'stopping';
+    exitCode = code;
+    requestStop();
+  };
+
+  let firstSignalAt = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (firstSignalAt === 0) {
+      firstSignalAt = Date.now();
+      say(`${signal}: stopping everything (Ctrl-C again to force)`);
+      stop(0);
+    } else if (Date.now() - firstSignalAt > 1000) {
+      // npm forwards the terminal's Ctrl-C, so a single keypress can arrive twice at once.
+      say('forcing: SIGKILL to everything still running');
+      for (const c of children) c.kill('SIGKILL');
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const watch = (child: Child) => {
+    children.push(child);
+    void child.exited.then((code) => {
+      if (state === 'stopping') return;
+      const how = code === null ? 'killed by a signal' : `with code ${code}`;
+      say(`${child.name} (pid ${child.pid}) exited unexpectedly ${how}; stopping the rest`);
+      stop(1);
+    });
+  };
+  const untilUp = async (what: string, probe: () => Promise<boolean>, timeoutMs: number) => {
+    const r = await waitFor(
+      async () => (state !== 'starting' ? 'stop' : (await probe()) ? 'up' : undefined),
+      {
+        timeoutMs,
+        intervalMs: 300,
+        message: what,
+      },
+    );
+    if (r === 'stop') throw new StopRequested();
+  };
+  const service = async (name: string, entry: string, extra: Record<string, string>) => {
+    if (state !== 'starting') throw new StopRequested();
+    const child = await startNodeService({
+      name,
+      entry,
+      env: extra,
+      detached: true,
+      onLine: prefixed(name),
+    });
+    watch(child);
+    await writePid(join(runDir, pidName(name)), child.pid, entry);
+    say(`${name} started (pid ${child.pid})`);
+  };
+
+  let data: DataServices | undefined;
+  try {
+    for (const [what, file] of Object.entries(entries)) {
+      if (!existsSync(file)) throw new Error(`the ${what} entry ${file} does not exist`);
+    }
+    await checkPortFree(registryPort, 'REGISTRY_PORT');
+    await checkPortFree(routerPort, 'ROUTER_PORT');
+    data = await startDataServices({
+      stateDir,
+      redisUrl: env.REDIS_URL || undefined,
+      influxUrl: env.INFLUX_URL || undefined,
+      influxV2Url: env.INFLUX_V2_URL || undefined,
+      bucket,
+      log: say,
+      onLine: (name, line) => prefixed(name)(line),
+    });
+    for (const p of data.procs) watch(p);
+    const common = {
+      REDIS_URL: data.redisUrl,
+      INFLUX_URL: data.influxUrl,
+      INFLUX_V2_URL: data.influxV2Url,
+      INFLUX_BUCKET: bucket,
+      REACH_PREFIX: env.REACH_PREFIX || 'reach',
+      REGISTRY_PORT: String(registryPort),
+      ROUTER_PORT: String(routerPort),
+    };
+    const healthy = (url: string) => async () => (await httpStatus(url)) === 200;
+    await service('registry-sync', entries['registry-sync'], common);
+    await untilUp(
+      `registry-sync answering ${registryUrl}/healthz`,
+      healthy(`${registryUrl}/healthz`),
+      60_000,
+    );
+    await service('router', entries.router, common);
+    const routerHealth = `http://127.0.0.1:${routerPort}/healthz`;
+    await untilUp(`router answering ${routerHealth}`, healthy(routerHealth), 60_000);
+    for (const id of AGENTS) {
+      await service(`agent ${id}`, entries.agent, {
+        ...common,
+        AGENT_ID: id,
+        REGISTRY_URL: registryUrl,
+      });
+    }
+    const listed = async () => {
+      const body = await (await fetch(`${registryUrl}/v1/agents`)).text();
+      return AGENTS.every((id) => body.includes(`"${id}"`));
+    };
+    const registered = await untilUp('agents registered', listed, 30_000).then(
+      () => true,
+      (err: unknown) => (err instanceof StopRequested ? Promise.reject(err) : false),
+    );
+    say(
+      registered
+        ? `agents ${AGENTS.join(', ')} registered`
+        : 'agents not listed by registry-sync yet: see their output',
+    );
+    if (state === 'starting') {
+      state = 'running';
+      process.stdout.write(banner({ routerPort, registryUrl, data, bucket }));
+    }
+  } catch (err: unknown) {
+    if (!(err instanceof StopRequested)) {
+      say(`failed to start: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    stop(1);
+  }
+
+  await stopRequested;
+  const agents = children.filter((c) => c.name.startsWith('agent '));
+  await Promise.all(agents.map((c) => c.stop('SIGTERM')));
+  for (const c of [...children].reverse()) if (!agents.includes(c)) await c.stop('SIGTERM');
+  await data?.clearPids();
+  for (const c of children) await removePid(join(runDir, pidName(c.name)));
+  await removePid(lockFile);
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  say(exitCode === 0 ? 'all stopped' : `all stopped; exit code ${exitCode}`);
+  return exitCode;
+}

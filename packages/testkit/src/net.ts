@@ -1,0 +1,64 @@
+import { createServer, connect } from 'node:net';
+import { randomBytes } from 'node:crypto';
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picked it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const addr = server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error('no port assigned'))));
+    });
+  });
+}
+
+/** True when nothing accepts connections on `127.0.0.1:port` and we can bind it. */
+export function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A key prefix unique to one test, valid for `reachKeys(prefix)` (letters, digits and `_.:-`, at
+ * most 64 characters), e.g. `t:k3j9x0a1b2c3d4e5`.
+ */
+export function randomPrefix(): string {
+  return `t:${Date.now().toString(36)}${randomBytes(6).toString('hex')}`;
+}
+
+/** The HTTP status of `GET url`, or `undefined` when the request fails or takes over 2 s. */
+export async function httpStatus(url: string, init?: RequestInit): Promise<number | undefined> {
+  try {
+    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(2000) });
+    await res.arrayBuffer();
+    return res.status;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sends PING to a Redis on `host:port` with a raw socket; true on `+PONG`. */
+export function redisPing(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host });
+    let reply = '';
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(2000, () => finish(false));
+    socket.once('error', () => finish(false));
+    socket.once('connect', () => socket.write('*1\r\n$4\r\nPING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString('utf8');
+      if (reply.includes('\r\n')) finish(reply.startsWith('+PONG'));
+    });
+  });
+}

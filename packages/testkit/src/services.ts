@@ -1,0 +1,101 @@
+import { createInfluxDatabase } from './local-influx.ts';
+import { hasDockerRuntime, startContainerStack } from './containers.ts';
+import { startLocalStack } from './local-stack.ts';
+
+/** Real Redis and InfluxDB for a test run, wherever they came from. */
+export interface Services {
+  /** `redis://host:port` */
+  redisUrl: string;
+  /** InfluxDB 1.x API (`/ping`, `/write`, `/query`); empty when started with `influx: false`. */
+  influxUrl: string;
+  /**
+   * Serves InfluxDB 2's `/api/v2/write` (what @influxdata/influxdb-client's WriteApi uses) as
+   * well as the 1.x endpoints. Locally an nginx in front of influxd 1.6; with InfluxDB 1.8+ the
+   * same as `influxUrl`. Empty when started with `influx: false`.
+   */
+  influxV2Url: string;
+  /** Database / bucket the events go to: `INFLUX_BUCKET` or `reach`. It exists. */
+  influxBucket: string;
+  redisPort: number;
+  /** Set when this call started a local `redis-server`. */
+  redisPid?: number;
+  /** Stops only what this call started and removes its temp directory. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Options for {@link startServices}. */
+export interface StartServicesOptions {
+  /** Start (or connect to) InfluxDB as well as Redis. @default true */
+  influx?: boolean;
+}
+
+function portOf(url: string, fallback: number): number {
+  const port = new URL(url).port;
+  return port ? Number(port) : fallback;
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let p: Promise<void> | undefined;
+  return () => (p ??= fn());
+}
+
+/**
+ * Provides real Redis and InfluxDB. Each comes from, in order: `REDIS_URL` / `INFLUX_URL` (and
+ * `INFLUX_V2_URL`, defaulting to `INFLUX_URL`) when set; otherwise containers (redis:7,
+ * influxdb:1.8) when a Docker runtime is reachable; otherwise local `redis-server`, `influxd`
+ * 1.x and `nginx` processes on free 127.0.0.1 ports in a temp directory.
+ *
+ * @throws {MissingBinaryError} when local processes are needed and a binary is not installed.
+ */
+export async function startServices(opts: StartServicesOptions = {}): Promise<Services> {
+  const wantInflux = opts.influx ?? true;
+  const influxBucket = process.env.INFLUX_BUCKET || 'reach';
+  const envRedis = process.env.REDIS_URL || undefined;
+  const envInflux = wantInflux ? process.env.INFLUX_URL || undefined : undefined;
+  const needRedis = !envRedis;
+  const needInflux = wantInflux && !envInflux;
+
+  let started: Omit<Services, 'influxBucket' | 'stop'> & { stop(): Promise<void> } = {
+    redisUrl: envRedis ?? '',
+    redisPort: envRedis ? portOf(envRedis, 6379) : 0,
+    influxUrl: '',
+    influxV2Url: '',
+    stop: async () => {},
+  };
+  if (needRedis || needInflux) {
+    const which = { redis: needRedis, influx: needInflux };
+    started = hasDockerRuntime()
+      ? await startContainerStack(which).catch((err: unknown) => {
+          const why = err instanceof Error ? err.message : String(err);
+          throw new Error(
+            `testcontainers could not start redis:7 / influxdb:1.8 (${why}). A Docker runtime ` +
+              'seemed present (DOCKER_HOST or /var/run/docker.sock); set REACH_TESTKIT_LOCAL=1 to ' +
+              'use local redis-server / influxd / nginx instead.',
+            { cause: err },
+          );
+        })
+      : await startLocalStack(which);
+  }
+
+  const redisUrl = envRedis ?? started.redisUrl;
+  const influxUrl = envInflux ?? started.influxUrl;
+  const influxV2Url = envInflux ? process.env.INFLUX_V2_URL || envInflux : started.influxV2Url;
+  if (envInflux) {
+    // Best effort: a fresh 1.x server needs the database; 2.x answers this with an error we ignore.
+    await createInfluxDatabase(envInflux, influxBucket).catch(() => undefined);
+  } else if (needInflux && influxBucket !== 'reach') {
+    await createInfluxDatabase(influxUrl, influxBucket).catch(async (err: unknown) => {
+      await started.stop();
+      throw err;
+    });
+  }
+  return {
+    redisUrl,
+    redisPort: envRedis ? portOf(envRedis, 6379) : started.redisPort,
+    ...(!envRedis && started.redisPid !== undefined ? { redisPid: started.redisPid } : {}),
+    influxUrl,
+    influxV2Url,
+    influxBucket,
+    stop: once(() => started.stop()),
+  };
+}

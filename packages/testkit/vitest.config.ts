@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts'],
+    // Resolved through this package's own exports, the way other workspaces will name it.
+    globalSetup: ['@agent-reach/testkit/global-setup'],
+    // Files that start servers must not fight over 2 cores.
+    fileParallelism: false,
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+  },
+});
