@@ -10,6 +10,7 @@ import { Housekeeper } from './duties/housekeeper.ts';
 import { LeaseLock } from './duties/lease-lock.ts';
 import { LeaseSweeper } from './duties/lease-sweeper.ts';
 import { SnapshotWriter } from './duties/snapshot-writer.ts';
+import { FleetEventLog } from './fleet/fleet-event-log.ts';
 import { compileRegistryOptions, type RegistryOptions } from './options.ts';
 import { AgentRegistry } from './registry/agent-registry.ts';
 
@@ -43,6 +44,7 @@ export async function createRegistryService(
 
   const events = createEventSink({ ...(extra.events ?? {}), logger });
   const registry = new AgentRegistry(redis, keys, options);
+  const fleet = new FleetEventLog(redis, keys, logger.child({ module: 'fleet' }));
   const snapshots = new SnapshotWriter(redis, keys, registry);
   const housekeeper = new Housekeeper(
     new LeaseLock(redis, keys.lock('housekeeping'), options.instanceId, Math.max(3 * options.sweepIntervalMs, 3000)),
@@ -50,6 +52,7 @@ export async function createRegistryService(
     snapshots,
     options,
     logger.child({ module: 'housekeeper' }),
+    (t) => fleet.append({ kind: 'status', agent_id: t.agent_id, from: t.from, to: t.to, reason: 'lease' }),
   );
   const applier = new AckApplier(redis, keys, events, options, logger);
   const consumer = new AckConsumer(blocking, redis, keys, applier, { consumer: options.instanceId }, logger);
@@ -58,6 +61,7 @@ export async function createRegistryService(
     registry,
     bodyLimitBytes: options.bodyLimitBytes,
     onRegistryChange: () => housekeeper.writeSnapshotNow(),
+    fleet,
     logger,
   });
   await consumer.start();

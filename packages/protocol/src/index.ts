@@ -6,3 +6,5 @@ export * from './codecs.ts';
 export * from './schemas.ts';
 export * from './errors.ts';
 export * from './snapshot.ts';
+export * from './fleet-events.ts';
+export * from './agent-record.ts';

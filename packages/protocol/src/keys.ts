@@ -42,6 +42,8 @@ export interface ReachKeys {
   lock(name: string): string;
   /** Hash: counters kept by the server (refused acks, dropped events, …). */
   stats(): string;
+  /** Stream: fleet events (registrations, status changes, retries, dead letters), capped. */
+  fleetEvents(): string;
 }
 
 function checkId(kind: string, id: string): string {
@@ -74,5 +76,6 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX): ReachKeys {
     snapshotChannel: () => `${p}:snapshot:ch`,
     lock: (name) => `${p}:lock:${checkId('lock', name)}`,
     stats: () => `${p}:stats`,
+    fleetEvents: () => `${p}:events`,
   };
 }

@@ -9,9 +9,10 @@ import {
   type RegisterReply,
   type AgentAck,
   type AgentStatus,
+  toAgentView,
 } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
-import { toAgentView } from './agent-record.ts';
+
 import { formatToken, mintSecret, type ParsedToken } from './token.ts';
 
 /** What the registry needs to know of the settings. */

@@ -10,6 +10,7 @@ import {
   RegisterReply,
 } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
+import type { FleetEventLog } from '../../fleet/fleet-event-log.ts';
 import type { AgentRegistry } from '../../registry/agent-registry.ts';
 import { parseBearer, type ParsedToken } from '../../registry/token.ts';
 
@@ -18,6 +19,8 @@ export interface AgentsRouteDeps {
   registry: AgentRegistry;
   /** Writes a snapshot so routers learn of a change; awaited before replying to register. */
   onRegistryChange: () => Promise<void>;
+  /** Where registrations and status changes are announced. */
+  fleet: FleetEventLog;
 }
 
 const errors = { 400: ErrorReply, 401: ErrorReply, 404: ErrorReply, 409: ErrorReply, 503: ErrorReply };
@@ -29,7 +32,7 @@ function bearer(header: string | undefined): ParsedToken {
 }
 
 /** The agents' side of the HTTP API. */
-export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (app, { registry, onRegistryChange }) => {
+export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (app, { registry, onRegistryChange, fleet }) => {
   app.post(
     '/v1/agents/register',
     { schema: { body: RegisterBody, response: { 200: RegisterReply, ...errors } } },
@@ -39,6 +42,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (a
         { agent_id: reply.agent_id, instance_id: reply.instance_id, epoch: reply.epoch, new_instance: newInstance },
         'agent registered',
       );
+      fleet.append({ kind: newInstance && reply.epoch > 1 ? 'fenced' : 'registered', agent_id: reply.agent_id, epoch: reply.epoch });
       // The agent can be routed to as soon as it has its reply.
       await onRegistryChange();
       return reply;
@@ -52,6 +56,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (a
       const ack = await registry.heartbeat(request.params.agent_id, bearer(request.headers.authorization), request.body);
       if (ack.previous !== ack.status) {
         request.log.info({ agent_id: ack.agent_id, from: ack.previous, to: ack.status }, 'agent status changed');
+        fleet.append({ kind: 'status', agent_id: ack.agent_id, from: ack.previous, to: ack.status, reason: 'heartbeat' });
         await onRegistryChange();
       }
       return { agent_id: ack.agent_id, epoch: ack.epoch, status: ack.status, lease_ms: ack.lease_ms };
@@ -64,6 +69,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (a
     async (request) => {
       const ack = await registry.deregister(request.params.agent_id, bearer(request.headers.authorization));
       request.log.info({ agent_id: ack.agent_id, epoch: ack.epoch }, 'agent draining');
+      fleet.append({ kind: 'deregistered', agent_id: ack.agent_id, epoch: ack.epoch });
       await onRegistryChange();
       return ack;
     },

@@ -1,4 +1,6 @@
-import { AgentRecordField as F, type AgentStatus, type AgentView, type Channel } from '@agent-reach/protocol';
+import { AgentRecordField as F } from './snapshot.ts';
+import type { AgentView } from './schemas.ts';
+import type { AgentStatus, Channel } from './states.ts';
 
 function int(value: string | undefined): number {
   const n = Number(value);
