@@ -1,0 +1,43 @@
+/**
+ * A demo agent: serves one capability and answers every task with its payload.
+ *
+ *   node --import tsx apps/worker-sdk/examples/echo-agent.ts
+ *
+ * Environment: REGISTRY_URL, REDIS_URL, AGENT_ID, REACH_CAPABILITY, MAX_CONCURRENCY.
+ */
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { installSignalHandlers, isReachClosedError, ReachAgent } from '@agent-reach/worker-sdk';
+
+const env = process.env;
+const logger = pino({ name: 'echo-agent' });
+
+const maxConcurrency = Number(env['MAX_CONCURRENCY'] ?? '8');
+const agent = new ReachAgent({
+  registryUrl: env['REGISTRY_URL'] ?? 'http://127.0.0.1:8080',
+  redisUrl: env['REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+  agentId: env['AGENT_ID'] ?? `echo-${randomBytes(4).toString('hex')}`,
+  capabilities: [env['REACH_CAPABILITY'] ?? 'echo'],
+  maxConcurrency,
+  logger,
+  handler: (task) => {
+    task.logger.info({ capability: task.capability }, 'echo');
+    return Promise.resolve(task.payload);
+  },
+});
+
+installSignalHandlers(agent, { logger });
+// A newer instance with this AGENT_ID took over: step down. Exit 0 so a supervisor that restarts
+// on failure does not start a third instance that would fence the new one in turn.
+agent.on('fenced', () => {
+  void agent.close().finally(() => process.exit(0));
+});
+agent.start();
+agent.ready().then(
+  (reg) => logger.info({ agent_id: reg.agent_id, epoch: reg.epoch, stream: reg.stream }, 'echo agent ready'),
+  (err: unknown) => {
+    if (isReachClosedError(err)) return; // stopped before it registered
+    logger.error({ err }, 'echo agent could not register');
+    process.exitCode = 1;
+  },
+);

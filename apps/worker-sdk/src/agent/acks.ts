@@ -1,0 +1,114 @@
+import { encodeAck, type AckMessage, type RegisterReply } from '@agent-reach/protocol';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { Backoff, type CompiledBackoff } from '../util/backoff.ts';
+import { sleep } from '../util/sleep.ts';
+import { redisErrorCode, type ReadOrigin } from './redis-util.ts';
+
+/** The final report of a task: completed with a result, or failed. */
+export type TaskOutcome =
+  | { stage: 'completed'; result: string; durationMs: number }
+  | { stage: 'failed'; error: string; retryable: boolean; durationMs?: number };
+
+/** What the ack writer needs from the agent. */
+export interface AckWriterContext {
+  /** Command connection (never the blocking one). */
+  redis: Redis;
+  /** The current registration: acks carry its epoch and go to its acks stream. */
+  session(): RegisterReply | undefined;
+  retry: CompiledBackoff;
+  logger: Logger;
+  /** Aborted at the end of a forced shutdown: pending writes give up instead of retrying on. */
+  stop: AbortSignal;
+}
+
+/** A task as far as acks are concerned. */
+export interface AckTarget {
+  taskId: string;
+  attempt: number;
+  messageId: string;
+  origin: ReadOrigin;
+}
+
+/**
+ * Writes receipts, completions and failures to the acks stream. Writes are retried with backoff
+ * across Redis outages (a lost completion would make the server run the task again); a Redis
+ * error *reply* is not retried, since sending the same command again cannot fix it.
+ */
+export class AckWriter {
+  constructor(private readonly ctx: AckWriterContext) {}
+
+  /** XADDs `received` for every task of a read batch in one round trip. */
+  async receipts(targets: readonly AckTarget[]): Promise<void> {
+    if (targets.length === 0) return;
+    await this.#write('received', targets.length, (session) => {
+      const pipe = this.ctx.redis.pipeline();
+      for (const t of targets) pipe.xadd(session.acks_stream, '*', ...encodeAck(this.#ack(session, t, { stage: 'received' })));
+      return pipe;
+    });
+  }
+
+  /** XADDs the completion or failure and XACKs the entry, pipelined in one round trip. */
+  async finish(target: AckTarget, outcome: TaskOutcome): Promise<void> {
+    await this.#write(outcome.stage, 1, (session) => {
+      const body: Pick<AckMessage, 'stage' | 'result' | 'duration_ms' | 'error' | 'retryable'> =
+        outcome.stage === 'completed'
+          ? { stage: 'completed', result: outcome.result, duration_ms: outcome.durationMs }
+          : { stage: 'failed', error: outcome.error, retryable: outcome.retryable, duration_ms: outcome.durationMs };
+      return this.ctx.redis
+        .pipeline()
+        .xadd(session.acks_stream, '*', ...encodeAck(this.#ack(session, target, body)))
+        .xack(target.origin.stream, target.origin.group, target.messageId);
+    });
+  }
+
+  /** XACKs an entry that cannot be run (undecodable or trimmed), so it is not delivered again. */
+  async drop(origin: ReadOrigin, messageId: string): Promise<void> {
+    await this.#write('drop', 1, () => this.ctx.redis.pipeline().xack(origin.stream, origin.group, messageId));
+  }
+
+  #ack(session: RegisterReply, t: AckTarget, body: Pick<AckMessage, 'stage'> & Partial<AckMessage>): AckMessage {
+    return {
+      task_id: t.taskId,
+      agent_id: session.agent_id,
+      instance_id: session.instance_id,
+      epoch: session.epoch,
+      attempt: t.attempt,
+      ...body,
+    };
+  }
+
+  async #write(
+    what: string,
+    count: number,
+    build: (session: RegisterReply) => { exec(): Promise<[Error | null, unknown][] | null> },
+  ): Promise<void> {
+    const backoff = new Backoff(this.ctx.retry);
+    for (;;) {
+      const session = this.ctx.session();
+      if (session === undefined) {
+        // Unreachable in practice: the consumer starts only once registered.
+        this.ctx.logger.error({ what, count }, 'ack before registration; dropped');
+        return;
+      }
+      try {
+        const results = (await build(session).exec()) ?? [];
+        const failed = results.find(([err]) => err !== null)?.[0];
+        if (failed === undefined || failed === null) return;
+        throw failed;
+      } catch (err: unknown) {
+        if (redisErrorCode(err) !== undefined) {
+          this.ctx.logger.error({ err, what, count }, 'redis refused an ack write; not retrying');
+          return;
+        }
+        if (this.ctx.stop.aborted) {
+          this.ctx.logger.warn({ err, what, count }, 'ack write abandoned at shutdown; the server will retry the task');
+          return;
+        }
+        const delayMs = backoff.next();
+        this.ctx.logger.warn({ err, what, count, delayMs }, 'ack write failed; retrying');
+        await sleep(delayMs, this.ctx.stop);
+      }
+    }
+  }
+}

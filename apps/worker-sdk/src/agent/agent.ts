@@ -1,0 +1,251 @@
+import { EventEmitter } from 'node:events';
+import type { ErrorCode, RegisterReply } from '@agent-reach/protocol';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { AgentFencedError, isReachHttpError, ReachClosedError } from '../errors.ts';
+import { Deferred } from '../util/deferred.ts';
+import { settlesWithin } from '../util/sleep.ts';
+import { AckWriter } from './acks.ts';
+import { Consumer, type ReadSource } from './consumer.ts';
+import { Heartbeat } from './heartbeat.ts';
+import { compileAgentOptions, type CompiledAgentOptions, type ReachAgentOptions } from './options.ts';
+import { closeRedis, openRedis } from './redis-util.ts';
+import { registerWithRetry } from './registration.ts';
+import { RegistryClient } from './registry-client.ts';
+import { TaskRunner } from './runner.ts';
+import { Slots } from './slots.ts';
+
+/**
+ * Lifecycle of a {@link ReachAgent}: `starting` until the first registration succeeds,
+ * `running`, `draining` while `close()` waits for in-flight tasks, `closed` at the end;
+ * `fenced` when a newer instance of the same agent took over (reading and heartbeats stop;
+ * `close()` still ends in `closed`).
+ */
+export type AgentState = 'starting' | 'running' | 'draining' | 'closed' | 'fenced';
+
+/** Events a {@link ReachAgent} emits. */
+export interface ReachAgentEvents {
+  /** Registered (also after a re-registration); carries the registry's reply. */
+  registered: [reply: RegisterReply];
+  /** The state changed. */
+  state: [state: AgentState];
+  /** A newer instance took over; this one no longer reads. */
+  fenced: [error: AgentFencedError];
+}
+
+/** Grace after aborting handlers at the shutdown timeout, for their failure acks to go out. */
+const ABORT_GRACE_MS = 2000;
+const STALE: ErrorCode = 'STALE_EPOCH';
+
+interface Wiring {
+  cmd: Redis;
+  read: Redis;
+  runner: TaskRunner;
+  consumer: Consumer;
+  heartbeat: Heartbeat;
+}
+
+/**
+ * An agent: registers with registry-sync in the background, heartbeats, reads at most as many
+ * tasks as it has free slots from its stream, runs the handler and reports every stage on the
+ * acks stream. `start()` returns at once; `ready()` tells when registered; `close()` drains.
+ */
+export class ReachAgent extends EventEmitter<ReachAgentEvents> {
+  /** The settings in effect. */
+  readonly options: CompiledAgentOptions;
+  /** Bound to this agent; each collaborator logs through a child with its `module`. */
+  readonly #base: Logger;
+  readonly #log: Logger;
+  readonly #registry: RegistryClient;
+  readonly #slots: Slots;
+  readonly #ready = new Deferred<RegisterReply>();
+  /** Aborted when closing or fenced: stops registration attempts. */
+  readonly #lifetime = new AbortController();
+  /** Aborted when a shutdown gives up: ack writes stop retrying. */
+  readonly #hardStop = new AbortController();
+  #state: AgentState = 'starting';
+  #fenced = false;
+  #session: RegisterReply | undefined;
+  #wiring: Wiring | undefined;
+  #reregistering: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+
+  /** Checks the options (throws on a bad one); connects nothing until {@link start}. */
+  constructor(options: ReachAgentOptions) {
+    super();
+    this.options = compileAgentOptions(options);
+    this.#base = this.options.logger.child({ agent_id: this.options.agentId, instance_id: this.options.instanceId });
+    this.#log = this.#base.child({ module: 'agent' });
+    this.#registry = new RegistryClient(this.options.registryUrl, this.options.requestTimeoutMs);
+    this.#slots = new Slots(this.options.maxConcurrency);
+  }
+
+  /** Current lifecycle state. */
+  get state(): AgentState {
+    return this.#state;
+  }
+
+  /** The current registration (stream, group, epoch, …), once registered. */
+  get registration(): Readonly<RegisterReply> | undefined {
+    return this.#session;
+  }
+
+  /** Tasks held now: read and not yet fully reported. */
+  get inflight(): number {
+    return this.#slots.inUse;
+  }
+
+  /**
+   * Connects to Redis and starts registering in the background; returns at once. Tasks are read
+   * once registered. Calling it again does nothing; after `close()` it throws {@link ReachClosedError}.
+   */
+  start(): this {
+    if (this.#closing !== undefined) throw new ReachClosedError('agent');
+    if (this.#wiring !== undefined) return this;
+    const o = this.options;
+    const child = (module: string): Logger => this.#base.child({ module });
+    const cmd = openRedis(o, 'cmd', child('redis'));
+    const read = openRedis(o, 'read', child('redis'));
+    const session = (): RegisterReply | undefined => this.#session;
+    const acks = new AckWriter({ redis: cmd, session, retry: o.redisRetry, logger: child('acks'), stop: this.#hardStop.signal });
+    const runner = new TaskRunner({ handler: o.handler, acks, completedCacheSize: o.completedCacheSize, logger: child('runner') });
+    const consumer = new Consumer({
+      blocking: read,
+      control: cmd,
+      source: () => this.#source(),
+      runner,
+      slots: this.#slots,
+      blockMs: o.blockMs,
+      retry: o.redisRetry,
+      logger: child('consumer'),
+      onGroupMissing: () => this.#reregister(),
+    });
+    const heartbeat = new Heartbeat({
+      registry: this.#registry,
+      session,
+      inflight: () => this.#slots.inUse,
+      maxConcurrency: o.maxConcurrency,
+      logger: child('heartbeat'),
+      onGone: () => this.#reregister(),
+      onFenced: (err) => this.#fence(err),
+    });
+    this.#wiring = { cmd, read, runner, consumer, heartbeat };
+    this.#reregistering = this.#register();
+    return this;
+  }
+
+  /**
+   * Resolves with the registration once registered. Rejects if the registry refuses it for good
+   * (a {@link ReachHttpError}), if the agent is fenced ({@link AgentFencedError}) or closed
+   * ({@link ReachClosedError}) first.
+   */
+  ready(): Promise<RegisterReply> {
+    return this.#ready.promise;
+  }
+
+  /**
+   * Stops reading, waits up to `shutdownTimeoutMs` for in-flight tasks (then aborts their
+   * signals), deregisters and closes the connections. Idempotent: every call gets the same promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  #source(): ReadSource | undefined {
+    const s = this.#session;
+    return s === undefined ? undefined : { stream: s.stream, group: s.group, consumer: s.instance_id };
+  }
+
+  #setState(state: AgentState): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.#log.info({ state }, 'agent state');
+    this.#emitSafe('state', state);
+  }
+
+  #emitSafe<K extends keyof ReachAgentEvents>(event: K, ...args: ReachAgentEvents[K]): void {
+    try {
+      (this.emit as (e: K, ...a: ReachAgentEvents[K]) => boolean)(event, ...args);
+    } catch (err: unknown) {
+      this.#log.error({ err, event }, 'an event listener threw');
+    }
+  }
+
+  async #register(): Promise<void> {
+    try {
+      const reply = await registerWithRetry(this.options, this.#registry, this.#base.child({ module: 'registration' }), this.#lifetime.signal);
+      if (reply === undefined || this.#closing !== undefined || this.#fenced) return;
+      this.#session = reply;
+      this.#wiring?.heartbeat.start();
+      this.#wiring?.consumer.start();
+      if (this.#state === 'starting') this.#setState('running');
+      this.#ready.resolve(reply);
+      this.#emitSafe('registered', reply);
+    } catch (err: unknown) {
+      if (isReachHttpError(err) && err.code === STALE) return this.#fence(err);
+      this.#ready.reject(err);
+      void this.close();
+    } finally {
+      this.#reregistering = undefined;
+    }
+  }
+
+  /** The record or the stream's group is gone: register again, same instance_id, work goes on. */
+  #reregister(): void {
+    if (this.#reregistering !== undefined || this.#closing !== undefined || this.#fenced) return;
+    this.#wiring?.heartbeat.stop();
+    this.#reregistering = this.#register();
+  }
+
+  #fence(cause: unknown): void {
+    if (this.#fenced || this.#state === 'closed') return;
+    this.#fenced = true;
+    const error = new AgentFencedError(this.options.agentId, this.#session?.epoch ?? 0, cause);
+    this.#log.error({ err: error }, 'fenced: a newer instance of this agent took over; reading and heartbeats stopped');
+    this.#lifetime.abort();
+    this.#wiring?.heartbeat.stop();
+    // In-flight handlers finish; their acks still carry this instance's (old) epoch.
+    void this.#wiring?.consumer.stop();
+    this.#setState('fenced');
+    this.#ready.reject(error);
+    this.#emitSafe('fenced', error);
+  }
+
+  async #shutdown(): Promise<void> {
+    const w = this.#wiring;
+    if (!this.#fenced) this.#setState('draining');
+    this.#lifetime.abort();
+    if (w !== undefined) {
+      await w.consumer.stop();
+      const { shutdownTimeoutMs } = this.options;
+      if (this.#slots.inUse > 0) this.#log.info({ inflight: this.#slots.inUse }, 'draining in-flight tasks');
+      if (!(await settlesWithin(this.#slots.whenIdle(), shutdownTimeoutMs))) {
+        this.#log.warn({ inflight: this.#slots.inUse, shutdownTimeoutMs }, 'shutdown timeout; aborting in-flight handlers');
+        w.runner.abortAll();
+        if (!(await settlesWithin(this.#slots.whenIdle(), ABORT_GRACE_MS))) {
+          this.#log.warn({ inflight: this.#slots.inUse }, 'handlers ignored the abort; the server will reclaim their tasks');
+        }
+      }
+      this.#hardStop.abort();
+      w.heartbeat.stop();
+      await this.#reregistering;
+      await this.#deregister();
+      await Promise.all([closeRedis(w.cmd), closeRedis(w.read)]);
+    }
+    this.#setState('closed');
+    this.#ready.reject(new ReachClosedError('agent'));
+  }
+
+  async #deregister(): Promise<void> {
+    const session = this.#session;
+    // A fenced instance's token is stale: the registry would refuse it, and the record is the new instance's.
+    if (session === undefined || this.#fenced) return;
+    try {
+      await this.#registry.deregister(session);
+      this.#log.info('deregistered');
+    } catch (err: unknown) {
+      this.#log.warn({ err }, 'deregister failed; the registry will let the lease run out');
+    }
+  }
+}

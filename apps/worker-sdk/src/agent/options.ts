@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { isValidId, type Channel } from '@agent-reach/protocol';
+import type { RedisOptions } from 'ioredis';
+import { pino, type Logger } from 'pino';
+import { compileBackoff, type BackoffOptions, type CompiledBackoff } from '../util/backoff.ts';
+import type { TaskHandler } from './task.ts';
+
+/** Settings of a {@link ReachAgent}; resolved once by {@link compileAgentOptions}. */
+export interface ReachAgentOptions {
+  /**
+   * Base URL of registry-sync.
+   * @default 'http://127.0.0.1:8080'
+   */
+  registryUrl?: string;
+  /**
+   * Redis URL. Tasks are read from and acks written to this Redis.
+   * @default 'redis://127.0.0.1:6379'
+   */
+  redisUrl?: string;
+  /**
+   * Extra ioredis options, applied on top of `redisUrl` (TLS, password, sentinels, …).
+   * @default {}
+   */
+  redisOptions?: RedisOptions;
+  /**
+   * Stable name of the agent (`^[A-Za-z0-9_.:-]{1,128}$`). Required.
+   * @default none
+   */
+  agentId: string;
+  /**
+   * This process. Keep it across restarts to pick up the tasks this instance read and never
+   * acknowledged; a new one for a known agent raises its epoch and fences the old instance.
+   * @default a random UUID
+   */
+  instanceId?: string;
+  /**
+   * Capabilities served (1–64 ids). Required.
+   * @default none
+   */
+  capabilities: readonly string[];
+  /**
+   * Most tasks run at once; never more are read from the stream.
+   * @default 1
+   */
+  maxConcurrency?: number;
+  /**
+   * Region label the router may filter on.
+   * @default undefined (the server's default)
+   */
+  region?: string;
+  /**
+   * Delivery channel: `push` (own inbox stream).
+   * @default 'push'
+   */
+  channel?: Channel;
+  /**
+   * Free-form metadata stored with the registration (at most 32 keys).
+   * @default undefined
+   */
+  meta?: Record<string, unknown>;
+  /**
+   * Runs one task; its resolved value (JSON-serialisable) is the result. Required.
+   * @default none
+   */
+  handler: TaskHandler;
+  /**
+   * Backoff between registration attempts.
+   * @default { baseMs: 500, capMs: 10000, jitter: 0.2 }
+   */
+  registerRetry?: BackoffOptions;
+  /**
+   * Backoff after a Redis error in the read loop or when an ack cannot be written.
+   * @default { baseMs: 100, capMs: 5000, jitter: 0.2 }
+   */
+  redisRetry?: BackoffOptions;
+  /**
+   * `BLOCK` of each XREADGROUP, in ms. Also bounds how long `close()` waits for a read when the
+   * unblock command cannot reach Redis.
+   * @default 1000
+   */
+  blockMs?: number;
+  /**
+   * How long `close()` waits for in-flight tasks before aborting their signals.
+   * @default 30000
+   */
+  shutdownTimeoutMs?: number;
+  /**
+   * How many completed task_ids (with their result) are remembered, so a task delivered again
+   * is answered from memory instead of running twice.
+   * @default 10000
+   */
+  completedCacheSize?: number;
+  /**
+   * Timeout of each registry HTTP request.
+   * @default 5000
+   */
+  requestTimeoutMs?: number;
+  /**
+   * pino logger; the SDK logs through children with `module` bindings.
+   * @default pino({ name: 'agent-reach' })
+   */
+  logger?: Logger;
+}
+
+/** {@link ReachAgentOptions} with every default filled in and every value checked. */
+export interface CompiledAgentOptions {
+  readonly registryUrl: string;
+  readonly redisUrl: string;
+  readonly redisOptions: RedisOptions;
+  readonly agentId: string;
+  readonly instanceId: string;
+  readonly capabilities: readonly string[];
+  readonly maxConcurrency: number;
+  readonly region: string | undefined;
+  readonly channel: Channel;
+  readonly meta: Record<string, unknown> | undefined;
+  readonly handler: TaskHandler;
+  readonly registerRetry: CompiledBackoff;
+  readonly redisRetry: CompiledBackoff;
+  readonly blockMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly completedCacheSize: number;
+  readonly requestTimeoutMs: number;
+  readonly logger: Logger;
+}
+
+function intIn(name: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be an integer within ${min}..${max}, got ${value}`);
+  }
+  return value;
+}
+
+function id(name: string, value: unknown): string {
+  if (!isValidId(value)) throw new TypeError(`${name} must match ^[A-Za-z0-9_.:-]{1,128}$, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** Fills in defaults and checks every setting; throws a `TypeError`/`RangeError` naming the bad one. */
+export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOptions {
+  if (typeof options.handler !== 'function') throw new TypeError('handler must be a function');
+  const capabilities = [...options.capabilities];
+  if (capabilities.length < 1 || capabilities.length > 64) throw new RangeError('capabilities must hold 1–64 ids');
+  capabilities.forEach((c, i) => id(`capabilities[${i}]`, c));
+  if (new Set(capabilities).size !== capabilities.length) throw new TypeError('capabilities must be unique');
+  const channel = options.channel ?? 'push';
+  if (channel !== 'push' && channel !== 'pull') throw new TypeError(`channel must be push or pull, got ${String(channel)}`);
+  if (options.region !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(options.region)) {
+    throw new TypeError(`region must match ^[A-Za-z0-9_.-]{1,64}$, got ${JSON.stringify(options.region)}`);
+  }
+  return Object.freeze({
+    registryUrl: new URL(options.registryUrl ?? 'http://127.0.0.1:8080').toString().replace(/\/+$/, ''),
+    redisUrl: options.redisUrl ?? 'redis://127.0.0.1:6379',
+    redisOptions: options.redisOptions ?? {},
+    agentId: id('agentId', options.agentId),
+    instanceId: id('instanceId', options.instanceId ?? randomUUID()),
+    capabilities: Object.freeze(capabilities),
+    maxConcurrency: intIn('maxConcurrency', options.maxConcurrency ?? 1, 1, 10_000),
+    region: options.region,
+    channel,
+    meta: options.meta,
+    handler: options.handler,
+    registerRetry: compileBackoff(options.registerRetry),
+    redisRetry: compileBackoff(options.redisRetry, { baseMs: 100, capMs: 5000, jitter: 0.2 }),
+    blockMs: intIn('blockMs', options.blockMs ?? 1000, 1, 60_000),
+    shutdownTimeoutMs: intIn('shutdownTimeoutMs', options.shutdownTimeoutMs ?? 30_000, 0, 24 * 3600_000),
+    completedCacheSize: intIn('completedCacheSize', options.completedCacheSize ?? 10_000, 0, 10_000_000),
+    requestTimeoutMs: intIn('requestTimeoutMs', options.requestTimeoutMs ?? 5000, 1, 600_000),
+    logger: options.logger ?? pino({ name: 'agent-reach' }),
+  });
+}

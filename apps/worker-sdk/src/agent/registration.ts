@@ -1,0 +1,69 @@
+import type { ErrorCode, RegisterBody, RegisterReply } from '@agent-reach/protocol';
+import type { Logger } from 'pino';
+import { isReachHttpError } from '../errors.ts';
+import { Backoff } from '../util/backoff.ts';
+import { sleep } from '../util/sleep.ts';
+import type { CompiledAgentOptions } from './options.ts';
+import type { RegistryClient } from './registry-client.ts';
+
+/** Codes after which a retry is still worth it (the server is fine, the state is not yet). */
+const RETRY_CODES: readonly ErrorCode[] = ['STORE_UNAVAILABLE', 'INTERNAL'];
+
+/**
+ * True when registering again can succeed: no answer at all, a 5xx, 408 or 429. Any other 4xx
+ * means our request is wrong (bad options, refused), and repeating it forever would only hide that.
+ */
+export function isTransientRegisterError(err: unknown): boolean {
+  if (!isReachHttpError(err)) return true;
+  if (err.status >= 500 || err.status === 408 || err.status === 429) return true;
+  return (RETRY_CODES as readonly string[]).includes(err.code);
+}
+
+/** The register body for these options. */
+export function registerBody(options: CompiledAgentOptions): RegisterBody {
+  const body: RegisterBody = {
+    agent_id: options.agentId,
+    instance_id: options.instanceId,
+    capabilities: [...options.capabilities],
+    max_concurrency: options.maxConcurrency,
+    channel: options.channel,
+  };
+  if (options.region !== undefined) body.region = options.region;
+  if (options.meta !== undefined) body.meta = options.meta;
+  return body;
+}
+
+/**
+ * Registers, retrying with backoff until it succeeds, `signal` aborts (→ undefined), or the
+ * registry refuses the request for good (→ rejects with the {@link ReachHttpError}).
+ * The same instance_id is sent every time, so a re-registration is an upsert, never a takeover.
+ */
+export async function registerWithRetry(
+  options: CompiledAgentOptions,
+  registry: RegistryClient,
+  logger: Logger,
+  signal: AbortSignal,
+): Promise<RegisterReply | undefined> {
+  const backoff = new Backoff(options.registerRetry);
+  const body = registerBody(options);
+  while (!signal.aborted) {
+    try {
+      const reply = await registry.register(body, signal);
+      logger.info(
+        { epoch: reply.epoch, stream: reply.stream, heartbeatIntervalMs: reply.heartbeat_interval_ms, attempts: backoff.failures + 1 },
+        'registered',
+      );
+      return reply;
+    } catch (err: unknown) {
+      if (signal.aborted) break;
+      if (!isTransientRegisterError(err)) {
+        logger.error({ err }, 'registry refused the registration; not retrying');
+        throw err;
+      }
+      const delayMs = backoff.next();
+      logger.warn({ err, delayMs, failures: backoff.failures }, 'registration failed; retrying');
+      await sleep(delayMs, signal);
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,36 @@
+import { AgentAck, RegisterReply, type HeartbeatBody, type RegisterBody } from '@agent-reach/protocol';
+import { Routes } from '../routes.ts';
+import { checkReply } from '../util/check.ts';
+import { joinUrl, requestOk } from '../util/http.ts';
+
+/** The agents' side of the registry-sync HTTP API. Every method rejects with a typed SDK error. */
+export class RegistryClient {
+  /**
+   * @param baseUrl - registry-sync base URL
+   * @param timeoutMs - timeout of each request
+   */
+  constructor(
+    private readonly baseUrl: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** `POST /v1/agents/register`. */
+  async register(body: RegisterBody, signal?: AbortSignal): Promise<RegisterReply> {
+    const url = joinUrl(this.baseUrl, Routes.register());
+    const reply = await requestOk({ method: 'POST', url, body, timeoutMs: this.timeoutMs, signal });
+    return checkReply(RegisterReply, `POST ${url}`, reply);
+  }
+
+  /** `POST /v1/agents/:agent_id/heartbeat` with the registration's token. */
+  async heartbeat(session: RegisterReply, body: HeartbeatBody): Promise<AgentAck> {
+    const url = joinUrl(this.baseUrl, Routes.heartbeat(session.agent_id));
+    const reply = await requestOk({ method: 'POST', url, body, token: session.token, timeoutMs: this.timeoutMs });
+    return checkReply(AgentAck, `POST ${url}`, reply);
+  }
+
+  /** `POST /v1/agents/:agent_id/deregister` with the registration's token. */
+  async deregister(session: RegisterReply): Promise<void> {
+    const url = joinUrl(this.baseUrl, Routes.deregister(session.agent_id));
+    await requestOk({ method: 'POST', url, body: {}, token: session.token, timeoutMs: this.timeoutMs });
+  }
+}

@@ -1,0 +1,168 @@
+import { decodeTask, type TaskMessage } from '@agent-reach/protocol';
+import type { Logger } from 'pino';
+import { errorText, isRetryable, TaskAbortedError } from '../errors.ts';
+import { LruMap } from '../util/lru.ts';
+import type { AckTarget, AckWriter, TaskOutcome } from './acks.ts';
+import type { ReadOrigin, StreamEntry } from './redis-util.ts';
+import type { TaskHandler } from './task.ts';
+
+/** What the runner needs from the agent. */
+export interface TaskRunnerContext {
+  handler: TaskHandler;
+  acks: AckWriter;
+  /** How many completed task_ids to remember. */
+  completedCacheSize: number;
+  logger: Logger;
+  /** Clock in epoch ms for deadlines; injectable for tests. */
+  now?: () => number;
+}
+
+interface Running {
+  controller: AbortController;
+  outcome: Promise<TaskOutcome>;
+}
+
+const ERROR_TEXT_MAX = 4096;
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Runs tasks read from a stream: receipt at once, then the handler, then completion or failure
+ * with the XACK. Remembers completed task_ids so a task delivered again is answered from memory,
+ * and a task delivered again while still running shares the running execution.
+ */
+export class TaskRunner {
+  readonly #completed: LruMap<string, string>;
+  readonly #running = new Map<string, Running>();
+  readonly #now: () => number;
+
+  constructor(private readonly ctx: TaskRunnerContext) {
+    this.#completed = new LruMap(ctx.completedCacheSize);
+    this.#now = ctx.now ?? Date.now;
+  }
+
+  /** Tasks whose handler is running now. */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  /**
+   * Takes one read batch. Returns one promise per entry that settles (never rejects) once the
+   * entry is fully handled — acks written and XACKed — so the caller can free its slot.
+   */
+  accept(entries: readonly StreamEntry[], origin: ReadOrigin): Promise<void>[] {
+    const tasks: { entry: StreamEntry; task: TaskMessage; target: AckTarget }[] = [];
+    const done: Promise<void>[] = [];
+    for (const entry of entries) {
+      const decoded = entry.fields === null ? { ok: false as const, error: 'entry was trimmed' } : decodeTask(entry.fields);
+      if (!decoded.ok) {
+        this.ctx.logger.error({ messageId: entry.id, stream: origin.stream, reason: decoded.error }, 'undecodable task entry; acknowledged and skipped');
+        done.push(this.ctx.acks.drop(origin, entry.id));
+        continue;
+      }
+      const task = decoded.value;
+      tasks.push({ entry, task, target: { taskId: task.task_id, attempt: task.attempt, messageId: entry.id, origin } });
+    }
+    // One round trip for the whole batch's receipts, sent before any handler is awaited.
+    const receipts = this.ctx.acks.receipts(tasks.map((t) => t.target));
+    for (const { entry, task, target } of tasks) done.push(this.#handle(entry, task, target, receipts));
+    return done;
+  }
+
+  /** Aborts every running handler's signal (forced shutdown). */
+  abortAll(): void {
+    for (const [taskId, run] of this.#running) run.controller.abort(new TaskAbortedError(taskId, 'shutdown'));
+  }
+
+  /** The remembered result JSON text of a completed task, if still remembered. */
+  completedResult(taskId: string): string | undefined {
+    return this.#completed.get(taskId);
+  }
+
+  async #handle(entry: StreamEntry, task: TaskMessage, target: AckTarget, receipts: Promise<void>): Promise<void> {
+    const log = this.ctx.logger.child({ task_id: task.task_id, attempt: task.attempt });
+    let outcome: TaskOutcome;
+    try {
+      outcome = await this.#outcome(entry, task, log);
+    } catch (err: unknown) {
+      // #outcome catches handler errors itself; this only guards against bugs here.
+      log.error({ err }, 'task runner failed');
+      outcome = { stage: 'failed', error: errorText(err), retryable: true };
+    }
+    // The receipt must land before the completion on the acks stream.
+    await receipts;
+    await this.ctx.acks.finish(target, outcome);
+    log.debug({ stage: outcome.stage, durationMs: outcome.durationMs }, 'task finished');
+  }
+
+  #outcome(entry: StreamEntry, task: TaskMessage, log: Logger): Promise<TaskOutcome> {
+    const remembered = this.#completed.get(task.task_id);
+    if (remembered !== undefined) {
+      log.info('task already completed here; reporting the remembered result without running it');
+      // duration_ms measures the handler, and it did not run.
+      return Promise.resolve({ stage: 'completed', result: remembered, durationMs: 0 });
+    }
+    const running = this.#running.get(task.task_id);
+    if (running !== undefined) {
+      log.info('task delivered again while running here; sharing the running execution');
+      return running.outcome;
+    }
+    if (task.deadline_ms > 0 && this.#now() >= task.deadline_ms) {
+      log.warn({ deadlineMs: task.deadline_ms }, 'deadline passed before start; not running');
+      return Promise.resolve({ stage: 'failed', error: new TaskAbortedError(task.task_id, 'deadline').message, retryable: false });
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(task.payload);
+    } catch {
+      return Promise.resolve({ stage: 'failed', error: 'payload is not valid JSON text', retryable: false });
+    }
+    const controller = new AbortController();
+    const outcome = this.#execute(entry, task, payload, controller, log).finally(() => this.#running.delete(task.task_id));
+    this.#running.set(task.task_id, { controller, outcome });
+    return outcome;
+  }
+
+  async #execute(entry: StreamEntry, task: TaskMessage, payload: unknown, controller: AbortController, log: Logger): Promise<TaskOutcome> {
+    let timer: NodeJS.Timeout | undefined;
+    if (task.deadline_ms > 0) {
+      // setTimeout fires at once for delays past 2^31-1 ms; deadlines are at most days away anyway.
+      const delayMs = Math.min(task.deadline_ms - this.#now(), MAX_TIMER_MS);
+      timer = setTimeout(() => controller.abort(new TaskAbortedError(task.task_id, 'deadline')), delayMs);
+    }
+    const started = performance.now();
+    try {
+      const value = await this.ctx.handler({
+        taskId: task.task_id,
+        capability: task.capability,
+        payload,
+        attempt: task.attempt,
+        traceId: task.trace_id,
+        deadlineMs: task.deadline_ms,
+        messageId: entry.id,
+        signal: controller.signal,
+        logger: log,
+      });
+      const durationMs = Math.round(performance.now() - started);
+      let result: string;
+      try {
+        // undefined (a handler with no return value) is reported as null.
+        result = JSON.stringify(value) ?? 'null';
+      } catch (err: unknown) {
+        return { stage: 'failed', error: `result is not JSON-serialisable: ${errorText(err)}`, retryable: false, durationMs };
+      }
+      this.#completed.set(task.task_id, result);
+      return { stage: 'completed', result, durationMs };
+    } catch (err: unknown) {
+      const durationMs = Math.round(performance.now() - started);
+      const reason: unknown = controller.signal.reason;
+      // A handler that gave up because its signal fired often throws a generic AbortError;
+      // the signal's reason says whether running again can help.
+      const abortedForGood = controller.signal.aborted && reason instanceof TaskAbortedError && !reason.retryable;
+      const retryable = !abortedForGood && isRetryable(err);
+      log.warn({ err, retryable, durationMs }, 'handler failed');
+      return { stage: 'failed', error: errorText(err).slice(0, ERROR_TEXT_MAX), retryable, durationMs };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { CallbacksReply, SubmitReply, TaskView, type CallbackItem, type SubmitBody } from '@agent-reach/protocol';
+import type { Logger } from 'pino';
+import { isReachConnectionError, isReachHttpError, ReachClosedError, TaskFailedError } from '../errors.ts';
+import { Routes } from '../routes.ts';
+import { Backoff } from '../util/backoff.ts';
+import { checkReply } from '../util/check.ts';
+import { joinUrl, requestOk } from '../util/http.ts';
+import { sleep } from '../util/sleep.ts';
+import { CallbackPoller } from './callbacks.ts';
+import { compileClientOptions, type CompiledClientOptions, type ReachClientOptions } from './options.ts';
+
+/** A task to submit; `callback_topic` defaults to the client's own topic. */
+export type SubmitRequest = Omit<SubmitBody, 'callback_topic'> & { callback_topic?: string };
+
+/** Options of {@link ReachClient.result}. */
+export interface ResultOptions {
+  /**
+   * How long to wait.
+   * @default the client's `resultTimeoutMs`
+   */
+  timeoutMs?: number;
+  /**
+   * Stops waiting (rejects with the signal's reason).
+   * @default none
+   */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link ReachClient.run}. */
+export interface RunOptions extends ResultOptions {
+  /**
+   * The task's id; a repeat returns the existing task, so a `run()` retried after a network
+   * error does not run the work twice.
+   * @default a random UUID
+   */
+  taskId?: string;
+  /**
+   * Seconds the task may take before it is dead-lettered.
+   * @default the server's default
+   */
+  timeoutS?: number;
+  /**
+   * Trace id to carry.
+   * @default none (the server makes one)
+   */
+  traceId?: string;
+}
+
+/**
+ * The callers' side: submit tasks by capability and await their results from this client's
+ * callback topic, read by one shared long-poll loop.
+ */
+export class ReachClient {
+  /** The settings in effect. */
+  readonly options: CompiledClientOptions;
+  readonly #log: Logger;
+  readonly #poller: CallbackPoller;
+  #closed: Promise<void> | undefined;
+
+  /** Checks the options (throws on a bad one); sends nothing yet. */
+  constructor(options: ReachClientOptions = {}) {
+    this.options = compileClientOptions(options);
+    this.#log = this.options.logger.child({ module: 'client', callback_topic: this.options.callbackTopic });
+    this.#poller = new CallbackPoller({
+      fetchPage: (after, signal) => this.#fetchPage(after, signal),
+      maxBuffered: this.options.maxBufferedResults,
+      retry: this.options.pollRetry,
+      logger: this.#log,
+    });
+  }
+
+  /** The topic this client's results arrive on. */
+  get callbackTopic(): string {
+    return this.options.callbackTopic;
+  }
+
+  /**
+   * `POST /v1/tasks`. Resolves with the router's reply (202 new, 200 when the task_id existed);
+   * rejects with a {@link ReachHttpError} (`code` e.g. `NO_AGENT`, `INVALID_BODY`) on any other
+   * status, or a {@link ReachConnectionError} when no answer came.
+   */
+  async submit(req: SubmitRequest, signal?: AbortSignal): Promise<SubmitReply> {
+    if (this.#closed !== undefined) throw new ReachClosedError('client');
+    const body: SubmitBody = { ...req, callback_topic: req.callback_topic ?? this.options.callbackTopic };
+    const url = joinUrl(this.options.routerUrl, Routes.submit());
+    const reply = await requestOk({ method: 'POST', url, body, timeoutMs: this.options.requestTimeoutMs, signal });
+    return checkReply(SubmitReply, `POST ${url}`, reply);
+  }
+
+  /**
+   * The task's final item (completed, failed or dead) from this client's callback topic. Only
+   * tasks submitted with this client's topic can be awaited here. Rejects with a
+   * {@link ResultTimeoutError} when it does not arrive in time (the task may still finish).
+   */
+  result(taskId: string, options: ResultOptions = {}): Promise<CallbackItem> {
+    return this.#poller.wait(taskId, options.timeoutMs ?? this.options.resultTimeoutMs, options.signal);
+  }
+
+  /**
+   * Submits and awaits: resolves with the result value when the task completed, rejects with a
+   * {@link TaskFailedError} when it ended failed or dead. A 503 or a lost connection on submit
+   * is retried with backoff (same task_id) within the timeout; other errors are thrown as is.
+   */
+  async run<T = unknown>(capability: string, payload: unknown, options: RunOptions = {}): Promise<T> {
+    const deadline = Date.now() + (options.timeoutMs ?? this.options.resultTimeoutMs);
+    const req: SubmitRequest = { task_id: options.taskId ?? randomUUID(), capability, payload };
+    if (options.timeoutS !== undefined) req.timeout_s = options.timeoutS;
+    if (options.traceId !== undefined) req.trace_id = options.traceId;
+    const submitted = await this.#submitWithRetry(req, deadline, options.signal);
+    const item = await this.result(submitted.task_id, { ...options, timeoutMs: Math.max(0, deadline - Date.now()) });
+    if (item.status !== 'completed') throw new TaskFailedError({ ...item, status: item.status });
+    return item.result as T;
+  }
+
+  /** `GET /v1/tasks/:task_id`: the task's state and timeline (404 → {@link ReachHttpError} `TASK_NOT_FOUND`). */
+  async getTask(taskId: string, signal?: AbortSignal): Promise<TaskView> {
+    const url = joinUrl(this.options.routerUrl, Routes.task(taskId));
+    const reply = await requestOk({ method: 'GET', url, timeoutMs: this.options.requestTimeoutMs, signal });
+    return checkReply(TaskView, `GET ${url}`, reply);
+  }
+
+  /** Stops the poll loop; pending `result()` calls reject with {@link ReachClosedError}. Idempotent. */
+  close(): Promise<void> {
+    this.#closed ??= this.#poller.close();
+    return this.#closed;
+  }
+
+  async #submitWithRetry(req: SubmitRequest, deadline: number, signal: AbortSignal | undefined): Promise<SubmitReply> {
+    const backoff = new Backoff(this.options.submitRetry);
+    for (;;) {
+      try {
+        return await this.submit(req, signal);
+      } catch (err: unknown) {
+        const transient = (isReachHttpError(err) && err.status === 503) || isReachConnectionError(err);
+        const delayMs = backoff.next();
+        if (!transient || Date.now() + delayMs >= deadline || signal?.aborted === true || this.#closed !== undefined) throw err;
+        this.#log.debug({ err, task_id: req.task_id, delayMs }, 'submit failed; retrying');
+        await sleep(delayMs, signal);
+      }
+    }
+  }
+
+  async #fetchPage(after: string, signal: AbortSignal): Promise<CallbacksReply> {
+    const { routerUrl, callbackTopic, pollWaitMs, pollLimit, requestTimeoutMs } = this.options;
+    const url = joinUrl(routerUrl, Routes.callbacks(callbackTopic, { after, waitMs: pollWaitMs, limit: pollLimit }));
+    const reply = await requestOk({ method: 'GET', url, timeoutMs: requestTimeoutMs + pollWaitMs, signal });
+    return checkReply(CallbacksReply, `GET ${url}`, reply);
+  }
+}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import {
+  NonRetryableError,
+  ReachError,
+  ReachHttpError,
+  TaskAbortedError,
+  TaskFailedError,
+  errorText,
+  isNonRetryableError,
+  isReachError,
+  isReachHttpError,
+  isRetryable,
+  isTaskFailedError,
+} from './errors.ts';
+
+describe('errors', () => {
+  it('ReachHttpError takes the stable code from the body, or HTTP_<status>', () => {
+    const e = new ReachHttpError('POST http://x/v1/tasks', 503, { error: 'NO_AGENT', message: 'none' });
+    expect(e).toMatchObject({ name: 'ReachHttpError', code: 'NO_AGENT', status: 503 });
+    expect(isReachHttpError(e) && isReachError(e)).toBe(true);
+    expect(e).toBeInstanceOf(ReachError);
+    expect(new ReachHttpError('GET x', 502, '<html>').code).toBe('HTTP_502');
+  });
+
+  it('isRetryable: false for NonRetryableError and anything with retryable === false', () => {
+    expect(isRetryable(new Error('x'))).toBe(true);
+    expect(isRetryable('text')).toBe(true);
+    expect(isRetryable(new NonRetryableError('bad input'))).toBe(false);
+    expect(isRetryable(Object.assign(new Error('x'), { retryable: false }))).toBe(false);
+    expect(isRetryable(new TaskAbortedError('t', 'deadline'))).toBe(false);
+    expect(isRetryable(new TaskAbortedError('t', 'shutdown'))).toBe(true);
+    expect(isNonRetryableError(new NonRetryableError('x', { cause: 1 }))).toBe(true);
+  });
+
+  it('TaskFailedError carries the item', () => {
+    const item = { id: '1-0', task_id: 't1', status: 'dead' as const, capability: 'c', agent_id: 'a', attempt: 4, error: 'max_attempts', completed_at: 1 };
+    const e = new TaskFailedError(item);
+    expect(e).toMatchObject({ taskId: 't1', status: 'dead', error: 'max_attempts', item });
+    expect(isTaskFailedError(e)).toBe(true);
+    expect(isTaskFailedError(new Error('x'))).toBe(false);
+  });
+
+  it('errorText never throws', () => {
+    const circular: Record<string, unknown> = {};
+    circular['self'] = circular;
+    expect(errorText(new Error('boom'))).toBe('boom');
+    expect(errorText('plain')).toBe('plain');
+    expect(errorText({ a: 1 })).toBe('{"a":1}');
+    expect(errorText(circular)).toBe('[object Object]');
+    expect(errorText(undefined)).toBe('undefined');
+  });
+});

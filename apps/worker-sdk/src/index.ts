@@ -1,0 +1,20 @@
+/**
+ * `@agent-reach/worker-sdk`: run an agent that serves capabilities ({@link ReachAgent}) and
+ * submit tasks to a fleet and await their results ({@link ReachClient}).
+ * @packageDocumentation
+ */
+export { ReachAgent, type AgentState, type ReachAgentEvents } from './agent/agent.ts';
+export { compileAgentOptions, type ReachAgentOptions, type CompiledAgentOptions } from './agent/options.ts';
+export type { TaskContext, TaskHandler } from './agent/task.ts';
+export { ReachClient, type SubmitRequest, type ResultOptions, type RunOptions } from './client/client.ts';
+export { compileClientOptions, type ReachClientOptions, type CompiledClientOptions } from './client/options.ts';
+export { installSignalHandlers, type Closable, type SignalHandlerOptions } from './signals.ts';
+export type { BackoffOptions } from './util/backoff.ts';
+export * from './errors.ts';
+export type {
+  CallbackItem,
+  RegisterReply,
+  SubmitBody,
+  SubmitReply,
+  TaskView,
+} from '@agent-reach/protocol';

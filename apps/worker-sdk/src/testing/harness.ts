@@ -1,0 +1,85 @@
+/** One test's world: a key prefix, a raw Redis client, the registry stand-in, and agents. */
+import { randomBytes } from 'node:crypto';
+import { encodeTask, type TaskMessage } from '@agent-reach/protocol';
+import { randomPrefix } from '@agent-reach/testkit';
+import { Redis } from 'ioredis';
+import { ReachAgent } from '../agent/agent.ts';
+import type { ReachAgentOptions } from '../agent/options.ts';
+import { startRegistryDouble, type RegistryDouble } from './registry-double.ts';
+import { readStream, redisUrl, testLogger, type EntryRecord } from './support.ts';
+
+/** What {@link startHarness} gives a test. */
+export interface Harness {
+  prefix: string;
+  redis: Redis;
+  registry: RegistryDouble;
+  /** A new agent wired to this harness (not started). */
+  agent(options: Partial<ReachAgentOptions> & Pick<ReachAgentOptions, 'handler'>): ReachAgent;
+  /** XADDs a task to the agent's inbox the way the router does; returns the entry id. */
+  addTask(agentId: string, task: Partial<TaskMessage> & Pick<TaskMessage, 'task_id'>): Promise<string>;
+  /** The acks stream. */
+  acks(): Promise<EntryRecord[]>;
+  /** The acks of one task, in order. */
+  acksOf(taskId: string): Promise<Record<string, string>[]>;
+  /** Closes every agent and connection and deletes every key under the prefix. */
+  cleanup(): Promise<void>;
+}
+
+/** Builds a harness; call `cleanup()` in afterEach. */
+export async function startHarness(opts: { heartbeatIntervalMs?: number; redisUrl?: string } = {}): Promise<Harness> {
+  const prefix = randomPrefix();
+  const url = opts.redisUrl ?? redisUrl();
+  const redis = new Redis(url);
+  redis.on('error', () => undefined); // reconnects by itself; tests that restart Redis expect errors
+  const registry = await startRegistryDouble({ redis, prefix, heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 5000 });
+  const agents: ReachAgent[] = [];
+  const acks = () => readStream(redis, registry.keys.acks());
+  return {
+    prefix,
+    redis,
+    registry,
+    agent(options) {
+      const agent = new ReachAgent({
+        registryUrl: registry.url,
+        redisUrl: url,
+        agentId: `agent-${randomBytes(4).toString('hex')}`,
+        capabilities: ['echo'],
+        logger: testLogger(),
+        registerRetry: { baseMs: 20, capMs: 200 },
+        redisRetry: { baseMs: 20, capMs: 200 },
+        blockMs: 200,
+        shutdownTimeoutMs: 5000,
+        ...options,
+      });
+      agents.push(agent);
+      return agent;
+    },
+    addTask(agentId, task) {
+      const full: TaskMessage = {
+        capability: 'echo',
+        payload: 'null',
+        attempt: 1,
+        trace_id: `trace-${task.task_id}`,
+        callback_topic: '',
+        deadline_ms: 0,
+        ...task,
+      };
+      return redis.xadd(registry.keys.inbox(agentId), '*', ...encodeTask(full)) as Promise<string>;
+    },
+    acks,
+    async acksOf(taskId) {
+      return (await acks()).map((e) => e.fields).filter((f) => f['task_id'] === taskId);
+    },
+    async cleanup() {
+      await Promise.all(agents.map((a) => a.close()));
+      await registry.close();
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await redis.del(...keys);
+      } while (cursor !== '0');
+      await redis.quit();
+    },
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * A stand-in for registry-sync's agent API, for the SDK's own tests: `node:http`, answering
+ * register / heartbeat / deregister per the contract, and creating the inbox's consumer group in
+ * real Redis the way the server does. Knobs let a test lose the record (404), take the agent over
+ * with a newer instance (409) or fail registrations (503). The end-to-end tests use the real server.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { Value } from '@sinclair/typebox/value';
+import {
+  HeartbeatBody,
+  RegisterBody,
+  WORKER_GROUP,
+  reachKeys,
+  type ErrorCode,
+  type RegisterReply,
+  type ReachKeys,
+} from '@agent-reach/protocol';
+import type { Redis } from 'ioredis';
+
+interface AgentRecord {
+  instanceId: string;
+  epoch: number;
+  token: string;
+  /** Tokens of older epochs: they get 409, not 401. */
+  staleTokens: Set<string>;
+}
+
+/** Settings of {@link startRegistryDouble}. */
+export interface RegistryDoubleOptions {
+  redis: Redis;
+  prefix: string;
+  heartbeatIntervalMs?: number;
+}
+
+/** A running stand-in. */
+export interface RegistryDouble {
+  url: string;
+  keys: ReachKeys;
+  registers: RegisterBody[];
+  heartbeats: { agentId: string; body: HeartbeatBody }[];
+  deregisters: string[];
+  /** Answer the next `n` registrations with 503 STORE_UNAVAILABLE. */
+  failRegistrations(n: number): void;
+  /** Answer every registration with this error from now on. */
+  refuseRegistrations(code: ErrorCode | undefined): void;
+  /** Drop the agent's record: its next heartbeat gets 404. */
+  forget(agentId: string): void;
+  /** A newer instance registers: epoch + 1, the old token now gets 409. */
+  takeOver(agentId: string): RegisterReply;
+  epochOf(agentId: string): number | undefined;
+  close(): Promise<void>;
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function fail(res: ServerResponse, status: number, code: ErrorCode, message: string): void {
+  send(res, status, { error: code, message });
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  let text = '';
+  for await (const chunk of req) text += String(chunk);
+  return text.length === 0 ? undefined : (JSON.parse(text) as unknown);
+}
+
+/** Starts the stand-in on a free 127.0.0.1 port. */
+export async function startRegistryDouble(options: RegistryDoubleOptions): Promise<RegistryDouble> {
+  const keys = reachKeys(options.prefix);
+  const agents = new Map<string, AgentRecord>();
+  let failing = 0;
+  let refusing: ErrorCode | undefined;
+  const double: Omit<RegistryDouble, 'url' | 'close'> = {
+    keys,
+    registers: [],
+    heartbeats: [],
+    deregisters: [],
+    failRegistrations: (n) => void (failing = n),
+    refuseRegistrations: (code) => void (refusing = code),
+    forget: (agentId) => void agents.delete(agentId),
+    takeOver: (agentId) => reply(agentId, upsert(agentId, randomUUID())),
+    epochOf: (agentId) => agents.get(agentId)?.epoch,
+  };
+
+  function upsert(agentId: string, instanceId: string): AgentRecord {
+    const old = agents.get(agentId);
+    const rec: AgentRecord =
+      old === undefined
+        ? { instanceId, epoch: 1, token: randomUUID(), staleTokens: new Set() }
+        : old.instanceId === instanceId
+          ? old
+          : { instanceId, epoch: old.epoch + 1, token: randomUUID(), staleTokens: new Set([...old.staleTokens, old.token]) };
+    agents.set(agentId, rec);
+    return rec;
+  }
+
+  function reply(agentId: string, rec: AgentRecord): RegisterReply {
+    return {
+      agent_id: agentId,
+      instance_id: rec.instanceId,
+      epoch: rec.epoch,
+      token: rec.token,
+      stream: keys.inbox(agentId),
+      group: WORKER_GROUP,
+      acks_stream: keys.acks(),
+      heartbeat_interval_ms: options.heartbeatIntervalMs ?? 5000,
+      lease_ms: 30_000,
+    };
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const body = await readJson(req);
+    if (req.method === 'POST' && url.pathname === '/v1/agents/register') {
+      if (!Value.Check(RegisterBody, body)) return fail(res, 400, 'INVALID_BODY', 'register body does not match RegisterBody');
+      double.registers.push(body);
+      if (refusing !== undefined) return fail(res, 400, refusing, 'refused by the test');
+      if (failing > 0) {
+        failing -= 1;
+        return fail(res, 503, 'STORE_UNAVAILABLE', 'failing on purpose');
+      }
+      const rec = upsert(body.agent_id, body.instance_id ?? randomUUID());
+      try {
+        await options.redis.xgroup('CREATE', keys.inbox(body.agent_id), WORKER_GROUP, '0', 'MKSTREAM');
+      } catch {
+        // BUSYGROUP: it exists already.
+      }
+      return send(res, 200, reply(body.agent_id, rec));
+    }
+    const m = /^\/v1\/agents\/([^/]+)\/(heartbeat|deregister)$/.exec(url.pathname);
+    if (req.method !== 'POST' || m === null) return fail(res, 404, 'NOT_FOUND', 'no such route');
+    const agentId = decodeURIComponent(m[1] ?? '');
+    const rec = agents.get(agentId);
+    const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+    if (rec === undefined) return fail(res, 404, 'AGENT_NOT_FOUND', 'register first');
+    if (rec.staleTokens.has(token)) return fail(res, 409, 'STALE_EPOCH', 'a newer instance took over');
+    if (rec.token !== token) return fail(res, 401, 'UNAUTHORIZED', 'bad token');
+    if (m[2] === 'heartbeat') {
+      if (!Value.Check(HeartbeatBody, body)) return fail(res, 400, 'INVALID_BODY', 'heartbeat body does not match');
+      double.heartbeats.push({ agentId, body });
+      return send(res, 200, { agent_id: agentId, epoch: rec.epoch, status: 'HEALTHY', lease_ms: 30_000 });
+    }
+    double.deregisters.push(agentId);
+    agents.delete(agentId);
+    return send(res, 200, { agent_id: agentId, epoch: rec.epoch, status: 'DRAINING', lease_ms: 30_000 });
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => fail(res, 500, 'INTERNAL', String(err)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    ...double,
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

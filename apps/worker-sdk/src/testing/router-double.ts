@@ -1,0 +1,202 @@
+/**
+ * A stand-in for the router's caller API, for the SDK client's tests: `node:http`, delivering
+ * tasks to one agent's inbox in real Redis and turning that agent's acks into callback-topic
+ * items (once per task_id), served by long poll. The end-to-end tests use the real router.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { Value } from '@sinclair/typebox/value';
+import {
+  SubmitBody,
+  decodeAck,
+  encodeTask,
+  type CallbackItem,
+  type ErrorCode,
+  type ReachKeys,
+  type SubmitReply,
+  type TaskView,
+} from '@agent-reach/protocol';
+import { Redis } from 'ioredis';
+
+/** A running stand-in. */
+export interface RouterDouble {
+  url: string;
+  submits: SubmitBody[];
+  /** Poll requests: total, and the most that were open at once. */
+  polls: { total: number; open: number; maxOpen: number };
+  /** Items published per topic. */
+  published(topic: string): CallbackItem[];
+  /** Answer the next `n` submits with 503 NO_AGENT (every agent busy). */
+  refuseSubmits(n: number): void;
+  /** Publishes an item as the server would (e.g. a dead letter). */
+  publish(topic: string, item: Omit<CallbackItem, 'id'>): void;
+  close(): Promise<void>;
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function fail(res: ServerResponse, status: number, code: ErrorCode, message: string): void {
+  send(res, status, { error: code, message });
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  let text = '';
+  for await (const chunk of req) text += String(chunk);
+  return text.length === 0 ? undefined : (JSON.parse(text) as unknown);
+}
+
+/** Starts the stand-in; tasks for `capability` go to `agentId`'s inbox, any other capability gets 503 NO_AGENT. */
+export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKeys; agentId: string; capability: string }): Promise<RouterDouble> {
+  const redis = new Redis(opts.redisUrl);
+  const reader = new Redis(opts.redisUrl);
+  for (const r of [redis, reader]) r.on('error', () => undefined);
+  const topics = new Map<string, CallbackItem[]>();
+  const tasks = new Map<string, { reply: SubmitReply; body: SubmitBody; topic: string; created: number }>();
+  const wakers = new Set<() => void>();
+  const polls = { total: 0, open: 0, maxOpen: 0 };
+  const submits: SubmitBody[] = [];
+  let seq = 0;
+  let refusing = 0;
+  let closed = false;
+
+  const publish = (topic: string, item: Omit<CallbackItem, 'id'>): void => {
+    const list = topics.get(topic) ?? [];
+    if (list.some((i) => i.task_id === item.task_id)) return; // one final item per task_id
+    list.push({ ...item, id: `${++seq}-0` });
+    topics.set(topic, list);
+    for (const wake of [...wakers]) wake();
+  };
+
+  // Acks → callback items, as registry-sync does.
+  const pump = (async () => {
+    let last = '0';
+    while (!closed) {
+      const reply = await reader.xread('BLOCK', 100, 'STREAMS', opts.keys.acks(), last).catch(() => null);
+      for (const [, entries] of reply ?? []) {
+        for (const [id, fields] of entries) {
+          last = id;
+          const ack = decodeAck(fields);
+          if (!ack.ok || ack.value.stage === 'received') continue;
+          const task = tasks.get(ack.value.task_id);
+          if (task === undefined) continue;
+          const item: Omit<CallbackItem, 'id'> = {
+            task_id: ack.value.task_id,
+            status: ack.value.stage,
+            capability: task.body.capability,
+            agent_id: ack.value.agent_id,
+            attempt: ack.value.attempt,
+            completed_at: Date.now(),
+          };
+          if (ack.value.result !== undefined) item.result = JSON.parse(ack.value.result) as unknown;
+          if (ack.value.error !== undefined) item.error = ack.value.error;
+          if (ack.value.duration_ms !== undefined) item.duration_ms = ack.value.duration_ms;
+          publish(task.topic, item);
+        }
+      }
+    }
+  })();
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (req.method === 'POST' && url.pathname === '/v1/tasks') {
+      const body = await readJson(req);
+      if (!Value.Check(SubmitBody, body)) return fail(res, 400, 'INVALID_BODY', 'body does not match SubmitBody');
+      submits.push(body);
+      if (refusing > 0) {
+        refusing -= 1;
+        return fail(res, 503, 'NO_AGENT', 'every agent is busy; retry shortly');
+      }
+      const known = body.task_id === undefined ? undefined : tasks.get(body.task_id);
+      if (known !== undefined) return send(res, 200, known.reply);
+      if (body.capability !== opts.capability) return fail(res, 503, 'NO_AGENT', `no live agent serves ${body.capability}`);
+      const taskId = body.task_id ?? randomUUID();
+      const stream = opts.keys.inbox(opts.agentId);
+      const topic = body.callback_topic ?? '';
+      const messageId = (await redis.xadd(stream, '*', ...encodeTask({
+        task_id: taskId,
+        capability: body.capability,
+        payload: JSON.stringify(body.payload ?? null),
+        attempt: 1,
+        trace_id: body.trace_id ?? taskId,
+        callback_topic: topic,
+        deadline_ms: body.timeout_s === undefined ? 0 : Date.now() + body.timeout_s * 1000,
+      }))) as string;
+      const reply: SubmitReply = { task_id: taskId, status: 'sent', agent_id: opts.agentId, stream, message_id: messageId };
+      tasks.set(taskId, { reply, body, topic, created: Date.now() });
+      return send(res, 202, reply);
+    }
+    const task = /^\/v1\/tasks\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && task !== null) {
+      const t = tasks.get(decodeURIComponent(task[1] ?? ''));
+      if (t === undefined) return fail(res, 404, 'TASK_NOT_FOUND', 'no such task');
+      const item = topics.get(t.topic)?.find((i) => i.task_id === t.reply.task_id);
+      const view: TaskView = {
+        task_id: t.reply.task_id,
+        status: item?.status ?? 'sent',
+        capability: t.body.capability,
+        agent_id: opts.agentId,
+        attempts: 1,
+        created_at: t.created,
+        deadline_ms: 0,
+        timeline: [{ stage: 'sent', at: t.created }],
+      };
+      return send(res, 200, view);
+    }
+    const cb = /^\/v1\/callbacks\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && cb !== null) {
+      const topic = decodeURIComponent(cb[1] ?? '');
+      const after = Number((url.searchParams.get('after') ?? '0').split('-')[0]);
+      const waitMs = Math.min(Number(url.searchParams.get('wait_ms') ?? '0'), 30_000);
+      const limit = Number(url.searchParams.get('limit') ?? '100');
+      const pick = () => (topics.get(topic) ?? []).filter((i) => Number(i.id.split('-')[0]) > after).slice(0, limit);
+      polls.total += 1;
+      polls.open += 1;
+      polls.maxOpen = Math.max(polls.maxOpen, polls.open);
+      try {
+        let items = pick();
+        if (items.length === 0 && waitMs > 0) {
+          await new Promise<void>((resolve) => {
+            const done = (): void => {
+              clearTimeout(timer);
+              wakers.delete(done);
+              resolve();
+            };
+            const timer = setTimeout(done, waitMs);
+            wakers.add(done);
+            res.on('close', done);
+          });
+          items = pick();
+        }
+        return send(res, 200, { items, cursor: items.at(-1)?.id ?? (after === 0 ? '0' : `${after}-0`) });
+      } finally {
+        polls.open -= 1;
+      }
+    }
+    return fail(res, 404, 'NOT_FOUND', 'no such route');
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => fail(res, 500, 'INTERNAL', String(err)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    submits,
+    polls,
+    published: (topic) => topics.get(topic) ?? [],
+    refuseSubmits: (n) => void (refusing = n),
+    publish,
+    async close() {
+      closed = true;
+      for (const wake of [...wakers]) wake();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await pump;
+      await Promise.all([redis.quit(), reader.quit()]);
+    },
+  };
+}
