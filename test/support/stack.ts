@@ -7,6 +7,8 @@ export type InfluxMode = 'v1' | 'v2';
 /** registry-sync and a router running as real processes under one key prefix. */
 export interface Stack {
   prefix: string;
+  /** The environment the services were started with (to start more of them alike). */
+  env: Record<string, string>;
   registryUrl: string;
   routerUrl: string;
   redisUrl: string;
@@ -26,9 +28,17 @@ export const FAST_LEASES = {
   REACH_SNAPSHOT_MS: '500',
 };
 
+/** Options of {@link startStack}. */
+export interface StackOptions {
+  influx?: InfluxMode;
+  env?: Record<string, string>;
+  /** A Redis of the test's own instead of the shared one. */
+  redisUrl?: string;
+}
+
 /** Starts registry-sync and a router as processes, as `npm start` does, on free ports. */
-export async function startStack(opts: { influx?: InfluxMode; env?: Record<string, string> } = {}): Promise<Stack> {
-  const services = testServices();
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const services = { ...testServices(), ...(opts.redisUrl ? { redisUrl: opts.redisUrl } : {}) };
   const prefix = randomPrefix();
   const influx: Record<string, string> =
     opts.influx === 'v2'
@@ -52,14 +62,10 @@ export async function startStack(opts: { influx?: InfluxMode; env?: Record<strin
     env: { ...base, REGISTRY_PORT: String(registryPort) },
     healthUrl: `${registryUrl}/healthz`,
   });
-  const router = await startNodeService({
-    name: 'router',
-    entry: entry('router'),
-    env: { ...base, ROUTER_PORT: String(routerPort) },
-    healthUrl: `${routerUrl}/healthz`,
-  });
+  const router = await startRouter(base, routerPort);
   return {
     prefix,
+    env: base,
     registryUrl,
     routerUrl,
     redisUrl: services.redisUrl,
@@ -72,6 +78,16 @@ export async function startStack(opts: { influx?: InfluxMode; env?: Record<strin
       }
     },
   };
+}
+
+/** Starts one more router process with the stack's settings (several routers share Redis). */
+export function startRouter(env: Record<string, string>, port: number): Promise<ServiceProcess> {
+  return startNodeService({
+    name: `router-${port}`,
+    entry: entry('router'),
+    env: { ...env, ROUTER_PORT: String(port) },
+    healthUrl: `http://127.0.0.1:${port}/healthz`,
+  });
 }
 
 /** JSON over HTTP with the status, for asserting on replies. */

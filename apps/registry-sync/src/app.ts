@@ -5,6 +5,8 @@ import { baseFastifyOptions, installErrorHandling, isRedisUnavailable } from '@a
 import type { FleetEventLog } from './fleet/fleet-event-log.ts';
 import type { AgentRegistry } from './registry/agent-registry.ts';
 import { agentsRoutes } from './routes/agents/index.ts';
+import { registerObservability } from './plugins/observability.ts';
+import type { RegistryMetrics } from './metrics/registry-metrics.ts';
 
 /** Collaborators the HTTP app is built from. */
 export interface RegistryAppDeps {
@@ -14,6 +16,8 @@ export interface RegistryAppDeps {
   onRegistryChange: () => Promise<void>;
   fleet: FleetEventLog;
   logger?: FastifyServerOptions['loggerInstance'];
+  /** Serves `GET /metrics` when given. */
+  metrics?: RegistryMetrics;
 }
 
 /** Builds the registry-sync HTTP app; never listens (server.ts does, tests use inject). */
@@ -23,6 +27,8 @@ export async function buildRegistryApp(deps: RegistryAppDeps) {
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandling(app, isRedisUnavailable);
+  // Docs and metrics learn routes from hooks: before any route.
+  await registerObservability(app, deps.metrics);
   app.get('/healthz', async (_request, reply) => {
     try {
       await deps.redis.ping();

@@ -32,6 +32,34 @@ export interface RegistryOptions {
   bodyLimitBytes: number;
   /** Name of this instance in consumer groups. @default hostname-pid (env REACH_INSTANCE_ID) */
   instanceId: string;
+  /** Attempts in all before a task is dead-lettered. @default 4 (env REACH_MAX_ATTEMPTS) */
+  maxAttempts: number;
+  /** First retry backoff; doubles each attempt, ±20 % jitter. @default 2000 (env REACH_RETRY_BASE_MS) */
+  retryBaseMs: number;
+  /** Longest retry backoff. @default 120000 (env REACH_RETRY_CAP_MS) */
+  retryCapMs: number;
+  /** A task without a receipt this long after it was sent is retried. @default 30000 (env REACH_RECEIPT_TIMEOUT_MS) */
+  receiptTimeoutMs: number;
+  /** An agent whose inbox holds a task unread this long is SUSPECT, heartbeats or not. @default 10000 (env REACH_CONSUME_BOUND_MS) */
+  consumeBoundMs: number;
+  /** How often each live agent is sent a probe task through its inbox. @default 10000 (env REACH_PROBE_MS) */
+  probeIntervalMs: number;
+  /** A completion slower than this counts toward ejection. @default 3000 (env REACH_SLOW_MS) */
+  slowMs: number;
+  /** Per-capability slow thresholds, e.g. {"summarise": 20000}. @default {} (env REACH_SLOW_MS_BY_CAPABILITY, JSON) */
+  slowMsByCapability: Record<string, number>;
+  /** Consecutive slow completions that eject an agent. @default 5 */
+  slowStreak: number;
+  /** How long an ejected agent gets no tasks, seconds. @default 30 (env REACH_EJECT_S) */
+  ejectS: number;
+  /** Largest share of a capability's agents ejected at once. @default 0.5 (env REACH_EJECT_MAX_SHARE) */
+  ejectMaxShare: number;
+  /** How long dead letters are kept, seconds. @default 604800 (env REACH_DLQ_RETENTION_S) */
+  dlqRetentionS: number;
+  /** An assigned task still undelivered after this long is re-driven. @default 10000 (env REACH_DISPATCH_GRACE_MS) */
+  dispatchGraceMs: number;
+  /** A retry that finds no agent for this long is dead-lettered (no_agent). @default 300000 (env REACH_NO_AGENT_WAIT_MS) */
+  noAgentWaitMs: number;
   /** @default 'info' (env LOG_LEVEL) */
   logLevel: string;
 }
@@ -51,8 +79,39 @@ const EnvSchema = Type.Object({
   REACH_CALLBACK_MAXLEN: Type.Integer({ default: 100000, minimum: 100 }),
   REACH_REGISTRY_BODY_LIMIT: Type.Integer({ default: 65536, minimum: 1024 }),
   REACH_INSTANCE_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
+  REACH_MAX_ATTEMPTS: Type.Integer({ default: 4, minimum: 1 }),
+  REACH_RETRY_BASE_MS: Type.Integer({ default: 2000, minimum: 0 }),
+  REACH_RETRY_CAP_MS: Type.Integer({ default: 120000, minimum: 0 }),
+  REACH_RECEIPT_TIMEOUT_MS: Type.Integer({ default: 30000, minimum: 100 }),
+  REACH_CONSUME_BOUND_MS: Type.Integer({ default: 10000, minimum: 100 }),
+  REACH_PROBE_MS: Type.Integer({ default: 10000, minimum: 100 }),
+  REACH_SLOW_MS: Type.Integer({ default: 3000, minimum: 1 }),
+  REACH_SLOW_MS_BY_CAPABILITY: Type.String({ default: '{}' }),
+  REACH_EJECT_S: Type.Integer({ default: 30, minimum: 1 }),
+  REACH_EJECT_MAX_SHARE: Type.Number({ default: 0.5, minimum: 0, maximum: 1 }),
+  REACH_DLQ_RETENTION_S: Type.Integer({ default: 604800, minimum: 1 }),
+  REACH_DISPATCH_GRACE_MS: Type.Integer({ default: 10000, minimum: 100 }),
+  REACH_NO_AGENT_WAIT_MS: Type.Integer({ default: 300000, minimum: 100 }),
   LOG_LEVEL: Type.String({ default: 'info' }),
 });
+
+function slowMap(text: string): Record<string, number> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error('settings: REACH_SLOW_MS_BY_CAPABILITY must be a JSON object such as {"summarise": 20000}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new Error('settings: REACH_SLOW_MS_BY_CAPABILITY must be a JSON object of capability → milliseconds');
+  }
+  const out: Record<string, number> = {};
+  for (const [cap, ms] of Object.entries(parsed)) {
+    if (typeof ms !== 'number' || !(ms > 0)) throw new Error(`settings: REACH_SLOW_MS_BY_CAPABILITY.${cap} must be a positive number`);
+    out[cap] = ms;
+  }
+  return out;
+}
 type Env = Static<typeof EnvSchema>;
 
 /** Reads and checks the environment; throws a message naming the bad variable. */
@@ -72,6 +131,19 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     callbackRetentionS: e.REACH_CALLBACK_RETENTION_S,
     callbackMaxLen: e.REACH_CALLBACK_MAXLEN,
     bodyLimitBytes: e.REACH_REGISTRY_BODY_LIMIT,
+    maxAttempts: e.REACH_MAX_ATTEMPTS,
+    retryBaseMs: e.REACH_RETRY_BASE_MS,
+    retryCapMs: e.REACH_RETRY_CAP_MS,
+    receiptTimeoutMs: e.REACH_RECEIPT_TIMEOUT_MS,
+    consumeBoundMs: e.REACH_CONSUME_BOUND_MS,
+    probeIntervalMs: e.REACH_PROBE_MS,
+    slowMs: e.REACH_SLOW_MS,
+    slowMsByCapability: slowMap(e.REACH_SLOW_MS_BY_CAPABILITY),
+    ejectS: e.REACH_EJECT_S,
+    ejectMaxShare: e.REACH_EJECT_MAX_SHARE,
+    dlqRetentionS: e.REACH_DLQ_RETENTION_S,
+    dispatchGraceMs: e.REACH_DISPATCH_GRACE_MS,
+    noAgentWaitMs: e.REACH_NO_AGENT_WAIT_MS,
     logLevel: e.LOG_LEVEL,
     ...(e.REACH_INSTANCE_ID ? { instanceId: e.REACH_INSTANCE_ID } : {}),
   };
@@ -94,6 +166,20 @@ export function compileRegistryOptions(opts: Partial<RegistryOptions> = {}): Reg
     callbackMaxLen: 100000,
     bodyLimitBytes: 65536,
     instanceId: `sync-${process.pid}`,
+    maxAttempts: 4,
+    retryBaseMs: 2000,
+    retryCapMs: 120000,
+    receiptTimeoutMs: 30000,
+    consumeBoundMs: 10000,
+    probeIntervalMs: 10000,
+    slowMs: 3000,
+    slowMsByCapability: {},
+    slowStreak: 5,
+    ejectS: 30,
+    ejectMaxShare: 0.5,
+    dlqRetentionS: 604800,
+    dispatchGraceMs: 10000,
+    noAgentWaitMs: 300000,
     logLevel: 'info',
     ...opts,
   };

@@ -4,6 +4,8 @@ import pino from 'pino';
 import { decodeSnapshot, encodeAck, reachKeys, type RegisterReply } from '@agent-reach/protocol';
 import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from './index.ts';
+import { defineCommands } from './commands/index.ts';
+import { LeaseSweeper } from './duties/lease-sweeper.ts';
 
 let service: RegistryService;
 let redis: Redis;
@@ -110,6 +112,28 @@ describe('leases', () => {
     const res = await heartbeat('a1', reply.token, 0);
     expect(res.statusCode).toBe(200);
     expect(res.json().status).toBe('HEALTHY');
+  });
+
+  it('gives leases the time back after the sweeper itself could not run', async () => {
+    await service.close();
+    service = await createRegistryService(
+      { redisUrl: testServices().redisUrl, prefix, ...fast },
+      { logger: pino({ level: 'silent' }), housekeeping: false },
+    );
+    await register({ agent_id: 'a1', capabilities: ['echo'], max_concurrency: 1 });
+    const conn = new Redis(testServices().redisUrl);
+    defineCommands(conn);
+    const sweeper = new LeaseSweeper(conn, reachKeys(prefix), { suspectMs: fast.suspectMs, offlineMs: fast.offlineMs });
+    try {
+      // No heartbeat for longer than the offline bound.
+      await waitFor(async () => (await service.app.inject({ url: '/v1/agents/a1' })).json().lease_age_ms > fast.offlineMs + 100);
+      // A sweep that knows it was away for that long gives the time back: still HEALTHY.
+      expect(await sweeper.sweep(fast.offlineMs + 1000)).toEqual([]);
+      const [t] = await sweeper.sweep(0);
+      expect(t).toMatchObject({ agent_id: 'a1', from: 'HEALTHY', to: 'OFFLINE' });
+    } finally {
+      await conn.quit();
+    }
   });
 
   it('drains on deregister and removes the agent once nothing is in flight', async () => {

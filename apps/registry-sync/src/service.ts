@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
+import { CallbackPublisher, Delivery, defineDispatchCommands, SnapshotHolder } from '@agent-reach/dispatch';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
 import { buildRegistryApp } from './app.ts';
 import { defineCommands } from './commands/index.ts';
@@ -13,6 +14,13 @@ import { SnapshotWriter } from './duties/snapshot-writer.ts';
 import { FleetEventLog } from './fleet/fleet-event-log.ts';
 import { compileRegistryOptions, type RegistryOptions } from './options.ts';
 import { AgentRegistry } from './registry/agent-registry.ts';
+import { createRegistryObservability } from './plugins/observability.ts';
+import { DueProcessor } from './sweeps/due-processor.ts';
+import { Ejector } from './sweeps/ejector.ts';
+import { InflightSweeper } from './sweeps/inflight-sweeper.ts';
+import { Prober } from './sweeps/prober.ts';
+import { TaskOutcomes } from './tasks/outcomes.ts';
+import { RetryDispatcher } from './tasks/retry-dispatcher.ts';
 
 /** A running registry-sync: the HTTP app plus its background duties. */
 export interface RegistryService {
@@ -20,41 +28,67 @@ export interface RegistryService {
   options: RegistryOptions;
   redis: Redis;
   events: EventSink;
+  housekeeper: Housekeeper;
   /** Starts listening on options.port/host; returns the address. */
   listen(): Promise<string>;
   /** Stops accepting, finishes in-flight requests and loops, flushes events. Idempotent. */
   close(): Promise<void>;
 }
 
+/** Redis settings: fail fast while Redis is away, reconnect by itself when it returns. */
+function connect(url: string, blocking: boolean): Redis {
+  return new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: blocking ? null : 2,
+    ...(blocking ? {} : { commandTimeout: 5000 }),
+    retryStrategy: (times) => Math.min(50 * times, 1000),
+  });
+}
+
 /** Wires registry-sync from settings. */
 export async function createRegistryService(
   opts: Partial<RegistryOptions> = {},
-  extra: { logger?: Logger; events?: EventSinkOptions } = {},
+  extra: { logger?: Logger; events?: EventSinkOptions; housekeeping?: boolean } = {},
 ): Promise<RegistryService> {
   const options = compileRegistryOptions(opts);
   const logger = extra.logger ?? pino({ level: options.logLevel, base: { service: 'registry-sync' } });
   const keys = reachKeys(options.prefix);
-  const redis = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 3 });
-  const blocking = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: null });
+  const redis = connect(options.redisUrl, false);
+  const blocking = connect(options.redisUrl, true);
+  const subscriber = connect(options.redisUrl, true);
   defineCommands(redis);
-  await redis.connect();
-  await blocking.connect();
-  redis.on('error', (err: Error) => logger.warn({ err, module: 'redis' }, 'redis connection error'));
-  blocking.on('error', (err: Error) => logger.warn({ err, module: 'redis' }, 'redis connection error'));
+  defineDispatchCommands(redis);
+  for (const conn of [redis, blocking, subscriber]) {
+    conn.on('error', (err: Error) => logger.warn({ err, module: 'redis' }, 'redis connection error'));
+    await conn.connect();
+  }
 
-  const events = createEventSink({ ...(extra.events ?? {}), logger });
-  const registry = new AgentRegistry(redis, keys, options);
+  const observability = createRegistryObservability({ redis, keys, logger });
+  const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
   const fleet = new FleetEventLog(redis, keys, logger.child({ module: 'fleet' }));
-  const snapshots = new SnapshotWriter(redis, keys, registry);
+  const registry = new AgentRegistry(redis, keys, options);
+  const snapshot = new SnapshotHolder(redis, subscriber, keys, options.snapshotIntervalMs, logger);
+  await snapshot.start();
+  const delivery = new Delivery(redis, keys, options.offlineMs);
+  const callbacks = new CallbackPublisher(redis, keys, options);
+  const outcomes = new TaskOutcomes(redis, keys, events, callbacks, fleet, options, logger);
+  const dispatcher = new RetryDispatcher(redis, keys, snapshot, delivery, outcomes, events, options, logger);
   const housekeeper = new Housekeeper(
-    new LeaseLock(redis, keys.lock('housekeeping'), options.instanceId, Math.max(3 * options.sweepIntervalMs, 3000)),
-    new LeaseSweeper(redis, keys, options),
-    snapshots,
+    {
+      lock: new LeaseLock(redis, keys.lock('housekeeping'), options.instanceId, Math.max(3 * options.sweepIntervalMs, 3000)),
+      leases: new LeaseSweeper(redis, keys, options),
+      inflight: new InflightSweeper(redis, keys, outcomes, dispatcher, fleet, options, logger),
+      ejector: new Ejector(redis, keys, fleet, options, logger),
+      due: new DueProcessor(redis, keys, dispatcher, options.dlqRetentionS),
+      prober: new Prober(delivery, options.probeIntervalMs, logger),
+      snapshots: new SnapshotWriter(redis, keys, registry),
+      registry,
+    },
     options,
     logger.child({ module: 'housekeeper' }),
     (t) => fleet.append({ kind: 'status', agent_id: t.agent_id, from: t.from, to: t.to, reason: 'lease' }),
   );
-  const applier = new AckApplier(redis, keys, events, options, logger);
+  const applier = new AckApplier(redis, keys, events, callbacks, outcomes, options, logger);
   const consumer = new AckConsumer(blocking, redis, keys, applier, { consumer: options.instanceId }, logger);
   const app = await buildRegistryApp({
     redis,
@@ -63,9 +97,10 @@ export async function createRegistryService(
     onRegistryChange: () => housekeeper.writeSnapshotNow(),
     fleet,
     logger,
+    metrics: observability.metrics,
   });
   await consumer.start();
-  housekeeper.start();
+  if (extra.housekeeping !== false) housekeeper.start();
 
   let closing: Promise<void> | undefined;
   return {
@@ -73,12 +108,14 @@ export async function createRegistryService(
     options,
     redis,
     events,
+    housekeeper,
     listen: () => app.listen({ port: options.port, host: options.host }),
     close: () =>
       (closing ??= (async () => {
         await app.close();
         await consumer.close();
         await housekeeper.close();
+        await snapshot.close();
         await events.close();
         await redis.quit().catch(() => undefined);
       })()),

@@ -8,6 +8,13 @@ import type { TaskReader } from './tasks/task-reader.ts';
 import type { SnapshotHolder } from '@agent-reach/dispatch';
 import { callbacksRoutes } from './routes/callbacks/index.ts';
 import { tasksRoutes } from './routes/tasks/index.ts';
+import { dlqRoutes } from './routes/dlq/index.ts';
+import type { DeadLetters } from './dlq/dead-letters.ts';
+import { registerObservability, type RouterObservability } from './plugins/observability.ts';
+import { consoleRoutes } from './routes/console/index.ts';
+import { statsRoutes } from './routes/stats/index.ts';
+import { timelineRoutes } from './routes/timeline/index.ts';
+import type { EventsReader } from './observability/events-reader.ts';
 
 /** Collaborators the router's HTTP app is built from. */
 export interface RouterAppDeps {
@@ -16,8 +23,13 @@ export interface RouterAppDeps {
   tasks: TaskReader;
   callbacks: CallbackReader;
   snapshot: SnapshotHolder;
+  deadLetters: DeadLetters;
   maxPayloadBytes: number;
   logger?: FastifyServerOptions['loggerInstance'];
+  /** Metrics and console; without it the app has docs only. */
+  observability?: RouterObservability;
+  /** Reads task events back from InfluxDB (stats, expired tasks' timelines); without it, as if INFLUX_URL were unset. */
+  eventsReader?: EventsReader;
 }
 
 /** Builds the router's HTTP app; never listens (server.ts does, tests use inject). */
@@ -28,6 +40,8 @@ export async function buildRouterApp(deps: RouterAppDeps) {
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandling(app, isRedisUnavailable);
+  // Docs and metrics learn routes from hooks: before any route.
+  await registerObservability(app, deps.observability?.metrics);
   app.get('/healthz', async (_request, reply) => {
     try {
       await deps.redis.ping();
@@ -38,5 +52,9 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   });
   await app.register(tasksRoutes, { dispatcher: deps.dispatcher, tasks: deps.tasks });
   await app.register(callbacksRoutes, { reader: deps.callbacks });
+  await app.register(dlqRoutes, { deadLetters: deps.deadLetters });
+  await app.register(statsRoutes, { events: deps.eventsReader });
+  await app.register(timelineRoutes, { tasks: deps.tasks, events: deps.eventsReader });
+  if (deps.observability) await app.register(consoleRoutes, deps.observability.console);
   return app;
 }

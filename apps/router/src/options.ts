@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { envSchema } from 'env-schema';
 import { DEFAULT_PREFIX } from '@agent-reach/protocol';
+import { WINDOW_PATTERN } from '@agent-reach/analytics';
 
 /** Settings of the router. */
 export interface RouterOptions {
@@ -24,6 +25,20 @@ export interface RouterOptions {
   maxCandidates: number;
   /** Connections for long-polls on callback topics. @default 64 (env REACH_CALLBACK_CONNECTIONS) */
   callbackConnections: number;
+  /** Hops past which a task submitted during another's handling is a loop. @default 10 (env REACH_MAX_HOPS) */
+  maxHops: number;
+  /** How long a claimed task may stay undelivered before registry-sync re-drives it. @default 10000 (env REACH_DISPATCH_GRACE_MS) */
+  dispatchGraceMs: number;
+  /** How long dead letters are kept, seconds. @default 604800 (env REACH_DLQ_RETENTION_S) */
+  dlqRetentionS: number;
+  /** How long an idle callback topic is kept, seconds. @default 604800 (env REACH_CALLBACK_RETENTION_S) */
+  callbackRetentionS: number;
+  /** Approximate cap on entries per callback topic. @default 100000 (env REACH_CALLBACK_MAXLEN) */
+  callbackMaxLen: number;
+  /** How far back a task's timeline is looked for in InfluxDB once its Redis state expired. @default '30d' (env REACH_TIMELINE_LOOKBACK) */
+  timelineLookback: string;
+  /** A Redis command unanswered this long fails the request with 503. @default 800 (env REACH_STORE_TIMEOUT_MS) */
+  storeTimeoutMs: number;
   /** @default 'info' (env LOG_LEVEL) */
   logLevel: string;
 }
@@ -39,6 +54,13 @@ const EnvSchema = Type.Object({
   REACH_DEFAULT_TIMEOUT_S: Type.Integer({ default: 0, minimum: 0 }),
   REACH_MAX_CANDIDATES: Type.Integer({ default: 3, minimum: 1 }),
   REACH_CALLBACK_CONNECTIONS: Type.Integer({ default: 64, minimum: 1 }),
+  REACH_MAX_HOPS: Type.Integer({ default: 10, minimum: 1 }),
+  REACH_DISPATCH_GRACE_MS: Type.Integer({ default: 10000, minimum: 100 }),
+  REACH_DLQ_RETENTION_S: Type.Integer({ default: 604800, minimum: 1 }),
+  REACH_CALLBACK_RETENTION_S: Type.Integer({ default: 604800, minimum: 1 }),
+  REACH_CALLBACK_MAXLEN: Type.Integer({ default: 100000, minimum: 100 }),
+  REACH_TIMELINE_LOOKBACK: Type.String({ default: '30d', pattern: WINDOW_PATTERN }),
+  REACH_STORE_TIMEOUT_MS: Type.Integer({ default: 800, minimum: 50 }),
   LOG_LEVEL: Type.String({ default: 'info' }),
 });
 type Env = Static<typeof EnvSchema>;
@@ -57,6 +79,13 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Ro
     defaultTimeoutS: e.REACH_DEFAULT_TIMEOUT_S,
     maxCandidates: e.REACH_MAX_CANDIDATES,
     callbackConnections: e.REACH_CALLBACK_CONNECTIONS,
+    maxHops: e.REACH_MAX_HOPS,
+    dispatchGraceMs: e.REACH_DISPATCH_GRACE_MS,
+    dlqRetentionS: e.REACH_DLQ_RETENTION_S,
+    callbackRetentionS: e.REACH_CALLBACK_RETENTION_S,
+    callbackMaxLen: e.REACH_CALLBACK_MAXLEN,
+    timelineLookback: e.REACH_TIMELINE_LOOKBACK,
+    storeTimeoutMs: e.REACH_STORE_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
   };
 }
@@ -74,6 +103,13 @@ export function compileRouterOptions(opts: Partial<RouterOptions> = {}): RouterO
     defaultTimeoutS: 0,
     maxCandidates: 3,
     callbackConnections: 64,
+    maxHops: 10,
+    dispatchGraceMs: 10000,
+    dlqRetentionS: 604800,
+    callbackRetentionS: 604800,
+    callbackMaxLen: 100000,
+    timelineLookback: '30d',
+    storeTimeoutMs: 800,
     logLevel: 'info',
     ...opts,
   };

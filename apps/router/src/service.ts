@@ -5,10 +5,13 @@ import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-r
 import { buildRouterApp } from './app.ts';
 import { BlockingPool } from './callbacks/blocking-pool.ts';
 import { CallbackReader } from './callbacks/callback-reader.ts';
-import { defineDispatchCommands, SnapshotHolder } from '@agent-reach/dispatch';
+import { CallbackPublisher, Delivery, defineDispatchCommands, SnapshotHolder } from '@agent-reach/dispatch';
+import { DeadLetters } from './dlq/dead-letters.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { compileRouterOptions, type RouterOptions } from './options.ts';
 import { TaskReader } from './tasks/task-reader.ts';
+import { createRouterObservability } from './plugins/observability.ts';
+import { createEventsReader } from './observability/events-reader.ts';
 
 /** A running router. */
 export interface RouterService {
@@ -31,8 +34,18 @@ export async function createRouterService(
   const options = compileRouterOptions(opts);
   const logger = extra.logger ?? pino({ level: options.logLevel, base: { service: 'router' } });
   const keys = reachKeys(options.prefix);
-  const redis = new Redis(options.redisUrl, { lazyConnect: true, enableAutoPipelining: true, maxRetriesPerRequest: 3 });
-  const subscriber = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: null });
+  // While Redis is away a request fails within a second (503 STORE_UNAVAILABLE) instead of
+  // hanging: one reconnection try per command, reconnections at most 400 ms apart, and a command
+  // that gets no answer (a frozen server) times out.
+  const retryStrategy = (times: number) => Math.min(50 * times, 400);
+  const redis = new Redis(options.redisUrl, {
+    lazyConnect: true,
+    enableAutoPipelining: true,
+    maxRetriesPerRequest: 1,
+    commandTimeout: options.storeTimeoutMs,
+    retryStrategy,
+  });
+  const subscriber = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy });
   defineDispatchCommands(redis);
   await redis.connect();
   await subscriber.connect();
@@ -40,17 +53,33 @@ export async function createRouterService(
     conn.on('error', (err: Error) => logger.warn({ err, module: 'redis' }, 'redis connection error'));
   }
   const pool = new BlockingPool(() => {
-    const conn = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
+    const conn = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, retryStrategy });
     conn.on('error', (err: Error) => logger.debug({ err, module: 'redis' }, 'blocking connection error'));
     return conn;
   }, options.callbackConnections);
-  const events = createEventSink({ ...(extra.events ?? {}), logger });
+  const observability = createRouterObservability({ redis, redisUrl: options.redisUrl, keys, logger });
+  const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
   const snapshot = new SnapshotHolder(redis, subscriber, keys, options.snapshotIntervalMs, logger);
   await snapshot.start();
+  observability.watchSnapshot(snapshot);
   const tasks = new TaskReader(redis, keys);
-  const dispatcher = new Dispatcher(redis, keys, snapshot, tasks, events, options, logger);
+  const delivery = new Delivery(redis, keys, options.offlineMs);
+  const publisher = new CallbackPublisher(redis, keys, options);
+  const dispatcher = new Dispatcher(redis, keys, snapshot, delivery, publisher, tasks, events, options, logger);
+  const deadLetters = new DeadLetters(redis, keys);
   const callbacks = new CallbackReader(redis, pool, keys);
-  const app = await buildRouterApp({ redis, dispatcher, tasks, callbacks, snapshot, maxPayloadBytes: options.maxPayloadBytes, logger });
+  const app = await buildRouterApp({
+    redis,
+    dispatcher,
+    tasks,
+    callbacks,
+    snapshot,
+    deadLetters,
+    maxPayloadBytes: options.maxPayloadBytes,
+    logger,
+    observability,
+    eventsReader: createEventsReader(extra.events, options.timelineLookback),
+  });
 
   let closing: Promise<void> | undefined;
   return {

@@ -83,14 +83,18 @@ export function isReachProtocolError(value: unknown): value is ReachProtocolErro
   return value instanceof ReachProtocolError;
 }
 
-/** A task ended `failed` or `dead`; thrown by `ReachClient.run()`. */
+/**
+ * A task ended `failed` or `dead`; thrown by `ReachClient.run()`. For `dead` (the server gave
+ * up on it), `error` is the dead-letter reason: `max_attempts`, `deadline`, `loop`,
+ * `not_retryable` or `no_agent` — stable codes, safe to match on.
+ */
 export class TaskFailedError extends ReachError {
   override readonly name = 'TaskFailedError';
   /** The task. */
   readonly taskId: string;
   /** Its final status. */
   readonly status: 'failed' | 'dead';
-  /** The error text the worker or the server gave, if any. */
+  /** The worker's error text (`failed`), or the dead-letter reason (`dead`), if any. */
   readonly error: string | undefined;
   /** The whole callback item. */
   readonly item: CallbackItem;

@@ -3,3 +3,5 @@ export { HashRing, VIRTUAL_NODES } from './routing/hash-ring.ts';
 export { rankCandidates, type RankedAgent, type LiveInflight } from './routing/select.ts';
 export { SnapshotHolder } from './snapshot/snapshot-holder.ts';
 export { defineCommands as defineDispatchCommands } from './commands/index.ts';
+export { Delivery, type DeliveryResult, type DeliveryRefusal, type DeliveryTarget, type RoutingRecord } from './delivery.ts';
+export { CallbackPublisher, type CallbackSettings } from './callbacks.ts';

@@ -39,6 +39,7 @@ export function toAgentView(
     registered_at: int(record[F.registeredAt]),
     last_heartbeat_at: leaseAt,
     lease_age_ms: Math.max(0, nowMs - leaseAt),
+    ejected_until: int(record[F.ejectedUntil]),
     meta: json<Record<string, unknown>>(record[F.meta], {}),
   };
 }

@@ -14,6 +14,10 @@ export interface TaskMessage {
   callback_topic: string;
   /** Epoch milliseconds after which the task is no longer worth running; 0 for none. */
   deadline_ms: number;
+  /** The task whose handling submitted this one, or empty. */
+  parent_task_id?: string;
+  /** How many submissions deep this task is (0 for a caller's own). */
+  hops?: number;
 }
 
 /** A receipt, completion or failure reported by a worker on the acks stream. */
@@ -77,6 +81,8 @@ export function encodeTask(task: TaskMessage): string[] {
     [TaskField.traceId]: task.trace_id,
     [TaskField.callbackTopic]: task.callback_topic,
     [TaskField.deadlineMs]: task.deadline_ms,
+    [TaskField.parentTaskId]: task.parent_task_id || undefined,
+    [TaskField.hops]: task.hops || undefined,
   });
 }
 
@@ -99,6 +105,8 @@ export function decodeTask(fields: readonly string[]): Decoded<TaskMessage> {
       trace_id: r[TaskField.traceId] ?? '',
       callback_topic: r[TaskField.callbackTopic] ?? '',
       deadline_ms: toInt(r[TaskField.deadlineMs]) ?? 0,
+      ...(r[TaskField.parentTaskId] ? { parent_task_id: r[TaskField.parentTaskId] } : {}),
+      ...(toInt(r[TaskField.hops]) ? { hops: toInt(r[TaskField.hops]) } : {}),
     },
   };
 }

@@ -10,7 +10,12 @@ export const TaskField = {
   traceId: 'trace_id',
   callbackTopic: 'callback_topic',
   deadlineMs: 'deadline_ms',
+  parentTaskId: 'parent_task_id',
+  hops: 'hops',
 } as const;
+
+/** Capability of the liveness probes registry-sync sends through agents' inboxes. */
+export const PROBE_CAPABILITY = '_probe';
 
 /** Fields of an entry on the acks stream. */
 export const AckField = {

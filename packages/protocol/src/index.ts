@@ -8,3 +8,4 @@ export * from './errors.ts';
 export * from './snapshot.ts';
 export * from './fleet-events.ts';
 export * from './agent-record.ts';
+export * from './routes.ts';

@@ -30,8 +30,10 @@ export interface ReachKeys {
   acks(): string;
   /** Stream: a caller's callback topic. */
   callback(topic: string): string;
-  /** String: marks that a task's final result was already published to the topic. */
+  /** String: marks that a task's completion was already published to the topic. */
   callbackSeen(topic: string, taskId: string): string;
+  /** String: marks that a task attempt's dead-letter notice was already published. */
+  callbackDeadSeen(topic: string, taskId: string, attempt: number): string;
   /** String: the latest registry snapshot as JSON. */
   snapshot(): string;
   /** Counter: the latest snapshot version. */
@@ -44,6 +46,10 @@ export interface ReachKeys {
   stats(): string;
   /** Stream: fleet events (registrations, status changes, retries, dead letters), capped. */
   fleetEvents(): string;
+  /** Sorted set: task_id → when it needs attention (a retry that is due, a delivery to check). */
+  due(): string;
+  /** Sorted set: dead-lettered task_id → when it died. */
+  dlq(): string;
 }
 
 function checkId(kind: string, id: string): string {
@@ -71,11 +77,14 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX): ReachKeys {
     acks: () => `${p}:acks`,
     callback: (topic) => topicTag(topic),
     callbackSeen: (topic, taskId) => `${topicTag(topic)}:seen:${checkId('task', taskId)}`,
+    callbackDeadSeen: (topic, taskId, attempt) => `${topicTag(topic)}:dead:${checkId('task', taskId)}:${attempt}`,
     snapshot: () => `${p}:snapshot`,
     snapshotVersion: () => `${p}:snapshot:version`,
     snapshotChannel: () => `${p}:snapshot:ch`,
     lock: (name) => `${p}:lock:${checkId('lock', name)}`,
     stats: () => `${p}:stats`,
     fleetEvents: () => `${p}:events`,
+    due: () => `${p}:due`,
+    dlq: () => `${p}:dlq`,
   };
 }

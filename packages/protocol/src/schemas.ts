@@ -14,6 +14,9 @@ export const RegisterBody = Type.Object(
     region: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' })),
     channel: Type.Optional(Type.Union([Type.Literal('push'), Type.Literal('pull')])),
     meta: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 32 })),
+    ready: Type.Optional(
+      Type.Boolean({ description: 'false for a two-phase start: no tasks until a heartbeat reports ready', default: true }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -38,6 +41,7 @@ export const HeartbeatBody = Type.Object(
   {
     inflight: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
     status: Type.Optional(Type.Union([Type.Literal('idle'), Type.Literal('busy')])),
+    ready: Type.Optional(Type.Boolean({ description: 'true once a two-phase start is done' })),
   },
   { additionalProperties: false },
 );
@@ -71,6 +75,7 @@ export const AgentView = Type.Object({
   registered_at: Type.Integer(),
   last_heartbeat_at: Type.Integer(),
   lease_age_ms: Type.Integer(),
+  ejected_until: Type.Integer({ description: 'Epoch ms until which a slow outlier gets no tasks; 0 when not ejected' }),
   meta: Type.Record(Type.String(), Type.Unknown()),
 });
 export type AgentView = Static<typeof AgentView>;
@@ -84,6 +89,7 @@ export const SubmitBody = Type.Object(
     timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 * 24 * 3600 })),
     callback_topic: Type.Optional(Id('Topic the final result is published to')),
     trace_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
+    parent_task_id: Type.Optional(Id('The task during whose handling this one is submitted (loop guard)')),
   },
   { additionalProperties: false },
 );
@@ -126,6 +132,9 @@ export const TaskView = Type.Object({
   deadline_ms: Type.Integer(),
   result: Type.Optional(Type.Unknown()),
   error: Type.Optional(Type.String()),
+  dead_reason: Type.Optional(Type.String()),
+  parent_task_id: Type.Optional(Type.String()),
+  hops: Type.Optional(Type.Integer()),
   timeline: Type.Array(TimelineEntrySchema),
 });
 export type TaskView = Static<typeof TaskView>;
@@ -175,3 +184,36 @@ export const ErrorReply = Type.Object({
   message: Type.String(),
 });
 export type ErrorReply = Static<typeof ErrorReply>;
+
+/** `GET /v1/dlq` query. */
+export const DlqQuery = Type.Object(
+  {
+    capability: Type.Optional(Id('Only dead letters of this capability')),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  },
+  { additionalProperties: false },
+);
+export type DlqQuery = Static<typeof DlqQuery>;
+
+/** One dead letter. */
+export const DlqItem = Type.Object({
+  task_id: Type.String(),
+  capability: Type.String(),
+  reason: Type.String({ description: 'max_attempts, deadline, loop, not_retryable or no_agent' }),
+  dead_at: Type.Integer(),
+  attempts: Type.Integer(),
+  error: Type.Optional(Type.String()),
+});
+export type DlqItem = Static<typeof DlqItem>;
+
+/** `GET /v1/dlq` reply, newest first. */
+export const DlqReply = Type.Object({ items: Type.Array(DlqItem) });
+export type DlqReply = Static<typeof DlqReply>;
+
+/** `POST /v1/dlq/:task_id/replay` reply. */
+export const ReplayReply = Type.Object({
+  task_id: Type.String(),
+  status: Type.Literal('retry_wait'),
+  attempt: Type.Integer(),
+});
+export type ReplayReply = Static<typeof ReplayReply>;

@@ -16,6 +16,10 @@ export const AgentRecordField = {
   leaseAt: 'lease_at',
   reportedInflight: 'reported_inflight',
   busy: 'busy',
+  ready: 'ready',
+  zombie: 'zombie',
+  slowStreak: 'slow_streak',
+  ejectedUntil: 'ejected_until',
 } as const;
 
 /** One agent in a registry snapshot. */
@@ -31,6 +35,8 @@ export interface SnapshotAgent {
   region: string;
   channel: Channel;
   lease_age_ms: number;
+  /** Epoch ms until which the agent is ejected as a slow outlier; 0 when not. */
+  ejected_until?: number;
 }
 
 /** The versioned registry snapshot routers hold in memory. */

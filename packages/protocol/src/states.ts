@@ -5,7 +5,10 @@ export type AgentStatus = (typeof AGENT_STATUSES)[number];
 /** Delivery channel an agent prefers. */
 export type Channel = 'push' | 'pull';
 
-/** Task lifecycle. `completed`, `failed` and `dead` are final in this version. */
+/**
+ * Task lifecycle. `completed` and `dead` are final; `failed` is the moment between a worker's
+ * failure report and the decision to retry (`retry_wait`) or dead-letter (`dead`).
+ */
 export const TASK_STATUSES = [
   'accepted',
   'sent',
@@ -18,7 +21,10 @@ export const TASK_STATUSES = [
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 /** Statuses after which nothing more happens to a task. */
-export const FINAL_TASK_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'dead'];
+export const FINAL_TASK_STATUSES: readonly TaskStatus[] = ['completed', 'dead'];
+
+/** Why a task was dead-lettered. */
+export type DeadReason = 'max_attempts' | 'deadline' | 'loop' | 'not_retryable' | 'no_agent';
 
 /** Stages a worker reports on the acks stream. */
 export const ACK_STAGES = ['received', 'completed', 'failed'] as const;
@@ -37,4 +43,5 @@ export interface TimelineEntry {
   duration_ms?: number;
   error?: string;
   reason?: string;
+  due_at?: number;
 }

@@ -9,6 +9,7 @@ export { startServices, type Services, type StartServicesOptions } from './servi
 export { startNodeService, type NodeServiceOptions, type ServiceProcess } from './node-service.ts';
 export { waitFor, WaitTimeoutError, isWaitTimeoutError, type WaitForOptions } from './wait.ts';
 export { freePort, randomPrefix } from './net.ts';
+export { startOwnRedis, type OwnRedis } from './own-redis.ts';
 export { MissingBinaryError, isMissingBinaryError, INSTALL_HINT } from './binaries.ts';
 export type { ReachServicesInfo } from './provided.ts';
 

@@ -1,21 +1,16 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import {
-  decodeAck,
-  encodeCallback,
-  streamIdMs,
-  type AckMessage,
-  type CallbackMessage,
-  type ReachKeys,
-  type TimelineEntry,
-} from '@agent-reach/protocol';
+import { decodeAck, streamIdMs, type AckMessage, type CallbackMessage, type ReachKeys, type TimelineEntry } from '@agent-reach/protocol';
+import type { CallbackPublisher } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
+import type { TaskOutcomes } from '../tasks/outcomes.ts';
+import { isProbeTask } from '../sweeps/prober.ts';
 
-/** Retention settings the applier needs. */
+/** Settings the applier needs. */
 export interface AckSettings {
   taskRetentionS: number;
-  callbackRetentionS: number;
-  callbackMaxLen: number;
+  slowMs: number;
+  slowMsByCapability: Record<string, number>;
 }
 
 /** Why an ack changed nothing. */
@@ -30,7 +25,7 @@ const TASK_REFUSALS: Record<number, AckRefusal> = { [-1]: 'unknown_task', [-6]: 
 /**
  * Turns one entry of the acks stream into task state, a callback-topic entry and an event.
  * Every step is idempotent, so an entry processed twice (a crash before XACK) changes nothing
- * more and publishes at most one callback per task.
+ * more and publishes at most one completion per task.
  */
 export class AckApplier {
   private readonly log: Logger;
@@ -39,6 +34,8 @@ export class AckApplier {
     private readonly redis: Redis,
     private readonly keys: ReachKeys,
     private readonly events: EventSink,
+    private readonly callbacks: CallbackPublisher,
+    private readonly outcomes: TaskOutcomes,
     private readonly settings: AckSettings,
     logger: Logger,
   ) {
@@ -54,7 +51,7 @@ export class AckApplier {
     }
     const ack = decoded.value;
     const at = streamIdMs(entryId);
-    const agent = await this.redis.reachAckAgent(
+    const [agentCode, sentAt = 0] = await this.redis.reachAckAgent(
       this.keys.agent(ack.agent_id),
       this.keys.pending(ack.agent_id),
       this.keys.inbox(ack.agent_id),
@@ -62,12 +59,23 @@ export class AckApplier {
       ack.task_id,
       ack.epoch,
       ack.attempt,
+      at,
     );
-    if (agent[0] < 0) {
-      const reason = AGENT_REFUSALS[agent[0]] ?? 'unknown_agent';
+    if (agentCode < 0) {
+      const reason = AGENT_REFUSALS[agentCode] ?? 'unknown_agent';
       this.log.warn({ task_id: ack.task_id, agent_id: ack.agent_id, epoch: ack.epoch, reason }, 'ack refused');
       return this.refuse(reason);
     }
+    if (isProbeTask(ack.task_id)) {
+      if (ack.stage === 'completed' && sentAt > 0) {
+        this.events.write({ stage: 'probe', capability: '_probe', agent_id: ack.agent_id, task_id: ack.task_id, attempt: 1, at, latency_ms: at - sentAt });
+      }
+      return { applied: true, final: ack.stage !== 'received' };
+    }
+    return this.applyToTask(ack, at);
+  }
+
+  private async applyToTask(ack: AckMessage, at: number): Promise<AckOutcome> {
     const entry: TimelineEntry = { stage: ack.stage, at, agent_id: ack.agent_id, attempt: ack.attempt };
     if (ack.duration_ms !== undefined) entry.duration_ms = ack.duration_ms;
     if (ack.error !== undefined) entry.error = ack.error;
@@ -87,13 +95,14 @@ export class AckApplier {
     );
     const [code, capability = '', topic = '', traceId = '', receivedAt = 0, sentAt = 0, attempt = 0, final = 0] = res;
     if (code === -7) {
-      // Already applied: a re-processed entry still makes sure the callback went out.
-      if (ack.stage !== 'received') await this.publishIfFinal(ack);
+      // Already applied: a re-processed entry still makes sure what follows it happened.
+      if (ack.stage === 'completed') await this.publishStored(ack.task_id);
+      if (ack.stage === 'failed') await this.decideFailure(ack);
       return this.refuse('duplicate');
     }
     if (code < 0) {
       const reason = TASK_REFUSALS[code] ?? 'unknown_task';
-      this.log.warn({ task_id: ack.task_id, agent_id: ack.agent_id, reason }, 'ack refused');
+      this.log.warn({ task_id: ack.task_id, agent_id: ack.agent_id, attempt: ack.attempt, reason }, 'ack refused');
       return this.refuse(reason);
     }
     this.events.write({
@@ -108,25 +117,51 @@ export class AckApplier {
       ...(ack.duration_ms !== undefined ? { duration_ms: ack.duration_ms } : {}),
       ...(traceId ? { trace_id: traceId } : {}),
     });
-    if (final === 1 && topic) {
-      await this.publish(topic, {
-        task_id: ack.task_id,
-        status: ack.stage === 'completed' ? 'completed' : 'failed',
-        capability,
-        agent_id: ack.agent_id,
-        attempt,
-        completed_at: at,
-        ...(ack.result !== undefined ? { result: ack.result } : {}),
-        ...(ack.error !== undefined ? { error: ack.error } : {}),
-        ...(ack.duration_ms !== undefined ? { duration_ms: ack.duration_ms } : {}),
-      });
+    if (ack.stage === 'failed') {
+      await this.decideFailure({ ...ack, attempt });
+      return { applied: true, final: false };
+    }
+    if (ack.stage === 'completed') {
+      await this.trackSpeed(ack.agent_id, capability, ack.duration_ms);
+      if (final === 1 && topic) {
+        await this.callbacks.publish(topic, {
+          task_id: ack.task_id,
+          status: 'completed',
+          capability,
+          agent_id: ack.agent_id,
+          attempt,
+          completed_at: at,
+          ...(ack.result !== undefined ? { result: ack.result } : {}),
+          ...(ack.duration_ms !== undefined ? { duration_ms: ack.duration_ms } : {}),
+        });
+      }
     }
     return { applied: true, final: final === 1 };
   }
 
-  private async publishIfFinal(ack: AckMessage): Promise<void> {
-    const [status, topic, capability, attempt, completedAt, agentId, result, error, duration] = await this.redis.hmget(
-      this.keys.task(ack.task_id),
+  private async decideFailure(ack: AckMessage): Promise<void> {
+    // A hand-written worker may omit attempt: the task's current one is meant.
+    const attempt = ack.attempt || Number((await this.redis.hget(this.keys.task(ack.task_id), 'attempt')) ?? 0);
+    if (attempt === 0) return;
+    await this.outcomes.retry({
+      taskId: ack.task_id,
+      attempt,
+      reason: 'failed',
+      agentId: ack.agent_id,
+      ...(ack.error !== undefined ? { error: ack.error } : {}),
+      ...(ack.retryable === false ? { terminal: 'not_retryable' as const } : {}),
+    });
+  }
+
+  private async trackSpeed(agentId: string, capability: string, durationMs: number | undefined): Promise<void> {
+    if (durationMs === undefined) return;
+    const slowMs = this.settings.slowMsByCapability[capability] ?? this.settings.slowMs;
+    await this.redis.reachSlow(this.keys.agent(agentId), durationMs, slowMs);
+  }
+
+  private async publishStored(taskId: string): Promise<void> {
+    const [status, topic, capability, attempt, completedAt, agentId, result, duration] = await this.redis.hmget(
+      this.keys.task(taskId),
       'status',
       'callback_topic',
       'capability',
@@ -134,32 +169,20 @@ export class AckApplier {
       'completed_at',
       'agent_id',
       'result',
-      'error',
       'duration_ms',
     );
-    if (!topic || (status !== 'completed' && status !== 'failed')) return;
-    await this.publish(topic, {
-      task_id: ack.task_id,
-      status,
+    if (!topic || status !== 'completed') return;
+    const msg: CallbackMessage = {
+      task_id: taskId,
+      status: 'completed',
       capability: capability ?? '',
-      agent_id: agentId ?? ack.agent_id,
+      agent_id: agentId ?? '',
       attempt: Number(attempt),
       completed_at: Number(completedAt),
       ...(result !== null ? { result } : {}),
-      ...(error !== null ? { error } : {}),
       ...(duration !== null ? { duration_ms: Number(duration) } : {}),
-    });
-  }
-
-  private async publish(topic: string, msg: CallbackMessage): Promise<void> {
-    await this.redis.reachPublishCallback(
-      this.keys.callback(topic),
-      this.keys.callbackSeen(topic, msg.task_id),
-      this.settings.callbackRetentionS,
-      this.settings.callbackMaxLen,
-      this.settings.callbackRetentionS,
-      ...encodeCallback(msg),
-    );
+    };
+    await this.callbacks.publish(topic, msg);
   }
 
   private async refuse(reason: AckRefusal): Promise<AckOutcome> {

@@ -1,7 +1,8 @@
 --[[
   Applies an ack to the task's state and timeline when it comes from the agent, epoch and
   attempt the task is assigned to. A stage arriving twice, or after the task is final, changes
-  nothing, so re-processing an ack after a crash is safe.
+  nothing, so re-processing an ack after a crash is safe. A failure is recorded here; whether it
+  is retried or dead-lettered is the retry script's decision.
 
   KEYS[1] task hash   KEYS[2] task timeline list
   ARGV[1] stage   ARGV[2] attempt (0 = current)   ARGV[3] agent_id   ARGV[4] epoch
@@ -21,7 +22,7 @@ if (ARGV[2] ~= '0' and tonumber(ARGV[2]) ~= attempt) or cur[3] ~= ARGV[3] or ton
   return { -6 }
 end
 local status = cur[1]
-local final = status == 'completed' or status == 'failed' or status == 'dead'
+local final = status == 'completed' or status == 'dead'
 local receivedAt = tonumber(cur[8]) or 0
 local sentAt = tonumber(cur[9]) or 0
 local out = { 0, cur[5], cur[6], cur[7], receivedAt, sentAt, attempt, 0 }
@@ -35,15 +36,15 @@ if ARGV[1] == 'received' then
   return out
 end
 
-if final then return { -7 } end
-if ARGV[1] == 'completed' then
-  redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[6], 'completed_at', ARGV[5])
-else
-  redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[7], 'completed_at', ARGV[5])
-end
+if final or status == 'failed' then return { -7 } end
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'duration_ms', ARGV[8]) end
-redis.call('HDEL', KEYS[1], 'payload', 'nonce')
 redis.call('RPUSH', KEYS[2], ARGV[10])
+if ARGV[1] == 'failed' then
+  redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[7])
+  return out
+end
+redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[6], 'completed_at', ARGV[5])
+redis.call('HDEL', KEYS[1], 'payload', 'nonce')
 redis.call('EXPIRE', KEYS[1], ARGV[9])
 redis.call('EXPIRE', KEYS[2], ARGV[9])
 out[8] = 1

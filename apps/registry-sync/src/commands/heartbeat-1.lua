@@ -1,13 +1,16 @@
 --[[
-  Renews an agent's lease on Redis server time.
+  Renews an agent's lease on Redis server time. A returning agent comes back (OFFLINE or
+  SUSPECT → HEALTHY) unless it is still starting (not ready) or suspected of being a zombie
+  (its task loop stopped consuming while heartbeats went on); those stay until resolved.
 
   KEYS[1] agent record hash
-  ARGV[1] token hash   ARGV[2] token epoch   ARGV[3] reported inflight   ARGV[4] busy (0|1)
+  ARGV[1] token secret hash   ARGV[2] token epoch   ARGV[3] reported inflight   ARGV[4] busy (0|1)
+  ARGV[5] ready: 1 to report ready, "" to leave as is
 
   Output: { epoch, status, previous status, now_ms }
   Errors: -1 no such agent, -2 stale epoch (a newer instance registered), -3 wrong token
 ]]
-local cur = redis.call('HMGET', KEYS[1], 'epoch', 'token_hash', 'status')
+local cur = redis.call('HMGET', KEYS[1], 'epoch', 'token_hash', 'status', 'ready', 'zombie')
 if not cur[1] then return { -1 } end
 if cur[2] ~= ARGV[1] then
   if tonumber(ARGV[2]) and tonumber(ARGV[2]) < tonumber(cur[1]) then return { -2, tonumber(cur[1]) } end
@@ -15,8 +18,14 @@ if cur[2] ~= ARGV[1] then
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ready = cur[4]
+if ARGV[5] == '1' then ready = '1' end
 local prev = cur[3]
 local status = prev
-if prev == 'SUSPECT' or prev == 'OFFLINE' or prev == 'STARTING' then status = 'HEALTHY' end
-redis.call('HSET', KEYS[1], 'lease_at', now, 'reported_inflight', ARGV[3], 'busy', ARGV[4], 'status', status)
+if prev ~= 'DRAINING' then
+  if ready ~= '1' then status = 'STARTING'
+  elseif cur[5] then status = 'SUSPECT'
+  else status = 'HEALTHY' end
+end
+redis.call('HSET', KEYS[1], 'lease_at', now, 'reported_inflight', ARGV[3], 'busy', ARGV[4], 'status', status, 'ready', ready)
 return { tonumber(cur[1]), status, prev, now }

@@ -13,9 +13,13 @@ declare module 'ioredis' {
     reachLease(...args: Arg[]): Result<[string, string, number, number], Context>;
     reachAckAgent(...args: Arg[]): Result<[number, number?], Context>;
     reachAckTask(...args: Arg[]): Result<[number, string?, string?, string?, number?, number?, number?, number?], Context>;
-    reachPublishCallback(...args: Arg[]): Result<string | null, Context>;
     reachSnapshot(...args: Arg[]): Result<[number, number], Context>;
     reachLock(...args: Arg[]): Result<number, Context>;
+    reachRetry(...args: Arg[]): Result<[number, number?, string?, string?, (number | string)?], Context>;
+    reachRelease(...args: Arg[]): Result<number, Context>;
+    reachSlow(...args: Arg[]): Result<number, Context>;
+    reachSuspect(...args: Arg[]): Result<number, Context>;
+    reachEject(...args: Arg[]): Result<number, Context>;
   }
 }
 
@@ -26,9 +30,13 @@ const NAMES: Record<string, string> = {
   lease: 'reachLease',
   'ack-agent': 'reachAckAgent',
   'ack-task': 'reachAckTask',
-  'publish-callback': 'reachPublishCallback',
   snapshot: 'reachSnapshot',
   lock: 'reachLock',
+  retry: 'reachRetry',
+  release: 'reachRelease',
+  slow: 'reachSlow',
+  suspect: 'reachSuspect',
+  eject: 'reachEject',
 };
 
 const dir = fileURLToPath(new URL('.', import.meta.url));

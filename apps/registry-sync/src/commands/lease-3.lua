@@ -1,17 +1,20 @@
 --[[
-  Moves an agent between HEALTHY, SUSPECT and OFFLINE by the age of its lease on Redis server
-  time, and removes a DRAINING agent once nothing delivered to it is unfinished.
+  Sets an agent's status from the age of its lease on Redis server time, its readiness and
+  consumption suspicion, and removes a DRAINING agent once nothing delivered to it is unfinished.
+  `grace` (ms) is added to the lease after the sweeper itself could not run (Redis paused or
+  unreachable), so a store outage does not mark the whole fleet dead.
 
   KEYS[1] agent record hash   KEYS[2] agent pending hash   KEYS[3] agent inbox stream
-  ARGV[1] suspect after ms    ARGV[2] offline after ms
+  ARGV[1] suspect after ms    ARGV[2] offline after ms     ARGV[3] grace ms
 
   Output: { previous status, new status, lease age ms, pending count }  ("GONE" when removed)
 ]]
-local cur = redis.call('HMGET', KEYS[1], 'status', 'lease_at')
+local cur = redis.call('HMGET', KEYS[1], 'status', 'lease_at', 'ready', 'zombie')
 if not cur[1] then return { 'NONE', 'NONE', 0, 0 } end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local age = now - (tonumber(cur[2]) or 0)
+local effective = age - tonumber(ARGV[3])
 local pending = redis.call('HLEN', KEYS[2])
 local status = cur[1]
 local nextStatus = status
@@ -20,14 +23,14 @@ if status == 'DRAINING' then
     redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
     return { status, 'GONE', age, 0 }
   end
-elseif status == 'HEALTHY' or status == 'SUSPECT' or status == 'OFFLINE' then
-  if age >= tonumber(ARGV[2]) then
-    nextStatus = 'OFFLINE'
-  elseif age >= tonumber(ARGV[1]) then
-    nextStatus = 'SUSPECT'
-  else
-    nextStatus = 'HEALTHY'
-  end
+elseif effective >= tonumber(ARGV[2]) then
+  nextStatus = 'OFFLINE'
+elseif cur[3] ~= '1' then
+  nextStatus = 'STARTING'
+elseif effective >= tonumber(ARGV[1]) or cur[4] then
+  nextStatus = 'SUSPECT'
+else
+  nextStatus = 'HEALTHY'
 end
 if nextStatus ~= status then redis.call('HSET', KEYS[1], 'status', nextStatus) end
 return { status, nextStatus, age, pending }

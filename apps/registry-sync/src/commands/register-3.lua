@@ -8,6 +8,7 @@
   ARGV[1] agent_id        ARGV[2] instance_id     ARGV[3] capabilities (JSON array)
   ARGV[4] max_concurrency ARGV[5] region          ARGV[6] channel
   ARGV[7] meta (JSON)     ARGV[8] hash of the token's secret   ARGV[9] consumer group
+  ARGV[10] ready (1, or 0 for a two-phase start: no tasks until it reports ready)
 
   Output: { epoch, now_ms, is_new_instance (0|1) }
 ]]
@@ -32,8 +33,9 @@ redis.call('HSET', KEYS[1],
   'agent_id', ARGV[1], 'instance_id', ARGV[2], 'epoch', epoch,
   'capabilities', ARGV[3], 'max_concurrency', ARGV[4], 'region', ARGV[5],
   'channel', ARGV[6], 'meta', ARGV[7], 'token_hash', ARGV[8],
-  'status', 'HEALTHY', 'registered_at', registeredAt, 'lease_at', now,
-  'reported_inflight', 0, 'busy', 0)
+  'status', ARGV[10] == '1' and 'HEALTHY' or 'STARTING', 'ready', ARGV[10],
+  'registered_at', registeredAt, 'lease_at', now, 'reported_inflight', 0, 'busy', 0)
+redis.call('HDEL', KEYS[1], 'zombie', 'slow_streak', 'ejected_until')
 
 local ok = redis.pcall('XGROUP', 'CREATE', KEYS[2], ARGV[9], '0', 'MKSTREAM')
 if type(ok) == 'table' and ok.err and not string.find(ok.err, 'BUSYGROUP', 1, true) then

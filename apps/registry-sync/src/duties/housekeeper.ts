@@ -1,4 +1,9 @@
 import type { Logger } from 'pino';
+import type { AgentRegistry } from '../registry/agent-registry.ts';
+import type { DueProcessor } from '../sweeps/due-processor.ts';
+import type { Ejector } from '../sweeps/ejector.ts';
+import type { InflightSweeper } from '../sweeps/inflight-sweeper.ts';
+import type { Prober } from '../sweeps/prober.ts';
 import type { LeaseLock } from './lease-lock.ts';
 import type { LeaseSweeper, Transition } from './lease-sweeper.ts';
 import type { SnapshotWriter } from './snapshot-writer.ts';
@@ -7,25 +12,41 @@ import type { SnapshotWriter } from './snapshot-writer.ts';
 export interface HousekeeperSettings {
   sweepIntervalMs: number;
   snapshotIntervalMs: number;
+  heartbeatIntervalMs: number;
+}
+
+/** The duties one pass runs, in order. */
+export interface Duties {
+  lock: LeaseLock;
+  leases: LeaseSweeper;
+  inflight: InflightSweeper;
+  ejector: Ejector;
+  due: DueProcessor;
+  prober: Prober;
+  snapshots: SnapshotWriter;
+  registry: AgentRegistry;
 }
 
 type State = 'idle' | 'running' | 'closed';
 
 /**
- * Runs the duties that must happen once across registry-sync instances — lease sweeps and the
- * periodic snapshot — while holding the lease lock; any instance may also write a snapshot at
- * once after a registration so routers learn of new agents without waiting.
+ * Runs the duties that must happen once across registry-sync instances while holding the lease
+ * lock: lease transitions, taking back tasks that will not finish where they are, ejecting slow
+ * outliers, dispatching due retries, probing agents, and the periodic snapshot. When a pass finds
+ * that it could not run for a while (Redis paused or unreachable), leases get that time back for
+ * a moment, so a store outage does not mark the whole fleet OFFLINE.
  */
 export class Housekeeper {
   private state: State = 'idle';
   private timer: NodeJS.Timeout | undefined;
   private lastSnapshotAt = 0;
+  private lastPassAt = 0;
+  private graceMs = 0;
+  private graceUntil = 0;
   private running: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly lock: LeaseLock,
-    private readonly sweeper: LeaseSweeper,
-    private readonly snapshots: SnapshotWriter,
+    readonly duties: Duties,
     private readonly settings: HousekeeperSettings,
     private readonly log: Logger,
     private readonly onTransition: (t: Transition) => void = () => {},
@@ -45,10 +66,15 @@ export class Housekeeper {
   async writeSnapshotNow(): Promise<void> {
     if (this.state === 'closed') return;
     try {
-      await this.snapshots.write();
+      await this.duties.snapshots.write();
     } catch (err: unknown) {
       this.log.warn({ err }, 'snapshot write failed');
     }
+  }
+
+  /** Runs one pass at once (tests); normally the timer does. */
+  async runOnce(): Promise<void> {
+    await this.tick();
   }
 
   /** Stops the timer, waits for a running pass and releases the lock. Idempotent. */
@@ -57,7 +83,7 @@ export class Housekeeper {
     this.state = 'closed';
     if (this.timer) clearTimeout(this.timer);
     await this.running;
-    await this.lock.release().catch(() => undefined);
+    await this.duties.lock.release().catch(() => undefined);
   }
 
   private schedule(delayMs: number): void {
@@ -67,17 +93,39 @@ export class Housekeeper {
     }, delayMs);
   }
 
+  private noteGap(now: number): number {
+    const bound = Math.max(this.settings.heartbeatIntervalMs, 3 * this.settings.sweepIntervalMs);
+    const gap = this.lastPassAt > 0 ? now - this.lastPassAt - this.settings.sweepIntervalMs : 0;
+    if (gap > bound) {
+      this.graceMs = gap + this.settings.heartbeatIntervalMs;
+      this.graceUntil = now + 2 * this.settings.heartbeatIntervalMs;
+      this.log.warn({ gap_ms: gap }, 'housekeeping could not run for a while; leases get the time back');
+    }
+    this.lastPassAt = now;
+    return now < this.graceUntil ? this.graceMs : 0;
+  }
+
   private async tick(): Promise<void> {
+    const d = this.duties;
     try {
-      if (!(await this.lock.hold())) return;
-      const transitions = await this.sweeper.sweep();
+      if (!(await d.lock.hold())) {
+        this.lastPassAt = 0;
+        return;
+      }
+      const now = Date.now();
+      const grace = this.noteGap(now);
+      const transitions = await d.leases.sweep(grace);
       for (const t of transitions) {
         this.log.info({ agent_id: t.agent_id, from: t.from, to: t.to, lease_age_ms: t.lease_age_ms }, 'agent status changed');
         this.onTransition(t);
       }
-      const now = Date.now();
-      if (transitions.length > 0 || now - this.lastSnapshotAt >= this.settings.snapshotIntervalMs) {
-        await this.snapshots.write();
+      if (grace === 0) await d.inflight.sweep(now);
+      const ejected = await d.ejector.sweep(now);
+      await d.due.process(now);
+      const views = await d.registry.list();
+      await d.prober.probe(views, now);
+      if (transitions.length > 0 || ejected.length > 0 || now - this.lastSnapshotAt >= this.settings.snapshotIntervalMs) {
+        await d.snapshots.write(views);
         this.lastSnapshotAt = now;
       }
     } catch (err: unknown) {

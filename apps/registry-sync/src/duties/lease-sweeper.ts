@@ -23,13 +23,13 @@ export class LeaseSweeper {
     private readonly settings: LeaseSettings,
   ) {}
 
-  /** One pass over every agent; returns the transitions it made. */
-  async sweep(): Promise<Transition[]> {
+  /** One pass over every agent; `graceMs` is added to every lease. Returns the transitions made. */
+  async sweep(graceMs = 0): Promise<Transition[]> {
     const ids = await this.redis.smembers(this.keys.agents());
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const id of ids) {
-      pipeline.reachLease(this.keys.agent(id), this.keys.pending(id), this.keys.inbox(id), this.settings.suspectMs, this.settings.offlineMs);
+      pipeline.reachLease(this.keys.agent(id), this.keys.pending(id), this.keys.inbox(id), this.settings.suspectMs, this.settings.offlineMs, graceMs);
     }
     const replies = (await pipeline.exec()) ?? [];
     const transitions: Transition[] = [];

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ReachKeys, SnapshotAgent } from '@agent-reach/protocol';
+import type { AgentView, ReachKeys, SnapshotAgent } from '@agent-reach/protocol';
 import type { AgentRegistry } from '../registry/agent-registry.ts';
 
 /** Writes the versioned registry snapshot routers read. */
@@ -10,9 +10,9 @@ export class SnapshotWriter {
     private readonly registry: AgentRegistry,
   ) {}
 
-  /** Reads every agent and writes a new snapshot; returns its version. */
-  async write(): Promise<number> {
-    const views = await this.registry.list();
+  /** Reads every agent (or uses the views given) and writes a new snapshot; returns its version. */
+  async write(given?: readonly AgentView[]): Promise<number> {
+    const views = given ?? (await this.registry.list());
     const agents: SnapshotAgent[] = views.map((v) => ({
       agent_id: v.agent_id,
       instance_id: v.instance_id,
@@ -24,6 +24,7 @@ export class SnapshotWriter {
       region: v.region,
       channel: v.channel,
       lease_age_ms: v.lease_age_ms,
+      ...(v.ejected_until > 0 ? { ejected_until: v.ejected_until } : {}),
     }));
     const [version] = await this.redis.reachSnapshot(
       this.keys.snapshot(),

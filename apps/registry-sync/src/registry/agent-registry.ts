@@ -53,6 +53,7 @@ export class AgentRegistry {
       JSON.stringify(body.meta ?? {}),
       secretHash,
       WORKER_GROUP,
+      body.ready === false ? 0 : 1,
     );
     await this.redis.sadd(this.keys.agents(), id);
     return {
@@ -75,7 +76,14 @@ export class AgentRegistry {
   async heartbeat(agentId: string, token: ParsedToken, body: HeartbeatBody): Promise<AgentAck & { previous: AgentStatus }> {
     const [pipelineResult] = await this.redis
       .multi({ pipeline: true })
-      .reachHeartbeat(this.keys.agent(agentId), token.secretHash, token.epoch, body.inflight, body.status === 'busy' ? 1 : 0)
+      .reachHeartbeat(
+        this.keys.agent(agentId),
+        token.secretHash,
+        token.epoch,
+        body.inflight,
+        body.status === 'busy' ? 1 : 0,
+        body.ready ? 1 : '',
+      )
       .sadd(this.keys.agents(), agentId)
       .exec()
       .then((r) => r ?? []);

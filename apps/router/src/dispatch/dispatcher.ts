@@ -1,32 +1,45 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { encodeTask, type ReachKeys, type SubmitBody, type SubmitReply, type TimelineEntry } from '@agent-reach/protocol';
+import type { ReachKeys, SubmitBody, SubmitReply, TaskMessage } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import { httpError } from '@agent-reach/service-kit';
-import { rankCandidates, type RankedAgent, type SnapshotHolder } from '@agent-reach/dispatch';
+import {
+  rankCandidates,
+  type CallbackPublisher,
+  type Delivery,
+  type RankedAgent,
+  type SnapshotHolder,
+} from '@agent-reach/dispatch';
 import type { TaskReader } from '../tasks/task-reader.ts';
+import { traceOf, type Lineage } from './lineage.ts';
 
 /** Settings the dispatcher needs. */
 export interface DispatchSettings {
-  /** Lease age after which an agent is not delivered to, re-checked in Redis. */
-  offlineMs: number;
   /** Largest payload, serialised, in bytes. */
   maxPayloadBytes: number;
   /** Timeout when the caller gives none, seconds (0 = none). */
   defaultTimeoutS: number;
   /** Candidates tried before answering NO_AGENT. */
   maxCandidates: number;
+  /** Hops past which a task is dead-lettered as a loop. */
+  maxHops: number;
+  /** How long a claimed task may stay undelivered before registry-sync re-drives it. */
+  dispatchGraceMs: number;
+  /** How long a dead task is kept. */
+  dlqRetentionS: number;
 }
 
 /** Outcome of a submission: a new task (202) or the existing one for a repeated task_id (200). */
-export type SubmitOutcome = { created: true; reply: SubmitReply } | { created: false; reply: SubmitReply };
-
-const DELIVERY_REFUSALS: Record<number, string> = { [-1]: 'gone', [-2]: 'epoch_changed', [-3]: 'not_live', [-4]: 'full' };
+export interface SubmitOutcome {
+  created: boolean;
+  reply: SubmitReply;
+}
 
 /**
  * The router's hot path: rank candidates from the in-memory snapshot, claim the task_id with
- * the idempotency check, deliver with the agent re-verified in the same script, record `sent`.
+ * the idempotency check (a watchdog entry in the due set rides in the same round trip), deliver
+ * with the agent re-verified in the same script, record `sent`.
  */
 export class Dispatcher {
   private readonly log: Logger;
@@ -35,6 +48,8 @@ export class Dispatcher {
     private readonly redis: Redis,
     private readonly keys: ReachKeys,
     private readonly snapshot: SnapshotHolder,
+    private readonly delivery: Delivery,
+    private readonly callbacks: CallbackPublisher,
     private readonly tasks: TaskReader,
     private readonly events: EventSink,
     private readonly settings: DispatchSettings,
@@ -50,23 +65,40 @@ export class Dispatcher {
       throw httpError('PAYLOAD_TOO_LARGE', `payload is over the limit of ${this.settings.maxPayloadBytes} bytes once serialised`);
     }
     const taskId = body.task_id ?? randomUUID();
-    let candidates = this.rank(body.capability, taskId);
-    if (candidates.length === 0) {
+    const lineage = body.parent_task_id ? await traceOf(this.redis, this.keys, body.parent_task_id) : undefined;
+    let candidates = this.rank(body.capability, taskId, lineage);
+    if (candidates.length === 0 && !lineage?.excluded) {
       // A registration may be newer than the snapshot held: look once more before refusing.
       await this.snapshot.reload();
-      candidates = this.rank(body.capability, taskId);
+      candidates = this.rank(body.capability, taskId, lineage);
+    }
+    if (lineage && (lineage.hops > this.settings.maxHops || (candidates.length === 0 && lineage.excluded))) {
+      return this.reject(taskId, body, payload, lineage);
     }
     if (candidates.length === 0) {
       const existing = body.task_id ? await this.tasks.submitView(taskId) : undefined;
       if (existing) return { created: false, reply: existing };
       throw httpError('NO_AGENT', `no live agent serves capability ${body.capability}`);
     }
+    return this.dispatch(taskId, body, payload, candidates, lineage);
+  }
+
+  private async dispatch(
+    taskId: string,
+    body: SubmitBody,
+    payload: string,
+    candidates: RankedAgent[],
+    lineage: Lineage | undefined,
+  ): Promise<SubmitOutcome> {
     const nonce = randomUUID();
     const timeoutMs = (body.timeout_s ?? this.settings.defaultTimeoutS) * 1000;
     const refusals: string[] = [];
-    for (const candidate of candidates.slice(0, this.settings.maxCandidates)) {
+    const tried = candidates.slice(0, this.settings.maxCandidates);
+    for (const [i, candidate] of tried.entries()) {
       const agent = candidate.agent;
-      const [claimed, createdAt = 0, deadlineMs = 0] = await this.redis.reachClaim(
+      const claim = this.redis.multi({ pipeline: true });
+      if (i === 0) claim.zadd(this.keys.due(), 'NX', Date.now() + this.settings.dispatchGraceMs, taskId);
+      claim.reachClaim(
         this.keys.task(taskId),
         this.keys.timeline(taskId),
         nonce,
@@ -78,13 +110,20 @@ export class Dispatcher {
         timeoutMs,
         agent.agent_id,
         agent.epoch,
+        body.parent_task_id ?? '',
+        lineage?.hops ?? 0,
+        JSON.stringify(lineage?.agents ?? []),
       );
-      if (claimed === 2) {
+      const replies = (await claim.exec()) ?? [];
+      const [err, claimed] = replies[replies.length - 1] ?? [new Error('claim: empty reply')];
+      if (err) throw err;
+      const [state, createdAt = 0, deadlineMs = 0] = claimed as [number, number?, number?];
+      if (state === 2) {
         const existing = await this.tasks.submitView(taskId);
         if (existing) return { created: false, reply: existing };
         throw httpError('STORE_UNAVAILABLE', `task ${taskId} is being written; retry`);
       }
-      const fields = encodeTask({
+      const task: TaskMessage = {
         task_id: taskId,
         capability: body.capability,
         payload,
@@ -92,66 +131,89 @@ export class Dispatcher {
         trace_id: body.trace_id ?? '',
         callback_topic: body.callback_topic ?? '',
         deadline_ms: deadlineMs,
-      });
-      const [code, messageId = '', sentAt = 0, inflight = 0] = await this.redis.reachDeliver(
-        this.keys.agent(agent.agent_id),
-        this.keys.inbox(agent.agent_id),
-        this.keys.pending(agent.agent_id),
-        agent.epoch,
-        taskId,
-        1,
-        this.settings.offlineMs,
-        ...fields,
-      );
-      if (code < 0) {
-        refusals.push(`${agent.agent_id}:${DELIVERY_REFUSALS[code] ?? code}`);
-        if (code === -4) this.snapshot.noteInflight(agent.agent_id, agent.max_concurrency);
+        ...(body.parent_task_id ? { parent_task_id: body.parent_task_id, hops: lineage?.hops ?? 0 } : {}),
+      };
+      const result = await this.delivery.deliver(agent, task);
+      if (!result.ok) {
+        refusals.push(`${agent.agent_id}:${result.refusal}`);
+        if (result.refusal === 'full') this.snapshot.noteInflight(agent.agent_id, agent.max_concurrency);
         continue;
       }
-      this.snapshot.noteInflight(agent.agent_id, inflight);
-      await this.markSent(taskId, candidate, messageId, sentAt, createdAt, body);
+      this.snapshot.noteInflight(agent.agent_id, result.inflight);
+      const runnerUp = tried[i + 1] ?? candidates[i + 1];
+      await this.delivery.markSent(taskId, agent.agent_id, 1, result.messageId, result.sentAt, {
+        load: Number(candidate.load.toFixed(4)),
+        candidates: candidates.length,
+        ...(runnerUp ? { runner_up: runnerUp.agent.agent_id } : {}),
+        snapshot_age_ms: this.snapshot.info().age_ms,
+        ...(refusals.length > 0 ? { reason: `re-routed after ${refusals.join(', ')}` } : {}),
+      });
+      this.events.write({
+        stage: 'sent',
+        capability: body.capability,
+        agent_id: agent.agent_id,
+        task_id: taskId,
+        attempt: 1,
+        at: result.sentAt,
+        latency_ms: Math.max(0, result.sentAt - createdAt),
+        ...(body.trace_id ? { trace_id: body.trace_id } : {}),
+      });
       return {
         created: true,
-        reply: { task_id: taskId, status: 'sent', agent_id: agent.agent_id, stream: this.keys.inbox(agent.agent_id), message_id: messageId },
+        reply: { task_id: taskId, status: 'sent', agent_id: agent.agent_id, stream: this.keys.inbox(agent.agent_id), message_id: result.messageId },
       };
     }
-    await this.redis.reachReleaseClaim(this.keys.task(taskId), this.keys.timeline(taskId), nonce);
+    await this.redis.pipeline().reachReleaseClaim(this.keys.task(taskId), this.keys.timeline(taskId), nonce).zrem(this.keys.due(), taskId).exec();
     this.log.info({ task_id: taskId, capability: body.capability, refusals }, 'no candidate took the task');
     throw httpError('NO_AGENT', `no live agent with a free slot serves capability ${body.capability}; retry shortly`);
   }
 
-  private rank(capability: string, taskId: string): RankedAgent[] {
-    return rankCandidates(this.snapshot.agentsFor(capability), taskId, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
+  /** Records a submission that is dead on arrival as a loop, visible in the DLQ. */
+  private async reject(taskId: string, body: SubmitBody, payload: string, lineage: Lineage): Promise<SubmitOutcome> {
+    const reason = 'loop';
+    const [[err, created]] = ((await this.redis
+      .multi({ pipeline: true })
+      .reachReject(
+        this.keys.task(taskId),
+        this.keys.timeline(taskId),
+        taskId,
+        body.capability,
+        payload,
+        body.callback_topic ?? '',
+        body.trace_id ?? '',
+        reason,
+        this.settings.dlqRetentionS,
+        body.parent_task_id ?? '',
+        lineage.hops,
+      )
+      .exec()) ?? [[null, 0]]) as [[Error | null, number]];
+    if (err) throw err;
+    if (created !== 1) {
+      const existing = await this.tasks.submitView(taskId);
+      if (existing) return { created: false, reply: existing };
+    }
+    await this.redis.zadd(this.keys.dlq(), Date.now(), taskId);
+    if (body.callback_topic) {
+      await this.callbacks.publish(body.callback_topic, {
+        task_id: taskId,
+        status: 'dead',
+        capability: body.capability,
+        agent_id: '',
+        attempt: 0,
+        error: reason,
+        completed_at: Date.now(),
+      });
+    }
+    this.log.info({ task_id: taskId, capability: body.capability, hops: lineage.hops }, 'submission dead-lettered as a loop');
+    return { created: true, reply: { task_id: taskId, status: 'dead', agent_id: '', stream: '', message_id: '' } };
   }
 
-  private async markSent(
-    taskId: string,
-    candidate: RankedAgent,
-    messageId: string,
-    sentAt: number,
-    createdAt: number,
-    body: SubmitBody,
-  ): Promise<void> {
-    const agent = candidate.agent;
-    const entry: TimelineEntry = { stage: 'sent', at: sentAt, agent_id: agent.agent_id, attempt: 1, message_id: messageId };
-    await this.redis.reachMarkSent(
-      this.keys.task(taskId),
-      this.keys.timeline(taskId),
-      1,
-      messageId,
-      sentAt,
-      this.keys.inbox(agent.agent_id),
-      JSON.stringify(entry),
-    );
-    this.events.write({
-      stage: 'sent',
-      capability: body.capability,
-      agent_id: agent.agent_id,
-      task_id: taskId,
-      attempt: 1,
-      at: sentAt,
-      latency_ms: Math.max(0, sentAt - createdAt),
-      ...(body.trace_id ? { trace_id: body.trace_id } : {}),
-    });
+  private rank(capability: string, taskId: string, lineage: Lineage | undefined): RankedAgent[] {
+    const ranked = rankCandidates(this.snapshot.agentsFor(capability), taskId, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
+    if (!lineage || lineage.agents.length === 0) return ranked;
+    const onTrace = new Set(lineage.agents);
+    const off = ranked.filter((r) => !onTrace.has(r.agent.agent_id));
+    lineage.excluded = off.length < ranked.length && off.length === 0;
+    return off;
   }
 }

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { ReachKeys, SubmitReply, TaskStatus, TaskView, TimelineEntry } from '@agent-reach/protocol';
 
-const STAGE_ORDER: Record<string, number> = { accepted: 0, sent: 1, received: 2, completed: 3, failed: 3, retried: 4, dead: 5 };
+// For stages written in the same millisecond: the order they happen in a task's life.
+const STAGE_ORDER: Record<string, number> = { replayed: 0, accepted: 0, sent: 1, received: 2, completed: 3, failed: 3, retried: 4, dead: 5 };
 
 function parseJson(text: string | undefined): unknown {
   if (text === undefined) return undefined;
@@ -46,6 +47,9 @@ export class TaskReader {
     if (hash.trace_id) view.trace_id = hash.trace_id;
     if (hash.result !== undefined) view.result = parseJson(hash.result);
     if (hash.error !== undefined) view.error = hash.error;
+    if (hash.dead_reason) view.dead_reason = hash.dead_reason;
+    if (hash.parent_task_id) view.parent_task_id = hash.parent_task_id;
+    if (hash.hops) view.hops = Number(hash.hops);
     return view;
   }
 

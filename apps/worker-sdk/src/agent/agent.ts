@@ -14,10 +14,12 @@ import { registerWithRetry } from './registration.ts';
 import { RegistryClient } from './registry-client.ts';
 import { TaskRunner } from './runner.ts';
 import { Slots } from './slots.ts';
+import { RouterSubmitter } from './submitter.ts';
 
 /**
- * Lifecycle of a {@link ReachAgent}: `starting` until the first registration succeeds,
- * `running`, `draining` while `close()` waits for in-flight tasks, `closed` at the end;
+ * Lifecycle of a {@link ReachAgent}: `starting` until registered and ready (for a two-phase
+ * start, `ready: false`, until {@link ReachAgent.markReady} too), `running` while it reads
+ * tasks, `draining` while `close()` waits for in-flight tasks, `closed` at the end;
  * `fenced` when a newer instance of the same agent took over (reading and heartbeats stop;
  * `close()` still ends in `closed`).
  */
@@ -59,11 +61,15 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
   readonly #registry: RegistryClient;
   readonly #slots: Slots;
   readonly #ready = new Deferred<RegisterReply>();
+  /** Resolves true once the registry knows the agent is ready; false when closed or fenced first. */
+  readonly #readyTold = new Deferred<boolean>();
   /** Aborted when closing or fenced: stops registration attempts. */
   readonly #lifetime = new AbortController();
   /** Aborted when a shutdown gives up: ack writes stop retrying. */
   readonly #hardStop = new AbortController();
   #state: AgentState = 'starting';
+  /** Ready to take tasks: from the start, or since markReady() for a two-phase start. */
+  #isReady: boolean;
   #fenced = false;
   #session: RegisterReply | undefined;
   #wiring: Wiring | undefined;
@@ -78,6 +84,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     this.#log = this.#base.child({ module: 'agent' });
     this.#registry = new RegistryClient(this.options.registryUrl, this.options.requestTimeoutMs);
     this.#slots = new Slots(this.options.maxConcurrency);
+    this.#isReady = this.options.ready;
   }
 
   /** Current lifecycle state. */
@@ -108,7 +115,13 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     const read = openRedis(o, 'read', child('redis'));
     const session = (): RegisterReply | undefined => this.#session;
     const acks = new AckWriter({ redis: cmd, session, retry: o.redisRetry, logger: child('acks'), stop: this.#hardStop.signal });
-    const runner = new TaskRunner({ handler: o.handler, acks, completedCacheSize: o.completedCacheSize, logger: child('runner') });
+    const runner = new TaskRunner({
+      handler: o.handler,
+      acks,
+      submitter: new RouterSubmitter({ routerUrl: o.routerUrl, timeoutMs: o.requestTimeoutMs }),
+      completedCacheSize: o.completedCacheSize,
+      logger: child('runner'),
+    });
     const consumer = new Consumer({
       blocking: read,
       control: cmd,
@@ -125,6 +138,11 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       session,
       inflight: () => this.#slots.inUse,
       maxConcurrency: o.maxConcurrency,
+      // Only after a two-phase start: a registration without `ready: false` already said so.
+      reportReady: () => this.#isReady && !o.ready,
+      onAnswered: (body) => {
+        if (body.ready === true) this.#readyTold.resolve(true);
+      },
       logger: child('heartbeat'),
       onGone: () => this.#reregister(),
       onFenced: (err) => this.#fence(err),
@@ -141,6 +159,27 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
    */
   ready(): Promise<RegisterReply> {
     return this.#ready.promise;
+  }
+
+  /**
+   * Ends a two-phase start (`ready: false`): the agent starts reading its stream and tells the
+   * registry at once with a heartbeat carrying `ready: true` (every later heartbeat carries it
+   * too, and a re-registration keeps it). Before registration it only marks the agent, which
+   * then registers as ready. Resolves true once the registry has been told, false if the agent
+   * is closed or fenced first; never rejects. Calling it again, or on an agent that was ready
+   * from the start, returns the same answer.
+   */
+  markReady(): Promise<boolean> {
+    if (!this.#isReady && this.#closing === undefined && !this.#fenced) {
+      this.#isReady = true;
+      this.#log.info('ready: taking tasks');
+      // During a registration, #register() finishes the job once it has a reply.
+      if (this.#session !== undefined && this.#reregistering === undefined) {
+        this.#startReading();
+        void this.#wiring?.heartbeat.beat();
+      }
+    }
+    return this.#readyTold.promise;
   }
 
   /**
@@ -172,14 +211,25 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     }
   }
 
+  #startReading(): void {
+    this.#wiring?.consumer.start();
+    if (this.#state === 'starting') this.#setState('running');
+  }
+
   async #register(): Promise<void> {
     try {
-      const reply = await registerWithRetry(this.options, this.#registry, this.#base.child({ module: 'registration' }), this.#lifetime.signal);
-      if (reply === undefined || this.#closing !== undefined || this.#fenced) return;
+      const log = this.#base.child({ module: 'registration' });
+      const done = await registerWithRetry(this.options, this.#registry, log, this.#lifetime.signal, () => this.#isReady);
+      if (done === undefined || this.#closing !== undefined || this.#fenced) return;
+      const { reply } = done;
       this.#session = reply;
       this.#wiring?.heartbeat.start();
-      this.#wiring?.consumer.start();
-      if (this.#state === 'starting') this.#setState('running');
+      if (done.ready) this.#readyTold.resolve(true);
+      if (this.#isReady) {
+        this.#startReading();
+        // markReady() came while this registration said `ready: false`: tell the registry now.
+        if (!done.ready) void this.#wiring?.heartbeat.beat();
+      }
       this.#ready.resolve(reply);
       this.#emitSafe('registered', reply);
     } catch (err: unknown) {
@@ -209,6 +259,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     void this.#wiring?.consumer.stop();
     this.#setState('fenced');
     this.#ready.reject(error);
+    this.#readyTold.resolve(false);
     this.#emitSafe('fenced', error);
   }
 
@@ -235,6 +286,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     }
     this.#setState('closed');
     this.#ready.reject(new ReachClosedError('agent'));
+    this.#readyTold.resolve(false);
   }
 
   async #deregister(): Promise<void> {

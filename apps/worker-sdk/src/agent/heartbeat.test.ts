@@ -18,22 +18,25 @@ const session: RegisterReply = {
   lease_ms: 30_000,
 };
 
-function setup(answer: () => Promise<AgentAck>) {
+function setup(answer: () => Promise<AgentAck>, reportReady = false) {
   const logs: { level: number; msg: string }[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as { level: number; msg: string }) });
   const sent: HeartbeatBody[] = [];
   const registry = { heartbeat: (_s: RegisterReply, body: HeartbeatBody) => (sent.push(body), answer()) } as unknown as RegistryClient;
   const events = { gone: 0, fenced: 0 };
+  const answered: HeartbeatBody[] = [];
   const hb = new Heartbeat({
     registry,
     session: () => session,
     inflight: () => 2,
     maxConcurrency: 2,
+    reportReady: () => reportReady,
+    onAnswered: (body) => void answered.push(body),
     logger,
     onGone: () => void (events.gone += 1),
     onFenced: () => void (events.fenced += 1),
   });
-  return { hb, logs, sent, events };
+  return { hb, logs, sent, events, answered };
 }
 
 const ok = (): Promise<AgentAck> => Promise.resolve({ agent_id: 'a', epoch: 3, status: 'HEALTHY', lease_ms: 30_000 });
@@ -49,6 +52,21 @@ describe('Heartbeat', () => {
     t.hb.start();
     await waitFor(() => t.sent.length >= 3);
     expect(t.sent[0]).toEqual({ inflight: 2, status: 'busy' });
+  });
+
+  it('carries ready: true on every beat once a two-phase start is done, and reports answered beats', async () => {
+    const t = setup(ok, true);
+    stop = () => t.hb.stop();
+    t.hb.start();
+    await waitFor(() => t.answered.length >= 2);
+    expect(t.sent.slice(0, 2)).toEqual([
+      { inflight: 2, status: 'busy', ready: true },
+      { inflight: 2, status: 'busy', ready: true },
+    ]);
+    const refused = setup(httpError(503, 'STORE_UNAVAILABLE'), true);
+    await refused.hb.beat();
+    expect(refused.sent).toHaveLength(1);
+    expect(refused.answered).toEqual([]);
   });
 
   it('warns when the event loop made it late by more than 1.2×', async () => {

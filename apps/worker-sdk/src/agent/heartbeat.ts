@@ -16,6 +16,10 @@ export interface HeartbeatContext {
   /** Tasks held now. */
   inflight(): number;
   maxConcurrency: number;
+  /** True when heartbeats must carry `ready: true` (a two-phase start that is done). */
+  reportReady(): boolean;
+  /** The registry answered a heartbeat (2xx); `body` is what it was told. */
+  onAnswered(body: HeartbeatBody): void;
   logger: Logger;
   /** The registry lost our record (404 AGENT_NOT_FOUND): register again. */
   onGone(): void;
@@ -25,7 +29,7 @@ export interface HeartbeatContext {
 
 /**
  * Heartbeats on its own timer every `heartbeat_interval_ms` of the registration, with the
- * inflight count. Ticks are scheduled on a fixed cadence and never overlap; when the event loop
+ * inflight count (and `ready: true` once a two-phase start is done). Ticks are scheduled on a fixed cadence and never overlap; when the event loop
  * was too busy to tick on time (a CPU-bound handler), it warns, since the lease is at risk.
  */
 export class Heartbeat {
@@ -54,17 +58,24 @@ export class Heartbeat {
     this.#timer = undefined;
   }
 
-  /** Sends one heartbeat now and handles its answer; exposed for tests. */
+  /**
+   * Sends one heartbeat now, off the timer's cadence (a readiness report, say), and handles its
+   * answer. Never rejects.
+   */
   async beat(): Promise<void> {
     const session = this.ctx.session();
     if (session === undefined) return;
     const generation = this.#generation;
     const inflight = this.ctx.inflight();
     const body: HeartbeatBody = { inflight, status: inflight >= this.ctx.maxConcurrency ? 'busy' : 'idle' };
+    // Every beat once ready, not only the first: a re-registration racing markReady() may have
+    // told the registry `ready: false`, and the next beat puts that right.
+    if (this.ctx.reportReady()) body.ready = true;
     try {
       await this.ctx.registry.heartbeat(session, body);
       if (this.#consecutiveFailures > 0) this.ctx.logger.info({ failures: this.#consecutiveFailures }, 'heartbeat recovered');
       this.#consecutiveFailures = 0;
+      this.ctx.onAnswered(body);
     } catch (err: unknown) {
       if (generation !== this.#generation) return;
       this.#consecutiveFailures += 1;

@@ -8,6 +8,7 @@ describe('compileAgentOptions', () => {
     const o = compileAgentOptions(base);
     expect(o).toMatchObject({
       registryUrl: 'http://127.0.0.1:8080',
+      routerUrl: 'http://127.0.0.1:8081',
       redisUrl: 'redis://127.0.0.1:6379',
       redisOptions: {},
       agentId: 'agent-1',
@@ -16,6 +17,7 @@ describe('compileAgentOptions', () => {
       region: undefined,
       channel: 'push',
       meta: undefined,
+      ready: true,
       registerRetry: { baseMs: 500, capMs: 10_000, jitter: 0.2 },
       redisRetry: { baseMs: 100, capMs: 5000, jitter: 0.2 },
       blockMs: 1000,
@@ -32,10 +34,12 @@ describe('compileAgentOptions', () => {
     expect(compileAgentOptions(base).instanceId).not.toBe(compileAgentOptions(base).instanceId);
   });
 
-  it('keeps what was given and trims a trailing slash off the registry URL', () => {
+  it('keeps what was given and trims a trailing slash off the URLs', () => {
     const o = compileAgentOptions({
       ...base,
       registryUrl: 'http://registry:9000/api/',
+      routerUrl: 'http://router:9001/',
+      ready: false,
       instanceId: 'inst-7',
       maxConcurrency: 16,
       region: 'eu-west',
@@ -46,6 +50,8 @@ describe('compileAgentOptions', () => {
     });
     expect(o).toMatchObject({
       registryUrl: 'http://registry:9000/api',
+      routerUrl: 'http://router:9001',
+      ready: false,
       instanceId: 'inst-7',
       maxConcurrency: 16,
       region: 'eu-west',
@@ -68,6 +74,9 @@ describe('compileAgentOptions', () => {
     ['bad instance id', { instanceId: '' }, /instanceId/],
     ['negative shutdown timeout', { shutdownTimeoutMs: -1 }, /shutdownTimeoutMs/],
     ['bad registry URL', { registryUrl: 'not a url' }, /Invalid URL/],
+    ['bad router URL', { routerUrl: 'not a url' }, /Invalid URL/],
+    ['the probe capability', { capabilities: ['echo', '_probe'] }, /reserved/],
+    ['a non-boolean ready', { ready: 'no' as unknown as boolean }, /ready/],
   ])('rejects %s', (_name, patch, message) => {
     expect(() => compileAgentOptions({ ...base, ...patch })).toThrow(message);
   });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isValidId, type Channel } from '@agent-reach/protocol';
+import { isValidId, PROBE_CAPABILITY, type Channel } from '@agent-reach/protocol';
 import type { RedisOptions } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { compileBackoff, type BackoffOptions, type CompiledBackoff } from '../util/backoff.ts';
@@ -12,6 +12,12 @@ export interface ReachAgentOptions {
    * @default 'http://127.0.0.1:8080'
    */
   registryUrl?: string;
+  /**
+   * Base URL of a router (or the load balancer in front of several): where `TaskContext.submit()`
+   * sends the tasks a handler submits.
+   * @default 'http://127.0.0.1:8081'
+   */
+  routerUrl?: string;
   /**
    * Redis URL. Tasks are read from and acks written to this Redis.
    * @default 'redis://127.0.0.1:6379'
@@ -59,6 +65,13 @@ export interface ReachAgentOptions {
    */
   meta?: Record<string, unknown>;
   /**
+   * Whether the agent can take tasks as soon as it is registered. `false` starts in two phases:
+   * the agent registers with `ready: false` (the registry gives it no tasks: status `STARTING`)
+   * and reads nothing until {@link ReachAgent.markReady} is called.
+   * @default true
+   */
+  ready?: boolean;
+  /**
    * Runs one task; its resolved value (JSON-serialisable) is the result. Required.
    * @default none
    */
@@ -105,6 +118,7 @@ export interface ReachAgentOptions {
 /** {@link ReachAgentOptions} with every default filled in and every value checked. */
 export interface CompiledAgentOptions {
   readonly registryUrl: string;
+  readonly routerUrl: string;
   readonly redisUrl: string;
   readonly redisOptions: RedisOptions;
   readonly agentId: string;
@@ -114,6 +128,7 @@ export interface CompiledAgentOptions {
   readonly region: string | undefined;
   readonly channel: Channel;
   readonly meta: Record<string, unknown> | undefined;
+  readonly ready: boolean;
   readonly handler: TaskHandler;
   readonly registerRetry: CompiledBackoff;
   readonly redisRetry: CompiledBackoff;
@@ -136,20 +151,29 @@ function id(name: string, value: unknown): string {
   return value;
 }
 
+/** A checked base URL without a trailing slash (a path prefix is kept). */
+function baseUrl(value: string): string {
+  return new URL(value).toString().replace(/\/+$/, '');
+}
+
 /** Fills in defaults and checks every setting; throws a `TypeError`/`RangeError` naming the bad one. */
 export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOptions {
   if (typeof options.handler !== 'function') throw new TypeError('handler must be a function');
   const capabilities = [...options.capabilities];
   if (capabilities.length < 1 || capabilities.length > 64) throw new RangeError('capabilities must hold 1–64 ids');
   capabilities.forEach((c, i) => id(`capabilities[${i}]`, c));
+  // Probes are answered by the SDK itself; a handler would never see tasks of this capability.
+  if (capabilities.includes(PROBE_CAPABILITY)) throw new TypeError(`capability ${PROBE_CAPABILITY} is reserved for liveness probes`);
   if (new Set(capabilities).size !== capabilities.length) throw new TypeError('capabilities must be unique');
   const channel = options.channel ?? 'push';
   if (channel !== 'push' && channel !== 'pull') throw new TypeError(`channel must be push or pull, got ${String(channel)}`);
   if (options.region !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(options.region)) {
     throw new TypeError(`region must match ^[A-Za-z0-9_.-]{1,64}$, got ${JSON.stringify(options.region)}`);
   }
+  if (options.ready !== undefined && typeof options.ready !== 'boolean') throw new TypeError('ready must be a boolean');
   return Object.freeze({
-    registryUrl: new URL(options.registryUrl ?? 'http://127.0.0.1:8080').toString().replace(/\/+$/, ''),
+    registryUrl: baseUrl(options.registryUrl ?? 'http://127.0.0.1:8080'),
+    routerUrl: baseUrl(options.routerUrl ?? 'http://127.0.0.1:8081'),
     redisUrl: options.redisUrl ?? 'redis://127.0.0.1:6379',
     redisOptions: options.redisOptions ?? {},
     agentId: id('agentId', options.agentId),
@@ -159,6 +183,7 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
     region: options.region,
     channel,
     meta: options.meta,
+    ready: options.ready ?? true,
     handler: options.handler,
     registerRetry: compileBackoff(options.registerRetry),
     redisRetry: compileBackoff(options.redisRetry, { baseMs: 100, capMs: 5000, jitter: 0.2 }),

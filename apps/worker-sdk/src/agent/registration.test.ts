@@ -16,8 +16,11 @@ describe('isTransientRegisterError', () => {
 });
 
 describe('registerBody', () => {
-  it('sends the instance id and leaves unset options out', () => {
-    const o = compileAgentOptions({ agentId: 'a', instanceId: 'i', capabilities: ['c'], maxConcurrency: 3, handler: () => Promise.resolve(1) });
-    expect(registerBody(o)).toEqual({ agent_id: 'a', instance_id: 'i', capabilities: ['c'], max_concurrency: 3, channel: 'push' });
+  const o = compileAgentOptions({ agentId: 'a', instanceId: 'i', capabilities: ['c'], maxConcurrency: 3, handler: () => Promise.resolve(1) });
+  it('sends the instance id and leaves unset options out, ready included', () => {
+    expect(registerBody(o, true)).toEqual({ agent_id: 'a', instance_id: 'i', capabilities: ['c'], max_concurrency: 3, channel: 'push' });
+  });
+  it('sends ready: false for a two-phase start not yet done', () => {
+    expect(registerBody(o, false)).toMatchObject({ agent_id: 'a', ready: false });
   });
 });

@@ -19,8 +19,11 @@ export function isTransientRegisterError(err: unknown): boolean {
   return (RETRY_CODES as readonly string[]).includes(err.code);
 }
 
-/** The register body for these options. */
-export function registerBody(options: CompiledAgentOptions): RegisterBody {
+/**
+ * The register body for these options. `ready` is sent only when false (a two-phase start not
+ * yet done): the registry takes a missing one as true, and older registries know no such field.
+ */
+export function registerBody(options: CompiledAgentOptions, ready: boolean): RegisterBody {
   const body: RegisterBody = {
     agent_id: options.agentId,
     instance_id: options.instanceId,
@@ -30,30 +33,40 @@ export function registerBody(options: CompiledAgentOptions): RegisterBody {
   };
   if (options.region !== undefined) body.region = options.region;
   if (options.meta !== undefined) body.meta = options.meta;
+  if (!ready) body.ready = false;
   return body;
+}
+
+/** A successful registration and the readiness it told the registry. */
+export interface Registration {
+  reply: RegisterReply;
+  ready: boolean;
 }
 
 /**
  * Registers, retrying with backoff until it succeeds, `signal` aborts (→ undefined), or the
  * registry refuses the request for good (→ rejects with the {@link ReachHttpError}).
  * The same instance_id is sent every time, so a re-registration is an upsert, never a takeover.
+ * Each attempt sends the agent's readiness at that moment (`isReady`), so a re-registration
+ * keeps it.
  */
 export async function registerWithRetry(
   options: CompiledAgentOptions,
   registry: RegistryClient,
   logger: Logger,
   signal: AbortSignal,
-): Promise<RegisterReply | undefined> {
+  isReady: () => boolean,
+): Promise<Registration | undefined> {
   const backoff = new Backoff(options.registerRetry);
-  const body = registerBody(options);
   while (!signal.aborted) {
+    const ready = isReady();
     try {
-      const reply = await registry.register(body, signal);
+      const reply = await registry.register(registerBody(options, ready), signal);
       logger.info(
-        { epoch: reply.epoch, stream: reply.stream, heartbeatIntervalMs: reply.heartbeat_interval_ms, attempts: backoff.failures + 1 },
+        { epoch: reply.epoch, stream: reply.stream, heartbeatIntervalMs: reply.heartbeat_interval_ms, attempts: backoff.failures + 1, ready },
         'registered',
       );
-      return reply;
+      return { reply, ready };
     } catch (err: unknown) {
       if (signal.aborted) break;
       if (!isTransientRegisterError(err)) {

@@ -1,5 +1,4 @@
-import { AgentAck, RegisterReply, type HeartbeatBody, type RegisterBody } from '@agent-reach/protocol';
-import { Routes } from '../routes.ts';
+import { AgentAck, RegisterReply, ROUTES, type HeartbeatBody, type RegisterBody } from '@agent-reach/protocol';
 import { checkReply } from '../util/check.ts';
 import { joinUrl, requestOk } from '../util/http.ts';
 
@@ -16,21 +15,21 @@ export class RegistryClient {
 
   /** `POST /v1/agents/register`. */
   async register(body: RegisterBody, signal?: AbortSignal): Promise<RegisterReply> {
-    const url = joinUrl(this.baseUrl, Routes.register());
+    const url = joinUrl(this.baseUrl, ROUTES.register);
     const reply = await requestOk({ method: 'POST', url, body, timeoutMs: this.timeoutMs, signal });
     return checkReply(RegisterReply, `POST ${url}`, reply);
   }
 
   /** `POST /v1/agents/:agent_id/heartbeat` with the registration's token. */
   async heartbeat(session: RegisterReply, body: HeartbeatBody): Promise<AgentAck> {
-    const url = joinUrl(this.baseUrl, Routes.heartbeat(session.agent_id));
+    const url = joinUrl(this.baseUrl, ROUTES.heartbeat(session.agent_id));
     const reply = await requestOk({ method: 'POST', url, body, token: session.token, timeoutMs: this.timeoutMs });
     return checkReply(AgentAck, `POST ${url}`, reply);
   }
 
   /** `POST /v1/agents/:agent_id/deregister` with the registration's token. */
   async deregister(session: RegisterReply): Promise<void> {
-    const url = joinUrl(this.baseUrl, Routes.deregister(session.agent_id));
+    const url = joinUrl(this.baseUrl, ROUTES.deregister(session.agent_id));
     await requestOk({ method: 'POST', url, body: {}, token: session.token, timeoutMs: this.timeoutMs });
   }
 }

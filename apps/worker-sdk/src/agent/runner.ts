@@ -1,15 +1,18 @@
-import { decodeTask, type TaskMessage } from '@agent-reach/protocol';
+import { decodeTask, PROBE_CAPABILITY, type TaskMessage } from '@agent-reach/protocol';
 import type { Logger } from 'pino';
 import { errorText, isRetryable, TaskAbortedError } from '../errors.ts';
 import { LruMap } from '../util/lru.ts';
 import type { AckTarget, AckWriter, TaskOutcome } from './acks.ts';
 import type { ReadOrigin, StreamEntry } from './redis-util.ts';
+import { childTaskBody, type TaskSubmitter } from './submitter.ts';
 import type { TaskHandler } from './task.ts';
 
 /** What the runner needs from the agent. */
 export interface TaskRunnerContext {
   handler: TaskHandler;
   acks: AckWriter;
+  /** Sends the tasks handlers submit through `TaskContext.submit()`. */
+  submitter: TaskSubmitter;
   /** How many completed task_ids to remember. */
   completedCacheSize: number;
   logger: Logger;
@@ -95,6 +98,7 @@ export class TaskRunner {
   }
 
   #outcome(entry: StreamEntry, task: TaskMessage, log: Logger): Promise<TaskOutcome> {
+    if (task.capability === PROBE_CAPABILITY) return Promise.resolve(probeOutcome(task, log));
     const remembered = this.#completed.get(task.task_id);
     if (remembered !== undefined) {
       log.info('task already completed here; reporting the remembered result without running it');
@@ -137,10 +141,17 @@ export class TaskRunner {
         payload,
         attempt: task.attempt,
         traceId: task.trace_id,
+        parentTaskId: task.parent_task_id,
+        hops: task.hops ?? 0,
         deadlineMs: task.deadline_ms,
         messageId: entry.id,
         signal: controller.signal,
         logger: log,
+        submit: (req, signal) =>
+          this.ctx.submitter.submit(
+            childTaskBody(req, task),
+            signal === undefined ? controller.signal : AbortSignal.any([controller.signal, signal]),
+          ),
       });
       const durationMs = Math.round(performance.now() - started);
       let result: string;
@@ -165,4 +176,21 @@ export class TaskRunner {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * Answers a liveness probe from registry-sync: completed with its own payload, without the
+ * handler. It went through the same read, slot, receipt and XACK as any task, which is what it
+ * tests: an agent whose slots are all held by stuck handlers does not read it, and fails it.
+ * Not remembered as completed (probes would push real results out of the cache), and logged at
+ * debug only, since they come every few seconds.
+ */
+function probeOutcome(task: TaskMessage, log: Logger): TaskOutcome {
+  try {
+    JSON.parse(task.payload);
+  } catch {
+    return { stage: 'failed', error: 'payload is not valid JSON text', retryable: false };
+  }
+  log.debug('answering liveness probe');
+  return { stage: 'completed', result: task.payload, durationMs: 0 };
 }

@@ -1,4 +1,11 @@
+import type { SubmitBody, SubmitReply } from '@agent-reach/protocol';
 import type { Logger } from 'pino';
+
+/**
+ * A task a handler submits while handling another: `parent_task_id` and `trace_id` are not
+ * given, they are set from the task being handled.
+ */
+export type ChildTaskRequest = Omit<SubmitBody, 'parent_task_id' | 'trace_id'>;
 
 /** What a handler gets for one task. */
 export interface TaskContext {
@@ -10,8 +17,15 @@ export interface TaskContext {
   readonly payload: unknown;
   /** 1 for the first delivery, higher for retries. */
   readonly attempt: number;
-  /** Trace id to propagate to tasks this handler submits. */
+  /** Trace id; {@link TaskContext.submit} passes it on to the tasks this handler submits. */
   readonly traceId: string;
+  /** The task during whose handling this one was submitted; undefined for a caller's own task. */
+  readonly parentTaskId: string | undefined;
+  /**
+   * How many submissions deep this task is: 0 for a caller's own task, 1 for a task submitted
+   * while handling one, and so on. The router dead-letters a task past its hop limit (`loop`).
+   */
+  readonly hops: number;
   /** Epoch milliseconds after which the result is no longer wanted; 0 for none. */
   readonly deadlineMs: number;
   /** Stream entry id the task was read from. */
@@ -23,6 +37,15 @@ export interface TaskContext {
   readonly signal: AbortSignal;
   /** Logger bound to this task's id and attempt. */
   readonly logger: Logger;
+  /**
+   * Submits a task on behalf of this one: `POST /v1/tasks` to the agent's `routerUrl`, with
+   * `parent_task_id` set to this task's id and `trace_id` to this trace, so the router can tell
+   * a loop (an agent already on the trace, or too many hops) and dead-letter it with reason
+   * `loop`. No callback topic unless `req` names one. Cancelled by this task's `signal` and by
+   * `signal` when given. Rejects like `ReachClient.submit()` (no retry: pass a `task_id` to
+   * make a repeat safe).
+   */
+  submit(req: ChildTaskRequest, signal?: AbortSignal): Promise<SubmitReply>;
 }
 
 /** Runs one task; the resolved value (anything JSON-serialisable) is the task's result. */

@@ -1,3 +1,4 @@
+import type { DeadReason } from '@agent-reach/protocol';
 import { waitFor } from '@agent-reach/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ReachAgent } from '../agent/agent.ts';
@@ -8,6 +9,7 @@ import {
   isReachHttpError,
   isResultTimeoutError,
   isTaskFailedError,
+  type TaskFailedError,
 } from '../errors.ts';
 import { startHarness, type Harness } from '../testing/harness.ts';
 import { startRouterDouble, type RouterDouble } from '../testing/router-double.ts';
@@ -94,6 +96,17 @@ describe('ReachClient', () => {
     });
     await expect(pending).resolves.toMatchObject({ status: 'dead', error: 'max_attempts' });
   });
+
+  it.each<DeadReason>(['max_attempts', 'deadline', 'loop', 'not_retryable', 'no_agent'])(
+    'run() throws TaskFailedError with status dead and error = the dead-letter reason (%s)',
+    async (reason) => {
+      router.deadLetterNext(reason);
+      const err: unknown = await client.run('echo', 'doomed', { taskId: `dead-${reason}` }).catch((e: unknown) => e);
+      expect(isTaskFailedError(err)).toBe(true);
+      expect(err).toMatchObject({ name: 'TaskFailedError', taskId: `dead-${reason}`, status: 'dead', error: reason });
+      expect((err as TaskFailedError).item).toMatchObject({ task_id: `dead-${reason}`, status: 'dead', error: reason });
+    },
+  );
 
   it('turns error replies into ReachHttpError with the stable code', async () => {
     const noAgent: unknown = await client.submit({ capability: 'nobody', payload: 1 }).catch((e: unknown) => e);

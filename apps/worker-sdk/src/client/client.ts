@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { CallbacksReply, SubmitReply, TaskView, type CallbackItem, type SubmitBody } from '@agent-reach/protocol';
+import { CallbacksReply, ROUTES, TaskView, type CallbackItem, type SubmitBody, type SubmitReply } from '@agent-reach/protocol';
 import type { Logger } from 'pino';
 import { isReachConnectionError, isReachHttpError, ReachClosedError, TaskFailedError } from '../errors.ts';
-import { Routes } from '../routes.ts';
 import { Backoff } from '../util/backoff.ts';
 import { checkReply } from '../util/check.ts';
 import { joinUrl, requestOk } from '../util/http.ts';
 import { sleep } from '../util/sleep.ts';
 import { CallbackPoller } from './callbacks.ts';
+import { postTask } from './router-api.ts';
 import { compileClientOptions, type CompiledClientOptions, type ReachClientOptions } from './options.ts';
 
 /** A task to submit; `callback_topic` defaults to the client's own topic. */
@@ -83,9 +83,7 @@ export class ReachClient {
   async submit(req: SubmitRequest, signal?: AbortSignal): Promise<SubmitReply> {
     if (this.#closed !== undefined) throw new ReachClosedError('client');
     const body: SubmitBody = { ...req, callback_topic: req.callback_topic ?? this.options.callbackTopic };
-    const url = joinUrl(this.options.routerUrl, Routes.submit());
-    const reply = await requestOk({ method: 'POST', url, body, timeoutMs: this.options.requestTimeoutMs, signal });
-    return checkReply(SubmitReply, `POST ${url}`, reply);
+    return postTask({ routerUrl: this.options.routerUrl, timeoutMs: this.options.requestTimeoutMs }, body, signal);
   }
 
   /**
@@ -99,7 +97,8 @@ export class ReachClient {
 
   /**
    * Submits and awaits: resolves with the result value when the task completed, rejects with a
-   * {@link TaskFailedError} when it ended failed or dead. A 503 or a lost connection on submit
+   * {@link TaskFailedError} when it ended failed or dead (then `error` is the dead-letter
+   * reason: `max_attempts`, `deadline`, `loop`, `not_retryable`, `no_agent`). A 503 or a lost connection on submit
    * is retried with backoff (same task_id) within the timeout; other errors are thrown as is.
    */
   async run<T = unknown>(capability: string, payload: unknown, options: RunOptions = {}): Promise<T> {
@@ -115,7 +114,7 @@ export class ReachClient {
 
   /** `GET /v1/tasks/:task_id`: the task's state and timeline (404 → {@link ReachHttpError} `TASK_NOT_FOUND`). */
   async getTask(taskId: string, signal?: AbortSignal): Promise<TaskView> {
-    const url = joinUrl(this.options.routerUrl, Routes.task(taskId));
+    const url = joinUrl(this.options.routerUrl, ROUTES.task(taskId));
     const reply = await requestOk({ method: 'GET', url, timeoutMs: this.options.requestTimeoutMs, signal });
     return checkReply(TaskView, `GET ${url}`, reply);
   }
@@ -143,7 +142,7 @@ export class ReachClient {
 
   async #fetchPage(after: string, signal: AbortSignal): Promise<CallbacksReply> {
     const { routerUrl, callbackTopic, pollWaitMs, pollLimit, requestTimeoutMs } = this.options;
-    const url = joinUrl(routerUrl, Routes.callbacks(callbackTopic, { after, waitMs: pollWaitMs, limit: pollLimit }));
+    const url = joinUrl(routerUrl, ROUTES.callbacks(callbackTopic, { after, wait_ms: pollWaitMs, limit: pollLimit }));
     const reply = await requestOk({ method: 'GET', url, timeoutMs: requestTimeoutMs + pollWaitMs, signal });
     return checkReply(CallbacksReply, `GET ${url}`, reply);
   }

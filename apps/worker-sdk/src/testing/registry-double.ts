@@ -1,7 +1,7 @@
 /**
  * A stand-in for registry-sync's agent API, for the SDK's own tests: `node:http`, answering
  * register / heartbeat / deregister per the contract, and creating the inbox's consumer group in
- * real Redis the way the server does. Knobs let a test lose the record (404), take the agent over
+ * real Redis the way the server does, and keeping a two-phase start's readiness. Knobs let a test lose the record (404), take the agent over
  * with a newer instance (409) or fail registrations (503). The end-to-end tests use the real server.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -25,6 +25,8 @@ interface AgentRecord {
   token: string;
   /** Tokens of older epochs: they get 409, not 401. */
   staleTokens: Set<string>;
+  /** False after a register with `ready: false`, until a heartbeat says `ready: true`. */
+  ready: boolean;
 }
 
 /** Settings of {@link startRegistryDouble}. */
@@ -50,6 +52,8 @@ export interface RegistryDouble {
   /** A newer instance registers: epoch + 1, the old token now gets 409. */
   takeOver(agentId: string): RegisterReply;
   epochOf(agentId: string): number | undefined;
+  /** The agent's status as the registry would report it: STARTING until ready, then HEALTHY. */
+  statusOf(agentId: string): 'STARTING' | 'HEALTHY' | undefined;
   close(): Promise<void>;
 }
 
@@ -81,18 +85,23 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
     failRegistrations: (n) => void (failing = n),
     refuseRegistrations: (code) => void (refusing = code),
     forget: (agentId) => void agents.delete(agentId),
-    takeOver: (agentId) => reply(agentId, upsert(agentId, randomUUID())),
+    takeOver: (agentId) => reply(agentId, upsert(agentId, randomUUID(), true)),
     epochOf: (agentId) => agents.get(agentId)?.epoch,
+    statusOf: (agentId) => {
+      const rec = agents.get(agentId);
+      return rec === undefined ? undefined : rec.ready ? 'HEALTHY' : 'STARTING';
+    },
   };
 
-  function upsert(agentId: string, instanceId: string): AgentRecord {
+  function upsert(agentId: string, instanceId: string, ready: boolean): AgentRecord {
     const old = agents.get(agentId);
+    // Like the server, every registration sets readiness from its body.
     const rec: AgentRecord =
       old === undefined
-        ? { instanceId, epoch: 1, token: randomUUID(), staleTokens: new Set() }
+        ? { instanceId, epoch: 1, token: randomUUID(), staleTokens: new Set(), ready }
         : old.instanceId === instanceId
-          ? old
-          : { instanceId, epoch: old.epoch + 1, token: randomUUID(), staleTokens: new Set([...old.staleTokens, old.token]) };
+          ? { ...old, ready }
+          : { instanceId, epoch: old.epoch + 1, token: randomUUID(), staleTokens: new Set([...old.staleTokens, old.token]), ready };
     agents.set(agentId, rec);
     return rec;
   }
@@ -122,7 +131,7 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
         failing -= 1;
         return fail(res, 503, 'STORE_UNAVAILABLE', 'failing on purpose');
       }
-      const rec = upsert(body.agent_id, body.instance_id ?? randomUUID());
+      const rec = upsert(body.agent_id, body.instance_id ?? randomUUID(), body.ready ?? true);
       try {
         await options.redis.xgroup('CREATE', keys.inbox(body.agent_id), WORKER_GROUP, '0', 'MKSTREAM');
       } catch {
@@ -141,7 +150,8 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
     if (m[2] === 'heartbeat') {
       if (!Value.Check(HeartbeatBody, body)) return fail(res, 400, 'INVALID_BODY', 'heartbeat body does not match');
       double.heartbeats.push({ agentId, body });
-      return send(res, 200, { agent_id: agentId, epoch: rec.epoch, status: 'HEALTHY', lease_ms: 30_000 });
+      if (body.ready === true) rec.ready = true;
+      return send(res, 200, { agent_id: agentId, epoch: rec.epoch, status: double.statusOf(agentId), lease_ms: 30_000 });
     }
     double.deregisters.push(agentId);
     agents.delete(agentId);

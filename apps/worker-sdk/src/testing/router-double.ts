@@ -12,6 +12,7 @@ import {
   decodeAck,
   encodeTask,
   type CallbackItem,
+  type DeadReason,
   type ErrorCode,
   type ReachKeys,
   type SubmitReply,
@@ -29,6 +30,8 @@ export interface RouterDouble {
   published(topic: string): CallbackItem[];
   /** Answer the next `n` submits with 503 NO_AGENT (every agent busy). */
   refuseSubmits(n: number): void;
+  /** Accept the next submit (202) and dead-letter it at once with this reason, as the loop guard does. */
+  deadLetterNext(reason: DeadReason): void;
   /** Publishes an item as the server would (e.g. a dead letter). */
   publish(topic: string, item: Omit<CallbackItem, 'id'>): void;
   close(): Promise<void>;
@@ -54,12 +57,13 @@ export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKey
   const reader = new Redis(opts.redisUrl);
   for (const r of [redis, reader]) r.on('error', () => undefined);
   const topics = new Map<string, CallbackItem[]>();
-  const tasks = new Map<string, { reply: SubmitReply; body: SubmitBody; topic: string; created: number }>();
+  const tasks = new Map<string, { reply: SubmitReply; body: SubmitBody; topic: string; created: number; hops: number }>();
   const wakers = new Set<() => void>();
   const polls = { total: 0, open: 0, maxOpen: 0 };
   const submits: SubmitBody[] = [];
   let seq = 0;
   let refusing = 0;
+  let deadLetter: DeadReason | undefined;
   let closed = false;
 
   const publish = (topic: string, item: Omit<CallbackItem, 'id'>): void => {
@@ -115,6 +119,16 @@ export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKey
       const taskId = body.task_id ?? randomUUID();
       const stream = opts.keys.inbox(opts.agentId);
       const topic = body.callback_topic ?? '';
+      // One more hop than the parent (a parent the router never saw counts as a caller's own).
+      const hops = body.parent_task_id === undefined ? 0 : (tasks.get(body.parent_task_id)?.hops ?? 0) + 1;
+      if (deadLetter !== undefined) {
+        const reason = deadLetter;
+        deadLetter = undefined;
+        const reply: SubmitReply = { task_id: taskId, status: 'dead', agent_id: '', stream: '', message_id: '' };
+        tasks.set(taskId, { reply, body, topic, created: Date.now(), hops });
+        publish(topic, { task_id: taskId, status: 'dead', capability: body.capability, agent_id: '', attempt: 0, error: reason, completed_at: Date.now() });
+        return send(res, 202, reply);
+      }
       const messageId = (await redis.xadd(stream, '*', ...encodeTask({
         task_id: taskId,
         capability: body.capability,
@@ -123,9 +137,11 @@ export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKey
         trace_id: body.trace_id ?? taskId,
         callback_topic: topic,
         deadline_ms: body.timeout_s === undefined ? 0 : Date.now() + body.timeout_s * 1000,
+        parent_task_id: body.parent_task_id,
+        hops,
       }))) as string;
       const reply: SubmitReply = { task_id: taskId, status: 'sent', agent_id: opts.agentId, stream, message_id: messageId };
-      tasks.set(taskId, { reply, body, topic, created: Date.now() });
+      tasks.set(taskId, { reply, body, topic, created: Date.now(), hops });
       return send(res, 202, reply);
     }
     const task = /^\/v1\/tasks\/([^/]+)$/.exec(url.pathname);
@@ -189,6 +205,7 @@ export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKey
     polls,
     published: (topic) => topics.get(topic) ?? [],
     refuseSubmits: (n) => void (refusing = n),
+    deadLetterNext: (reason) => void (deadLetter = reason),
     publish,
     async close() {
       closed = true;

@@ -15,6 +15,20 @@ export function testLogger(): Logger {
   return pino({ level: process.env['LOG_LEVEL'] ?? 'silent' });
 }
 
+/** One JSON log line as pino writes it. */
+export interface LogLine {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
+
+/** A debug-level logger that keeps its lines, for tests that check what is logged and how loudly. */
+export function capturingLogger(): { logger: Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
+  return { logger, lines };
+}
+
 /** One stream entry with its fields as a record. */
 export interface EntryRecord {
   id: string;

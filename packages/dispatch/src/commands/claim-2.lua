@@ -6,7 +6,8 @@
   KEYS[1] task hash   KEYS[2] task timeline list
   ARGV[1] nonce   ARGV[2] task_id   ARGV[3] capability   ARGV[4] payload (JSON text)
   ARGV[5] callback_topic   ARGV[6] trace_id   ARGV[7] timeout ms (0 = none)
-  ARGV[8] agent_id   ARGV[9] agent epoch
+  ARGV[8] agent_id   ARGV[9] agent epoch   ARGV[10] parent_task_id or ""   ARGV[11] hops
+  ARGV[12] agents on the trace (JSON array)
 
   Output: { 0 created | 1 ours already (re-sent or re-assigned), created_at_ms, deadline_ms }
           { 2 } when the task_id belongs to an earlier submission
@@ -17,7 +18,7 @@ local cur = redis.call('HMGET', KEYS[1], 'nonce', 'status', 'created_at', 'deadl
 if cur[2] then
   if cur[1] ~= ARGV[1] then return { 2 } end
   if cur[2] == 'accepted' then
-    redis.call('HSET', KEYS[1], 'agent_id', ARGV[8], 'epoch', ARGV[9])
+    redis.call('HSET', KEYS[1], 'agent_id', ARGV[8], 'epoch', ARGV[9], 'assigned_at', now)
   end
   return { 1, tonumber(cur[3]), tonumber(cur[4]) }
 end
@@ -26,6 +27,7 @@ if tonumber(ARGV[7]) > 0 then deadline = now + tonumber(ARGV[7]) end
 redis.call('HSET', KEYS[1],
   'task_id', ARGV[2], 'capability', ARGV[3], 'payload', ARGV[4], 'callback_topic', ARGV[5],
   'trace_id', ARGV[6], 'status', 'accepted', 'attempt', 1, 'agent_id', ARGV[8], 'epoch', ARGV[9],
-  'nonce', ARGV[1], 'created_at', now, 'deadline_ms', deadline)
+  'nonce', ARGV[1], 'created_at', now, 'assigned_at', now, 'deadline_ms', deadline,
+  'parent_task_id', ARGV[10], 'hops', ARGV[11], 'trace_agents', ARGV[12])
 redis.call('RPUSH', KEYS[2], '{"stage":"accepted","at":' .. now .. '}')
 return { 0, now, deadline }

@@ -11,6 +11,11 @@ declare module 'ioredis' {
     reachDeliver(...args: Arg[]): Result<[number, string?, number?, number?], Context>;
     reachMarkSent(...args: Arg[]): Result<string | null, Context>;
     reachReleaseClaim(...args: Arg[]): Result<number, Context>;
+    reachAssign(...args: Arg[]): Result<[number, number?, number?, number?], Context>;
+    reachUnassign(...args: Arg[]): Result<number, Context>;
+    reachPublishCallback(...args: Arg[]): Result<string | null, Context>;
+    reachReject(...args: Arg[]): Result<number, Context>;
+    reachReplay(...args: Arg[]): Result<[number, number?, string?], Context>;
   }
 }
 
@@ -19,6 +24,11 @@ const NAMES: Record<string, string> = {
   deliver: 'reachDeliver',
   'mark-sent': 'reachMarkSent',
   'release-claim': 'reachReleaseClaim',
+  assign: 'reachAssign',
+  unassign: 'reachUnassign',
+  'publish-callback': 'reachPublishCallback',
+  reject: 'reachReject',
+  replay: 'reachReplay',
 };
 
 const dir = fileURLToPath(new URL('.', import.meta.url));

@@ -15,7 +15,7 @@ const LOAD_EPSILON = 1e-9;
 
 /**
  * Ranks the agents serving a capability for one task. Only live agents qualify: HEALTHY ones,
- * or SUSPECT ones when no HEALTHY agent exists. The lowest load ratio wins; agents of equal load
+ * or SUSPECT ones when no HEALTHY agent exists; an agent ejected as a slow outlier does not. The lowest load ratio wins; agents of equal load
  * are ordered by the consistent-hash ring from the task_id's point.
  */
 export function rankCandidates(
@@ -24,8 +24,10 @@ export function rankCandidates(
   ring: HashRing,
   inflightOf: LiveInflight = (a) => a.inflight,
 ): RankedAgent[] {
-  let live = agents.filter((a) => a.status === 'HEALTHY');
-  if (live.length === 0) live = agents.filter((a) => a.status === 'SUSPECT');
+  const now = Date.now();
+  const routable = agents.filter((a) => !(a.ejected_until && a.ejected_until > now));
+  let live = routable.filter((a) => a.status === 'HEALTHY');
+  if (live.length === 0) live = routable.filter((a) => a.status === 'SUSPECT');
   if (live.length === 0) return [];
   const ranked = live
     .map((agent) => ({ agent, load: inflightOf(agent) / Math.max(1, agent.max_concurrency) }))

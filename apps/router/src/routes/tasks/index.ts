@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorReply, SubmitBody, SubmitReply, TaskParams, TaskView } from '@agent-reach/protocol';
-import { httpError } from '@agent-reach/service-kit';
+import { bindRequestLog, httpError, resolveTraceId } from '@agent-reach/service-kit';
 import type { Dispatcher } from '../../dispatch/dispatcher.ts';
 import type { TaskReader } from '../../tasks/task-reader.ts';
 
@@ -18,7 +18,11 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (app
     '/v1/tasks',
     { schema: { body: SubmitBody, response: { 200: SubmitReply, 202: SubmitReply, ...errors } } },
     async (request, reply) => {
-      const outcome = await dispatcher.submit(request.body);
+      // The trace id follows the task (stream entry, acks, events) and this request's logs.
+      const traceId = resolveTraceId(request.body.trace_id, request.headers.traceparent);
+      bindRequestLog(request, reply, { trace_id: traceId, task_id: request.body.task_id });
+      const outcome = await dispatcher.submit({ ...request.body, trace_id: traceId });
+      if (!request.body.task_id) bindRequestLog(request, reply, { task_id: outcome.reply.task_id });
       return reply.code(outcome.created ? 202 : 200).send(outcome.reply);
     },
   );

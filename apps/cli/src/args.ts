@@ -1,0 +1,127 @@
+import { parseArgs } from 'node:util';
+import { UsageError } from './errors.ts';
+
+/** Default service URLs, the ports `npm start` listens on. */
+export const DEFAULT_ROUTER_URL = 'http://127.0.0.1:8081';
+/** See {@link DEFAULT_ROUTER_URL}. */
+export const DEFAULT_REGISTRY_URL = 'http://127.0.0.1:8080';
+
+/** Every option any command takes; each command accepts the global ones and its own. */
+const OPTIONS = {
+  router: { type: 'string' },
+  registry: { type: 'string' },
+  json: { type: 'boolean' },
+  progress: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  capability: { type: 'string' },
+  wait: { type: 'boolean' },
+  timeout: { type: 'string' },
+  'task-id': { type: 'string' },
+  'trace-id': { type: 'string' },
+  'task-timeout': { type: 'string' },
+  'callback-topic': { type: 'string' },
+  limit: { type: 'string' },
+  window: { type: 'string' },
+  by: { type: 'string' },
+} as const;
+
+const GLOBAL = ['router', 'registry', 'json', 'progress', 'help'];
+
+/** The commands and the options of each. */
+export const COMMANDS: Record<string, readonly string[]> = {
+  agents: ['capability'],
+  submit: ['wait', 'timeout', 'task-id', 'trace-id', 'task-timeout', 'callback-topic'],
+  task: [],
+  dlq: ['capability', 'limit'],
+  stats: ['window', 'by', 'capability'],
+  help: [],
+};
+
+/** Option values as parsed (strings and booleans; checked by each command). */
+export type OptionValues = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+
+/** A parsed command line. */
+export interface ParsedArgs {
+  /** `undefined` when none was given. */
+  command: string | undefined;
+  /** Positional arguments after the command. */
+  args: string[];
+  options: OptionValues;
+}
+
+/** `reach --help`. */
+export const USAGE = `reach — Agent-Reach from a terminal
+
+Usage:
+  reach agents [--capability <name>]                 live agents: status, inflight/max, heartbeat age
+  reach submit <capability> <json> [--wait] [--timeout 30]
+               [--task-id <id>] [--trace-id <id>] [--task-timeout <s>] [--callback-topic <topic>]
+                                                     submit a task; --wait polls until it ends and prints the result
+  reach task <task_id>                               the task's timeline with the gap between stages
+  reach dlq list [--capability <name>] [--limit 100] dead letters, newest first
+  reach dlq replay <task_id>                         send a dead letter again as a fresh attempt
+  reach stats [--window 15m] [--by capability|agent] [--capability <name>]
+                                                     success rate, receipt latency, execution time, completion rate
+
+Options:
+  --router <url>     router URL (env REACH_ROUTER_URL, default ${DEFAULT_ROUTER_URL})
+  --registry <url>   registry-sync URL (env REACH_REGISTRY_URL, default ${DEFAULT_REGISTRY_URL})
+  --json             machine-readable JSON on stdout instead of tables
+  --progress         show the progress line of --wait even when stderr is not a terminal
+  -h, --help         this help
+
+Exit codes:
+  0 done · 1 the task ended dead or failed · 2 usage error · 3 server or network error
+  (the server's error code is printed) · 124 --wait timed out before the task ended
+`;
+
+/**
+ * Parses argv (node:util parseArgs, strict): the command, its positionals and options.
+ * @throws UsageError for an unknown command or option, an option of another command, or a missing value.
+ */
+export function parseCommandLine(argv: readonly string[]): ParsedArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
+  } catch (err: unknown) {
+    throw new UsageError(err instanceof Error ? err.message.split('\n')[0] ?? err.message : String(err));
+  }
+  const [command, ...args] = parsed.positionals;
+  if (command !== undefined && !Object.hasOwn(COMMANDS, command)) {
+    throw new UsageError(`unknown command ${JSON.stringify(command)}; commands: ${Object.keys(COMMANDS).join(', ')}`);
+  }
+  const allowed = new Set([...GLOBAL, ...(command ? (COMMANDS[command] ?? []) : [])]);
+  for (const token of parsed.tokens) {
+    if (token.kind === 'option' && !allowed.has(token.name)) {
+      throw new UsageError(`${token.rawName} is not an option of reach ${command ?? ''}`.trimEnd());
+    }
+  }
+  return { command, args, options: parsed.values };
+}
+
+/**
+ * A positive number of seconds from an option (`--timeout 30`, `--task-timeout 2.5`).
+ * @throws UsageError when it is not a positive number.
+ */
+export function seconds(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number of seconds, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/**
+ * A service URL from an option, the environment or the default.
+ * @throws UsageError when it is not an http(s) URL.
+ */
+export function serviceUrl(option: string, fromOption: string | undefined, fromEnv: string | undefined, fallback: string): string {
+  const value = fromOption ?? (fromEnv?.trim() ? fromEnv.trim() : fallback);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--${option} must be a URL like ${fallback}, got ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--${option} must be http(s), got ${value}`);
+  return value.replace(/\/+$/, '');
+}

@@ -1,0 +1,96 @@
+import { FINAL_TASK_STATUSES, type SubmitBody, type SubmitReply, type TaskView } from '@agent-reach/protocol';
+import { seconds } from '../args.ts';
+import { printJson, printLines, type Context } from '../context.ts';
+import { EXIT, UsageError } from '../errors.ts';
+import { inline, ms } from '../format.ts';
+import { ProgressLine } from '../progress.ts';
+
+const FINAL: ReadonlySet<string> = new Set(FINAL_TASK_STATUSES);
+
+function parsePayload(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err: unknown) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new UsageError(`<json> is not valid JSON (${why}); quote it, e.g. '{"text":"hi"}'`);
+  }
+}
+
+function bodyOf(ctx: Context): SubmitBody {
+  const [capability, json, ...rest] = ctx.args;
+  if (capability === undefined || json === undefined || rest.length > 0) {
+    throw new UsageError('usage: reach submit <capability> <json> [--wait] [--timeout 30]');
+  }
+  const o = ctx.options;
+  const body: SubmitBody = { capability, payload: parsePayload(json) };
+  if (o['task-id'] !== undefined) body.task_id = o['task-id'];
+  if (o['trace-id'] !== undefined) body.trace_id = o['trace-id'];
+  if (o['callback-topic'] !== undefined) body.callback_topic = o['callback-topic'];
+  if (o['task-timeout'] !== undefined) body.timeout_s = Math.ceil(seconds('task-timeout', o['task-timeout'], 0));
+  return body;
+}
+
+const sleep = (msToWait: number) => new Promise<void>((resolve) => setTimeout(resolve, msToWait));
+
+/** Polls the task until it ends or `timeoutMs` passes; returns the last view seen. */
+async function waitForEnd(ctx: Context, taskId: string, timeoutMs: number, progress: ProgressLine): Promise<TaskView> {
+  const started = Date.now();
+  let delay = 100;
+  for (;;) {
+    const view = await ctx.router.request<TaskView>(`/v1/tasks/${encodeURIComponent(taskId)}`);
+    const elapsed = Date.now() - started;
+    const path = view.timeline.map((e) => e.stage).join(' → ');
+    progress.update(`task ${taskId} ${path || view.status} · ${(elapsed / 1000).toFixed(1)} s`);
+    if (FINAL.has(view.status) || elapsed >= timeoutMs) return view;
+    await sleep(Math.min(delay, Math.max(0, timeoutMs - elapsed)));
+    delay = Math.min(1000, Math.round(delay * 1.5));
+  }
+}
+
+function took(view: TaskView): string {
+  const last = view.timeline.at(-1)?.at;
+  return last !== undefined && view.created_at > 0 ? ` in ${ms(last - view.created_at)}` : '';
+}
+
+/** `reach submit <capability> <json> [--wait] [--timeout 30]`. */
+export async function submitCommand(ctx: Context): Promise<number> {
+  const body = bodyOf(ctx);
+  const waitS = seconds('timeout', ctx.options.timeout, 30);
+  if (ctx.options.timeout !== undefined && !ctx.options.wait) throw new UsageError('--timeout goes with --wait');
+  const reply = await ctx.router.request<SubmitReply>('/v1/tasks', { body });
+  if (!ctx.options.wait) {
+    if (ctx.json) printJson(ctx, reply);
+    else printLines(ctx, `task ${reply.task_id} ${reply.status} to ${reply.agent_id || '-'}`);
+    return EXIT.ok;
+  }
+  const progress = new ProgressLine(ctx.io, ctx.options.progress === true || ctx.io.stderrIsTTY);
+  let view: TaskView;
+  try {
+    view = await waitForEnd(ctx, reply.task_id, waitS * 1000, progress);
+  } finally {
+    progress.done();
+  }
+  if (ctx.json) printJson(ctx, view);
+  if (!FINAL.has(view.status)) {
+    ctx.io.err(`reach: task ${view.task_id} is still ${view.status} after ${waitS} s; it goes on — see reach task ${view.task_id}\n`);
+    return EXIT.waitTimeout;
+  }
+  if (view.status === 'completed') {
+    if (!ctx.json) {
+      printLines(
+        ctx,
+        `task ${view.task_id} completed by ${view.agent_id} (attempt ${view.attempts})${took(view)}`,
+        JSON.stringify(view.result, null, 2) ?? 'null',
+      );
+    }
+    return EXIT.ok;
+  }
+  if (!ctx.json) {
+    const why = view.dead_reason;
+    const lines = [`task ${view.task_id} ${view.status}${why ? ` (${why})` : ''} after ${view.attempts} attempt${view.attempts === 1 ? '' : 's'}`];
+    if (view.error !== undefined) lines.push(`error: ${view.error}`);
+    else if (view.result !== undefined) lines.push(`result: ${inline(view.result)}`);
+    printLines(ctx, ...lines);
+  }
+  return EXIT.taskFailed;
+}

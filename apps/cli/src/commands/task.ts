@@ -1,0 +1,47 @@
+import type { TimelineReply } from '@agent-reach/analytics';
+import type { TaskView } from '@agent-reach/protocol';
+import { printJson, printLines, type Context } from '../context.ts';
+import { isApiError, UsageError } from '../errors.ts';
+import { gap, inline, ms, table, time } from '../format.ts';
+
+async function viewOf(ctx: Context, taskId: string): Promise<TaskView | undefined> {
+  try {
+    return await ctx.router.request<TaskView>(`/v1/tasks/${encodeURIComponent(taskId)}`);
+  } catch (err: unknown) {
+    // Expired from Redis: the timeline still comes from InfluxDB.
+    if (isApiError(err) && err.code === 'TASK_NOT_FOUND') return undefined;
+    throw err;
+  }
+}
+
+/** `reach task <task_id>`: the task's state and its timeline with the gap between stages. */
+export async function taskCommand(ctx: Context): Promise<number> {
+  const [taskId, ...rest] = ctx.args;
+  if (taskId === undefined || rest.length > 0) throw new UsageError('usage: reach task <task_id>');
+  const timeline = await ctx.router.request<TimelineReply>(`/v1/tasks/${encodeURIComponent(taskId)}/timeline`);
+  const view = await viewOf(ctx, taskId);
+  if (ctx.json) {
+    printJson(ctx, { ...timeline, task: view ?? null });
+    return 0;
+  }
+  const head = view
+    ? `task ${taskId}  ${view.status}  capability ${view.capability}  agent ${view.agent_id || '-'}  attempts ${view.attempts}`
+    : `task ${taskId}  (its state expired from Redis; stages from InfluxDB)`;
+  const rows = timeline.stages.map((s, i) => [
+    s.stage,
+    time(s.at),
+    gap(s.gap_ms, i === 0),
+    s.agent_id,
+    s.attempt,
+    s.duration_ms !== undefined ? `handler ${ms(s.duration_ms)}` : s.reason,
+  ]);
+  const first = timeline.stages[0]?.at;
+  const last = timeline.stages.at(-1)?.at;
+  const lines = [head, '', table(['STAGE', 'AT', 'GAP', 'AGENT', 'ATTEMPT', 'NOTE'], rows), ''];
+  lines.push(`${timeline.stages.length} stages over ${first !== undefined && last !== undefined ? ms(last - first) : '-'} (source: ${timeline.source})`);
+  if (view?.result !== undefined) lines.push(`result: ${inline(view.result)}`);
+  if (view?.error !== undefined) lines.push(`error: ${view.error}`);
+  if (view?.dead_reason !== undefined) lines.push(`dead: ${view.dead_reason}`);
+  printLines(ctx, ...lines);
+  return 0;
+}

@@ -1,0 +1,45 @@
+--[[
+  Decides what happens to a task attempt that will not complete: another attempt after a
+  backoff (retry_wait), or the dead-letter state with a reason. Only the expected attempt moves,
+  so the same decision taken twice (two sweepers, a re-processed ack) happens once.
+
+  KEYS[1] task hash   KEYS[2] task timeline list
+  ARGV[1] expected attempt   ARGV[2] reason (agent_offline, receipt_timeout, failed, …)
+  ARGV[3] max attempts in all   ARGV[4] due_at ms for the next attempt
+  ARGV[5] terminal reason, or "" (not_retryable, deadline, loop, no_agent: dead at once)
+  ARGV[6] retention seconds for a dead task   ARGV[7] error text or ""
+  ARGV[8] agent the attempt was on, or ""
+
+  Output: { 1 retry, next attempt, capability, callback_topic, due_at }
+          { 2 dead, attempt, capability, callback_topic, reason }
+  Errors: -1 no such task, -6 attempt moved on, -7 already final
+]]
+local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'capability', 'callback_topic', 'deadline_ms', 'budget_from')
+if not cur[1] then return { -1 } end
+if tonumber(cur[2]) ~= tonumber(ARGV[1]) then return { -6 } end
+if cur[1] == 'completed' or cur[1] == 'dead' then return { -7 } end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local attempt = tonumber(cur[2])
+local used = attempt - (tonumber(cur[6]) or 0)
+local deadline = tonumber(cur[5]) or 0
+local due = tonumber(ARGV[4])
+local dead = ARGV[5]
+if dead == '' then
+  if used >= tonumber(ARGV[3]) then dead = 'max_attempts'
+  elseif deadline > 0 and due >= deadline then dead = 'deadline' end
+end
+local from = ''
+if ARGV[8] ~= '' then from = ',"agent_id":' .. cjson.encode(ARGV[8]) end
+if dead ~= '' then
+  redis.call('HSET', KEYS[1], 'status', 'dead', 'dead_reason', dead, 'dead_at', now)
+  if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[7]) end
+  redis.call('RPUSH', KEYS[2], '{"stage":"dead","at":' .. now .. ',"attempt":' .. attempt .. ',"reason":' .. cjson.encode(dead) .. from .. '}')
+  redis.call('EXPIRE', KEYS[1], ARGV[6])
+  redis.call('EXPIRE', KEYS[2], ARGV[6])
+  return { 2, attempt, cur[3], cur[4], dead }
+end
+attempt = attempt + 1
+redis.call('HSET', KEYS[1], 'status', 'retry_wait', 'attempt', attempt, 'due_at', due, 'received_at', 0)
+redis.call('RPUSH', KEYS[2], '{"stage":"retried","at":' .. now .. ',"attempt":' .. attempt .. ',"reason":' .. cjson.encode(ARGV[2]) .. ',"due_at":' .. due .. from .. '}')
+return { 1, attempt, cur[3], cur[4], due }

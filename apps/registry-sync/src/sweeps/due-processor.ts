@@ -1,0 +1,27 @@
+import type { Redis } from 'ioredis';
+import type { ReachKeys } from '@agent-reach/protocol';
+import type { RetryDispatcher } from '../tasks/retry-dispatcher.ts';
+
+const BATCH = 200;
+
+/**
+ * Dispatches the tasks whose time has come in the due set: retries after their backoff,
+ * replayed dead letters, and submissions a router claimed but never delivered.
+ */
+export class DueProcessor {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+    private readonly dispatcher: RetryDispatcher,
+    private readonly dlqRetentionS: number,
+  ) {}
+
+  /** One pass; returns how many tasks were sent. */
+  async process(now: number): Promise<number> {
+    const ids = await this.redis.zrangebyscore(this.keys.due(), '-inf', now, 'LIMIT', 0, BATCH);
+    let sent = 0;
+    for (const id of ids) if ((await this.dispatcher.dispatch(id, now)) === 'sent') sent++;
+    await this.redis.zremrangebyscore(this.keys.dlq(), '-inf', now - this.dlqRetentionS * 1000);
+    return sent;
+  }
+}

@@ -1,0 +1,90 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ReachKeys } from '@agent-reach/protocol';
+import type { FleetEventLog } from '../fleet/fleet-event-log.ts';
+
+/** Outlier-detection settings. */
+export interface EjectSettings {
+  slowStreak: number;
+  ejectS: number;
+  ejectMaxShare: number;
+}
+
+interface Row {
+  id: string;
+  live: boolean;
+  streak: number;
+  ejectedUntil: number;
+  capabilities: string[];
+}
+
+/**
+ * Ejects agents after consecutive slow completions for a while, like Envoy's outlier detection,
+ * but never more than a share of any capability's live agents at once, so a slow dependency
+ * that all agents share does not empty the pool.
+ */
+export class Ejector {
+  private readonly log: Logger;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+    private readonly fleet: FleetEventLog,
+    private readonly settings: EjectSettings,
+    logger: Logger,
+  ) {
+    this.log = logger.child({ module: 'ejector' });
+  }
+
+  /** One pass; returns the agents ejected. */
+  async sweep(now: number): Promise<string[]> {
+    const rows = await this.load();
+    const live = new Map<string, number>();
+    const ejected = new Map<string, number>();
+    for (const r of rows) {
+      if (!r.live) continue;
+      for (const c of r.capabilities) {
+        live.set(c, (live.get(c) ?? 0) + 1);
+        if (r.ejectedUntil > now) ejected.set(c, (ejected.get(c) ?? 0) + 1);
+      }
+    }
+    const out: string[] = [];
+    for (const r of rows) {
+      if (!r.live || r.streak < this.settings.slowStreak || r.ejectedUntil > now) continue;
+      const allowed = r.capabilities.every(
+        (c) => (ejected.get(c) ?? 0) + 1 <= Math.floor((live.get(c) ?? 0) * this.settings.ejectMaxShare),
+      );
+      if (!allowed) continue;
+      if ((await this.redis.reachEject(this.keys.agent(r.id), now + this.settings.ejectS * 1000)) !== 1) continue;
+      for (const c of r.capabilities) ejected.set(c, (ejected.get(c) ?? 0) + 1);
+      out.push(r.id);
+      this.log.warn({ agent_id: r.id, streak: r.streak, eject_s: this.settings.ejectS }, 'slow agent ejected');
+      this.fleet.append({ kind: 'ejected', agent_id: r.id, reason: `${r.streak} slow completions in a row` });
+    }
+    return out;
+  }
+
+  private async load(): Promise<Row[]> {
+    const ids = await this.redis.smembers(this.keys.agents());
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hmget(this.keys.agent(id), 'status', 'slow_streak', 'ejected_until', 'capabilities');
+    const replies = (await pipeline.exec()) ?? [];
+    return ids.map((id, i) => {
+      const [status, streak, until, caps] = (replies[i]?.[1] ?? []) as (string | null)[];
+      let capabilities: string[];
+      try {
+        capabilities = JSON.parse(caps ?? '[]') as string[];
+      } catch {
+        capabilities = [];
+      }
+      return {
+        id,
+        live: status === 'HEALTHY' || status === 'SUSPECT',
+        streak: Number(streak ?? 0),
+        ejectedUntil: Number(until ?? 0),
+        capabilities,
+      };
+    });
+  }
+}

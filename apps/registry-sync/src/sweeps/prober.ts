@@ -1,0 +1,52 @@
+import type { Logger } from 'pino';
+import { PROBE_CAPABILITY, type AgentView } from '@agent-reach/protocol';
+import type { Delivery } from '@agent-reach/dispatch';
+
+const PROBE_PREFIX = 'probe:';
+
+/** True for the task ids of liveness probes. */
+export function isProbeTask(taskId: string): boolean {
+  return taskId.startsWith(PROBE_PREFIX);
+}
+
+/**
+ * Sends each live agent a small probe task through its inbox every interval: the real path, so
+ * an agent whose heartbeat thread lives while its task loop is stuck leaves the probe unread,
+ * and the in-flight sweep marks it SUSPECT. Agents with no free slot are not probed (their
+ * slots show consumption already).
+ */
+export class Prober {
+  private readonly lastProbe = new Map<string, number>();
+  private readonly log: Logger;
+
+  constructor(
+    private readonly delivery: Delivery,
+    private readonly intervalMs: number,
+    logger: Logger,
+  ) {
+    this.log = logger.child({ module: 'prober' });
+  }
+
+  /** Probes the agents due for one. */
+  async probe(agents: readonly AgentView[], now: number): Promise<number> {
+    let sent = 0;
+    for (const agent of agents) {
+      if (agent.status !== 'HEALTHY' && agent.status !== 'SUSPECT') continue;
+      if (agent.inflight >= agent.max_concurrency) continue;
+      if (now - (this.lastProbe.get(agent.agent_id) ?? 0) < this.intervalMs) continue;
+      this.lastProbe.set(agent.agent_id, now);
+      const res = await this.delivery.deliver(agent, {
+        task_id: `${PROBE_PREFIX}${agent.agent_id}:${now}`,
+        capability: PROBE_CAPABILITY,
+        payload: JSON.stringify({ probe_at: now }),
+        attempt: 1,
+        trace_id: '',
+        callback_topic: '',
+        deadline_ms: 0,
+      });
+      if (res.ok) sent++;
+      else this.log.debug({ agent_id: agent.agent_id, refusal: res.refusal }, 'probe not delivered');
+    }
+    return sent;
+  }
+}

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ReachKeys, TaskMessage } from '@agent-reach/protocol';
+import { rankCandidates, type Delivery, type SnapshotHolder } from '@agent-reach/dispatch';
+import type { EventSink } from '@agent-reach/events';
+import type { TaskOutcomes } from './outcomes.ts';
+
+/** Settings of retry dispatch. */
+export interface RetryDispatchSettings {
+  dispatchGraceMs: number;
+  noAgentWaitMs: number;
+}
+
+/** What happened to a due task. */
+export type DispatchResult = 'sent' | 'waiting' | 'skipped' | 'dead';
+
+const WAIT_AGAIN_MS = 1000;
+const MAX_CANDIDATES = 3;
+
+/**
+ * Delivers tasks that wait for another attempt: picks a live agent (another one than the last,
+ * when there is a choice), takes the attempt with an atomic assignment so only one dispatcher
+ * sends it, delivers, records `sent`. A task that finds no agent waits and is tried again.
+ */
+export class RetryDispatcher {
+  private readonly log: Logger;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+    private readonly snapshot: SnapshotHolder,
+    private readonly delivery: Delivery,
+    private readonly outcomes: TaskOutcomes,
+    private readonly events: EventSink,
+    private readonly settings: RetryDispatchSettings,
+    logger: Logger,
+  ) {
+    this.log = logger.child({ module: 'retry-dispatch' });
+  }
+
+  /** Dispatches one task from the due set. */
+  async dispatch(taskId: string, now: number = Date.now()): Promise<DispatchResult> {
+    const [status, attemptText, capability, payload, topic, traceId, deadline, lastAgent, assignedAt, dueAt, parent, hops] =
+      await this.redis.hmget(
+        this.keys.task(taskId),
+        'status', 'attempt', 'capability', 'payload', 'callback_topic', 'trace_id', 'deadline_ms',
+        'agent_id', 'assigned_at', 'due_at', 'parent_task_id', 'hops',
+      );
+    const attempt = Number(attemptText ?? 0);
+    const waiting = status === 'retry_wait' && Number(dueAt ?? 0) <= now;
+    const stale = status === 'accepted' && now - Number(assignedAt ?? 0) >= this.settings.dispatchGraceMs;
+    if (!status || !capability || (status !== 'retry_wait' && status !== 'accepted')) {
+      await this.redis.zrem(this.keys.due(), taskId);
+      return 'skipped';
+    }
+    if (!waiting && !stale) return 'skipped';
+    const all = rankCandidates(this.snapshot.agentsFor(capability), taskId, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
+    // A retry prefers another agent than the one that just failed it.
+    const others = all.filter((c) => c.agent.agent_id !== lastAgent);
+    const candidates = (others.length > 0 ? others : all).slice(0, MAX_CANDIDATES);
+    const since = Number(dueAt ?? assignedAt ?? now);
+    if (candidates.length === 0) return this.noAgent(taskId, attempt, since, now);
+
+    const nonce = randomUUID();
+    for (const candidate of candidates) {
+      const agent = candidate.agent;
+      const [code, assigned = attempt, , deadlineMs = Number(deadline ?? 0)] = await this.redis.reachAssign(
+        this.keys.task(taskId),
+        this.keys.timeline(taskId),
+        nonce,
+        attempt,
+        agent.agent_id,
+        agent.epoch,
+        this.settings.dispatchGraceMs,
+      );
+      if (code < 0) return 'skipped';
+      const task: TaskMessage = {
+        task_id: taskId,
+        capability,
+        payload: payload ?? 'null',
+        attempt: assigned,
+        trace_id: traceId ?? '',
+        callback_topic: topic ?? '',
+        deadline_ms: deadlineMs,
+        ...(parent ? { parent_task_id: parent, hops: Number(hops ?? 0) } : {}),
+      };
+      const res = await this.delivery.deliver(agent, task);
+      if (!res.ok) {
+        if (res.refusal === 'full') this.snapshot.noteInflight(agent.agent_id, agent.max_concurrency);
+        continue;
+      }
+      this.snapshot.noteInflight(agent.agent_id, res.inflight);
+      await this.delivery.markSent(taskId, agent.agent_id, assigned, res.messageId, res.sentAt, {
+        load: Number(candidate.load.toFixed(4)),
+        candidates: all.length,
+        reason: stale ? 'undelivered' : 'retry',
+        ...(lastAgent && lastAgent !== agent.agent_id ? { previous_agent: lastAgent } : {}),
+      });
+      this.events.write({
+        stage: 'sent',
+        capability,
+        agent_id: agent.agent_id,
+        task_id: taskId,
+        attempt: assigned,
+        at: res.sentAt,
+        ...(traceId ? { trace_id: traceId } : {}),
+      });
+      this.log.info({ task_id: taskId, attempt: assigned, agent_id: agent.agent_id }, 'retry delivered');
+      return 'sent';
+    }
+    await this.redis.reachUnassign(this.keys.task(taskId), nonce);
+    return this.noAgent(taskId, attempt, since, now);
+  }
+
+  private async noAgent(taskId: string, attempt: number, since: number, now: number): Promise<DispatchResult> {
+    if (now - since >= this.settings.noAgentWaitMs) {
+      const decision = await this.outcomes.retry({ taskId, attempt, reason: 'no_agent', terminal: 'no_agent' });
+      return decision.kind === 'dead' ? 'dead' : 'skipped';
+    }
+    await this.redis.zadd(this.keys.due(), 'XX', now + WAIT_AGAIN_MS, taskId);
+    return 'waiting';
+  }
+}

@@ -1,0 +1,42 @@
+import type { Redis } from 'ioredis';
+import { toAgentView, type ReachKeys } from '@agent-reach/protocol';
+import type { ConsoleAgent, ConsoleAgentsReply } from './schemas.ts';
+import type { TaskSampler } from './recent-tasks.ts';
+
+type Reply = [Error | null, unknown][];
+
+/**
+ * The console's agent table, read live from Redis (records and pending counts, on Redis server
+ * time), with each agent's success rate among the tasks this router sent recently. Read-only:
+ * the router never writes registry state.
+ */
+export class AgentTable {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+    private readonly sampler: TaskSampler,
+  ) {}
+
+  /** Up to `limit` agents by id. One SMEMBERS, then one pipeline of two reads per agent listed. */
+  async read(limit: number): Promise<ConsoleAgentsReply> {
+    const [ids, sample] = await Promise.all([this.redis.smembers(this.keys.agents()), this.sampler.sample()]);
+    const listed = ids.sort().slice(0, limit);
+    const agents: ConsoleAgent[] = [];
+    if (listed.length > 0) {
+      const pipeline = this.redis.pipeline().time();
+      for (const id of listed) pipeline.hgetall(this.keys.agent(id)).hlen(this.keys.pending(id));
+      const replies = ((await pipeline.exec()) ?? []) as Reply;
+      const [sec = '0', usec = '0'] = (replies[0]?.[1] as [string, string] | undefined) ?? [];
+      const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+      listed.forEach((_, i) => {
+        const record = (replies[1 + 2 * i]?.[1] ?? {}) as Record<string, string>;
+        const view = toAgentView(record, Number(replies[2 + 2 * i]?.[1] ?? 0), now);
+        if (!view) return;
+        const o = sample.agents.get(view.agent_id) ?? { completed: 0, failed: 0 };
+        const finished = o.completed + o.failed;
+        agents.push({ ...view, recent: { ...o, success_rate: finished > 0 ? o.completed / finished : null } });
+      });
+    }
+    return { agents, total: ids.length, sampled_tasks: sample.points.length };
+  }
+}

@@ -1,0 +1,36 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ReachKeys } from '@agent-reach/protocol';
+import type { ConsoleRouteDeps } from '../routes/console/index.ts';
+import { AgentTable } from './agent-table.ts';
+import { loadConsoleAssets } from './assets.ts';
+import { FleetEventHub, type FleetEventHubSettings } from './fleet-event-hub.ts';
+import { RecentTasks, TaskSampler } from './recent-tasks.ts';
+
+/** The console's server side: what its routes read, and the ring of recent tasks it samples. */
+export interface RouterConsole extends ConsoleRouteDeps {
+  recent: RecentTasks;
+}
+
+/** What the console is built from. */
+export interface RouterConsoleDeps {
+  redis: Redis;
+  /** Opens the event stream's own blocking connection (only while a console is open). */
+  connect: () => Redis;
+  keys: ReachKeys;
+  logger: Logger;
+  events?: FleetEventHubSettings;
+}
+
+/** Builds the console's collaborators. Nothing runs until a console connects. */
+export function createRouterConsole(deps: RouterConsoleDeps): RouterConsole {
+  const recent = new RecentTasks();
+  const sampler = new TaskSampler(deps.redis, deps.keys, recent);
+  return {
+    recent,
+    sampler,
+    assets: loadConsoleAssets(),
+    agents: new AgentTable(deps.redis, deps.keys, sampler),
+    hub: new FleetEventHub(deps.redis, deps.connect, deps.keys, deps.logger, deps.events),
+  };
+}

@@ -1,0 +1,62 @@
+import type { Redis } from 'ioredis';
+import type { DlqItem, ReachKeys, ReplayReply } from '@agent-reach/protocol';
+import { httpError } from '@agent-reach/service-kit';
+
+/** Reading and replaying dead letters. */
+export class DeadLetters {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+  ) {}
+
+  /** Newest dead letters first, optionally of one capability. */
+  async list(capability: string | undefined, limit: number): Promise<DlqItem[]> {
+    const items: DlqItem[] = [];
+    const gone: string[] = [];
+    // Scan newest first in pages; a capability filter may need several pages.
+    for (let offset = 0; items.length < limit && offset < 20_000; offset += 200) {
+      const ids = await this.redis.zrevrange(this.keys.dlq(), offset, offset + 199);
+      if (ids.length === 0) break;
+      const pipeline = this.redis.pipeline();
+      for (const id of ids) pipeline.hmget(this.keys.task(id), 'status', 'capability', 'dead_reason', 'dead_at', 'attempt', 'error');
+      const rows = (await pipeline.exec()) ?? [];
+      ids.forEach((id, i) => {
+        const [status, cap, reason, deadAt, attempt, error] = (rows[i]?.[1] ?? []) as (string | null)[];
+        if (status !== 'dead') {
+          if (status === null) gone.push(id);
+          return;
+        }
+        if (capability && cap !== capability) return;
+        if (items.length >= limit) return;
+        items.push({
+          task_id: id,
+          capability: cap ?? '',
+          reason: reason ?? '',
+          dead_at: Number(deadAt ?? 0),
+          attempts: Number(attempt ?? 0),
+          ...(error ? { error } : {}),
+        });
+      });
+    }
+    // Expired tasks leave the index lazily.
+    if (gone.length > 0) await this.redis.zrem(this.keys.dlq(), ...gone);
+    return items;
+  }
+
+  /** Sends a dead task again as a fresh attempt; registry-sync delivers it. */
+  async replay(taskId: string): Promise<ReplayReply> {
+    const replies =
+      (await this.redis
+        .multi({ pipeline: true })
+        .zadd(this.keys.due(), Date.now(), taskId)
+        .reachReplay(this.keys.task(taskId), this.keys.timeline(taskId))
+        .exec()) ?? [];
+    const [err, reply] = replies[1] ?? [new Error('replay: empty reply')];
+    if (err) throw err;
+    const [code, attempt = 0] = reply as [number, number?];
+    if (code === -1) throw httpError('TASK_NOT_FOUND', `task ${taskId} is unknown or has expired`);
+    if (code === -9) throw httpError('NOT_DEAD', `task ${taskId} is not dead-lettered; only a dead task can be replayed`);
+    await this.redis.zrem(this.keys.dlq(), taskId);
+    return { task_id: taskId, status: 'retry_wait', attempt };
+  }
+}

@@ -1,0 +1,98 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { isErrorCode, type ReachKeys } from '@agent-reach/protocol';
+import type { SnapshotHolder } from '@agent-reach/dispatch';
+import { createMetricsRegistry, registerFleetGauges } from '@agent-reach/service-kit';
+
+/** The router's own metrics, beside the shared HTTP, task-event and fleet ones. */
+export interface RouterMetrics {
+  registry: Registry;
+  /** `reach_router_submits_total{status,outcome}`: accepted, existing, or the error code. */
+  submits: Counter<'status' | 'outcome'>;
+  /** `reach_router_routing_seconds{status}`: the submit handler — ranking, claim, delivery, `sent`. */
+  routing: Histogram<'status'>;
+}
+
+/** What the router's metrics read at scrape time. */
+export interface RouterMetricsDeps {
+  redis: Redis;
+  keys: ReachKeys;
+  /** The snapshot holder, once there is one. */
+  snapshot: () => SnapshotHolder | undefined;
+}
+
+/**
+ * Creates the router's registry (one per service instance) with its submit and routing
+ * metrics, the snapshot it holds, and the fleet gauges read from Redis at scrape time.
+ */
+export function createRouterMetrics(deps: RouterMetricsDeps): RouterMetrics {
+  const registry = createMetricsRegistry('router');
+  const submits = new Counter({
+    name: 'reach_router_submits_total',
+    help: 'Task submissions by HTTP status and outcome: accepted (202), existing (200, a repeated task_id) or the error code',
+    labelNames: ['status', 'outcome'] as const,
+    registers: [registry],
+  });
+  const routing = new Histogram({
+    name: 'reach_router_routing_seconds',
+    help: 'Time the router spends on a submission once it is valid: ranking candidates, claiming the task_id, delivering, recording sent',
+    labelNames: ['status'] as const,
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const info = () => deps.snapshot()?.info() ?? { version: 0, age_ms: -1, agents: 0 };
+  new Gauge({
+    name: 'reach_router_snapshot_version',
+    help: 'Version of the registry snapshot this router routes by',
+    registers: [registry],
+    collect() {
+      this.set(info().version);
+    },
+  });
+  new Gauge({
+    name: 'reach_router_snapshot_age_seconds',
+    help: 'Time since this router last read the registry snapshot (-1 before the first read)',
+    registers: [registry],
+    collect() {
+      const age = info().age_ms;
+      this.set(age < 0 ? -1 : age / 1000);
+    },
+  });
+  registerFleetGauges(registry, { redis: deps.redis, keys: deps.keys });
+  return { registry, submits, routing };
+}
+
+const SUBMIT_URL = '/v1/tasks';
+const isSubmit = (request: FastifyRequest) => request.method === 'POST' && request.routeOptions.url === SUBMIT_URL;
+
+/** The stable error code of an error reply body, or `OTHER`; never an unbounded label. */
+function errorCode(payload: unknown): string {
+  if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return 'OTHER';
+  try {
+    const body = JSON.parse(payload.toString()) as { error?: unknown };
+    return isErrorCode(body.error) ? body.error : 'OTHER';
+  } catch {
+    return 'OTHER';
+  }
+}
+
+/**
+ * Counts every `POST /v1/tasks` by outcome and times the handler (from validation passed to the
+ * reply). Hooks only: the dispatcher is not touched. Add before the routes.
+ */
+export function installSubmitMetrics(app: FastifyInstance, metrics: RouterMetrics): void {
+  const started = new WeakMap<FastifyRequest, bigint>();
+  app.addHook('preHandler', async (request) => {
+    if (isSubmit(request)) started.set(request, process.hrtime.bigint());
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!isSubmit(request)) return payload;
+    const status = String(reply.statusCode);
+    const outcome = reply.statusCode === 202 ? 'accepted' : reply.statusCode === 200 ? 'existing' : errorCode(payload);
+    metrics.submits.inc({ status, outcome });
+    const t0 = started.get(request);
+    if (t0 !== undefined) metrics.routing.observe({ status }, Number(process.hrtime.bigint() - t0) / 1e9);
+    return payload;
+  });
+}

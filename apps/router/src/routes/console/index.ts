@@ -1,0 +1,112 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ErrorReply } from '@agent-reach/protocol';
+import { httpError } from '@agent-reach/service-kit';
+import { CONSOLE_CSP, type ConsoleAsset } from '../../console/assets.ts';
+import type { AgentTable } from '../../console/agent-table.ts';
+import type { FleetEventHub } from '../../console/fleet-event-hub.ts';
+import type { TaskSampler } from '../../console/recent-tasks.ts';
+import {
+  ConsoleAgentsQuery,
+  ConsoleAgentsReply,
+  ConsoleEventsHeaders,
+  ConsoleEventsQuery,
+  ConsoleFleetEventSchema,
+  ConsoleLatencyQuery,
+  ConsoleLatencyReply,
+} from '../../console/schemas.ts';
+
+/** What the console routes need. */
+export interface ConsoleRouteDeps {
+  assets: Map<string, ConsoleAsset>;
+  agents: AgentTable;
+  hub: FleetEventHub;
+  sampler: TaskSampler;
+}
+
+const tags = ['console'];
+
+/** The operators' console page and the endpoints it reads. */
+export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async (app, { assets, agents, hub, sampler }) => {
+  // Open event streams would otherwise hold app.close() until the browsers hang up.
+  app.addHook('preClose', async () => hub.close());
+
+  const send = (name: string) => {
+    const asset = assets.get(name);
+    if (!asset) throw httpError('NOT_FOUND', `no console file ${name}`);
+    return asset;
+  };
+
+  app.get(
+    '/console',
+    { schema: { tags, summary: 'The console page (HTML)', produces: ['text/html'], response: { 200: Type.String() } } },
+    async (_request, reply) => {
+      const page = send('index.html');
+      return reply.type(page.type).header('content-security-policy', CONSOLE_CSP).header('cache-control', 'no-cache').send(page.body);
+    },
+  );
+
+  app.get(
+    '/console/assets/:file',
+    {
+      schema: {
+        tags,
+        summary: "The console page's scripts and styles",
+        params: Type.Object({ file: Type.String({ pattern: '^[a-z0-9-]{1,64}\\.(js|css|svg)$' }) }),
+        response: { 200: Type.String(), 400: ErrorReply, 404: ErrorReply },
+      },
+    },
+    async (request, reply) => {
+      const asset = send(request.params.file);
+      return reply.type(asset.type).header('cache-control', 'no-cache').send(asset.body);
+    },
+  );
+
+  app.get(
+    '/v1/console/agents',
+    {
+      schema: {
+        tags,
+        summary: 'Every agent with status, load, heartbeat age and recent success rate',
+        querystring: ConsoleAgentsQuery,
+        response: { 200: ConsoleAgentsReply, 400: ErrorReply, 503: ErrorReply },
+      },
+    },
+    async (request) => agents.read(request.query.limit ?? 500),
+  );
+
+  app.get(
+    '/v1/console/latency',
+    {
+      schema: {
+        tags,
+        summary: 'Stage latencies of the tasks this router sent recently',
+        querystring: ConsoleLatencyQuery,
+        response: { 200: ConsoleLatencyReply, 400: ErrorReply, 503: ErrorReply },
+      },
+    },
+    async (request) => {
+      const { points } = await sampler.sample();
+      return { points: points.slice(-(request.query.limit ?? 200)), now: Date.now() };
+    },
+  );
+
+  app.get(
+    '/v1/console/events',
+    {
+      schema: {
+        tags,
+        summary: 'Fleet events as server-sent events: recent ones, then live (registrations, status changes, retries, dead letters)',
+        description: `A text/event-stream. Each event's id is its stream entry id and its data one JSON object: ${JSON.stringify(ConsoleFleetEventSchema)}`,
+        produces: ['text/event-stream'],
+        querystring: ConsoleEventsQuery,
+        headers: ConsoleEventsHeaders,
+        response: { 200: Type.String({ description: 'text/event-stream' }), 400: ErrorReply },
+      },
+    },
+    async (request, reply) => {
+      reply.hijack();
+      await hub.attach(reply.raw, { backlog: request.query.backlog ?? 50, lastEventId: request.headers['last-event-id'] });
+    },
+  );
+};

@@ -1,0 +1,79 @@
+import { PROBE_CAPABILITY, WORKER_GROUP } from '@agent-reach/protocol';
+import { waitFor } from '@agent-reach/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../testing/harness.ts';
+import { capturingLogger, Gate, pendingCount } from '../testing/support.ts';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.cleanup();
+  h = undefined;
+});
+
+function acksOf(harness: Harness, taskId: string, n: number): Promise<Record<string, string>[]> {
+  return waitFor(async () => {
+    const acks = await harness.acksOf(taskId);
+    return acks.length >= n && acks;
+  }, { message: `${n} acks for ${taskId}` });
+}
+
+const probe = (taskId: string, payload = '{"sent_at":1}') => ({ task_id: taskId, capability: PROBE_CAPABILITY, payload });
+
+describe('liveness probes', () => {
+  it('are answered like any task — received, completed with their payload, XACKed — without the handler, logged at debug only', async () => {
+    h = await startHarness();
+    const { logger, lines } = capturingLogger();
+    let calls = 0;
+    const agent = h.agent({ logger, handler: () => ((calls += 1), Promise.resolve('handled')) });
+    const reg = await agent.start().ready();
+    await h.addTask(reg.agent_id, probe('probe:1', '{"n":1}'));
+    const identity = { task_id: 'probe:1', agent_id: reg.agent_id, instance_id: agent.options.instanceId, epoch: String(reg.epoch), attempt: '1' };
+    expect(await acksOf(h, 'probe:1', 2)).toEqual([
+      { ...identity, stage: 'received' },
+      { ...identity, stage: 'completed', result: '{"n":1}', duration_ms: '0' },
+    ]);
+    await waitFor(async () => (await pendingCount(h!.redis, reg.stream, WORKER_GROUP)) === 0, { message: 'XACKed' });
+    expect(calls).toBe(0);
+    const about = lines.filter((l) => l['task_id'] === 'probe:1');
+    expect(about.length).toBeGreaterThan(0);
+    expect(about.every((l) => l.level <= 20)).toBe(true);
+  });
+
+  it('are not remembered as completed: they never push a real result out of the cache, and are answered every time', async () => {
+    h = await startHarness();
+    const calls: string[] = [];
+    const agent = h.agent({ completedCacheSize: 1, handler: (t) => (calls.push(t.taskId), Promise.resolve(calls.length)) });
+    const reg = await agent.start().ready();
+    await h.addTask(reg.agent_id, { task_id: 'real' });
+    await acksOf(h, 'real', 2);
+    await h.addTask(reg.agent_id, probe('probe:2'));
+    await h.addTask(reg.agent_id, probe('probe:2', '{"sent_at":2}'));
+    const probeAcks = await acksOf(h, 'probe:2', 4);
+    expect(probeAcks.filter((a) => a['stage'] === 'completed').map((a) => a['result'])).toEqual(['{"sent_at":1}', '{"sent_at":2}']);
+    // With room for one result, 'real' is still the one remembered.
+    await h.addTask(reg.agent_id, { task_id: 'real', attempt: 2 });
+    const real = await acksOf(h, 'real', 4);
+    expect(real[3]).toMatchObject({ stage: 'completed', result: '1', duration_ms: '0', attempt: '2' });
+    expect(calls).toEqual(['real']);
+  });
+
+  it('take a slot: an agent whose slots are all held does not read a probe until one frees', async () => {
+    h = await startHarness({ heartbeatIntervalMs: 40 });
+    const gate = new Gate();
+    const agent = h.agent({ maxConcurrency: 1, handler: () => gate.promise.then(() => 'slow') });
+    const reg = await agent.start().ready();
+    await h.addTask(reg.agent_id, { task_id: 'stuck' });
+    await acksOf(h, 'stuck', 1);
+    await h.addTask(reg.agent_id, probe('probe:3'));
+    // Three beats' time: an agent with a free slot would have answered long before.
+    const beats = h.registry.heartbeats.length;
+    await waitFor(() => h!.registry.heartbeats.length >= beats + 3, { message: 'three heartbeats' });
+    expect(await h.acksOf('probe:3')).toEqual([]);
+    expect(h.registry.heartbeats.at(-1)?.body).toMatchObject({ inflight: 1, status: 'busy' });
+
+    gate.open();
+    await acksOf(h, 'probe:3', 2);
+    const order = (await h.acks()).map((a) => `${a.fields['task_id']}:${a.fields['stage']}`);
+    expect(order).toEqual(['stuck:received', 'stuck:completed', 'probe:3:received', 'probe:3:completed']);
+  });
+});

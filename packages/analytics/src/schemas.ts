@@ -1,0 +1,74 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
+
+/** A latency figure over the window, milliseconds. `mean`/`p95` are null without samples. */
+export const LatencyFigure = Type.Object({
+  mean: NullableNumber,
+  p95: NullableNumber,
+  count: Type.Integer({ description: 'Points with the field, i.e. samples behind mean and p95' }),
+});
+export type LatencyFigure = Static<typeof LatencyFigure>;
+
+/** The four figures of one capability or one agent over the window. */
+export const FigureGroup = Type.Object({
+  key: Type.String({ description: 'The capability or the agent_id, as `by` says' }),
+  success_rate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
+    description: 'completed / (completed + failed + dead) points in the window; null without outcomes',
+  }),
+  outcomes: Type.Object({
+    completed: Type.Integer(),
+    failed: Type.Integer(),
+    dead: Type.Integer(),
+    total: Type.Integer({ description: 'completed + failed + dead' }),
+  }),
+  receipt_ms: LatencyFigure,
+  execution_ms: Type.Object({
+    mean: NullableNumber,
+    p95: NullableNumber,
+    count: Type.Integer(),
+    handler_mean: Type.Union([Type.Number(), Type.Null()], { description: 'duration_ms reported by the worker' }),
+    handler_p95: NullableNumber,
+  }),
+  completion_rate: Type.Object({
+    completed: Type.Integer(),
+    per_second: Type.Number(),
+    per_minute: Type.Number(),
+  }),
+  stages: Type.Record(Type.String(), Type.Integer(), { description: 'Points per stage in the window' }),
+});
+export type FigureGroup = Static<typeof FigureGroup>;
+
+/** `GET /v1/stats` reply. */
+export const StatsReply = Type.Object({
+  window: Type.String(),
+  window_s: Type.Integer(),
+  by: Type.Union([Type.Literal('capability'), Type.Literal('agent')]),
+  capability: Type.Union([Type.String(), Type.Null()]),
+  generated_at: Type.Integer({ description: 'Epoch milliseconds' }),
+  groups: Type.Array(FigureGroup),
+});
+export type StatsReply = Static<typeof StatsReply>;
+
+/** One stage of a task's timeline with the gap from the stage before it. */
+export const TimelineStage = Type.Object(
+  {
+    stage: Type.String(),
+    at: Type.Integer({ description: 'Epoch milliseconds' }),
+    gap_ms: Type.Number({ description: 'Milliseconds since the previous stage; 0 for the first' }),
+    agent_id: Type.Union([Type.String(), Type.Null()]),
+    attempt: Type.Union([Type.Integer(), Type.Null()]),
+    duration_ms: Type.Optional(Type.Number()),
+    reason: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type TimelineStage = Static<typeof TimelineStage>;
+
+/** `GET /v1/tasks/:task_id/timeline` reply. */
+export const TimelineReply = Type.Object({
+  task_id: Type.String(),
+  source: Type.Union([Type.Literal('redis'), Type.Literal('influxdb')]),
+  stages: Type.Array(TimelineStage),
+});
+export type TimelineReply = Static<typeof TimelineReply>;

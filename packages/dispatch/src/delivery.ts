@@ -1,0 +1,79 @@
+import type { Redis } from 'ioredis';
+import { encodeTask, type ReachKeys, type TaskMessage, type TimelineEntry } from '@agent-reach/protocol';
+
+/** The agent a delivery targets, as the snapshot showed it. */
+export interface DeliveryTarget {
+  agent_id: string;
+  epoch: number;
+}
+
+/** Why a chosen agent did not take a task. */
+export type DeliveryRefusal = 'gone' | 'epoch_changed' | 'not_live' | 'full';
+
+/** Outcome of one delivery try. */
+export type DeliveryResult =
+  | { ok: true; messageId: string; sentAt: number; inflight: number }
+  | { ok: false; refusal: DeliveryRefusal };
+
+const REFUSALS: Record<number, DeliveryRefusal> = { [-1]: 'gone', [-2]: 'epoch_changed', [-3]: 'not_live', [-4]: 'full' };
+
+/** Why an agent was chosen, kept in the `sent` stage of the timeline. */
+export interface RoutingRecord {
+  score?: number;
+  load?: number;
+  candidates?: number;
+  runner_up?: string;
+  snapshot_age_ms?: number;
+  reason?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * Delivers task attempts to agents' inboxes (the agent re-verified in the same script) and
+ * records the `sent` stage. Used by the router for submissions and by registry-sync for retries.
+ */
+export class Delivery {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+    private readonly offlineMs: number,
+  ) {}
+
+  /** One delivery try to `agent`. */
+  async deliver(agent: DeliveryTarget, task: TaskMessage): Promise<DeliveryResult> {
+    const id = agent.agent_id;
+    const [code, messageId = '', sentAt = 0, inflight = 0] = await this.redis.reachDeliver(
+      this.keys.agent(id),
+      this.keys.inbox(id),
+      this.keys.pending(id),
+      agent.epoch,
+      task.task_id,
+      task.attempt,
+      this.offlineMs,
+      task.deadline_ms,
+      ...encodeTask(task),
+    );
+    if (code < 0) return { ok: false, refusal: REFUSALS[code] ?? 'gone' };
+    return { ok: true, messageId, sentAt, inflight };
+  }
+
+  /**
+   * Records `sent` for the attempt and drops the task's watchdog entry in the due set, in one
+   * round trip.
+   */
+  async markSent(taskId: string, agentId: string, attempt: number, messageId: string, sentAt: number, routing: RoutingRecord = {}): Promise<void> {
+    const entry: TimelineEntry & { routing?: RoutingRecord } = {
+      stage: 'sent',
+      at: sentAt,
+      agent_id: agentId,
+      attempt,
+      message_id: messageId,
+    };
+    if (Object.keys(routing).length > 0) entry.routing = routing;
+    await this.redis
+      .pipeline()
+      .reachMarkSent(this.keys.task(taskId), this.keys.timeline(taskId), attempt, messageId, sentAt, this.keys.inbox(agentId), JSON.stringify(entry))
+      .zrem(this.keys.due(), taskId)
+      .exec();
+  }
+}

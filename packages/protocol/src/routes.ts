@@ -1,0 +1,31 @@
+import type { CallbackQuery } from './schemas.ts';
+
+/** Path segments are URL-encoded; valid ids (`ID_PATTERN`) pass through unchanged. */
+const seg = (value: string): string => encodeURIComponent(value);
+
+/**
+ * HTTP paths of the Agent-Reach API, as a client calls them: constants for fixed paths,
+ * functions for paths with parameters. Written once here so a client and the docs cannot drift
+ * from the servers (a path typo otherwise only shows as a 404 at run time).
+ */
+export const ROUTES = {
+  /** registry-sync: `POST` an agent's registration. */
+  register: '/v1/agents/register',
+  /** registry-sync: `POST` a heartbeat (bearer token of the registration). */
+  heartbeat: (agentId: string): string => `/v1/agents/${seg(agentId)}/heartbeat`,
+  /** registry-sync: `POST` a graceful deregistration (bearer token of the registration). */
+  deregister: (agentId: string): string => `/v1/agents/${seg(agentId)}/deregister`,
+  /** router: `POST` a task. */
+  submit: '/v1/tasks',
+  /** router: `GET` a task's state and timeline. */
+  task: (taskId: string): string => `/v1/tasks/${seg(taskId)}`,
+  /** router: `GET` a page of a callback topic (long poll with `wait_ms`). */
+  callbacks: (topic: string, query: CallbackQuery = {}): string => {
+    const params = new URLSearchParams();
+    if (query.after !== undefined) params.set('after', query.after);
+    if (query.wait_ms !== undefined) params.set('wait_ms', String(query.wait_ms));
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    const qs = params.toString();
+    return `/v1/callbacks/${seg(topic)}${qs === '' ? '' : `?${qs}`}`;
+  },
+} as const;

@@ -1,0 +1,110 @@
+/**
+ * The operators' console in a real browser (Debian's Chromium, driven by playwright-core): the
+ * agent table shows registered agents, an agent that registers after the page loaded appears in
+ * the live event stream, a task lookup draws its timeline, the latency chart has points. Leaves
+ * a screenshot at test/artifacts/console.png.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { RawWorker, submitAndComplete } from '../support/raw-worker.ts';
+import { startStack, type Stack } from '../support/stack.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url));
+
+let stack: Stack;
+let workers: RawWorker[] = [];
+let profile: string;
+let context: BrowserContext;
+let page: Page;
+const problems: string[] = [];
+const taskIds: string[] = [];
+
+beforeAll(async () => {
+  stack = await startStack({ influx: 'v1' });
+  workers = await Promise.all([
+    RawWorker.start(stack, { agent_id: 'console-a', instance_id: 'console-a-1', capabilities: ['echo', 'translate'], max_concurrency: 4, region: 'eu-west' }),
+    RawWorker.start(stack, { agent_id: 'console-b', instance_id: 'console-b-1', capabilities: ['echo'], max_concurrency: 2, region: 'us-east' }),
+  ]);
+  for (let i = 0; i < 6; i++) taskIds.push(await submitAndComplete(stack, { capability: 'echo', payload: { n: i } }));
+  taskIds.push(await submitAndComplete(stack, { capability: 'translate', payload: { text: 'bonjour' } }));
+
+  profile = mkdtempSync(join(tmpdir(), 'reach-chromium-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1360, height: 1000 },
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await context?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  await Promise.all(workers.map((w) => w.stop()));
+  await stack?.stop();
+});
+
+describe('the console', () => {
+  it('shows agents, live events, a task timeline and latencies, and leaves a screenshot', async () => {
+    await page.goto(`${stack.routerUrl}/console`);
+
+    // The agent table lists both agents, HEALTHY, with their capabilities and region.
+    const rowA = page.locator('#agents tr[data-agent-id="console-a"]');
+    await rowA.waitFor({ timeout: 10_000 });
+    await expect.poll(() => rowA.getAttribute('data-status')).toBe('HEALTHY');
+    expect(await rowA.innerText()).toMatch(/eu-west/);
+    expect(await rowA.locator('.chip').allInnerTexts()).toEqual(['echo', 'translate']);
+    const rowB = page.locator('#agents tr[data-agent-id="console-b"]');
+    expect(await rowB.locator('td').nth(2).innerText()).toMatch(/\d+ \/ 2/);
+    // Recent success: every task completed.
+    await expect.poll(() => rowA.locator('td').nth(6).innerText(), { timeout: 10_000 }).toMatch(/100 %/);
+
+    // The event stream is live; an agent that registers now shows up in it and in the table.
+    await page.locator('#conn[data-state="live"]').waitFor({ timeout: 10_000 });
+    const late = await RawWorker.start(stack, { agent_id: 'console-late', instance_id: 'late-1', capabilities: ['echo'], max_concurrency: 1, region: 'ap-south' });
+    workers.push(late);
+    const event = page.locator('#events li[data-kind="registered"][data-agent-id="console-late"]');
+    await event.waitFor({ timeout: 10_000 });
+    expect(await event.innerText()).toMatch(/console-late registered/);
+    await page.locator('#agents tr[data-agent-id="console-late"]').waitFor({ timeout: 10_000 });
+
+    // Task lookup draws the timeline: three steps between four stages.
+    const taskId = taskIds[0]!;
+    await page.fill('#task-id', taskId);
+    await page.click('#task-form button');
+    const timeline = page.locator('#task-timeline[data-stages="accepted sent received completed"]');
+    await timeline.waitFor({ timeout: 10_000 });
+    expect(await timeline.locator('rect.bar').count()).toBe(3);
+    expect(await page.locator('#task-result dl').innerText()).toMatch(/completed[\s\S]*echo/);
+
+    // The latency chart has a point per task this router sent.
+    await expect.poll(() => page.locator('#latency circle.dot[data-task-id]').count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(taskIds.length);
+
+    // The figures table answers from InfluxDB once the events are written.
+    await page.locator('#figures tr[data-capability="echo"]').waitFor({ timeout: 20_000 });
+
+    mkdirSync(artifacts, { recursive: true });
+    await page.screenshot({ path: join(artifacts, 'console.png'), fullPage: true });
+    expect(problems).toEqual([]);
+  }, 90_000);
+});

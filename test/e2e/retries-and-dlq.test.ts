@@ -1,0 +1,120 @@
+/**
+ * Failures are handled, not hidden: retries with backoff on another agent, the dead-letter queue
+ * with a reason, replay, non-retryable failures and deadlines — while other tasks keep flowing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NonRetryableError, ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
+import { waitFor } from '@agent-reach/testkit';
+import { startAgent } from '../support/agents.ts';
+import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
+
+let stack: Stack;
+const agents: ReachAgent[] = [];
+let client: ReachClient;
+let healed = false;
+
+type TaskView = { status: string; attempts: number; dead_reason?: string; timeline: { stage: string; at: number; agent_id?: string; reason?: string; due_at?: number }[] };
+
+beforeAll(async () => {
+  stack = await startStack({
+    env: { ...FAST_LEASES, REACH_RETRY_BASE_MS: '200', REACH_RETRY_CAP_MS: '2000', REACH_MAX_ATTEMPTS: '4' },
+  });
+  const handler = async (task: { capability: string; payload: unknown; attempt: number }) => {
+    if (task.capability === 'doomed') throw new Error('always fails');
+    if (task.capability === 'fatal') throw new NonRetryableError('bad input, do not retry');
+    if (task.capability === 'flaky' && !healed) throw new Error('not yet');
+    if (task.capability === 'slowpoke') await new Promise((r) => setTimeout(r, 3000));
+    return task.payload;
+  };
+  for (const id of ['r-1', 'r-2']) {
+    agents.push(await startAgent(stack, id, ['echo', 'doomed', 'fatal', 'flaky', 'slowpoke'], handler, { maxConcurrency: 8 }));
+  }
+  client = new ReachClient({ routerUrl: stack.routerUrl });
+});
+
+afterAll(async () => {
+  await client?.close();
+  await Promise.all(agents.map((a) => a.close()));
+  await stack?.stop();
+});
+
+const view = async (id: string) => (await http<TaskView>(`${stack.routerUrl}/v1/tasks/${id}`)).body;
+
+describe('retries and dead letters', () => {
+  it('retries a failing task with growing backoff, on another agent, then dead-letters it while other tasks flow', async () => {
+    const doomed = await client.submit({ capability: 'doomed', payload: 1 });
+    // Other tasks keep completing while the doomed one is retried.
+    const echoes = await Promise.all(Array.from({ length: 20 }, (_, i) => client.run('echo', { i }, { timeoutMs: 10_000 })));
+    expect(echoes).toHaveLength(20);
+    const dead = await waitFor(async () => {
+      const v = await view(doomed.task_id);
+      return v.status === 'dead' ? v : undefined;
+    }, { timeoutMs: 15_000, message: 'the failing task never reached the DLQ' });
+    expect(dead.dead_reason).toBe('max_attempts');
+    expect(dead.attempts).toBe(4);
+    const retried = dead.timeline.filter((e) => e.stage === 'retried');
+    expect(retried).toHaveLength(3);
+    expect(retried.every((e) => e.reason === 'failed')).toBe(true);
+    // Backoff grows: base 200 ms × 2^(n-1), ±20 %.
+    const waits = retried.map((e) => (e.due_at ?? 0) - e.at);
+    expect(waits[0]).toBeGreaterThanOrEqual(140);
+    expect(waits[0]).toBeLessThanOrEqual(260);
+    expect(waits[2]).toBeGreaterThan(waits[0] as number);
+    // Each retry went to the other agent.
+    const sentTo = dead.timeline.filter((e) => e.stage === 'sent').map((e) => e.agent_id);
+    for (let i = 1; i < sentTo.length; i++) expect(sentTo[i]).not.toBe(sentTo[i - 1]);
+    // The caller hears of it, once, with the reason.
+    const result = await client.result(doomed.task_id, { timeoutMs: 5000 });
+    expect(result).toMatchObject({ status: 'dead', error: 'max_attempts' });
+    const dlq = await http<{ items: { task_id: string; reason: string; attempts: number }[] }>(`${stack.routerUrl}/v1/dlq?capability=doomed`);
+    expect(dlq.body.items).toEqual([expect.objectContaining({ task_id: doomed.task_id, reason: 'max_attempts', attempts: 4 })]);
+  });
+
+  it('dead-letters a non-retryable failure at once', async () => {
+    const sub = await client.submit({ capability: 'fatal', payload: 1 });
+    const dead = await waitFor(async () => {
+      const v = await view(sub.task_id);
+      return v.status === 'dead' ? v : undefined;
+    });
+    expect(dead.dead_reason).toBe('not_retryable');
+    expect(dead.attempts).toBe(1);
+  });
+
+  it('replays a dead letter once, however many replays race, and it completes', async () => {
+    healed = false;
+    const sub = await client.submit({ capability: 'flaky', payload: { n: 7 } });
+    await waitFor(async () => (await view(sub.task_id)).status === 'dead', { timeoutMs: 15_000 });
+    healed = true;
+    const replays = await Promise.all(
+      Array.from({ length: 5 }, () => http<{ error?: string; attempt?: number }>(`${stack.routerUrl}/v1/dlq/${sub.task_id}/replay`, { method: 'POST' })),
+    );
+    expect(replays.map((r) => r.status).sort()).toEqual([202, 409, 409, 409, 409]);
+    expect(replays.filter((r) => r.status === 409).every((r) => r.body.error === 'NOT_DEAD')).toBe(true);
+    const done = await waitFor(async () => {
+      const v = await view(sub.task_id);
+      return v.status === 'completed' ? v : undefined;
+    }, { timeoutMs: 10_000, message: 'the replayed task did not complete' });
+    expect(done.timeline.filter((e) => e.stage === 'replayed')).toHaveLength(1);
+    expect(done.attempts).toBe(5);
+    const dlq = await http<{ items: { task_id: string }[] }>(`${stack.routerUrl}/v1/dlq?capability=flaky`);
+    expect(dlq.body.items).toEqual([]);
+    expect((await http(`${stack.routerUrl}/v1/dlq/${sub.task_id}/replay`, { method: 'POST' })).status).toBe(409);
+  });
+
+  it('dead-letters a task whose deadline passes', async () => {
+    const sub = await client.submit({ capability: 'slowpoke', payload: 1, timeout_s: 1 });
+    const dead = await waitFor(async () => {
+      const v = await view(sub.task_id);
+      return v.status === 'dead' ? v : undefined;
+    }, { timeoutMs: 10_000 });
+    expect(dead.dead_reason).toBe('deadline');
+  });
+
+  it('answers replay of an unknown task with 404 and keeps the DLQ listing bounded', async () => {
+    expect((await http(`${stack.routerUrl}/v1/dlq/nope/replay`, { method: 'POST' })).status).toBe(404);
+    const res = await http<{ items: unknown[] }>(`${stack.routerUrl}/v1/dlq?limit=1`);
+    expect(res.status).toBe(200);
+    expect(res.body.items.length).toBeLessThanOrEqual(1);
+    expect((await http(`${stack.routerUrl}/v1/dlq?limit=0`)).status).toBe(400);
+  });
+});

@@ -1,0 +1,28 @@
+import pino from 'pino';
+import { ReachAgent, type TaskContext } from '@agent-reach/worker-sdk';
+import type { Stack } from './stack.ts';
+
+/** Starts an in-process worker-sdk agent against the stack and waits until it is registered. */
+export async function startAgent(
+  stack: Stack,
+  agentId: string,
+  capabilities: string[],
+  handler: (task: TaskContext) => Promise<unknown>,
+  opts: { maxConcurrency?: number; instanceId?: string } = {},
+): Promise<ReachAgent> {
+  const agent = new ReachAgent({
+    registryUrl: stack.registryUrl,
+    routerUrl: stack.routerUrl,
+    redisUrl: stack.redisUrl,
+    agentId,
+    capabilities,
+    maxConcurrency: opts.maxConcurrency ?? 4,
+    ...(opts.instanceId ? { instanceId: opts.instanceId } : {}),
+    handler,
+    shutdownTimeoutMs: 2000,
+    logger: pino({ level: 'silent' }),
+  });
+  agent.start();
+  await agent.ready();
+  return agent;
+}

@@ -1,0 +1,126 @@
+/**
+ * The chaos test's caller: submits tasks over HTTP at a steady pace with a bounded number in
+ * flight, spread across the routers. A submission that fails (a 503 such as STORE_UNAVAILABLE or
+ * NO_AGENT, a lost connection, a timeout) is sent again with the SAME task_id — to the next
+ * router — until a 202 or 200 says it is accepted.
+ */
+import { CHAOS_CAPABILITY } from './exec-log.ts';
+
+/** Settings of a {@link SubmitDriver}. */
+export interface DriverSettings {
+  /** Base URLs of the routers; task i goes first to router i mod n. */
+  routers: readonly string[];
+  total: number;
+  ratePerS: number;
+  maxInFlight: number;
+  /** Callback topics; task i reports to topic i mod n. */
+  topics: readonly string[];
+  /** Task ids are `${idPrefix}-${i}`. */
+  idPrefix: string;
+  /** A task not accepted after trying this long is given up (counted, never silently). */
+  giveUpMs: number;
+  /** Per-request timeout. */
+  requestTimeoutMs: number;
+}
+
+/** One task as the driver saw it. */
+export interface Submission {
+  task_id: string;
+  topic: string;
+  firstTryAt: number;
+  acceptedAt?: number;
+  /** 202 (created) or 200 (the task_id existed: an earlier try got through). */
+  acceptedWith?: number;
+  tries: number;
+}
+
+/** How the tries ended, by outcome: `202`, `200`, `503:NO_AGENT`, `connection`, `timeout`, … */
+export type TryCounts = Record<string, number>;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Submits `total` tasks and retries each one until accepted. */
+export class SubmitDriver {
+  readonly submissions: Submission[] = [];
+  readonly tries: TryCounts = {};
+  private inFlight = 0;
+  private stopped = false;
+  private slotFreed: (() => void) | undefined;
+
+  constructor(private readonly s: DriverSettings) {}
+
+  /** Stops sending new tries (a failing test); tasks in flight end at their next failure. */
+  stop(): void {
+    this.stopped = true;
+    this.slotFreed?.();
+  }
+
+  /** Tasks accepted so far. */
+  accepted(): Submission[] {
+    return this.submissions.filter((x) => x.acceptedAt !== undefined);
+  }
+
+  /** Resolves once every task is accepted or given up. */
+  async run(): Promise<void> {
+    const started = Date.now();
+    const intervalMs = 1000 / this.s.ratePerS;
+    const running: Promise<void>[] = [];
+    for (let i = 0; i < this.s.total && !this.stopped; i++) {
+      while (this.inFlight >= this.s.maxInFlight && !this.stopped) {
+        await new Promise<void>((resolve) => (this.slotFreed = resolve));
+      }
+      const wait = started + i * intervalMs - Date.now();
+      if (wait > 0) await sleep(wait);
+      this.inFlight++;
+      running.push(
+        this.submit(i).finally(() => {
+          this.inFlight--;
+          this.slotFreed?.();
+        }),
+      );
+    }
+    await Promise.all(running);
+  }
+
+  private async submit(i: number): Promise<void> {
+    const topic = this.s.topics[i % this.s.topics.length] as string;
+    const sub: Submission = { task_id: `${this.s.idPrefix}-${i}`, topic, firstTryAt: Date.now(), tries: 0 };
+    this.submissions.push(sub);
+    const body = JSON.stringify({ task_id: sub.task_id, capability: CHAOS_CAPABILITY, payload: { i }, callback_topic: topic });
+    while (!this.stopped && Date.now() - sub.firstTryAt < this.s.giveUpMs) {
+      const router = this.s.routers[(i + sub.tries) % this.s.routers.length] as string;
+      sub.tries++;
+      const outcome = await this.once(router, body);
+      this.tries[outcome] = (this.tries[outcome] ?? 0) + 1;
+      if (outcome === '202' || outcome === '200') {
+        sub.acceptedAt = Date.now();
+        sub.acceptedWith = Number(outcome);
+        return;
+      }
+      await sleep(Math.min(1000, 50 * 2 ** Math.min(sub.tries, 5)));
+    }
+  }
+
+  /** One try; returns the outcome's name. */
+  private async once(router: string, body: string): Promise<string> {
+    try {
+      const res = await fetch(`${router}/v1/tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(this.s.requestTimeoutMs),
+      });
+      const text = await res.text();
+      if (res.status === 200 || res.status === 202) return String(res.status);
+      let code = '?';
+      try {
+        code = String((JSON.parse(text) as { error?: unknown }).error ?? '?');
+      } catch {
+        // not JSON: keep '?'
+      }
+      return `${res.status}:${code}`;
+    } catch (err: unknown) {
+      return err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError') ? 'timeout' : 'connection';
+    }
+  }
+}
