@@ -6,6 +6,7 @@ import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from './index.ts';
 import { defineCommands } from './commands/index.ts';
 import { LeaseSweeper } from './duties/lease-sweeper.ts';
+import { ConsumerJanitor } from './sweeps/consumer-janitor.ts';
 
 let service: RegistryService;
 let redis: Redis;
@@ -164,6 +165,26 @@ describe('leases', () => {
       return snap && snap.version > first.version ? snap : undefined;
     });
     expect(later.written_at).toBeGreaterThanOrEqual(first.written_at);
+  });
+});
+
+describe('old consumers', () => {
+  it('are deleted only once their pending lists are empty', async () => {
+    const keys = reachKeys(prefix);
+    const first = await register({ agent_id: 'a1', instance_id: 'i1', capabilities: ['echo'], max_concurrency: 1 });
+    await redis.xadd(first.stream, '*', 'task_id', 't1');
+    // Instance i1 reads the entry and never acknowledges it; i2 takes over.
+    await redis.xreadgroup('GROUP', 'workers', 'i1', 'COUNT', 1, 'STREAMS', first.stream, '>');
+    await register({ agent_id: 'a1', instance_id: 'i2', capabilities: ['echo'], max_concurrency: 1 });
+    await redis.xreadgroup('GROUP', 'workers', 'i2', 'COUNT', 1, 'STREAMS', first.stream, '>');
+    const janitor = new ConsumerJanitor(service.redis, keys, pino({ level: 'silent' }), 0);
+    const names = async () => ((await redis.xinfo('CONSUMERS', first.stream, 'workers')) as string[][]).map((c) => c[1]);
+    expect(await janitor.sweep()).toBe(0);
+    expect((await names()).sort()).toEqual(['i1', 'i2']);
+    const [held] = (await redis.xpending(first.stream, 'workers', '-', '+', 1, 'i1')) as [string, string, number, number][];
+    await redis.xack(first.stream, 'workers', held![0]);
+    expect(await janitor.sweep()).toBe(1);
+    expect(await names()).toEqual(['i2']);
   });
 });
 

@@ -15,6 +15,7 @@ import { FleetEventLog } from './fleet/fleet-event-log.ts';
 import { compileRegistryOptions, type RegistryOptions } from './options.ts';
 import { AgentRegistry } from './registry/agent-registry.ts';
 import { createRegistryObservability } from './plugins/observability.ts';
+import { ConsumerJanitor } from './sweeps/consumer-janitor.ts';
 import { DueProcessor } from './sweeps/due-processor.ts';
 import { Ejector } from './sweeps/ejector.ts';
 import { InflightSweeper } from './sweeps/inflight-sweeper.ts';
@@ -81,6 +82,7 @@ export async function createRegistryService(
       ejector: new Ejector(redis, keys, fleet, options, logger),
       due: new DueProcessor(redis, keys, dispatcher, options.dlqRetentionS),
       prober: new Prober(delivery, options.probeIntervalMs, logger),
+      janitor: new ConsumerJanitor(redis, keys, logger),
       snapshots: new SnapshotWriter(redis, keys, registry),
       registry,
     },

@@ -10,6 +10,7 @@ export { startNodeService, type NodeServiceOptions, type ServiceProcess } from '
 export { waitFor, WaitTimeoutError, isWaitTimeoutError, type WaitForOptions } from './wait.ts';
 export { freePort, randomPrefix } from './net.ts';
 export { startOwnRedis, type OwnRedis } from './own-redis.ts';
+export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
 export { MissingBinaryError, isMissingBinaryError, INSTALL_HINT } from './binaries.ts';
 export type { ReachServicesInfo } from './provided.ts';
 

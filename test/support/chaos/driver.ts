@@ -114,7 +114,8 @@ export class SubmitDriver {
       if (res.status === 200 || res.status === 202) return String(res.status);
       let code = '?';
       try {
-        code = String((JSON.parse(text) as { error?: unknown }).error ?? '?');
+        const error = (JSON.parse(text) as { error?: unknown }).error;
+        if (typeof error === 'string') code = error;
       } catch {
         // not JSON: keep '?'
       }

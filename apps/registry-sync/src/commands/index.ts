@@ -20,6 +20,7 @@ declare module 'ioredis' {
     reachSlow(...args: Arg[]): Result<number, Context>;
     reachSuspect(...args: Arg[]): Result<number, Context>;
     reachEject(...args: Arg[]): Result<number, Context>;
+    reachDelConsumer(...args: Arg[]): Result<number, Context>;
   }
 }
 
@@ -37,6 +38,7 @@ const NAMES: Record<string, string> = {
   slow: 'reachSlow',
   suspect: 'reachSuspect',
   eject: 'reachEject',
+  delconsumer: 'reachDelConsumer',
 };
 
 const dir = fileURLToPath(new URL('.', import.meta.url));

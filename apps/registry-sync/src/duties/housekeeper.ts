@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AgentRegistry } from '../registry/agent-registry.ts';
+import type { ConsumerJanitor } from '../sweeps/consumer-janitor.ts';
 import type { DueProcessor } from '../sweeps/due-processor.ts';
 import type { Ejector } from '../sweeps/ejector.ts';
 import type { InflightSweeper } from '../sweeps/inflight-sweeper.ts';
@@ -13,6 +14,7 @@ export interface HousekeeperSettings {
   sweepIntervalMs: number;
   snapshotIntervalMs: number;
   heartbeatIntervalMs: number;
+  suspectMs: number;
 }
 
 /** The duties one pass runs, in order. */
@@ -23,11 +25,15 @@ export interface Duties {
   ejector: Ejector;
   due: DueProcessor;
   prober: Prober;
+  janitor: ConsumerJanitor;
   snapshots: SnapshotWriter;
   registry: AgentRegistry;
 }
 
 type State = 'idle' | 'running' | 'closed';
+
+/** Old consumers are few and harmless for a while: look for them twice a minute. */
+const JANITOR_INTERVAL_MS = 30_000;
 
 /**
  * Runs the duties that must happen once across registry-sync instances while holding the lease
@@ -40,6 +46,7 @@ export class Housekeeper {
   private state: State = 'idle';
   private timer: NodeJS.Timeout | undefined;
   private lastSnapshotAt = 0;
+  private lastJanitorAt = 0;
   private lastPassAt = 0;
   private graceMs = 0;
   private graceUntil = 0;
@@ -98,7 +105,8 @@ export class Housekeeper {
     const gap = this.lastPassAt > 0 ? now - this.lastPassAt - this.settings.sweepIntervalMs : 0;
     if (gap > bound) {
       this.graceMs = gap + this.settings.heartbeatIntervalMs;
-      this.graceUntil = now + 2 * this.settings.heartbeatIntervalMs;
+      // Long enough for every agent's next heartbeat to land, even on a loaded machine.
+      this.graceUntil = now + Math.max(2 * this.settings.heartbeatIntervalMs, this.settings.suspectMs);
       this.log.warn({ gap_ms: gap }, 'housekeeping could not run for a while; leases get the time back');
     }
     this.lastPassAt = now;
@@ -124,6 +132,10 @@ export class Housekeeper {
       await d.due.process(now);
       const views = await d.registry.list();
       await d.prober.probe(views, now);
+      if (now - this.lastJanitorAt >= JANITOR_INTERVAL_MS) {
+        this.lastJanitorAt = now;
+        await d.janitor.sweep();
+      }
       if (transitions.length > 0 || ejected.length > 0 || now - this.lastSnapshotAt >= this.settings.snapshotIntervalMs) {
         await d.snapshots.write(views);
         this.lastSnapshotAt = now;

@@ -1,0 +1,13 @@
+--[[
+  Deletes a consumer from an inbox's group only when its pending list is empty: XGROUP
+  DELCONSUMER would silently drop the entries it still holds.
+
+  KEYS[1] agent inbox stream
+  ARGV[1] consumer group   ARGV[2] consumer name
+
+  Output: 1 deleted, 0 kept (it still holds entries)
+]]
+local held = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2])
+if #held > 0 then return 0 end
+redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])
+return 1

@@ -1,0 +1,48 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
+
+/** Consumers idle this long, other than the agent's current instance, are removed once empty. */
+const IDLE_MS = 60_000;
+
+/**
+ * Removes the consumers that earlier instances of an agent left in its inbox's group, but only
+ * once their pending lists are empty (checked in the same script as the delete).
+ */
+export class ConsumerJanitor {
+  private readonly log: Logger;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+    logger: Logger,
+    private readonly idleMs: number = IDLE_MS,
+  ) {
+    this.log = logger.child({ module: 'consumer-janitor' });
+  }
+
+  /** One pass over every agent's inbox; returns how many consumers were removed. */
+  async sweep(): Promise<number> {
+    let removed = 0;
+    for (const id of await this.redis.smembers(this.keys.agents())) {
+      const current = await this.redis.hget(this.keys.agent(id), 'instance_id');
+      let consumers: unknown[];
+      try {
+        consumers = (await this.redis.xinfo('CONSUMERS', this.keys.inbox(id), WORKER_GROUP)) as unknown[];
+      } catch {
+        continue; // no stream or group yet
+      }
+      for (const raw of consumers) {
+        const info = raw as (string | number)[];
+        const name = String(info[info.indexOf('name') + 1]);
+        const idle = Number(info[info.indexOf('idle') + 1]);
+        if (name === current || idle < this.idleMs) continue;
+        if ((await this.redis.reachDelConsumer(this.keys.inbox(id), WORKER_GROUP, name)) === 1) {
+          removed++;
+          this.log.info({ agent_id: id, consumer: name }, 'removed an old instance’s empty consumer');
+        }
+      }
+    }
+    return removed;
+  }
+}
