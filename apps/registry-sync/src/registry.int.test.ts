@@ -12,7 +12,7 @@ let service: RegistryService;
 let redis: Redis;
 let prefix: string;
 
-const fast = { heartbeatIntervalMs: 100, suspectMs: 400, offlineMs: 800, sweepIntervalMs: 50, snapshotIntervalMs: 200 };
+const fast = { heartbeatIntervalMs: 100, suspectMs: 400, offlineMs: 800, sweepIntervalMs: 50, snapshotIntervalMs: 200, probeIntervalMs: 60_000 };
 
 beforeEach(async () => {
   prefix = randomPrefix();

@@ -17,6 +17,7 @@ import { AgentRegistry } from './registry/agent-registry.ts';
 import { createRegistryObservability } from './plugins/observability.ts';
 import { ConsumerJanitor } from './sweeps/consumer-janitor.ts';
 import { DueProcessor } from './sweeps/due-processor.ts';
+import { PoolDrainer } from './sweeps/pool-drainer.ts';
 import { Ejector } from './sweeps/ejector.ts';
 import { InflightSweeper } from './sweeps/inflight-sweeper.ts';
 import { Prober } from './sweeps/prober.ts';
@@ -83,6 +84,7 @@ export async function createRegistryService(
       due: new DueProcessor(redis, keys, dispatcher, options.dlqRetentionS),
       prober: new Prober(delivery, options.probeIntervalMs, logger),
       janitor: new ConsumerJanitor(redis, keys, logger),
+      pools: new PoolDrainer(redis, keys, snapshot, outcomes, dispatcher, options.receiptTimeoutMs, logger),
       snapshots: new SnapshotWriter(redis, keys, registry),
       registry,
     },

@@ -9,6 +9,8 @@ import type { SnapshotHolder } from '@agent-reach/dispatch';
 import { callbacksRoutes } from './routes/callbacks/index.ts';
 import { tasksRoutes } from './routes/tasks/index.ts';
 import { dlqRoutes } from './routes/dlq/index.ts';
+import { routeRoutes } from './routes/route/index.ts';
+import type { ReachKeys } from '@agent-reach/protocol';
 import type { DeadLetters } from './dlq/dead-letters.ts';
 import { registerObservability, type RouterObservability } from './plugins/observability.ts';
 import { consoleRoutes } from './routes/console/index.ts';
@@ -24,6 +26,8 @@ export interface RouterAppDeps {
   callbacks: CallbackReader;
   snapshot: SnapshotHolder;
   deadLetters: DeadLetters;
+  keys: ReachKeys;
+  watermark: number;
   maxPayloadBytes: number;
   logger?: FastifyServerOptions['loggerInstance'];
   /** Metrics and console; without it the app has docs only. */
@@ -53,6 +57,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   await app.register(tasksRoutes, { dispatcher: deps.dispatcher, tasks: deps.tasks });
   await app.register(callbacksRoutes, { reader: deps.callbacks });
   await app.register(dlqRoutes, { deadLetters: deps.deadLetters });
+  await app.register(routeRoutes, { redis: deps.redis, keys: deps.keys, snapshot: deps.snapshot, watermark: deps.watermark });
   await app.register(statsRoutes, { events: deps.eventsReader });
   await app.register(timelineRoutes, { tasks: deps.tasks, events: deps.eventsReader });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);

@@ -37,6 +37,14 @@ export interface RouterOptions {
   callbackMaxLen: number;
   /** How far back a task's timeline is looked for in InfluxDB once its Redis state expired. @default '30d' (env REACH_TIMELINE_LOOKBACK) */
   timelineLookback: string;
+  /** An agent at or above this share of max_concurrency is skipped while another has room. @default 0.85 (env REACH_WATERMARK) */
+  watermark: number;
+  /** Per capability, when every agent is at capacity: queue in the pool or 429. @default {} = reject (env REACH_BACKPRESSURE, JSON) */
+  backpressure: Record<string, 'queue' | 'reject'>;
+  /** How long a session sticks to its agent, seconds. @default 3600 (env REACH_SESSION_TTL_S) */
+  sessionTtlS: number;
+  /** How long a pooled task without timeout_s waits for an agent. @default 300000 (env REACH_POOL_WAIT_MS) */
+  poolWaitMs: number;
   /** A Redis command unanswered this long fails the request with 503. @default 800 (env REACH_STORE_TIMEOUT_MS) */
   storeTimeoutMs: number;
   /** @default 'info' (env LOG_LEVEL) */
@@ -61,9 +69,31 @@ const EnvSchema = Type.Object({
   REACH_CALLBACK_MAXLEN: Type.Integer({ default: 100000, minimum: 100 }),
   REACH_TIMELINE_LOOKBACK: Type.String({ default: '30d', pattern: WINDOW_PATTERN }),
   REACH_STORE_TIMEOUT_MS: Type.Integer({ default: 800, minimum: 50 }),
+  REACH_WATERMARK: Type.Number({ default: 0.85, exclusiveMinimum: 0, maximum: 1 }),
+  REACH_BACKPRESSURE: Type.String({ default: '{}' }),
+  REACH_SESSION_TTL_S: Type.Integer({ default: 3600, minimum: 1 }),
+  REACH_POOL_WAIT_MS: Type.Integer({ default: 300000, minimum: 100 }),
   LOG_LEVEL: Type.String({ default: 'info' }),
 });
 type Env = Static<typeof EnvSchema>;
+
+function backpressureMap(text: string): Record<string, 'queue' | 'reject'> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error('settings: REACH_BACKPRESSURE must be a JSON object such as {"embed": "queue"}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new Error('settings: REACH_BACKPRESSURE must be a JSON object of capability → "queue" | "reject"');
+  }
+  const out: Record<string, 'queue' | 'reject'> = {};
+  for (const [cap, mode] of Object.entries(parsed as Record<string, unknown>)) {
+    if (mode !== 'queue' && mode !== 'reject') throw new Error(`settings: REACH_BACKPRESSURE.${cap} must be "queue" or "reject"`);
+    out[cap] = mode;
+  }
+  return out;
+}
 
 /** Reads and checks the environment; throws a message naming the bad variable. */
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<RouterOptions> {
@@ -86,6 +116,10 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Ro
     callbackMaxLen: e.REACH_CALLBACK_MAXLEN,
     timelineLookback: e.REACH_TIMELINE_LOOKBACK,
     storeTimeoutMs: e.REACH_STORE_TIMEOUT_MS,
+    watermark: e.REACH_WATERMARK,
+    backpressure: backpressureMap(e.REACH_BACKPRESSURE),
+    sessionTtlS: e.REACH_SESSION_TTL_S,
+    poolWaitMs: e.REACH_POOL_WAIT_MS,
     logLevel: e.LOG_LEVEL,
   };
 }
@@ -110,6 +144,10 @@ export function compileRouterOptions(opts: Partial<RouterOptions> = {}): RouterO
     callbackMaxLen: 100000,
     timelineLookback: '30d',
     storeTimeoutMs: 800,
+    watermark: 0.85,
+    backpressure: {},
+    sessionTtlS: 3600,
+    poolWaitMs: 300000,
     logLevel: 'info',
     ...opts,
   };

@@ -7,6 +7,7 @@ import { BlockingPool } from './callbacks/blocking-pool.ts';
 import { CallbackReader } from './callbacks/callback-reader.ts';
 import { CallbackPublisher, Delivery, defineDispatchCommands, SnapshotHolder } from '@agent-reach/dispatch';
 import { DeadLetters } from './dlq/dead-letters.ts';
+import { Pool } from './dispatch/pool.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { compileRouterOptions, type RouterOptions } from './options.ts';
 import { TaskReader } from './tasks/task-reader.ts';
@@ -65,7 +66,8 @@ export async function createRouterService(
   const tasks = new TaskReader(redis, keys);
   const delivery = new Delivery(redis, keys, options.offlineMs);
   const publisher = new CallbackPublisher(redis, keys, options);
-  const dispatcher = new Dispatcher(redis, keys, snapshot, delivery, publisher, tasks, events, options, logger);
+  const taskPool = new Pool(redis, keys, delivery, tasks, events, options);
+  const dispatcher = new Dispatcher(redis, keys, snapshot, delivery, taskPool, publisher, tasks, events, options, logger);
   const deadLetters = new DeadLetters(redis, keys);
   const callbacks = new CallbackReader(redis, pool, keys);
   const app = await buildRouterApp({
@@ -75,6 +77,8 @@ export async function createRouterService(
     callbacks,
     snapshot,
     deadLetters,
+    keys,
+    watermark: options.watermark,
     maxPayloadBytes: options.maxPayloadBytes,
     logger,
     observability,

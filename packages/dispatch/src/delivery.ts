@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { encodeTask, type ReachKeys, type TaskMessage, type TimelineEntry } from '@agent-reach/protocol';
+import { encodeTask, PROBE_CAPABILITY, type ReachKeys, type TaskMessage, type TimelineEntry } from '@agent-reach/protocol';
 
 /** The agent a delivery targets, as the snapshot showed it. */
 export interface DeliveryTarget {
@@ -51,6 +51,7 @@ export class Delivery {
       task.attempt,
       this.offlineMs,
       task.deadline_ms,
+      task.capability === PROBE_CAPABILITY ? 1 : 0,
       ...encodeTask(task),
     );
     if (code < 0) return { ok: false, refusal: REFUSALS[code] ?? 'gone' };
@@ -58,10 +59,18 @@ export class Delivery {
   }
 
   /**
-   * Records `sent` for the attempt and drops the task's watchdog entry in the due set, in one
-   * round trip.
+   * Records `sent` for the attempt and drops the task's watchdog entry in the due set (or, for a
+   * pooled task, moves it to when the task expires unclaimed), in one round trip.
    */
-  async markSent(taskId: string, agentId: string, attempt: number, messageId: string, sentAt: number, routing: RoutingRecord = {}): Promise<void> {
+  async markSent(
+    taskId: string,
+    agentId: string,
+    attempt: number,
+    messageId: string,
+    sentAt: number,
+    routing: RoutingRecord = {},
+    pooled?: { stream: string; dueAt: number },
+  ): Promise<void> {
     const entry: TimelineEntry & { routing?: RoutingRecord } = {
       stage: 'sent',
       at: sentAt,
@@ -70,10 +79,21 @@ export class Delivery {
       message_id: messageId,
     };
     if (Object.keys(routing).length > 0) entry.routing = routing;
-    await this.redis
+    if (agentId) entry.agent_id = agentId;
+    else delete entry.agent_id;
+    const pipeline = this.redis
       .pipeline()
-      .reachMarkSent(this.keys.task(taskId), this.keys.timeline(taskId), attempt, messageId, sentAt, this.keys.inbox(agentId), JSON.stringify(entry))
-      .zrem(this.keys.due(), taskId)
-      .exec();
+      .reachMarkSent(
+        this.keys.task(taskId),
+        this.keys.timeline(taskId),
+        attempt,
+        messageId,
+        sentAt,
+        pooled ? pooled.stream : this.keys.inbox(agentId),
+        JSON.stringify(entry),
+      );
+    if (pooled) pipeline.zadd(this.keys.due(), pooled.dueAt, taskId);
+    else pipeline.zrem(this.keys.due(), taskId);
+    await pipeline.exec();
   }
 }

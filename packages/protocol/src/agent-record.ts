@@ -16,6 +16,15 @@ function json<T>(value: string | undefined, fallback: T): T {
   }
 }
 
+/** The per-capability execution-time EWMAs kept in `ewma:<capability>` fields. */
+function ewmaOf(record: Record<string, string>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [field, value] of Object.entries(record)) {
+    if (field.startsWith(F.ewmaPrefix)) out[field.slice(F.ewmaPrefix.length)] = Number(value);
+  }
+  return out;
+}
+
 /** Turns an agent record hash into the API's view; undefined when the record is absent. */
 export function toAgentView(
   record: Record<string, string>,
@@ -40,6 +49,11 @@ export function toAgentView(
     last_heartbeat_at: leaseAt,
     lease_age_ms: Math.max(0, nowMs - leaseAt),
     ejected_until: int(record[F.ejectedUntil]),
+    tags: json<string[]>(record[F.tags], []),
+    observe: record[F.observe] === '1',
+    priority: int(record[F.priority]),
+    weight: Number(record[F.weight] ?? 1) || 1,
+    ewma_ms: ewmaOf(record),
     meta: json<Record<string, unknown>>(record[F.meta], {}),
   };
 }

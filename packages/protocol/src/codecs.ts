@@ -33,6 +33,9 @@ export interface AckMessage {
   duration_ms?: number;
   error?: string;
   retryable?: boolean;
+  /** Pull agents: the capability pool the task was read from, and the pool entry's id. */
+  pool?: string;
+  message_id?: string;
 }
 
 /** A final result published on a callback topic. */
@@ -124,6 +127,8 @@ export function encodeAck(ack: AckMessage): string[] {
     [AckField.durationMs]: ack.duration_ms,
     [AckField.error]: ack.error,
     [AckField.retryable]: ack.retryable === undefined ? undefined : ack.retryable ? 'true' : 'false',
+    [AckField.pool]: ack.pool,
+    [AckField.messageId]: ack.message_id,
   });
 }
 
@@ -161,6 +166,14 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
   if (stage === 'failed') {
     ack.error = (r[AckField.error] ?? 'unknown error').slice(0, 4096);
     ack.retryable = r[AckField.retryable] !== 'false';
+  }
+  const pool = r[AckField.pool];
+  if (pool !== undefined && pool !== '') {
+    if (!isValidId(pool)) return { ok: false, error: 'pool is not a valid capability' };
+    const messageId = r[AckField.messageId] ?? '';
+    if (!/^\d{1,20}-\d{1,20}$/.test(messageId)) return { ok: false, error: 'message_id must be the pool entry id with pool' };
+    ack.pool = pool;
+    ack.message_id = messageId;
   }
   return { ok: true, value: ack };
 }

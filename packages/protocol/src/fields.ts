@@ -29,6 +29,10 @@ export const AckField = {
   durationMs: 'duration_ms',
   error: 'error',
   retryable: 'retryable',
+  /** Set by a pull agent: the capability whose pool the task was read from. */
+  pool: 'pool',
+  /** Set by a pull agent with `pool`: the pool entry's id. */
+  messageId: 'message_id',
 } as const;
 
 /** Fields of an entry on a callback topic. */

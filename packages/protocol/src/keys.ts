@@ -50,6 +50,12 @@ export interface ReachKeys {
   due(): string;
   /** Sorted set: dead-lettered task_id → when it died. */
   dlq(): string;
+  /** Stream: a capability's task pool that pull agents read with the `workers` group. */
+  pool(capability: string): string;
+  /** Set: capabilities whose pools may hold tasks. */
+  pools(): string;
+  /** String: the agent a session last went to. */
+  session(sessionId: string): string;
 }
 
 function checkId(kind: string, id: string): string {
@@ -86,5 +92,8 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX): ReachKeys {
     fleetEvents: () => `${p}:events`,
     due: () => `${p}:due`,
     dlq: () => `${p}:dlq`,
+    pool: (cap) => `${p}:{pool:${checkId('capability', cap)}}`,
+    pools: () => `${p}:pools`,
+    session: (id) => `${p}:{s:${checkId('session', id)}}`,
   };
 }

@@ -17,6 +17,10 @@ export const RegisterBody = Type.Object(
     ready: Type.Optional(
       Type.Boolean({ description: 'false for a two-phase start: no tasks until a heartbeat reports ready', default: true }),
     ),
+    tags: Type.Optional(Type.Array(Id('Routing tag'), { maxItems: 64, uniqueItems: true })),
+    observe: Type.Optional(Type.Boolean({ description: 'Probes only, no caller traffic, until POST /v1/agents/:id/serve' })),
+    priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Bias among agents of similar load' })),
+    weight: Type.Optional(Type.Number({ minimum: 0.1, maximum: 10, description: 'Bias among agents of similar load; 1 is neutral' })),
   },
   { additionalProperties: false },
 );
@@ -33,6 +37,7 @@ export const RegisterReply = Type.Object({
   acks_stream: Type.String(),
   heartbeat_interval_ms: Type.Integer(),
   lease_ms: Type.Integer(),
+  pools: Type.Array(Type.String(), { description: 'Pull agents: the capability pool streams to read with `group`' }),
 });
 export type RegisterReply = Static<typeof RegisterReply>;
 
@@ -76,6 +81,11 @@ export const AgentView = Type.Object({
   last_heartbeat_at: Type.Integer(),
   lease_age_ms: Type.Integer(),
   ejected_until: Type.Integer({ description: 'Epoch ms until which a slow outlier gets no tasks; 0 when not ejected' }),
+  tags: Type.Array(Type.String()),
+  observe: Type.Boolean(),
+  priority: Type.Integer(),
+  weight: Type.Number(),
+  ewma_ms: Type.Record(Type.String(), Type.Number(), { description: 'Execution-time EWMA per capability' }),
   meta: Type.Record(Type.String(), Type.Unknown()),
 });
 export type AgentView = Static<typeof AgentView>;
@@ -90,6 +100,12 @@ export const SubmitBody = Type.Object(
     callback_topic: Type.Optional(Id('Topic the final result is published to')),
     trace_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
     parent_task_id: Type.Optional(Id('The task during whose handling this one is submitted (loop guard)')),
+    tags: Type.Optional(Type.Array(Id('Tag the agent must have besides the capability'), { maxItems: 16, uniqueItems: true })),
+    region: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' })),
+    region_policy: Type.Optional(Type.Union([Type.Literal('strict'), Type.Literal('prefer')], { default: 'prefer' })),
+    session_id: Type.Optional(Id('Tasks of one session stick to the agent that served it')),
+    mode: Type.Optional(Type.Union([Type.Literal('push'), Type.Literal('batch')], { description: 'batch: into the capability pool for pull agents' })),
+    on_no_agent: Type.Optional(Type.Union([Type.Literal('reject'), Type.Literal('queue')], { description: 'queue: wait in the pool (within timeout_s) instead of 503' })),
   },
   { additionalProperties: false },
 );
@@ -217,3 +233,36 @@ export const ReplayReply = Type.Object({
   attempt: Type.Integer(),
 });
 export type ReplayReply = Static<typeof ReplayReply>;
+
+/** `GET /v1/route` query: the decision for a task, without delivering it. */
+export const RouteQuery = Type.Object(
+  {
+    capability: Id('Capability'),
+    task_id: Type.Optional(Id('Task id the tie-break hashes; default a fixed one')),
+    tags: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:,-]{0,1100}$', description: 'Comma-separated tags' })),
+    region: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' })),
+    region_policy: Type.Optional(Type.Union([Type.Literal('strict'), Type.Literal('prefer')])),
+    session_id: Type.Optional(Id('Session')),
+  },
+  { additionalProperties: false },
+);
+export type RouteQuery = Static<typeof RouteQuery>;
+
+/** One agent in a routing decision. */
+export const RouteCandidate = Type.Object({
+  agent_id: Type.String(),
+  score: Type.Number({ description: 'Lower is better: load, plus the slow-node penalty, minus the priority and weight bias' }),
+  load: Type.Number({ description: 'inflight / max_concurrency' }),
+  excluded: Type.Optional(Type.String({ description: 'Why the agent was not a candidate' })),
+});
+export type RouteCandidate = Static<typeof RouteCandidate>;
+
+/** `GET /v1/route` reply. */
+export const RouteReply = Type.Object({
+  agent_id: Type.String({ description: 'The chosen agent; empty when none (see candidates)' }),
+  channel: Type.Union([Type.Literal('push'), Type.Literal('pull'), Type.Literal('none')]),
+  score: Type.Number(),
+  snapshot_age_ms: Type.Integer(),
+  candidates: Type.Array(RouteCandidate),
+});
+export type RouteReply = Static<typeof RouteReply>;

@@ -20,6 +20,12 @@ export const AgentRecordField = {
   zombie: 'zombie',
   slowStreak: 'slow_streak',
   ejectedUntil: 'ejected_until',
+  tags: 'tags',
+  observe: 'observe',
+  priority: 'priority',
+  weight: 'weight',
+  /** Prefix of per-capability execution-time EWMA fields: `ewma:<capability>`. */
+  ewmaPrefix: 'ewma:',
 } as const;
 
 /** One agent in a registry snapshot. */
@@ -37,6 +43,16 @@ export interface SnapshotAgent {
   lease_age_ms: number;
   /** Epoch ms until which the agent is ejected as a slow outlier; 0 when not. */
   ejected_until?: number;
+  /** Extra routing tags besides its capabilities. */
+  tags?: string[];
+  /** Registered in observation mode: probes only until switched to serve. */
+  observe?: boolean;
+  /** 0–10; biases the choice among agents of similar load. */
+  priority?: number;
+  /** 0.1–10 (1 = neutral); biases the choice among agents of similar load. */
+  weight?: number;
+  /** Execution-time EWMA per capability, ms. */
+  ewma_ms?: Record<string, number>;
 }
 
 /** The versioned registry snapshot routers hold in memory. */

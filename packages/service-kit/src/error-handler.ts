@@ -56,7 +56,7 @@ export function installErrorHandling(app: FastifyInstance, isStoreError: StoreEr
     const mapped = mapError(err, isStoreError);
     if (mapped.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: mapped.code, status: mapped.status }, mapped.message);
-    if (mapped.status === 503) void reply.header('retry-after', '1');
+    if (mapped.status === 503 || mapped.status === 429) void reply.header('retry-after', '1');
     return reply.code(mapped.status).send({ error: mapped.code, message: mapped.message });
   });
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>

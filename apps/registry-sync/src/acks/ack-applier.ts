@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { decodeAck, streamIdMs, type AckMessage, type CallbackMessage, type ReachKeys, type TimelineEntry } from '@agent-reach/protocol';
+import { decodeAck, streamIdMs, WORKER_GROUP, type AckMessage, type CallbackMessage, type ReachKeys, type TimelineEntry } from '@agent-reach/protocol';
 import type { CallbackPublisher } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
@@ -12,6 +12,9 @@ export interface AckSettings {
   slowMs: number;
   slowMsByCapability: Record<string, number>;
 }
+
+/** Weight of the newest sample in the execution-time EWMA routers read. */
+const EWMA_ALPHA = 0.2;
 
 /** Why an ack changed nothing. */
 export type AckRefusal = 'malformed' | 'unknown_agent' | 'stale_epoch' | 'unknown_task' | 'not_assigned' | 'duplicate';
@@ -51,7 +54,7 @@ export class AckApplier {
     }
     const ack = decoded.value;
     const at = streamIdMs(entryId);
-    const [agentCode, sentAt = 0] = await this.redis.reachAckAgent(
+    const [agentCode, sentAt = 0, poolEntry = ''] = await this.redis.reachAckAgent(
       this.keys.agent(ack.agent_id),
       this.keys.pending(ack.agent_id),
       this.keys.inbox(ack.agent_id),
@@ -60,6 +63,8 @@ export class AckApplier {
       ack.epoch,
       ack.attempt,
       at,
+      ack.pool ?? '',
+      ack.message_id ?? '',
     );
     if (agentCode < 0) {
       const reason = AGENT_REFUSALS[agentCode] ?? 'unknown_agent';
@@ -72,7 +77,22 @@ export class AckApplier {
       }
       return { applied: true, final: ack.stage !== 'received' };
     }
-    return this.applyToTask(ack, at);
+    const outcome = await this.applyToTask(ack, at);
+    if (ack.pool) await this.settlePoolEntry(ack, outcome, poolEntry);
+    return outcome;
+  }
+
+  /**
+   * A pull agent's task lives in its capability's pool: a finished one leaves the pool, and a
+   * receipt the task refused (another agent took it first) gives the slot back.
+   */
+  private async settlePoolEntry(ack: AckMessage, outcome: AckOutcome, poolEntry: string): Promise<void> {
+    const pool = ack.pool as string;
+    if (!outcome.applied && outcome.reason === 'not_assigned') {
+      await this.redis.reachRelease(this.keys.agent(ack.agent_id), this.keys.pending(ack.agent_id), this.keys.inbox(ack.agent_id), ack.task_id, ack.attempt, WORKER_GROUP);
+      return;
+    }
+    if (poolEntry) await this.redis.xdel(this.keys.pool(pool), poolEntry);
   }
 
   private async applyToTask(ack: AckMessage, at: number): Promise<AckOutcome> {
@@ -156,7 +176,7 @@ export class AckApplier {
   private async trackSpeed(agentId: string, capability: string, durationMs: number | undefined): Promise<void> {
     if (durationMs === undefined) return;
     const slowMs = this.settings.slowMsByCapability[capability] ?? this.settings.slowMs;
-    await this.redis.reachSlow(this.keys.agent(agentId), durationMs, slowMs);
+    await this.redis.reachSlow(this.keys.agent(agentId), durationMs, slowMs, capability, EWMA_ALPHA);
   }
 
   private async publishStored(taskId: string): Promise<void> {

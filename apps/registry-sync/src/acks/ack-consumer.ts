@@ -6,6 +6,10 @@ import type { AckApplier } from './ack-applier.ts';
 type State = 'idle' | 'running' | 'closing' | 'closed';
 type StreamReply = [string, [string, string[]][]][] | null;
 
+/** First and longest pause before this instance applies again the entries it failed to apply. */
+const RETRY_OWN_MIN_MS = 500;
+const RETRY_OWN_MAX_MS = 30_000;
+
 /** Settings of the acks consumer loop. */
 export interface AckConsumerSettings {
   /** Consumer name of this instance in the `sync` group. */
@@ -28,6 +32,9 @@ export class AckConsumer {
   private closing: Promise<void> | undefined;
   private readonly log: Logger;
   private lastClaimAt = 0;
+  /** When to re-read this instance's own unapplied entries (0: none waiting). */
+  private retryOwnAt = 0;
+  private retryOwnDelayMs = RETRY_OWN_MIN_MS;
 
   constructor(
     private readonly blocking: Redis,
@@ -73,6 +80,7 @@ export class AckConsumer {
     while (this.state === 'running') {
       try {
         await this.claimStale();
+        await this.retryOwn(batch);
         const reply = (await this.blocking.xreadgroup(
           'GROUP', SYNC_GROUP, this.settings.consumer,
           'COUNT', batch, 'BLOCK', blockMs,
@@ -94,18 +102,43 @@ export class AckConsumer {
 
   private async process(entries: [string, string[]][]): Promise<void> {
     const done: string[] = [];
+    let failed = false;
     for (const [id, fields] of entries) {
       try {
         await this.applier.apply(id, fields);
         done.push(id);
       } catch (err: unknown) {
-        // Left pending: claimed and applied again later.
+        // Left pending in this consumer: applied again by retryOwn() shortly.
+        failed = true;
         this.log.warn({ err, entry_id: id }, 'ack not applied; will retry');
       }
+    }
+    if (failed) {
+      this.retryOwnAt = Date.now() + this.retryOwnDelayMs;
+      this.retryOwnDelayMs = Math.min(2 * this.retryOwnDelayMs, RETRY_OWN_MAX_MS);
     }
     if (done.length > 0) {
       await this.redis.pipeline().xack(this.keys.acks(), SYNC_GROUP, ...done).xdel(this.keys.acks(), ...done).exec();
     }
+  }
+
+  /**
+   * Applies again, soon, the entries this instance read but could not apply (Redis went away
+   * mid-batch, between an ack's agent step and its task step). Left to the minute-idle XAUTOCLAIM,
+   * their tasks would hang that long with their slot already released, and by then the agent's
+   * epoch may have moved on, so the ack would be refused as stale and the task never finish.
+   */
+  private async retryOwn(batch: number): Promise<void> {
+    if (this.retryOwnAt === 0 || Date.now() < this.retryOwnAt) return;
+    const reply = (await this.redis.xreadgroup(
+      'GROUP', SYNC_GROUP, this.settings.consumer,
+      'COUNT', batch,
+      'STREAMS', this.keys.acks(), '0',
+    )) as [string, [string, string[] | null][]][] | null;
+    this.retryOwnAt = 0;
+    const entries = (reply?.[0]?.[1] ?? []).filter((e): e is [string, string[]] => Array.isArray(e[1]));
+    if (entries.length > 0) await this.process(entries);
+    if (this.retryOwnAt === 0) this.retryOwnDelayMs = RETRY_OWN_MIN_MS;
   }
 
   private async claimStale(): Promise<void> {

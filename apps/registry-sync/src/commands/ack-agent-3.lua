@@ -2,16 +2,21 @@
   The agent's side of a worker's ack. Refuses an instance that no longer holds the agent's epoch
   (fencing: Redis' own XACK checks no owner, so the check lives here). A receipt marks the
   pending entry received and clears a consumption suspicion; a completion or failure releases
-  the agent's slot (the pending entry) and deletes the finished inbox entry. Running it twice
-  for the same ack is harmless.
+  the agent's slot (the pending entry) and deletes the finished inbox entry. An entry delivered
+  under an older epoch is left alone even when a newer instance acks it (it read what the old
+  instance left unread): the task is assigned to the old epoch, so the task refuses the ack, and
+  the sweeper must still find the entry to take the task back. A pull agent's receipt of a task
+  read from a capability pool creates its pending entry (marked `pool=<capability>`), so its
+  slot and the task are tracked like a pushed one. Running it twice for the same ack is harmless.
 
   KEYS[1] agent record hash   KEYS[2] agent pending hash   KEYS[3] agent inbox stream
   ARGV[1] stage (received|completed|failed)   ARGV[2] task_id   ARGV[3] epoch
   ARGV[4] attempt (0 = whichever was delivered)   ARGV[5] ack time ms
+  ARGV[6] pool capability or ""   ARGV[7] pool entry id or ""
 
-  Pending entry: attempt|entry id|sent_at|deadline_ms|received_at|epoch
+  Pending entry: attempt|entry id|sent_at|deadline_ms|received_at|epoch[|pool=<capability>]
 
-  Output: { 0, sent_at_ms or 0 }
+  Output: { 0, sent_at_ms or 0, pool entry id to delete or "" }
   Errors: -1 no such agent, -2 stale epoch
 ]]
 local rec = redis.call('HMGET', KEYS[1], 'epoch', 'zombie', 'status')
@@ -23,16 +28,28 @@ if ARGV[1] == 'received' and rec[2] then
   if rec[3] == 'SUSPECT' then redis.call('HSET', KEYS[1], 'status', 'HEALTHY') end
 end
 local p = redis.call('HGET', KEYS[2], ARGV[2])
-if not p then return { 0, 0 } end
+if not p then
+  if ARGV[6] ~= '' and ARGV[1] == 'received' then
+    redis.call('HSET', KEYS[2], ARGV[2], table.concat({ ARGV[4], ARGV[7], ARGV[5], 0, ARGV[5], ARGV[3] }, '|') .. '|pool=' .. ARGV[6])
+    return { 0, 0, '' }
+  end
+  if ARGV[6] ~= '' then return { 0, 0, ARGV[7] } end
+  return { 0, 0, '' }
+end
 local attempt, msgId, sentAt, deadline, receivedAt, epoch = string.match(p, '^(%d+)|([^|]*)|(%d+)|(%d+)|(%d+)|(%d+)')
-if not attempt then return { 0, 0 } end
-if ARGV[4] ~= '0' and ARGV[4] ~= attempt then return { 0, 0 } end
+if not attempt then return { 0, 0, '' } end
+local pool = string.match(p, '|pool=([^|]+)$')
+if ARGV[4] ~= '0' and ARGV[4] ~= attempt then return { 0, 0, '' } end
+if tonumber(epoch) ~= tonumber(ARGV[3]) then return { 0, 0, '' } end
 if ARGV[1] == 'received' then
   if receivedAt == '0' then
-    redis.call('HSET', KEYS[2], ARGV[2], table.concat({ attempt, msgId, sentAt, deadline, ARGV[5], epoch }, '|'))
+    local entry = table.concat({ attempt, msgId, sentAt, deadline, ARGV[5], epoch }, '|')
+    if pool then entry = entry .. '|pool=' .. pool end
+    redis.call('HSET', KEYS[2], ARGV[2], entry)
   end
-else
-  redis.call('HDEL', KEYS[2], ARGV[2])
-  if msgId ~= '' then redis.call('XDEL', KEYS[3], msgId) end
+  return { 0, tonumber(sentAt), '' }
 end
-return { 0, tonumber(sentAt) }
+redis.call('HDEL', KEYS[2], ARGV[2])
+if pool then return { 0, tonumber(sentAt), msgId } end
+if msgId ~= '' then redis.call('XDEL', KEYS[3], msgId) end
+return { 0, tonumber(sentAt), '' }

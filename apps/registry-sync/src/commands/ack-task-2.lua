@@ -2,7 +2,8 @@
   Applies an ack to the task's state and timeline when it comes from the agent, epoch and
   attempt the task is assigned to. A stage arriving twice, or after the task is final, changes
   nothing, so re-processing an ack after a crash is safe. A failure is recorded here; whether it
-  is retried or dead-lettered is the retry script's decision.
+  is retried or dead-lettered is the retry script's decision. A task waiting in a capability
+  pool is taken by the first pull agent that reports it.
 
   KEYS[1] task hash   KEYS[2] task timeline list
   ARGV[1] stage   ARGV[2] attempt (0 = current)   ARGV[3] agent_id   ARGV[4] epoch
@@ -18,6 +19,12 @@ local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'agent_id', 'epoch
   'capability', 'callback_topic', 'trace_id', 'received_at', 'sent_at')
 if not cur[1] then return { -1 } end
 local attempt = tonumber(cur[2])
+if cur[3] == '' and cur[1] == 'sent' and (ARGV[2] == '0' or tonumber(ARGV[2]) == attempt) then
+  -- A pooled task: the first pull agent to report it takes it.
+  redis.call('HSET', KEYS[1], 'agent_id', ARGV[3], 'epoch', ARGV[4])
+  cur[3] = ARGV[3]
+  cur[4] = ARGV[4]
+end
 if (ARGV[2] ~= '0' and tonumber(ARGV[2]) ~= attempt) or cur[3] ~= ARGV[3] or tonumber(cur[4]) ~= tonumber(ARGV[4]) then
   return { -6 }
 end

@@ -11,16 +11,17 @@ declare module 'ioredis' {
     reachHeartbeat(...args: Arg[]): Result<[number, string?, string?, number?], Context>;
     reachDeregister(...args: Arg[]): Result<[number, number?], Context>;
     reachLease(...args: Arg[]): Result<[string, string, number, number], Context>;
-    reachAckAgent(...args: Arg[]): Result<[number, number?], Context>;
+    reachAckAgent(...args: Arg[]): Result<[number, number?, string?], Context>;
     reachAckTask(...args: Arg[]): Result<[number, string?, string?, string?, number?, number?, number?, number?], Context>;
     reachSnapshot(...args: Arg[]): Result<[number, number], Context>;
     reachLock(...args: Arg[]): Result<number, Context>;
     reachRetry(...args: Arg[]): Result<[number, number?, string?, string?, (number | string)?], Context>;
-    reachRelease(...args: Arg[]): Result<number, Context>;
+    reachRelease(...args: Arg[]): Result<[number, string, string], Context>;
     reachSlow(...args: Arg[]): Result<number, Context>;
     reachSuspect(...args: Arg[]): Result<number, Context>;
     reachEject(...args: Arg[]): Result<number, Context>;
     reachDelConsumer(...args: Arg[]): Result<number, Context>;
+    reachServe(...args: Arg[]): Result<number, Context>;
   }
 }
 
@@ -39,6 +40,7 @@ const NAMES: Record<string, string> = {
   suspect: 'reachSuspect',
   eject: 'reachEject',
   delconsumer: 'reachDelConsumer',
+  serve: 'reachServe',
 };
 
 const dir = fileURLToPath(new URL('.', import.meta.url));

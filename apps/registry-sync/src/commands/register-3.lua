@@ -9,6 +9,7 @@
   ARGV[4] max_concurrency ARGV[5] region          ARGV[6] channel
   ARGV[7] meta (JSON)     ARGV[8] hash of the token's secret   ARGV[9] consumer group
   ARGV[10] ready (1, or 0 for a two-phase start: no tasks until it reports ready)
+  ARGV[11] tags (JSON array)   ARGV[12] observe (0|1)   ARGV[13] priority   ARGV[14] weight
 
   Output: { epoch, now_ms, is_new_instance (0|1) }
 ]]
@@ -35,6 +36,7 @@ redis.call('HSET', KEYS[1],
   'channel', ARGV[6], 'meta', ARGV[7], 'token_hash', ARGV[8],
   'status', ARGV[10] == '1' and 'HEALTHY' or 'STARTING', 'ready', ARGV[10],
   'registered_at', registeredAt, 'lease_at', now, 'reported_inflight', 0, 'busy', 0)
+redis.call('HSET', KEYS[1], 'tags', ARGV[11], 'observe', ARGV[12], 'priority', ARGV[13], 'weight', ARGV[14])
 redis.call('HDEL', KEYS[1], 'zombie', 'slow_streak', 'ejected_until')
 
 local ok = redis.pcall('XGROUP', 'CREATE', KEYS[2], ARGV[9], '0', 'MKSTREAM')

@@ -40,6 +40,8 @@ if dead ~= '' then
   return { 2, attempt, cur[3], cur[4], dead }
 end
 attempt = attempt + 1
+-- Moving a queued task from its pool to a push agent is no failure: it costs no attempt.
+if ARGV[2] == 'unpooled' then redis.call('HINCRBY', KEYS[1], 'budget_from', 1) end
 redis.call('HSET', KEYS[1], 'status', 'retry_wait', 'attempt', attempt, 'due_at', due, 'received_at', 0)
 redis.call('RPUSH', KEYS[2], '{"stage":"retried","at":' .. now .. ',"attempt":' .. attempt .. ',"reason":' .. cjson.encode(ARGV[2]) .. ',"due_at":' .. due .. from .. '}')
 return { 1, attempt, cur[3], cur[4], due }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { AgentRegistry } from '../registry/agent-registry.ts';
 import type { ConsumerJanitor } from '../sweeps/consumer-janitor.ts';
 import type { DueProcessor } from '../sweeps/due-processor.ts';
+import type { PoolDrainer } from '../sweeps/pool-drainer.ts';
 import type { Ejector } from '../sweeps/ejector.ts';
 import type { InflightSweeper } from '../sweeps/inflight-sweeper.ts';
 import type { Prober } from '../sweeps/prober.ts';
@@ -26,6 +27,7 @@ export interface Duties {
   due: DueProcessor;
   prober: Prober;
   janitor: ConsumerJanitor;
+  pools: PoolDrainer;
   snapshots: SnapshotWriter;
   registry: AgentRegistry;
 }
@@ -130,6 +132,7 @@ export class Housekeeper {
       if (grace === 0) await d.inflight.sweep(now);
       const ejected = await d.ejector.sweep(now);
       await d.due.process(now);
+      await d.pools.sweep();
       const views = await d.registry.list();
       await d.prober.probe(views, now);
       if (now - this.lastJanitorAt >= JANITOR_INTERVAL_MS) {

@@ -25,6 +25,11 @@ export class SnapshotWriter {
       channel: v.channel,
       lease_age_ms: v.lease_age_ms,
       ...(v.ejected_until > 0 ? { ejected_until: v.ejected_until } : {}),
+      ...(v.tags.length > 0 ? { tags: v.tags } : {}),
+      ...(v.observe ? { observe: true } : {}),
+      ...(v.priority ? { priority: v.priority } : {}),
+      ...(v.weight !== 1 ? { weight: v.weight } : {}),
+      ...(Object.keys(v.ewma_ms).length > 0 ? { ewma_ms: v.ewma_ms } : {}),
     }));
     const [version] = await this.redis.reachSnapshot(
       this.keys.snapshot(),

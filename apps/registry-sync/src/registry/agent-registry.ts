@@ -54,8 +54,18 @@ export class AgentRegistry {
       secretHash,
       WORKER_GROUP,
       body.ready === false ? 0 : 1,
+      JSON.stringify(body.tags ?? []),
+      body.observe ? 1 : 0,
+      body.priority ?? 0,
+      body.weight ?? 1,
     );
     await this.redis.sadd(this.keys.agents(), id);
+    const pools = body.channel === 'pull' ? body.capabilities.map((c) => this.keys.pool(c)) : [];
+    for (const pool of pools) {
+      await this.redis.xgroup('CREATE', pool, WORKER_GROUP, '0', 'MKSTREAM').catch((err: unknown) => {
+        if (!(err instanceof Error) || !err.message.startsWith('BUSYGROUP')) throw err;
+      });
+    }
     return {
       newInstance: isNew === 1,
       reply: {
@@ -68,8 +78,16 @@ export class AgentRegistry {
         acks_stream: this.keys.acks(),
         heartbeat_interval_ms: this.settings.heartbeatIntervalMs,
         lease_ms: this.settings.offlineMs,
+        pools,
       },
     };
+  }
+
+  /** Switches an agent out of observation mode. */
+  async serve(agentId: string): Promise<void> {
+    if ((await this.redis.reachServe(this.keys.agent(agentId))) !== 1) {
+      throw httpError('AGENT_NOT_FOUND', `agent ${agentId} is not registered`);
+    }
   }
 
   /** Renews a lease; returns the ack and the status the agent had before. */

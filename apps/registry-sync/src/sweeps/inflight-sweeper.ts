@@ -89,7 +89,18 @@ export class InflightSweeper {
       if (decision.kind === 'retry' && REROUTE.has(reason)) await this.dispatcher.dispatch(e.taskId);
       this.log.info({ task_id: e.taskId, agent_id: agentId, attempt: e.attempt, reason, decision: decision.kind }, 'task taken back');
     }
-    await this.redis.reachRelease(this.keys.agent(agentId), this.keys.pending(agentId), this.keys.inbox(agentId), e.taskId, e.attempt, WORKER_GROUP);
+    const [, pool, poolEntry] = await this.redis.reachRelease(
+      this.keys.agent(agentId),
+      this.keys.pending(agentId),
+      this.keys.inbox(agentId),
+      e.taskId,
+      e.attempt,
+      WORKER_GROUP,
+    );
+    if (pool && poolEntry) {
+      // A pull agent's task: its entry in the pool is acknowledged and deleted too.
+      await this.redis.pipeline().xack(this.keys.pool(pool), WORKER_GROUP, poolEntry).xdel(this.keys.pool(pool), poolEntry).exec();
+    }
   }
 
   private async suspect(agentId: string): Promise<void> {

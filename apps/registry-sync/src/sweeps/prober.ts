@@ -33,7 +33,13 @@ export class Prober {
     for (const agent of agents) {
       if (agent.status !== 'HEALTHY' && agent.status !== 'SUSPECT') continue;
       if (agent.inflight >= agent.max_concurrency) continue;
-      if (now - (this.lastProbe.get(agent.agent_id) ?? 0) < this.intervalMs) continue;
+      const last = this.lastProbe.get(agent.agent_id);
+      if (last === undefined) {
+        // A new agent is probed one interval after it is first seen.
+        this.lastProbe.set(agent.agent_id, now);
+        continue;
+      }
+      if (now - last < this.intervalMs) continue;
       this.lastProbe.set(agent.agent_id, now);
       const res = await this.delivery.deliver(agent, {
         task_id: `${PROBE_PREFIX}${agent.agent_id}:${now}`,

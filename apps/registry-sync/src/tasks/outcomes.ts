@@ -13,7 +13,7 @@ export interface OutcomeSettings extends BackoffSettings {
 }
 
 /** Why an attempt is being given up on. */
-export type RetryReason = 'failed' | 'agent_offline' | 'agent_gone' | 'fenced' | 'handoff' | 'receipt_timeout' | DeadReason;
+export type RetryReason = 'failed' | 'agent_offline' | 'agent_gone' | 'fenced' | 'handoff' | 'receipt_timeout' | 'unpooled' | DeadReason;
 
 /** What to do with an attempt that will not complete. */
 export interface RetryRequest {

@@ -48,6 +48,7 @@ export class RetryDispatcher {
         'agent_id', 'assigned_at', 'due_at', 'parent_task_id', 'hops',
       );
     const attempt = Number(attemptText ?? 0);
+    if (status === 'sent' && !lastAgent && capability) return this.expirePooled(taskId, attempt, capability, Number(deadline ?? 0), now);
     const waiting = status === 'retry_wait' && Number(dueAt ?? 0) <= now;
     const stale = status === 'accepted' && now - Number(assignedAt ?? 0) >= this.settings.dispatchGraceMs;
     if (!status || !capability || (status !== 'retry_wait' && status !== 'accepted')) {
@@ -55,7 +56,7 @@ export class RetryDispatcher {
       return 'skipped';
     }
     if (!waiting && !stale) return 'skipped';
-    const all = rankCandidates(this.snapshot.agentsFor(capability), taskId, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
+    const all = rankCandidates(this.snapshot.agentsFor(capability), taskId, this.snapshot.ringFor(capability), this.snapshot.inflightOf, capability);
     // A retry prefers another agent than the one that just failed it.
     const others = all.filter((c) => c.agent.agent_id !== lastAgent);
     const candidates = (others.length > 0 ? others : all).slice(0, MAX_CANDIDATES);
@@ -111,6 +112,15 @@ export class RetryDispatcher {
     }
     await this.redis.reachUnassign(this.keys.task(taskId), nonce);
     return this.noAgent(taskId, attempt, since, now);
+  }
+
+  /** A task that waited in its pool until its due time without any agent taking it. */
+  private async expirePooled(taskId: string, attempt: number, capability: string, deadline: number, now: number): Promise<DispatchResult> {
+    const messageId = await this.redis.hget(this.keys.task(taskId), 'message_id');
+    const terminal = deadline > 0 && now >= deadline ? 'deadline' : 'no_agent';
+    const decision = await this.outcomes.retry({ taskId, attempt, reason: terminal, terminal });
+    if (messageId) await this.redis.xdel(this.keys.pool(capability), messageId);
+    return decision.kind === 'dead' ? 'dead' : 'skipped';
   }
 
   private async noAgent(taskId: string, attempt: number, since: number, now: number): Promise<DispatchResult> {

@@ -4,15 +4,11 @@ import type { Logger } from 'pino';
 import type { ReachKeys, SubmitBody, SubmitReply, TaskMessage } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import { httpError } from '@agent-reach/service-kit';
-import {
-  rankCandidates,
-  type CallbackPublisher,
-  type Delivery,
-  type RankedAgent,
-  type SnapshotHolder,
-} from '@agent-reach/dispatch';
+import type { CallbackPublisher, Candidate, Delivery, DeliveryResult, SnapshotHolder } from '@agent-reach/dispatch';
 import type { TaskReader } from '../tasks/task-reader.ts';
-import { traceOf, type Lineage } from './lineage.ts';
+import type { Lineage } from './lineage.ts';
+import { onlyExcludedFor, route, type RoutingAsk } from './decision.ts';
+import type { Pool } from './pool.ts';
 
 /** Settings the dispatcher needs. */
 export interface DispatchSettings {
@@ -28,6 +24,12 @@ export interface DispatchSettings {
   dispatchGraceMs: number;
   /** How long a dead task is kept. */
   dlqRetentionS: number;
+  /** Concurrency watermark (share of max_concurrency). */
+  watermark: number;
+  /** Per capability: queue in the pool or answer 429 when every agent is at capacity. */
+  backpressure: Record<string, 'queue' | 'reject'>;
+  /** How long a session sticks to its agent, seconds. */
+  sessionTtlS: number;
 }
 
 /** Outcome of a submission: a new task (202) or the existing one for a repeated task_id (200). */
@@ -49,6 +51,7 @@ export class Dispatcher {
     private readonly keys: ReachKeys,
     private readonly snapshot: SnapshotHolder,
     private readonly delivery: Delivery,
+    private readonly pool: Pool,
     private readonly callbacks: CallbackPublisher,
     private readonly tasks: TaskReader,
     private readonly events: EventSink,
@@ -58,42 +61,88 @@ export class Dispatcher {
     this.log = logger.child({ module: 'dispatch' });
   }
 
-  /** Submits a task; throws NO_AGENT, PAYLOAD_TOO_LARGE or a store error. */
+  /** Submits a task; throws NO_AGENT, AT_CAPACITY, PAYLOAD_TOO_LARGE or a store error. */
   async submit(body: SubmitBody): Promise<SubmitOutcome> {
     const payload = JSON.stringify(body.payload ?? null);
     if (Buffer.byteLength(payload) > this.settings.maxPayloadBytes) {
       throw httpError('PAYLOAD_TOO_LARGE', `payload is over the limit of ${this.settings.maxPayloadBytes} bytes once serialised`);
     }
     const taskId = body.task_id ?? randomUUID();
-    const lineage = body.parent_task_id ? await traceOf(this.redis, this.keys, body.parent_task_id) : undefined;
-    let candidates = this.rank(body.capability, taskId, lineage);
-    if (candidates.length === 0 && !lineage?.excluded) {
+    const ask: RoutingAsk = {
+      taskId,
+      capability: body.capability,
+      ...(body.tags ? { tags: body.tags } : {}),
+      ...(body.region ? { region: body.region, regionPolicy: body.region_policy ?? 'prefer' } : {}),
+      ...(body.session_id ? { sessionId: body.session_id } : {}),
+      ...(body.parent_task_id ? { parentTaskId: body.parent_task_id } : {}),
+    };
+    let routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch');
+    if (routed.decision.ranked.length === 0) {
       // A registration may be newer than the snapshot held: look once more before refusing.
       await this.snapshot.reload();
-      candidates = this.rank(body.capability, taskId, lineage);
+      routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch');
     }
-    if (lineage && (lineage.hops > this.settings.maxHops || (candidates.length === 0 && lineage.excluded))) {
+    const reserved = body.mode !== 'batch' ? routed.push[0]?.agent.agent_id : undefined;
+    const { decision, lineage } = routed;
+    if (lineage && (lineage.hops > this.settings.maxHops || onlyExcludedFor(decision, ['on_trace']))) {
+      if (reserved) this.snapshot.settle(reserved);
       return this.reject(taskId, body, payload, lineage);
     }
-    if (candidates.length === 0) {
-      const existing = body.task_id ? await this.tasks.submitView(taskId) : undefined;
-      if (existing) return { created: false, reply: existing };
-      throw httpError('NO_AGENT', `no live agent serves capability ${body.capability}`);
+    let allFull = onlyExcludedFor(decision, ['full', 'watermark']);
+    if (reserved && body.mode !== 'batch') {
+      const outcome = await this.dispatch(taskId, body, payload, routed.push, lineage);
+      if (!('refused' in outcome)) return outcome;
+      allFull = outcome.allFull;
+    } else if (body.mode === 'batch') {
+      return this.pool.enqueue(taskId, body, payload, lineage, 'batch');
+    } else if (routed.pull.length > 0) {
+      return this.pool.enqueue(taskId, body, payload, lineage, 'pull_agents');
     }
-    return this.dispatch(taskId, body, payload, candidates, lineage);
+    if (body.on_no_agent === 'queue') return this.pool.enqueue(taskId, body, payload, lineage, 'no_agent');
+    const existing = body.task_id ? await this.tasks.submitView(taskId) : undefined;
+    if (existing) return { created: false, reply: existing };
+    if (allFull) {
+      if (this.settings.backpressure[body.capability] === 'queue') return this.pool.enqueue(taskId, body, payload, lineage, 'at_capacity');
+      throw httpError('AT_CAPACITY', `every live agent of ${body.capability} is at max_concurrency; retry shortly or queue with on_no_agent`);
+    }
+    throw httpError('NO_AGENT', `no live agent serves capability ${body.capability}${body.tags ? ` with tags ${body.tags.join(',')}` : ''}`);
   }
 
   private async dispatch(
     taskId: string,
     body: SubmitBody,
     payload: string,
-    candidates: RankedAgent[],
+    candidates: Candidate[],
     lineage: Lineage | undefined,
-  ): Promise<SubmitOutcome> {
+  ): Promise<SubmitOutcome | { refused: true; allFull: boolean }> {
     const nonce = randomUUID();
     const timeoutMs = (body.timeout_s ?? this.settings.defaultTimeoutS) * 1000;
     const refusals: string[] = [];
     const tried = candidates.slice(0, this.settings.maxCandidates);
+    // The first candidate was counted when it was chosen; a return before its delivery gives it back.
+    let outstanding: string | undefined = tried[0]?.agent.agent_id;
+    try {
+      return await this.tryCandidates(taskId, body, payload, candidates, tried, lineage, nonce, timeoutMs, refusals, () => {
+        outstanding = undefined;
+      });
+    } finally {
+      if (outstanding) this.snapshot.settle(outstanding);
+    }
+  }
+
+  private async tryCandidates(
+    taskId: string,
+    body: SubmitBody,
+    payload: string,
+    candidates: Candidate[],
+    tried: Candidate[],
+    lineage: Lineage | undefined,
+    nonce: string,
+    timeoutMs: number,
+    refusals: string[],
+    firstSettled: () => void,
+  ): Promise<SubmitOutcome | { refused: true; allFull: boolean }> {
+    let full = 0;
     for (const [i, candidate] of tried.entries()) {
       const agent = candidate.agent;
       const claim = this.redis.multi({ pipeline: true });
@@ -133,21 +182,31 @@ export class Dispatcher {
         deadline_ms: deadlineMs,
         ...(body.parent_task_id ? { parent_task_id: body.parent_task_id, hops: lineage?.hops ?? 0 } : {}),
       };
-      const result = await this.delivery.deliver(agent, task);
+      if (i > 0) this.snapshot.reserve(agent.agent_id);
+      else firstSettled();
+      let result: DeliveryResult;
+      try {
+        result = await this.delivery.deliver(agent, task);
+      } catch (e: unknown) {
+        this.snapshot.settle(agent.agent_id);
+        throw e;
+      }
+      this.snapshot.settle(agent.agent_id, result.ok ? result.inflight : result.refusal === 'full' ? agent.max_concurrency : undefined);
       if (!result.ok) {
         refusals.push(`${agent.agent_id}:${result.refusal}`);
-        if (result.refusal === 'full') this.snapshot.noteInflight(agent.agent_id, agent.max_concurrency);
+        if (result.refusal === 'full') full++;
         continue;
       }
-      this.snapshot.noteInflight(agent.agent_id, result.inflight);
-      const runnerUp = tried[i + 1] ?? candidates[i + 1];
+      const runnerUp = candidates[i + 1];
       await this.delivery.markSent(taskId, agent.agent_id, 1, result.messageId, result.sentAt, {
+        score: Number(candidate.score.toFixed(4)),
         load: Number(candidate.load.toFixed(4)),
         candidates: candidates.length,
-        ...(runnerUp ? { runner_up: runnerUp.agent.agent_id } : {}),
+        ...(runnerUp ? { runner_up: runnerUp.agent.agent_id, runner_up_score: Number(runnerUp.score.toFixed(4)) } : {}),
         snapshot_age_ms: this.snapshot.info().age_ms,
         ...(refusals.length > 0 ? { reason: `re-routed after ${refusals.join(', ')}` } : {}),
       });
+      if (body.session_id) await this.redis.set(this.keys.session(body.session_id), agent.agent_id, 'EX', this.settings.sessionTtlS);
       this.events.write({
         stage: 'sent',
         capability: body.capability,
@@ -165,7 +224,7 @@ export class Dispatcher {
     }
     await this.redis.pipeline().reachReleaseClaim(this.keys.task(taskId), this.keys.timeline(taskId), nonce).zrem(this.keys.due(), taskId).exec();
     this.log.info({ task_id: taskId, capability: body.capability, refusals }, 'no candidate took the task');
-    throw httpError('NO_AGENT', `no live agent with a free slot serves capability ${body.capability}; retry shortly`);
+    return { refused: true, allFull: full === tried.length };
   }
 
   /** Records a submission that is dead on arrival as a loop, visible in the DLQ. */
@@ -206,14 +265,5 @@ export class Dispatcher {
     }
     this.log.info({ task_id: taskId, capability: body.capability, hops: lineage.hops }, 'submission dead-lettered as a loop');
     return { created: true, reply: { task_id: taskId, status: 'dead', agent_id: '', stream: '', message_id: '' } };
-  }
-
-  private rank(capability: string, taskId: string, lineage: Lineage | undefined): RankedAgent[] {
-    const ranked = rankCandidates(this.snapshot.agentsFor(capability), taskId, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
-    if (!lineage || lineage.agents.length === 0) return ranked;
-    const onTrace = new Set(lineage.agents);
-    const off = ranked.filter((r) => !onTrace.has(r.agent.agent_id));
-    lineage.excluded = off.length < ranked.length && off.length === 0;
-    return off;
   }
 }

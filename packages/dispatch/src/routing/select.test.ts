@@ -55,7 +55,7 @@ describe('rankCandidates', () => {
   it('uses the live inflight count when the router has a fresher one', () => {
     const agents = [agent('a', 0), agent('b', 5)];
     const ring = new HashRing(['a', 'b']);
-    const ranked = rankCandidates(agents, 't', ring, (a) => (a.agent_id === 'a' ? 9 : a.inflight));
+    const ranked = rankCandidates(agents, 't', ring, (a) => (a.agent_id === 'a' ? 8 : a.inflight));
     expect(ranked.map((r) => r.agent.agent_id)).toEqual(['b', 'a']);
     expect(ranked[0]?.load).toBe(0.5);
   });

@@ -14,8 +14,9 @@ export class SnapshotHolder {
   private snapshot: RegistrySnapshot = { version: 0, written_at: 0, agents: [] };
   private loadedAt = 0;
   private byCapability = new Map<string, SnapshotAgent[]>();
+  private byId = new Map<string, SnapshotAgent>();
   private rings = new Map<string, HashRing>();
-  private liveInflight = new Map<string, number>();
+  private live = new Map<string, { base: number; reserved: number }>();
   private state: State = 'idle';
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
@@ -61,6 +62,11 @@ export class SnapshotHolder {
     return this.reloading;
   }
 
+  /** One agent of the snapshot. */
+  agent(agentId: string): SnapshotAgent | undefined {
+    return this.byId.get(agentId);
+  }
+
   /** Agents that declared `capability`. */
   agentsFor(capability: string): readonly SnapshotAgent[] {
     return this.byCapability.get(capability) ?? [];
@@ -76,12 +82,44 @@ export class SnapshotHolder {
     return ring;
   }
 
-  /** Freshest inflight count known for an agent. */
-  inflightOf = (agent: SnapshotAgent): number => this.liveInflight.get(agent.agent_id) ?? agent.inflight;
+  /**
+   * Freshest inflight count known for an agent: the last count Redis returned to a delivery
+   * (or the snapshot's), plus the deliveries this router has chosen it for and not yet heard
+   * back from. Counting choices at once keeps a burst of concurrent submissions from all
+   * picking the agent that looked idlest.
+   */
+  inflightOf = (agent: SnapshotAgent): number => {
+    const l = this.live.get(agent.agent_id);
+    return (l ? l.base : agent.inflight) + (l?.reserved ?? 0);
+  };
 
-  /** Records the inflight count a delivery returned. */
+  /** Counts a delivery this router is about to make to `agentId`. */
+  reserve(agentId: string): void {
+    const l = this.live.get(agentId);
+    if (l) l.reserved++;
+    else this.live.set(agentId, { base: this.baseOf(agentId), reserved: 1 });
+  }
+
+  /**
+   * Settles a reservation with what Redis answered: `inflight` is the live count after the
+   * delivery (undefined when the delivery was refused).
+   */
+  settle(agentId: string, inflight?: number): void {
+    const l = this.live.get(agentId);
+    if (!l) return;
+    l.reserved = Math.max(0, l.reserved - 1);
+    if (inflight !== undefined) l.base = inflight;
+  }
+
+  /** Records the inflight count Redis returned. */
   noteInflight(agentId: string, inflight: number): void {
-    this.liveInflight.set(agentId, inflight);
+    const l = this.live.get(agentId);
+    if (l) l.base = inflight;
+    else this.live.set(agentId, { base: inflight, reserved: 0 });
+  }
+
+  private baseOf(agentId: string): number {
+    return this.byId.get(agentId)?.inflight ?? 0;
   }
 
   /** Version and age of the snapshot held. */
@@ -113,8 +151,12 @@ export class SnapshotHolder {
         }
       }
       this.byCapability = index;
+      this.byId = new Map(next.agents.map((a) => [a.agent_id, a]));
       this.rings = new Map();
-      this.liveInflight = new Map();
+      // Reservations in flight survive a new snapshot; the counts it carries are fresher.
+      const reserved = new Map([...this.live].filter(([, l]) => l.reserved > 0));
+      this.live = new Map();
+      for (const [id, l] of reserved) this.live.set(id, { base: this.byId.get(id)?.inflight ?? l.base, reserved: l.reserved });
     } catch (err: unknown) {
       this.log.warn({ err }, 'snapshot reload failed; keeping the previous one');
     }

@@ -75,6 +75,20 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (a
     },
   );
 
+  app.post(
+    '/v1/agents/:agent_id/serve',
+    { schema: { params: AgentParams, response: { 200: AgentView, ...errors } } },
+    async (request) => {
+      await registry.serve(request.params.agent_id);
+      request.log.info({ agent_id: request.params.agent_id }, 'agent switched from observing to serving');
+      fleet.append({ kind: 'status', agent_id: request.params.agent_id, reason: 'serve' });
+      await onRegistryChange();
+      const view = await registry.get(request.params.agent_id);
+      if (!view) throw httpError('AGENT_NOT_FOUND', `agent ${request.params.agent_id} is not registered`);
+      return view;
+    },
+  );
+
   app.get('/v1/agents', { schema: { response: { 200: Type.Object({ agents: Type.Array(AgentView) }) } } }, async () => ({
     agents: await registry.list(),
   }));

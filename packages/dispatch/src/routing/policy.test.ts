@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { SnapshotAgent } from '@agent-reach/protocol';
+import { HashRing } from './hash-ring.ts';
+import { decide, type RouteRequest } from './policy.ts';
+
+function agent(id: string, over: Partial<SnapshotAgent> = {}): SnapshotAgent {
+  return {
+    agent_id: id,
+    instance_id: `${id}-i`,
+    epoch: 1,
+    status: 'HEALTHY',
+    capabilities: ['cap'],
+    max_concurrency: 10,
+    inflight: 0,
+    region: 'eu',
+    channel: 'push',
+    lease_age_ms: 0,
+    ...over,
+  };
+}
+
+function run(agents: SnapshotAgent[], req: Partial<RouteRequest> = {}) {
+  const d = decide(agents, { taskId: 't-1', capability: 'cap', ...req }, new HashRing(agents.map((a) => a.agent_id)));
+  return {
+    order: d.ranked.map((c) => c.agent.agent_id),
+    why: Object.fromEntries(d.all.filter((c) => c.excluded).map((c) => [c.agent.agent_id, c.excluded])),
+    all: d.all,
+  };
+}
+
+describe('decide: the candidate filter, each exclusion explained', () => {
+  it('keeps HEALTHY agents, SUSPECT ones only when no HEALTHY candidate exists, never the others', () => {
+    const r = run([
+      agent('h'),
+      agent('s', { status: 'SUSPECT' }),
+      agent('o', { status: 'OFFLINE' }),
+      agent('st', { status: 'STARTING' }),
+      agent('d', { status: 'DRAINING' }),
+    ]);
+    expect(r.order).toEqual(['h']);
+    expect(r.why).toEqual({ s: 'suspect', o: 'offline', st: 'starting', d: 'draining' });
+    expect(run([agent('s', { status: 'SUSPECT' }), agent('o', { status: 'OFFLINE' })]).order).toEqual(['s']);
+  });
+
+  it('requires every tag of the task among the agent’s capabilities and tags', () => {
+    const r = run([agent('gpu', { tags: ['gpu', 'a100'] }), agent('cpu'), agent('both', { capabilities: ['cap', 'gpu'] })], { tags: ['gpu'] });
+    expect(r.order.sort()).toEqual(['both', 'gpu']);
+    expect(r.why).toEqual({ cpu: 'missing_tags' });
+    expect(run([agent('gpu', { tags: ['gpu'] })], { tags: ['gpu', 'a100'] }).why).toEqual({ gpu: 'missing_tags' });
+  });
+
+  it('keeps a region strictly, or prefers it and falls back when none is live there', () => {
+    const fleet = [agent('eu-1'), agent('us-1', { region: 'us' })];
+    expect(run(fleet, { region: 'us' }).order).toEqual(['us-1']);
+    expect(run(fleet, { region: 'us' }).why).toEqual({ 'eu-1': 'region' });
+    const usDown = [agent('eu-1'), agent('us-1', { region: 'us', status: 'OFFLINE' })];
+    expect(run(usDown, { region: 'us' }).order).toEqual(['eu-1']);
+    expect(run(usDown, { region: 'us', regionPolicy: 'strict' }).order).toEqual([]);
+    expect(run(usDown, { region: 'us', regionPolicy: 'strict' }).why).toMatchObject({ 'eu-1': 'region' });
+  });
+
+  it('sends caller traffic to no agent in observation mode', () => {
+    const r = run([agent('watch', { observe: true }), agent('serve')]);
+    expect(r.order).toEqual(['serve']);
+    expect(r.why).toEqual({ watch: 'observing' });
+  });
+
+  it('skips agents at or above the 85 % watermark while another has room, and full ones always', () => {
+    const r = run([agent('busy', { inflight: 9 }), agent('idle', { inflight: 1 })]);
+    expect(r.order).toEqual(['idle']);
+    expect(r.why).toEqual({ busy: 'watermark' });
+    // Everyone over the watermark: the least loaded one still serves; a full one never.
+    const hot = run([agent('a', { inflight: 9 }), agent('b', { inflight: 10 })]);
+    expect(hot.order).toEqual(['a']);
+    expect(hot.why).toEqual({ b: 'full' });
+  });
+
+  it('excludes agents on the task’s trace and slow outliers that are ejected', () => {
+    const r = run([agent('a'), agent('b', { ejected_until: Date.now() + 60_000 }), agent('c')], { exclude: new Set(['a']) });
+    expect(r.order).toEqual(['c']);
+    expect(r.why).toEqual({ a: 'on_trace', b: 'ejected' });
+  });
+});
+
+describe('decide: the score', () => {
+  it('prefers the lowest load ratio', () => {
+    expect(run([agent('a', { inflight: 5 }), agent('b', { inflight: 2 }), agent('c', { inflight: 3, max_concurrency: 4 })]).order).toEqual(['b', 'a', 'c']);
+  });
+
+  it('lets priority and weight decide among agents of similar load, never against a clearly lower load', () => {
+    expect(run([agent('plain', { inflight: 2 }), agent('favoured', { inflight: 2, priority: 5 })]).order[0]).toBe('favoured');
+    expect(run([agent('plain', { inflight: 2 }), agent('heavy', { inflight: 2, weight: 2 })]).order[0]).toBe('heavy');
+    // A high-priority agent with 3 more tasks out of 10 still loses.
+    expect(run([agent('plain', { inflight: 2 }), agent('favoured', { inflight: 5, priority: 10, weight: 10 })]).order[0]).toBe('plain');
+  });
+
+  it('penalises an agent whose execution time is over 1.5× the capability’s mean', () => {
+    const slow = agent('slow', { ewma_ms: { cap: 900 } });
+    const fast = [agent('f1', { inflight: 2, ewma_ms: { cap: 100 } }), agent('f2', { inflight: 2, ewma_ms: { cap: 120 } })];
+    const r = run([slow, ...fast]);
+    expect(r.order[2]).toBe('slow');
+    const slowScore = r.all.find((c) => c.agent.agent_id === 'slow')?.score ?? 0;
+    expect(slowScore).toBeCloseTo(0.25);
+  });
+
+  it('sticks a session to its agent while HEALTHY and under the watermark, not when SUSPECT', () => {
+    const fleet = [agent('a', { inflight: 5 }), agent('b', { inflight: 0 })];
+    expect(run(fleet, { sessionAgent: 'a' }).order[0]).toBe('a');
+    expect(run([agent('a', { inflight: 9 }), agent('b')], { sessionAgent: 'a' }).order[0]).toBe('b');
+    expect(run([agent('a', { status: 'SUSPECT' })], { sessionAgent: 'a' }).order).toEqual(['a']);
+    expect(run([agent('a', { status: 'SUSPECT' }), agent('b', { status: 'SUSPECT', inflight: 3 })], { sessionAgent: 'b' }).order[0]).toBe('a');
+  });
+
+  it('puts the agent a retry should avoid last', () => {
+    expect(run([agent('a'), agent('b', { inflight: 3 })], { avoid: 'a' }).order).toEqual(['b', 'a']);
+  });
+});

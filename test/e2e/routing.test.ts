@@ -1,0 +1,142 @@
+/**
+ * The router's choice, on real Redis: no herding across routers, every exclusion explained by
+ * GET /v1/route, tags, regions, observation mode, sessions, and the routing record in `sent`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { reachKeys } from '@agent-reach/protocol';
+import { createRegistryService, type RegistryService } from '@agent-reach/registry-sync';
+import { createRouterService, type RouterService } from '@agent-reach/router';
+import { randomPrefix, testServices } from '@agent-reach/testkit';
+
+const silent = pino({ level: 'silent' });
+let prefix: string;
+let redis: Redis;
+let sync: RegistryService;
+const routers: RouterService[] = [];
+
+beforeAll(async () => {
+  prefix = randomPrefix();
+  const url = testServices().redisUrl;
+  redis = new Redis(url);
+  sync = await createRegistryService({ redisUrl: url, prefix, probeIntervalMs: 600_000 }, { logger: silent });
+  for (let i = 0; i < 3; i++) routers.push(await createRouterService({ redisUrl: url, prefix }, { logger: silent }));
+});
+
+afterAll(async () => {
+  await Promise.all(routers.map((r) => r.close()));
+  await sync?.close();
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+});
+
+const router = (i = 0) => routers[i] as RouterService;
+async function register(body: Record<string, unknown>) {
+  const res = await sync.app.inject({ method: 'POST', url: '/v1/agents/register', payload: body });
+  expect(res.statusCode).toBe(200);
+  await Promise.all(routers.map((r) => r.snapshot.reload()));
+  return res.json<{ token: string; stream: string; pools: string[]; epoch: number }>();
+}
+const submit = (payload: Record<string, unknown>, i = 0) => router(i).app.inject({ method: 'POST', url: '/v1/tasks', payload });
+
+describe('three routers, one burst', () => {
+  it('spreads 1,000 tasks over 10 equal agents within 1.25× and never past max_concurrency', async () => {
+    const ids = Array.from({ length: 10 }, (_, i) => `herd-${i}`);
+    for (const id of ids) await register({ agent_id: id, capabilities: ['herd'], max_concurrency: 150 });
+    const replies = await Promise.all(Array.from({ length: 1000 }, (_, i) => submit({ capability: 'herd', payload: i }, i % 3)));
+    expect(replies.every((r) => r.statusCode === 202)).toBe(true);
+    const keys = reachKeys(prefix);
+    // Tasks in flight per agent (registry-sync's liveness probes are not caller traffic).
+    const counts = await Promise.all(ids.map(async (id) => (await redis.hkeys(keys.pending(id))).filter((t) => !t.startsWith('probe:')).length));
+    const ratio = Math.max(...counts) / Math.min(...counts);
+    console.log(`herd: 3 routers, 10 agents, 1000 tasks → per agent ${counts.join(' ')} (max/min ${ratio.toFixed(3)})`);
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(1000);
+    expect(ratio).toBeLessThanOrEqual(1.25);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(150);
+  });
+
+  it('never pushes an agent past max_concurrency: the overflow is refused with 429', async () => {
+    await register({ agent_id: 'tiny', capabilities: ['tiny'], max_concurrency: 5 });
+    const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => submit({ capability: 'tiny', payload: i }, i % 3)));
+    const codes = replies.map((r) => r.statusCode);
+    expect(codes.filter((c) => c === 202)).toHaveLength(5);
+    expect(codes.filter((c) => c === 429)).toHaveLength(25);
+    const refused = replies.find((r) => r.statusCode === 429);
+    expect(refused?.json()).toMatchObject({ error: 'AT_CAPACITY' });
+    expect(refused?.headers['retry-after']).toBeDefined();
+    expect((await redis.hkeys(reachKeys(prefix).pending('tiny'))).filter((t) => !t.startsWith('probe:'))).toHaveLength(5);
+  });
+});
+
+describe('GET /v1/route', () => {
+  it('answers the decision without delivering, with every exclusion explained', async () => {
+    await register({ agent_id: 'r-eu', capabilities: ['explain'], max_concurrency: 10, region: 'eu', tags: ['gpu'] });
+    await register({ agent_id: 'r-us', capabilities: ['explain'], max_concurrency: 10, region: 'us', tags: ['gpu'] });
+    await register({ agent_id: 'r-cpu', capabilities: ['explain'], max_concurrency: 10, region: 'eu' });
+    await register({ agent_id: 'r-watch', capabilities: ['explain'], max_concurrency: 10, region: 'eu', tags: ['gpu'], observe: true });
+    await register({ agent_id: 'r-later', capabilities: ['explain'], max_concurrency: 10, region: 'eu', tags: ['gpu'], ready: false });
+    const res = await router().app.inject({ url: '/v1/route?capability=explain&tags=gpu&region=eu&task_id=t-1' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json<{ agent_id: string; channel: string; score: number; snapshot_age_ms: number; candidates: { agent_id: string; excluded?: string; load: number }[] }>();
+    expect(body.agent_id).toBe('r-eu');
+    expect(body.channel).toBe('push');
+    expect(body.snapshot_age_ms).toBeGreaterThanOrEqual(0);
+    const why = Object.fromEntries(body.candidates.map((c) => [c.agent_id, c.excluded ?? 'candidate']));
+    expect(why).toEqual({ 'r-eu': 'candidate', 'r-us': 'region', 'r-cpu': 'missing_tags', 'r-watch': 'observing', 'r-later': 'starting' });
+    const keys = reachKeys(prefix);
+    expect(await redis.xlen(keys.inbox('r-eu'))).toBe(0);
+    // Region preferred, not required: with only US agents live for the tag, the US one serves.
+    const prefer = await router().app.inject({ url: '/v1/route?capability=explain&tags=gpu&region=ap' });
+    expect(prefer.json<{ agent_id: string }>().agent_id).toMatch(/^r-(eu|us)$/);
+    const strict = await router().app.inject({ url: '/v1/route?capability=explain&tags=gpu&region=ap&region_policy=strict' });
+    expect(strict.json()).toMatchObject({ agent_id: '', channel: 'none' });
+    expect((await router().app.inject({ url: '/v1/route?capability=bad{cap}' })).statusCode).toBe(400);
+  });
+
+  it('sends an observing agent probes only until it is switched to serve', async () => {
+    await register({ agent_id: 'watcher', capabilities: ['watched'], max_concurrency: 10, observe: true });
+    expect((await submit({ capability: 'watched', payload: 1 })).statusCode).toBe(503);
+    const served = await sync.app.inject({ method: 'POST', url: '/v1/agents/watcher/serve' });
+    expect(served.statusCode).toBe(200);
+    expect(served.json()).toMatchObject({ agent_id: 'watcher', observe: false });
+    await router().snapshot.reload();
+    const res = await submit({ capability: 'watched', payload: 1 });
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toMatchObject({ agent_id: 'watcher' });
+    expect((await sync.app.inject({ method: 'POST', url: '/v1/agents/nobody/serve' })).statusCode).toBe(404);
+  });
+});
+
+describe('routing rules on submit', () => {
+  it('routes by tags and region, sticks a session to its agent, and records why in `sent`', async () => {
+    await register({ agent_id: 's-1', capabilities: ['chat'], max_concurrency: 100, region: 'eu' });
+    await register({ agent_id: 's-2', capabilities: ['chat'], max_concurrency: 100, region: 'eu' });
+    await register({ agent_id: 's-3', capabilities: ['chat'], max_concurrency: 100, region: 'us', tags: ['long-context'] });
+    const tagged = await submit({ capability: 'chat', payload: 1, tags: ['long-context'] });
+    expect(tagged.json()).toMatchObject({ agent_id: 's-3' });
+    const eu = await submit({ capability: 'chat', payload: 1, region: 'eu', region_policy: 'strict' });
+    expect(eu.json<{ agent_id: string }>().agent_id).toMatch(/^s-[12]$/);
+
+    const first = await submit({ capability: 'chat', payload: 'hi', session_id: 'conv-9', region: 'eu' });
+    const agent = first.json<{ agent_id: string }>().agent_id;
+    for (let i = 0; i < 6; i++) {
+      const next = await submit({ capability: 'chat', payload: i, session_id: 'conv-9' }, i % 3);
+      expect(next.json<{ agent_id: string }>().agent_id).toBe(agent);
+    }
+
+    const view = await router().app.inject({ url: `/v1/tasks/${first.json<{ task_id: string }>().task_id}` });
+    const sent = view.json<{ timeline: { stage: string; routing?: Record<string, unknown> }[] }>().timeline.find((e) => e.stage === 'sent');
+    expect(sent?.routing).toMatchObject({ candidates: expect.any(Number), load: expect.any(Number), score: expect.any(Number), snapshot_age_ms: expect.any(Number) });
+    expect(sent?.routing?.runner_up).toMatch(/^s-[12]$/);
+  });
+
+  it('refuses unknown tags with NO_AGENT naming them, and rejects a malformed request', async () => {
+    const res = await submit({ capability: 'chat', payload: 1, tags: ['quantum'] });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ error: 'NO_AGENT' });
+    expect(res.json<{ message: string }>().message).toContain('quantum');
+    expect((await submit({ capability: 'chat', payload: 1, region_policy: 'maybe' })).statusCode).toBe(400);
+  });
+});
