@@ -51,7 +51,8 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (a
 
   app.post(
     '/v1/agents/:agent_id/heartbeat',
-    { schema: { params: AgentParams, body: HeartbeatBody, response: { 200: AgentAck, ...errors } } },
+    // Every agent beats every few seconds: only problems are worth a log line.
+    { logLevel: 'warn', schema: { params: AgentParams, body: HeartbeatBody, response: { 200: AgentAck, ...errors } } },
     async (request) => {
       const ack = await registry.heartbeat(request.params.agent_id, bearer(request.headers.authorization), request.body);
       if (ack.previous !== ack.status) {
