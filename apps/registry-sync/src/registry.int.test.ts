@@ -176,7 +176,7 @@ describe('old consumers', () => {
     // Instance i1 reads the entry and never acknowledges it; i2 takes over.
     await redis.xreadgroup('GROUP', 'workers', 'i1', 'COUNT', 1, 'STREAMS', first.stream, '>');
     await register({ agent_id: 'a1', instance_id: 'i2', capabilities: ['echo'], max_concurrency: 1 });
-    await redis.xreadgroup('GROUP', 'workers', 'i2', 'COUNT', 1, 'STREAMS', first.stream, '>');
+    await redis.xgroup('CREATECONSUMER', first.stream, 'workers', 'i2');
     const janitor = new ConsumerJanitor(service.redis, keys, pino({ level: 'silent' }), 0);
     const names = async () => ((await redis.xinfo('CONSUMERS', first.stream, 'workers')) as string[][]).map((c) => c[1]);
     expect(await janitor.sweep()).toBe(0);
