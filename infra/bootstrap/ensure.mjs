@@ -13,6 +13,8 @@ const SERVERS = [
   { bin: 'redis-server', pkg: 'redis-server', urlEnv: 'REDIS_URL' },
   { bin: 'influxd', pkg: 'influxdb', urlEnv: 'INFLUX_URL' },
   { bin: 'nginx', pkg: 'nginx-light', urlEnv: 'INFLUX_URL' },
+  // Not a server: the console's end-to-end test drives it (CHROMIUM_PATH names another browser).
+  { bin: 'chromium', pkg: 'chromium', urlEnv: 'CHROMIUM_PATH' },
 ];
 
 /** An error that ends the script with its message and no stack. */

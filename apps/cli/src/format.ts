@@ -23,6 +23,7 @@ export function table(header: readonly string[], rows: readonly Cell[][]): strin
 /** Milliseconds for people: `850 µs`, `12 ms`, `3.4 ms`, `1.25 s`, `2 min 5 s`; `-` for nothing. */
 export function ms(value: number | null | undefined): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return '-';
+  if (value === 0) return '0 ms';
   if (value < 1) return `${Math.round(value * 1000)} µs`;
   if (value < 10) return `${value.toFixed(1).replace(/\.0$/, '')} ms`;
   if (value < 1000) return `${Math.round(value)} ms`;

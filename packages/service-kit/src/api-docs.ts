@@ -30,3 +30,31 @@ export async function registerApiDocs(app: FastifyInstance, info: ApiDocsInfo): 
   });
   await app.register(swaggerUi, { routePrefix: DOCS_PATH, uiConfig: { docExpansion: 'list', deepLinking: true } });
 }
+
+/** One route an app serves. */
+export interface ServedRoute {
+  method: string;
+  /** The route template, `:param` style. */
+  url: string;
+}
+
+/**
+ * Every route the app serves (HEAD routes fastify adds for GETs left out), read from fastify's
+ * own route tree — what tests compare the OpenAPI document against. Call after `ready()`.
+ */
+export function listRoutes(app: FastifyInstance): ServedRoute[] {
+  const out: ServedRoute[] = [];
+  const stack: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const m = /^((?:│ {3}| {4})*)(?:├── |└── )(\S*)(?: \(([^)]*)\))?\s*$/.exec(line);
+    if (!m) continue;
+    const depth = (m[1] ?? '').length / 4;
+    stack.length = depth;
+    const url = `${stack.join('')}${m[2] ?? ''}`;
+    stack.push(m[2] ?? '');
+    for (const method of (m[3] ?? '').split(',').map((x) => x.trim())) {
+      if (method && method !== 'HEAD') out.push({ method, url });
+    }
+  }
+  return out;
+}

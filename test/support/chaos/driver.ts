@@ -43,6 +43,9 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export class SubmitDriver {
   readonly submissions: Submission[] = [];
   readonly tries: TryCounts = {};
+  /** Tries by second since the start, by outcome: where the refusals cluster. */
+  readonly perSecond: TryCounts[] = [];
+  private startedAt = Date.now();
   private inFlight = 0;
   private stopped = false;
   private slotFreed: (() => void) | undefined;
@@ -62,7 +65,7 @@ export class SubmitDriver {
 
   /** Resolves once every task is accepted or given up. */
   async run(): Promise<void> {
-    const started = Date.now();
+    const started = (this.startedAt = Date.now());
     const intervalMs = 1000 / this.s.ratePerS;
     const running: Promise<void>[] = [];
     for (let i = 0; i < this.s.total && !this.stopped; i++) {
@@ -92,6 +95,9 @@ export class SubmitDriver {
       sub.tries++;
       const outcome = await this.once(router, body);
       this.tries[outcome] = (this.tries[outcome] ?? 0) + 1;
+      const second = Math.floor((Date.now() - this.startedAt) / 1000);
+      const bucket = (this.perSecond[second] ??= {});
+      bucket[outcome] = (bucket[outcome] ?? 0) + 1;
       if (outcome === '202' || outcome === '200') {
         sub.acceptedAt = Date.now();
         sub.acceptedWith = Number(outcome);

@@ -60,6 +60,8 @@ export interface ChaosFigures {
   killed_agent_tasks: number;
   /** The longest time from a SIGKILL to the completion of a task that was on the killed agent. */
   slowest_recovery_ms: number;
+  /** The five slowest recoveries (kills and the pause), to look up in the tasks' timelines. */
+  slowest_recoveries: Recovery[];
   paused: {
     tasks_moved: number;
     slowest_recovery_ms: number;
@@ -92,6 +94,14 @@ function lateRefusals(counters: Record<string, number>): number {
   return (counters['not_assigned'] ?? 0) + (counters['stale_epoch'] ?? 0);
 }
 
+/** A task that was on a disrupted agent and completed elsewhere. */
+export interface Recovery {
+  task_id: string;
+  agent_id: string;
+  kind: 'kill' | 'pause';
+  ms: number;
+}
+
 /** An agent going away (kill or pause) from `at` until `end`. */
 interface Disruption {
   agent_id: string;
@@ -105,8 +115,8 @@ interface Disruption {
  * not complete, and that completed after the disruption began: the time from the disruption to
  * that completion.
  */
-function recoveries(d: Disruption, since: number, views: Map<string, TaskView | undefined>): number[] {
-  const out: number[] = [];
+function recoveries(d: Disruption, since: number, views: Map<string, TaskView | undefined>): Recovery[] {
+  const out: Recovery[] = [];
   for (const view of views.values()) {
     if (view?.status !== 'completed') continue;
     const done = view.timeline.find((e) => e.stage === 'completed');
@@ -114,7 +124,7 @@ function recoveries(d: Disruption, since: number, views: Map<string, TaskView | 
     const moved = view.timeline.some(
       (e: Entry) => e.stage === 'sent' && e.agent_id === d.agent_id && e.attempt !== done.attempt && e.at > since && e.at <= d.end,
     );
-    if (moved) out.push(done.at - d.at);
+    if (moved) out.push({ task_id: view.task_id, agent_id: d.agent_id, kind: d.kind, ms: done.at - d.at });
   }
   return out;
 }
@@ -153,8 +163,8 @@ export function computeFigures(r: ChaosRecord): ChaosFigures {
     ...r.kills.map((k) => ({ agent_id: k.agent_id, at: k.at, end: k.back_at ?? k.at + 60_000, kind: 'kill' as const })),
     ...r.pauses.map((p) => ({ agent_id: p.agent_id, at: p.at, end: p.resumed_at, kind: 'pause' as const })),
   ].sort((a, b) => a.at - b.at);
-  const killed: number[] = [];
-  const paused: number[] = [];
+  const killed: Recovery[] = [];
+  const paused: Recovery[] = [];
   const lastEnd = new Map<string, number>();
   for (const d of disruptions) {
     const found = recoveries(d, lastEnd.get(d.agent_id) ?? 0, r.views);
@@ -194,10 +204,11 @@ export function computeFigures(r: ChaosRecord): ChaosFigures {
     duplicate_completions_delivered: duplicateCompletions,
     missing_callbacks: missingCallbacks,
     killed_agent_tasks: killed.length,
-    slowest_recovery_ms: Math.max(0, ...killed),
+    slowest_recovery_ms: Math.max(0, ...killed.map((x) => x.ms)),
+    slowest_recoveries: [...killed, ...paused].sort((a, b) => b.ms - a.ms).slice(0, 5),
     paused: {
       tasks_moved: paused.length,
-      slowest_recovery_ms: Math.max(0, ...paused),
+      slowest_recovery_ms: Math.max(0, ...paused.map((x) => x.ms)),
       late_results: lateResults,
       late_results_accepted: lateAccepted,
       refused_acks_rise: lateRefusals(r.refusedAroundPause.after) - lateRefusals(r.refusedAroundPause.before),

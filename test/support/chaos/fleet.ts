@@ -43,6 +43,8 @@ export interface AgentPause {
   pid: number;
   at: number;
   resumed_at: number;
+  /** Whether registry-sync had marked it OFFLINE and taken its tasks back before SIGCONT. */
+  taken_back: boolean;
 }
 
 /** Starts, kills, pauses and restarts the agent processes. */
@@ -129,7 +131,7 @@ export class ChaosFleet {
   /** SIGSTOPs the agent's process; {@link resume} sends SIGCONT. */
   pause(agentId: string): AgentPause {
     const inst = this.instance(agentId);
-    const pause: AgentPause = { agent_id: agentId, pid: inst.proc.pid, at: Date.now(), resumed_at: 0 };
+    const pause: AgentPause = { agent_id: agentId, pid: inst.proc.pid, at: Date.now(), resumed_at: 0, taken_back: false };
     inst.proc.kill('SIGSTOP');
     this.pauses.push(pause);
     return pause;

@@ -7,11 +7,15 @@ export function compareStreamIds(a: string, b: string): number {
   return Number(am) - Number(bm) || Number(as) - Number(bs);
 }
 
-/** Headers of an event stream that proxies neither buffer nor cache. */
+/**
+ * Headers of an event stream that proxies neither buffer nor cache. `connection: close`: the
+ * socket ends with the stream, so a server shutting down is not held by a client keeping an
+ * idle socket for reuse.
+ */
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache, no-transform',
-  connection: 'keep-alive',
+  connection: 'close',
   'x-accel-buffering': 'no',
 } as const;
 

@@ -28,10 +28,13 @@ export interface AckTarget {
   attempt: number;
   messageId: string;
   origin: ReadOrigin;
+  /** Read from a capability pool: that capability. Every ack then carries it and the entry's id. */
+  pool?: string;
 }
 
 /**
- * Writes receipts, completions and failures to the acks stream. Writes are retried with backoff
+ * Writes receipts, completions and failures to the acks stream; those of a task read from a
+ * pool carry `pool` and `message_id`, which the server needs to settle the pool entry. Writes are retried with backoff
  * across Redis outages (a lost completion would make the server run the task again); a Redis
  * error *reply* is not retried, since sending the same command again cannot fix it.
  */
@@ -74,6 +77,7 @@ export class AckWriter {
       instance_id: session.instance_id,
       epoch: session.epoch,
       attempt: t.attempt,
+      ...(t.pool === undefined ? {} : { pool: t.pool, message_id: t.messageId }),
       ...body,
     };
   }

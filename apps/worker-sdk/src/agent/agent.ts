@@ -49,8 +49,8 @@ interface Wiring {
 
 /**
  * An agent: registers with registry-sync in the background, heartbeats, reads at most as many
- * tasks as it has free slots from its stream, runs the handler and reports every stage on the
- * acks stream. `start()` returns at once; `ready()` tells when registered; `close()` drains.
+ * tasks as it has free slots from its inbox (and, with `channel: 'pull'`, from the pools of its
+ * capabilities), runs the handler and reports every stage on the acks stream. `start()` returns at once; `ready()` tells when registered; `close()` drains.
  */
 export class ReachAgent extends EventEmitter<ReachAgentEvents> {
   /** The settings in effect. */
@@ -193,7 +193,10 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
 
   #source(): ReadSource | undefined {
     const s = this.#session;
-    return s === undefined ? undefined : { stream: s.stream, group: s.group, consumer: s.instance_id };
+    if (s === undefined) return undefined;
+    // Pools are the pull channel's; a push agent reads its inbox only, whatever the reply lists.
+    const pools = this.options.channel === 'pull' ? s.pools : [];
+    return { group: s.group, consumer: s.instance_id, inbox: s.stream, pools };
   }
 
   #setState(state: AgentState): void {

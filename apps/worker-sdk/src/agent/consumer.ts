@@ -2,13 +2,19 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Backoff, type CompiledBackoff } from '../util/backoff.ts';
 import { settlesWithin, sleep } from '../util/sleep.ts';
+import { ReadPlanner } from './read-plan.ts';
 import { parseReadReply, redisErrorCode, type ReadOrigin } from './redis-util.ts';
-import type { TaskRunner } from './runner.ts';
+import type { Delivery, TaskRunner } from './runner.ts';
 import type { Slots } from './slots.ts';
 
-/** Where to read: the stream, its group and this instance's consumer name. */
-export interface ReadSource extends ReadOrigin {
+/** Where to read: the streams, their group and this instance's consumer name. */
+export interface ReadSource {
+  group: string;
   consumer: string;
+  /** The agent's own inbox: always read (probes and re-routed tasks come here, also for pull agents). */
+  inbox: string;
+  /** Pull agents: the pool streams of their capabilities; empty for push agents. */
+  pools: readonly string[];
 }
 
 /** What the read loop needs from the agent. */
@@ -17,21 +23,23 @@ export interface ConsumerContext {
   blocking: Redis;
   /** Command connection, used to CLIENT UNBLOCK the blocking one at stop. */
   control: Redis;
-  /** The current registration's stream and group (read every loop, so a re-registration that moves them is followed). */
+  /** The current registration's streams and group (read every loop, so a re-registration that moves them is followed). */
   source(): ReadSource | undefined;
   runner: TaskRunner;
   slots: Slots;
   blockMs: number;
   retry: CompiledBackoff;
   logger: Logger;
-  /** The stream or group is gone (Redis lost its data): the registry must create them again. */
+  /** A stream or group is gone (Redis lost its data): the registry must create them again. */
   onGroupMissing(): void;
 }
 
 /**
- * The read loop: `while (!stopping)` wait for a free slot, XREADGROUP at most that many entries,
- * hand them to the runner. It first reads this consumer's own pending entries (id `0`): after a
- * crash, a restart with the same instance_id picks up what it had read and never acknowledged.
+ * The read loop: `while (!stopping)` wait for a free slot, XREADGROUP at most that many entries
+ * over the inbox (and a pull agent's pools), hand them to the runner. {@link ReadPlanner} shapes
+ * each call: first this consumer's own pending entries (after a crash, a restart with the same
+ * instance_id picks up what it had read and never acknowledged), then new ones, never more than
+ * the free slots in total.
  */
 export class Consumer {
   #stopping = false;
@@ -39,8 +47,7 @@ export class Consumer {
   #loop: Promise<void> | undefined;
   #clientId: number | undefined;
   #blocked = false;
-  /** `0`-based cursor through our own pending entries, then `>` for new ones. */
-  #cursor = '0';
+  readonly #plan = new ReadPlanner();
 
   constructor(private readonly ctx: ConsumerContext) {
     // A reconnect gets a new client id; fetch it again before the next read.
@@ -97,8 +104,7 @@ export class Consumer {
         const code = redisErrorCode(err);
         const delayMs = backoff.next();
         if (code === 'NOGROUP') {
-          this.ctx.logger.error({ err, stream: source.stream, group: source.group, delayMs }, 'stream or group missing; re-registering');
-          this.#cursor = '0';
+          this.ctx.logger.error({ err, group: source.group, delayMs }, 'stream or group missing; re-registering');
           this.ctx.onGroupMissing();
         } else {
           this.ctx.logger.warn({ err, delayMs }, 'read failed; retrying');
@@ -113,34 +119,47 @@ export class Consumer {
     const { blocking } = this.ctx;
     this.#clientId ??= await blocking.client('ID');
     if (this.#stopping) return;
-    const count = this.ctx.slots.free;
-    const history = this.#cursor !== '>';
-    this.#blocked = !history;
+    const origins = originsOf(source);
+    const call = this.#plan.next([...origins.keys()], this.ctx.slots.free);
+    const { group, consumer } = source;
+    const keysAndIds = [...call.streams, ...call.ids];
+    this.#blocked = call.block;
     let reply: unknown;
     try {
-      reply = history
-        ? await blocking.xreadgroup('GROUP', source.group, source.consumer, 'COUNT', count, 'STREAMS', source.stream, this.#cursor)
-        : await blocking.xreadgroup('GROUP', source.group, source.consumer, 'COUNT', count, 'BLOCK', this.ctx.blockMs, 'STREAMS', source.stream, '>');
+      reply = call.block
+        ? await blocking.xreadgroup('GROUP', group, consumer, 'COUNT', call.count, 'BLOCK', this.ctx.blockMs, 'STREAMS', ...keysAndIds)
+        : await blocking.xreadgroup('GROUP', group, consumer, 'COUNT', call.count, 'STREAMS', ...keysAndIds);
     } finally {
       this.#blocked = false;
     }
     const entries = parseReadReply(reply);
-    if (history) {
-      const last = entries.at(-1);
-      if (last === undefined) this.#cursor = '>';
-      else {
-        this.#cursor = last.id;
-        this.ctx.logger.info({ count: entries.length }, 'resuming tasks this instance read before and never acknowledged');
-      }
-    }
+    const { resumed } = this.#plan.done(call, entries);
+    if (resumed > 0) this.ctx.logger.info({ count: resumed, stream: call.streams[0] }, 'resuming tasks this instance read before and never acknowledged');
     if (entries.length === 0) return;
     this.ctx.slots.take(entries.length);
     const release = (): void => this.ctx.slots.release();
-    for (const done of this.ctx.runner.accept(entries, source)) {
+    const batch: Delivery[] = [];
+    for (const entry of entries) {
+      const origin = origins.get(entry.stream);
+      if (origin !== undefined) batch.push({ entry, origin });
+      else {
+        // Unreachable: Redis answers only for the streams asked.
+        this.ctx.logger.error({ stream: entry.stream, messageId: entry.id }, 'entry from a stream not read; left pending');
+        release();
+      }
+    }
+    for (const done of this.ctx.runner.accept(batch)) {
       void done.then(release, (err: unknown) => {
         this.ctx.logger.error({ err }, 'task handling failed unexpectedly');
         release();
       });
     }
   }
+}
+
+/** The streams to read, inbox first (probes and re-routed tasks go before pool work), each with its origin. */
+function originsOf(source: ReadSource): Map<string, ReadOrigin> {
+  const origins = new Map<string, ReadOrigin>([[source.inbox, { stream: source.inbox, group: source.group, kind: 'inbox' }]]);
+  for (const stream of source.pools) if (!origins.has(stream)) origins.set(stream, { stream, group: source.group, kind: 'pool' });
+  return origins;
 }

@@ -16,6 +16,7 @@ const session: RegisterReply = {
   acks_stream: 'acks',
   heartbeat_interval_ms: 20,
   lease_ms: 30_000,
+  pools: [],
 };
 
 function setup(answer: () => Promise<AgentAck>, reportReady = false) {

@@ -45,7 +45,7 @@ export interface ReachAgentOptions {
    */
   capabilities: readonly string[];
   /**
-   * Most tasks run at once; never more are read from the stream.
+   * Most tasks run at once; never more are read from the inbox and pools together.
    * @default 1
    */
   maxConcurrency?: number;
@@ -55,7 +55,10 @@ export interface ReachAgentOptions {
    */
   region?: string;
   /**
-   * Delivery channel: `push` (own inbox stream).
+   * Delivery channel. `push`: the router sends each task to this agent's own inbox stream.
+   * `pull`: the agent also takes tasks from the shared pool stream of each of its capabilities
+   * (batch work, or capabilities only pull agents serve), as many as it has free slots; its inbox
+   * is still read for probes and re-routed tasks.
    * @default 'push'
    */
   channel?: Channel;

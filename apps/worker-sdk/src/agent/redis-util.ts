@@ -5,6 +5,8 @@ import { settlesWithin } from '../util/sleep.ts';
 
 /** One entry of a stream as XREADGROUP returns it; `fields` is null when the entry was trimmed away. */
 export interface StreamEntry {
+  /** The stream it was read from (one read may cover several). */
+  stream: string;
   id: string;
   fields: string[] | null;
 }
@@ -13,24 +15,27 @@ export interface StreamEntry {
 export interface ReadOrigin {
   stream: string;
   group: string;
+  /** The agent's own inbox, or a capability pool shared by the pull agents (acks then name the pool). */
+  kind: 'inbox' | 'pool';
 }
 
 /**
- * Flattens an XREADGROUP reply (`[[stream, [[id, fields|null], …]], …]` or null) into entries.
- * Anything that does not have that shape is skipped rather than trusted.
+ * Flattens an XREADGROUP reply (`[[stream, [[id, fields|null], …]], …]` or null) into entries,
+ * each with its stream. Anything that does not have that shape is skipped rather than trusted.
  */
 export function parseReadReply(reply: unknown): StreamEntry[] {
   if (!Array.isArray(reply)) return [];
   const out: StreamEntry[] = [];
   for (const streamReply of reply as unknown[]) {
-    if (!Array.isArray(streamReply)) continue;
+    if (!Array.isArray(streamReply) || typeof streamReply[0] !== 'string') continue;
+    const stream = streamReply[0];
     const entries: unknown = streamReply[1];
     if (!Array.isArray(entries)) continue;
     for (const entry of entries as unknown[]) {
       if (!Array.isArray(entry) || typeof entry[0] !== 'string') continue;
       const fields: unknown = entry[1];
       const ok = Array.isArray(fields) && fields.every((f) => typeof f === 'string');
-      out.push({ id: entry[0], fields: ok ? fields : null });
+      out.push({ stream, id: entry[0], fields: ok ? fields : null });
     }
   }
   return out;

@@ -20,6 +20,12 @@ export interface TaskRunnerContext {
   now?: () => number;
 }
 
+/** An entry read, with where it was read from. */
+export interface Delivery {
+  entry: StreamEntry;
+  origin: ReadOrigin;
+}
+
 interface Running {
   controller: AbortController;
   outcome: Promise<TaskOutcome>;
@@ -49,13 +55,14 @@ export class TaskRunner {
   }
 
   /**
-   * Takes one read batch. Returns one promise per entry that settles (never rejects) once the
-   * entry is fully handled — acks written and XACKed — so the caller can free its slot.
+   * Takes one read batch (entries of the inbox and pools alike). Returns one promise per entry
+   * that settles (never rejects) once the entry is fully handled — acks written and XACKed on the
+   * stream it came from — so the caller can free its slot.
    */
-  accept(entries: readonly StreamEntry[], origin: ReadOrigin): Promise<void>[] {
+  accept(batch: readonly Delivery[]): Promise<void>[] {
     const tasks: { entry: StreamEntry; task: TaskMessage; target: AckTarget }[] = [];
     const done: Promise<void>[] = [];
-    for (const entry of entries) {
+    for (const { entry, origin } of batch) {
       const decoded = entry.fields === null ? { ok: false as const, error: 'entry was trimmed' } : decodeTask(entry.fields);
       if (!decoded.ok) {
         this.ctx.logger.error({ messageId: entry.id, stream: origin.stream, reason: decoded.error }, 'undecodable task entry; acknowledged and skipped');
@@ -63,7 +70,10 @@ export class TaskRunner {
         continue;
       }
       const task = decoded.value;
-      tasks.push({ entry, task, target: { taskId: task.task_id, attempt: task.attempt, messageId: entry.id, origin } });
+      const target: AckTarget = { taskId: task.task_id, attempt: task.attempt, messageId: entry.id, origin };
+      // A pool is a capability's: the server finds the pool entry from the capability and its id.
+      if (origin.kind === 'pool') target.pool = task.capability;
+      tasks.push({ entry, task, target });
     }
     // One round trip for the whole batch's receipts, sent before any handler is awaited.
     const receipts = this.ctx.acks.receipts(tasks.map((t) => t.target));
@@ -82,7 +92,7 @@ export class TaskRunner {
   }
 
   async #handle(entry: StreamEntry, task: TaskMessage, target: AckTarget, receipts: Promise<void>): Promise<void> {
-    const log = this.ctx.logger.child({ task_id: task.task_id, attempt: task.attempt });
+    const log = this.ctx.logger.child({ task_id: task.task_id, attempt: task.attempt, ...(task.trace_id ? { trace_id: task.trace_id } : {}) });
     let outcome: TaskOutcome;
     try {
       outcome = await this.#outcome(entry, task, log);

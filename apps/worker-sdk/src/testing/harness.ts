@@ -17,12 +17,26 @@ export interface Harness {
   agent(options: Partial<ReachAgentOptions> & Pick<ReachAgentOptions, 'handler'>): ReachAgent;
   /** XADDs a task to the agent's inbox the way the router does; returns the entry id. */
   addTask(agentId: string, task: Partial<TaskMessage> & Pick<TaskMessage, 'task_id'>): Promise<string>;
+  /** XADDs a task to a capability's pool the way the router does (`capability` set to it); returns the entry id. */
+  addPoolTask(capability: string, task: Partial<TaskMessage> & Pick<TaskMessage, 'task_id'>): Promise<string>;
   /** The acks stream. */
   acks(): Promise<EntryRecord[]>;
   /** The acks of one task, in order. */
   acksOf(taskId: string): Promise<Record<string, string>[]>;
   /** Closes every agent and connection and deletes every key under the prefix. */
   cleanup(): Promise<void>;
+}
+
+function fullTask(task: Partial<TaskMessage> & Pick<TaskMessage, 'task_id'>): TaskMessage {
+  return {
+    capability: 'echo',
+    payload: 'null',
+    attempt: 1,
+    trace_id: `trace-${task.task_id}`,
+    callback_topic: '',
+    deadline_ms: 0,
+    ...task,
+  };
 }
 
 /** Builds a harness; call `cleanup()` in afterEach. */
@@ -55,16 +69,10 @@ export async function startHarness(opts: { heartbeatIntervalMs?: number; redisUr
       return agent;
     },
     addTask(agentId, task) {
-      const full: TaskMessage = {
-        capability: 'echo',
-        payload: 'null',
-        attempt: 1,
-        trace_id: `trace-${task.task_id}`,
-        callback_topic: '',
-        deadline_ms: 0,
-        ...task,
-      };
-      return redis.xadd(registry.keys.inbox(agentId), '*', ...encodeTask(full)) as Promise<string>;
+      return redis.xadd(registry.keys.inbox(agentId), '*', ...encodeTask(fullTask(task))) as Promise<string>;
+    },
+    addPoolTask(capability, task) {
+      return redis.xadd(registry.keys.pool(capability), '*', ...encodeTask(fullTask({ ...task, capability }))) as Promise<string>;
     },
     acks,
     async acksOf(taskId) {

@@ -1,8 +1,10 @@
 /**
  * A stand-in for registry-sync's agent API, for the SDK's own tests: `node:http`, answering
- * register / heartbeat / deregister per the contract, and creating the inbox's consumer group in
- * real Redis the way the server does, and keeping a two-phase start's readiness. Knobs let a test lose the record (404), take the agent over
- * with a newer instance (409) or fail registrations (503). The end-to-end tests use the real server.
+ * register / heartbeat / deregister per the contract, creating the consumer groups in real Redis
+ * the way the server does (the inbox's, and for a pull agent each capability pool's, listed in
+ * the reply's `pools`), and keeping a two-phase start's readiness. Knobs let a test lose the
+ * record (404), take the agent over with a newer instance (409), fail registrations (503) or
+ * list pools to push agents too. The end-to-end tests use the real server.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -27,6 +29,8 @@ interface AgentRecord {
   staleTokens: Set<string>;
   /** False after a register with `ready: false`, until a heartbeat says `ready: true`. */
   ready: boolean;
+  capabilities: string[];
+  channel: 'push' | 'pull';
 }
 
 /** Settings of {@link startRegistryDouble}. */
@@ -47,6 +51,8 @@ export interface RegistryDouble {
   failRegistrations(n: number): void;
   /** Answer every registration with this error from now on. */
   refuseRegistrations(code: ErrorCode | undefined): void;
+  /** List the capability pools (and create their groups) for push agents too, which the real server never does. */
+  sendPoolsToPush(on: boolean): void;
   /** Drop the agent's record: its next heartbeat gets 404. */
   forget(agentId: string): void;
   /** A newer instance registers: epoch + 1, the old token now gets 409. */
@@ -77,6 +83,7 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
   const agents = new Map<string, AgentRecord>();
   let failing = 0;
   let refusing: ErrorCode | undefined;
+  let poolsToPush = false;
   const double: Omit<RegistryDouble, 'url' | 'close'> = {
     keys,
     registers: [],
@@ -84,8 +91,13 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
     deregisters: [],
     failRegistrations: (n) => void (failing = n),
     refuseRegistrations: (code) => void (refusing = code),
+    sendPoolsToPush: (on) => void (poolsToPush = on),
     forget: (agentId) => void agents.delete(agentId),
-    takeOver: (agentId) => reply(agentId, upsert(agentId, randomUUID(), true)),
+    takeOver: (agentId) => {
+      const old = agents.get(agentId);
+      const body = { agent_id: agentId, instance_id: randomUUID(), capabilities: old?.capabilities ?? ['echo'], channel: old?.channel, max_concurrency: 1 };
+      return reply(agentId, upsert(body, body.instance_id, true));
+    },
     epochOf: (agentId) => agents.get(agentId)?.epoch,
     statusOf: (agentId) => {
       const rec = agents.get(agentId);
@@ -93,17 +105,31 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
     },
   };
 
-  function upsert(agentId: string, instanceId: string, ready: boolean): AgentRecord {
-    const old = agents.get(agentId);
-    // Like the server, every registration sets readiness from its body.
+  function upsert(body: RegisterBody, instanceId: string, ready: boolean): AgentRecord {
+    const old = agents.get(body.agent_id);
+    // Like the server, every registration sets readiness, capabilities and channel from its body.
+    const fromBody = { ready, capabilities: [...body.capabilities], channel: body.channel ?? 'push' };
     const rec: AgentRecord =
       old === undefined
-        ? { instanceId, epoch: 1, token: randomUUID(), staleTokens: new Set(), ready }
+        ? { instanceId, epoch: 1, token: randomUUID(), staleTokens: new Set(), ...fromBody }
         : old.instanceId === instanceId
-          ? { ...old, ready }
-          : { instanceId, epoch: old.epoch + 1, token: randomUUID(), staleTokens: new Set([...old.staleTokens, old.token]), ready };
-    agents.set(agentId, rec);
+          ? { ...old, ...fromBody }
+          : { instanceId, epoch: old.epoch + 1, token: randomUUID(), staleTokens: new Set([...old.staleTokens, old.token]), ...fromBody };
+    agents.set(body.agent_id, rec);
     return rec;
+  }
+
+  function poolsOf(rec: AgentRecord): string[] {
+    return rec.channel === 'pull' || poolsToPush ? rec.capabilities.map((c) => keys.pool(c)) : [];
+  }
+
+  /** XGROUP CREATE … MKSTREAM, as the server does at every registration. */
+  async function createGroup(stream: string): Promise<void> {
+    try {
+      await options.redis.xgroup('CREATE', stream, WORKER_GROUP, '0', 'MKSTREAM');
+    } catch {
+      // BUSYGROUP: it exists already.
+    }
   }
 
   function reply(agentId: string, rec: AgentRecord): RegisterReply {
@@ -117,6 +143,7 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
       acks_stream: keys.acks(),
       heartbeat_interval_ms: options.heartbeatIntervalMs ?? 5000,
       lease_ms: 30_000,
+      pools: poolsOf(rec),
     };
   }
 
@@ -131,13 +158,10 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
         failing -= 1;
         return fail(res, 503, 'STORE_UNAVAILABLE', 'failing on purpose');
       }
-      const rec = upsert(body.agent_id, body.instance_id ?? randomUUID(), body.ready ?? true);
-      try {
-        await options.redis.xgroup('CREATE', keys.inbox(body.agent_id), WORKER_GROUP, '0', 'MKSTREAM');
-      } catch {
-        // BUSYGROUP: it exists already.
-      }
-      return send(res, 200, reply(body.agent_id, rec));
+      const rec = upsert(body, body.instance_id ?? randomUUID(), body.ready ?? true);
+      const answer = reply(body.agent_id, rec);
+      for (const stream of [answer.stream, ...answer.pools]) await createGroup(stream);
+      return send(res, 200, answer);
     }
     const m = /^\/v1\/agents\/([^/]+)\/(heartbeat|deregister)$/.exec(url.pathname);
     if (req.method !== 'POST' || m === null) return fail(res, 404, 'NOT_FOUND', 'no such route');

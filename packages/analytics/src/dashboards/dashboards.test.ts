@@ -150,6 +150,17 @@ describe('InfluxDB 2 template', () => {
   });
 });
 
+describe('docs/OBSERVABILITY.md', () => {
+  const doc = readFileSync(new URL('../../../../docs/OBSERVABILITY.md', import.meta.url), 'utf8');
+  it.each(['success-completed', 'success-outcomes', 'receipt-latency', 'execution-time', 'completion-rate', 'stage-counts'])(
+    'quotes %s.influxql exactly',
+    (name) => expect(doc).toContain(loadQuery(name)),
+  );
+  it.each(['delivery-success', 'receipt-latency', 'execution-time', 'completion-rate'])('quotes %s.flux exactly', (name) =>
+    expect(doc).toContain(loadQuery(name, 'flux')),
+  );
+});
+
 describe('Flux files', () => {
   it.each(FLUX_FILES)('%s reads reach_task_events and the fields of its figure', (name) => {
     const flux = loadQuery(name, 'flux');

@@ -87,9 +87,13 @@ export function grafanaDashboard(): Json {
         options: { orientation: 'horizontal', displayMode: 'gradient', reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false } },
       },
     ),
-    panel(2, 'bargauge', 'Completion rate (per second over the range)', { x: 12, y: 0, w: 12, h: 8 }, [target('A', 'completion-rate', 'time_series')], {
-      fieldConfig: { defaults: { unit: 'reqps', decimals: 3 }, overrides: [] },
-      options: { orientation: 'horizontal', displayMode: 'basic', reduceOptions: { calcs: ['lastNotNull'], fields: '/per_second/', values: false } },
+    panel(2, 'table', 'Completion rate (completed over the range, per second)', { x: 12, y: 0, w: 12, h: 8 }, [target('A', 'completion-rate', 'table')], {
+      fieldConfig: {
+        defaults: { unit: 'none', decimals: 0 },
+        overrides: [{ matcher: { id: 'byName', options: 'per_second' }, properties: [{ id: 'unit', value: 'reqps' }, { id: 'decimals', value: 4 }] }],
+      },
+      options: tableOptions,
+      transformations: tableTransform({ completed: 'completed', per_second: 'per second' }),
     }),
     panel(3, 'table', 'Receipt latency (sent → received)', { x: 0, y: 8, w: 8, h: 8 }, [target('A', 'receipt-latency', 'table')], {
       fieldConfig: msField(),

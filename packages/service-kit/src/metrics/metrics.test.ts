@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import pino from 'pino';
 import type { EventSink, EventSinkStats, TaskEvent } from '@agent-reach/events';
-import { registerApiDocs } from '../api-docs.ts';
+import { listRoutes, registerApiDocs } from '../api-docs.ts';
 import { createMetricsRegistry } from './registry.ts';
 import { installHttpMetrics, installMetricsEndpoint } from './http.ts';
 import { observeTaskEvents } from './task-events.ts';
@@ -81,6 +81,9 @@ describe('metrics endpoint and docs', () => {
     const doc = (await app.inject({ url: '/docs/json' })).json<{ openapi: string; paths: Record<string, unknown> }>();
     expect(doc.openapi).toMatch(/^3\./);
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/metrics', '/things/{id}']));
+    const served = listRoutes(app).filter((r) => !r.url.startsWith('/docs'));
+    expect(served).toEqual(expect.arrayContaining([{ method: 'GET', url: '/metrics' }, { method: 'GET', url: '/things/:id' }]));
+    expect(served).toHaveLength(2);
     await app.close();
   });
 });

@@ -50,7 +50,8 @@ export function observeTaskEvents(sink: EventSink, opts: TaskEventObserverOption
       if (typeof event.latency_ms === 'number' && Number.isFinite(event.latency_ms) && event.latency_ms >= 0) {
         latency.observe({ stage: event.stage, capability: event.capability }, event.latency_ms / 1000);
       }
-      log.info(
+      // Liveness probes are checks, not work: logged only at debug.
+      log[event.stage === 'probe' ? 'debug' : 'info'](
         {
           task_id: event.task_id,
           trace_id: event.trace_id,

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { ReadPlanner, type ReadCall } from './read-plan.ts';
+import type { StreamEntry } from './redis-util.ts';
+
+const entries = (stream: string, ...ids: string[]): StreamEntry[] => ids.map((id) => ({ stream, id, fields: [] }));
+
+/** The most entries a call can return: COUNT applies to each stream. */
+const most = (call: ReadCall): number => call.count * call.streams.length;
+
+/** A planner past its history for these streams (its last call, with a slot per stream, starts no sweep). */
+function live(streams: readonly string[]): ReadPlanner {
+  const plan = new ReadPlanner();
+  for (;;) {
+    const call = plan.next(streams, streams.length);
+    if (!call.history) return plan;
+    plan.done(call, []);
+  }
+}
+
+describe('ReadPlanner', () => {
+  it('re-reads each stream’s own pending entries first, one stream per call, without BLOCK', () => {
+    const plan = new ReadPlanner();
+    const streams = ['inbox', 'pool:a'];
+    expect(plan.next(streams, 3)).toEqual({ streams: ['inbox'], ids: ['0'], count: 3, block: false, history: true });
+    expect(plan.done({ streams: ['inbox'], ids: ['0'], count: 3, block: false, history: true }, entries('inbox', '5-0', '7-0'))).toEqual({ resumed: 2 });
+    const again = plan.next(streams, 1);
+    expect(again).toMatchObject({ streams: ['inbox'], ids: ['7-0'], count: 1, history: true });
+    plan.done(again, []);
+    const pool = plan.next(streams, 1);
+    expect(pool).toMatchObject({ streams: ['pool:a'], ids: ['0'], history: true });
+    plan.done(pool, []);
+    expect(plan.next(streams, 2)).toEqual({ streams, ids: ['>', '>'], count: 1, block: true, history: false });
+  });
+
+  it('with free ≥ streams: one blocking call over all of them, COUNT ⌊free / streams⌋', () => {
+    const streams = ['inbox', 'p1', 'p2'];
+    const plan = live(streams);
+    expect(plan.next(streams, 3)).toMatchObject({ streams, count: 1, block: true });
+    expect(plan.next(streams, 8)).toMatchObject({ streams, count: 2, block: true });
+    expect(live(['inbox']).next(['inbox'], 5)).toEqual({ streams: ['inbox'], ids: ['>'], count: 5, block: true, history: false });
+  });
+
+  it('with free < streams: sweeps every stream without BLOCK, then blocks on `free` of them', () => {
+    const streams = ['inbox', 'p1', 'p2'];
+    const plan = live(streams);
+    const sweep = [plan.next(streams, 2), plan.next(streams, 2), plan.next(streams, 2)];
+    for (const call of sweep) plan.done(call, []);
+    expect(sweep.map((c) => [c.streams, c.count, c.block])).toEqual([
+      [['inbox'], 2, false],
+      [['p1'], 2, false],
+      [['p2'], 2, false],
+    ]);
+    const block = plan.next(streams, 2);
+    expect(block).toEqual({ streams: ['p1', 'p2'], ids: ['>', '>'], count: 1, block: true, history: false });
+    plan.done(block, []);
+    // After the BLOCK, a new sweep starts one stream further on, so no stream always goes first.
+    expect(plan.next(streams, 2)).toMatchObject({ streams: ['p1'], block: false });
+  });
+
+  it('starts a new sweep instead of blocking when the last one found work', () => {
+    const streams = ['inbox', 'p1'];
+    const plan = live(streams);
+    const first = plan.next(streams, 1);
+    plan.done(first, entries(first.streams[0] ?? '', '1-0'));
+    const second = plan.next(streams, 1);
+    plan.done(second, []);
+    expect(plan.next(streams, 1)).toMatchObject({ block: false, count: 1 });
+  });
+
+  it('never plans a call that could return more entries than free slots', () => {
+    const streams = ['inbox', 'p1', 'p2', 'p3', 'p4'];
+    const plan = new ReadPlanner();
+    for (let i = 0; i < 500; i++) {
+      const free = 1 + ((i * 7) % 9);
+      const call = plan.next(streams, free);
+      expect(most(call)).toBeLessThanOrEqual(free);
+      plan.done(call, i % 3 === 0 ? entries(call.streams[0] ?? '', `${i}-0`) : []);
+    }
+  });
+
+  it('reads the history of a stream that appears later, and forgets one that is gone', () => {
+    const plan = live(['inbox']);
+    expect(plan.next(['inbox', 'p1'], 4)).toMatchObject({ streams: ['p1'], ids: ['0'], history: true });
+    expect(plan.next(['inbox'], 4)).toMatchObject({ streams: ['inbox'], ids: ['>'], history: false });
+    expect(plan.state.history.size).toBe(0);
+  });
+});

@@ -1,0 +1,51 @@
+import type { Summary } from '../stats.ts';
+
+/** The three ways of loading a system. */
+export type Mode = 'flood' | 'paced' | 'http';
+
+/** One run, sent by the orchestrator to a system's caller process. */
+export interface RunRequest {
+  /** Unique per run; task keys are `<id>-<n>`. */
+  id: string;
+  mode: Mode;
+  /** flood: how many tasks. */
+  tasks?: number;
+  /** flood: tasks outstanding at once; http: connections (each waits for its result). */
+  window?: number;
+  /** paced: tasks per second, open loop. */
+  rate?: number;
+  /** paced and http: how long to keep submitting. */
+  durationMs?: number;
+  /** Give up waiting for results this long after the last submission. */
+  drainTimeoutMs: number;
+}
+
+/** What a caller process measured in one run. */
+export interface RunResult {
+  id: string;
+  mode: Mode;
+  submitted: number;
+  completed: number;
+  failed: number;
+  /** Submissions refused for now (503 NO_AGENT) and sent again. */
+  retries: number;
+  /** Results for a task that already had one. */
+  duplicates: number;
+  /** First submission to last result. */
+  elapsedMs: number;
+  /** completed / elapsed. */
+  tps: number;
+  /** Submit (scheduled time when paced) → the worker starts the task, ms. */
+  received: Summary;
+  /** Submit → the caller holds the result, ms. */
+  done: Summary;
+  /** Some tasks had no result within the drain timeout. */
+  timedOut: boolean;
+  firstError?: string;
+}
+
+/** Orchestrator → caller. */
+export type ToCaller = { type: 'run'; req: RunRequest };
+
+/** Caller → orchestrator. */
+export type FromCaller = { type: 'ready' } | { type: 'result'; result: RunResult } | { type: 'run-error'; id: string; message: string };

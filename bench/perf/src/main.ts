@@ -1,0 +1,143 @@
+/**
+ * `npm run bench`: Agent-Reach end to end against BullMQ and the raw Redis Streams floor, on one
+ * private Redis, interleaved; a table, then one JSON line (the last line of stdout).
+ * `--quick` for the CI smoke run, `--routing` for the routing microbenchmark, `--profile` for CPU
+ * profiles of the router and registry-sync during a flood. See docs/PERFORMANCE.md.
+ */
+import { cpus, loadavg } from 'node:os';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs, UsageError, type BenchOptions, type SystemName } from './options.ts';
+import { runPlan } from './plan.ts';
+import type { Role } from './proc/children.ts';
+import { processRssMiB } from './proc/cpu.ts';
+import { commandLines, headline, headlineJson, table, targetLines } from './report.ts';
+import { readProfiles, renderSummary, summarizeProfile } from './profile/summary.ts';
+import { runRoutingBench } from './routing/bench.ts';
+import { Session, WORK_DIR } from './session.ts';
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+function settingsLine(o: BenchOptions): string {
+  const modes = [
+    o.modes.includes('flood') ? `flood ${o.floodTasks} tasks, ${o.floodWindow} outstanding` : '',
+    o.modes.includes('paced') ? `paced ${o.pacedRates.join('/')} tasks/s × ${o.pacedMs / 1000} s` : '',
+    o.modes.includes('http') ? `http ${o.httpConnections} connections × ${o.httpMs / 1000} s` : '',
+  ].filter(Boolean);
+  return `settings: ${modes.join('; ')}; ${o.workers} workers × concurrency ${o.concurrency}; ${o.reps} repetition(s), interleaved; service log level ${o.serviceLogLevel}`;
+}
+
+async function runE2e(opts: BenchOptions): Promise<number> {
+  const profileDir = opts.profile ? join(WORK_DIR, 'profiles', new Date().toISOString().replace(/[:.]/g, '-')) : undefined;
+  if (profileDir) await mkdir(profileDir, { recursive: true });
+  const session = new Session(opts, log, profileDir);
+  let stopping = false;
+  const stop = (why: string, code: number) => {
+    if (stopping) {
+      session.killNow();
+      process.exit(code);
+    }
+    stopping = true;
+    log(`${why}: stopping every process`);
+    void session.close().finally(() => process.exit(code));
+  };
+  process.once('SIGINT', () => stop('interrupted', 130));
+  process.once('SIGTERM', () => stop('terminated', 143));
+  process.on('exit', () => session.killNow());
+  const deadline = setTimeout(() => stop(`the session passed its ${opts.deadlineMs / 1000} s bound`, 1), opts.deadlineMs);
+  deadline.unref();
+
+  const started = Date.now();
+  const load = loadavg().map((l) => l.toFixed(1)).join(' ');
+  let code = 0;
+  try {
+    await session.start();
+    const records = await session.run();
+    const roleMap = new Map<SystemName, { all: Set<Role>; queued: Set<Role> }>();
+    for (const s of session.systems) {
+      roleMap.set(s.name, {
+        all: new Set([...s.processes.map((p) => p.role), 'redis']),
+        queued: new Set([...s.processes.filter((p) => !s.httpOnly.includes(p)).map((p) => p.role), 'redis']),
+      });
+    }
+    const rolesOf = (system: SystemName, kind: string): ReadonlySet<Role> => {
+      const r = roleMap.get(system);
+      return (kind === 'http' ? r?.all : r?.queued) ?? new Set();
+    };
+    out(`Agent-Reach benchmark, ${new Date().toISOString()}`);
+    out(`machine: ${cpus().length} vCPUs (${cpus()[0]?.model.trim() ?? '?'}), Node ${process.version}, load average at start ${load} (shared machine: absolute figures are noisy, ratios within the run are steadier)`);
+    out(settingsLine(opts));
+    out('');
+    out('medians over repetitions; latencies in ms (submit → worker started the task, submit → caller holds the result); CPU in seconds per 1,000 tasks');
+    out(table(records, opts.systems, runPlan(opts).map((k) => k.key), rolesOf));
+    out('');
+    out('Redis commands per task, flood (commands run inside scripts included):');
+    for (const line of commandLines(records, opts.systems)) out(`  ${line}`);
+    out('');
+    const rss = session.children
+      .list()
+      .filter((c) => c.name.startsWith('reach-') && !c.hasExited())
+      .map((c) => `${c.name.slice('reach-'.length)} ${processRssMiB(c.pid).toFixed(0)}`);
+    if (rss.length > 0) out(`Agent-Reach resident memory after the runs, MiB: ${rss.join(', ')}`);
+    out('');
+    out('targets (issue 6):');
+    for (const line of targetLines(records)) out(`  ${line}`);
+    const all = Object.values(records).flatMap((byKind) => Object.values(byKind).flat());
+    // A task that failed is a bug; one without a result when the run ended is a system that
+    // could not keep up with an open-loop rate, which is a figure, not an error.
+    const failed = all.filter((r) => r.result.failed > 0);
+    const late = all.filter((r) => r.result.timedOut);
+    if (late.length > 0) log(`${late.length} run(s) ended with tasks still waiting for a result (the system could not keep up): see the notes column`);
+    if (failed.length > 0) {
+      log(`${failed.length} run(s) had failed tasks; first: ${failed[0]?.result.firstError ?? '?'}`);
+      code = 1;
+    }
+    if (profileDir) {
+      await session.close();
+      const names = new Map(session.children.list().map((c) => [c.pid, c.name]));
+      out('');
+      const window = records.reach?.['flood']?.[0]?.window;
+      out(`CPU profiles, cut to the measured flood (${window ? ((window.toMs - window.fromMs) / 1000).toFixed(1) : '?'} s):`);
+      for (const { file, pid, profile } of await readProfiles(profileDir)) {
+        out(renderSummary(`${names.get(pid) ?? `pid ${pid}`} (${file})`, summarizeProfile(profile, 20, window)));
+        out('');
+      }
+    }
+    log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    out(headlineJson(headline(records)));
+  } catch (err: unknown) {
+    log(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    code = 1;
+  } finally {
+    clearTimeout(deadline);
+    await session.close();
+  }
+  return code;
+}
+
+async function main(): Promise<number> {
+  let opts: BenchOptions;
+  try {
+    opts = parseArgs(process.argv.slice(2));
+  } catch (err: unknown) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  if (opts.routing) {
+    out(await runRoutingBench(out, opts.quick));
+    return 0;
+  }
+  return runE2e(opts);
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    log(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,70 @@
+import type { Redis } from 'ioredis';
+import { monoMs } from './clock.ts';
+import type { FromCaller, RunRequest, RunResult } from './load/protocol.ts';
+import type { Role } from './proc/children.ts';
+import { diffCalls, processCpuSeconds, redisCommandCalls, redisCpuSeconds } from './proc/cpu.ts';
+import type { RunningSystem } from './stack/running.ts';
+
+/** CPU seconds per 1,000 completed tasks, by role; `total` adds them up. */
+export type CpuPerK = Record<Role | 'total', number>;
+
+/** One measured run: the caller's figures plus CPU and Redis commands around it. */
+export interface RunRecord {
+  result: RunResult;
+  cpu: CpuPerK;
+  /** Redis commands per completed task, by command (scripts' inner commands included). */
+  commands: Record<string, number>;
+  /** When the run was sent and answered, monotonic ms (to cut CPU profiles to the run). */
+  window: { fromMs: number; toMs: number };
+}
+
+const ROLES: readonly Role[] = ['caller', 'front', 'sync', 'workers', 'redis'];
+
+/**
+ * Sends one run to the system's caller and reads, around it, the CPU time of each of the
+ * system's processes (/proc), of Redis (`INFO cpu`) and Redis' command counts.
+ */
+export async function measureRun(system: RunningSystem, admin: Redis, req: RunRequest, timeoutMs: number): Promise<RunRecord> {
+  const procs = system.processes.filter((p) => req.mode === 'http' || !system.httpOnly.includes(p));
+  const before = procs.map((p) => processCpuSeconds(p.pid));
+  const [redisBefore, callsBefore] = [await redisCpuSeconds(admin), await redisCommandCalls(admin)];
+  const fromMs = monoMs();
+  system.caller.send({ type: 'run', req });
+  const reply = (await system.caller.next(
+    (m) => (m.type === 'result' && (m as Extract<FromCaller, { type: 'result' }>).result.id === req.id) || (m.type === 'run-error' && m['id'] === req.id),
+    timeoutMs,
+    `the result of run ${req.id}`,
+  )) as FromCaller;
+  if (reply.type !== 'result') throw new Error(`${system.name} run ${req.id} failed: ${reply.type === 'run-error' ? reply.message : reply.type}`);
+  const toMs = monoMs();
+  const [redisAfter, callsAfter] = [await redisCpuSeconds(admin), await redisCommandCalls(admin)];
+  const after = procs.map((p) => processCpuSeconds(p.pid));
+  const result = revive(reply.result);
+  const perK = (seconds: number) => (result.completed > 0 ? (seconds * 1000) / result.completed : NaN);
+  const byRole: Record<Role, number> = { caller: 0, front: 0, sync: 0, workers: 0, redis: redisAfter - redisBefore };
+  procs.forEach((p, i) => {
+    byRole[p.role] += (after[i] as number) - (before[i] as number);
+  });
+  const cpu = { total: 0 } as CpuPerK;
+  for (const role of ROLES) {
+    cpu[role] = perK(byRole[role]);
+    cpu.total += cpu[role];
+  }
+  const commands: Record<string, number> = {};
+  for (const [cmd, n] of diffCalls(callsBefore, callsAfter)) commands[cmd] = result.completed > 0 ? n / result.completed : NaN;
+  return { result, cpu, commands, window: { fromMs, toMs } };
+}
+
+/** JSON (the IPC channel) turns NaN into null: turn the missing figures back into NaN. */
+function revive(r: RunResult): RunResult {
+  const num = (v: number | null) => (typeof v === 'number' ? v : NaN);
+  const summary = (s: RunResult['done']) => ({
+    count: num(s.count),
+    mean: num(s.mean),
+    p50: num(s.p50),
+    p90: num(s.p90),
+    p99: num(s.p99),
+    max: num(s.max),
+  });
+  return { ...r, elapsedMs: num(r.elapsedMs), tps: num(r.tps), received: summary(r.received), done: summary(r.done) };
+}

@@ -1,0 +1,157 @@
+import type { Mode } from './load/protocol.ts';
+
+/** The systems compared. */
+export const SYSTEMS = ['reach', 'bullmq', 'floor'] as const;
+export type SystemName = (typeof SYSTEMS)[number];
+
+/** Settings of one bench session; {@link parseArgs} fills them from the command line. */
+export interface BenchOptions {
+  /** Fewer tasks and one repetition: finishes within a minute (CI smoke). */
+  quick: boolean;
+  /** Run the routing microbenchmark instead of the end-to-end session. */
+  routing: boolean;
+  /** CPU-profile the router and registry-sync during one Agent-Reach flood, then summarise. */
+  profile: boolean;
+  /** Interleaved repetitions; figures are their medians. @default 3 (quick: 1) */
+  reps: number;
+  /** Tasks per flood run. @default 20000 (quick: 2000) */
+  floodTasks: number;
+  /** Tasks outstanding at once in a flood (submitted, no result yet). @default 128 */
+  floodWindow: number;
+  /** Open-loop rates of the paced runs, tasks/s. @default [200, 2000, 4000] */
+  pacedRates: number[];
+  /** Length of each paced run, ms. @default 4000 (quick: 500) */
+  pacedMs: number;
+  /** Length of each http run, ms. @default 5000 (quick: 1500) */
+  httpMs: number;
+  /** Concurrent request-per-task clients in the http runs. @default 50 */
+  httpConnections: number;
+  /** Worker processes per system: agents, BullMQ workers, floor consumers. @default 2 */
+  workers: number;
+  /** Tasks each worker runs at once: max_concurrency, BullMQ concurrency. @default 100 */
+  concurrency: number;
+  /** Tasks each system runs before the measured runs (JIT warm-up). @default 3000 (quick: 300) */
+  warmupTasks: number;
+  /** Systems to run. @default all */
+  systems: SystemName[];
+  /** Modes to run. @default all */
+  modes: Mode[];
+  /** LOG_LEVEL of the router, registry-sync and agents. @default 'warn' */
+  serviceLogLevel: string;
+  /** Echo every child's output. @default false */
+  verbose: boolean;
+  /** How long a paced or http run waits for its last results; also bounds the wait for Redis to go quiet between runs. @default 20000 (quick: 4000) */
+  drainMs: number;
+  /** The whole session is stopped after this long. @default 25 min (quick: 100 s) */
+  deadlineMs: number;
+}
+
+const HELP = `usage: npm run bench -- [--quick] [--routing] [--profile] [--reps N] [--tasks N] [--window N]
+       [--workers N] [--concurrency N] [--http-ms MS] [--paced-ms MS] [--rates 200,2000,4000]
+       [--only reach,bullmq,floor] [--modes flood,paced,http] [--log-level warn] [--verbose]`;
+
+/** Thrown for a bad command line; the message is the usage. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+function int(flag: string, value: string | undefined, min = 1): number {
+  const n = Number(value);
+  if (value === undefined || !Number.isInteger(n) || n < min) throw new UsageError(`${flag} needs an integer ≥ ${min}\n${HELP}`);
+  return n;
+}
+
+function list<T extends string>(flag: string, value: string | undefined, allowed: readonly T[]): T[] {
+  const items = (value ?? '').split(',').filter(Boolean);
+  const bad = items.filter((i) => !allowed.includes(i as T));
+  if (items.length === 0 || bad.length > 0) throw new UsageError(`${flag} takes a list of ${allowed.join(', ')}\n${HELP}`);
+  return items as T[];
+}
+
+/** Reads the command line (the arguments after `--`). */
+export function parseArgs(argv: readonly string[]): BenchOptions {
+  const quick = argv.includes('--quick');
+  const o: BenchOptions = {
+    quick,
+    routing: false,
+    profile: false,
+    reps: quick ? 1 : 3,
+    floodTasks: quick ? 2000 : 20_000,
+    floodWindow: 128,
+    pacedRates: [200, 2000, 4000],
+    pacedMs: quick ? 500 : 4000,
+    httpMs: quick ? 1500 : 5000,
+    httpConnections: 50,
+    workers: 2,
+    concurrency: 100,
+    warmupTasks: quick ? 300 : 3000,
+    systems: [...SYSTEMS],
+    modes: ['flood', 'paced', 'http'],
+    serviceLogLevel: 'warn',
+    verbose: false,
+    drainMs: quick ? 4000 : 20_000,
+    deadlineMs: quick ? 100_000 : 25 * 60_000,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const next = () => argv[++i];
+    switch (flag) {
+      case '--quick':
+        break;
+      case '--routing':
+        o.routing = true;
+        break;
+      case '--profile':
+        o.profile = true;
+        break;
+      case '--reps':
+        o.reps = int(flag, next());
+        break;
+      case '--tasks':
+        o.floodTasks = int(flag, next());
+        break;
+      case '--window':
+        o.floodWindow = int(flag, next());
+        break;
+      case '--workers':
+        o.workers = int(flag, next());
+        break;
+      case '--concurrency':
+        o.concurrency = int(flag, next());
+        break;
+      case '--http-ms':
+        o.httpMs = int(flag, next(), 100);
+        break;
+      case '--paced-ms':
+        o.pacedMs = int(flag, next(), 100);
+        break;
+      case '--rates':
+        o.pacedRates = (next() ?? '').split(',').map((r) => int(flag, r));
+        break;
+      case '--only':
+        o.systems = list(flag, next(), SYSTEMS);
+        break;
+      case '--modes':
+        o.modes = list(flag, next(), ['flood', 'paced', 'http'] as const);
+        break;
+      case '--log-level':
+        o.serviceLogLevel = next() ?? 'warn';
+        break;
+      case '--verbose':
+        o.verbose = true;
+        break;
+      case '--help':
+      case '-h':
+        throw new UsageError(HELP);
+      default:
+        throw new UsageError(`unknown argument ${String(flag)}\n${HELP}`);
+    }
+  }
+  if (o.profile) {
+    // One Agent-Reach flood, profiled: the profile is of the hot path, not of start-up.
+    o.systems = ['reach'];
+    o.modes = ['flood'];
+    o.reps = 1;
+  }
+  return o;
+}

@@ -1,0 +1,185 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { forgetPid, recordPid } from './pidfiles.ts';
+
+/** What a process does in the benchmark, for the CPU columns. */
+export type Role = 'caller' | 'front' | 'sync' | 'workers' | 'redis';
+
+/** A message between the orchestrator and a bench child over the IPC channel. */
+export type ChildMessage = { type: string; [key: string]: unknown };
+
+/** A Node child process started by {@link ChildSet.spawnNode}. */
+export interface Child {
+  readonly name: string;
+  readonly role: Role;
+  readonly pid: number;
+  /** Resolves with the exit code (null after a signal). */
+  readonly exited: Promise<number | null>;
+  /** True once it exited. */
+  hasExited(): boolean;
+  /** The last lines it printed. */
+  output(): string;
+  /** Sends over the IPC channel (children started with `ipc`). */
+  send(msg: ChildMessage): void;
+  /** Resolves with the first message that `match` accepts; rejects if the child exits first or after `timeoutMs`. */
+  next(match: (m: ChildMessage) => boolean, timeoutMs: number, what: string): Promise<ChildMessage>;
+}
+
+/** How to start a child. */
+export interface SpawnNodeOptions {
+  name: string;
+  role: Role;
+  /** Absolute path of the `.ts` entry. */
+  entry: string;
+  env: Record<string, string>;
+  /** Flags for node itself, before `--import tsx` (e.g. `--cpu-prof`). */
+  nodeArgs?: readonly string[];
+  /** Give it an IPC channel (bench children: messages, and they exit when it closes). */
+  ipc?: boolean;
+  /** Echo every output line with a `[name]` prefix. */
+  echo?: boolean;
+}
+
+const OUTPUT_LINES = 80;
+
+/** The `file:` URL of tsx's loader, for `node --import`. */
+const tsxLoaderUrl = (): string => pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/**
+ * Every child process of one bench session. Children get their own process group, so a
+ * terminal's Ctrl-C reaches only the orchestrator, which stops them by pid in reverse order of
+ * start. Each pid is recorded in the session folder, so a later run can stop what a killed run
+ * left behind.
+ */
+export class ChildSet {
+  private readonly children: { child: Child; proc: ChildProcess; stop: (graceMs: number) => Promise<void> }[] = [];
+
+  constructor(private readonly sessionDir: string) {}
+
+  /** Every child started so far, in start order. */
+  list(): readonly Child[] {
+    return this.children.map((c) => c.child);
+  }
+
+  /** Starts `node [nodeArgs] --import tsx entry`. */
+  async spawnNode(opts: SpawnNodeOptions): Promise<Child> {
+    const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', tsxLoaderUrl(), opts.entry], {
+      env: { ...process.env, ...opts.env },
+      stdio: opts.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const lines: string[] = [];
+    let partial = '';
+    const onData = (chunk: string) => {
+      const parts = (partial + chunk).split('\n');
+      partial = parts.pop() ?? '';
+      for (const line of parts) {
+        lines.push(line);
+        if (lines.length > OUTPUT_LINES) lines.shift();
+        if (opts.echo) process.stderr.write(`[${opts.name}] ${line}\n`);
+      }
+    };
+    proc.stdout?.setEncoding('utf8').on('data', onData);
+    proc.stderr?.setEncoding('utf8').on('data', onData);
+    let done = false;
+    const exited = new Promise<number | null>((resolve) => {
+      proc.once('error', () => {
+        if (proc.pid === undefined) {
+          done = true;
+          resolve(null);
+        }
+      });
+      proc.once('close', (code) => {
+        done = true;
+        resolve(code);
+      });
+    });
+    if (proc.pid === undefined) {
+      await exited;
+      throw new Error(`could not start ${opts.name}`);
+    }
+    const pid = proc.pid;
+    await recordPid(this.sessionDir, opts.name, pid, opts.entry);
+    const messages: ChildMessage[] = [];
+    const waiters = new Set<() => void>();
+    proc.on('message', (m: unknown) => {
+      if (typeof m === 'object' && m !== null && typeof (m as ChildMessage).type === 'string') {
+        messages.push(m as ChildMessage);
+        for (const w of [...waiters]) w();
+      }
+    });
+    const output = () => [...lines, ...(partial ? [partial] : [])].join('\n');
+    const child: Child = {
+      name: opts.name,
+      role: opts.role,
+      pid,
+      exited,
+      hasExited: () => done,
+      output,
+      send: (msg) => {
+        if (!done && proc.connected) proc.send(msg);
+      },
+      next: (match, timeoutMs, what) =>
+        new Promise<ChildMessage>((resolve, reject) => {
+          const check = () => {
+            const i = messages.findIndex(match);
+            if (i >= 0) finish(undefined, messages.splice(i, 1)[0]);
+          };
+          const finish = (err?: Error, msg?: ChildMessage) => {
+            waiters.delete(check);
+            clearTimeout(timer);
+            if (err) reject(err);
+            else resolve(msg as ChildMessage);
+          };
+          const timer = setTimeout(() => finish(new Error(`${opts.name}: no ${what} within ${timeoutMs} ms\n${tail(output())}`)), timeoutMs);
+          waiters.add(check);
+          void exited.then(() => {
+            if (waiters.has(check)) finish(new Error(`${opts.name} exited before ${what}\n${tail(output())}`));
+          });
+          check();
+        }),
+    };
+    const stop = async (graceMs: number) => {
+      if (done) return;
+      signal(pid, 'SIGTERM');
+      const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), graceMs).unref());
+      if ((await Promise.race([exited, timer])) === 'timeout') {
+        signal(pid, 'SIGKILL');
+        await exited;
+      }
+    };
+    this.children.push({ child, proc, stop });
+    return child;
+  }
+
+  /** Stops every child by pid (SIGTERM, then SIGKILL after `graceMs`), newest first. Idempotent. */
+  async stopAll(graceMs = 8000): Promise<void> {
+    for (const { child, stop } of [...this.children].reverse()) {
+      await stop(graceMs);
+      await forgetPid(this.sessionDir, child.name);
+    }
+  }
+
+  /** Last resort when the orchestrator is exiting now: SIGKILL whatever is still running. */
+  killAllNow(): void {
+    for (const { child } of this.children) if (!child.hasExited()) signal(child.pid, 'SIGKILL');
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+function tail(text: string, n = 25): string {
+  return text
+    .trimEnd()
+    .split('\n')
+    .slice(-n)
+    .map((l) => `    ${l}`)
+    .join('\n');
+}

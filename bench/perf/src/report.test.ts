@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import type { RunRecord } from './measure.ts';
+import { HEADLINE_KEYS, headline, headlineJson, table } from './report.ts';
+import type { Records } from './session.ts';
+import { summarize } from './stats.ts';
+
+function rec(tps: number, p50: number, p99: number, redis: number): RunRecord {
+  const done = { ...summarize([p50]), p50, p99 };
+  return {
+    result: { id: 'x', mode: 'flood', submitted: 10, completed: 10, failed: 0, retries: 0, duplicates: 0, elapsedMs: 1, tps, received: done, done, timedOut: false },
+    cpu: { caller: 1, front: 1, sync: 0, workers: 1, redis, total: 3 + redis },
+    commands: { xadd: 3 },
+    window: { fromMs: 0, toMs: 1 },
+  };
+}
+
+const records: Records = {
+  reach: { flood: [rec(100, 1, 2, 1), rec(300, 1, 2, 1), rec(200, 1, 2, 1)], paced2000: [rec(0, 1, 5, 1)] },
+  bullmq: { flood: [rec(50, 1, 2, 4), rec(100, 1, 2, 4), rec(200, 1, 2, 4)], paced2000: [rec(0, 2, 20, 1)] },
+  floor: { flood: [rec(400, 1, 2, 1), rec(400, 1, 2, 1), rec(400, 1, 2, 1)] },
+};
+
+describe('headline', () => {
+  it('takes medians, and ratios of the same repetition', () => {
+    const h = headline(records);
+    expect(h.reach_tps).toBe(200);
+    expect(h.bullmq_tps).toBe(100);
+    // per repetition 2, 3, 1 → median 2
+    expect(h.ratio_vs_bullmq).toBe(2);
+    expect(h.ratio_vs_floor).toBe(0.5);
+    expect(h.paced2000_p99_ms).toBe(5);
+    expect(h.bullmq_paced2000_p99_ms).toBe(20);
+    expect(h.redis_cpu_per_task_ratio_vs_bullmq).toBe(0.25);
+  });
+
+  it('prints exactly the keys of the issue, in order', () => {
+    const line = headlineJson(headline(records));
+    expect(Object.keys(JSON.parse(line) as object)).toEqual(HEADLINE_KEYS);
+  });
+});
+
+describe('table', () => {
+  it('has a row per run kind and system, with a dash for a role a system lacks', () => {
+    const rolesOf = (system: string) => new Set(system === 'reach' ? (['caller', 'front', 'sync', 'workers'] as const) : (['caller', 'workers'] as const));
+    const text = table(records, ['reach', 'bullmq', 'floor'], ['flood'], rolesOf);
+    const lines = text.split('\n');
+    expect(lines).toHaveLength(5);
+    expect(lines[3]).toMatch(/^flood\s+bullmq\s+100\s/);
+    expect(lines[3]).toContain('–');
+  });
+});

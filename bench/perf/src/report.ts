@@ -1,0 +1,158 @@
+import type { RunRecord } from './measure.ts';
+import type { SystemName } from './options.ts';
+import type { Role } from './proc/children.ts';
+import type { Records } from './session.ts';
+import { median, round } from './stats.ts';
+
+/** The last line `npm run bench` prints, exactly these keys (issue 6). */
+export interface Headline {
+  reach_tps: number;
+  bullmq_tps: number;
+  floor_tps: number;
+  ratio_vs_bullmq: number;
+  ratio_vs_floor: number;
+  paced2000_p50_ms: number;
+  paced2000_p99_ms: number;
+  bullmq_paced2000_p99_ms: number;
+  redis_cpu_per_task_ratio_vs_bullmq: number;
+}
+
+/** The keys of {@link Headline}, in order. */
+export const HEADLINE_KEYS: readonly (keyof Headline)[] = [
+  'reach_tps',
+  'bullmq_tps',
+  'floor_tps',
+  'ratio_vs_bullmq',
+  'ratio_vs_floor',
+  'paced2000_p50_ms',
+  'paced2000_p99_ms',
+  'bullmq_paced2000_p99_ms',
+  'redis_cpu_per_task_ratio_vs_bullmq',
+];
+
+const runs = (records: Records, system: SystemName, kind: string): RunRecord[] => records[system]?.[kind] ?? [];
+
+/** Median over repetitions of one figure. */
+function med(records: Records, system: SystemName, kind: string, f: (r: RunRecord) => number): number {
+  return median(runs(records, system, kind).map(f));
+}
+
+/**
+ * Median over repetitions of `f(a) / f(b)`, a and b from the same repetition: the systems ran
+ * side by side, so a repetition's ratio is steadier than the ratio of two medians.
+ */
+function pairedRatio(records: Records, a: SystemName, b: SystemName, kind: string, f: (r: RunRecord) => number): number {
+  const xs = runs(records, a, kind);
+  const ys = runs(records, b, kind);
+  return median(xs.map((x, i) => (ys[i] ? f(x) / f(ys[i]) : NaN)));
+}
+
+const tps = (r: RunRecord) => r.result.tps;
+const p50 = (r: RunRecord) => r.result.done.p50;
+const p99 = (r: RunRecord) => r.result.done.p99;
+const redisCpu = (r: RunRecord) => r.cpu.redis;
+
+/** The headline figures from the records. */
+export function headline(records: Records): Headline {
+  return {
+    reach_tps: med(records, 'reach', 'flood', tps),
+    bullmq_tps: med(records, 'bullmq', 'flood', tps),
+    floor_tps: med(records, 'floor', 'flood', tps),
+    ratio_vs_bullmq: pairedRatio(records, 'reach', 'bullmq', 'flood', tps),
+    ratio_vs_floor: pairedRatio(records, 'reach', 'floor', 'flood', tps),
+    paced2000_p50_ms: med(records, 'reach', 'paced2000', p50),
+    paced2000_p99_ms: med(records, 'reach', 'paced2000', p99),
+    bullmq_paced2000_p99_ms: med(records, 'bullmq', 'paced2000', p99),
+    redis_cpu_per_task_ratio_vs_bullmq: pairedRatio(records, 'reach', 'bullmq', 'flood', redisCpu),
+  };
+}
+
+/** The JSON line: rounded figures, in the key order of the issue (NaN becomes null). */
+export function headlineJson(h: Headline): string {
+  const out: Record<string, number> = {};
+  for (const k of HEADLINE_KEYS) out[k] = round(h[k]);
+  return JSON.stringify(out);
+}
+
+const ROLE_COLUMNS: readonly [Role | 'total', string][] = [
+  ['caller', 'caller'],
+  ['front', 'router/gw'],
+  ['sync', 'sync'],
+  ['workers', 'workers'],
+  ['redis', 'redis'],
+  ['total', 'total'],
+];
+
+function fmt(v: number, digits: number): string {
+  return Number.isFinite(v) ? v.toFixed(digits) : '–';
+}
+
+/** The results table: medians over repetitions, one row per run kind and system. */
+export function table(
+  records: Records,
+  systems: readonly SystemName[],
+  kinds: readonly string[],
+  rolesOf: (system: SystemName, kind: string) => ReadonlySet<Role>,
+): string {
+  const head = ['run', 'system', 'tasks/s', 'recv p50', 'recv p99', 'done p50', 'done p99', ...ROLE_COLUMNS.map(([, h]) => h), 'notes'];
+  const rows: string[][] = [];
+  for (const kind of kinds) {
+    for (const system of systems) {
+      const rs = runs(records, system, kind);
+      if (rs.length === 0) continue;
+      const m = (f: (r: RunRecord) => number) => med(records, system, kind, f);
+      const failed = rs.reduce((n, r) => n + r.result.failed, 0);
+      const lost = rs.reduce((n, r) => n + (r.result.timedOut ? r.result.submitted - r.result.completed - r.result.failed : 0), 0);
+      const retries = rs.reduce((n, r) => n + r.result.retries, 0);
+      const notes = [failed ? `${failed} failed` : '', lost ? `${lost} no result` : '', retries ? `${retries} retried` : ''].filter(Boolean).join(', ');
+      rows.push([
+        kind,
+        system,
+        fmt(m(tps), 0),
+        fmt(m((r) => r.result.received.p50), 2),
+        fmt(m((r) => r.result.received.p99), 2),
+        fmt(m(p50), 2),
+        fmt(m(p99), 2),
+        ...ROLE_COLUMNS.map(([role]) => (role === 'total' || role === 'redis' || rolesOf(system, kind).has(role) ? fmt(m((r) => r.cpu[role]), 3) : '–')),
+        notes,
+      ]);
+    }
+  }
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i < 2 || i === cells.length - 1 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ').trimEnd();
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/** Redis commands per completed task in the flood runs (median), busiest first. */
+export function commandLines(records: Records, systems: readonly SystemName[]): string[] {
+  const out: string[] = [];
+  for (const system of systems) {
+    const rs = runs(records, system, 'flood');
+    if (rs.length === 0) continue;
+    const names = new Set(rs.flatMap((r) => Object.keys(r.commands)));
+    const per = [...names]
+      .map((cmd) => [cmd, median(rs.map((r) => r.commands[cmd] ?? 0))] as const)
+      .filter(([, n]) => n >= 0.01)
+      .sort((a, b) => b[1] - a[1]);
+    const total = per.reduce((s, [, n]) => s + n, 0);
+    out.push(`${system}: ${total.toFixed(1)} commands/task — ${per.map(([c, n]) => `${c} ${n.toFixed(2)}`).join(', ')}`);
+  }
+  return out;
+}
+
+/** How the figures stand against the issue's targets (ratios within one run). */
+export function targetLines(records: Records): string[] {
+  const h = headline(records);
+  const http = pairedRatio(records, 'reach', 'bullmq', 'http', tps);
+  const pacedP99 = pairedRatio(records, 'reach', 'bullmq', 'paced2000', p99);
+  const pacedP50Floor = pairedRatio(records, 'reach', 'floor', 'paced2000', p50);
+  const check = (label: string, value: number, ok: boolean, target: string) =>
+    `${ok ? 'met    ' : Number.isFinite(value) ? 'NOT met' : 'n/a    '}  ${label}: ${fmt(value, 2)} (target ${target})`;
+  return [
+    check('flood, Agent-Reach / BullMQ tasks/s', h.ratio_vs_bullmq, h.ratio_vs_bullmq >= 1.5, '≥ 1.5'),
+    check('http request-per-task, Agent-Reach / BullMQ req/s', http, http >= 2.5, '≥ 2.5'),
+    check('paced 2,000/s completion p99, Agent-Reach / BullMQ', pacedP99, pacedP99 <= 0.5, '≤ 0.5'),
+    check('paced 2,000/s completion p50, Agent-Reach / floor', pacedP50Floor, pacedP50Floor <= 2, '≤ 2'),
+    check('Redis CPU per task, Agent-Reach / BullMQ', h.redis_cpu_per_task_ratio_vs_bullmq, h.redis_cpu_per_task_ratio_vs_bullmq <= 0.5, '≤ 0.5'),
+  ];
+}

@@ -1,0 +1,163 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { startOwnRedis, type OwnRedis } from '@agent-reach/testkit';
+import { sleep } from './clock.ts';
+import { measureRun, type RunRecord } from './measure.ts';
+import type { BenchOptions, SystemName } from './options.ts';
+import { rotate, runPlan, warmupPlan } from './plan.ts';
+import { ChildSet } from './proc/children.ts';
+import { redisCommandsProcessed } from './proc/cpu.ts';
+import { recordPid, stopLeftovers } from './proc/pidfiles.ts';
+import { startBullmq } from './stack/bullmq.ts';
+import { startFloor } from './stack/floor.ts';
+import { startReach } from './stack/reach.ts';
+import type { RunningSystem } from './stack/running.ts';
+
+/** Where sessions keep pid files and profiles (git-ignored). */
+export const WORK_DIR = fileURLToPath(new URL('../.reach/', import.meta.url));
+
+/** Fewer commands than this in 250 ms: only the idle systems' background work is left. */
+const QUIET_COMMANDS_PER_250_MS = 150;
+
+/** Every measured run: `records[system][runKey]` holds one record per repetition. */
+export type Records = Partial<Record<SystemName, Record<string, RunRecord[]>>>;
+
+/**
+ * One bench session: a private Redis, every system's processes, and the interleaved runs.
+ * `close()` stops everything it started, by pid, whatever state it is in.
+ */
+export class Session {
+  readonly dir = join(WORK_DIR, 'sessions', String(process.pid));
+  readonly children = new ChildSet(this.dir);
+  private redis: OwnRedis | undefined;
+  private admin: Redis | undefined;
+  private closing: Promise<void> | undefined;
+  readonly systems: RunningSystem[] = [];
+
+  constructor(
+    private readonly opts: BenchOptions,
+    private readonly log: (line: string) => void,
+    /** Where the router and registry-sync write CPU profiles, when profiling. */
+    readonly profileDir?: string,
+  ) {}
+
+  /** Starts Redis and the systems. */
+  async start(): Promise<void> {
+    await stopLeftovers(join(WORK_DIR, 'sessions'), this.log);
+    await mkdir(this.dir, { recursive: true });
+    await writeFile(join(this.dir, 'owner.pid'), `${process.pid} ${process.argv[1] ?? 'main.ts'}\n`);
+    this.redis = await startOwnRedis();
+    await recordPid(this.dir, 'redis-server', this.redis.pid(), 'redis-server');
+    const admin = new Redis(this.redis.url, { maxRetriesPerRequest: 2 });
+    this.admin = admin;
+    const version = (await admin.info('server')).match(/redis_version:(\S+)/)?.[1] ?? '?';
+    this.log(`redis-server ${version} on ${this.redis.url} (pid ${this.redis.pid()})`);
+    const { children, opts } = this;
+    const url = this.redis.url;
+    // The systems start side by side (start-up is mostly tsx compiling), then stay in this order.
+    const t0 = Date.now();
+    const started = await Promise.allSettled(
+      opts.systems.map((name) =>
+        name === 'reach'
+          ? startReach({ children, redisUrl: url, opts, ...(this.profileDir ? { profileDir: this.profileDir } : {}) })
+          : name === 'bullmq'
+            ? startBullmq(children, url, opts)
+            : startFloor(children, admin, url, opts),
+      ),
+    );
+    for (const s of started) {
+      if (s.status === 'rejected') throw s.reason;
+      this.systems.push(s.value);
+      this.log(`${s.value.name} up: ${s.value.processes.map((p) => `${p.name}(${p.pid})`).join(' ')}`);
+    }
+    this.log(`every system up in ${Date.now() - t0} ms`);
+  }
+
+  /** Warms every system up, then runs the repetitions, the systems interleaved run by run. */
+  async run(): Promise<Records> {
+    const admin = this.admin;
+    if (!admin) throw new Error('session not started');
+    let seq = 0;
+    const runOnce = async (system: RunningSystem, kind: ReturnType<typeof runPlan>[number]): Promise<RunRecord> => {
+      await system.betweenRuns();
+      await this.quiesce();
+      const id = `${system.name}-${kind.key}-${process.pid}-${seq++}`;
+      return measureRun(system, admin, { id, ...kind.req }, kind.timeoutMs);
+    };
+    for (const system of this.systems) {
+      for (const kind of warmupPlan(this.opts)) {
+        const rec = await runOnce(system, kind);
+        const r = rec.result;
+        const problems = r.failed > 0 ? `, ${r.failed} failed (${r.firstError ?? '?'})` : r.timedOut ? `, ${r.submitted - r.completed} without result` : '';
+        this.log(`warm-up ${system.name} ${kind.key}: ${r.completed} tasks, ${Math.round(r.tps)} tasks/s${problems}`);
+      }
+    }
+    const records: Records = {};
+    const plan = runPlan(this.opts);
+    for (let rep = 0; rep < this.opts.reps; rep++) {
+      for (const kind of plan) {
+        for (const system of rotate(this.systems, rep)) {
+          const rec = await runOnce(system, kind);
+          const bySystem = (records[system.name] ??= {});
+          (bySystem[kind.key] ??= []).push(rec);
+          const r = rec.result;
+          const problems = [
+            r.failed > 0 ? `${r.failed} failed (${r.firstError ?? ''})` : '',
+            r.timedOut ? `${r.submitted - r.completed - r.failed} without result` : '',
+            r.retries > 0 ? `${r.retries} retries` : '',
+          ].filter(Boolean);
+          this.log(
+            `rep ${rep + 1}/${this.opts.reps} ${kind.key.padEnd(10)} ${system.name.padEnd(6)} ${String(Math.round(r.tps)).padStart(6)} tasks/s ` +
+              `p50 ${r.done.p50.toFixed(2)} ms p99 ${r.done.p99.toFixed(2)} ms${problems.length ? `  ! ${problems.join('; ')}` : ''}`,
+          );
+        }
+      }
+    }
+    return records;
+  }
+
+  /**
+   * Waits until Redis is nearly idle (the systems' background work only: heartbeats, sweeps,
+   * blocked reads), so a run never starts while the previous one's stragglers are still being
+   * worked off. Gives up after `drainMs` and says so.
+   */
+  private async quiesce(): Promise<void> {
+    const admin = this.admin;
+    if (!admin) return;
+    const deadline = Date.now() + this.opts.drainMs;
+    let last = await redisCommandsProcessed(admin);
+    for (;;) {
+      await sleep(250);
+      const now = await redisCommandsProcessed(admin);
+      if (now - last < QUIET_COMMANDS_PER_250_MS) return;
+      if (Date.now() > deadline) {
+        this.log(`Redis still busy (${now - last} commands in 250 ms) after ${this.opts.drainMs / 1000} s; starting the next run anyway`);
+        return;
+      }
+      last = now;
+    }
+  }
+
+  /** Stops every process and Redis, newest first; idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.children.stopAll();
+      this.admin?.disconnect();
+      await this.redis?.stop();
+      await rm(this.dir, { recursive: true, force: true });
+    })();
+    return this.closing;
+  }
+
+  /** When the orchestrator must exit at once: SIGKILL every child and Redis. */
+  killNow(): void {
+    this.children.killAllNow();
+    try {
+      this.redis?.kill('SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}

@@ -1,0 +1,80 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '@agent-reach/testkit';
+import type { BenchOptions } from '../options.ts';
+import type { ChildSet } from '../proc/children.ts';
+import { getJson, until } from './health.ts';
+import { entry, type RunningSystem } from './running.ts';
+
+/** Key prefix of Agent-Reach in the shared Redis. */
+export const REACH_PREFIX = 'bench';
+/** The capability every bench agent serves. */
+export const REACH_CAPABILITY = 'bench-noop';
+
+/** Where the router's and registry-sync's `server.ts` are, found through their package names. */
+function serverEntry(pkg: string): string {
+  return join(dirname(fileURLToPath(import.meta.resolve(pkg))), 'server.ts');
+}
+
+/** What starting Agent-Reach needs. */
+export interface ReachStackOptions {
+  children: ChildSet;
+  redisUrl: string;
+  opts: BenchOptions;
+  /** Write CPU profiles of the router and registry-sync here (at their exit). */
+  profileDir?: string;
+}
+
+/**
+ * Starts registry-sync, one router, the agents and a caller process, and waits until the router's
+ * snapshot holds every agent. InfluxDB is left unset: the event sink is a no-op.
+ */
+export async function startReach({ children, redisUrl, opts, profileDir }: ReachStackOptions): Promise<RunningSystem> {
+  const [registryPort, routerPort] = [await freePort(), await freePort()];
+  const registryUrl = `http://127.0.0.1:${registryPort}`;
+  const routerUrl = `http://127.0.0.1:${routerPort}`;
+  const common = { REDIS_URL: redisUrl, REACH_PREFIX, HOST: '127.0.0.1', LOG_LEVEL: opts.serviceLogLevel, INFLUX_URL: '' };
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const echo = opts.verbose;
+  const [sync, router] = await Promise.all([
+    children.spawnNode({ name: 'reach-registry-sync', role: 'sync', entry: serverEntry('@agent-reach/registry-sync'), env: { ...common, REGISTRY_PORT: String(registryPort) }, nodeArgs, echo }),
+    children.spawnNode({ name: 'reach-router', role: 'front', entry: serverEntry('@agent-reach/router'), env: { ...common, ROUTER_PORT: String(routerPort) }, nodeArgs, echo }),
+  ]);
+  await Promise.all([
+    until('registry-sync /healthz', async () => (await getJson(`${registryUrl}/healthz`)) !== undefined, 30_000, sync),
+    until('router /healthz', async () => (await getJson(`${routerUrl}/healthz`)) !== undefined, 30_000, router),
+  ]);
+  const agentEnv = {
+    REGISTRY_URL: registryUrl,
+    ROUTER_URL: routerUrl,
+    REDIS_URL: redisUrl,
+    BENCH_CAPABILITY: REACH_CAPABILITY,
+    MAX_CONCURRENCY: String(opts.concurrency),
+    LOG_LEVEL: opts.serviceLogLevel,
+  };
+  const agents = await Promise.all(
+    Array.from({ length: opts.workers }, (_, i) =>
+      children.spawnNode({ name: `reach-agent-${i}`, role: 'workers', entry: entry('reach/agent.ts'), env: { ...agentEnv, AGENT_ID: `bench-agent-${i}` }, ipc: true, echo }),
+    ),
+  );
+  const caller = await children.spawnNode({
+    name: 'reach-caller',
+    role: 'caller',
+    entry: entry('reach/caller.ts'),
+    env: { ROUTER_URL: routerUrl, BENCH_CAPABILITY: REACH_CAPABILITY, HTTP_CONNECTIONS: String(opts.httpConnections) },
+    ipc: true,
+    echo,
+  });
+  await Promise.all([...agents, caller].map((c) => c.next((m) => m.type === 'ready', 30_000, 'ready')));
+  // Registrations trigger a snapshot and a notification; wait until the router routes by it.
+  await until(
+    `the router's snapshot to hold ${opts.workers} agents`,
+    async () => {
+      const health = (await getJson(`${routerUrl}/healthz`)) as { snapshot?: { agents?: number } } | undefined;
+      return (health?.snapshot?.agents ?? 0) >= opts.workers;
+    },
+    20_000,
+    router,
+  );
+  return { name: 'reach', caller, processes: [caller, router, sync, ...agents], httpOnly: [], betweenRuns: () => Promise.resolve() };
+}

@@ -1,0 +1,287 @@
+/**
+ * Chaos: 2,000 tasks through two routers to four agent processes while agents are SIGKILLed
+ * and restarted every few seconds, one agent is SIGSTOPped past the offline bound and resumed,
+ * a router is SIGKILLed and restarted, and Redis (AOF, appendfsync always) is SIGKILLed and
+ * restarted. Every accepted task must end completed or dead, no task_id may reach a callback
+ * topic completed twice, and the paused agent's late results must be refused. Prints one line
+ * of figures and writes them to test/artifacts/chaos.json.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { reachKeys, type CallbackItem, type TaskView } from '@agent-reach/protocol';
+import { freePort, startOwnRedis, waitFor, type OwnRedis, type ServiceProcess } from '@agent-reach/testkit';
+import { FAST_LEASES, startRouter, startStack, type Stack } from '../support/stack.ts';
+import { CallbackWatcher, readTopic } from '../support/chaos/callbacks.ts';
+import { SubmitDriver } from '../support/chaos/driver.ts';
+import { readExecutions } from '../support/chaos/exec-log.ts';
+import { computeFigures, figuresLine, writeFigures, type Outage } from '../support/chaos/figures.ts';
+import { ChaosFleet } from '../support/chaos/fleet.ts';
+import { CHAOS_PLAN, runPlan, type ChaosStep } from '../support/chaos/plan.ts';
+
+const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
+const EXEC_LOG = `${ARTIFACTS}chaos-exec.log`;
+const TASKS = 2000;
+const MAX_ATTEMPTS = 6;
+const AGENTS = ['chaos-a0', 'chaos-a1', 'chaos-a2', 'chaos-a3'];
+const TOPICS = Array.from({ length: 8 }, (_, i) => `chaos-${i}`);
+
+/** Fast bounds so that recovery happens in seconds. */
+const CHAOS_ENV: Record<string, string> = {
+  ...FAST_LEASES,
+  REACH_RECEIPT_TIMEOUT_MS: '3000',
+  REACH_CONSUME_BOUND_MS: '2000',
+  REACH_RETRY_BASE_MS: '100',
+  REACH_RETRY_CAP_MS: '2000',
+  REACH_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
+  REACH_PROBE_MS: '1000',
+  REACH_DISPATCH_GRACE_MS: '2000',
+};
+
+let redis: OwnRedis | undefined;
+let stack: Stack | undefined;
+let routerB: ServiceProcess | undefined;
+let routerBPort = 0;
+let fleet: ChaosFleet | undefined;
+let probe: Redis | undefined;
+
+beforeAll(async () => {
+  await mkdir(ARTIFACTS, { recursive: true });
+  await writeFile(EXEC_LOG, '');
+  redis = await startOwnRedis({ persistent: true });
+  stack = await startStack({ redisUrl: redis.url, env: CHAOS_ENV });
+  routerBPort = await freePort();
+  routerB = await startRouter(stack.env, routerBPort);
+  probe = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+  probe.on('error', () => undefined);
+  fleet = new ChaosFleet({ registryUrl: stack.registryUrl, routerUrl: stack.routerUrl, redisUrl: redis.url, execLog: EXEC_LOG, maxConcurrency: 24 });
+  for (const id of AGENTS) await fleet.spawn(id);
+  const f = fleet;
+  await waitFor(() => f.allRegistered(), { timeoutMs: 60_000, intervalMs: 100, message: 'chaos agents registered' }).catch((err: unknown) => {
+    throw new Error(`${String(err)}\n${f.outputs(10)}`);
+  });
+}, 120_000);
+
+afterAll(async () => {
+  // Everything by pid, each on its own, so one failure does not leave the rest running.
+  const steps: [string, () => Promise<unknown>][] = [
+    ['agents', async () => fleet?.stopAll()],
+    ['router B', async () => routerB?.stop()],
+    ['router A', async () => stack?.router.stop()],
+    ['registry-sync', async () => stack?.registry.stop()],
+    ['probe', async () => probe?.quit()],
+    ['redis', async () => redis?.stop()],
+  ];
+  for (const [what, step] of steps) {
+    try {
+      await step();
+    } catch (err: unknown) {
+      console.warn(`chaos cleanup: stopping ${what} failed: ${String(err)}`);
+    }
+  }
+}, 60_000);
+
+/** The `acks_refused:*` counters now (empty when Redis does not answer). */
+async function refusedNow(): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  try {
+    const stats = await probe!.hgetall(reachKeys(stack!.prefix).stats());
+    for (const [k, v] of Object.entries(stats)) if (k.startsWith('acks_refused:')) out[k.slice('acks_refused:'.length)] = Number(v);
+  } catch {
+    // Redis is down at this instant: an empty reading.
+  }
+  return out;
+}
+
+const lateRefused = (c: Record<string, number>) => (c['not_assigned'] ?? 0) + (c['stale_epoch'] ?? 0);
+
+/** GET /v1/tasks/:id, through whichever router answers. */
+async function viewOf(routers: readonly string[], taskId: string, i: number): Promise<TaskView | undefined> {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    try {
+      const res = await fetch(`${routers[(i + attempt) % routers.length]}/v1/tasks/${taskId}`, { signal: AbortSignal.timeout(5000) });
+      if (res.status === 200) return (await res.json()) as TaskView;
+      if (res.status === 404) return undefined;
+      await res.arrayBuffer();
+    } catch {
+      // next router
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return undefined;
+}
+
+/** Runs `fn` over `items` with at most `limit` at once. */
+async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i] as T, i);
+      }
+    }),
+  );
+  return out;
+}
+
+it('loses no accepted task and delivers no completion twice through agent, router and Redis kills', async () => {
+  const s = stack!;
+  const f = fleet!;
+  const own = redis!;
+  const routers = [s.routerUrl, `http://127.0.0.1:${routerBPort}`];
+  const outages: Outage[] = [];
+  const refusedAroundPause = { before: {} as Record<string, number>, after: {} as Record<string, number> };
+  const watcher = new CallbackWatcher(routers, TOPICS);
+  const driver = new SubmitDriver({
+    routers,
+    total: TASKS,
+    ratePerS: 35,
+    maxInFlight: 24,
+    topics: TOPICS,
+    idPrefix: `chaos-${Date.now().toString(36)}`,
+    giveUpMs: 90_000,
+    requestTimeoutMs: 3000,
+  });
+  let failed = false;
+
+  const step = async (st: ChaosStep): Promise<void> => {
+    switch (st.kind) {
+      case 'kill-agent':
+        await f.killAndRestart(AGENTS[st.agent] as string);
+        return;
+      case 'pause-agent': {
+        const agentId = AGENTS[st.agent] as string;
+        const keys = reachKeys(s.prefix);
+        refusedAroundPause.before = await refusedNow();
+        const pause = f.pause(agentId);
+        // Frozen past the offline bound, and until registry-sync has marked it OFFLINE and taken
+        // back every task it held, so that what it finishes after SIGCONT is late for sure.
+        await new Promise((resolve) => setTimeout(resolve, st.minMs));
+        pause.taken_back = await waitFor(
+          async () => {
+            const [status, pending] = await Promise.all([probe!.hget(keys.agent(agentId), 'status'), probe!.hlen(keys.pending(agentId))]);
+            return status === 'OFFLINE' && pending === 0;
+          },
+          { timeoutMs: 20_000, intervalMs: 100 },
+        ).catch(() => false);
+        f.resume(pause);
+        // Its late acks arrive as soon as it runs again: wait for the refusals to show.
+        const before = lateRefused(refusedAroundPause.before);
+        refusedAroundPause.after = await waitFor(
+          async () => {
+            const now = await refusedNow();
+            return lateRefused(now) > before && now;
+          },
+          { timeoutMs: 5000, intervalMs: 100 },
+        ).catch(() => refusedNow());
+        return;
+      }
+      case 'kill-router': {
+        const at = Date.now();
+        routerB!.kill('SIGKILL');
+        await routerB!.exited;
+        routerB = await startRouter(s.env, routerBPort);
+        outages.push({ what: 'router-b', at, back_at: Date.now() });
+        return;
+      }
+      case 'kill-redis': {
+        const at = Date.now();
+        own.kill('SIGKILL');
+        await own.exited();
+        // The outage itself: the time Redis stays away, not a wait for a condition.
+        await new Promise((resolve) => setTimeout(resolve, st.downMs));
+        await own.restart();
+        outages.push({ what: 'redis', at, back_at: Date.now() });
+        return;
+      }
+    }
+  };
+
+  const startedAt = Date.now();
+  // Twice a second: each agent's unfinished deliveries and the acks backlog, for the detail file.
+  const load: { t: number; pending: number[]; acks: number }[] = [];
+  const keys = reachKeys(s.prefix);
+  const sampler = setInterval(() => {
+    const p = probe!.pipeline();
+    for (const a of AGENTS) p.hlen(keys.pending(a));
+    p.xlen(keys.acks());
+    p.exec().then(
+      (r) => load.push({ t: Date.now() - startedAt, pending: (r ?? []).slice(0, AGENTS.length).map((x) => Number(x[1])), acks: Number(r?.[AGENTS.length]?.[1]) }),
+      () => undefined,
+    );
+  }, 500);
+  watcher.start();
+  try {
+    const chaos = runPlan(CHAOS_PLAN, startedAt, step, () => failed);
+    await Promise.all([driver.run(), chaos]);
+    const accepted = driver.accepted();
+    // Bounded: every accepted task must be final well within this once the chaos is over.
+    await waitFor(() => accepted.every((x) => watcher.isFinal(x.task_id)), { timeoutMs: 60_000, intervalMs: 250 }).catch(() => undefined);
+  } catch (err: unknown) {
+    failed = true;
+    driver.stop();
+    throw err;
+  } finally {
+    clearInterval(sampler);
+    await watcher.stop();
+  }
+
+  const accepted = new Map(driver.accepted().map((x) => [x.task_id, x.topic]));
+  const ids = [...accepted.keys()];
+  const viewList = await pool(ids, 16, (id, i) => viewOf(routers, id, i));
+  const views = new Map(ids.map((id, i) => [id, viewList[i]]));
+  const callbacks: CallbackItem[] = (await Promise.all(TOPICS.map((t) => readTopic(routers, t)))).flat();
+  const stats = await probe!.hgetall(reachKeys(s.prefix).stats());
+  const figures = computeFigures({
+    submitted: driver.submissions.length,
+    accepted,
+    submitTries: driver.tries,
+    views,
+    callbacks,
+    executions: await readExecutions(EXEC_LOG),
+    kills: f.kills(),
+    pauses: f.pauses,
+    outages,
+    refusedAroundPause,
+    stats,
+    maxAttempts: MAX_ATTEMPTS,
+    durationMs: Date.now() - startedAt,
+  });
+  console.log(figuresLine(figures));
+  await writeFigures(`${ARTIFACTS}chaos.json`, figures);
+  // For a human looking into a slow run: when things broke, how the submissions fared each second,
+  // and the timelines of the slowest recoveries.
+  const detail = {
+    started_at: startedAt,
+    kills: f.kills().map((k) => ({ ...k, t: k.at - startedAt })),
+    pauses: f.pauses.map((p) => ({ ...p, t: p.at - startedAt })),
+    submit_tries_per_second: driver.perSecond.map((x, i) => ({ s: i, ...x })),
+    load,
+    slowest: figures.slowest_recoveries.map((x) => ({ ...x, view: views.get(x.task_id) })),
+  };
+  await writeFile(`${ARTIFACTS}chaos-detail.json`, `${JSON.stringify(detail, null, 1)}\n`);
+
+  // Every process's last words, for a failure (and for a look at a slow run).
+  const procs = [f.outputs(60), `--- registry-sync\n${s.registry.output()}`, `--- router A\n${s.router.output()}`, `--- router B\n${routerB?.output() ?? ''}`];
+  await writeFile(`${ARTIFACTS}chaos-processes.log`, `${procs.join('\n')}\n`);
+  if (figures.lost > 0) {
+    const lost = figures.lost_sample.map((id) => ({ id, view: views.get(id), callbacks: callbacks.filter((c) => c.task_id === id) }));
+    await writeFile(`${ARTIFACTS}chaos-lost.json`, `${JSON.stringify(lost, null, 1)}\n`);
+  }
+  const why = `see ${ARTIFACTS}chaos-lost.json and chaos-processes.log`;
+  expect(figures.accepted, 'every submission accepted').toBe(TASKS);
+  expect(figures.lost, `lost tasks:\n${why}`).toBe(0);
+  expect(figures.completed + figures.dead).toBe(TASKS);
+  expect(figures.duplicate_completions_delivered).toBe(0);
+  expect(figures.missing_callbacks).toBe(0);
+  // The chaos really happened, and the paused agent's late results were refused.
+  expect(figures.chaos.agent_kills).toBe(CHAOS_PLAN.filter((x) => x.kind === 'kill-agent').length);
+  expect(figures.chaos.outages.map((o) => o.what).sort()).toEqual(['redis', 'router-b']);
+  expect(figures.killed_agent_tasks).toBeGreaterThan(0);
+  expect(f.pauses.every((p) => p.taken_back), 'the paused agent was marked OFFLINE and its tasks taken back').toBe(true);
+  expect(figures.paused.refused_acks_rise).toBeGreaterThan(0);
+  expect(figures.paused.late_results_accepted).toBe(0);
+}, 240_000);
