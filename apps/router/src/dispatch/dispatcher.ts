@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { ReachKeys, SubmitBody, SubmitReply, TaskMessage } from '@agent-reach/protocol';
+import type { ReachKeys, SubmitBody, SubmitReply } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import { httpError } from '@agent-reach/service-kit';
 import type { CallbackPublisher, Candidate, Delivery, DeliveryResult, SnapshotHolder } from '@agent-reach/dispatch';
 import type { TaskReader } from '../tasks/task-reader.ts';
 import type { Lineage } from './lineage.ts';
+import { claimTask, firstAttempt } from './claim.ts';
 import { onlyExcludedFor, route, type RoutingAsk } from './decision.ts';
 import type { Pool } from './pool.ts';
 
@@ -145,43 +146,24 @@ export class Dispatcher {
     let full = 0;
     for (const [i, candidate] of tried.entries()) {
       const agent = candidate.agent;
-      const claim = this.redis.multi({ pipeline: true });
-      if (i === 0) claim.zadd(this.keys.due(), 'NX', Date.now() + this.settings.dispatchGraceMs, taskId);
-      claim.reachClaim(
-        this.keys.task(taskId),
-        this.keys.timeline(taskId),
-        nonce,
+      const claimed = await claimTask(this.redis, this.keys, {
         taskId,
-        body.capability,
+        body,
         payload,
-        body.callback_topic ?? '',
-        body.trace_id ?? '',
+        lineage,
+        nonce,
         timeoutMs,
-        agent.agent_id,
-        agent.epoch,
-        body.parent_task_id ?? '',
-        lineage?.hops ?? 0,
-        JSON.stringify(lineage?.agents ?? []),
-      );
-      const replies = (await claim.exec()) ?? [];
-      const [err, claimed] = replies[replies.length - 1] ?? [new Error('claim: empty reply')];
-      if (err) throw err;
-      const [state, createdAt = 0, deadlineMs = 0] = claimed as [number, number?, number?];
-      if (state === 2) {
+        agentId: agent.agent_id,
+        epoch: agent.epoch,
+        ...(i === 0 ? { watchdogAt: Date.now() + this.settings.dispatchGraceMs } : {}),
+      });
+      if (!claimed.ours) {
         const existing = await this.tasks.submitView(taskId);
         if (existing) return { created: false, reply: existing };
         throw httpError('STORE_UNAVAILABLE', `task ${taskId} is being written; retry`);
       }
-      const task: TaskMessage = {
-        task_id: taskId,
-        capability: body.capability,
-        payload,
-        attempt: 1,
-        trace_id: body.trace_id ?? '',
-        callback_topic: body.callback_topic ?? '',
-        deadline_ms: deadlineMs,
-        ...(body.parent_task_id ? { parent_task_id: body.parent_task_id, hops: lineage?.hops ?? 0 } : {}),
-      };
+      const { createdAt, deadlineMs } = claimed;
+      const task = firstAttempt(taskId, body, payload, deadlineMs, lineage);
       if (i > 0) this.snapshot.reserve(agent.agent_id);
       else firstSettled();
       let result: DeliveryResult;

@@ -6,6 +6,7 @@ import type { EventSink } from '@agent-reach/events';
 import { httpError } from '@agent-reach/service-kit';
 import type { TaskReader } from '../tasks/task-reader.ts';
 import type { Lineage } from './lineage.ts';
+import { claimTask, firstAttempt } from './claim.ts';
 
 /** Settings of pooled delivery. */
 export interface PoolSettings {
@@ -37,46 +38,25 @@ export class Pool {
   /** Enqueues a new task in its capability's pool. */
   async enqueue(taskId: string, body: SubmitBody, payload: string, lineage: Lineage | undefined, reason: PoolReason) {
     const timeoutMs = (body.timeout_s ?? this.settings.defaultTimeoutS) * 1000;
-    const replies =
-      (await this.redis
-        .multi({ pipeline: true })
-        .zadd(this.keys.due(), 'NX', Date.now() + this.settings.dispatchGraceMs, taskId)
-        .reachClaim(
-          this.keys.task(taskId),
-          this.keys.timeline(taskId),
-          randomUUID(),
-          taskId,
-          body.capability,
-          payload,
-          body.callback_topic ?? '',
-          body.trace_id ?? '',
-          timeoutMs,
-          '',
-          0,
-          body.parent_task_id ?? '',
-          lineage?.hops ?? 0,
-          JSON.stringify(lineage?.agents ?? []),
-        )
-        .exec()) ?? [];
-    const [err, claimed] = replies[1] ?? [new Error('claim: empty reply')];
-    if (err) throw err;
-    const [state, createdAt = 0, deadlineMs = 0] = claimed as [number, number?, number?];
-    if (state === 2) {
+    const claimed = await claimTask(this.redis, this.keys, {
+      taskId,
+      body,
+      payload,
+      lineage,
+      nonce: randomUUID(),
+      timeoutMs,
+      agentId: '',
+      epoch: 0,
+      watchdogAt: Date.now() + this.settings.dispatchGraceMs,
+    });
+    if (!claimed.ours) {
       const existing = await this.tasks.submitView(taskId);
       if (existing) return { created: false, reply: existing };
       throw httpError('STORE_UNAVAILABLE', `task ${taskId} is being written; retry`);
     }
+    const { createdAt, deadlineMs } = claimed;
     const stream = this.keys.pool(body.capability);
-    const fields = encodeTask({
-      task_id: taskId,
-      capability: body.capability,
-      payload,
-      attempt: 1,
-      trace_id: body.trace_id ?? '',
-      callback_topic: body.callback_topic ?? '',
-      deadline_ms: deadlineMs,
-      ...(body.parent_task_id ? { parent_task_id: body.parent_task_id, hops: lineage?.hops ?? 0 } : {}),
-    });
+    const fields = encodeTask(firstAttempt(taskId, body, payload, deadlineMs, lineage));
     const added = (await this.redis.multi({ pipeline: true }).time().xadd(stream, '*', ...fields).sadd(this.keys.pools(), body.capability).exec()) ?? [];
     const [, time] = added[0] ?? [];
     const [xerr, messageId] = added[1] ?? [new Error('xadd: empty reply')];
