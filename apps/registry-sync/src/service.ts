@@ -41,6 +41,7 @@ export interface RegistryService {
 function connect(url: string, blocking: boolean): Redis {
   return new Redis(url, {
     lazyConnect: true,
+    enableAutoPipelining: !blocking,
     maxRetriesPerRequest: blocking ? null : 2,
     ...(blocking ? {} : { commandTimeout: 5000 }),
     retryStrategy: (times) => Math.min(50 * times, 1000),

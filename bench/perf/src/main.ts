@@ -107,7 +107,8 @@ async function runE2e(opts: BenchOptions): Promise<number> {
     log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);
     out(headlineJson(headline(records)));
   } catch (err: unknown) {
-    log(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    // Once stopping (Ctrl-C, deadline), runs fail because their processes are going away.
+    if (!stopping) log(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     code = 1;
   } finally {
     clearTimeout(deadline);

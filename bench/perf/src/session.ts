@@ -106,7 +106,7 @@ export class Session {
           const problems = [
             r.failed > 0 ? `${r.failed} failed (${r.firstError ?? ''})` : '',
             r.timedOut ? `${r.submitted - r.completed - r.failed} without result` : '',
-            r.retries > 0 ? `${r.retries} retries` : '',
+            r.retries > 0 ? `${r.retries} retries (first: ${r.firstRetry ?? '?'})` : '',
           ].filter(Boolean);
           this.log(
             `rep ${rep + 1}/${this.opts.reps} ${kind.key.padEnd(10)} ${system.name.padEnd(6)} ${String(Math.round(r.tps)).padStart(6)} tasks/s ` +

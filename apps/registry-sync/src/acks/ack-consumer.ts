@@ -101,18 +101,35 @@ export class AckConsumer {
   }
 
   private async process(entries: [string, string[]][]): Promise<void> {
+    // Acks of different tasks are applied concurrently (their commands share round trips on the
+    // auto-pipelined connection); acks of one task keep their order.
+    const byTask = new Map<string, [string, string[]][]>();
+    for (const entry of entries) {
+      const fields = entry[1];
+      const i = fields.indexOf('task_id');
+      const key = i >= 0 && i % 2 === 0 ? (fields[i + 1] ?? '') : '';
+      const group = byTask.get(key);
+      if (group) group.push(entry);
+      else byTask.set(key, [entry]);
+    }
     const done: string[] = [];
     let failed = false;
-    for (const [id, fields] of entries) {
-      try {
-        await this.applier.apply(id, fields);
-        done.push(id);
-      } catch (err: unknown) {
-        // Left pending in this consumer: applied again by retryOwn() shortly.
-        failed = true;
-        this.log.warn({ err, entry_id: id }, 'ack not applied; will retry');
-      }
-    }
+    await Promise.all(
+      [...byTask.values()].map(async (group) => {
+        for (const [id, fields] of group) {
+          try {
+            await this.applier.apply(id, fields);
+            done.push(id);
+          } catch (err: unknown) {
+            // Left pending in this consumer: applied again by retryOwn() shortly; the task's
+            // later acks wait with it, so they keep their order.
+            failed = true;
+            this.log.warn({ err, entry_id: id }, 'ack not applied; will retry');
+            return;
+          }
+        }
+      }),
+    );
     if (failed) {
       this.retryOwnAt = Date.now() + this.retryOwnDelayMs;
       this.retryOwnDelayMs = Math.min(2 * this.retryOwnDelayMs, RETRY_OWN_MAX_MS);

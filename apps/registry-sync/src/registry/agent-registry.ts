@@ -93,7 +93,7 @@ export class AgentRegistry {
   /** Renews a lease; returns the ack and the status the agent had before. */
   async heartbeat(agentId: string, token: ParsedToken, body: HeartbeatBody): Promise<AgentAck & { previous: AgentStatus }> {
     const [pipelineResult] = await this.redis
-      .multi({ pipeline: true })
+      .pipeline()
       .reachHeartbeat(
         this.keys.agent(agentId),
         token.secretHash,

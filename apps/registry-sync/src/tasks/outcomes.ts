@@ -63,7 +63,7 @@ export class TaskOutcomes {
     // a task that is not waiting and is dropped; the other order could strand a waiting task.
     const replies =
       (await this.redis
-        .multi({ pipeline: true })
+        .pipeline()
         .zadd(this.keys.due(), dueAt, req.taskId)
         .reachRetry(
           this.keys.task(req.taskId),

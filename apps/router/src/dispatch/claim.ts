@@ -26,7 +26,7 @@ export type Claimed = { ours: true; createdAt: number; deadlineMs: number } | { 
  * optional watchdog entry (see claim-2.lua).
  */
 export async function claimTask(redis: Redis, keys: ReachKeys, c: ClaimRequest): Promise<Claimed> {
-  const pipeline = redis.multi({ pipeline: true });
+  const pipeline = redis.pipeline();
   if (c.watchdogAt !== undefined) pipeline.zadd(keys.due(), 'NX', c.watchdogAt, c.taskId);
   pipeline.reachClaim(
     keys.task(c.taskId),

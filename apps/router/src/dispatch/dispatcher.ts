@@ -213,7 +213,7 @@ export class Dispatcher {
   private async reject(taskId: string, body: SubmitBody, payload: string, lineage: Lineage): Promise<SubmitOutcome> {
     const reason = 'loop';
     const [[err, created]] = ((await this.redis
-      .multi({ pipeline: true })
+      .pipeline()
       .reachReject(
         this.keys.task(taskId),
         this.keys.timeline(taskId),

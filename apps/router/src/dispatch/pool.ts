@@ -57,7 +57,7 @@ export class Pool {
     const { createdAt, deadlineMs } = claimed;
     const stream = this.keys.pool(body.capability);
     const fields = encodeTask(firstAttempt(taskId, body, payload, deadlineMs, lineage));
-    const added = (await this.redis.multi({ pipeline: true }).time().xadd(stream, '*', ...fields).sadd(this.keys.pools(), body.capability).exec()) ?? [];
+    const added = (await this.redis.pipeline().time().xadd(stream, '*', ...fields).sadd(this.keys.pools(), body.capability).exec()) ?? [];
     const [, time] = added[0] ?? [];
     const [xerr, messageId] = added[1] ?? [new Error('xadd: empty reply')];
     if (xerr) throw xerr;

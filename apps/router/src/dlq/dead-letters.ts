@@ -47,7 +47,7 @@ export class DeadLetters {
   async replay(taskId: string): Promise<ReplayReply> {
     const replies =
       (await this.redis
-        .multi({ pipeline: true })
+        .pipeline()
         .zadd(this.keys.due(), Date.now(), taskId)
         .reachReplay(this.keys.task(taskId), this.keys.timeline(taskId))
         .exec()) ?? [];

@@ -30,6 +30,7 @@ function send(target: Target, tracker: Tracker, key: string, attempt = 0): void 
     if (!tracker.isOutstanding(key)) return;
     if (err instanceof RetryLater) {
       tracker.retries++;
+      tracker.firstRetry ??= err.message.slice(0, 300);
       setTimeout(() => {
         // A run that ended (drain timeout) sends nothing more.
         if (tracker.isOutstanding(key)) send(target, tracker, key, attempt + 1);

@@ -42,6 +42,8 @@ export interface RunResult {
   /** Some tasks had no result within the drain timeout. */
   timedOut: boolean;
   firstError?: string;
+  /** What the system said the first time it asked to be asked again. */
+  firstRetry?: string;
 }
 
 /** Orchestrator → caller. */

@@ -19,6 +19,7 @@ export class Tracker {
   retries = 0;
   duplicates = 0;
   firstError: string | undefined;
+  firstRetry: string | undefined;
   private closed = false;
   /** Called whenever a task settles (result or failure): the closed loop refills its window. */
   onSettled: () => void = () => undefined;
@@ -98,6 +99,7 @@ export class Tracker {
       done: summarize(this.done),
       timedOut,
       ...(this.firstError !== undefined ? { firstError: this.firstError } : {}),
+      ...(this.firstRetry !== undefined ? { firstRetry: this.firstRetry } : {}),
     };
   }
 }

@@ -5,6 +5,9 @@ import { HashRing } from '../routing/hash-ring.ts';
 
 type State = 'idle' | 'running' | 'closed';
 
+/** How long a count Redis returned to a delivery is trusted over the snapshot's. */
+const LIVE_COUNT_TTL_MS = 250;
+
 /**
  * Holds the latest registry snapshot in memory, indexed by capability. Reloads it every
  * interval and when registry-sync announces a new version. Keeps the inflight counts the
@@ -16,7 +19,7 @@ export class SnapshotHolder {
   private byCapability = new Map<string, SnapshotAgent[]>();
   private byId = new Map<string, SnapshotAgent>();
   private rings = new Map<string, HashRing>();
-  private live = new Map<string, { base: number; reserved: number }>();
+  private live = new Map<string, { base: number; at: number; reserved: number }>();
   private state: State = 'idle';
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
@@ -90,14 +93,18 @@ export class SnapshotHolder {
    */
   inflightOf = (agent: SnapshotAgent): number => {
     const l = this.live.get(agent.agent_id);
-    return (l ? l.base : agent.inflight) + (l?.reserved ?? 0);
+    if (!l) return agent.inflight;
+    // The router never sees completions: a count older than LIVE_COUNT_TTL_MS may be too high
+    // (an agent refused as full stays full in our eyes), so it falls back to the snapshot's.
+    const base = Date.now() - l.at < LIVE_COUNT_TTL_MS ? l.base : Math.min(l.base, agent.inflight);
+    return base + l.reserved;
   };
 
   /** Counts a delivery this router is about to make to `agentId`. */
   reserve(agentId: string): void {
     const l = this.live.get(agentId);
     if (l) l.reserved++;
-    else this.live.set(agentId, { base: this.baseOf(agentId), reserved: 1 });
+    else this.live.set(agentId, { base: this.baseOf(agentId), at: Date.now(), reserved: 1 });
   }
 
   /**
@@ -108,14 +115,19 @@ export class SnapshotHolder {
     const l = this.live.get(agentId);
     if (!l) return;
     l.reserved = Math.max(0, l.reserved - 1);
-    if (inflight !== undefined) l.base = inflight;
+    if (inflight !== undefined) {
+      l.base = inflight;
+      l.at = Date.now();
+    }
   }
 
   /** Records the inflight count Redis returned. */
   noteInflight(agentId: string, inflight: number): void {
     const l = this.live.get(agentId);
-    if (l) l.base = inflight;
-    else this.live.set(agentId, { base: inflight, reserved: 0 });
+    if (l) {
+      l.base = inflight;
+      l.at = Date.now();
+    } else this.live.set(agentId, { base: inflight, at: Date.now(), reserved: 0 });
   }
 
   private baseOf(agentId: string): number {
@@ -156,7 +168,7 @@ export class SnapshotHolder {
       // Reservations in flight survive a new snapshot; the counts it carries are fresher.
       const reserved = new Map([...this.live].filter(([, l]) => l.reserved > 0));
       this.live = new Map();
-      for (const [id, l] of reserved) this.live.set(id, { base: this.byId.get(id)?.inflight ?? l.base, reserved: l.reserved });
+      for (const [id, l] of reserved) this.live.set(id, { base: this.byId.get(id)?.inflight ?? l.base, at: Date.now(), reserved: l.reserved });
     } catch (err: unknown) {
       this.log.warn({ err }, 'snapshot reload failed; keeping the previous one');
     }
