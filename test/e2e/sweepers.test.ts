@@ -106,6 +106,8 @@ describe('slow agents', () => {
       const streaks = await Promise.all(regs.map((r) => redis.hget(keys.agent(r.id), 'slow_streak')));
       return streaks.every((s) => s === '5');
     }, { message: 'slow completions were not counted' });
+    // The execution-time EWMA routers use for the slow-node penalty is kept per capability.
+    expect(Number(await redis.hget(keys.agent('slow-1'), 'ewma:sluggish'))).toBeCloseTo(500, 0);
     const ejected = await sync(0).housekeeper.duties.ejector.sweep(Date.now());
     // Four live agents, share 0.5: two ejected, two keep serving.
     expect(ejected).toHaveLength(2);
