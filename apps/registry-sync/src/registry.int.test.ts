@@ -189,10 +189,26 @@ describe('old consumers', () => {
 });
 
 describe('acks', () => {
+  it('finishes a task whose completion is replayed after its slot was freed and a new instance registered', async () => {
+    const keys = reachKeys(prefix);
+    const old = await register({ agent_id: 'a2', instance_id: 'first', capabilities: ['echo'], max_concurrency: 1 });
+    // The completion's agent step ran (slot freed), its task step did not (Redis went away).
+    await redis.hset(keys.task('t9'), 'task_id', 't9', 'status', 'received', 'attempt', '1', 'agent_id', 'a2', 'epoch', String(old.epoch), 'capability', 'echo');
+    await register({ agent_id: 'a2', instance_id: 'second', capabilities: ['echo'], max_concurrency: 1 });
+    await redis.xadd(
+      keys.acks(),
+      '*',
+      ...encodeAck({ task_id: 't9', stage: 'completed', agent_id: 'a2', instance_id: 'first', epoch: old.epoch, attempt: 1, result: '"done"' }),
+    );
+    await waitFor(async () => (await redis.hget(keys.task('t9'), 'status')) === 'completed', { message: 'the replayed completion was refused' });
+  });
+
   it('refuses and counts acks from a fenced instance', async () => {
     const old = await register({ agent_id: 'a1', instance_id: 'old', capabilities: ['echo'], max_concurrency: 1 });
     await register({ agent_id: 'a1', instance_id: 'new', capabilities: ['echo'], max_concurrency: 1 });
     const keys = reachKeys(prefix);
+    // Task t1 was delivered to the old instance and still holds its slot.
+    await redis.hset(keys.pending('a1'), 't1', `1|1-1|0|0|0|${old.epoch}`);
     await redis.xadd(
       keys.acks(),
       '*',

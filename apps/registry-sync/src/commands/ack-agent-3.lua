@@ -17,11 +17,18 @@
   Pending entry: attempt|entry id|sent_at|deadline_ms|received_at|epoch[|pool=<capability>]
 
   Output: { 0, sent_at_ms or 0, pool entry id to delete or "" }
-  Errors: -1 no such agent, -2 stale epoch
+  Errors: -1 no such agent, -2 stale epoch (while the attempt still holds its slot)
 ]]
 local rec = redis.call('HMGET', KEYS[1], 'epoch', 'zombie', 'status')
 if not rec[1] then return { -1 } end
-if tonumber(rec[1]) ~= tonumber(ARGV[3]) then return { -2 } end
+if tonumber(rec[1]) ~= tonumber(ARGV[3]) then
+  -- A completion or failure whose slot is already free is the replay of an ack this script
+  -- applied before the task step failed (a crash or an outage in between): the task's own
+  -- check (agent, epoch, attempt) decides, so a newer instance registering meanwhile cannot
+  -- strand the task. A task taken back has a new attempt there and refuses it.
+  if ARGV[1] ~= 'received' and not redis.call('HGET', KEYS[2], ARGV[2]) then return { 0, 0, '' } end
+  return { -2 }
+end
 if ARGV[1] == 'received' and rec[2] then
   -- The task loop is consuming again: the agent is no zombie.
   redis.call('HDEL', KEYS[1], 'zombie')

@@ -103,7 +103,9 @@ export class Housekeeper {
   }
 
   private noteGap(now: number): number {
-    const bound = Math.max(this.settings.heartbeatIntervalMs, 3 * this.settings.sweepIntervalMs);
+    // Only a gap long enough to make fresh agents look SUSPECT is the store's fault; a pass that
+    // is merely late on a busy machine must not pause liveness checks.
+    const bound = Math.max(this.settings.heartbeatIntervalMs, 3 * this.settings.sweepIntervalMs, this.settings.suspectMs - this.settings.heartbeatIntervalMs);
     const gap = this.lastPassAt > 0 ? now - this.lastPassAt - this.settings.sweepIntervalMs : 0;
     if (gap > bound) {
       this.graceMs = gap + this.settings.heartbeatIntervalMs;
