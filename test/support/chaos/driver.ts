@@ -1,8 +1,8 @@
 /**
  * The chaos test's caller: submits tasks over HTTP at a steady pace with a bounded number in
  * flight, spread across the routers. A submission that fails (a 503 such as STORE_UNAVAILABLE or
- * NO_AGENT, a lost connection, a timeout) is sent again with the SAME task_id — to the next
- * router — until a 202 or 200 says it is accepted.
+ * NO_AGENT, a 429 AT_CAPACITY, a lost connection, a timeout) is sent again with the SAME task_id
+ * — to the next router — until a 202 or 200 says it is accepted.
  */
 import { CHAOS_CAPABILITY } from './exec-log.ts';
 
@@ -52,7 +52,7 @@ export class SubmitDriver {
 
   constructor(private readonly s: DriverSettings) {}
 
-  /** Stops sending new tries (a failing test); tasks in flight end at their next failure. */
+  /** Stops sending new tries (a failing test, the time budget); tries in flight still finish. */
   stop(): void {
     this.stopped = true;
     this.slotFreed?.();

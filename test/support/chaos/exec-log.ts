@@ -2,7 +2,7 @@
  * The execution log the chaos agents append to and the test reads: one JSON line per handler
  * start and end, with the process that ran it.
  */
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 
 /** The capability every chaos agent serves. */
 export const CHAOS_CAPABILITY = 'chaos';
@@ -61,4 +61,46 @@ export async function readExecutions(path: string): Promise<Execution[]> {
     }
   }
   return runs;
+}
+
+/**
+ * Follows the log as it grows and tells how many handler runs a process has open (started, not
+ * ended): the test pauses an agent while it is in the middle of work, so that it has results to
+ * deliver late.
+ */
+export class ExecTail {
+  private offset = 0;
+  private partial = '';
+  private readonly openRuns = new Map<number, number>();
+
+  constructor(private readonly path: string) {}
+
+  /** Reads what was appended since the last call; returns the open runs of `pid`. */
+  async openOf(pid: number): Promise<number> {
+    const fh = await open(this.path, 'r');
+    try {
+      const { size } = await fh.stat();
+      if (size > this.offset) {
+        const buf = Buffer.alloc(size - this.offset);
+        const { bytesRead } = await fh.read(buf, 0, buf.length, this.offset);
+        this.offset += bytesRead;
+        const lines = (this.partial + buf.subarray(0, bytesRead).toString('utf8')).split('\n');
+        this.partial = lines.pop() ?? '';
+        for (const raw of lines) this.note(raw);
+      }
+    } finally {
+      await fh.close();
+    }
+    return this.openRuns.get(pid) ?? 0;
+  }
+
+  private note(raw: string): void {
+    let line: ExecLine;
+    try {
+      line = JSON.parse(raw) as ExecLine;
+    } catch {
+      return;
+    }
+    this.openRuns.set(line.pid, (this.openRuns.get(line.pid) ?? 0) + (line.ev === 'start' ? 1 : -1));
+  }
 }

@@ -77,6 +77,8 @@ export interface ChaosFigures {
   refused_late_acks: number;
   chaos: { agent_kills: number; agent_pauses: number; outages: Outage[]; slowest_agent_restart_ms: number };
   submit_tries: Record<string, number>;
+  /** REACH_MAX_ATTEMPTS the run used. */
+  max_attempts: number;
   duration_ms: number;
 }
 
@@ -222,17 +224,19 @@ export function computeFigures(r: ChaosRecord): ChaosFigures {
       slowest_agent_restart_ms: restarts.length > 0 ? Math.max(...restarts) : 0,
     },
     submit_tries: r.submitTries,
+    max_attempts: r.maxAttempts,
     duration_ms: r.durationMs,
   };
 }
 
 /** The one line of figures the test prints. */
 export function figuresLine(f: ChaosFigures): string {
-  const dead = Object.entries(f.dead_by_reason)
+  // The reasons a chaos run can cause are always shown, others only when they occur.
+  const dead = Object.entries({ max_attempts: 0, deadline: 0, ...f.dead_by_reason })
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
   return [
-    `chaos: accepted=${f.accepted} completed=${f.completed} dead=${f.dead} (${dead || 'none'})`,
+    `chaos: accepted=${f.accepted} completed=${f.completed} dead=${f.dead} (${dead})`,
     `lost=${f.lost} duplicate_executions=${f.duplicate_executions} duplicate_completions_delivered=${f.duplicate_completions_delivered}`,
     `missing_callbacks=${f.missing_callbacks} slowest_recovery_ms=${f.slowest_recovery_ms} (${f.killed_agent_tasks} tasks, ${f.chaos.agent_kills} kills)`,
     `paused_recovery_ms=${f.paused.slowest_recovery_ms} late_results=${f.paused.late_results} late_results_accepted=${f.paused.late_results_accepted}`,

@@ -11,10 +11,10 @@ export type ChaosStep =
   | { at: number; kind: 'kill-redis'; downMs: number };
 
 /**
- * An agent SIGKILLed (and restarted) every 4 s, rotating; agent 3 paused at 9 s for at least
- * 3 s (past the 2 s offline bound) and until registry-sync has taken its tasks back; router B
- * killed at 18 s; Redis killed at 28 s with no agent kill in the 5 s before, so recovery times
- * measure one failure at a time.
+ * An agent SIGKILLed (and restarted) every 4 s up to 49 s, rotating; agent 3 paused at 9 s, in
+ * the middle of a task, for at least 3 s (past the 2 s offline bound) and until registry-sync has
+ * taken its tasks back; router B killed at 18 s; Redis killed at 28 s with no agent kill in the
+ * 5 s before, so recovery times measure one failure at a time.
  */
 export const CHAOS_PLAN: readonly ChaosStep[] = [
   { at: 3, kind: 'kill-agent', agent: 0 },
