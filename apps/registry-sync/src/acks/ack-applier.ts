@@ -142,19 +142,22 @@ export class AckApplier {
       return { applied: true, final: false };
     }
     if (ack.stage === 'completed') {
-      await this.trackSpeed(ack.agent_id, capability, ack.duration_ms);
-      if (final === 1 && topic) {
-        await this.callbacks.publish(topic, {
-          task_id: ack.task_id,
-          status: 'completed',
-          capability,
-          agent_id: ack.agent_id,
-          attempt,
-          completed_at: at,
-          ...(ack.result !== undefined ? { result: ack.result } : {}),
-          ...(ack.duration_ms !== undefined ? { duration_ms: ack.duration_ms } : {}),
-        });
-      }
+      // Both need only what the task step returned: one round trip for the two.
+      await Promise.all([
+        this.trackSpeed(ack.agent_id, capability, ack.duration_ms),
+        final === 1 && topic
+          ? this.callbacks.publish(topic, {
+              task_id: ack.task_id,
+              status: 'completed',
+              capability,
+              agent_id: ack.agent_id,
+              attempt,
+              completed_at: at,
+              ...(ack.result !== undefined ? { result: ack.result } : {}),
+              ...(ack.duration_ms !== undefined ? { duration_ms: ack.duration_ms } : {}),
+            })
+          : undefined,
+      ]);
     }
     return { applied: true, final: final === 1 };
   }

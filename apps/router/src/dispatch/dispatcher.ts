@@ -180,14 +180,17 @@ export class Dispatcher {
         continue;
       }
       const runnerUp = candidates[i + 1];
-      await this.delivery.markSent(taskId, agent.agent_id, 1, result.messageId, result.sentAt, {
+      // The XADD returned an id: the task is sent. Recording the stage rides the same
+      // auto-pipelined connection without holding the reply (a later read on this router's
+      // connection is served after it; the due-set watchdog covers a router that dies first).
+      void this.delivery.markSent(taskId, agent.agent_id, 1, result.messageId, result.sentAt, {
         score: Number(candidate.score.toFixed(4)),
         load: Number(candidate.load.toFixed(4)),
         candidates: candidates.length,
         ...(runnerUp ? { runner_up: runnerUp.agent.agent_id, runner_up_score: Number(runnerUp.score.toFixed(4)) } : {}),
         snapshot_age_ms: this.snapshot.info().age_ms,
         ...(refusals.length > 0 ? { reason: `re-routed after ${refusals.join(', ')}` } : {}),
-      });
+      }).catch((err: unknown) => this.log.warn({ err, task_id: taskId }, 'sent stage not recorded; the watchdog will check the task'));
       if (body.session_id) await this.redis.set(this.keys.session(body.session_id), agent.agent_id, 'EX', this.settings.sessionTtlS);
       this.events.write({
         stage: 'sent',
