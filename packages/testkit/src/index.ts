@@ -11,6 +11,7 @@ export { waitFor, WaitTimeoutError, isWaitTimeoutError, type WaitForOptions } fr
 export { freePort, randomPrefix } from './net.ts';
 export { startOwnRedis, type OwnRedis } from './own-redis.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
+export { livePidFrom, removePid, writePid } from './pidfile.ts';
 export { MissingBinaryError, isMissingBinaryError, INSTALL_HINT } from './binaries.ts';
 export type { ReachServicesInfo } from './provided.ts';
 

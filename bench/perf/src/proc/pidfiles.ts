@@ -1,5 +1,6 @@
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { livePidFrom, removePid, writePid } from '@agent-reach/testkit';
 
 // Each session keeps `<sessionDir>/<name>.pid` holding "<pid> <marker>" for every process it
 // starts, and `owner.pid` for itself. The marker (a piece of the command line) keeps a recycled
@@ -7,34 +8,16 @@ import { join } from 'node:path';
 
 /** Records a child's pid. */
 export async function recordPid(sessionDir: string, name: string, pid: number, marker: string): Promise<void> {
-  await mkdir(sessionDir, { recursive: true });
-  await writeFile(join(sessionDir, `${name}.pid`), `${pid} ${marker}\n`);
+  await writePid(join(sessionDir, `${name}.pid`), pid, marker);
 }
 
 /** Forgets a child's pid once it is stopped. */
 export async function forgetPid(sessionDir: string, name: string): Promise<void> {
-  await rm(join(sessionDir, `${name}.pid`), { force: true });
+  await removePid(join(sessionDir, `${name}.pid`));
 }
 
 /** The pid recorded in `file` if that process still runs the command recorded with it. */
-async function livePid(file: string): Promise<number | undefined> {
-  let text: string;
-  try {
-    text = (await readFile(file, 'utf8')).trim();
-  } catch {
-    return undefined;
-  }
-  const space = text.indexOf(' ');
-  const pid = Number(space < 0 ? text : text.slice(0, space));
-  const marker = space < 0 ? '' : text.slice(space + 1);
-  if (!Number.isInteger(pid) || pid <= 0) return undefined;
-  try {
-    const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replaceAll('\0', ' ');
-    return cmdline.includes(marker) ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const livePid = livePidFrom;
 
 /**
  * Stops what earlier sessions under `root` left running — only sessions whose orchestrator is
