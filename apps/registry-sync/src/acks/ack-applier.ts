@@ -77,7 +77,7 @@ export class AckApplier {
       }
       return { applied: true, final: ack.stage !== 'received' };
     }
-    const outcome = await this.applyToTask(ack, at);
+    const outcome = await this.applyToTask(ack, at, sentAt);
     if (ack.pool) await this.settlePoolEntry(ack, outcome, poolEntry);
     return outcome;
   }
@@ -95,7 +95,11 @@ export class AckApplier {
     if (poolEntry) await this.redis.xdel(this.keys.pool(pool), poolEntry);
   }
 
-  private async applyToTask(ack: AckMessage, at: number): Promise<AckOutcome> {
+  /**
+   * `deliveredAt` is the delivery time the agent's pending entry holds (written in the same
+   * script as the XADD): a worker can report receipt before the router's `sent` record lands.
+   */
+  private async applyToTask(ack: AckMessage, at: number, deliveredAt: number): Promise<AckOutcome> {
     const entry: TimelineEntry = { stage: ack.stage, at, agent_id: ack.agent_id, attempt: ack.attempt };
     if (ack.duration_ms !== undefined) entry.duration_ms = ack.duration_ms;
     if (ack.error !== undefined) entry.error = ack.error;
@@ -113,7 +117,8 @@ export class AckApplier {
       this.settings.taskRetentionS,
       JSON.stringify(entry),
     );
-    const [code, capability = '', topic = '', traceId = '', receivedAt = 0, sentAt = 0, attempt = 0, final = 0] = res;
+    const [code, capability = '', topic = '', traceId = '', receivedAt = 0, recordedSentAt = 0, attempt = 0, final = 0] = res;
+    const sentAt = recordedSentAt > 0 ? recordedSentAt : deliveredAt;
     if (code === -7) {
       // Already applied: a re-processed entry still makes sure what follows it happened.
       if (ack.stage === 'completed') await this.publishStored(ack.task_id);

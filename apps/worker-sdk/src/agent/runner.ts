@@ -92,36 +92,39 @@ export class TaskRunner {
   }
 
   async #handle(entry: StreamEntry, task: TaskMessage, target: AckTarget, receipts: Promise<void>): Promise<void> {
-    const log = this.ctx.logger.child({ task_id: task.task_id, attempt: task.attempt, ...(task.trace_id ? { trace_id: task.trace_id } : {}) });
+    // A child logger per task costs on every task: made only when something is logged.
+    let child: Logger | undefined;
+    const log = (): Logger =>
+      (child ??= this.ctx.logger.child({ task_id: task.task_id, attempt: task.attempt, ...(task.trace_id ? { trace_id: task.trace_id } : {}) }));
     let outcome: TaskOutcome;
     try {
       outcome = await this.#outcome(entry, task, log);
     } catch (err: unknown) {
       // #outcome catches handler errors itself; this only guards against bugs here.
-      log.error({ err }, 'task runner failed');
+      log().error({ err }, 'task runner failed');
       outcome = { stage: 'failed', error: errorText(err), retryable: true };
     }
     // The receipt must land before the completion on the acks stream.
     await receipts;
     await this.ctx.acks.finish(target, outcome);
-    log.debug({ stage: outcome.stage, durationMs: outcome.durationMs }, 'task finished');
+    if (this.ctx.logger.isLevelEnabled('debug')) log().debug({ stage: outcome.stage, durationMs: outcome.durationMs }, 'task finished');
   }
 
-  #outcome(entry: StreamEntry, task: TaskMessage, log: Logger): Promise<TaskOutcome> {
+  #outcome(entry: StreamEntry, task: TaskMessage, log: () => Logger): Promise<TaskOutcome> {
     if (task.capability === PROBE_CAPABILITY) return Promise.resolve(probeOutcome(task, log));
     const remembered = this.#completed.get(task.task_id);
     if (remembered !== undefined) {
-      log.info('task already completed here; reporting the remembered result without running it');
+      log().info('task already completed here; reporting the remembered result without running it');
       // duration_ms measures the handler, and it did not run.
       return Promise.resolve({ stage: 'completed', result: remembered, durationMs: 0 });
     }
     const running = this.#running.get(task.task_id);
     if (running !== undefined) {
-      log.info('task delivered again while running here; sharing the running execution');
+      log().info('task delivered again while running here; sharing the running execution');
       return running.outcome;
     }
     if (task.deadline_ms > 0 && this.#now() >= task.deadline_ms) {
-      log.warn({ deadlineMs: task.deadline_ms }, 'deadline passed before start; not running');
+      log().warn({ deadlineMs: task.deadline_ms }, 'deadline passed before start; not running');
       return Promise.resolve({ stage: 'failed', error: new TaskAbortedError(task.task_id, 'deadline').message, retryable: false });
     }
     let payload: unknown;
@@ -136,7 +139,7 @@ export class TaskRunner {
     return outcome;
   }
 
-  async #execute(entry: StreamEntry, task: TaskMessage, payload: unknown, controller: AbortController, log: Logger): Promise<TaskOutcome> {
+  async #execute(entry: StreamEntry, task: TaskMessage, payload: unknown, controller: AbortController, log: () => Logger): Promise<TaskOutcome> {
     let timer: NodeJS.Timeout | undefined;
     if (task.deadline_ms > 0) {
       // setTimeout fires at once for delays past 2^31-1 ms; deadlines are at most days away anyway.
@@ -156,7 +159,9 @@ export class TaskRunner {
         deadlineMs: task.deadline_ms,
         messageId: entry.id,
         signal: controller.signal,
-        logger: log,
+        get logger() {
+          return log();
+        },
         submit: (req, signal) =>
           this.ctx.submitter.submit(
             childTaskBody(req, task),
@@ -180,7 +185,7 @@ export class TaskRunner {
       // the signal's reason says whether running again can help.
       const abortedForGood = controller.signal.aborted && reason instanceof TaskAbortedError && !reason.retryable;
       const retryable = !abortedForGood && isRetryable(err);
-      log.warn({ err, retryable, durationMs }, 'handler failed');
+      log().warn({ err, retryable, durationMs }, 'handler failed');
       return { stage: 'failed', error: errorText(err).slice(0, ERROR_TEXT_MAX), retryable, durationMs };
     } finally {
       clearTimeout(timer);
@@ -195,12 +200,12 @@ export class TaskRunner {
  * Not remembered as completed (probes would push real results out of the cache), and logged at
  * debug only, since they come every few seconds.
  */
-function probeOutcome(task: TaskMessage, log: Logger): TaskOutcome {
+function probeOutcome(task: TaskMessage, log: () => Logger): TaskOutcome {
   try {
     JSON.parse(task.payload);
   } catch {
     return { stage: 'failed', error: 'payload is not valid JSON text', retryable: false };
   }
-  log.debug('answering liveness probe');
+  log().debug('answering liveness probe');
   return { stage: 'completed', result: task.payload, durationMs: 0 };
 }
