@@ -1,3 +1,5 @@
+import { hash32 } from '@agent-reach/dispatch';
+
 /** A source of uniform numbers in [0, 1), like `Math.random` but seeded. */
 export type Random = () => number;
 
@@ -21,17 +23,7 @@ export function mulberry32(seed: number): Random {
  * independent and adding a draw to one does not shift the numbers another sees.
  */
 export function deriveSeed(seed: number, label: string): number {
-  let h = (0x811c9dc5 ^ seed) >>> 0;
-  for (let i = 0; i < label.length; i++) {
-    h ^= label.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return hash32(label, seed);
 }
 
 /** A seeded generator for the stream `label` of run `seed`. */

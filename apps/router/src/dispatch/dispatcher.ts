@@ -90,7 +90,7 @@ export class Dispatcher {
       return this.reject(taskId, body, payload, lineage);
     }
     let allFull = onlyExcludedFor(decision, ['full', 'watermark']);
-    if (reserved && body.mode !== 'batch') {
+    if (reserved) {
       const outcome = await this.dispatch(taskId, body, payload, routed.push, lineage);
       if (!('refused' in outcome)) return outcome;
       allFull = outcome.allFull;

@@ -1,9 +1,10 @@
 /**
  * 32-bit FNV-1a over the UTF-16 code units of a string, finished with a murmur3 avalanche so
- * that nearby keys ("agent#1", "agent#2") land far apart on the ring.
+ * that nearby keys ("agent#1", "agent#2") land far apart on the ring. A `seed` gives an
+ * independent hash family (0 is the ring's).
  */
-export function hash32(key: string): number {
-  let h = 0x811c9dc5;
+export function hash32(key: string, seed = 0): number {
+  let h = (0x811c9dc5 ^ seed) >>> 0;
   for (let i = 0; i < key.length; i++) {
     h ^= key.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
