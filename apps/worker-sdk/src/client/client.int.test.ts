@@ -74,6 +74,15 @@ describe('ReachClient', () => {
     expect(new Set(router.submits.map((s) => s.task_id)).size).toBe(1);
   });
 
+  it('run() retries a 429 AT_CAPACITY with the same task_id', async () => {
+    router.refuseSubmits(2, 'AT_CAPACITY');
+    const before = router.submits.length;
+    await expect(client.run('echo', 'after backpressure')).resolves.toBe('after backpressure');
+    const mine = router.submits.slice(before);
+    expect(mine).toHaveLength(3);
+    expect(new Set(mine.map((s) => s.task_id)).size).toBe(1);
+  });
+
   it('submit with an existing task_id returns the same task', async () => {
     const first = await client.submit({ task_id: 'same-id', capability: 'echo', payload: 1 });
     const again = await client.submit({ task_id: 'same-id', capability: 'echo', payload: 1 });

@@ -98,7 +98,7 @@ export class ReachClient {
   /**
    * Submits and awaits: resolves with the result value when the task completed, rejects with a
    * {@link TaskFailedError} when it ended failed or dead (then `error` is the dead-letter
-   * reason: `max_attempts`, `deadline`, `loop`, `not_retryable`, `no_agent`). A 503 or a lost connection on submit
+   * reason: `max_attempts`, `deadline`, `loop`, `not_retryable`, `no_agent`). A 503, a 429 or a lost connection on submit
    * is retried with backoff (same task_id) within the timeout; other errors are thrown as is.
    */
   async run<T = unknown>(capability: string, payload: unknown, options: RunOptions = {}): Promise<T> {
@@ -131,7 +131,8 @@ export class ReachClient {
       try {
         return await this.submit(req, signal);
       } catch (err: unknown) {
-        const transient = (isReachHttpError(err) && err.status === 503) || isReachConnectionError(err);
+        // 503: no agent yet or the store is away; 429: every agent is at capacity (backpressure).
+        const transient = (isReachHttpError(err) && (err.status === 503 || err.status === 429)) || isReachConnectionError(err);
         const delayMs = backoff.next();
         if (!transient || Date.now() + delayMs >= deadline || signal?.aborted === true || this.#closed !== undefined) throw err;
         this.#log.debug({ err, task_id: req.task_id, delayMs }, 'submit failed; retrying');

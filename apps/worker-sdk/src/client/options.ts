@@ -48,8 +48,9 @@ export interface ReachClientOptions {
    */
   pollRetry?: BackoffOptions;
   /**
-   * Backoff between submit attempts inside `run()`, which retries a 503 (`NO_AGENT`: every
-   * agent busy or none yet; `STORE_UNAVAILABLE`) or a lost connection until its timeout. Safe
+   * Backoff between submit attempts inside `run()`, which retries a 503 (`NO_AGENT`: no agent
+   * yet; `STORE_UNAVAILABLE`), a 429 (`AT_CAPACITY`: every agent busy) or a lost connection
+   * until its timeout. Safe
    * because `run()` fixes the task_id, so a repeat cannot create a second task.
    * @default { baseMs: 100, capMs: 2000, jitter: 0.2 }
    */

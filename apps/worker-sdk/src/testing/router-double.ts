@@ -28,8 +28,8 @@ export interface RouterDouble {
   polls: { total: number; open: number; maxOpen: number };
   /** Items published per topic. */
   published(topic: string): CallbackItem[];
-  /** Answer the next `n` submits with 503 NO_AGENT (every agent busy). */
-  refuseSubmits(n: number): void;
+  /** Answer the next `n` submits with 503 NO_AGENT, or with 429 AT_CAPACITY (backpressure). */
+  refuseSubmits(n: number, as?: 'NO_AGENT' | 'AT_CAPACITY'): void;
   /** Accept the next submit (202) and dead-letter it at once with this reason, as the loop guard does. */
   deadLetterNext(reason: DeadReason): void;
   /** Publishes an item as the server would (e.g. a dead letter). */
@@ -63,6 +63,7 @@ export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKey
   const submits: SubmitBody[] = [];
   let seq = 0;
   let refusing = 0;
+  let refusal: 'NO_AGENT' | 'AT_CAPACITY' = 'NO_AGENT';
   let deadLetter: DeadReason | undefined;
   let closed = false;
 
@@ -111,7 +112,9 @@ export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKey
       submits.push(body);
       if (refusing > 0) {
         refusing -= 1;
-        return fail(res, 503, 'NO_AGENT', 'every agent is busy; retry shortly');
+        return refusal === 'AT_CAPACITY'
+          ? fail(res, 429, 'AT_CAPACITY', 'every agent is at max_concurrency; retry shortly')
+          : fail(res, 503, 'NO_AGENT', 'every agent is busy; retry shortly');
       }
       const known = body.task_id === undefined ? undefined : tasks.get(body.task_id);
       if (known !== undefined) return send(res, 200, known.reply);
@@ -204,7 +207,10 @@ export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKey
     submits,
     polls,
     published: (topic) => topics.get(topic) ?? [],
-    refuseSubmits: (n) => void (refusing = n),
+    refuseSubmits: (n, as = 'NO_AGENT') => {
+      refusing = n;
+      refusal = as;
+    },
     deadLetterNext: (reason) => void (deadLetter = reason),
     publish,
     async close() {
