@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { SYNC_GROUP, type ReachKeys } from '@agent-reach/protocol';
 import type { AckApplier } from './ack-applier.ts';
+import { AckChains, type AckEntry } from './ack-chains.ts';
 
 type State = 'idle' | 'running' | 'closing' | 'closed';
 type StreamReply = [string, [string, string[]][]][] | null;
@@ -18,6 +19,8 @@ export interface AckConsumerSettings {
   blockMs?: number;
   /** @default 200 */
   batch?: number;
+  /** Entries being applied at once; the next read waits below it. @default 2000 */
+  maxInflight?: number;
 }
 
 /**
@@ -25,6 +28,11 @@ export interface AckConsumerSettings {
  * on its own blocking connection, applies each entry, then XACKs and deletes it. Entries left
  * pending by a crashed instance are claimed after a minute (XAUTOCLAIM) and applied again,
  * which is safe because applying is idempotent.
+ *
+ * The loop does not wait for a batch to be applied before reading the next: entries of
+ * different tasks are applied concurrently (their commands share writes on the auto-pipelined
+ * connection), the entries of one task one after the other in stream order, across batches
+ * (see {@link AckChains}); the XACKs of everything applied meanwhile leave in one round trip.
  */
 export class AckConsumer {
   private state: State = 'idle';
@@ -32,19 +40,39 @@ export class AckConsumer {
   private closing: Promise<void> | undefined;
   private readonly log: Logger;
   private lastClaimAt = 0;
-  /** When to re-read this instance's own unapplied entries (0: none waiting). */
+  /** When to apply again the entries this instance failed to apply or acknowledge (0: none waiting). */
   private retryOwnAt = 0;
   private retryOwnDelayMs = RETRY_OWN_MIN_MS;
+  private readonly chains: AckChains;
+  /** Entries being applied, held for a retry, or waiting for their XACK: a re-read skips them. */
+  private readonly busy = new Set<string>();
+  private toAck: string[] = [];
+  private flushing: Promise<void> | undefined;
 
   constructor(
     private readonly blocking: Redis,
     private readonly redis: Redis,
     private readonly keys: ReachKeys,
-    private readonly applier: AckApplier,
+    applier: AckApplier,
     private readonly settings: AckConsumerSettings,
     logger: Logger,
   ) {
     this.log = logger.child({ module: 'ack-consumer' });
+    this.chains = new AckChains(
+      async (id, fields) => {
+        await applier.apply(id, fields);
+      },
+      {
+        applied: (id) => {
+          this.toAck.push(id);
+          this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flushAcks());
+        },
+        failed: (id, err) => {
+          this.log.warn({ err, entry_id: id }, 'ack not applied; will retry');
+          this.scheduleRetryOwn();
+        },
+      },
+    );
   }
 
   /** Creates the group if needed and starts the loop. */
@@ -55,12 +83,15 @@ export class AckConsumer {
     this.loop = this.run();
   }
 
-  /** Stops reading after the current batch; idempotent. */
+  /** Stops reading, lets the entries being applied finish and XACKs them; idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       if (this.state === 'running') this.state = 'closing';
       this.blocking.disconnect();
+      this.chains.wake();
       await this.loop;
+      await this.chains.settled();
+      await this.flushAcks();
       this.state = 'closed';
     })();
     return this.closing;
@@ -77,17 +108,21 @@ export class AckConsumer {
   private async run(): Promise<void> {
     const blockMs = this.settings.blockMs ?? 1000;
     const batch = this.settings.batch ?? 200;
+    const maxInflight = this.settings.maxInflight ?? 2000;
     while (this.state === 'running') {
       try {
         await this.claimStale();
-        await this.retryOwn(batch);
+        await this.retryOwn();
+        await this.chains.below(maxInflight, () => this.state !== 'running');
+        if (this.state !== 'running') break;
         const reply = (await this.blocking.xreadgroup(
           'GROUP', SYNC_GROUP, this.settings.consumer,
-          'COUNT', batch, 'BLOCK', blockMs,
+          'COUNT', batch, 'BLOCK', this.retryOwnAt > 0 ? Math.min(blockMs, 250) : blockMs,
           'STREAMS', this.keys.acks(), '>',
         )) as StreamReply;
         const entries = reply?.[0]?.[1] ?? [];
-        if (entries.length > 0) await this.process(entries);
+        // Not awaited: the next read goes out while these are applied.
+        if (entries.length > 0) void this.process(entries);
       } catch (err: unknown) {
         if (this.state !== 'running') break;
         if (err instanceof Error && err.message.startsWith('NOGROUP')) {
@@ -100,62 +135,52 @@ export class AckConsumer {
     }
   }
 
-  private async process(entries: [string, string[]][]): Promise<void> {
-    // Acks of different tasks are applied concurrently (their commands share round trips on the
-    // auto-pipelined connection); acks of one task keep their order.
-    const byTask = new Map<string, [string, string[]][]>();
-    for (const entry of entries) {
-      const fields = entry[1];
-      const i = fields.indexOf('task_id');
-      const key = i >= 0 && i % 2 === 0 ? (fields[i + 1] ?? '') : '';
-      const group = byTask.get(key);
-      if (group) group.push(entry);
-      else byTask.set(key, [entry]);
-    }
-    const done: string[] = [];
-    let failed = false;
-    await Promise.all(
-      [...byTask.values()].map(async (group) => {
-        for (const [id, fields] of group) {
-          try {
-            await this.applier.apply(id, fields);
-            done.push(id);
-          } catch (err: unknown) {
-            // Left pending in this consumer: applied again by retryOwn() shortly; the task's
-            // later acks wait with it, so they keep their order.
-            failed = true;
-            this.log.warn({ err, entry_id: id }, 'ack not applied; will retry');
-            return;
-          }
-        }
-      }),
-    );
-    if (failed) {
-      this.retryOwnAt = Date.now() + this.retryOwnDelayMs;
-      this.retryOwnDelayMs = Math.min(2 * this.retryOwnDelayMs, RETRY_OWN_MAX_MS);
-    }
-    if (done.length > 0) {
-      await this.redis.pipeline().xack(this.keys.acks(), SYNC_GROUP, ...done).xdel(this.keys.acks(), ...done).exec();
+  /** Applies entries not already in hand; resolves once they have settled. */
+  private async process(entries: AckEntry[]): Promise<void> {
+    const fresh = entries.filter(([id]) => !this.busy.has(id));
+    for (const [id] of fresh) this.busy.add(id);
+    await Promise.all(fresh.map((entry) => this.chains.add(entry)));
+  }
+
+  /** XACKs and deletes the applied entries, one round trip for all that were applied meanwhile. */
+  private async flushAcks(): Promise<void> {
+    this.flushing = undefined;
+    const done = this.toAck;
+    if (done.length === 0) return;
+    this.toAck = [];
+    try {
+      const replies = (await this.redis.pipeline().xack(this.keys.acks(), SYNC_GROUP, ...done).xdel(this.keys.acks(), ...done).exec()) ?? [];
+      const failed = replies.find(([err]) => err !== null)?.[0];
+      if (failed) throw failed;
+      for (const id of done) this.busy.delete(id);
+    } catch (err: unknown) {
+      // Applied but still pending: acknowledged again with the next retry.
+      this.log.warn({ err, count: done.length }, 'applied acks not acknowledged; will retry');
+      this.toAck.push(...done);
+      this.scheduleRetryOwn();
     }
   }
 
+  private scheduleRetryOwn(): void {
+    if (this.retryOwnAt === 0) this.retryOwnAt = Date.now() + this.retryOwnDelayMs;
+  }
+
   /**
-   * Applies again, soon, the entries this instance read but could not apply (Redis went away
-   * mid-batch, between an ack's agent step and its task step). Left to the minute-idle XAUTOCLAIM,
-   * their tasks would hang that long with their slot already released, and by then the agent's
-   * epoch may have moved on, so the ack would be refused as stale and the task never finish.
+   * Applies again, soon, the entries this instance could not apply (Redis went away mid-batch,
+   * between an ack's agent step and its task step), and acknowledges those applied whose XACK
+   * failed. Left to the minute-idle XAUTOCLAIM, their tasks would hang that long with their slot
+   * already released, and by then the agent's epoch may have moved on, so the ack would be
+   * refused as stale and the task never finish.
    */
-  private async retryOwn(batch: number): Promise<void> {
+  private async retryOwn(): Promise<void> {
     if (this.retryOwnAt === 0 || Date.now() < this.retryOwnAt) return;
-    const reply = (await this.redis.xreadgroup(
-      'GROUP', SYNC_GROUP, this.settings.consumer,
-      'COUNT', batch,
-      'STREAMS', this.keys.acks(), '0',
-    )) as [string, [string, string[] | null][]][] | null;
     this.retryOwnAt = 0;
-    const entries = (reply?.[0]?.[1] ?? []).filter((e): e is [string, string[]] => Array.isArray(e[1]));
-    if (entries.length > 0) await this.process(entries);
+    const held = this.chains.takeHeld();
+    const applied = await Promise.all(held.map((entry) => this.chains.add(entry)));
+    await this.flushAcks();
     if (this.retryOwnAt === 0) this.retryOwnDelayMs = RETRY_OWN_MIN_MS;
+    else this.retryOwnDelayMs = Math.min(2 * this.retryOwnDelayMs, RETRY_OWN_MAX_MS);
+    if (applied.length > 0) this.log.info({ count: applied.length, applied: applied.filter(Boolean).length }, 'acks applied again after a failure');
   }
 
   private async claimStale(): Promise<void> {
@@ -166,7 +191,7 @@ export class AckConsumer {
       string,
       [string, string[] | null][],
     ];
-    const entries = (reply[1] ?? []).filter((e): e is [string, string[]] => Array.isArray(e[1]));
+    const entries = (reply[1] ?? []).filter((e): e is AckEntry => Array.isArray(e[1]));
     if (entries.length > 0) {
       this.log.info({ count: entries.length }, 'claimed acks left by another instance');
       await this.process(entries);
