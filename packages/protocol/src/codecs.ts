@@ -36,6 +36,8 @@ export interface AckMessage {
   /** Pull agents: the capability pool the task was read from, and the pool entry's id. */
   pool?: string;
   message_id?: string;
+  /** Optional on a completion: the task's capability (the execution-time EWMA is updated with the slot release). */
+  capability?: string;
 }
 
 /** A final result published on a callback topic. */
@@ -129,6 +131,7 @@ export function encodeAck(ack: AckMessage): string[] {
     [AckField.retryable]: ack.retryable === undefined ? undefined : ack.retryable ? 'true' : 'false',
     [AckField.pool]: ack.pool,
     [AckField.messageId]: ack.message_id,
+    [AckField.capability]: ack.capability,
   });
 }
 
@@ -174,6 +177,11 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
     if (!/^\d{1,20}-\d{1,20}$/.test(messageId)) return { ok: false, error: 'message_id must be the pool entry id with pool' };
     ack.pool = pool;
     ack.message_id = messageId;
+  }
+  const capability = r[AckField.capability];
+  if (capability !== undefined && capability !== '') {
+    if (!isValidId(capability)) return { ok: false, error: 'capability is not a valid capability id' };
+    ack.capability = capability;
   }
   return { ok: true, value: ack };
 }

@@ -33,6 +33,8 @@ export const AckField = {
   pool: 'pool',
   /** Set by a pull agent with `pool`: the pool entry's id. */
   messageId: 'message_id',
+  /** Optional on a completion: the task's capability, so the execution-time EWMA is updated with the slot release. */
+  capability: 'capability',
 } as const;
 
 /** Fields of an entry on a callback topic. */

@@ -54,7 +54,10 @@ export class AckApplier {
     }
     const ack = decoded.value;
     const at = streamIdMs(entryId);
-    const [agentCode, sentAt = 0, poolEntry = ''] = await this.redis.reachAckAgent(
+    const probe = isProbeTask(ack.task_id);
+    // A completion that names its capability has its speed recorded in the same step.
+    const speedCapability = ack.stage === 'completed' && !probe && ack.duration_ms !== undefined ? (ack.capability ?? '') : '';
+    const [agentCode, sentAt = 0, poolEntry = '', speedTracked = 0] = await this.redis.reachAckAgent(
       this.keys.agent(ack.agent_id),
       this.keys.pending(ack.agent_id),
       this.keys.inbox(ack.agent_id),
@@ -65,19 +68,23 @@ export class AckApplier {
       at,
       ack.pool ?? '',
       ack.message_id ?? '',
+      speedCapability,
+      ack.duration_ms ?? '',
+      this.slowMsFor(speedCapability),
+      EWMA_ALPHA,
     );
     if (agentCode < 0) {
       const reason = AGENT_REFUSALS[agentCode] ?? 'unknown_agent';
       this.log.warn({ task_id: ack.task_id, agent_id: ack.agent_id, epoch: ack.epoch, reason }, 'ack refused');
       return this.refuse(reason);
     }
-    if (isProbeTask(ack.task_id)) {
+    if (probe) {
       if (ack.stage === 'completed' && sentAt > 0) {
         this.events.write({ stage: 'probe', capability: '_probe', agent_id: ack.agent_id, task_id: ack.task_id, attempt: 1, at, latency_ms: at - sentAt });
       }
       return { applied: true, final: ack.stage !== 'received' };
     }
-    const outcome = await this.applyToTask(ack, at, sentAt);
+    const outcome = await this.applyToTask(ack, at, sentAt, speedTracked === 1);
     if (ack.pool) await this.settlePoolEntry(ack, outcome, poolEntry);
     return outcome;
   }
@@ -99,7 +106,7 @@ export class AckApplier {
    * `deliveredAt` is the delivery time the agent's pending entry holds (written in the same
    * script as the XADD): a worker can report receipt before the router's `sent` record lands.
    */
-  private async applyToTask(ack: AckMessage, at: number, deliveredAt: number): Promise<AckOutcome> {
+  private async applyToTask(ack: AckMessage, at: number, deliveredAt: number, speedTracked: boolean): Promise<AckOutcome> {
     const entry: TimelineEntry = { stage: ack.stage, at, agent_id: ack.agent_id, attempt: ack.attempt };
     if (ack.duration_ms !== undefined) entry.duration_ms = ack.duration_ms;
     if (ack.error !== undefined) entry.error = ack.error;
@@ -149,7 +156,7 @@ export class AckApplier {
     if (ack.stage === 'completed') {
       // Both need only what the task step returned: one round trip for the two.
       await Promise.all([
-        this.trackSpeed(ack.agent_id, capability, ack.duration_ms),
+        speedTracked ? undefined : this.trackSpeed(ack.agent_id, capability, ack.duration_ms),
         final === 1 && topic
           ? this.callbacks.publish(topic, {
               task_id: ack.task_id,
@@ -181,10 +188,14 @@ export class AckApplier {
     });
   }
 
+  /** For a completion without its capability: the speed step on its own, once the task step named the capability. */
   private async trackSpeed(agentId: string, capability: string, durationMs: number | undefined): Promise<void> {
     if (durationMs === undefined) return;
-    const slowMs = this.settings.slowMsByCapability[capability] ?? this.settings.slowMs;
-    await this.redis.reachSlow(this.keys.agent(agentId), durationMs, slowMs, capability, EWMA_ALPHA);
+    await this.redis.reachSlow(this.keys.agent(agentId), durationMs, this.slowMsFor(capability), capability, EWMA_ALPHA);
+  }
+
+  private slowMsFor(capability: string): number {
+    return this.settings.slowMsByCapability[capability] ?? this.settings.slowMs;
   }
 
   private async publishStored(taskId: string): Promise<void> {

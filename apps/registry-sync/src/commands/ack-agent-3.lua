@@ -7,19 +7,25 @@
   instance left unread): the task is assigned to the old epoch, so the task refuses the ack, and
   the sweeper must still find the entry to take the task back. A pull agent's receipt of a task
   read from a capability pool creates its pending entry (marked `pool=<capability>`), so its
-  slot and the task are tracked like a pushed one. Running it twice for the same ack is harmless.
+  slot and the task are tracked like a pushed one. A completion that names its capability and
+  duration and releases the slot also updates the agent's execution-time EWMA for that capability
+  and its slow streak (what slow-1.lua does for acks without a capability). Running it twice for
+  the same ack is harmless.
 
   KEYS[1] agent record hash   KEYS[2] agent pending hash   KEYS[3] agent inbox stream
   ARGV[1] stage (received|completed|failed)   ARGV[2] task_id   ARGV[3] epoch
   ARGV[4] attempt (0 = whichever was delivered)   ARGV[5] ack time ms
   ARGV[6] pool capability or ""   ARGV[7] pool entry id or ""
+  ARGV[8] capability or "" (completions)   ARGV[9] duration ms or ""   ARGV[10] slow threshold ms
+  ARGV[11] EWMA weight of the new sample
 
   Pending entry: attempt|entry id|sent_at|deadline_ms|received_at|epoch[|pool=<capability>]
 
-  Output: { 0, sent_at_ms or 0, pool entry id to delete or "" }
+  Output: { 0, sent_at_ms or 0, pool entry id to delete or "", 1 when the speed was recorded here }
   Errors: -1 no such agent, -2 stale epoch (while the attempt still holds its slot)
 ]]
-local rec = redis.call('HMGET', KEYS[1], 'epoch', 'zombie', 'status')
+local speedField = 'ewma:' .. ARGV[8]
+local rec = redis.call('HMGET', KEYS[1], 'epoch', 'zombie', 'status', speedField, 'slow_streak')
 if not rec[1] then return { -1 } end
 if tonumber(rec[1]) ~= tonumber(ARGV[3]) then
   -- A completion or failure whose slot is already free is the replay of an ack this script
@@ -57,6 +63,18 @@ if ARGV[1] == 'received' then
   return { 0, tonumber(sentAt), '' }
 end
 redis.call('HDEL', KEYS[2], ARGV[2])
-if pool then return { 0, tonumber(sentAt), msgId } end
+local tracked = 0
+if ARGV[1] == 'completed' and ARGV[8] ~= '' and ARGV[9] ~= '' then
+  local d = tonumber(ARGV[9])
+  local alpha = tonumber(ARGV[11])
+  local prev = tonumber(rec[4])
+  local speed = d
+  if prev then speed = alpha * d + (1 - alpha) * prev end
+  local streak = 0
+  if d > tonumber(ARGV[10]) then streak = (tonumber(rec[5]) or 0) + 1 end
+  redis.call('HSET', KEYS[1], speedField, string.format('%.1f', speed), 'slow_streak', streak)
+  tracked = 1
+end
+if pool then return { 0, tonumber(sentAt), msgId, tracked } end
 if msgId ~= '' then redis.call('XDEL', KEYS[3], msgId) end
-return { 0, tonumber(sentAt), '' }
+return { 0, tonumber(sentAt), '', tracked }

@@ -30,6 +30,8 @@ export interface AckTarget {
   origin: ReadOrigin;
   /** Read from a capability pool: that capability. Every ack then carries it and the entry's id. */
   pool?: string;
+  /** The task's capability: a completion carries it, so the server updates the agent's speed in the same step. */
+  capability?: string;
 }
 
 /**
@@ -44,30 +46,31 @@ export class AckWriter {
   /** XADDs `received` for every task of a read batch in one round trip. */
   async receipts(targets: readonly AckTarget[]): Promise<void> {
     if (targets.length === 0) return;
-    await this.#write('received', targets.length, (session) => {
-      const pipe = this.ctx.redis.pipeline();
-      for (const t of targets) pipe.xadd(session.acks_stream, '*', ...encodeAck(this.#ack(session, t, { stage: 'received' })));
-      return pipe;
-    });
+    await this.#write('received', targets.length, (session) =>
+      Promise.all(targets.map((t) => this.ctx.redis.xadd(session.acks_stream, '*', ...encodeAck(this.#ack(session, t, { stage: 'received' }))))),
+    );
   }
 
-  /** XADDs the completion or failure and XACKs the entry, pipelined in one round trip. */
+  /**
+   * XADDs the completion or failure and XACKs the entry. The command connection is
+   * auto-pipelined: completions of the same tick leave in one write, in order.
+   */
   async finish(target: AckTarget, outcome: TaskOutcome): Promise<void> {
     await this.#write(outcome.stage, 1, (session) => {
-      const body: Pick<AckMessage, 'stage' | 'result' | 'duration_ms' | 'error' | 'retryable'> =
+      const body: Pick<AckMessage, 'stage' | 'result' | 'duration_ms' | 'error' | 'retryable' | 'capability'> =
         outcome.stage === 'completed'
-          ? { stage: 'completed', result: outcome.result, duration_ms: outcome.durationMs }
+          ? { stage: 'completed', result: outcome.result, duration_ms: outcome.durationMs, ...(target.capability ? { capability: target.capability } : {}) }
           : { stage: 'failed', error: outcome.error, retryable: outcome.retryable, duration_ms: outcome.durationMs };
-      return this.ctx.redis
-        .pipeline()
-        .xadd(session.acks_stream, '*', ...encodeAck(this.#ack(session, target, body)))
-        .xack(target.origin.stream, target.origin.group, target.messageId);
+      return Promise.all([
+        this.ctx.redis.xadd(session.acks_stream, '*', ...encodeAck(this.#ack(session, target, body))),
+        this.ctx.redis.xack(target.origin.stream, target.origin.group, target.messageId),
+      ]);
     });
   }
 
   /** XACKs an entry that cannot be run (undecodable or trimmed), so it is not delivered again. */
   async drop(origin: ReadOrigin, messageId: string): Promise<void> {
-    await this.#write('drop', 1, () => this.ctx.redis.pipeline().xack(origin.stream, origin.group, messageId));
+    await this.#write('drop', 1, () => this.ctx.redis.xack(origin.stream, origin.group, messageId));
   }
 
   #ack(session: RegisterReply, t: AckTarget, body: Pick<AckMessage, 'stage'> & Partial<AckMessage>): AckMessage {
@@ -85,7 +88,7 @@ export class AckWriter {
   async #write(
     what: string,
     count: number,
-    build: (session: RegisterReply) => { exec(): Promise<[Error | null, unknown][] | null> },
+    send: (session: RegisterReply) => Promise<unknown>,
   ): Promise<void> {
     const backoff = new Backoff(this.ctx.retry);
     for (;;) {
@@ -96,10 +99,8 @@ export class AckWriter {
         return;
       }
       try {
-        const results = (await build(session).exec()) ?? [];
-        const failed = results.find(([err]) => err !== null)?.[0];
-        if (failed === undefined || failed === null) return;
-        throw failed;
+        await send(session);
+        return;
       } catch (err: unknown) {
         if (redisErrorCode(err) !== undefined) {
           this.ctx.logger.error({ err, what, count }, 'redis refused an ack write; not retrying');

@@ -70,7 +70,7 @@ export class TaskRunner {
         continue;
       }
       const task = decoded.value;
-      const target: AckTarget = { taskId: task.task_id, attempt: task.attempt, messageId: entry.id, origin };
+      const target: AckTarget = { taskId: task.task_id, attempt: task.attempt, messageId: entry.id, origin, capability: task.capability };
       // A pool is a capability's: the server finds the pool entry from the capability and its id.
       if (origin.kind === 'pool') target.pool = task.capability;
       tasks.push({ entry, task, target });
