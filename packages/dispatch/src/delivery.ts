@@ -60,7 +60,10 @@ export class Delivery {
 
   /**
    * Records `sent` for the attempt and drops the task's watchdog entry in the due set (or, for a
-   * pooled task, moves it to when the task expires unclaimed), in one round trip.
+   * pooled task, moves it to when the task expires unclaimed), in one round trip. With
+   * `watchdogAt` (the entry's score when the caller set or read it) the entry is dropped only if
+   * it is still that one: a late record must not drop the entry of the retry that followed a fast
+   * failure.
    */
   async markSent(
     taskId: string,
@@ -70,6 +73,7 @@ export class Delivery {
     sentAt: number,
     routing: RoutingRecord = {},
     pooled?: { stream: string; dueAt: number },
+    watchdogAt?: number,
   ): Promise<void> {
     const entry: TimelineEntry & { routing?: RoutingRecord } = {
       stage: 'sent',
@@ -81,19 +85,22 @@ export class Delivery {
     if (Object.keys(routing).length > 0) entry.routing = routing;
     if (agentId) entry.agent_id = agentId;
     else delete entry.agent_id;
-    const pipeline = this.redis
-      .pipeline()
-      .reachMarkSent(
-        this.keys.task(taskId),
-        this.keys.timeline(taskId),
-        attempt,
-        messageId,
-        sentAt,
-        pooled ? pooled.stream : this.keys.inbox(agentId),
-        JSON.stringify(entry),
-      );
-    if (pooled) pipeline.zadd(this.keys.due(), pooled.dueAt, taskId);
-    else pipeline.zrem(this.keys.due(), taskId);
-    await pipeline.exec();
+    // Two commands on the auto-pipelined connection: they leave together with the other
+    // commands of this tick, in order, without a pipeline object per task.
+    const sent = this.redis.reachMarkSent(
+      this.keys.task(taskId),
+      this.keys.timeline(taskId),
+      attempt,
+      messageId,
+      sentAt,
+      pooled ? pooled.stream : this.keys.inbox(agentId),
+      JSON.stringify(entry),
+    );
+    const due = pooled
+      ? this.redis.zadd(this.keys.due(), pooled.dueAt, taskId)
+      : watchdogAt !== undefined
+        ? this.redis.reachUnwatch(this.keys.due(), taskId, watchdogAt)
+        : this.redis.zrem(this.keys.due(), taskId);
+    await Promise.all([sent, due]);
   }
 }

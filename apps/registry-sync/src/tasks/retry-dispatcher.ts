@@ -97,7 +97,8 @@ export class RetryDispatcher {
         candidates: all.length,
         reason: stale ? 'undelivered' : 'retry',
         ...(lastAgent && lastAgent !== agent.agent_id ? { previous_agent: lastAgent } : {}),
-      });
+        // A retry's due entry has the task's due_at as its score: dropped only while it is still that one.
+      }, undefined, waiting && dueAt ? Number(dueAt) : undefined);
       this.events.write({
         stage: 'sent',
         capability,

@@ -26,9 +26,11 @@ export type Claimed = { ours: true; createdAt: number; deadlineMs: number } | { 
  * optional watchdog entry (see claim-2.lua).
  */
 export async function claimTask(redis: Redis, keys: ReachKeys, c: ClaimRequest): Promise<Claimed> {
-  const pipeline = redis.pipeline();
-  if (c.watchdogAt !== undefined) pipeline.zadd(keys.due(), 'NX', c.watchdogAt, c.taskId);
-  pipeline.reachClaim(
+  // Two commands, not a MULTI (the due set and the task live in different slots): issued in
+  // the same tick on the auto-pipelined connection, they leave in one write with every other
+  // submission's commands of that tick, the watchdog entry first.
+  const watchdog = c.watchdogAt !== undefined ? redis.zadd(keys.due(), 'NX', c.watchdogAt, c.taskId) : undefined;
+  const claim = redis.reachClaim(
     keys.task(c.taskId),
     keys.timeline(c.taskId),
     c.nonce,
@@ -44,10 +46,8 @@ export async function claimTask(redis: Redis, keys: ReachKeys, c: ClaimRequest):
     c.lineage?.hops ?? 0,
     JSON.stringify(c.lineage?.agents ?? []),
   );
-  const replies = (await pipeline.exec()) ?? [];
-  const [err, reply] = replies[replies.length - 1] ?? [new Error('claim: empty reply')];
-  if (err) throw err;
-  const [state, createdAt = 0, deadlineMs = 0] = reply as [number, number?, number?];
+  const [, reply] = await Promise.all([watchdog, claim]);
+  const [state, createdAt = 0, deadlineMs = 0] = reply;
   return state === 2 ? { ours: false } : { ours: true, createdAt, deadlineMs };
 }
 

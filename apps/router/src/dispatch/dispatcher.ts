@@ -144,6 +144,8 @@ export class Dispatcher {
     firstSettled: () => void,
   ): Promise<SubmitOutcome | { refused: true; allFull: boolean }> {
     let full = 0;
+    // The first claim adds the watchdog entry; the `sent` record drops it only if it is still that one.
+    const watchdogAt = Date.now() + this.settings.dispatchGraceMs;
     for (const [i, candidate] of tried.entries()) {
       const agent = candidate.agent;
       const claimed = await claimTask(this.redis, this.keys, {
@@ -155,7 +157,7 @@ export class Dispatcher {
         timeoutMs,
         agentId: agent.agent_id,
         epoch: agent.epoch,
-        ...(i === 0 ? { watchdogAt: Date.now() + this.settings.dispatchGraceMs } : {}),
+        ...(i === 0 ? { watchdogAt } : {}),
       });
       if (!claimed.ours) {
         const existing = await this.tasks.submitView(taskId);
@@ -190,7 +192,7 @@ export class Dispatcher {
         ...(runnerUp ? { runner_up: runnerUp.agent.agent_id, runner_up_score: Number(runnerUp.score.toFixed(4)) } : {}),
         snapshot_age_ms: this.snapshot.info().age_ms,
         ...(refusals.length > 0 ? { reason: `re-routed after ${refusals.join(', ')}` } : {}),
-      }).catch((err: unknown) => this.log.warn({ err, task_id: taskId }, 'sent stage not recorded; the watchdog will check the task'));
+      }, undefined, watchdogAt).catch((err: unknown) => this.log.warn({ err, task_id: taskId }, 'sent stage not recorded; the watchdog will check the task'));
       if (body.session_id) await this.redis.set(this.keys.session(body.session_id), agent.agent_id, 'EX', this.settings.sessionTtlS);
       this.events.write({
         stage: 'sent',

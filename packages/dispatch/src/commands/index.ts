@@ -16,6 +16,7 @@ declare module 'ioredis' {
     reachPublishCallback(...args: Arg[]): Result<string | null, Context>;
     reachReject(...args: Arg[]): Result<number, Context>;
     reachReplay(...args: Arg[]): Result<[number, number?, string?], Context>;
+    reachUnwatch(...args: Arg[]): Result<number, Context>;
   }
 }
 
@@ -29,6 +30,7 @@ const NAMES: Record<string, string> = {
   'publish-callback': 'reachPublishCallback',
   reject: 'reachReject',
   replay: 'reachReplay',
+  unwatch: 'reachUnwatch',
 };
 
 const dir = fileURLToPath(new URL('.', import.meta.url));

@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { reachKeys } from '@agent-reach/protocol';
+import { Delivery, defineDispatchCommands } from '@agent-reach/dispatch';
+import { randomPrefix, testServices } from '@agent-reach/testkit';
+
+let redis: Redis;
+let prefix: string;
+
+beforeAll(() => {
+  prefix = randomPrefix();
+  redis = new Redis(testServices().redisUrl);
+  defineDispatchCommands(redis);
+});
+
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+});
+
+describe('the sent record and the due set', () => {
+  it('drops the watchdog entry it set, but not the entry of a retry that followed a fast failure', async () => {
+    const keys = reachKeys(prefix);
+    const delivery = new Delivery(redis, keys, 15_000);
+    const watchdogAt = 1_700_000_000_000;
+    // Attempt 1 was claimed with a watchdog entry; it failed fast and its retry is due later.
+    await redis.hset(keys.task('t-late'), 'status', 'retry_wait', 'attempt', 2);
+    await redis.zadd(keys.due(), watchdogAt + 250, 't-late');
+    await delivery.markSent('t-late', 'agent-1', 1, '1-1', watchdogAt - 5000, {}, undefined, watchdogAt);
+    expect(await redis.zscore(keys.due(), 't-late')).toBe(String(watchdogAt + 250));
+    expect(await redis.lrange(keys.timeline('t-late'), 0, -1)).toEqual([]);
+
+    // The usual order: the record lands while the watchdog entry is still the one set.
+    await redis.hset(keys.task('t-ok'), 'status', 'accepted', 'attempt', 1);
+    await redis.zadd(keys.due(), watchdogAt, 't-ok');
+    await delivery.markSent('t-ok', 'agent-1', 1, '1-2', watchdogAt - 5000, {}, undefined, watchdogAt);
+    expect(await redis.zscore(keys.due(), 't-ok')).toBeNull();
+    expect(await redis.hget(keys.task('t-ok'), 'status')).toBe('sent');
+  });
+});
