@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Redis } from 'ioredis';
 import { baseFastifyOptions, installErrorHandling, isRedisUnavailable } from '@agent-reach/service-kit';
 import type { CallbackReader } from './callbacks/callback-reader.ts';
+import type { ResultWaiter } from './callbacks/result-waiter.ts';
 import type { Dispatcher } from './dispatch/dispatcher.ts';
 import type { TaskReader } from './tasks/task-reader.ts';
 import type { SnapshotHolder } from '@agent-reach/dispatch';
@@ -24,6 +25,8 @@ export interface RouterAppDeps {
   dispatcher: Dispatcher;
   tasks: TaskReader;
   callbacks: CallbackReader;
+  /** Holds `POST /v1/tasks?wait_ms=` replies until the result arrives. */
+  waiter: ResultWaiter;
   snapshot: SnapshotHolder;
   deadLetters: DeadLetters;
   keys: ReachKeys;
@@ -54,7 +57,13 @@ export async function buildRouterApp(deps: RouterAppDeps) {
       return reply.code(503).send({ error: 'STORE_UNAVAILABLE', message: 'Redis does not answer' });
     }
   });
-  await app.register(tasksRoutes, { dispatcher: deps.dispatcher, tasks: deps.tasks });
+  await app.register(tasksRoutes, {
+    dispatcher: deps.dispatcher,
+    tasks: deps.tasks,
+    waiter: deps.waiter,
+    // A batch carries many payloads: room for 16 MiB of them, or one of the full limit.
+    batchBodyLimit: Math.max(16 * 1024 * 1024, deps.maxPayloadBytes + 64 * 1024),
+  });
   await app.register(callbacksRoutes, { reader: deps.callbacks });
   await app.register(dlqRoutes, { deadLetters: deps.deadLetters });
   await app.register(routeRoutes, { redis: deps.redis, keys: deps.keys, snapshot: deps.snapshot, watermark: deps.watermark });

@@ -4,6 +4,7 @@ import { reachKeys } from '@agent-reach/protocol';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
 import { buildRouterApp } from './app.ts';
 import { BlockingPool } from './callbacks/blocking-pool.ts';
+import { ResultWaiter } from './callbacks/result-waiter.ts';
 import { CallbackReader } from './callbacks/callback-reader.ts';
 import { CallbackPublisher, Delivery, defineDispatchCommands, SnapshotHolder } from '@agent-reach/dispatch';
 import { DeadLetters } from './dlq/dead-letters.ts';
@@ -70,11 +71,16 @@ export async function createRouterService(
   const dispatcher = new Dispatcher(redis, keys, snapshot, delivery, taskPool, publisher, tasks, events, options, logger);
   const deadLetters = new DeadLetters(redis, keys);
   const callbacks = new CallbackReader(redis, pool, keys);
+  const waitConn = new Redis(options.redisUrl, { maxRetriesPerRequest: null, retryStrategy });
+  waitConn.on('error', (err: Error) => logger.debug({ err, module: 'redis' }, 'result wait connection error'));
+  const waiter = new ResultWaiter(waitConn, keys, logger.child({ module: 'result-waiter' }));
+  waiter.start();
   const app = await buildRouterApp({
     redis,
     dispatcher,
     tasks,
     callbacks,
+    waiter,
     snapshot,
     deadLetters,
     keys,
@@ -97,6 +103,7 @@ export async function createRouterService(
       (closing ??= (async () => {
         // Long-polls end first so app.close() does not wait for their timeouts.
         pool.close();
+        await waiter.close();
         await app.close();
         await snapshot.close();
         await events.close();

@@ -17,6 +17,8 @@ export const ROUTES = {
   deregister: (agentId: string): string => `/v1/agents/${seg(agentId)}/deregister`,
   /** router: `POST` a task. */
   submit: '/v1/tasks',
+  /** router: `POST` many tasks in one request. */
+  submitBatch: '/v1/tasks/batch',
   /** router: `GET` a task's state and timeline. */
   task: (taskId: string): string => `/v1/tasks/${seg(taskId)}`,
   /** router: `GET` a page of a callback topic (long poll with `wait_ms`). */

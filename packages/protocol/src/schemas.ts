@@ -111,6 +111,24 @@ export const SubmitBody = Type.Object(
 );
 export type SubmitBody = Static<typeof SubmitBody>;
 
+/** Largest wait of a `POST /v1/tasks?wait_ms=` submission. */
+export const MAX_SUBMIT_WAIT_MS = 60_000;
+
+/** `POST /v1/tasks` query. */
+export const SubmitQuery = Type.Object(
+  {
+    wait_ms: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_SUBMIT_WAIT_MS,
+        description: 'Hold the reply until the task is final (or this long): the reply carries the result. Excludes callback_topic.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SubmitQuery = Static<typeof SubmitQuery>;
+
 /** `POST /v1/tasks` reply. */
 export const SubmitReply = Type.Object({
   task_id: Type.String(),
@@ -118,8 +136,37 @@ export const SubmitReply = Type.Object({
   agent_id: Type.String(),
   stream: Type.String(),
   message_id: Type.String(),
+  result: Type.Optional(Type.Unknown({ description: 'The result of a completed task (submissions with wait_ms)' })),
+  error: Type.Optional(Type.String({ description: 'Why a task failed or died (submissions with wait_ms)' })),
 });
 export type SubmitReply = Static<typeof SubmitReply>;
+
+/** Most tasks in one `POST /v1/tasks/batch`. */
+export const MAX_BATCH_TASKS = 1000;
+
+/** `POST /v1/tasks/batch` body: many submissions in one request. */
+export const SubmitBatchBody = Type.Object(
+  { tasks: Type.Array(SubmitBody, { minItems: 1, maxItems: MAX_BATCH_TASKS }) },
+  { additionalProperties: false },
+);
+export type SubmitBatchBody = Static<typeof SubmitBatchBody>;
+
+/** One submission's outcome in a batch: what `POST /v1/tasks` would have answered, with its status code. */
+export const SubmitBatchItem = Type.Object({
+  http_status: Type.Integer({ description: 'The status POST /v1/tasks would have answered: 202, 200, 4xx or 503' }),
+  task_id: Type.Optional(Type.String()),
+  status: Type.Optional(Type.Union(TASK_STATUSES.map((s) => Type.Literal(s)))),
+  agent_id: Type.Optional(Type.String()),
+  stream: Type.Optional(Type.String()),
+  message_id: Type.Optional(Type.String()),
+  error: Type.Optional(Type.String({ description: 'Stable error code, as in an error reply' })),
+  message: Type.Optional(Type.String()),
+});
+export type SubmitBatchItem = Static<typeof SubmitBatchItem>;
+
+/** `POST /v1/tasks/batch` reply: one item per submitted task, in order. */
+export const SubmitBatchReply = Type.Object({ results: Type.Array(SubmitBatchItem) });
+export type SubmitBatchReply = Static<typeof SubmitBatchReply>;
 
 /** Path parameters naming a task. */
 export const TaskParams = Type.Object({ task_id: Id('Task id') });

@@ -11,13 +11,15 @@ const VALIDATION_CODES: Record<string, ErrorCode> = {
   headers: 'INVALID_QUERY',
 };
 
-interface Mapped {
+/** An error as the API answers it: status, stable code and message. */
+export interface DescribedError {
   status: number;
   code: ErrorCode;
   message: string;
 }
 
-function mapError(err: FastifyError, isStoreError: StoreErrorPredicate): Mapped {
+/** How the API answers `err`: the same mapping for a whole request and for one item of a batch. */
+export function describeError(err: FastifyError, isStoreError: StoreErrorPredicate): DescribedError {
   if (err.validation) {
     const code = VALIDATION_CODES[err.validationContext ?? 'body'] ?? 'INVALID_BODY';
     return { status: 400, code, message: err.message };
@@ -53,7 +55,7 @@ export function installErrorHandling(app: FastifyInstance, isStoreError: StoreEr
   // Bodies are JSON only: anything else is a 415, not a confusing schema error.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const mapped = mapError(err, isStoreError);
+    const mapped = describeError(err, isStoreError);
     if (mapped.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: mapped.code, status: mapped.status }, mapped.message);
     if (mapped.status === 503 || mapped.status === 429) void reply.header('retry-after', '1');

@@ -4,7 +4,8 @@ import type { BlockingPool } from './blocking-pool.ts';
 
 type XReadReply = [string, [string, string[]][]][] | null;
 
-function parseResult(text: string): unknown {
+/** A result as JSON when it parses (it always should: agents send JSON text), else the text. */
+export function parseResult(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CallbacksReply, ROUTES, TaskView, type CallbackItem, type SubmitBody, type SubmitReply } from '@agent-reach/protocol';
+import { CallbacksReply, MAX_BATCH_TASKS, ROUTES, TaskView, type CallbackItem, type SubmitBatchItem, type SubmitBody, type SubmitReply } from '@agent-reach/protocol';
 import type { Logger } from 'pino';
 import { isReachConnectionError, isReachHttpError, ReachClosedError, TaskFailedError } from '../errors.ts';
 import { Backoff } from '../util/backoff.ts';
@@ -7,7 +7,7 @@ import { checkReply } from '../util/check.ts';
 import { joinUrl, requestOk } from '../util/http.ts';
 import { sleep } from '../util/sleep.ts';
 import { CallbackPoller } from './callbacks.ts';
-import { postTask } from './router-api.ts';
+import { postTask, postTaskBatch } from './router-api.ts';
 import { compileClientOptions, type CompiledClientOptions, type ReachClientOptions } from './options.ts';
 
 /** A task to submit; `callback_topic` defaults to the client's own topic. */
@@ -84,6 +84,21 @@ export class ReachClient {
     if (this.#closed !== undefined) throw new ReachClosedError('client');
     const body: SubmitBody = { ...req, callback_topic: req.callback_topic ?? this.options.callbackTopic };
     return postTask({ routerUrl: this.options.routerUrl, timeoutMs: this.options.requestTimeoutMs }, body, signal);
+  }
+
+  /**
+   * `POST /v1/tasks/batch`: many tasks in one request (at most 1000; split larger sets). Resolves
+   * with one item per request, in order: `http_status` 202 or 200 with the task's reply fields, or
+   * another status with the stable `error` code and `message` (a 429 or 503 item may be sent
+   * again). Each task's result arrives on its callback topic, by default this client's, so
+   * {@link result} awaits it. Rejects as {@link submit} does when the request as a whole fails.
+   */
+  async submitBatch(reqs: readonly SubmitRequest[], signal?: AbortSignal): Promise<SubmitBatchItem[]> {
+    if (this.#closed !== undefined) throw new ReachClosedError('client');
+    if (reqs.length === 0) return [];
+    if (reqs.length > MAX_BATCH_TASKS) throw new RangeError(`submitBatch takes at most ${MAX_BATCH_TASKS} tasks, got ${reqs.length}`);
+    const bodies = reqs.map((req): SubmitBody => ({ ...req, callback_topic: req.callback_topic ?? this.options.callbackTopic }));
+    return postTaskBatch({ routerUrl: this.options.routerUrl, timeoutMs: this.options.requestTimeoutMs }, bodies, signal);
   }
 
   /**

@@ -1,29 +1,90 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ErrorReply, SubmitBody, SubmitReply, TaskParams, TaskView } from '@agent-reach/protocol';
-import { bindRequestLog, httpError, resolveTraceId } from '@agent-reach/service-kit';
-import type { Dispatcher } from '../../dispatch/dispatcher.ts';
+import type { FastifyError } from 'fastify';
+import {
+  ErrorReply,
+  SubmitBatchBody,
+  SubmitBatchReply,
+  SubmitBody,
+  SubmitQuery,
+  SubmitReply,
+  TaskParams,
+  TaskView,
+  type SubmitBatchItem,
+} from '@agent-reach/protocol';
+import { bindRequestLog, describeError, httpError, isRedisUnavailable, resolveTraceId } from '@agent-reach/service-kit';
+import type { ResultWaiter } from '../../callbacks/result-waiter.ts';
+import type { Dispatcher, SubmitOutcome } from '../../dispatch/dispatcher.ts';
 import type { TaskReader } from '../../tasks/task-reader.ts';
+import { withResult } from './waited-reply.ts';
 
 /** What the task routes need. */
 export interface TasksRouteDeps {
   dispatcher: Dispatcher;
   tasks: TaskReader;
+  waiter: ResultWaiter;
+  /** Body limit of a batch submission, bytes. */
+  batchBodyLimit: number;
 }
 
 const errors = { 400: ErrorReply, 404: ErrorReply, 413: ErrorReply, 503: ErrorReply };
 
-/** Submitting tasks and reading their state. */
-export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (app, { dispatcher, tasks }) => {
+/** Submitting tasks (one, with or without waiting for the result, or many at once) and reading their state. */
+export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (app, { dispatcher, tasks, waiter, batchBodyLimit }) => {
   app.post(
     '/v1/tasks',
-    { schema: { body: SubmitBody, response: { 200: SubmitReply, 202: SubmitReply, ...errors } } },
+    { schema: { querystring: SubmitQuery, body: SubmitBody, response: { 200: SubmitReply, 202: SubmitReply, ...errors } } },
     async (request, reply) => {
       // The trace id follows the task (stream entry, acks, events) and this request's logs.
       const traceId = resolveTraceId(request.body.trace_id, request.headers.traceparent);
-      bindRequestLog(request, reply, { trace_id: traceId, task_id: request.body.task_id });
-      const outcome = await dispatcher.submit({ ...request.body, trace_id: traceId });
-      if (!request.body.task_id) bindRequestLog(request, reply, { task_id: outcome.reply.task_id });
-      return reply.code(outcome.created ? 202 : 200).send(outcome.reply);
+      const waitMs = request.query.wait_ms ?? 0;
+      if (waitMs > 0 && request.body.callback_topic !== undefined) {
+        throw httpError('INVALID_QUERY', 'wait_ms answers with the result itself: leave callback_topic out, or read the topic instead of waiting');
+      }
+      const taskId = waitMs > 0 ? (request.body.task_id ?? randomUUID()) : request.body.task_id;
+      bindRequestLog(request, reply, { trace_id: traceId, task_id: taskId });
+      if (waitMs === 0) {
+        const outcome = await dispatcher.submit({ ...request.body, trace_id: traceId });
+        if (!request.body.task_id) bindRequestLog(request, reply, { task_id: outcome.reply.task_id });
+        return reply.code(outcome.created ? 202 : 200).send(outcome.reply);
+      }
+      // Registered before the submission, so the result cannot arrive unseen.
+      const expectation = waiter.expect(taskId as string, waitMs);
+      let outcome: SubmitOutcome;
+      try {
+        outcome = await dispatcher.submit({ ...request.body, task_id: taskId, trace_id: traceId, callback_topic: waiter.topic });
+      } catch (err: unknown) {
+        expectation.cancel();
+        throw err;
+      }
+      if (!outcome.created) {
+        // A repeated task_id: its result goes where the first submission said; answer what is known.
+        expectation.cancel();
+        return reply.code(200).send(outcome.reply);
+      }
+      const msg = await expectation.result;
+      return msg ? reply.code(200).send(withResult(outcome.reply, msg)) : reply.code(202).send(outcome.reply);
+    },
+  );
+
+  app.post(
+    '/v1/tasks/batch',
+    { bodyLimit: batchBodyLimit, schema: { body: SubmitBatchBody, response: { 200: SubmitBatchReply, ...errors } } },
+    async (request) => {
+      // Submitted concurrently: their Redis commands share round trips on the auto-pipelined connection.
+      const results = await Promise.all(
+        request.body.tasks.map(async (task): Promise<SubmitBatchItem> => {
+          try {
+            const outcome = await dispatcher.submit({ ...task, trace_id: resolveTraceId(task.trace_id, request.headers.traceparent) });
+            return { http_status: outcome.created ? 202 : 200, ...outcome.reply };
+          } catch (err: unknown) {
+            const described = describeError(err as FastifyError, isRedisUnavailable);
+            if (described.status >= 500 && described.code === 'INTERNAL') request.log.error({ err, task_id: task.task_id }, 'batch item failed');
+            return { http_status: described.status, ...(task.task_id ? { task_id: task.task_id } : {}), error: described.code, message: described.message };
+          }
+        }),
+      );
+      return { results };
     },
   );
 
