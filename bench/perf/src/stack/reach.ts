@@ -54,7 +54,7 @@ export async function startReach({ children, redisUrl, opts, profileDir }: Reach
   };
   const agents = await Promise.all(
     Array.from({ length: opts.workers }, (_, i) =>
-      children.spawnNode({ name: `reach-agent-${i}`, role: 'workers', entry: entry('reach/agent.ts'), env: { ...agentEnv, AGENT_ID: `bench-agent-${i}` }, ipc: true, echo }),
+      children.spawnNode({ name: `reach-agent-${i}`, role: 'workers', entry: entry('reach/agent.ts'), env: { ...agentEnv, AGENT_ID: `bench-agent-${i}` }, nodeArgs, ipc: true, echo }),
     ),
   );
   const caller = await children.spawnNode({

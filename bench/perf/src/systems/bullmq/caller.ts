@@ -1,5 +1,6 @@
 /**
- * A BullMQ caller process. flood and paced: `queue.add` directly, results from QueueEvents
+ * A BullMQ caller process. flood and paced: the jobs of one tick go together in `queue.addBulk`
+ * (as Agent-Reach's caller sends them in one batch request), results from QueueEvents
  * `completed`. http: POSTs to the BullMQ gateway (fastify + waitUntilFinished).
  * Environment: REDIS_URL, GATEWAY_URL, HTTP_CONNECTIONS.
  */
@@ -7,6 +8,7 @@ import { Queue, QueueEvents } from 'bullmq';
 import { env, envInt } from '../../load/child.ts';
 import { serveCaller } from '../../load/caller.ts';
 import { gatewayTarget } from '../../load/gateway-target.ts';
+import { autoBatch } from '../../load/auto-batch.ts';
 import { connection, parseReturn, QUEUE } from './shared.ts';
 
 serveCaller(async (sink) => {
@@ -20,9 +22,10 @@ serveCaller(async (sink) => {
   const gateway = gatewayTarget(env('GATEWAY_URL'), envInt('HTTP_CONNECTIONS', 50), sink);
   return {
     queued: {
-      async submit(key) {
-        await queue.add('t', { k: key });
-      },
+      submit: autoBatch(async (keys) => {
+        await queue.addBulk(keys.map((k) => ({ name: 't', data: { k } })));
+        return keys.map(() => undefined);
+      }, 256),
     },
     http: gateway.target,
     async close() {

@@ -1,14 +1,17 @@
 /**
- * An Agent-Reach caller process: submits over HTTP (`POST /v1/tasks` with its own callback topic)
- * and reads every result from that topic with one long-poll loop (`GET /v1/callbacks/:topic`),
- * the way ReachClient does, here with undici so the client costs as little CPU as it can.
+ * An Agent-Reach caller process, with undici so the client costs as little CPU as it can.
+ * flood and paced: the submissions of one tick go together in `POST /v1/tasks/batch` (each with
+ * the caller's own callback topic), and one long-poll loop reads every result from that topic
+ * (`GET /v1/callbacks/:topic`), the way ReachClient does. http: one `POST /v1/tasks?wait_ms=` per
+ * task, answered with its result (ReachClient.run).
  *
- * Environment: ROUTER_URL, BENCH_CAPABILITY, SUBMIT_CONNECTIONS, HTTP_CONNECTIONS.
+ * Environment: ROUTER_URL, BENCH_CAPABILITY, SUBMIT_CONNECTIONS, HTTP_CONNECTIONS, SUBMIT_BATCH.
  */
 import { Client, Pool } from 'undici';
 import { env, envInt } from '../../load/child.ts';
 import { serveCaller, type ResultSink } from '../../load/caller.ts';
 import { RetryLater, type Target } from '../../load/loops.ts';
+import { autoBatch } from '../../load/auto-batch.ts';
 
 interface CallbackItem {
   task_id: string;
@@ -21,23 +24,59 @@ const routerUrl = env('ROUTER_URL');
 const capability = env('BENCH_CAPABILITY');
 const topic = `bench-caller-${process.pid}`;
 const POLL_WAIT_MS = 2000;
+const WAIT_MS = 30_000;
 
-function submitTarget(pool: Pool): Target {
+interface BatchItem {
+  http_status: number;
+  error?: string;
+  message?: string;
+}
+
+const taskBody = (key: string) => ({ task_id: key, capability, payload: { n: 1 }, callback_topic: topic });
+
+/** Submissions of one tick in one `POST /v1/tasks/batch`; results come from the long-poll. */
+function batchTarget(pool: Pool, maxBatch: number): Target {
+  const submit = autoBatch(async (keys) => {
+    const res = await pool.request({
+      method: 'POST',
+      path: '/v1/tasks/batch',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tasks: keys.map(taskBody) }),
+    });
+    if (res.statusCode !== 200) {
+      const text = await res.body.text();
+      if (res.statusCode === 503) throw new RetryLater(text);
+      throw new Error(`router answered ${res.statusCode}: ${text.slice(0, 200)}`);
+    }
+    const { results } = (await res.body.json()) as { results: BatchItem[] };
+    return results.map((item) => {
+      if (item.http_status === 202 || item.http_status === 200) return undefined;
+      const text = `${item.http_status} ${item.error ?? ''}: ${item.message ?? ''}`;
+      // 429 AT_CAPACITY (every agent at max_concurrency), 503 NO_AGENT or STORE_UNAVAILABLE:
+      // "retry shortly", which the SDK's run() does too.
+      return item.http_status === 429 || item.http_status === 503 ? new RetryLater(text) : new Error(`router answered ${text}`);
+    });
+  }, maxBatch);
+  return { submit };
+}
+
+/** One request per task that answers with its result (`?wait_ms=`), as ReachClient.run() does. */
+function waitTarget(pool: Pool, sink: ResultSink): Target {
   return {
     async submit(key) {
       const res = await pool.request({
         method: 'POST',
-        path: '/v1/tasks',
+        path: `/v1/tasks?wait_ms=${WAIT_MS}`,
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ task_id: key, capability, payload: { n: 1 }, callback_topic: topic }),
+        body: JSON.stringify({ task_id: key, capability, payload: { n: 1 } }),
       });
-      if (res.statusCode === 202 || res.statusCode === 200) {
-        await res.body.dump();
+      const text = await res.body.text();
+      if (res.statusCode === 200) {
+        const reply = JSON.parse(text) as { status: string; result?: { r?: number }; error?: string };
+        if (reply.status === 'completed') sink.complete(key, reply.result?.r ?? NaN);
+        else sink.fail(key, new Error(`${reply.status}: ${reply.error ?? ''}`));
         return;
       }
-      const text = await res.body.text();
-      // 429 AT_CAPACITY (every agent at max_concurrency), 503 NO_AGENT or STORE_UNAVAILABLE:
-      // "retry shortly", which the SDK's run() does too.
       if (res.statusCode === 429 || res.statusCode === 503) throw new RetryLater(text);
       throw new Error(`router answered ${res.statusCode}: ${text.slice(0, 200)}`);
     },
@@ -78,10 +117,9 @@ serveCaller(async (sink) => {
   let closed = false;
   const polling = pollResults(poller, sink, () => closed);
   return {
-    queued: submitTarget(queuedPool),
-    // A client that waits for its result: submit, then await it on the shared long-poll
-    // (ReachClient.run), each of the 50 concurrent tasks holding one submit connection.
-    http: submitTarget(httpPool),
+    queued: batchTarget(queuedPool, envInt('SUBMIT_BATCH', 256)),
+    // A client that waits for its result, each of the 50 concurrent tasks holding a connection.
+    http: waitTarget(httpPool, sink),
     async close() {
       closed = true;
       await Promise.allSettled([queuedPool.destroy(), httpPool.destroy(), poller.destroy()]);
