@@ -21,6 +21,18 @@ describe('acks', () => {
     expect(decodeAck(encodeAck(failed))).toEqual({ ok: true, value: failed });
   });
 
+  it('round-trips the optional capability and folded receipt of a completion, and refuses a bad capability', () => {
+    const done = {
+      task_id: 't1', stage: 'completed' as const, agent_id: 'a', instance_id: 'i', epoch: 3, attempt: 1,
+      result: '1', duration_ms: 0, capability: 'echo', received_ago_ms: 2,
+    };
+    expect(decodeAck(encodeAck(done))).toEqual({ ok: true, value: done });
+    expect(decodeAck([...encodeAck(done).slice(0, -4), 'capability', '{echo}']).ok).toBe(false);
+    // A receipt cannot stand for another receipt.
+    const receipt = decodeAck(['task_id', 't1', 'stage', 'received', 'agent_id', 'a', 'epoch', '1', 'received_ago_ms', '5']);
+    expect(receipt.ok && receipt.value.received_ago_ms).toBe(undefined);
+  });
+
   it('accepts a hand-written ack without attempt and defaults what a minimal worker may omit', () => {
     const res = decodeAck(['task_id', 't1', 'stage', 'failed', 'agent_id', 'a', 'epoch', '1']);
     expect(res).toEqual({ ok: true, value: { task_id: 't1', stage: 'failed', agent_id: 'a', instance_id: '', epoch: 1, attempt: 0, error: 'unknown error', retryable: true } });

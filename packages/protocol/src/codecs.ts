@@ -38,6 +38,8 @@ export interface AckMessage {
   message_id?: string;
   /** Optional on a completion: the task's capability (the execution-time EWMA is updated with the slot release). */
   capability?: string;
+  /** Optional on a completion or failure that stands for its receipt too: ms since the entry was read. */
+  received_ago_ms?: number;
 }
 
 /** A final result published on a callback topic. */
@@ -132,6 +134,7 @@ export function encodeAck(ack: AckMessage): string[] {
     [AckField.pool]: ack.pool,
     [AckField.messageId]: ack.message_id,
     [AckField.capability]: ack.capability,
+    [AckField.receivedAgoMs]: ack.received_ago_ms,
   });
 }
 
@@ -183,6 +186,8 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
     if (!isValidId(capability)) return { ok: false, error: 'capability is not a valid capability id' };
     ack.capability = capability;
   }
+  const receivedAgo = toInt(r[AckField.receivedAgoMs]);
+  if (receivedAgo !== undefined && receivedAgo >= 0 && stage !== 'received') ack.received_ago_ms = receivedAgo;
   return { ok: true, value: ack };
 }
 

@@ -35,6 +35,12 @@ export const AckField = {
   messageId: 'message_id',
   /** Optional on a completion: the task's capability, so the execution-time EWMA is updated with the slot release. */
   capability: 'capability',
+  /**
+   * Optional on a completion or failure sent instead of a separate receipt (the task ended before
+   * the receipt went out): milliseconds since the entry was read. The server records `received`
+   * at the ack's time minus this.
+   */
+  receivedAgoMs: 'received_ago_ms',
 } as const;
 
 /** Fields of an entry on a callback topic. */

@@ -72,6 +72,7 @@ export class AckApplier {
       ack.duration_ms ?? '',
       this.slowMsFor(speedCapability),
       EWMA_ALPHA,
+      ack.received_ago_ms !== undefined ? 1 : 0,
     );
     if (agentCode < 0) {
       const reason = AGENT_REFUSALS[agentCode] ?? 'unknown_agent';
@@ -110,6 +111,9 @@ export class AckApplier {
     const entry: TimelineEntry = { stage: ack.stage, at, agent_id: ack.agent_id, attempt: ack.attempt };
     if (ack.duration_ms !== undefined) entry.duration_ms = ack.duration_ms;
     if (ack.error !== undefined) entry.error = ack.error;
+    // A receipt the worker folded into this ack: received when it read the entry, by Redis' clock.
+    const foldedAt = ack.received_ago_ms !== undefined ? at - ack.received_ago_ms : undefined;
+    const folded: TimelineEntry | undefined = foldedAt !== undefined ? { stage: 'received', at: foldedAt, agent_id: ack.agent_id, attempt: ack.attempt } : undefined;
     const res = await this.redis.reachAckTask(
       this.keys.task(ack.task_id),
       this.keys.timeline(ack.task_id),
@@ -123,8 +127,10 @@ export class AckApplier {
       ack.duration_ms ?? '',
       this.settings.taskRetentionS,
       JSON.stringify(entry),
+      foldedAt ?? '',
+      folded ? JSON.stringify(folded) : '',
     );
-    const [code, capability = '', topic = '', traceId = '', receivedAt = 0, recordedSentAt = 0, attempt = 0, final = 0] = res;
+    const [code, capability = '', topic = '', traceId = '', receivedAt = 0, recordedSentAt = 0, attempt = 0, final = 0, foldedRecorded = 0] = res;
     const sentAt = recordedSentAt > 0 ? recordedSentAt : deliveredAt;
     if (code === -7) {
       // Already applied: a re-processed entry still makes sure what follows it happened.
@@ -136,6 +142,18 @@ export class AckApplier {
       const reason = TASK_REFUSALS[code] ?? 'unknown_task';
       this.log.warn({ task_id: ack.task_id, agent_id: ack.agent_id, attempt: ack.attempt, reason }, 'ack refused');
       return this.refuse(reason);
+    }
+    if (foldedRecorded === 1) {
+      this.events.write({
+        stage: 'received',
+        capability,
+        agent_id: ack.agent_id,
+        task_id: ack.task_id,
+        attempt,
+        at: receivedAt,
+        ...(sentAt > 0 ? { latency_ms: Math.max(0, receivedAt - sentAt) } : {}),
+        ...(traceId ? { trace_id: traceId } : {}),
+      });
     }
     this.events.write({
       stage: ack.stage,

@@ -18,6 +18,7 @@
   ARGV[6] pool capability or ""   ARGV[7] pool entry id or ""
   ARGV[8] capability or "" (completions)   ARGV[9] duration ms or ""   ARGV[10] slow threshold ms
   ARGV[11] EWMA weight of the new sample
+  ARGV[12] "1" when a completion or failure stands for its receipt too (the worker folded it)
 
   Pending entry: attempt|entry id|sent_at|deadline_ms|received_at|epoch[|pool=<capability>]
 
@@ -35,7 +36,7 @@ if tonumber(rec[1]) ~= tonumber(ARGV[3]) then
   if ARGV[1] ~= 'received' and not redis.call('HGET', KEYS[2], ARGV[2]) then return { 0, 0, '' } end
   return { -2 }
 end
-if ARGV[1] == 'received' and rec[2] then
+if (ARGV[1] == 'received' or ARGV[12] == '1') and rec[2] then
   -- The task loop is consuming again: the agent is no zombie.
   redis.call('HDEL', KEYS[1], 'zombie')
   if rec[3] == 'SUSPECT' then redis.call('HSET', KEYS[1], 'status', 'HEALTHY') end

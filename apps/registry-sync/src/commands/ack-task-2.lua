@@ -10,8 +10,11 @@
   ARGV[5] at_ms (Redis time of the ack)   ARGV[6] result (JSON text, completed)
   ARGV[7] error (failed)   ARGV[8] duration_ms or ""   ARGV[9] retention seconds once final
   ARGV[10] timeline entry (JSON)
+  ARGV[11] received_at ms of a receipt the worker folded into this completion or failure, or ""
+  ARGV[12] that receipt's timeline entry (JSON)
 
-  Output: { 0, capability, callback_topic, trace_id, received_at_ms, sent_at_ms, attempt, final (0|1) }
+  Output: { 0, capability, callback_topic, trace_id, received_at_ms, sent_at_ms, attempt, final (0|1),
+            1 when a folded receipt was recorded here }
   Errors: -1 no such task, -6 not the current assignment (other agent, epoch or attempt),
           -7 stage already applied or task final
 ]]
@@ -32,7 +35,7 @@ local status = cur[1]
 local final = status == 'completed' or status == 'dead'
 local receivedAt = tonumber(cur[8]) or 0
 local sentAt = tonumber(cur[9]) or 0
-local out = { 0, cur[5], cur[6], cur[7], receivedAt, sentAt, attempt, 0 }
+local out = { 0, cur[5], cur[6], cur[7], receivedAt, sentAt, attempt, 0, 0 }
 
 if ARGV[1] == 'received' then
   if receivedAt > 0 or final then return { -7 } end
@@ -44,6 +47,14 @@ if ARGV[1] == 'received' then
 end
 
 if final or status == 'failed' then return { -7 } end
+if ARGV[11] ~= '' and receivedAt == 0 then
+  -- The worker ended the task before its receipt went out: both stages come from this ack.
+  receivedAt = tonumber(ARGV[11])
+  out[5] = receivedAt
+  out[9] = 1
+  redis.call('HSET', KEYS[1], 'received_at', ARGV[11])
+  redis.call('RPUSH', KEYS[2], ARGV[12])
+end
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'duration_ms', ARGV[8]) end
 redis.call('RPUSH', KEYS[2], ARGV[10])
 if ARGV[1] == 'failed' then

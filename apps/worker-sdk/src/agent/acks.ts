@@ -32,6 +32,13 @@ export interface AckTarget {
   pool?: string;
   /** The task's capability: a completion carries it, so the server updates the agent's speed in the same step. */
   capability?: string;
+  /**
+   * Its receipt: `pending` until the batch's receipts go out (one tick after the read), then
+   * `sent`, or `folded` when the task ended first and its final ack stands for the receipt too.
+   */
+  receipt?: 'pending' | 'sent' | 'folded';
+  /** performance.now() when the entry was read. */
+  readAt?: number;
 }
 
 /**
@@ -53,14 +60,16 @@ export class AckWriter {
 
   /**
    * XADDs the completion or failure and XACKs the entry. The command connection is
-   * auto-pipelined: completions of the same tick leave in one write, in order.
+   * auto-pipelined: completions of the same tick leave in one write, in order. A task whose
+   * receipt was folded reports `received_ago_ms`, and the server records both stages from it.
    */
   async finish(target: AckTarget, outcome: TaskOutcome): Promise<void> {
+    const folded = target.receipt === 'folded' && target.readAt !== undefined ? { received_ago_ms: Math.max(0, Math.round(performance.now() - target.readAt)) } : {};
     await this.#write(outcome.stage, 1, (session) => {
-      const body: Pick<AckMessage, 'stage' | 'result' | 'duration_ms' | 'error' | 'retryable' | 'capability'> =
+      const body: Pick<AckMessage, 'stage' | 'result' | 'duration_ms' | 'error' | 'retryable' | 'capability' | 'received_ago_ms'> =
         outcome.stage === 'completed'
-          ? { stage: 'completed', result: outcome.result, duration_ms: outcome.durationMs, ...(target.capability ? { capability: target.capability } : {}) }
-          : { stage: 'failed', error: outcome.error, retryable: outcome.retryable, duration_ms: outcome.durationMs };
+          ? { stage: 'completed', result: outcome.result, duration_ms: outcome.durationMs, ...(target.capability ? { capability: target.capability } : {}), ...folded }
+          : { stage: 'failed', error: outcome.error, retryable: outcome.retryable, duration_ms: outcome.durationMs, ...folded };
       return Promise.all([
         this.ctx.redis.xadd(session.acks_stream, '*', ...encodeAck(this.#ack(session, target, body))),
         this.ctx.redis.xack(target.origin.stream, target.origin.group, target.messageId),

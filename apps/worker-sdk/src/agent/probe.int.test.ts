@@ -28,9 +28,10 @@ describe('liveness probes', () => {
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, probe('probe:1', '{"n":1}'));
     const identity = { task_id: 'probe:1', agent_id: reg.agent_id, instance_id: agent.options.instanceId, epoch: String(reg.epoch), attempt: '1' };
+    // Answered in the tick it was read: one ack reports both stages (`received_ago_ms`).
     expect(await acksOf(h, 'probe:1', 2)).toEqual([
       { ...identity, stage: 'received' },
-      { ...identity, stage: 'completed', result: '{"n":1}', duration_ms: '0' },
+      { ...identity, stage: 'completed', result: '{"n":1}', duration_ms: '0', capability: PROBE_CAPABILITY, received_ago_ms: expect.stringMatching(/^\d+$/) },
     ]);
     await waitFor(async () => (await pendingCount(h!.redis, reg.stream, WORKER_GROUP)) === 0, { message: 'XACKed' });
     expect(calls).toBe(0);
@@ -73,7 +74,10 @@ describe('liveness probes', () => {
 
     gate.open();
     await acksOf(h, 'probe:3', 2);
-    const order = (await h.acks()).map((a) => `${a.fields['task_id']}:${a.fields['stage']}`);
+    const order = [...(await h.acksOf('stuck')), ...(await h.acksOf('probe:3'))].map((a) => `${a['task_id']}:${a['stage']}`);
     expect(order).toEqual(['stuck:received', 'stuck:completed', 'probe:3:received', 'probe:3:completed']);
+    // The probe was read only after the stuck task's completion went out.
+    const ids = (await h.acks()).map((a) => a.fields['task_id']);
+    expect(ids.lastIndexOf('stuck')).toBeLessThan(ids.indexOf('probe:3'));
   });
 });

@@ -142,6 +142,8 @@ describe('a pull agent', () => {
         stage: 'completed',
         result: '{"sent_at":1}',
         duration_ms: '0',
+        capability: PROBE_CAPABILITY,
+        received_ago_ms: expect.stringMatching(/^\d+$/),
       },
     ]);
     await waitFor(async () => (await pendingCount(h!.redis, reg.stream, WORKER_GROUP)) === 0, { message: 'probe XACKed' });

@@ -75,8 +75,21 @@ export class TaskRunner {
       if (origin.kind === 'pool') target.pool = task.capability;
       tasks.push({ entry, task, target });
     }
-    // One round trip for the whole batch's receipts, sent before any handler is awaited.
-    const receipts = this.ctx.acks.receipts(tasks.map((t) => t.target));
+    // The batch's receipts leave together one tick after the read, handlers already started: a
+    // task that ended by then (a fast handler, a probe, a remembered result) reports its receipt
+    // with its final ack instead — one ack and one server step less.
+    const readAt = performance.now();
+    for (const { target } of tasks) {
+      target.receipt = 'pending';
+      target.readAt = readAt;
+    }
+    const receipts = new Promise<void>((resolve) => {
+      setImmediate(() => {
+        const due = tasks.map((t) => t.target).filter((t) => t.receipt === 'pending');
+        for (const t of due) t.receipt = 'sent';
+        resolve(this.ctx.acks.receipts(due));
+      });
+    });
     for (const { entry, task, target } of tasks) done.push(this.#handle(entry, task, target, receipts));
     return done;
   }
@@ -104,8 +117,9 @@ export class TaskRunner {
       log().error({ err }, 'task runner failed');
       outcome = { stage: 'failed', error: errorText(err), retryable: true };
     }
-    // The receipt must land before the completion on the acks stream.
-    await receipts;
+    if (target.receipt === 'pending') target.receipt = 'folded';
+    // A receipt sent must land before the completion on the acks stream.
+    else await receipts;
     await this.ctx.acks.finish(target, outcome);
     if (this.ctx.logger.isLevelEnabled('debug')) log().debug({ stage: outcome.stage, durationMs: outcome.durationMs }, 'task finished');
   }

@@ -21,7 +21,12 @@ export interface Harness {
   addPoolTask(capability: string, task: Partial<TaskMessage> & Pick<TaskMessage, 'task_id'>): Promise<string>;
   /** The acks stream. */
   acks(): Promise<EntryRecord[]>;
-  /** The acks of one task, in order. */
+  /**
+   * The stages one task's acks report, in order: each ack entry as written, a completion or
+   * failure that carries `received_ago_ms` (its receipt folded in, see AckWriter) preceded by
+   * the receipt it stands for — the identity fields with `stage: 'received'` — as the server
+   * reads it.
+   */
   acksOf(taskId: string): Promise<Record<string, string>[]>;
   /** Closes every agent and connection and deletes every key under the prefix. */
   cleanup(): Promise<void>;
@@ -76,7 +81,19 @@ export async function startHarness(opts: { heartbeatIntervalMs?: number; redisUr
     },
     acks,
     async acksOf(taskId) {
-      return (await acks()).map((e) => e.fields).filter((f) => f['task_id'] === taskId);
+      const out: Record<string, string>[] = [];
+      for (const f of (await acks()).map((e) => e.fields).filter((fields) => fields['task_id'] === taskId)) {
+        if (f['received_ago_ms'] !== undefined) {
+          const receipt: Record<string, string> = { stage: 'received' };
+          for (const key of ['task_id', 'agent_id', 'instance_id', 'epoch', 'attempt', 'pool', 'message_id']) {
+            const value = f[key];
+            if (value !== undefined) receipt[key] = value;
+          }
+          out.push(receipt);
+        }
+        out.push(f);
+      }
+      return out;
     },
     async cleanup() {
       await Promise.all(agents.map((a) => a.close()));
