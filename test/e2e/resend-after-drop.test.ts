@@ -10,7 +10,7 @@ import pino from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
 import { createRegistryService, type RegistryService } from '@agent-reach/registry-sync';
 import { createRouterService, type RouterService } from '@agent-reach/router';
-import { randomPrefix, startTcpProxy, testServices, type TcpProxy } from '@agent-reach/testkit';
+import { randomPrefix, startTcpProxy, testServices, waitFor, type TcpProxy } from '@agent-reach/testkit';
 
 const silent = pino({ level: 'silent' });
 let prefix: string;
@@ -52,7 +52,12 @@ describe('a reply lost on a dropped connection', () => {
     const keys = reachKeys(prefix);
     const entries = await redis.xrange(keys.inbox('solo'), '-', '+');
     expect(entries.filter(([, f]) => f.includes(taskId))).toHaveLength(1);
-    const timeline = (await redis.lrange(keys.timeline(taskId), 0, -1)).map((l) => (JSON.parse(l) as { stage: string }).stage);
+    // The router answers once the entry is in the inbox and records `sent` alongside.
+    const stages = async () => (await redis.lrange(keys.timeline(taskId), 0, -1)).map((l) => (JSON.parse(l) as { stage: string }).stage);
+    const timeline = await waitFor(async () => {
+      const now = await stages();
+      return now.includes('sent') ? now : undefined;
+    }, { message: 'the sent stage recorded' });
     expect(timeline.filter((s) => s === 'accepted')).toHaveLength(1);
     expect(timeline.filter((s) => s === 'sent')).toHaveLength(1);
   });

@@ -89,11 +89,13 @@ export class Dispatcher {
       if (reserved) this.snapshot.settle(reserved);
       return this.reject(taskId, body, payload, lineage);
     }
-    let allFull = onlyExcludedFor(decision, ['full', 'watermark']);
+    // Whether every live agent is only full is worked out when no agent took the task (it reads
+    // every agent's exclusion, which a delivered task never needs).
+    let allFull = (): boolean => onlyExcludedFor(decision, ['full', 'watermark']);
     if (reserved) {
       const outcome = await this.dispatch(taskId, body, payload, routed.push, lineage);
       if (!('refused' in outcome)) return outcome;
-      allFull = outcome.allFull;
+      allFull = () => outcome.allFull;
     } else if (body.mode === 'batch') {
       return this.pool.enqueue(taskId, body, payload, lineage, 'batch');
     } else if (routed.pull.length > 0) {
@@ -102,7 +104,7 @@ export class Dispatcher {
     if (body.on_no_agent === 'queue') return this.pool.enqueue(taskId, body, payload, lineage, 'no_agent');
     const existing = body.task_id ? await this.tasks.submitView(taskId) : undefined;
     if (existing) return { created: false, reply: existing };
-    if (allFull) {
+    if (allFull()) {
       if (this.settings.backpressure[body.capability] === 'queue') return this.pool.enqueue(taskId, body, payload, lineage, 'at_capacity');
       throw httpError('AT_CAPACITY', `every live agent of ${body.capability} is at max_concurrency; retry shortly or queue with on_no_agent`);
     }
