@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { DueWatch } from './due-watch.ts';
 import { encodeTask, PROBE_CAPABILITY, type ReachKeys, type TaskMessage, type TimelineEntry } from '@agent-reach/protocol';
 
 /** The agent a delivery targets, as the snapshot showed it. */
@@ -33,11 +34,16 @@ export interface RoutingRecord {
  * records the `sent` stage. Used by the router for submissions and by registry-sync for retries.
  */
 export class Delivery {
+  /** Watchdog entries in the due set, batched per tick. */
+  readonly watch: DueWatch;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: ReachKeys,
     private readonly offlineMs: number,
-  ) {}
+  ) {
+    this.watch = new DueWatch(redis, keys.due());
+  }
 
   /** One delivery try to `agent`. */
   async deliver(agent: DeliveryTarget, task: TaskMessage): Promise<DeliveryResult> {
@@ -99,7 +105,7 @@ export class Delivery {
     const due = pooled
       ? this.redis.zadd(this.keys.due(), pooled.dueAt, taskId)
       : watchdogAt !== undefined
-        ? this.redis.reachUnwatch(this.keys.due(), taskId, watchdogAt)
+        ? this.watch.unwatch(taskId, watchdogAt)
         : this.redis.zrem(this.keys.due(), taskId);
     await Promise.all([sent, due]);
   }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { DueWatch } from '@agent-reach/dispatch';
 import type { ReachKeys, SubmitBody, TaskMessage } from '@agent-reach/protocol';
 import type { Lineage } from './lineage.ts';
 
@@ -22,31 +23,29 @@ export interface ClaimRequest {
 export type Claimed = { ours: true; createdAt: number; deadlineMs: number } | { ours: false };
 
 /**
- * Claims a task_id for a submission with the idempotency check, in one round trip with the
- * optional watchdog entry (see claim-2.lua).
+ * Claims a task_id for a submission with the idempotency check (claim-2.lua), its watchdog entry
+ * in the due set sent just before it when asked.
  */
-export async function claimTask(redis: Redis, keys: ReachKeys, c: ClaimRequest): Promise<Claimed> {
-  // Two commands, not a MULTI (the due set and the task live in different slots): issued in
-  // the same tick on the auto-pipelined connection, they leave in one write with every other
-  // submission's commands of that tick, the watchdog entry first.
-  const watchdog = c.watchdogAt !== undefined ? redis.zadd(keys.due(), 'NX', c.watchdogAt, c.taskId) : undefined;
-  const claim = redis.reachClaim(
-    keys.task(c.taskId),
-    keys.timeline(c.taskId),
-    c.nonce,
-    c.taskId,
-    c.body.capability,
-    c.payload,
-    c.body.callback_topic ?? '',
-    c.body.trace_id ?? '',
-    c.timeoutMs,
-    c.agentId,
-    c.epoch,
-    c.body.parent_task_id ?? '',
-    c.lineage?.hops ?? 0,
-    JSON.stringify(c.lineage?.agents ?? []),
-  );
-  const [, reply] = await Promise.all([watchdog, claim]);
+export async function claimTask(redis: Redis, keys: ReachKeys, watch: DueWatch, c: ClaimRequest): Promise<Claimed> {
+  const claim = () =>
+    redis.reachClaim(
+      keys.task(c.taskId),
+      keys.timeline(c.taskId),
+      c.nonce,
+      c.taskId,
+      c.body.capability,
+      c.payload,
+      c.body.callback_topic ?? '',
+      c.body.trace_id ?? '',
+      c.timeoutMs,
+      c.agentId,
+      c.epoch,
+      c.body.parent_task_id ?? '',
+      c.lineage?.hops ?? 0,
+      JSON.stringify(c.lineage?.agents ?? []),
+    );
+  // The watchdog entry goes out first, in one ZADD with every other claim of this tick (due-watch.ts).
+  const reply = await (c.watchdogAt !== undefined ? watch.watchThen(c.taskId, c.watchdogAt, claim) : claim());
   const [state, createdAt = 0, deadlineMs = 0] = reply;
   return state === 2 ? { ours: false } : { ours: true, createdAt, deadlineMs };
 }

@@ -150,7 +150,7 @@ export class Dispatcher {
     const watchdogAt = Date.now() + this.settings.dispatchGraceMs;
     for (const [i, candidate] of tried.entries()) {
       const agent = candidate.agent;
-      const claimed = await claimTask(this.redis, this.keys, {
+      const claimed = await claimTask(this.redis, this.keys, this.delivery.watch, {
         taskId,
         body,
         payload,

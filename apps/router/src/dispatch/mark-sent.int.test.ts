@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { reachKeys } from '@agent-reach/protocol';
-import { Delivery, defineDispatchCommands } from '@agent-reach/dispatch';
-import { randomPrefix, testServices } from '@agent-reach/testkit';
+import { Delivery, DueWatch, defineDispatchCommands } from '@agent-reach/dispatch';
+import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 
 let redis: Redis;
 let prefix: string;
@@ -37,5 +37,29 @@ describe('the sent record and the due set', () => {
     await delivery.markSent('t-ok', 'agent-1', 1, '1-2', watchdogAt - 5000, {}, undefined, watchdogAt);
     expect(await redis.zscore(keys.due(), 't-ok')).toBeNull();
     expect(await redis.hget(keys.task('t-ok'), 'status')).toBe('sent');
+  });
+
+  it('sends the watchdog entries of one tick in one ZADD, before the commands that follow them, and drops them in one call', async () => {
+    const keys = reachKeys(prefix);
+    const watch = new DueWatch(redis, keys.due());
+    // What reaches Redis, in order, for this test's due key (other tests share the server).
+    const monitor = await redis.monitor();
+    const seenByRedis: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[1] === keys.due()) seenByRedis.push(args[0]?.toLowerCase() ?? '');
+    });
+    const ids = Array.from({ length: 10 }, (_, i) => `w-${i}`);
+    // Each follow-up command sees its own entry already there.
+    const seen = await Promise.all(ids.map((id, i) => watch.watchThen(id, 1000 + i, () => redis.zscore(keys.due(), id))));
+    expect(seen).toEqual(ids.map((_, i) => String(1000 + i)));
+    await waitFor(() => seenByRedis.length >= 11);
+    monitor.disconnect();
+    expect(seenByRedis).toEqual(['zadd', ...ids.map(() => 'zscore')]);
+    // NX: an existing entry keeps its score.
+    await watch.watchThen('w-0', 5, () => Promise.resolve());
+    expect(await redis.zscore(keys.due(), 'w-0')).toBe('1000');
+    // Dropped only where the score still matches.
+    await Promise.all([watch.unwatch('w-0', 1000), watch.unwatch('w-1', 999), watch.unwatch('w-2', 1002)]);
+    expect(await redis.zmscore(keys.due(), 'w-0', 'w-1', 'w-2')).toEqual([null, '1001', null]);
   });
 });

@@ -38,7 +38,7 @@ export class Pool {
   /** Enqueues a new task in its capability's pool. */
   async enqueue(taskId: string, body: SubmitBody, payload: string, lineage: Lineage | undefined, reason: PoolReason) {
     const timeoutMs = (body.timeout_s ?? this.settings.defaultTimeoutS) * 1000;
-    const claimed = await claimTask(this.redis, this.keys, {
+    const claimed = await claimTask(this.redis, this.keys, this.delivery.watch, {
       taskId,
       body,
       payload,
