@@ -10,7 +10,7 @@ export interface BenchOptions {
   quick: boolean;
   /** Run the routing microbenchmark instead of the end-to-end session. */
   routing: boolean;
-  /** CPU-profile the router and registry-sync during one Agent-Reach flood, then summarise. */
+  /** CPU-profile the router, registry-sync and agents during one Agent-Reach run (flood unless --modes says), then summarise. */
   profile: boolean;
   /** Interleaved repetitions; figures are their medians. @default 3 (quick: 1) */
   reps: number;
@@ -92,6 +92,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     drainMs: quick ? 4000 : 20_000,
     deadlineMs: quick ? 100_000 : 25 * 60_000,
   };
+  let modesGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const next = () => argv[++i];
@@ -133,6 +134,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         break;
       case '--modes':
         o.modes = list(flag, next(), ['flood', 'paced', 'http'] as const);
+        modesGiven = true;
         break;
       case '--log-level':
         o.serviceLogLevel = next() ?? 'warn';
@@ -148,9 +150,10 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     }
   }
   if (o.profile) {
-    // One Agent-Reach flood, profiled: the profile is of the hot path, not of start-up.
+    // One Agent-Reach run (a flood unless --modes names another), profiled: the profile is of
+    // the hot path, not of start-up.
     o.systems = ['reach'];
-    o.modes = ['flood'];
+    o.modes = modesGiven ? [o.modes[0] ?? 'flood'] : ['flood'];
     o.reps = 1;
   }
   return o;

@@ -3,7 +3,9 @@ import type { Redis } from 'ioredis';
 interface Watched {
   taskId: string;
   at: number;
-  issue(): void;
+  command: () => Promise<unknown>;
+  resolve: (reply: unknown) => void;
+  reject: (err: unknown) => void;
 }
 
 /**
@@ -16,7 +18,6 @@ interface Watched {
  */
 export class DueWatch {
   #adds: Watched[] = [];
-  #addsFlush: Promise<void> | undefined;
   #drops: (string | number)[] = [];
   #dropsFlush: Promise<unknown> | undefined;
 
@@ -30,19 +31,10 @@ export class DueWatch {
    * tick's batch. Resolves with the command's reply; rejects if either fails.
    */
   watchThen<T>(taskId: string, at: number, command: () => Promise<T>): Promise<T> {
-    let result!: Promise<T>;
-    const issued = new Promise<void>((resolve) => {
-      this.#adds.push({
-        taskId,
-        at,
-        issue: () => {
-          result = command();
-          resolve();
-        },
-      });
+    return new Promise<T>((resolve, reject) => {
+      // Inside the tick callback, so the ZADD and the commands join the same auto-pipelined write.
+      if (this.#adds.push({ taskId, at, command, resolve: resolve as (reply: unknown) => void, reject }) === 1) process.nextTick(this.#flushAdds);
     });
-    const added = (this.#addsFlush ??= this.#scheduleAdds());
-    return Promise.all([added, issued.then(() => result)]).then(([, reply]) => reply);
   }
 
   /** Drops the task's watchdog entry if it still has the score `at` (a retry's entry stays). */
@@ -58,18 +50,15 @@ export class DueWatch {
     }));
   }
 
-  #scheduleAdds(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      // Inside the tick callback, so the ZADD and the claims join the same auto-pipelined write.
-      process.nextTick(() => {
-        const batch = this.#adds;
-        this.#adds = [];
-        this.#addsFlush = undefined;
-        const args: (string | number)[] = [];
-        for (const w of batch) args.push(w.at, w.taskId);
-        this.redis.zadd(this.dueKey, 'NX', ...args).then(() => resolve(), reject);
-        for (const w of batch) w.issue();
-      });
+  readonly #flushAdds = (): void => {
+    const batch = this.#adds;
+    this.#adds = [];
+    const args: (string | number)[] = [];
+    for (const w of batch) args.push(w.at, w.taskId);
+    // Replies come in the order sent: a failed ZADD rejects its commands before their replies settle them.
+    this.redis.zadd(this.dueKey, 'NX', ...args).catch((err: unknown) => {
+      for (const w of batch) w.reject(err);
     });
-  }
+    for (const w of batch) w.command().then(w.resolve, w.reject);
+  };
 }

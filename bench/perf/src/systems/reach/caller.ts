@@ -2,10 +2,13 @@
  * An Agent-Reach caller process, with undici so the client costs as little CPU as it can.
  * flood and paced: the submissions of one tick go together in `POST /v1/tasks/batch` (each with
  * the caller's own callback topic), and one long-poll loop reads every result from that topic
- * (`GET /v1/callbacks/:topic`), the way ReachClient does. http: one `POST /v1/tasks?wait_ms=` per
- * task, answered with its result (ReachClient.run).
+ * (`GET /v1/callbacks/:topic`), the way ReachClient does. http: each of the concurrent clients
+ * submits one `POST /v1/tasks` and waits for its result from the shared long-poll before the
+ * next (ReachClient.run()); with REACH_HTTP_STYLE=wait, one `POST /v1/tasks?wait_ms=` per task
+ * that answers with the result instead.
  *
- * Environment: ROUTER_URL, BENCH_CAPABILITY, SUBMIT_CONNECTIONS, HTTP_CONNECTIONS, SUBMIT_BATCH.
+ * Environment: ROUTER_URL, BENCH_CAPABILITY, SUBMIT_CONNECTIONS, HTTP_CONNECTIONS, SUBMIT_BATCH,
+ * REACH_HTTP_STYLE (poll | wait).
  */
 import { Client, Pool } from 'undici';
 import { env, envInt } from '../../load/child.ts';
@@ -58,6 +61,24 @@ function batchTarget(pool: Pool, maxBatch: number): Target {
     });
   }, maxBatch);
   return { submit };
+}
+
+/** Submit (202); the result comes from the shared long-poll, as with ReachClient.run(). */
+function pollStyleTarget(pool: Pool): Target {
+  return {
+    async submit(key) {
+      const res = await pool.request({
+        method: 'POST',
+        path: '/v1/tasks',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(taskBody(key)),
+      });
+      const text = await res.body.text();
+      if (res.statusCode === 202 || res.statusCode === 200) return;
+      if (res.statusCode === 429 || res.statusCode === 503) throw new RetryLater(text);
+      throw new Error(`router answered ${res.statusCode}: ${text.slice(0, 200)}`);
+    },
+  };
 }
 
 /** One request per task that answers with its result (`?wait_ms=`), as ReachClient.run() does. */
@@ -119,7 +140,7 @@ serveCaller(async (sink) => {
   return {
     queued: batchTarget(queuedPool, envInt('SUBMIT_BATCH', 256)),
     // A client that waits for its result, each of the 50 concurrent tasks holding a connection.
-    http: waitTarget(httpPool, sink),
+    http: process.env['REACH_HTTP_STYLE'] === 'wait' ? waitTarget(httpPool, sink) : pollStyleTarget(httpPool),
     async close() {
       closed = true;
       await Promise.allSettled([queuedPool.destroy(), httpPool.destroy(), poller.destroy()]);
