@@ -2,8 +2,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { rankCandidates, SnapshotHolder } from '@agent-reach/dispatch';
-import { decodeSnapshot, reachKeys } from '@agent-reach/protocol';
+import { decide, rankCandidates, SnapshotHolder, type RankedAgent } from '@agent-reach/dispatch';
+import { decodeSnapshot, reachKeys, type SnapshotAgent } from '@agent-reach/protocol';
 import { median, round, summarize, type Summary } from '../stats.ts';
 import { capabilityNames, prng, snapshotText, syntheticSnapshot } from './fleet.ts';
 
@@ -18,10 +18,14 @@ export interface RoutingFigures {
   decodeMs: number;
   /** SnapshotHolder.reload(): read, decode and index by capability, ms (median). */
   loadMs: number;
-  /** Building the hash rings of every capability (lazily, on first use after a load), ms. */
+  /** Building the hash rings of every capability after a reload (median; a ring is kept while its membership is), ms. */
   ringsMs: number;
-  /** One routing decision (rankCandidates over the capability's agents and ring), µs. */
+  /** Building the hash rings of every capability from nothing (the first load), ms. */
+  ringsColdMs: number;
+  /** One routing decision as the router makes it: the best push candidates it will try, µs. */
   decisionUs: Summary;
+  /** Ordering every candidate (rankCandidates: the route explanation, retries, the routing lab), µs. */
+  fullRankUs: Summary;
   /** Heap held by the SnapshotHolder with every ring built, MiB. */
   heapMiB: number;
 }
@@ -50,7 +54,7 @@ function gc(): void {
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 
 /** Measures routing for one fleet size, the way the router uses the dispatch package. */
-export async function measureRouting(agents: number, capabilities: number, decisions: number): Promise<RoutingFigures> {
+export async function measureRouting(agents: number, capabilities: number, decisionCount: number): Promise<RoutingFigures> {
   const snapshot = syntheticSnapshot(agents, capabilities);
   const base = snapshotText(snapshot, 1);
   const rest = base.slice(base.indexOf(','));
@@ -82,39 +86,62 @@ export async function measureRouting(agents: number, capabilities: number, decis
   gc();
   const heapMiB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
 
+  const routed = await decisions(holder, caps, decisionCount, (agents, taskId, cap) => routerChoice(holder, agents, taskId, cap));
+  const ranked = await decisions(holder, caps, decisionCount, (agents, taskId, cap) => rankCandidates(agents, taskId, holder.ringFor(cap), holder.inflightOf));
+  await holder.close();
+  return {
+    agents,
+    capabilities,
+    candidates: routed.candidates,
+    snapshotKiB: Buffer.byteLength(base) / 1024,
+    decodeMs: median(decodes),
+    loadMs: median(loads),
+    ringsMs: median(ringBuilds.slice(1)),
+    ringsColdMs: ringBuilds[0] ?? NaN,
+    decisionUs: summarize(routed.samples),
+    fullRankUs: summarize(ranked.samples),
+    heapMiB,
+  };
+}
+
+/** Candidates the router tries before it queues (REACH_MAX_CANDIDATES' default), and the runner-up it records. */
+const ROUTER_PICKS = 3 + 1;
+
+/** The router's decision: `decide()` with its defaults, then only the best push candidates it tries. */
+function routerChoice(holder: SnapshotHolder, agents: readonly SnapshotAgent[], taskId: string, capability: string): RankedAgent[] {
+  return decide(agents, { taskId, capability }, holder.ringFor(capability), holder.inflightOf).best(ROUTER_PICKS, (a) => a.channel !== 'pull');
+}
+
+type Choose = (agents: readonly SnapshotAgent[], taskId: string, capability: string) => RankedAgent[];
+
+/**
+ * Times `count` calls of `choose` over random capabilities and task_ids, after a warm-up, from a
+ * freshly loaded snapshot; also gives the mean number of agents per decision. The router notes
+ * the inflight count each delivery returns, so loads move between decisions as in the router.
+ */
+async function decisions(holder: SnapshotHolder, caps: readonly string[], count: number, choose: Choose): Promise<{ samples: number[]; candidates: number }> {
+  await holder.reload();
   const rand = prng(7);
   const samples: number[] = [];
   let candidates = 0;
-  const warmup = Math.min(2000, decisions);
-  for (let i = 0; i < warmup + decisions; i++) {
+  const warmup = Math.min(2000, count);
+  for (let i = 0; i < warmup + count; i++) {
     const cap = caps[Math.floor(rand() * caps.length)] as string;
     const taskId = `task-${i}-${Math.floor(rand() * 1e9).toString(36)}`;
     const t0 = process.hrtime.bigint();
-    const ranked = rankCandidates(holder.agentsFor(cap), taskId, holder.ringFor(cap), holder.inflightOf);
+    const ranked = choose(holder.agentsFor(cap), taskId, cap);
     const us = Number(process.hrtime.bigint() - t0) / 1e3;
     if (i >= warmup) {
       samples.push(us);
       candidates += holder.agentsFor(cap).length;
     }
-    // The router notes the inflight count each delivery returns: loads move between decisions.
     const first = ranked[0];
     if (first) {
       const next = holder.inflightOf(first.agent) + 1;
       holder.noteInflight(first.agent.agent_id, next >= first.agent.max_concurrency ? 0 : next);
     }
   }
-  await holder.close();
-  return {
-    agents,
-    capabilities,
-    candidates: candidates / decisions,
-    snapshotKiB: Buffer.byteLength(base) / 1024,
-    decodeMs: median(decodes),
-    loadMs: median(loads),
-    ringsMs: median(ringBuilds),
-    decisionUs: summarize(samples),
-    heapMiB,
-  };
+  return { samples, candidates: candidates / count };
 }
 
 /** The routing table printed by `npm run bench -- --routing`. */
@@ -142,14 +169,22 @@ export function routingTable(rows: readonly RoutingFigures[]): string {
 export async function runRoutingBench(write: (line: string) => void, quick: boolean): Promise<string> {
   const rows: RoutingFigures[] = [];
   for (const agents of [100, 1000, 10_000]) rows.push(await measureRouting(agents, 100, quick ? 2000 : 20_000));
-  write(`routing decision: rankCandidates(holder.agentsFor(cap), task_id, holder.ringFor(cap), holder.inflightOf), 100 capabilities`);
+  write(
+    `routing decision: decide(holder.agentsFor(cap), { task_id, capability }, holder.ringFor(cap), holder.inflightOf).best(${ROUTER_PICKS}, push), 100 capabilities`,
+  );
   write(routingTable(rows));
+  const each = (f: (r: RoutingFigures) => string) => rows.map((r) => `${r.agents}: ${f(r)}`).join(' · ');
+  write(`every candidate ordered (rankCandidates), p50/p99 µs: ${each((r) => `${r.fullRankUs.p50.toFixed(1)}/${r.fullRankUs.p99.toFixed(1)}`)}`);
+  write(`hash rings of all capabilities built from nothing (first load), ms: ${each((r) => r.ringsColdMs.toFixed(1))}`);
   const json: Record<string, number> = {};
   for (const r of rows) {
     json[`decision_p50_us_${r.agents}`] = round(r.decisionUs.p50);
     json[`decision_p99_us_${r.agents}`] = round(r.decisionUs.p99);
     json[`snapshot_load_ms_${r.agents}`] = round(r.loadMs);
     json[`heap_mib_${r.agents}`] = round(r.heapMiB);
+    json[`full_rank_p50_us_${r.agents}`] = round(r.fullRankUs.p50);
+    json[`full_rank_p99_us_${r.agents}`] = round(r.fullRankUs.p99);
+    json[`rings_cold_ms_${r.agents}`] = round(r.ringsColdMs);
   }
   return JSON.stringify(json);
 }

@@ -54,4 +54,43 @@ describe('HashRing', () => {
     expect(ring.order('task-x', new Set())).toEqual([]);
     expect(new HashRing([]).order('task-x', among)).toEqual([]);
   });
+
+  it('is a function of the set of ids: order and repeats do not matter', () => {
+    const a = new HashRing(ids(30));
+    const b = new HashRing([...ids(30)].reverse().concat(ids(5)));
+    const all = new Set(ids(30));
+    expect(b.size).toBe(30);
+    for (const t of tasks.slice(0, 200)) expect(b.order(t, all)).toEqual(a.order(t, all));
+  });
+
+  it('stops a walk once it has the first `limit` agents, the prefix of the full order', () => {
+    const ring = new HashRing(ids(50));
+    const among = new Set(ids(50).filter((_, i) => i % 3 !== 0));
+    for (const t of tasks.slice(0, 200)) {
+      const full = ring.order(t, among);
+      expect(full).toHaveLength(among.size);
+      for (const k of [1, 2, 3, 10]) expect(ring.order(t, among, k)).toEqual(full.slice(0, k));
+    }
+  });
+
+  it('says whether it is over exactly a given set of ids', () => {
+    const ring = new HashRing(['a', 'b', 'c']);
+    expect(ring.hasExactly(['c', 'a', 'b'])).toBe(true);
+    expect(ring.hasExactly(['a', 'b', 'c', 'a'])).toBe(true);
+    expect(ring.hasExactly(['a', 'b'])).toBe(false);
+    expect(ring.hasExactly(['a', 'b', 'b'])).toBe(false);
+    expect(ring.hasExactly(['a', 'b', 'c', 'd'])).toBe(false);
+    expect(new HashRing([]).hasExactly([])).toBe(true);
+  });
+
+  it('looks a list’s ids up once, and again when the list changed', () => {
+    const ring = new HashRing(['a', 'b', 'c']);
+    const list = [{ agent_id: 'c' }, { agent_id: 'x' }, { agent_id: 'a' }];
+    const owners = ring.ownersOf(list);
+    expect([...owners]).toEqual([2, -1, 0]);
+    expect(ring.ownersOf(list)).toBe(owners);
+    list[1] = { agent_id: 'b' };
+    expect([...ring.ownersOf(list)]).toEqual([2, 1, 0]);
+  });
 });
+

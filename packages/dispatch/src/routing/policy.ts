@@ -1,19 +1,16 @@
 import type { SnapshotAgent } from '@agent-reach/protocol';
+import { exclusionCode, RoutingDecision, type Decision } from './decision.ts';
 import type { HashRing } from './hash-ring.ts';
 
-/** Why an agent of the capability is not a candidate, in the order the filters apply. */
-export type Exclusion =
-  | 'offline'
-  | 'starting'
-  | 'draining'
-  | 'suspect' // SUSPECT while a HEALTHY candidate exists
-  | 'ejected'
-  | 'missing_tags'
-  | 'region'
-  | 'observing'
-  | 'on_trace'
-  | 'full'
-  | 'watermark';
+export type { Candidate, Decision, Exclusion } from './decision.ts';
+
+/**
+ * The freshest inflight count of an agent: loads the router learned after the snapshot was written
+ * (from its own deliveries). `decide()` passes its clock, read once per decision, so a source
+ * that ages its counts need not read the clock for every agent, and the agent's place in the list
+ * it decides over (`list[index]`), so a source can find the agent's count by position.
+ */
+export type LiveInflight = (agent: SnapshotAgent, now: number, index: number, list: readonly SnapshotAgent[]) => number;
 
 /** What a task asks of its agent. */
 export interface RouteRequest {
@@ -45,34 +42,61 @@ export interface PolicySettings {
 
 export const DEFAULT_POLICY: PolicySettings = { watermark: 0.85, slowFactor: 1.5, slowPenalty: 0.25, maxBias: 0.05 };
 
-/** An agent with its place in the decision. */
-export interface Candidate {
-  agent: SnapshotAgent;
-  /** inflight / max_concurrency from the freshest count the router has. */
-  load: number;
-  /** Lower is better: load + slow penalty − priority/weight bias. */
-  score: number;
-  excluded?: Exclusion;
-}
+const OFFLINE = exclusionCode('offline');
+const STARTING = exclusionCode('starting');
+const DRAINING = exclusionCode('draining');
+const SUSPECT = exclusionCode('suspect');
+const EJECTED = exclusionCode('ejected');
+const MISSING_TAGS = exclusionCode('missing_tags');
+const REGION = exclusionCode('region');
+const OBSERVING = exclusionCode('observing');
+const ON_TRACE = exclusionCode('on_trace');
+const FULL = exclusionCode('full');
+const WATERMARK = exclusionCode('watermark');
 
-/** A routing decision: the candidates best first, and every agent of the capability explained. */
-export interface Decision {
-  ranked: Candidate[];
-  all: Candidate[];
-}
-
-const EPSILON = 1e-9;
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
 function hasAll(agent: SnapshotAgent, tags: readonly string[]): boolean {
-  if (tags.length === 0) return true;
-  const own = new Set([...agent.capabilities, ...(agent.tags ?? [])]);
-  return tags.every((t) => own.has(t));
+  for (const t of tags) if (!agent.capabilities.includes(t) && !agent.tags?.includes(t)) return false;
+  return true;
 }
 
 function capabilityMeanMs(agents: readonly SnapshotAgent[], capability: string): number | undefined {
-  const values = agents.map((a) => a.ewma_ms?.[capability]).filter((v): v is number => typeof v === 'number' && v > 0);
-  return values.length >= 2 ? values.reduce((a, b) => a + b, 0) / values.length : undefined;
+  let sum = 0;
+  let count = 0;
+  for (const a of agents) {
+    const v = a.ewma_ms?.[capability];
+    if (typeof v === 'number' && v > 0) {
+      sum += v;
+      count++;
+    }
+  }
+  return count >= 2 ? sum / count : undefined;
+}
+
+/** The score's penalty for an agent slower than `slowFactor` × the capability's mean. */
+function penalty(a: SnapshotAgent, capability: string, mean: number | undefined, settings: PolicySettings): number {
+  if (mean === undefined) return 0;
+  const ewma = a.ewma_ms?.[capability];
+  return ewma !== undefined && ewma > settings.slowFactor * mean ? settings.slowPenalty : 0;
+}
+
+/** The score's bounded bonus for priority and weight. */
+function bias(a: SnapshotAgent, settings: PolicySettings): number {
+  if (a.priority === undefined && a.weight === undefined) return 0;
+  return (
+    clamp(0.01 * (a.priority ?? 0), 0, settings.maxBias) + clamp(settings.maxBias * ((a.weight ?? 1) - 1), -settings.maxBias, settings.maxBias)
+  );
+}
+
+/** The first exclusion of the status, ejection and tag filters, or 0. */
+function ineligible(a: SnapshotAgent, tags: readonly string[], now: number): number {
+  if (a.status === 'OFFLINE') return OFFLINE;
+  if (a.status === 'STARTING') return STARTING;
+  if (a.status === 'DRAINING') return DRAINING;
+  if (a.ejected_until && a.ejected_until > now) return EJECTED;
+  if (tags.length > 0 && !hasAll(a, tags)) return MISSING_TAGS;
+  return 0;
 }
 
 /**
@@ -83,70 +107,85 @@ function capabilityMeanMs(agents: readonly SnapshotAgent[], capability: string):
  * load ratio, plus a penalty for an agent slower than 1.5× the capability's mean, minus a small
  * bounded bias for priority and weight. Equal scores are ordered by the consistent-hash ring
  * from the task_id, so a task_id keeps its agent while loads are equal. A session's agent comes
- * first while it is HEALTHY and under the watermark.
+ * first while it is HEALTHY and under the watermark; the agent a retry avoids comes last.
+ *
+ * Filtering and scoring fill one typed array in a few passes, with no object per agent; the
+ * ranking is done when the decision's `ranked` or `best()` is read, and `best(k)` orders only the
+ * ties it needs (ranking.ts).
  */
 export function decide(
   agents: readonly SnapshotAgent[],
   req: RouteRequest,
   ring: HashRing,
-  inflightOf: (a: SnapshotAgent) => number = (a) => a.inflight,
+  inflightOf: LiveInflight = (a) => a.inflight,
   settings: PolicySettings = DEFAULT_POLICY,
   now: number = Date.now(),
 ): Decision {
+  const n = agents.length;
   const mean = capabilityMeanMs(agents, req.capability);
-  const all: Candidate[] = agents.map((agent) => {
-    const load = inflightOf(agent) / Math.max(1, agent.max_concurrency);
-    const ewma = agent.ewma_ms?.[req.capability];
-    const slow = mean !== undefined && ewma !== undefined && ewma > settings.slowFactor * mean ? settings.slowPenalty : 0;
-    const bias =
-      clamp(0.01 * (agent.priority ?? 0), 0, settings.maxBias) + clamp(settings.maxBias * ((agent.weight ?? 1) - 1), -settings.maxBias, settings.maxBias);
-    return { agent, load, score: load + slow - bias };
-  });
-  const exclude = (c: Candidate, why: Exclusion) => {
-    c.excluded ??= why;
-  };
-  const open = () => all.filter((c) => !c.excluded);
-  for (const c of all) {
-    const a = c.agent;
-    if (a.status === 'OFFLINE') exclude(c, 'offline');
-    else if (a.status === 'STARTING') exclude(c, 'starting');
-    else if (a.status === 'DRAINING') exclude(c, 'draining');
-    else if (a.ejected_until && a.ejected_until > now) exclude(c, 'ejected');
-    else if (!hasAll(a, req.tags ?? [])) exclude(c, 'missing_tags');
+  const tags = req.tags ?? [];
+  // One buffer for the per-agent figures: a typed array allocation costs more than filling it.
+  const buffer = new Float64Array(3 * n);
+  const load = buffer.subarray(0, n);
+  const score = buffer.subarray(n, 2 * n);
+  // 0 while the agent is a candidate, else its first exclusion's code: each filter below only
+  // looks at agents still open, so an agent keeps the reason of the first filter that took it.
+  // -FULL marks a full agent until the filters before `full` have had their say.
+  const excluded = buffer.subarray(2 * n);
+  let inRegion = 0;
+  for (let i = 0; i < n; i++) {
+    const a = agents[i] as SnapshotAgent;
+    const inflight = inflightOf(a, now, i, agents);
+    load[i] = inflight / Math.max(1, a.max_concurrency);
+    const value = (load[i] as number) + penalty(a, req.capability, mean, settings) - bias(a, settings);
+    // Snapshot counts are finite integers; a count source that answers NaN must not unsettle
+    // the ranking, so such an agent ranks last.
+    score[i] = Number.isFinite(value) ? value : Number.MAX_VALUE;
+    const why = ineligible(a, tags, now);
+    excluded[i] = why === 0 && inflight >= a.max_concurrency ? -FULL : why;
+    if (why === 0 && req.region && a.region === req.region) inRegion++;
   }
-  if (req.region) {
-    const inRegion = open().filter((c) => c.agent.region === req.region);
-    if (req.regionPolicy === 'strict' || inRegion.length > 0) for (const c of open()) if (c.agent.region !== req.region) exclude(c, 'region');
-  }
-  for (const c of open()) {
-    if (c.agent.observe) exclude(c, 'observing');
-    else if (req.exclude?.has(c.agent.agent_id)) exclude(c, 'on_trace');
-    else if (inflightOf(c.agent) >= c.agent.max_concurrency) exclude(c, 'full');
-  }
-  if (open().some((c) => c.agent.status === 'HEALTHY')) for (const c of open()) if (c.agent.status === 'SUSPECT') exclude(c, 'suspect');
-  if (open().some((c) => c.load < settings.watermark)) for (const c of open()) if (c.load >= settings.watermark) exclude(c, 'watermark');
-
-  let ranked = order(open(), req.taskId, ring);
-  if (req.avoid && ranked.length > 1) ranked = [...ranked.filter((c) => c.agent.agent_id !== req.avoid), ...ranked.filter((c) => c.agent.agent_id === req.avoid)];
-  const sticky = req.sessionAgent ? ranked.find((c) => c.agent.agent_id === req.sessionAgent) : undefined;
-  if (sticky && sticky.agent.status === 'HEALTHY' && sticky.load < settings.watermark) ranked = [sticky, ...ranked.filter((c) => c !== sticky)];
-  return { ranked, all };
-}
-
-/** Lowest score first; equal scores by the ring from the task's point. */
-function order(candidates: Candidate[], taskId: string, ring: HashRing): Candidate[] {
-  const sorted = [...candidates].sort((a, b) => a.score - b.score);
-  const out: Candidate[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    let j = i + 1;
-    while (j < sorted.length && (sorted[j] as Candidate).score - (sorted[i] as Candidate).score < EPSILON) j++;
-    const tie = sorted.slice(i, j);
-    if (tie.length === 1) out.push(tie[0] as Candidate);
+  const byRegion = !!req.region && (req.regionPolicy === 'strict' || inRegion > 0);
+  // The suspect and watermark filters depend on what the filters before them left: count it here
+  // (agents under the watermark, with SUSPECT ones apart) so one more pass applies both.
+  let healthy = 0;
+  let roomy = 0;
+  let roomySuspects = 0;
+  for (let i = 0; i < n; i++) {
+    if ((excluded[i] as number) > 0) continue;
+    const a = agents[i] as SnapshotAgent;
+    if (byRegion && a.region !== req.region) excluded[i] = REGION;
+    else if (a.observe) excluded[i] = OBSERVING;
+    else if (req.exclude?.has(a.agent_id)) excluded[i] = ON_TRACE;
+    else if (excluded[i] === -FULL) excluded[i] = FULL;
     else {
-      const byId = new Map(tie.map((c) => [c.agent.agent_id, c]));
-      for (const id of ring.order(taskId, new Set(byId.keys()))) out.push(byId.get(id) as Candidate);
+      if (a.status === 'HEALTHY') healthy++;
+      if ((load[i] as number) < settings.watermark) {
+        if (a.status === 'SUSPECT') roomySuspects++;
+        else roomy++;
+      }
     }
-    i = j;
   }
-  return out;
+  if (healthy === 0) roomy += roomySuspects;
+  const open: number[] = [];
+  let sticky = -1;
+  let avoid = -1;
+  for (let i = 0; i < n; i++) {
+    if (excluded[i] !== 0) continue;
+    const a = agents[i] as SnapshotAgent;
+    if (healthy > 0 && a.status === 'SUSPECT') {
+      excluded[i] = SUSPECT;
+      continue;
+    }
+    if (roomy > 0 && (load[i] as number) >= settings.watermark) {
+      excluded[i] = WATERMARK;
+      continue;
+    }
+    open.push(i);
+    if (sticky < 0 && req.sessionAgent && a.agent_id === req.sessionAgent) {
+      if (a.status === 'HEALTHY' && (load[i] as number) < settings.watermark) sticky = i;
+    }
+    if (avoid < 0 && req.avoid && a.agent_id === req.avoid) avoid = i;
+  }
+  return new RoutingDecision({ agents, score, open, ring, taskId: req.taskId, sticky, avoid }, load, excluded);
 }

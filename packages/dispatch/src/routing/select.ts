@@ -1,6 +1,8 @@
 import type { SnapshotAgent } from '@agent-reach/protocol';
 import type { HashRing } from './hash-ring.ts';
-import { decide } from './policy.ts';
+import { decide, type LiveInflight } from './policy.ts';
+
+export type { LiveInflight } from './policy.ts';
 
 /** A candidate with the load it was ranked by. */
 export interface RankedAgent {
@@ -10,9 +12,6 @@ export interface RankedAgent {
   /** The policy's score (lower is better). */
   score: number;
 }
-
-/** Loads the router learned after the snapshot was written (from its own deliveries). */
-export type LiveInflight = (agent: SnapshotAgent) => number;
 
 /**
  * The candidates for a task with no constraints beyond its capability, best first: the routing

@@ -2,11 +2,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decodeSnapshot, type ReachKeys, type RegistrySnapshot, type SnapshotAgent } from '@agent-reach/protocol';
 import { HashRing } from '../routing/hash-ring.ts';
+import { LiveCounts } from './live-counts.ts';
 
 type State = 'idle' | 'running' | 'closed';
-
-/** How long a count Redis returned to a delivery is trusted over the snapshot's. */
-const LIVE_COUNT_TTL_MS = 250;
 
 /**
  * Holds the latest registry snapshot in memory, indexed by capability. Reloads it every
@@ -19,7 +17,7 @@ export class SnapshotHolder {
   private byCapability = new Map<string, SnapshotAgent[]>();
   private byId = new Map<string, SnapshotAgent>();
   private rings = new Map<string, HashRing>();
-  private live = new Map<string, { base: number; at: number; reserved: number }>();
+  private readonly live = new LiveCounts();
   private state: State = 'idle';
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
@@ -75,7 +73,10 @@ export class SnapshotHolder {
     return this.byCapability.get(capability) ?? [];
   }
 
-  /** The hash ring over the agents of `capability`. */
+  /**
+   * The hash ring over the agents of `capability`. Built on first use and kept across reloads
+   * while the capability's set of agent ids stays the same (see `keepRings`).
+   */
   ringFor(capability: string): HashRing {
     let ring = this.rings.get(capability);
     if (!ring) {
@@ -89,22 +90,16 @@ export class SnapshotHolder {
    * Freshest inflight count known for an agent: the last count Redis returned to a delivery
    * (or the snapshot's), plus the deliveries this router has chosen it for and not yet heard
    * back from. Counting choices at once keeps a burst of concurrent submissions from all
-   * picking the agent that looked idlest.
+   * picking the agent that looked idlest. `decide()` passes its clock, read once per decision,
+   * and where the agent sits in the list it was given (`list[index]`), which finds its count
+   * without looking its id up.
    */
-  inflightOf = (agent: SnapshotAgent): number => {
-    const l = this.live.get(agent.agent_id);
-    if (!l) return agent.inflight;
-    // The router never sees completions: a count older than LIVE_COUNT_TTL_MS may be too high
-    // (an agent refused as full stays full in our eyes), so it falls back to the snapshot's.
-    const base = Date.now() - l.at < LIVE_COUNT_TTL_MS ? l.base : Math.min(l.base, agent.inflight);
-    return base + l.reserved;
-  };
+  inflightOf = (agent: SnapshotAgent, now?: number, index?: number, list?: readonly SnapshotAgent[]): number =>
+    this.live.inflightOf(agent, now, index, list);
 
   /** Counts a delivery this router is about to make to `agentId`. */
   reserve(agentId: string): void {
-    const l = this.live.get(agentId);
-    if (l) l.reserved++;
-    else this.live.set(agentId, { base: this.baseOf(agentId), at: Date.now(), reserved: 1 });
+    this.live.reserve(agentId);
   }
 
   /**
@@ -112,26 +107,12 @@ export class SnapshotHolder {
    * delivery (undefined when the delivery was refused).
    */
   settle(agentId: string, inflight?: number): void {
-    const l = this.live.get(agentId);
-    if (!l) return;
-    l.reserved = Math.max(0, l.reserved - 1);
-    if (inflight !== undefined) {
-      l.base = inflight;
-      l.at = Date.now();
-    }
+    this.live.settle(agentId, inflight);
   }
 
   /** Records the inflight count Redis returned. */
   noteInflight(agentId: string, inflight: number): void {
-    const l = this.live.get(agentId);
-    if (l) {
-      l.base = inflight;
-      l.at = Date.now();
-    } else this.live.set(agentId, { base: inflight, at: Date.now(), reserved: 0 });
-  }
-
-  private baseOf(agentId: string): number {
-    return this.byId.get(agentId)?.inflight ?? 0;
+    this.live.note(agentId, inflight);
   }
 
   /** Version and age of the snapshot held. */
@@ -164,13 +145,25 @@ export class SnapshotHolder {
       }
       this.byCapability = index;
       this.byId = new Map(next.agents.map((a) => [a.agent_id, a]));
-      this.rings = new Map();
+      this.rings = keepRings(this.rings, index);
       // Reservations in flight survive a new snapshot; the counts it carries are fresher.
-      const reserved = new Map([...this.live].filter(([, l]) => l.reserved > 0));
-      this.live = new Map();
-      for (const [id, l] of reserved) this.live.set(id, { base: this.byId.get(id)?.inflight ?? l.base, at: Date.now(), reserved: l.reserved });
+      this.live.load(next.agents);
     } catch (err: unknown) {
       this.log.warn({ err }, 'snapshot reload failed; keeping the previous one');
     }
   }
+}
+
+/**
+ * The rings of `previous` whose capability has the same set of agent ids in `index`. A reload
+ * every few seconds usually changes loads, not membership, and a ring over 200 agents is 25,600
+ * hashed points: rebuilding only on a membership change keeps that off the hot path.
+ */
+function keepRings(previous: ReadonlyMap<string, HashRing>, index: ReadonlyMap<string, readonly SnapshotAgent[]>): Map<string, HashRing> {
+  const kept = new Map<string, HashRing>();
+  for (const [capability, ring] of previous) {
+    const agents = index.get(capability);
+    if (agents && ring.size <= agents.length && ring.hasExactly(agents.map((a) => a.agent_id))) kept.set(capability, ring);
+  }
+  return kept;
 }

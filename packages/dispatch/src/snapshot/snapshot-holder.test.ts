@@ -1,0 +1,114 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { reachKeys, type SnapshotAgent } from '@agent-reach/protocol';
+import { SnapshotHolder } from './snapshot-holder.ts';
+
+function agent(id: string, capabilities: string[], inflight = 0): SnapshotAgent {
+  return { agent_id: id, instance_id: `${id}-i`, epoch: 1, status: 'HEALTHY', capabilities, max_concurrency: 4, inflight, region: '', channel: 'push', lease_age_ms: 0 };
+}
+
+/** A holder whose Redis GET returns the next snapshot queued with `write`. */
+function holder() {
+  let version = 0;
+  let stored: string | null = null;
+  const redis = { get: () => Promise.resolve(stored) } as unknown as Redis;
+  const subscriber = {} as Redis;
+  const logger = { child: () => logger, warn: () => undefined } as unknown as Logger;
+  const h = new SnapshotHolder(redis, subscriber, reachKeys('t'), 60_000, logger);
+  const write = async (agents: SnapshotAgent[]) => {
+    stored = JSON.stringify({ version: ++version, written_at: 0, agents });
+    await h.reload();
+  };
+  return { h, write };
+}
+
+describe('SnapshotHolder.ringFor', () => {
+  it('keeps a capability’s ring across reloads while its set of agents is the same', async () => {
+    const { h, write } = holder();
+    await write([agent('a', ['x', 'y']), agent('b', ['x'])]);
+    const x = h.ringFor('x');
+    const y = h.ringFor('y');
+    // New loads and a new order, same members.
+    await write([agent('b', ['x'], 3), agent('a', ['x', 'y'], 1)]);
+    expect(h.info().version).toBe(2);
+    expect(h.ringFor('x')).toBe(x);
+    expect(h.ringFor('y')).toBe(y);
+  });
+
+  it('rebuilds the ring of a capability whose membership changed, and only that one', async () => {
+    const { h, write } = holder();
+    await write([agent('a', ['x', 'y']), agent('b', ['x'])]);
+    const x = h.ringFor('x');
+    const y = h.ringFor('y');
+    await write([agent('a', ['x', 'y']), agent('c', ['x'])]);
+    const x2 = h.ringFor('x');
+    expect(x2).not.toBe(x);
+    expect([...x2.ids]).toEqual(['a', 'c']);
+    expect(h.ringFor('y')).toBe(y);
+    // An agent leaving is a change too, and a capability nobody serves any more has an empty ring.
+    await write([agent('a', ['x'])]);
+    expect([...h.ringFor('x').ids]).toEqual(['a']);
+    expect(h.ringFor('y').size).toBe(0);
+  });
+
+  it('does not mistake a repeated agent for the same membership', async () => {
+    const { h, write } = holder();
+    await write([agent('a', ['x']), agent('b', ['x'])]);
+    const x = h.ringFor('x');
+    await write([agent('a', ['x', 'x'])]);
+    expect(h.ringFor('x')).not.toBe(x);
+    expect([...h.ringFor('x').ids]).toEqual(['a']);
+  });
+});
+
+describe('SnapshotHolder.inflightOf', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('trusts a fresh live count, and a stale one only while it is not above the snapshot’s', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { h, write } = holder();
+    await write([agent('a', ['x'], 2), agent('b', ['x'], 2)]);
+    const a = h.agent('a')!;
+    const b = h.agent('b')!;
+    h.noteInflight('a', 4);
+    h.noteInflight('b', 1);
+    expect([h.inflightOf(a), h.inflightOf(b)]).toEqual([4, 1]);
+    vi.setSystemTime(Date.now() + 300);
+    expect([h.inflightOf(a), h.inflightOf(b)]).toEqual([2, 1]);
+    h.reserve('a');
+    expect(h.inflightOf(a)).toBe(3);
+  });
+
+  it('carries reservations in flight over a reload, on the new snapshot’s count, and drops the rest', async () => {
+    const { h, write } = holder();
+    await write([agent('a', ['x'], 1), agent('b', ['x'], 1)]);
+    h.noteInflight('a', 3);
+    h.reserve('b');
+    h.reserve('gone');
+    await write([agent('a', ['x'], 2), agent('b', ['x'], 2), agent('gone', ['x'], 5)]);
+    expect(h.inflightOf(h.agent('a')!)).toBe(2);
+    expect(h.inflightOf(h.agent('b')!)).toBe(3);
+    // Reserved while not in the snapshot: counted once it appears.
+    expect(h.inflightOf(h.agent('gone')!)).toBe(6);
+    h.settle('b', 4);
+    expect(h.inflightOf(h.agent('b')!)).toBe(4);
+  });
+
+  it('finds a count by the agent’s place in its capability’s list, or by id when the place does not match', async () => {
+    const { h, write } = holder();
+    await write([agent('a', ['x'], 1), agent('b', ['x', 'y'], 1)]);
+    h.noteInflight('b', 3);
+    const xs = h.agentsFor('x');
+    const ys = h.agentsFor('y');
+    const old = h.agent('b')!;
+    expect(xs.map((a, i) => h.inflightOf(a, Date.now(), i, xs))).toEqual([1, 3]);
+    expect(h.inflightOf(ys[0]!, Date.now(), 0, ys)).toBe(3);
+    // A wrong place, or an agent object of an older snapshot, is looked up by id.
+    expect(h.inflightOf(xs[1]!, Date.now(), 0, xs)).toBe(3);
+    await write([agent('a', ['x'], 1), agent('b', ['x', 'y'], 2)]);
+    h.noteInflight('b', 0);
+    expect(h.inflightOf(old, Date.now(), 1, xs)).toBe(0);
+  });
+});
+
