@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ReachKeys } from '@agent-reach/protocol';
+import type { ReachKeys, SnapshotAgent } from '@agent-reach/protocol';
 import { decide, type Candidate, type Decision, type SnapshotHolder } from '@agent-reach/dispatch';
 import { traceOf, type Lineage } from './lineage.ts';
 
@@ -18,9 +18,16 @@ export interface RoutingAsk {
 export interface Routed {
   decision: Decision;
   lineage?: Lineage;
+  /** The best push candidates (at most `picks`), best first. */
   push: Candidate[];
+  /** The best pull candidates (at most `picks`), best first. */
   pull: Candidate[];
+  /** How many push candidates there are in all. */
+  pushCount: number;
 }
+
+const isPush = (agent: SnapshotAgent): boolean => agent.channel !== 'pull';
+const isPull = (agent: SnapshotAgent): boolean => agent.channel === 'pull';
 
 /**
  * Builds the routing decision for a task from the snapshot held in memory: the parent's trace
@@ -34,6 +41,7 @@ export async function route(
   ask: RoutingAsk,
   watermark: number,
   reserve = false,
+  picks = Infinity,
 ): Promise<Routed> {
   const [lineage, sessionAgent] = await Promise.all([
     ask.parentTaskId ? traceOf(redis, keys, ask.parentTaskId) : undefined,
@@ -53,7 +61,8 @@ export async function route(
     snapshot.inflightOf,
     { watermark, slowFactor: 1.5, slowPenalty: 0.25, maxBias: 0.05 },
   );
-  const push = decision.ranked.filter((c) => c.agent.channel !== 'pull');
+  // Only the few candidates a submission tries are ordered (ties walk the ring only that far).
+  const push = decision.best(picks, isPush);
   // Count the choice at once, in the same tick as the decision, so the next request of a burst
   // already sees it (the delivery's reply settles it).
   if (reserve && push[0]) snapshot.reserve(push[0].agent.agent_id);
@@ -61,12 +70,14 @@ export async function route(
     decision,
     ...(lineage ? { lineage } : {}),
     push,
-    pull: decision.ranked.filter((c) => c.agent.channel === 'pull'),
+    pull: decision.best(picks, isPull),
+    pushCount: decision.count(isPush),
   };
 }
 
 /** True when some agent would serve but every one is full or on the task's trace. */
 export function onlyExcludedFor(decision: Decision, reasons: readonly string[]): boolean {
+  if (decision.count() > 0) return false;
   const live = decision.all.filter((c) => !['offline', 'starting', 'draining', 'ejected', 'missing_tags', 'region', 'observing'].includes(c.excluded ?? ''));
-  return live.length > 0 && decision.ranked.length === 0 && live.every((c) => reasons.includes(c.excluded ?? ''));
+  return live.length > 0 && live.every((c) => reasons.includes(c.excluded ?? ''));
 }

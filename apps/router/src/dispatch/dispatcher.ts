@@ -77,11 +77,13 @@ export class Dispatcher {
       ...(body.session_id ? { sessionId: body.session_id } : {}),
       ...(body.parent_task_id ? { parentTaskId: body.parent_task_id } : {}),
     };
-    let routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch');
-    if (routed.decision.ranked.length === 0) {
+    // The candidates tried, plus the runner-up the sent stage records.
+    const picks = this.settings.maxCandidates + 1;
+    let routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch', picks);
+    if (routed.decision.count() === 0) {
       // A registration may be newer than the snapshot held: look once more before refusing.
       await this.snapshot.reload();
-      routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch');
+      routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch', picks);
     }
     const reserved = body.mode !== 'batch' ? routed.push[0]?.agent.agent_id : undefined;
     const { decision, lineage } = routed;
@@ -93,7 +95,7 @@ export class Dispatcher {
     // every agent's exclusion, which a delivered task never needs).
     let allFull = (): boolean => onlyExcludedFor(decision, ['full', 'watermark']);
     if (reserved) {
-      const outcome = await this.dispatch(taskId, body, payload, routed.push, lineage);
+      const outcome = await this.dispatch(taskId, body, payload, routed.push, routed.pushCount, lineage);
       if (!('refused' in outcome)) return outcome;
       allFull = () => outcome.allFull;
     } else if (body.mode === 'batch') {
@@ -116,6 +118,7 @@ export class Dispatcher {
     body: SubmitBody,
     payload: string,
     candidates: Candidate[],
+    candidateCount: number,
     lineage: Lineage | undefined,
   ): Promise<SubmitOutcome | { refused: true; allFull: boolean }> {
     const nonce = randomUUID();
@@ -125,7 +128,7 @@ export class Dispatcher {
     // The first candidate was counted when it was chosen; a return before its delivery gives it back.
     let outstanding: string | undefined = tried[0]?.agent.agent_id;
     try {
-      return await this.tryCandidates(taskId, body, payload, candidates, tried, lineage, nonce, timeoutMs, refusals, () => {
+      return await this.tryCandidates(taskId, body, payload, candidates, candidateCount, tried, lineage, nonce, timeoutMs, refusals, () => {
         outstanding = undefined;
       });
     } finally {
@@ -138,6 +141,7 @@ export class Dispatcher {
     body: SubmitBody,
     payload: string,
     candidates: Candidate[],
+    candidateCount: number,
     tried: Candidate[],
     lineage: Lineage | undefined,
     nonce: string,
@@ -190,7 +194,7 @@ export class Dispatcher {
       void this.delivery.markSent(taskId, agent.agent_id, 1, result.messageId, result.sentAt, {
         score: Number(candidate.score.toFixed(4)),
         load: Number(candidate.load.toFixed(4)),
-        candidates: candidates.length,
+        candidates: candidateCount,
         ...(runnerUp ? { runner_up: runnerUp.agent.agent_id, runner_up_score: Number(runnerUp.score.toFixed(4)) } : {}),
         snapshot_age_ms: this.snapshot.info().age_ms,
         ...(refusals.length > 0 ? { reason: `re-routed after ${refusals.join(', ')}` } : {}),
