@@ -1,6 +1,7 @@
 import type { SnapshotAgent } from '@agent-reach/protocol';
 import { exclusionCode, RoutingDecision, type Decision } from './decision.ts';
 import type { HashRing } from './hash-ring.ts';
+import { scoreOffsets } from './score-offsets.ts';
 
 export type { Candidate, Decision, Exclusion } from './decision.ts';
 
@@ -54,39 +55,10 @@ const ON_TRACE = exclusionCode('on_trace');
 const FULL = exclusionCode('full');
 const WATERMARK = exclusionCode('watermark');
 
-const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
 function hasAll(agent: SnapshotAgent, tags: readonly string[]): boolean {
   for (const t of tags) if (!agent.capabilities.includes(t) && !agent.tags?.includes(t)) return false;
   return true;
-}
-
-function capabilityMeanMs(agents: readonly SnapshotAgent[], capability: string): number | undefined {
-  let sum = 0;
-  let count = 0;
-  for (const a of agents) {
-    const v = a.ewma_ms?.[capability];
-    if (typeof v === 'number' && v > 0) {
-      sum += v;
-      count++;
-    }
-  }
-  return count >= 2 ? sum / count : undefined;
-}
-
-/** The score's penalty for an agent slower than `slowFactor` × the capability's mean. */
-function penalty(a: SnapshotAgent, capability: string, mean: number | undefined, settings: PolicySettings): number {
-  if (mean === undefined) return 0;
-  const ewma = a.ewma_ms?.[capability];
-  return ewma !== undefined && ewma > settings.slowFactor * mean ? settings.slowPenalty : 0;
-}
-
-/** The score's bounded bonus for priority and weight. */
-function bias(a: SnapshotAgent, settings: PolicySettings): number {
-  if (a.priority === undefined && a.weight === undefined) return 0;
-  return (
-    clamp(0.01 * (a.priority ?? 0), 0, settings.maxBias) + clamp(settings.maxBias * ((a.weight ?? 1) - 1), -settings.maxBias, settings.maxBias)
-  );
 }
 
 /** The first exclusion of the status, ejection and tag filters, or 0. */
@@ -122,7 +94,7 @@ export function decide(
   now: number = Date.now(),
 ): Decision {
   const n = agents.length;
-  const mean = capabilityMeanMs(agents, req.capability);
+  const { penalty, bias } = scoreOffsets(agents, req.capability, settings);
   const tags = req.tags ?? [];
   // One buffer for the per-agent figures: a typed array allocation costs more than filling it.
   const buffer = new Float64Array(3 * n);
@@ -137,7 +109,7 @@ export function decide(
     const a = agents[i] as SnapshotAgent;
     const inflight = inflightOf(a, now, i, agents);
     load[i] = inflight / Math.max(1, a.max_concurrency);
-    const value = (load[i] as number) + penalty(a, req.capability, mean, settings) - bias(a, settings);
+    const value = (load[i] as number) + (penalty[i] as number) - (bias[i] as number);
     // Snapshot counts are finite integers; a count source that answers NaN must not unsettle
     // the ranking, so such an agent ranks last.
     score[i] = Number.isFinite(value) ? value : Number.MAX_VALUE;
