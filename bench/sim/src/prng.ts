@@ -1,22 +1,10 @@
-import { hash32 } from '@agent-reach/dispatch';
+import { hash32, mulberry32 as seededRandom } from '@agent-reach/dispatch';
 
 /** A source of uniform numbers in [0, 1), like `Math.random` but seeded. */
 export type Random = () => number;
 
-/**
- * mulberry32: a tiny 32-bit PRNG with a full 2^32 period. Good enough for a simulation and,
- * unlike `Math.random`, the same seed gives the same sequence on every machine.
- */
-export function mulberry32(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (from the dispatch package): the same seed gives the same sequence on every machine. */
+export const mulberry32: (seed: number) => Random = seededRandom;
 
 /**
  * A seed for one named stream of a run (`"arrivals"`, `"policy"`…), so that streams are

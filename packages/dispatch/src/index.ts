@@ -1,4 +1,5 @@
 export { hash32 } from './routing/hash.ts';
+export { mulberry32 } from './routing/prng.ts';
 export { HashRing, VIRTUAL_NODES } from './routing/hash-ring.ts';
 export { rankCandidates, type RankedAgent, type LiveInflight } from './routing/select.ts';
 export { SnapshotHolder } from './snapshot/snapshot-holder.ts';

@@ -1,16 +1,8 @@
 import type { AgentStatus, RegistrySnapshot, SnapshotAgent } from '@agent-reach/protocol';
+import { mulberry32 } from '@agent-reach/dispatch';
 
-/** A small deterministic PRNG (mulberry32), so every run ranks the same fleet. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic PRNG, so every run ranks the same fleet. */
+export const prng = mulberry32;
 
 /** Capability names of a synthetic fleet. */
 export function capabilityNames(count: number): string[] {

@@ -3,6 +3,7 @@ import type { AgentStatus, SnapshotAgent } from '@agent-reach/protocol';
 import { hash32 } from './hash.ts';
 import { HashRing } from './hash-ring.ts';
 import { decide, type RouteRequest } from './policy.ts';
+import { mulberry32 } from './prng.ts';
 
 /**
  * The policy as it was before decisions were ranked lazily (string-owner ring, full sort, one
@@ -97,16 +98,6 @@ function referenceDecide(agents: readonly SnapshotAgent[], req: RouteRequest, ri
   return { ranked, all };
 }
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const STATUSES: AgentStatus[] = ['HEALTHY', 'HEALTHY', 'HEALTHY', 'HEALTHY', 'SUSPECT', 'OFFLINE', 'STARTING', 'DRAINING'];
 // Weights 1 ± a few 1e-11 tie within 1e-9; 1 + 2e-8 lands right at the tie bound.
@@ -162,7 +153,7 @@ describe('decide matches the reference policy on random fleets', () => {
   const now = Date.now();
 
   it('ranks, scores and explains every agent the same way', () => {
-    const rand = prng(11);
+    const rand = mulberry32(11);
     for (let round = 0; round < 300; round++) {
       const { agents, req } = randomCase(rand, now);
       const ids = agents.map((a) => a.agent_id);
@@ -184,7 +175,7 @@ describe('decide matches the reference policy on random fleets', () => {
   });
 
   it('best(k, where) is the prefix of the full ordering, filtered, for every k', () => {
-    const rand = prng(23);
+    const rand = mulberry32(23);
     for (let round = 0; round < 400; round++) {
       const { agents, req } = randomCase(rand, now);
       const ring = new HashRing(agents.map((a) => a.agent_id));
@@ -226,7 +217,7 @@ function plain(id: string, inflight: number): SnapshotAgent {
 
 describe('HashRing matches the reference ring', () => {
   it('orders any subset the same way, for any task', () => {
-    const rand = prng(5);
+    const rand = mulberry32(5);
     for (let round = 0; round < 60; round++) {
       const ids = Array.from({ length: 1 + Math.floor(rand() * 60) }, (_, i) => `agent-${i}-${Math.floor(rand() * 1e6)}`);
       const ring = new HashRing(ids);
