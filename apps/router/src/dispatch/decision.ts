@@ -20,8 +20,8 @@ export interface Routed {
   lineage?: Lineage;
   /** The best push candidates (at most `picks`), best first. */
   push: Candidate[];
-  /** The best pull candidates (at most `picks`), best first. */
-  pull: Candidate[];
+  /** The best pull candidates (at most `picks`), best first; ordered on first read. */
+  readonly pull: Candidate[];
   /** How many push candidates there are in all. */
   pushCount: number;
 }
@@ -66,11 +66,15 @@ export async function route(
   // Count the choice at once, in the same tick as the decision, so the next request of a burst
   // already sees it (the delivery's reply settles it).
   if (reserve && push[0]) snapshot.reserve(push[0].agent.agent_id);
+  let pull: Candidate[] | undefined;
   return {
     decision,
     ...(lineage ? { lineage } : {}),
     push,
-    pull: decision.best(picks, isPull),
+    // Ordered only when read: a submission looks at pull agents only when no push agent took it.
+    get pull() {
+      return (pull ??= decision.best(picks, isPull));
+    },
     pushCount: decision.count(isPush),
   };
 }
