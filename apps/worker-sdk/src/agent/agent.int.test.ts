@@ -13,13 +13,6 @@ afterEach(async () => {
   await h.cleanup();
 });
 
-/** Waits until the task has at least `n` acks and returns them. */
-function acksOf(taskId: string, n: number): Promise<Record<string, string>[]> {
-  return waitFor(async () => {
-    const acks = await h.acksOf(taskId);
-    return acks.length >= n && acks;
-  }, { message: `${n} acks for ${taskId}` });
-}
 
 describe('ReachAgent on real Redis', () => {
   it('reports received, then completed with the result, and XACKs', async () => {
@@ -36,7 +29,7 @@ describe('ReachAgent on real Redis', () => {
     expect(agent.state).toBe('running');
 
     await h.addTask(reg.agent_id, { task_id: 't-1', payload: JSON.stringify({ hello: 'world' }), attempt: 2 });
-    const [received, completed] = await acksOf('t-1', 2);
+    const [received, completed] = await h.waitForAcks('t-1', 2);
     const identity = { task_id: 't-1', agent_id: reg.agent_id, instance_id: agent.options.instanceId, epoch: String(reg.epoch), attempt: '2' };
     expect(received).toEqual({ ...identity, stage: 'received' });
     // A completion names its capability (the server records the agent's speed with it). The
@@ -113,9 +106,9 @@ describe('ReachAgent on real Redis', () => {
     });
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'dup', payload: '"x"' });
-    await acksOf('dup', 2);
+    await h.waitForAcks('dup', 2);
     await h.addTask(reg.agent_id, { task_id: 'dup', payload: '"x"', attempt: 2 });
-    const acks = await acksOf('dup', 4);
+    const acks = await h.waitForAcks('dup', 4);
     expect(acks.map((a) => a['stage'])).toEqual(['received', 'completed', 'received', 'completed']);
     expect(calls).toBe(1);
     expect(acks[3]?.['result']).toBe(acks[1]?.['result']);
@@ -139,7 +132,7 @@ describe('ReachAgent on real Redis', () => {
     await h.addTask(reg.agent_id, { task_id: 'twin', attempt: 2 });
     await waitFor(async () => (await h.acksOf('twin')).length === 2, { message: 'both received' });
     gate.open();
-    const acks = await acksOf('twin', 4);
+    const acks = await h.waitForAcks('twin', 4);
     expect(acks.filter((a) => a['stage'] === 'completed').map((a) => a['result'])).toEqual(['"once"', '"once"']);
     expect(calls).toBe(1);
   });
@@ -149,7 +142,7 @@ describe('ReachAgent on real Redis', () => {
     const agent = h.agent({ maxConcurrency: 2, handler: () => gate.promise.then(() => 'done') });
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'inflight' });
-    await acksOf('inflight', 1);
+    await h.waitForAcks('inflight', 1);
 
     const closing = agent.close();
     expect(agent.close()).toBe(closing);
@@ -193,7 +186,7 @@ describe('ReachAgent on real Redis', () => {
     });
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'stuck' });
-    await acksOf('stuck', 1);
+    await h.waitForAcks('stuck', 1);
     await agent.close();
     const acks = await h.acksOf('stuck');
     expect(acks[1]).toMatchObject({ stage: 'failed', retryable: 'true', error: 'aborted by agent shutdown' });
@@ -211,10 +204,10 @@ describe('ReachAgent on real Redis', () => {
     });
     const reg = await agent.start().ready();
     for (const id of ['plain', 'final', 'flagged', 'bigint']) await h.addTask(reg.agent_id, { task_id: id });
-    expect((await acksOf('plain', 2))[1]).toMatchObject({ stage: 'failed', error: 'boom', retryable: 'true' });
-    expect((await acksOf('final', 2))[1]).toMatchObject({ stage: 'failed', error: 'bad input', retryable: 'false' });
-    expect((await acksOf('flagged', 2))[1]).toMatchObject({ stage: 'failed', error: 'nope', retryable: 'false' });
-    expect((await acksOf('bigint', 2))[1]).toMatchObject({ stage: 'failed', retryable: 'false' });
+    expect((await h.waitForAcks('plain', 2))[1]).toMatchObject({ stage: 'failed', error: 'boom', retryable: 'true' });
+    expect((await h.waitForAcks('final', 2))[1]).toMatchObject({ stage: 'failed', error: 'bad input', retryable: 'false' });
+    expect((await h.waitForAcks('flagged', 2))[1]).toMatchObject({ stage: 'failed', error: 'nope', retryable: 'false' });
+    expect((await h.waitForAcks('bigint', 2))[1]).toMatchObject({ stage: 'failed', retryable: 'false' });
     await waitFor(async () => (await pendingCount(h.redis, reg.stream, WORKER_GROUP)) === 0);
   });
 
@@ -229,12 +222,12 @@ describe('ReachAgent on real Redis', () => {
     });
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'expired', deadline_ms: Date.now() - 1000 });
-    expect(await acksOf('expired', 2)).toMatchObject([
+    expect(await h.waitForAcks('expired', 2)).toMatchObject([
       { stage: 'received' },
       { stage: 'failed', error: 'deadline passed', retryable: 'false' },
     ]);
     await h.addTask(reg.agent_id, { task_id: 'runs-out', deadline_ms: Date.now() + 150 });
-    expect((await acksOf('runs-out', 2))[1]).toMatchObject({ stage: 'failed', error: 'gave up', retryable: 'false' });
+    expect((await h.waitForAcks('runs-out', 2))[1]).toMatchObject({ stage: 'failed', error: 'gave up', retryable: 'false' });
     expect(ran).toEqual(['runs-out']);
   });
 
@@ -244,7 +237,7 @@ describe('ReachAgent on real Redis', () => {
     await h.redis.xadd(reg.stream, '*', 'foo', 'bar');
     await h.redis.xadd(reg.stream, '*', 'task_id', 'x{y}', 'capability', 'echo', 'attempt', '1');
     await h.addTask(reg.agent_id, { task_id: 'good', payload: '{"ok":true}' });
-    expect((await acksOf('good', 2))[1]).toMatchObject({ stage: 'completed', result: '{"ok":true}' });
+    expect((await h.waitForAcks('good', 2))[1]).toMatchObject({ stage: 'completed', result: '{"ok":true}' });
     await waitFor(async () => (await pendingCount(h.redis, reg.stream, WORKER_GROUP)) === 0, { message: 'junk XACKed' });
     // Nothing for the junk: the good task's one ack (its receipt folded into its completion).
     expect((await h.acks()).map((a) => a.fields['task_id'])).toEqual(['good']);
@@ -255,6 +248,6 @@ describe('ReachAgent on real Redis', () => {
     const agent = h.agent({ handler: () => Promise.resolve('unreachable') });
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'badjson', payload: '{nope' });
-    expect((await acksOf('badjson', 2))[1]).toMatchObject({ stage: 'failed', retryable: 'false' });
+    expect((await h.waitForAcks('badjson', 2))[1]).toMatchObject({ stage: 'failed', retryable: 'false' });
   });
 });

@@ -12,12 +12,6 @@ afterEach(async () => {
   h = undefined;
 });
 
-function stagesOf(harness: Harness, taskId: string, n: number): Promise<Record<string, string>[]> {
-  return waitFor(async () => {
-    const acks = await harness.acksOf(taskId);
-    return acks.length >= n && acks;
-  }, { message: `${n} acks for ${taskId}` });
-}
 
 describe('registration', () => {
   it('retries in the background with the same instance_id until the registry answers', async () => {
@@ -70,7 +64,7 @@ describe('heartbeat', () => {
     await h.addTask(reg.agent_id, { task_id: 'hold' });
     await waitFor(() => h!.registry.heartbeats.some((b) => b.body.inflight === 1 && b.body.status === 'busy'), { message: 'busy beat' });
     gate.open();
-    await stagesOf(h, 'hold', 2);
+    await h.waitForAcks('hold', 2);
   });
 
   it('re-registers (same instance) when the record is gone, keeping in-flight work', async () => {
@@ -81,12 +75,12 @@ describe('heartbeat', () => {
     agent.on('registered', (r) => registered.push(r.epoch));
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'across' });
-    await stagesOf(h, 'across', 1);
+    await h.waitForAcks('across', 1);
     h.registry.forget(reg.agent_id);
     await waitFor(() => h!.registry.registers.length === 2, { message: 're-registered' });
     expect(h.registry.registers[1]?.instance_id).toBe(agent.options.instanceId);
     gate.open();
-    expect((await stagesOf(h, 'across', 2))[1]).toMatchObject({ stage: 'completed', result: '"kept"' });
+    expect((await h.waitForAcks('across', 2))[1]).toMatchObject({ stage: 'completed', result: '"kept"' });
     const beats = h.registry.heartbeats.length;
     await waitFor(() => h!.registry.heartbeats.length > beats + 1, { message: 'heartbeats resumed' });
     expect(agent.state).toBe('running');
@@ -101,7 +95,7 @@ describe('heartbeat', () => {
     agent.on('fenced', (e) => fenced.push(e));
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'old-epoch' });
-    await stagesOf(h, 'old-epoch', 1);
+    await h.waitForAcks('old-epoch', 1);
 
     const newer = h.registry.takeOver(reg.agent_id);
     expect(newer.epoch).toBe(reg.epoch + 1);
@@ -110,7 +104,7 @@ describe('heartbeat', () => {
     expect(isAgentFencedError(fenced[0]) && fenced[0].epoch === reg.epoch).toBe(true);
 
     gate.open();
-    const acks = await stagesOf(h, 'old-epoch', 2);
+    const acks = await h.waitForAcks('old-epoch', 2);
     expect(acks[1]).toMatchObject({ stage: 'completed', epoch: String(reg.epoch) });
     await agent.close();
     expect(agent.state).toBe('closed');
@@ -128,7 +122,7 @@ describe('Redis trouble', () => {
     const agent = h.agent({ blockMs: 100, handler: (t) => Promise.resolve(t.taskId) });
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'before' });
-    await stagesOf(h, 'before', 2);
+    await h.waitForAcks('before', 2);
     // Only this agent's connections: other test files share the server.
     const list = (await h.redis.client('LIST')) as string;
     const ids = list
@@ -138,7 +132,7 @@ describe('Redis trouble', () => {
     expect(ids).toHaveLength(2);
     for (const id of ids) await h.redis.client('KILL', 'ID', id);
     await h.addTask(reg.agent_id, { task_id: 'after' });
-    expect((await stagesOf(h, 'after', 2))[1]).toMatchObject({ stage: 'completed', result: '"after"' });
+    expect((await h.waitForAcks('after', 2))[1]).toMatchObject({ stage: 'completed', result: '"after"' });
     expect(agent.state).toBe('running');
   });
 
@@ -149,7 +143,7 @@ describe('Redis trouble', () => {
     await h.redis.xgroup('DESTROY', reg.stream, WORKER_GROUP);
     await waitFor(() => h!.registry.registers.length === 2, { message: 're-registered after NOGROUP' });
     await h.addTask(reg.agent_id, { task_id: 'regrouped' });
-    expect((await stagesOf(h, 'regrouped', 2))[1]).toMatchObject({ stage: 'completed' });
+    expect((await h.waitForAcks('regrouped', 2))[1]).toMatchObject({ stage: 'completed' });
   });
 
   it('a restart with the same instance_id finishes what it had read and never acknowledged', async () => {
@@ -164,7 +158,7 @@ describe('Redis trouble', () => {
 
     const agent = h.agent({ agentId, instanceId: 'inst-fixed', handler: (t) => Promise.resolve(t.payload) });
     await agent.start().ready();
-    expect((await stagesOf(h, 'orphan', 2))[1]).toMatchObject({ stage: 'completed', result: '"again"', instance_id: 'inst-fixed' });
+    expect((await h.waitForAcks('orphan', 2))[1]).toMatchObject({ stage: 'completed', result: '"again"', instance_id: 'inst-fixed' });
     await waitFor(async () => (await pendingCount(h!.redis, stream, WORKER_GROUP)) === 0);
   });
 });

@@ -10,12 +10,6 @@ afterEach(async () => {
   h = undefined;
 });
 
-function acksOf(harness: Harness, taskId: string, n: number): Promise<Record<string, string>[]> {
-  return waitFor(async () => {
-    const acks = await harness.acksOf(taskId);
-    return acks.length >= n && acks;
-  }, { message: `${n} acks for ${taskId}` });
-}
 
 const probe = (taskId: string, payload = '{"sent_at":1}') => ({ task_id: taskId, capability: PROBE_CAPABILITY, payload });
 
@@ -29,7 +23,7 @@ describe('liveness probes', () => {
     await h.addTask(reg.agent_id, probe('probe:1', '{"n":1}'));
     const identity = { task_id: 'probe:1', agent_id: reg.agent_id, instance_id: agent.options.instanceId, epoch: String(reg.epoch), attempt: '1' };
     // Answered in the tick it was read: one ack reports both stages (`received_ago_ms`).
-    expect(await acksOf(h, 'probe:1', 2)).toEqual([
+    expect(await h.waitForAcks('probe:1', 2)).toEqual([
       { ...identity, stage: 'received' },
       { ...identity, stage: 'completed', result: '{"n":1}', duration_ms: '0', capability: PROBE_CAPABILITY, received_ago_ms: expect.stringMatching(/^\d+$/) },
     ]);
@@ -46,14 +40,14 @@ describe('liveness probes', () => {
     const agent = h.agent({ completedCacheSize: 1, handler: (t) => (calls.push(t.taskId), Promise.resolve(calls.length)) });
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'real' });
-    await acksOf(h, 'real', 2);
+    await h.waitForAcks('real', 2);
     await h.addTask(reg.agent_id, probe('probe:2'));
     await h.addTask(reg.agent_id, probe('probe:2', '{"sent_at":2}'));
-    const probeAcks = await acksOf(h, 'probe:2', 4);
+    const probeAcks = await h.waitForAcks('probe:2', 4);
     expect(probeAcks.filter((a) => a['stage'] === 'completed').map((a) => a['result'])).toEqual(['{"sent_at":1}', '{"sent_at":2}']);
     // With room for one result, 'real' is still the one remembered.
     await h.addTask(reg.agent_id, { task_id: 'real', attempt: 2 });
-    const real = await acksOf(h, 'real', 4);
+    const real = await h.waitForAcks('real', 4);
     expect(real[3]).toMatchObject({ stage: 'completed', result: '1', duration_ms: '0', attempt: '2' });
     expect(calls).toEqual(['real']);
   });
@@ -64,7 +58,7 @@ describe('liveness probes', () => {
     const agent = h.agent({ maxConcurrency: 1, handler: () => gate.promise.then(() => 'slow') });
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'stuck' });
-    await acksOf(h, 'stuck', 1);
+    await h.waitForAcks('stuck', 1);
     await h.addTask(reg.agent_id, probe('probe:3'));
     // Three beats' time: an agent with a free slot would have answered long before.
     const beats = h.registry.heartbeats.length;
@@ -73,7 +67,7 @@ describe('liveness probes', () => {
     expect(h.registry.heartbeats.at(-1)?.body).toMatchObject({ inflight: 1, status: 'busy' });
 
     gate.open();
-    await acksOf(h, 'probe:3', 2);
+    await h.waitForAcks('probe:3', 2);
     const order = [...(await h.acksOf('stuck')), ...(await h.acksOf('probe:3'))].map((a) => `${a['task_id']}:${a['stage']}`);
     expect(order).toEqual(['stuck:received', 'stuck:completed', 'probe:3:received', 'probe:3:completed']);
     // The probe was read only after the stuck task's completion went out.

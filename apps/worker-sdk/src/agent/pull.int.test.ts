@@ -11,13 +11,6 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** Waits until the task has at least `n` acks and returns them. */
-function acksOf(harness: Harness, taskId: string, n: number): Promise<Record<string, string>[]> {
-  return waitFor(async () => {
-    const acks = await harness.acksOf(taskId);
-    return acks.length >= n && acks;
-  }, { message: `${n} acks for ${taskId}` });
-}
 
 /** Entries read and not yet XACKed over all these streams, counted in one MULTI so the sum is one instant's. */
 async function pendingTotal(harness: Harness, streams: readonly string[]): Promise<number> {
@@ -131,7 +124,7 @@ describe('a pull agent', () => {
     const agent = h.agent({ channel: 'pull', capabilities: ['embed'], handler: () => Promise.resolve('unused') });
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'probe:pull', capability: PROBE_CAPABILITY, payload: '{"sent_at":1}' });
-    expect(await acksOf(h, 'probe:pull', 2)).toEqual([
+    expect(await h.waitForAcks('probe:pull', 2)).toEqual([
       { task_id: 'probe:pull', agent_id: reg.agent_id, instance_id: reg.instance_id, epoch: String(reg.epoch), attempt: '1', stage: 'received' },
       {
         task_id: 'probe:pull',
@@ -157,7 +150,7 @@ describe('a pull agent', () => {
     await h.redis.xgroup('DESTROY', pool, WORKER_GROUP);
     await waitFor(() => h!.registry.registers.length === 2, { message: 're-registered after NOGROUP' });
     await h.addPoolTask('embed', { task_id: 'regrouped' });
-    expect((await acksOf(h, 'regrouped', 2))[1]).toMatchObject({ stage: 'completed', pool: 'embed' });
+    expect((await h.waitForAcks('regrouped', 2))[1]).toMatchObject({ stage: 'completed', pool: 'embed' });
     expect(agent.state).toBe('running');
     expect(agent.registration?.pools).toEqual(reg.pools);
   });
@@ -171,7 +164,7 @@ describe('a pull agent', () => {
     await h.redis.xreadgroup('GROUP', WORKER_GROUP, 'inst-pull', 'COUNT', 10, 'STREAMS', pool, '>');
     const agent = h.agent({ channel: 'pull', capabilities: ['embed'], instanceId: 'inst-pull', handler: (t) => Promise.resolve(t.payload) });
     await agent.start().ready();
-    expect((await acksOf(h, 'orphan', 2))[1]).toMatchObject({ stage: 'completed', result: '"again"', pool: 'embed', message_id: messageId });
+    expect((await h.waitForAcks('orphan', 2))[1]).toMatchObject({ stage: 'completed', result: '"again"', pool: 'embed', message_id: messageId });
     await waitFor(async () => (await pendingCount(h!.redis, pool, WORKER_GROUP)) === 0, { message: 'orphan XACKed' });
   });
 });
@@ -186,7 +179,7 @@ describe('a push agent', () => {
     expect(reg.pools).toEqual([pool]);
     await h.addPoolTask('embed', { task_id: 'pooled' });
     await h.addTask(reg.agent_id, { task_id: 'pushed', capability: 'embed' });
-    expect((await acksOf(h, 'pushed', 2))[1]).toMatchObject({ stage: 'completed', result: '"pushed"' });
+    expect((await h.waitForAcks('pushed', 2))[1]).toMatchObject({ stage: 'completed', result: '"pushed"' });
     expect((await h.acksOf('pushed')).some((a) => 'pool' in a)).toBe(false);
     // Let it go round its loop again: blocked in a new XREADGROUP after the task.
     const name = `reach:${reg.agent_id}:read`;

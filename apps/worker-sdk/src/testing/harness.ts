@@ -1,7 +1,7 @@
 /** One test's world: a key prefix, a raw Redis client, the registry stand-in, and agents. */
 import { randomBytes } from 'node:crypto';
 import { encodeTask, type TaskMessage } from '@agent-reach/protocol';
-import { randomPrefix } from '@agent-reach/testkit';
+import { randomPrefix, waitFor } from '@agent-reach/testkit';
 import { Redis } from 'ioredis';
 import { ReachAgent } from '../agent/agent.ts';
 import type { ReachAgentOptions } from '../agent/options.ts';
@@ -28,6 +28,8 @@ export interface Harness {
    * reads it.
    */
   acksOf(taskId: string): Promise<Record<string, string>[]>;
+  /** Waits until {@link acksOf} has at least `n` entries for the task, and returns them. */
+  waitForAcks(taskId: string, n: number): Promise<Record<string, string>[]>;
   /** Closes every agent and connection and deletes every key under the prefix. */
   cleanup(): Promise<void>;
 }
@@ -53,6 +55,22 @@ export async function startHarness(opts: { heartbeatIntervalMs?: number; redisUr
   const registry = await startRegistryDouble({ redis, prefix, heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 5000 });
   const agents: ReachAgent[] = [];
   const acks = () => readStream(redis, registry.keys.acks());
+  const acksOf = async (taskId: string): Promise<Record<string, string>[]> => {
+    const out: Record<string, string>[] = [];
+    for (const f of (await acks()).map((e) => e.fields).filter((fields) => fields['task_id'] === taskId)) {
+      if (f['received_ago_ms'] !== undefined) {
+        const receipt: Record<string, string> = { stage: 'received' };
+        for (const key of ['task_id', 'agent_id', 'instance_id', 'epoch', 'attempt', 'pool', 'message_id']) {
+          const value = f[key];
+          if (value !== undefined) receipt[key] = value;
+        }
+        out.push(receipt);
+      }
+      out.push(f);
+    }
+    return out;
+  };
+
   return {
     prefix,
     redis,
@@ -80,20 +98,12 @@ export async function startHarness(opts: { heartbeatIntervalMs?: number; redisUr
       return redis.xadd(registry.keys.pool(capability), '*', ...encodeTask(fullTask({ ...task, capability }))) as Promise<string>;
     },
     acks,
-    async acksOf(taskId) {
-      const out: Record<string, string>[] = [];
-      for (const f of (await acks()).map((e) => e.fields).filter((fields) => fields['task_id'] === taskId)) {
-        if (f['received_ago_ms'] !== undefined) {
-          const receipt: Record<string, string> = { stage: 'received' };
-          for (const key of ['task_id', 'agent_id', 'instance_id', 'epoch', 'attempt', 'pool', 'message_id']) {
-            const value = f[key];
-            if (value !== undefined) receipt[key] = value;
-          }
-          out.push(receipt);
-        }
-        out.push(f);
-      }
-      return out;
+    acksOf,
+    waitForAcks(taskId, n) {
+      return waitFor(async () => {
+        const acks = await acksOf(taskId);
+        return acks.length >= n && acks;
+      }, { message: `${n} acks for ${taskId}` });
     },
     async cleanup() {
       await Promise.all(agents.map((a) => a.close()));
