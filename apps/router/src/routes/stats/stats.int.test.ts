@@ -3,27 +3,18 @@
  * 503 EVENTS_UNAVAILABLE replies when InfluxDB is not configured or does not answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pino from 'pino';
 import type { StatsReply } from '@agent-reach/analytics';
 import { uniqueName, writeEvents } from '@agent-reach/analytics/testing';
 import type { TaskEvent } from '@agent-reach/events';
-import { freePort, randomPrefix, testServices } from '@agent-reach/testkit';
-import { createRouterService, type RouterService } from '../../index.ts';
+import { freePort, testServices } from '@agent-reach/testkit';
+import type { RouterService } from '../../index.ts';
+import { routerFactory } from '../../testing/routers.ts';
 
-const silent = pino({ level: 'silent' });
-const routers: RouterService[] = [];
+const routers = routerFactory();
+const router = routers.start;
 const cap = uniqueName('stats');
 const agentA = uniqueName('sa');
 const agentB = uniqueName('sb');
-
-async function router(events?: { url: string; bucket: string }): Promise<RouterService> {
-  const r = await createRouterService(
-    { redisUrl: testServices().redisUrl, prefix: randomPrefix() },
-    { logger: silent, ...(events ? { events: { ...events, api: 'v1' as const } } : {}) },
-  );
-  routers.push(r);
-  return r;
-}
 
 let withInflux: RouterService;
 
@@ -52,7 +43,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(routers.map((r) => r.close()));
+  await routers.closeAll();
 });
 
 describe('GET /v1/stats', () => {

@@ -4,25 +4,16 @@
  * first, then expiry.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pino from 'pino';
 import type { TimelineReply } from '@agent-reach/analytics';
 import { uniqueName, writeEvents } from '@agent-reach/analytics/testing';
-import { freePort, randomPrefix, testServices } from '@agent-reach/testkit';
-import { createRouterService, type RouterService } from '../../index.ts';
+import { freePort, testServices } from '@agent-reach/testkit';
+import type { RouterService } from '../../index.ts';
+import { routerFactory } from '../../testing/routers.ts';
 
-const silent = pino({ level: 'silent' });
-const routers: RouterService[] = [];
+const routers = routerFactory();
+const router = routers.start;
 const taskId = uniqueName('tl');
 const t0 = Date.now() - 120_000;
-
-async function router(events?: { url: string; bucket: string }): Promise<RouterService> {
-  const r = await createRouterService(
-    { redisUrl: testServices().redisUrl, prefix: randomPrefix() },
-    { logger: silent, ...(events ? { events: { ...events, api: 'v1' as const } } : {}) },
-  );
-  routers.push(r);
-  return r;
-}
 
 let withInflux: RouterService;
 
@@ -42,7 +33,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(routers.map((r) => r.close()));
+  await routers.closeAll();
 });
 
 describe('GET /v1/tasks/:task_id/timeline from InfluxDB', () => {
