@@ -11,7 +11,7 @@ import { parseArgs, UsageError, type BenchOptions, type SystemName } from './opt
 import { runPlan } from './plan.ts';
 import type { Role } from './proc/children.ts';
 import { processRssMiB } from './proc/cpu.ts';
-import { commandLines, headline, headlineJson, table, targetLines } from './report.ts';
+import { commandLines, commandTimeLines, headline, headlineJson, table, targetLines } from './report.ts';
 import { readProfiles, renderSummary, summarizeProfile } from './profile/summary.ts';
 import { runRoutingBench } from './routing/bench.ts';
 import { Session, WORK_DIR } from './session.ts';
@@ -74,6 +74,8 @@ async function runE2e(opts: BenchOptions): Promise<number> {
     out('');
     out('Redis commands per task, flood (commands run inside scripts included):');
     for (const line of commandLines(records, opts.systems)) out(`  ${line}`);
+    out('Redis µs per task, flood, by command (a script\'s time holds the commands it ran):');
+    for (const line of commandTimeLines(records, opts.systems)) out(`  ${line}`);
     out('');
     const rss = session.children
       .list()

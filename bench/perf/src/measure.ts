@@ -14,6 +14,8 @@ export interface RunRecord {
   cpu: CpuPerK;
   /** Redis commands per completed task, by command (scripts' inner commands included). */
   commands: Record<string, number>;
+  /** Redis microseconds per completed task, by command (a script's time holds its inner commands'). */
+  commandUsec: Record<string, number>;
   /** When the run was sent and answered, monotonic ms (to cut CPU profiles to the run). */
   window: { fromMs: number; toMs: number };
 }
@@ -51,8 +53,12 @@ export async function measureRun(system: RunningSystem, admin: Redis, req: RunRe
     cpu.total += cpu[role];
   }
   const commands: Record<string, number> = {};
-  for (const [cmd, n] of diffCalls(callsBefore, callsAfter)) commands[cmd] = result.completed > 0 ? n / result.completed : NaN;
-  return { result, cpu, commands, window: { fromMs, toMs } };
+  const commandUsec: Record<string, number> = {};
+  for (const [cmd, n] of diffCalls(callsBefore, callsAfter)) {
+    commands[cmd] = result.completed > 0 ? n.calls / result.completed : NaN;
+    commandUsec[cmd] = result.completed > 0 ? n.usec / result.completed : NaN;
+  }
+  return { result, cpu, commands, commandUsec, window: { fromMs, toMs } };
 }
 
 /** JSON (the IPC channel) turns NaN into null: turn the missing figures back into NaN. */

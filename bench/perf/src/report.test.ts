@@ -10,6 +10,7 @@ function rec(tps: number, p50: number, p99: number, redis: number): RunRecord {
     result: { id: 'x', mode: 'flood', submitted: 10, completed: 10, failed: 0, retries: 0, duplicates: 0, elapsedMs: 1, tps, received: done, done, timedOut: false },
     cpu: { caller: 1, front: 1, sync: 0, workers: 1, redis, total: 3 + redis },
     commands: { xadd: 3 },
+    commandUsec: { xadd: 4.5 },
     window: { fromMs: 0, toMs: 1 },
   };
 }

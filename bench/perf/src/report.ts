@@ -140,6 +140,26 @@ export function commandLines(records: Records, systems: readonly SystemName[]): 
   return out;
 }
 
+/**
+ * Redis time per completed task in the flood runs (median), by command, busiest first. A
+ * script's time holds the commands it ran, which also appear on their own: the line shows the
+ * scripts' share next to the plain commands', not a sum.
+ */
+export function commandTimeLines(records: Records, systems: readonly SystemName[]): string[] {
+  const out: string[] = [];
+  for (const system of systems) {
+    const rs = runs(records, system, 'flood');
+    if (rs.length === 0) continue;
+    const names = new Set(rs.flatMap((r) => Object.keys(r.commandUsec)));
+    const per = [...names]
+      .map((cmd) => [cmd, median(rs.map((r) => r.commandUsec[cmd] ?? 0))] as const)
+      .filter(([, us]) => us >= 0.1)
+      .sort((a, b) => b[1] - a[1]);
+    out.push(`${system}: ${per.map(([c, us]) => `${c} ${us.toFixed(1)}`).join(', ')}`);
+  }
+  return out;
+}
+
 /** How the figures stand against the issue's targets (ratios within one run). */
 export function targetLines(records: Records): string[] {
   const h = headline(records);

@@ -24,7 +24,8 @@ describe('parseInfo', () => {
 
 describe('diffCalls', () => {
   it('keeps commands whose count grew', () => {
-    const d = diffCalls(new Map([['xadd', 5], ['get', 1]]), new Map([['xadd', 9], ['get', 1], ['evalsha', 2]]));
-    expect([...d]).toEqual([['xadd', 4], ['evalsha', 2]]);
+    const stat = (calls: number, usec: number) => ({ calls, usec });
+    const d = diffCalls(new Map([['xadd', stat(5, 10)], ['get', stat(1, 1)]]), new Map([['xadd', stat(9, 18)], ['get', stat(1, 1)], ['evalsha', stat(2, 30)]]));
+    expect([...d]).toEqual([['xadd', stat(4, 8)], ['evalsha', stat(2, 30)]]);
   });
 });

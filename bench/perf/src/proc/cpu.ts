@@ -57,22 +57,31 @@ export async function redisCpuSeconds(redis: Redis): Promise<number> {
   return Number(info.get('used_cpu_sys')) + Number(info.get('used_cpu_user'));
 }
 
-/** Calls per command so far (`INFO commandstats`), commands run inside scripts included. */
-export async function redisCommandCalls(redis: Redis): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
+/** Calls and microseconds spent so far in one command (`INFO commandstats`). */
+export interface CommandStat {
+  calls: number;
+  usec: number;
+}
+
+/**
+ * Calls and time per command so far (`INFO commandstats`), commands run inside scripts included:
+ * a script's time also holds the time of the commands it ran.
+ */
+export async function redisCommandCalls(redis: Redis): Promise<Map<string, CommandStat>> {
+  const out = new Map<string, CommandStat>();
   for (const [field, value] of parseInfo(await redis.info('commandstats'))) {
-    const m = /^calls=(\d+)/.exec(value);
-    if (field.startsWith('cmdstat_') && m) out.set(field.slice('cmdstat_'.length), Number(m[1]));
+    const m = /^calls=(\d+),usec=(\d+)/.exec(value);
+    if (field.startsWith('cmdstat_') && m) out.set(field.slice('cmdstat_'.length), { calls: Number(m[1]), usec: Number(m[2]) });
   }
   return out;
 }
 
-/** Per-command call counts between two {@link redisCommandCalls} readings. */
-export function diffCalls(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
-  const out = new Map<string, number>();
+/** Per-command calls and time between two {@link redisCommandCalls} readings. */
+export function diffCalls(before: Map<string, CommandStat>, after: Map<string, CommandStat>): Map<string, CommandStat> {
+  const out = new Map<string, CommandStat>();
   for (const [cmd, n] of after) {
-    const d = n - (before.get(cmd) ?? 0);
-    if (d > 0) out.set(cmd, d);
+    const was = before.get(cmd) ?? { calls: 0, usec: 0 };
+    if (n.calls > was.calls) out.set(cmd, { calls: n.calls - was.calls, usec: n.usec - was.usec });
   }
   return out;
 }
