@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { encodeCallback, type CallbackMessage, type ReachKeys } from '@agent-reach/protocol';
+import { Coalescer } from './coalescer.ts';
 
 /** Retention of callback topics. */
 export interface CallbackSettings {
@@ -11,28 +12,42 @@ export interface CallbackSettings {
 
 /**
  * Publishes final results on callback topics, once each: a completion once per task_id, a
- * dead-letter notice once per attempt (a replayed task may complete later).
+ * dead-letter notice once per attempt (a replayed task may complete later). The results of one
+ * tick for the same topic go to Redis in one script call.
  */
 export class CallbackPublisher {
+  private readonly batches: Coalescer<CallbackMessage, string | null>;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: ReachKeys,
     private readonly settings: CallbackSettings,
-  ) {}
+  ) {
+    this.batches = new Coalescer((topic, msgs) => this.publishAll(topic, msgs));
+  }
 
   /** Publishes `msg` on `topic`; returns the entry id, or null when it was already published. */
-  async publish(topic: string, msg: CallbackMessage): Promise<string | null> {
-    const mark =
-      msg.status === 'completed'
-        ? this.keys.callbackSeen(topic, msg.task_id)
-        : this.keys.callbackDeadSeen(topic, msg.task_id, msg.attempt);
-    return this.redis.reachPublishCallback(
+  publish(topic: string, msg: CallbackMessage): Promise<string | null> {
+    return this.batches.call(topic, msg);
+  }
+
+  private async publishAll(topic: string, msgs: readonly CallbackMessage[]): Promise<(string | null)[]> {
+    const marks: string[] = [];
+    const entries: (string | number)[] = [];
+    for (const msg of msgs) {
+      marks.push(msg.status === 'completed' ? this.keys.callbackSeen(topic, msg.task_id) : this.keys.callbackDeadSeen(topic, msg.task_id, msg.attempt));
+      const fields = encodeCallback(msg);
+      entries.push(fields.length, ...fields);
+    }
+    const ids = await this.redis.reachPublishCallback(
+      1 + marks.length,
       this.keys.callback(topic),
-      mark,
+      ...marks,
       this.settings.callbackRetentionS,
       this.settings.callbackMaxLen,
       this.settings.callbackRetentionS,
-      ...encodeCallback(msg),
+      ...entries,
     );
+    return ids.map((id) => (typeof id === 'string' ? id : null));
   }
 }

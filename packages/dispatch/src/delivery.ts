@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DueWatch } from './due-watch.ts';
+import { Coalescer } from './coalescer.ts';
 import { encodeTask, PROBE_CAPABILITY, type ReachKeys, type TaskMessage, type TimelineEntry } from '@agent-reach/protocol';
 
 /** The agent a delivery targets, as the snapshot showed it. */
@@ -15,6 +16,9 @@ export type DeliveryRefusal = 'gone' | 'epoch_changed' | 'not_live' | 'full';
 export type DeliveryResult =
   | { ok: true; messageId: string; sentAt: number; inflight: number }
   | { ok: false; refusal: DeliveryRefusal };
+
+/** What the deliver script answers for one task. */
+type DeliverReply = [number, string?, number?, number?];
 
 const REFUSALS: Record<number, DeliveryRefusal> = { [-1]: 'gone', [-2]: 'epoch_changed', [-3]: 'not_live', [-4]: 'full' };
 
@@ -36,6 +40,8 @@ export interface RoutingRecord {
 export class Delivery {
   /** Watchdog entries in the due set, batched per tick. */
   readonly watch: DueWatch;
+  /** The deliveries of one tick, one script call per agent. */
+  private readonly batches: Coalescer<(string | number)[], DeliverReply>;
 
   constructor(
     private readonly redis: Redis,
@@ -43,23 +49,23 @@ export class Delivery {
     private readonly offlineMs: number,
   ) {
     this.watch = new DueWatch(redis, keys.due());
+    this.batches = new Coalescer((id, tasks) =>
+      this.redis.reachDeliver(this.keys.agent(id), this.keys.inbox(id), this.keys.pending(id), this.offlineMs, ...tasks.flat()),
+    );
   }
 
   /** One delivery try to `agent`. */
   async deliver(agent: DeliveryTarget, task: TaskMessage): Promise<DeliveryResult> {
-    const id = agent.agent_id;
-    const [code, messageId = '', sentAt = 0, inflight = 0] = await this.redis.reachDeliver(
-      this.keys.agent(id),
-      this.keys.inbox(id),
-      this.keys.pending(id),
+    const fields = encodeTask(task);
+    const [code, messageId = '', sentAt = 0, inflight = 0] = await this.batches.call(agent.agent_id, [
       agent.epoch,
       task.task_id,
       task.attempt,
-      this.offlineMs,
       task.deadline_ms,
       task.capability === PROBE_CAPABILITY ? 1 : 0,
-      ...encodeTask(task),
-    );
+      fields.length,
+      ...fields,
+    ]);
     if (code < 0) return { ok: false, refusal: REFUSALS[code] ?? 'gone' };
     return { ok: true, messageId, sentAt, inflight };
   }

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decodeAck, streamIdMs, WORKER_GROUP, type AckMessage, type CallbackMessage, type ReachKeys, type TimelineEntry } from '@agent-reach/protocol';
-import type { CallbackPublisher } from '@agent-reach/dispatch';
+import { Coalescer, type CallbackPublisher } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
 import { isProbeTask } from '../sweeps/prober.ts';
@@ -22,6 +22,9 @@ export type AckRefusal = 'malformed' | 'unknown_agent' | 'stale_epoch' | 'unknow
 /** Outcome of applying one ack entry. */
 export type AckOutcome = { applied: true; final: boolean } | { applied: false; reason: AckRefusal };
 
+/** What the agent step (ack-agent-3.lua) answers for one ack. */
+type AgentStepReply = [number, number?, string?, number?];
+
 const AGENT_REFUSALS: Record<number, AckRefusal> = { [-1]: 'unknown_agent', [-2]: 'stale_epoch' };
 const TASK_REFUSALS: Record<number, AckRefusal> = { [-1]: 'unknown_task', [-6]: 'not_assigned', [-7]: 'duplicate' };
 
@@ -32,6 +35,8 @@ const TASK_REFUSALS: Record<number, AckRefusal> = { [-1]: 'unknown_task', [-6]: 
  */
 export class AckApplier {
   private readonly log: Logger;
+  /** The agent steps of one tick's acks, one script call per agent. */
+  private readonly agentSteps: Coalescer<(string | number)[], AgentStepReply>;
 
   constructor(
     private readonly redis: Redis,
@@ -43,6 +48,9 @@ export class AckApplier {
     logger: Logger,
   ) {
     this.log = logger.child({ module: 'acks' });
+    this.agentSteps = new Coalescer((agentId, steps) =>
+      this.redis.reachAckAgent(this.keys.agent(agentId), this.keys.pending(agentId), this.keys.inbox(agentId), ...steps.flat()),
+    );
   }
 
   /** Applies the ack in stream entry `entryId`. */
@@ -57,10 +65,7 @@ export class AckApplier {
     const probe = isProbeTask(ack.task_id);
     // A completion that names its capability has its speed recorded in the same step.
     const speedCapability = ack.stage === 'completed' && !probe && ack.duration_ms !== undefined ? (ack.capability ?? '') : '';
-    const [agentCode, sentAt = 0, poolEntry = '', speedTracked = 0] = await this.redis.reachAckAgent(
-      this.keys.agent(ack.agent_id),
-      this.keys.pending(ack.agent_id),
-      this.keys.inbox(ack.agent_id),
+    const [agentCode, sentAt = 0, poolEntry = '', speedTracked = 0] = await this.agentSteps.call(ack.agent_id, [
       ack.stage,
       ack.task_id,
       ack.epoch,
@@ -73,7 +78,7 @@ export class AckApplier {
       this.slowMsFor(speedCapability),
       EWMA_ALPHA,
       ack.received_ago_ms !== undefined ? 1 : 0,
-    );
+    ]);
     if (agentCode < 0) {
       const reason = AGENT_REFUSALS[agentCode] ?? 'unknown_agent';
       this.log.warn({ task_id: ack.task_id, agent_id: ack.agent_id, epoch: ack.epoch, reason }, 'ack refused');

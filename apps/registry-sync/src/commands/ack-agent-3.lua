@@ -10,9 +10,11 @@
   slot and the task are tracked like a pushed one. A completion that names its capability and
   duration and releases the slot also updates the agent's execution-time EWMA for that capability
   and its slow streak (what slow-1.lua does for acks without a capability). Running it twice for
-  the same ack is harmless.
+  the same ack is harmless. One call applies every ack of a batch for the agent, in order, each as
+  if applied alone.
 
   KEYS[1] agent record hash   KEYS[2] agent pending hash   KEYS[3] agent inbox stream
+  ARGV: 12 per ack, the n-th ack's k-th at ARGV[12 (n - 1) + k]:
   ARGV[1] stage (received|completed|failed)   ARGV[2] task_id   ARGV[3] epoch
   ARGV[4] attempt (0 = whichever was delivered)   ARGV[5] ack time ms
   ARGV[6] pool capability or ""   ARGV[7] pool entry id or ""
@@ -22,60 +24,71 @@
 
   Pending entry: attempt|entry id|sent_at|deadline_ms|received_at|epoch[|pool=<capability>]
 
-  Output: { 0, sent_at_ms or 0, pool entry id to delete or "", 1 when the speed was recorded here }
-  Errors: -1 no such agent, -2 stale epoch (while the attempt still holds its slot)
+  Output: per ack, { 0, sent_at_ms or 0, pool entry id to delete or "", 1 when the speed was
+  recorded here }, or an error: { -1 } no such agent, { -2 } stale epoch (while the attempt still
+  holds its slot)
 ]]
-local speedField = 'ewma:' .. ARGV[8]
-local rec = redis.call('HMGET', KEYS[1], 'epoch', 'zombie', 'status', speedField, 'slow_streak')
-if not rec[1] then return { -1 } end
-if tonumber(rec[1]) ~= tonumber(ARGV[3]) then
-  -- A completion or failure whose slot is already free is the replay of an ack this script
-  -- applied before the task step failed (a crash or an outage in between): the task's own
-  -- check (agent, epoch, attempt) decides, so a newer instance registering meanwhile cannot
-  -- strand the task. A task taken back has a new attempt there and refuses it.
-  if ARGV[1] ~= 'received' and not redis.call('HGET', KEYS[2], ARGV[2]) then return { 0, 0, '' } end
-  return { -2 }
-end
-if (ARGV[1] == 'received' or ARGV[12] == '1') and rec[2] then
-  -- The task loop is consuming again: the agent is no zombie.
-  redis.call('HDEL', KEYS[1], 'zombie')
-  if rec[3] == 'SUSPECT' then redis.call('HSET', KEYS[1], 'status', 'HEALTHY') end
-end
-local p = redis.call('HGET', KEYS[2], ARGV[2])
-if not p then
-  if ARGV[6] ~= '' and ARGV[1] == 'received' then
-    redis.call('HSET', KEYS[2], ARGV[2], table.concat({ ARGV[4], ARGV[7], ARGV[5], 0, ARGV[5], ARGV[3] }, '|') .. '|pool=' .. ARGV[6])
+local ARGS_PER_ACK = 12
+
+local function apply(A)
+  local speedField = 'ewma:' .. A[8]
+  local rec = redis.call('HMGET', KEYS[1], 'epoch', 'zombie', 'status', speedField, 'slow_streak')
+  if not rec[1] then return { -1 } end
+  if tonumber(rec[1]) ~= tonumber(A[3]) then
+    -- A completion or failure whose slot is already free is the replay of an ack this script
+    -- applied before the task step failed (a crash or an outage in between): the task's own
+    -- check (agent, epoch, attempt) decides, so a newer instance registering meanwhile cannot
+    -- strand the task. A task taken back has a new attempt there and refuses it.
+    if A[1] ~= 'received' and not redis.call('HGET', KEYS[2], A[2]) then return { 0, 0, '' } end
+    return { -2 }
+  end
+  if (A[1] == 'received' or A[12] == '1') and rec[2] then
+    -- The task loop is consuming again: the agent is no zombie.
+    redis.call('HDEL', KEYS[1], 'zombie')
+    if rec[3] == 'SUSPECT' then redis.call('HSET', KEYS[1], 'status', 'HEALTHY') end
+  end
+  local p = redis.call('HGET', KEYS[2], A[2])
+  if not p then
+    if A[6] ~= '' and A[1] == 'received' then
+      redis.call('HSET', KEYS[2], A[2], table.concat({ A[4], A[7], A[5], 0, A[5], A[3] }, '|') .. '|pool=' .. A[6])
+      return { 0, 0, '' }
+    end
+    if A[6] ~= '' then return { 0, 0, A[7] } end
     return { 0, 0, '' }
   end
-  if ARGV[6] ~= '' then return { 0, 0, ARGV[7] } end
-  return { 0, 0, '' }
-end
-local attempt, msgId, sentAt, deadline, receivedAt, epoch = string.match(p, '^(%d+)|([^|]*)|(%d+)|(%d+)|(%d+)|(%d+)')
-if not attempt then return { 0, 0, '' } end
-local pool = string.match(p, '|pool=([^|]+)$')
-if ARGV[4] ~= '0' and ARGV[4] ~= attempt then return { 0, 0, '' } end
-if tonumber(epoch) ~= tonumber(ARGV[3]) then return { 0, 0, '' } end
-if ARGV[1] == 'received' then
-  if receivedAt == '0' then
-    local entry = table.concat({ attempt, msgId, sentAt, deadline, ARGV[5], epoch }, '|')
-    if pool then entry = entry .. '|pool=' .. pool end
-    redis.call('HSET', KEYS[2], ARGV[2], entry)
+  local attempt, msgId, sentAt, deadline, receivedAt, epoch = string.match(p, '^(%d+)|([^|]*)|(%d+)|(%d+)|(%d+)|(%d+)')
+  if not attempt then return { 0, 0, '' } end
+  local pool = string.match(p, '|pool=([^|]+)$')
+  if A[4] ~= '0' and A[4] ~= attempt then return { 0, 0, '' } end
+  if tonumber(epoch) ~= tonumber(A[3]) then return { 0, 0, '' } end
+  if A[1] == 'received' then
+    if receivedAt == '0' then
+      local entry = table.concat({ attempt, msgId, sentAt, deadline, A[5], epoch }, '|')
+      if pool then entry = entry .. '|pool=' .. pool end
+      redis.call('HSET', KEYS[2], A[2], entry)
+    end
+    return { 0, tonumber(sentAt), '' }
   end
-  return { 0, tonumber(sentAt), '' }
+  redis.call('HDEL', KEYS[2], A[2])
+  local tracked = 0
+  if A[1] == 'completed' and A[8] ~= '' and A[9] ~= '' then
+    local d = tonumber(A[9])
+    local alpha = tonumber(A[11])
+    local prev = tonumber(rec[4])
+    local speed = d
+    if prev then speed = alpha * d + (1 - alpha) * prev end
+    local streak = 0
+    if d > tonumber(A[10]) then streak = (tonumber(rec[5]) or 0) + 1 end
+    redis.call('HSET', KEYS[1], speedField, string.format('%.1f', speed), 'slow_streak', streak)
+    tracked = 1
+  end
+  if pool then return { 0, tonumber(sentAt), msgId, tracked } end
+  if msgId ~= '' then redis.call('XDEL', KEYS[3], msgId) end
+  return { 0, tonumber(sentAt), '', tracked }
 end
-redis.call('HDEL', KEYS[2], ARGV[2])
-local tracked = 0
-if ARGV[1] == 'completed' and ARGV[8] ~= '' and ARGV[9] ~= '' then
-  local d = tonumber(ARGV[9])
-  local alpha = tonumber(ARGV[11])
-  local prev = tonumber(rec[4])
-  local speed = d
-  if prev then speed = alpha * d + (1 - alpha) * prev end
-  local streak = 0
-  if d > tonumber(ARGV[10]) then streak = (tonumber(rec[5]) or 0) + 1 end
-  redis.call('HSET', KEYS[1], speedField, string.format('%.1f', speed), 'slow_streak', streak)
-  tracked = 1
+
+local out = {}
+for base = 0, #ARGV - 1, ARGS_PER_ACK do
+  out[#out + 1] = apply({ unpack(ARGV, base + 1, base + ARGS_PER_ACK) })
 end
-if pool then return { 0, tonumber(sentAt), msgId, tracked } end
-if msgId ~= '' then redis.call('XDEL', KEYS[3], msgId) end
-return { 0, tonumber(sentAt), '', tracked }
+return out

@@ -11,7 +11,7 @@ declare module 'ioredis' {
     reachHeartbeat(...args: Arg[]): Result<[number, string?, string?, number?], Context>;
     reachDeregister(...args: Arg[]): Result<[number, number?], Context>;
     reachLease(...args: Arg[]): Result<[string, string, number, number], Context>;
-    reachAckAgent(...args: Arg[]): Result<[number, number?, string?, number?], Context>;
+    reachAckAgent(...args: Arg[]): Result<[number, number?, string?, number?][], Context>;
     reachAckTask(...args: Arg[]): Result<[number, string?, string?, string?, number?, number?, number?, number?, number?], Context>;
     reachSnapshot(...args: Arg[]): Result<[number, number], Context>;
     reachLock(...args: Arg[]): Result<number, Context>;

@@ -8,12 +8,12 @@ type Arg = string | number;
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     reachClaim(...args: Arg[]): Result<[number, number?, number?], Context>;
-    reachDeliver(...args: Arg[]): Result<[number, string?, number?, number?], Context>;
+    reachDeliver(...args: Arg[]): Result<[number, string?, number?, number?][], Context>;
     reachMarkSent(...args: Arg[]): Result<string | null, Context>;
     reachReleaseClaim(...args: Arg[]): Result<number, Context>;
     reachAssign(...args: Arg[]): Result<[number, number?, number?, number?], Context>;
     reachUnassign(...args: Arg[]): Result<number, Context>;
-    reachPublishCallback(...args: Arg[]): Result<string | null, Context>;
+    reachPublishCallback(...args: Arg[]): Result<(string | number)[], Context>;
     reachReject(...args: Arg[]): Result<number, Context>;
     reachReplay(...args: Arg[]): Result<[number, number?, string?], Context>;
     reachUnwatch(...args: Arg[]): Result<number, Context>;

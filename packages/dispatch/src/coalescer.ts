@@ -1,0 +1,68 @@
+/** Runs one batch: one result per item, in the items' order. */
+export type BatchRunner<A, R> = (key: string, items: readonly A[]) => Promise<readonly R[]>;
+
+interface Batch<A, R> {
+  items: A[];
+  waiters: { resolve: (r: R) => void; reject: (err: unknown) => void }[];
+}
+
+/**
+ * Gathers the calls that share a key during one turn of the event loop and runs them as one
+ * batch: the steps of one Redis hash slot (an agent's record, pending hash and inbox; a callback
+ * topic and its marks) go to Redis as one script call for every task of the tick instead of one
+ * call per task — one command object, promise and reply to pay for, not one per task. Each call
+ * still gets its own result; a batch that fails rejects every call in it.
+ *
+ * A batch leaves when the turn's I/O callbacks have run (`setImmediate`, as ioredis'
+ * auto-pipelining does), or at once when it reaches `maxBatch` items.
+ */
+export class Coalescer<A, R> {
+  private batches = new Map<string, Batch<A, R>>();
+  private scheduled = false;
+
+  constructor(
+    private readonly run: BatchRunner<A, R>,
+    private readonly maxBatch = 200,
+  ) {}
+
+  /** Queues `item` under `key`; resolves with its own result. */
+  call(key: string, item: A): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      let batch = this.batches.get(key);
+      if (!batch) {
+        batch = { items: [], waiters: [] };
+        this.batches.set(key, batch);
+      }
+      batch.items.push(item);
+      batch.waiters.push({ resolve, reject });
+      if (batch.items.length >= this.maxBatch) {
+        this.batches.delete(key);
+        this.send(key, batch);
+      } else if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batches = this.batches;
+    this.batches = new Map();
+    for (const [key, batch] of batches) this.send(key, batch);
+  }
+
+  private send(key: string, batch: Batch<A, R>): void {
+    this.run(key, batch.items).then(
+      (results) => {
+        batch.waiters.forEach((w, i) => {
+          if (i < results.length) w.resolve(results[i] as R);
+          else w.reject(new Error(`batch of ${batch.items.length} answered ${results.length} results`));
+        });
+      },
+      (err: unknown) => {
+        for (const w of batch.waiters) w.reject(err);
+      },
+    );
+  }
+}
