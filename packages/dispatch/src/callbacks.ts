@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import { encodeCallback, type CallbackMessage, type ReachKeys } from '@agent-reach/protocol';
-import { Coalescer } from './coalescer.ts';
+import { Coalescer, encodeCallback, type CallbackMessage, type ReachKeys } from '@agent-reach/protocol';
 
 /** Retention of callback topics. */
 export interface CallbackSettings {

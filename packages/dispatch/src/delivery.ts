@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DueWatch } from './due-watch.ts';
-import { Coalescer } from './coalescer.ts';
-import { encodeTask, PROBE_CAPABILITY, type ReachKeys, type TaskMessage, type TimelineEntry } from '@agent-reach/protocol';
+import { Coalescer, encodeTask, PROBE_CAPABILITY, type ReachKeys, type TaskMessage, type TimelineEntry } from '@agent-reach/protocol';
 
 /** The agent a delivery targets, as the snapshot showed it. */
 export interface DeliveryTarget {

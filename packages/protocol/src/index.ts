@@ -9,3 +9,4 @@ export * from './snapshot.ts';
 export * from './fleet-events.ts';
 export * from './agent-record.ts';
 export * from './routes.ts';
+export * from './coalescer.ts';

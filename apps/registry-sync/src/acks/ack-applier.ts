@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { decodeAck, streamIdMs, WORKER_GROUP, type AckMessage, type CallbackMessage, type ReachKeys, type TimelineEntry } from '@agent-reach/protocol';
-import { Coalescer, type CallbackPublisher } from '@agent-reach/dispatch';
+import { Coalescer, decodeAck, streamIdMs, WORKER_GROUP, type AckMessage, type CallbackMessage, type ReachKeys, type TimelineEntry } from '@agent-reach/protocol';
+import type { CallbackPublisher } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
 import { isProbeTask } from '../sweeps/prober.ts';

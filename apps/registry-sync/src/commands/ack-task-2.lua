@@ -40,28 +40,39 @@ local out = { 0, cur[5], cur[6], cur[7], receivedAt, sentAt, attempt, 0, 0 }
 if ARGV[1] == 'received' then
   if receivedAt > 0 or final then return { -7 } end
   out[5] = tonumber(ARGV[5])
-  redis.call('HSET', KEYS[1], 'received_at', ARGV[5])
-  if status == 'accepted' or status == 'sent' then redis.call('HSET', KEYS[1], 'status', 'received') end
+  if status == 'accepted' or status == 'sent' then
+    redis.call('HSET', KEYS[1], 'received_at', ARGV[5], 'status', 'received')
+  else
+    redis.call('HSET', KEYS[1], 'received_at', ARGV[5])
+  end
   redis.call('RPUSH', KEYS[2], ARGV[10])
   return out
 end
 
 if final or status == 'failed' then return { -7 } end
+-- One HSET and one RPUSH for everything this ack records.
+local fields = {}
+local entries = {}
 if ARGV[11] ~= '' and receivedAt == 0 then
   -- The worker ended the task before its receipt went out: both stages come from this ack.
   receivedAt = tonumber(ARGV[11])
   out[5] = receivedAt
   out[9] = 1
-  redis.call('HSET', KEYS[1], 'received_at', ARGV[11])
-  redis.call('RPUSH', KEYS[2], ARGV[12])
+  fields[#fields + 1] = 'received_at'
+  fields[#fields + 1] = ARGV[11]
+  entries[#entries + 1] = ARGV[12]
 end
-if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'duration_ms', ARGV[8]) end
-redis.call('RPUSH', KEYS[2], ARGV[10])
+entries[#entries + 1] = ARGV[10]
+if ARGV[8] ~= '' then
+  fields[#fields + 1] = 'duration_ms'
+  fields[#fields + 1] = ARGV[8]
+end
+redis.call('RPUSH', KEYS[2], unpack(entries))
 if ARGV[1] == 'failed' then
-  redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[7])
+  redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[7], unpack(fields))
   return out
 end
-redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[6], 'completed_at', ARGV[5])
+redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[6], 'completed_at', ARGV[5], unpack(fields))
 redis.call('HDEL', KEYS[1], 'payload', 'nonce')
 redis.call('EXPIRE', KEYS[1], ARGV[9])
 redis.call('EXPIRE', KEYS[2], ARGV[9])

@@ -1,4 +1,4 @@
-import { encodeAck, type AckMessage, type RegisterReply } from '@agent-reach/protocol';
+import { Coalescer, encodeAck, type AckMessage, type RegisterReply } from '@agent-reach/protocol';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Backoff, type CompiledBackoff } from '../util/backoff.ts';
@@ -48,7 +48,16 @@ export interface AckTarget {
  * error *reply* is not retried, since sending the same command again cannot fix it.
  */
 export class AckWriter {
-  constructor(private readonly ctx: AckWriterContext) {}
+  /** The XACKs of one tick, one command per stream and group. */
+  readonly #xacks: Coalescer<string, number>;
+
+  constructor(private readonly ctx: AckWriterContext) {
+    this.#xacks = new Coalescer(async (key, ids) => {
+      const [stream, group] = JSON.parse(key) as [string, string];
+      const acked = await this.ctx.redis.xack(stream, group, ...ids);
+      return ids.map(() => acked);
+    });
+  }
 
   /** XADDs `received` for every task of a read batch in one round trip. */
   async receipts(targets: readonly AckTarget[]): Promise<void> {
@@ -60,8 +69,9 @@ export class AckWriter {
 
   /**
    * XADDs the completion or failure and XACKs the entry. The command connection is
-   * auto-pipelined: completions of the same tick leave in one write, in order. A task whose
-   * receipt was folded reports `received_ago_ms`, and the server records both stages from it.
+   * auto-pipelined: completions of the same tick leave in one write, in order, and their XACKs
+   * in one command. A task whose receipt was folded reports `received_ago_ms`, and the server
+   * records both stages from it.
    */
   async finish(target: AckTarget, outcome: TaskOutcome): Promise<void> {
     const folded = target.receipt === 'folded' && target.readAt !== undefined ? { received_ago_ms: Math.max(0, Math.round(performance.now() - target.readAt)) } : {};
@@ -72,7 +82,7 @@ export class AckWriter {
           : { stage: 'failed', error: outcome.error, retryable: outcome.retryable, duration_ms: outcome.durationMs, ...folded };
       return Promise.all([
         this.ctx.redis.xadd(session.acks_stream, '*', ...encodeAck(this.#ack(session, target, body))),
-        this.ctx.redis.xack(target.origin.stream, target.origin.group, target.messageId),
+        this.#xacks.call(JSON.stringify([target.origin.stream, target.origin.group]), target.messageId),
       ]);
     });
   }

@@ -11,11 +11,12 @@
 local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'message_id')
 if not cur[1] or tonumber(cur[2]) ~= tonumber(ARGV[1]) then return false end
 if cur[3] == ARGV[2] then return cur[1] end
-redis.call('HSET', KEYS[1], 'message_id', ARGV[2], 'sent_at', ARGV[3], 'stream', ARGV[4])
 local status = cur[1]
 if status == 'accepted' then
   status = 'sent'
-  redis.call('HSET', KEYS[1], 'status', status)
+  redis.call('HSET', KEYS[1], 'message_id', ARGV[2], 'sent_at', ARGV[3], 'stream', ARGV[4], 'status', status)
+else
+  redis.call('HSET', KEYS[1], 'message_id', ARGV[2], 'sent_at', ARGV[3], 'stream', ARGV[4])
 end
 redis.call('RPUSH', KEYS[2], ARGV[5])
 return status
