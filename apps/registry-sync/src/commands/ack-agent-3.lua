@@ -30,9 +30,13 @@
 ]]
 local ARGS_PER_ACK = 12
 
+-- The agent record, read once for the batch and kept up to date with what the acks write.
+local rec = redis.call('HMGET', KEYS[1], 'epoch', 'zombie', 'status', 'slow_streak')
+local speeds = {}
+-- Inbox entries of finished tasks, deleted together at the end.
+local finished = {}
+
 local function apply(A)
-  local speedField = 'ewma:' .. A[8]
-  local rec = redis.call('HMGET', KEYS[1], 'epoch', 'zombie', 'status', speedField, 'slow_streak')
   if not rec[1] then return { -1 } end
   if tonumber(rec[1]) ~= tonumber(A[3]) then
     -- A completion or failure whose slot is already free is the replay of an ack this script
@@ -45,7 +49,11 @@ local function apply(A)
   if (A[1] == 'received' or A[12] == '1') and rec[2] then
     -- The task loop is consuming again: the agent is no zombie.
     redis.call('HDEL', KEYS[1], 'zombie')
-    if rec[3] == 'SUSPECT' then redis.call('HSET', KEYS[1], 'status', 'HEALTHY') end
+    rec[2] = false
+    if rec[3] == 'SUSPECT' then
+      redis.call('HSET', KEYS[1], 'status', 'HEALTHY')
+      rec[3] = 'HEALTHY'
+    end
   end
   local p = redis.call('HGET', KEYS[2], A[2])
   if not p then
@@ -72,18 +80,22 @@ local function apply(A)
   redis.call('HDEL', KEYS[2], A[2])
   local tracked = 0
   if A[1] == 'completed' and A[8] ~= '' and A[9] ~= '' then
+    local speedField = 'ewma:' .. A[8]
+    if speeds[speedField] == nil then speeds[speedField] = redis.call('HGET', KEYS[1], speedField) end
     local d = tonumber(A[9])
     local alpha = tonumber(A[11])
-    local prev = tonumber(rec[4])
+    local prev = tonumber(speeds[speedField])
     local speed = d
     if prev then speed = alpha * d + (1 - alpha) * prev end
     local streak = 0
-    if d > tonumber(A[10]) then streak = (tonumber(rec[5]) or 0) + 1 end
-    redis.call('HSET', KEYS[1], speedField, string.format('%.1f', speed), 'slow_streak', streak)
+    if d > tonumber(A[10]) then streak = (tonumber(rec[4]) or 0) + 1 end
+    speeds[speedField] = string.format('%.1f', speed)
+    rec[4] = streak
+    redis.call('HSET', KEYS[1], speedField, speeds[speedField], 'slow_streak', streak)
     tracked = 1
   end
   if pool then return { 0, tonumber(sentAt), msgId, tracked } end
-  if msgId ~= '' then redis.call('XDEL', KEYS[3], msgId) end
+  if msgId ~= '' then finished[#finished + 1] = msgId end
   return { 0, tonumber(sentAt), '', tracked }
 end
 
@@ -91,4 +103,5 @@ local out = {}
 for base = 0, #ARGV - 1, ARGS_PER_ACK do
   out[#out + 1] = apply({ unpack(ARGV, base + 1, base + ARGS_PER_ACK) })
 end
+if #finished > 0 then redis.call('XDEL', KEYS[3], unpack(finished)) end
 return out

@@ -23,6 +23,9 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local live = rec[1] and (rec[2] == 'HEALTHY' or rec[2] == 'SUSPECT') and now - tonumber(rec[4]) < tonumber(ARGV[1])
   and (tonumber(rec[5]) or 0) <= now
 
+-- The agent's inflight count, read once and counted on as this call delivers.
+local inflight = nil
+
 local function deliver(epoch, taskId, attempt, deadline, probe, first, last)
   if not rec[1] then return { -1 } end
   if tonumber(rec[1]) ~= tonumber(epoch) then return { -2 } end
@@ -32,13 +35,14 @@ local function deliver(epoch, taskId, attempt, deadline, probe, first, last)
     local a, msgId, sentAt = string.match(existing, '^(%d+)|([^|]*)|(%d+)')
     if a == attempt then return { 1, msgId, tonumber(sentAt), redis.call('HLEN', KEYS[3]) } end
   end
-  local inflight = redis.call('HLEN', KEYS[3])
+  if inflight == nil then inflight = redis.call('HLEN', KEYS[3]) end
   if inflight >= tonumber(rec[3]) then return { -4, inflight } end
   local entry = { 'XADD', KEYS[2], '*' }
   for i = first, last do entry[#entry + 1] = ARGV[i] end
   local id = redis.call(unpack(entry))
-  redis.call('HSET', KEYS[3], taskId, attempt .. '|' .. id .. '|' .. now .. '|' .. deadline .. '|0|' .. epoch)
-  return { 0, id, now, inflight + 1 }
+  -- A re-delivery under a new attempt replaces the entry: the count does not grow.
+  inflight = inflight + redis.call('HSET', KEYS[3], taskId, attempt .. '|' .. id .. '|' .. now .. '|' .. deadline .. '|0|' .. epoch)
+  return { 0, id, now, inflight }
 end
 
 local out = {}

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { decodeCallback, reachKeys, type CallbackMessage } from '@agent-reach/protocol';
+import { CallbackPublisher, defineDispatchCommands } from '@agent-reach/dispatch';
+import { randomPrefix, testServices } from '@agent-reach/testkit';
+
+let redis: Redis;
+let prefix: string;
+
+beforeAll(() => {
+  prefix = randomPrefix();
+  redis = new Redis(testServices().redisUrl);
+  defineDispatchCommands(redis);
+});
+
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+});
+
+const result = (taskId: string, status: CallbackMessage['status'] = 'completed', attempt = 1): CallbackMessage => ({
+  task_id: taskId,
+  status,
+  capability: 'cap',
+  agent_id: 'a1',
+  attempt,
+  completed_at: 1,
+  ...(status === 'completed' ? { result: `{"of":"${taskId}"}` } : { error: 'max_attempts' }),
+});
+
+describe('results published in the same tick', () => {
+  it('reach their topic once each, in order, a repeat in the same batch or a later one publishing nothing', async () => {
+    const keys = reachKeys(prefix);
+    const publisher = new CallbackPublisher(redis, keys, { callbackRetentionS: 60, callbackMaxLen: 1000 });
+    const ids = await Promise.all([
+      publisher.publish('me', result('t1')),
+      publisher.publish('me', result('t2')),
+      publisher.publish('me', result('t1')),
+      publisher.publish('other', result('t1')),
+      publisher.publish('me', result('t3', 'dead', 1)),
+      publisher.publish('me', result('t3', 'dead', 2)),
+    ]);
+    expect(ids.map((id) => id !== null)).toEqual([true, true, false, true, true, true]);
+    expect(await publisher.publish('me', result('t2'))).toBeNull();
+    const entries = await redis.xrange(keys.callback('me'), '-', '+');
+    expect(entries.map(([, fields]) => decodeCallback(fields)).map((m) => `${m.task_id}:${m.status}:${m.attempt}`)).toEqual([
+      't1:completed:1',
+      't2:completed:1',
+      't3:dead:1',
+      't3:dead:2',
+    ]);
+    expect(await redis.xlen(keys.callback('other'))).toBe(1);
+    expect(await redis.ttl(keys.callback('me'))).toBeGreaterThan(0);
+  });
+});
