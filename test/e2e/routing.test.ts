@@ -69,6 +69,20 @@ describe('three routers, one burst', () => {
     expect(refused?.headers['retry-after']).toBeDefined();
     expect((await redis.hkeys(reachKeys(prefix).pending('tiny'))).filter((t) => !t.startsWith('probe:'))).toHaveLength(5);
   });
+
+  it('reads the true count before refusing: a slot freed since its last delivery takes the next task', async () => {
+    await register({ agent_id: 'small', capabilities: ['small'], max_concurrency: 2 });
+    const first = await Promise.all([submit({ capability: 'small', payload: 1 }), submit({ capability: 'small', payload: 2 })]);
+    expect(first.map((r) => r.statusCode)).toEqual([202, 202]);
+    // The router's own count now says 2 of 2. One task finishes: its slot (pending entry) is freed,
+    // which the router does not see until a snapshot.
+    await redis.hdel(reachKeys(prefix).pending('small'), first[0]?.json<{ task_id: string }>().task_id ?? '');
+    const next = await submit({ capability: 'small', payload: 3 });
+    expect(next.statusCode).toBe(202);
+    // Full for real: Redis' count refuses.
+    const over = await submit({ capability: 'small', payload: 4 });
+    expect(over.statusCode).toBe(429);
+  });
 });
 
 describe('GET /v1/route', () => {

@@ -8,7 +8,7 @@ import type { CallbackPublisher, Candidate, Delivery, DeliveryResult, SnapshotHo
 import type { TaskReader } from '../tasks/task-reader.ts';
 import type { Lineage } from './lineage.ts';
 import { claimTask, firstAttempt } from './claim.ts';
-import { onlyExcludedFor, route, type RoutingAsk } from './decision.ts';
+import { onlyExcludedFor, recountFull, route, type RoutingAsk } from './decision.ts';
 import type { Pool } from './pool.ts';
 
 /** Settings the dispatcher needs. */
@@ -84,6 +84,10 @@ export class Dispatcher {
       // A registration may be newer than the snapshot held: look once more before refusing.
       await this.snapshot.reload();
       routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch', picks);
+    }
+    if (routed.push.length === 0 && body.mode !== 'batch' && (await recountFull(this.redis, this.keys, this.snapshot, routed.decision))) {
+      // Counted full on stale counts: Redis says an agent has room.
+      routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, true, picks);
     }
     const reserved = body.mode !== 'batch' ? routed.push[0]?.agent.agent_id : undefined;
     const { decision, lineage } = routed;
