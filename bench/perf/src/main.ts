@@ -125,8 +125,8 @@ async function main(): Promise<number> {
     opts = parseArgs(process.argv.slice(2));
   } catch (err: unknown) {
     if (err instanceof UsageError) {
-      process.stderr.write(`${err.message}\n`);
-      return 2;
+      (err.helped ? process.stdout : process.stderr).write(`${err.message}\n`);
+      return err.helped ? 0 : 2;
     }
     throw err;
   }

@@ -22,6 +22,8 @@ describe('parseArgs', () => {
     expect(() => parseArgs(['--only', 'kafka'])).toThrow(UsageError);
     expect(() => parseArgs(['--tasks', 'many'])).toThrow(UsageError);
     expect(() => parseArgs(['--fast'])).toThrow(UsageError);
+    expect(() => parseArgs(['--fast'])).toThrow(expect.objectContaining({ helped: false }));
+    expect(() => parseArgs(['--help'])).toThrow(expect.objectContaining({ helped: true }));
   });
 
   it('profiles one Agent-Reach flood', () => {

@@ -53,6 +53,14 @@ const HELP = `usage: npm run bench -- [--quick] [--routing] [--profile] [--reps 
 /** Thrown for a bad command line; the message is the usage. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+
+  /** `helped` when the usage was asked for (--help): the bench prints it to stdout and exits 0. */
+  constructor(
+    message: string,
+    readonly helped = false,
+  ) {
+    super(message);
+  }
 }
 
 function int(flag: string, value: string | undefined, min = 1): number {
@@ -144,7 +152,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         break;
       case '--help':
       case '-h':
-        throw new UsageError(HELP);
+        throw new UsageError(HELP, true);
       default:
         throw new UsageError(`unknown argument ${String(flag)}\n${HELP}`);
     }
