@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from './measure.ts';
-import { HEADLINE_KEYS, headline, headlineJson, table } from './report.ts';
+import { commandLines, commandTimeLines, HEADLINE_KEYS, headline, headlineJson, table } from './report.ts';
 import type { Records } from './session.ts';
 import { summarize } from './stats.ts';
 
@@ -48,5 +48,13 @@ describe('table', () => {
     expect(lines).toHaveLength(5);
     expect(lines[3]).toMatch(/^flood\s+bullmq\s+100\s/);
     expect(lines[3]).toContain('–');
+  });
+});
+
+describe('command lines', () => {
+  it('give the median per task of each command in the flood runs, systems without a flood left out', () => {
+    expect(commandLines(records, ['reach', 'floor'])).toEqual(['reach: 3.0 commands/task — xadd 3.00', 'floor: 3.0 commands/task — xadd 3.00']);
+    expect(commandTimeLines(records, ['bullmq'])).toEqual(['bullmq: xadd 4.5']);
+    expect(commandLines({ reach: { paced2000: [] } }, ['reach'])).toEqual([]);
   });
 });

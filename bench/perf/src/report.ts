@@ -123,21 +123,25 @@ export function table(
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
+/** Per command, the median over a system's flood runs of `pick(run)[command]`, at least `min`, busiest first. */
+function floodMedians(records: Records, system: SystemName, pick: (r: RunRecord) => Record<string, number>, min: number): (readonly [string, number])[] {
+  const rs = runs(records, system, 'flood');
+  const names = new Set(rs.flatMap((r) => Object.keys(pick(r))));
+  return [...names]
+    .map((cmd) => [cmd, median(rs.map((r) => pick(r)[cmd] ?? 0))] as const)
+    .filter(([, n]) => n >= min)
+    .sort((a, b) => b[1] - a[1]);
+}
+
 /** Redis commands per completed task in the flood runs (median), busiest first. */
 export function commandLines(records: Records, systems: readonly SystemName[]): string[] {
-  const out: string[] = [];
-  for (const system of systems) {
-    const rs = runs(records, system, 'flood');
-    if (rs.length === 0) continue;
-    const names = new Set(rs.flatMap((r) => Object.keys(r.commands)));
-    const per = [...names]
-      .map((cmd) => [cmd, median(rs.map((r) => r.commands[cmd] ?? 0))] as const)
-      .filter(([, n]) => n >= 0.01)
-      .sort((a, b) => b[1] - a[1]);
-    const total = per.reduce((s, [, n]) => s + n, 0);
-    out.push(`${system}: ${total.toFixed(1)} commands/task — ${per.map(([c, n]) => `${c} ${n.toFixed(2)}`).join(', ')}`);
-  }
-  return out;
+  return systems
+    .filter((system) => runs(records, system, 'flood').length > 0)
+    .map((system) => {
+      const per = floodMedians(records, system, (r) => r.commands, 0.01);
+      const total = per.reduce((s, [, n]) => s + n, 0);
+      return `${system}: ${total.toFixed(1)} commands/task — ${per.map(([c, n]) => `${c} ${n.toFixed(2)}`).join(', ')}`;
+    });
 }
 
 /**
@@ -146,18 +150,9 @@ export function commandLines(records: Records, systems: readonly SystemName[]): 
  * scripts' share next to the plain commands', not a sum.
  */
 export function commandTimeLines(records: Records, systems: readonly SystemName[]): string[] {
-  const out: string[] = [];
-  for (const system of systems) {
-    const rs = runs(records, system, 'flood');
-    if (rs.length === 0) continue;
-    const names = new Set(rs.flatMap((r) => Object.keys(r.commandUsec)));
-    const per = [...names]
-      .map((cmd) => [cmd, median(rs.map((r) => r.commandUsec[cmd] ?? 0))] as const)
-      .filter(([, us]) => us >= 0.1)
-      .sort((a, b) => b[1] - a[1]);
-    out.push(`${system}: ${per.map(([c, us]) => `${c} ${us.toFixed(1)}`).join(', ')}`);
-  }
-  return out;
+  return systems
+    .filter((system) => runs(records, system, 'flood').length > 0)
+    .map((system) => `${system}: ${floodMedians(records, system, (r) => r.commandUsec, 0.1).map(([c, us]) => `${c} ${us.toFixed(1)}`).join(', ')}`);
 }
 
 /** How the figures stand against the issue's targets (ratios within one run). */

@@ -1,23 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { decodeCallback, reachKeys, type CallbackMessage } from '@agent-reach/protocol';
-import { CallbackPublisher, defineDispatchCommands } from '@agent-reach/dispatch';
-import { randomPrefix, testServices } from '@agent-reach/testkit';
+import { describe, expect, it } from 'vitest';
+import { decodeCallback, type CallbackMessage } from '@agent-reach/protocol';
+import { CallbackPublisher } from '@agent-reach/dispatch';
+import { useScratchRedis } from '../testing/scratch-redis.ts';
 
-let redis: Redis;
-let prefix: string;
-
-beforeAll(() => {
-  prefix = randomPrefix();
-  redis = new Redis(testServices().redisUrl);
-  defineDispatchCommands(redis);
-});
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-});
+const scratch = useScratchRedis();
 
 const result = (taskId: string, status: CallbackMessage['status'] = 'completed', attempt = 1): CallbackMessage => ({
   task_id: taskId,
@@ -31,7 +17,7 @@ const result = (taskId: string, status: CallbackMessage['status'] = 'completed',
 
 describe('results published in the same tick', () => {
   it('reach their topic once each, in order, a repeat in the same batch or a later one publishing nothing', async () => {
-    const keys = reachKeys(prefix);
+    const { redis, keys } = scratch;
     const publisher = new CallbackPublisher(redis, keys, { callbackRetentionS: 60, callbackMaxLen: 1000 });
     const ids = await Promise.all([
       publisher.publish('me', result('t1')),

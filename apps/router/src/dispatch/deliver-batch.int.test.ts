@@ -1,23 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { reachKeys, type TaskMessage } from '@agent-reach/protocol';
-import { Delivery, defineDispatchCommands } from '@agent-reach/dispatch';
-import { randomPrefix, testServices } from '@agent-reach/testkit';
+import { describe, expect, it } from 'vitest';
+import type { TaskMessage } from '@agent-reach/protocol';
+import { Delivery } from '@agent-reach/dispatch';
+import { useScratchRedis } from '../testing/scratch-redis.ts';
 
-let redis: Redis;
-let prefix: string;
-
-beforeAll(() => {
-  prefix = randomPrefix();
-  redis = new Redis(testServices().redisUrl);
-  defineDispatchCommands(redis);
-});
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-});
+const scratch = useScratchRedis();
 
 const task = (taskId: string, attempt = 1): TaskMessage => ({
   task_id: taskId,
@@ -31,7 +17,7 @@ const task = (taskId: string, attempt = 1): TaskMessage => ({
 
 describe('deliveries of one tick to one agent', () => {
   it('go in one script call, each checked against the slots the ones before it took', async () => {
-    const keys = reachKeys(prefix);
+    const { redis, keys } = scratch;
     const delivery = new Delivery(redis, keys, 15_000);
     const t = await redis.time();
     await redis.hset(keys.agent('full-soon'), 'epoch', 3, 'status', 'HEALTHY', 'max_concurrency', 2, 'lease_at', Number(t[0]) * 1000);
@@ -49,7 +35,8 @@ describe('deliveries of one tick to one agent', () => {
   });
 
   it('to an agent that is gone, are each refused', async () => {
-    const delivery = new Delivery(redis, reachKeys(prefix), 15_000);
+    const { redis, keys } = scratch;
+    const delivery = new Delivery(redis, keys, 15_000);
     const target = { agent_id: 'never-was', epoch: 1 };
     const results = await Promise.all([delivery.deliver(target, task('x')), delivery.deliver(target, task('y'))]);
     expect(results).toEqual([

@@ -1,27 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { reachKeys } from '@agent-reach/protocol';
-import { Delivery, DueWatch, defineDispatchCommands } from '@agent-reach/dispatch';
-import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
+import { describe, expect, it } from 'vitest';
+import { Delivery, DueWatch } from '@agent-reach/dispatch';
+import { waitFor } from '@agent-reach/testkit';
+import { useScratchRedis } from '../testing/scratch-redis.ts';
 
-let redis: Redis;
-let prefix: string;
-
-beforeAll(() => {
-  prefix = randomPrefix();
-  redis = new Redis(testServices().redisUrl);
-  defineDispatchCommands(redis);
-});
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-});
+const scratch = useScratchRedis();
 
 describe('the sent record and the due set', () => {
   it('drops the watchdog entry it set, but not the entry of a retry that followed a fast failure', async () => {
-    const keys = reachKeys(prefix);
+    const { redis, keys } = scratch;
     const delivery = new Delivery(redis, keys, 15_000);
     const watchdogAt = 1_700_000_000_000;
     // Attempt 1 was claimed with a watchdog entry; it failed fast and its retry is due later.
@@ -40,7 +26,7 @@ describe('the sent record and the due set', () => {
   });
 
   it('sends the watchdog entries of one tick in one ZADD, before the commands that follow them, and drops them in one call', async () => {
-    const keys = reachKeys(prefix);
+    const { redis, keys } = scratch;
     const watch = new DueWatch(redis, keys.due());
     // What reaches Redis, in order, for this test's due key (other tests share the server).
     const monitor = await redis.monitor();

@@ -1,0 +1,40 @@
+import { afterAll, beforeAll } from 'vitest';
+import { Redis } from 'ioredis';
+import { reachKeys, type ReachKeys } from '@agent-reach/protocol';
+import { defineDispatchCommands } from '@agent-reach/dispatch';
+import { randomPrefix, testServices } from '@agent-reach/testkit';
+
+/** A connection to the test Redis with the dispatch scripts, and keys under a prefix of its own. */
+export interface ScratchRedis {
+  readonly redis: Redis;
+  readonly keys: ReachKeys;
+}
+
+/**
+ * For a test file that calls the dispatch scripts directly: connects before its tests, and
+ * deletes every key under its prefix and disconnects after them.
+ */
+export function useScratchRedis(): ScratchRedis {
+  let redis: Redis | undefined;
+  let prefix = '';
+  beforeAll(() => {
+    prefix = randomPrefix();
+    redis = new Redis(testServices().redisUrl);
+    defineDispatchCommands(redis);
+  });
+  afterAll(async () => {
+    if (!redis) return;
+    const left = await redis.keys(`${prefix}:*`);
+    if (left.length > 0) await redis.del(...left);
+    await redis.quit();
+  });
+  return {
+    get redis() {
+      if (!redis) throw new Error('useScratchRedis: the connection exists inside tests only');
+      return redis;
+    },
+    get keys() {
+      return reachKeys(prefix);
+    },
+  };
+}
