@@ -22,7 +22,7 @@ export class CallbackPublisher {
     private readonly keys: ReachKeys,
     private readonly settings: CallbackSettings,
   ) {
-    this.batches = new Coalescer((topic, msgs) => this.publishAll(topic, msgs));
+    this.batches = new Coalescer((topic, msgs) => this.publishAll(topic, msgs), { sizeOf: (msg) => (msg.result?.length ?? 0) + (msg.error?.length ?? 0) });
   }
 
   /** Publishes `msg` on `topic`; returns the entry id, or null when it was already published. */

@@ -48,8 +48,9 @@ export class Delivery {
     private readonly offlineMs: number,
   ) {
     this.watch = new DueWatch(redis, keys.due());
-    this.batches = new Coalescer((id, tasks) =>
-      this.redis.reachDeliver(this.keys.agent(id), this.keys.inbox(id), this.keys.pending(id), this.offlineMs, ...tasks.flat()),
+    this.batches = new Coalescer(
+      (id, tasks) => this.redis.reachDeliver(this.keys.agent(id), this.keys.inbox(id), this.keys.pending(id), this.offlineMs, ...tasks.flat()),
+      { sizeOf: (task) => task.reduce<number>((n, v) => n + (typeof v === 'string' ? v.length : 8), 0) },
     );
   }
 

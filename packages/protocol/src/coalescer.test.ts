@@ -42,11 +42,20 @@ describe('Coalescer', () => {
 
   it('sends a batch at once when it reaches the cap', async () => {
     const { batches, run } = recording();
-    const c = new Coalescer(run, 2);
+    const c = new Coalescer(run, { maxItems: 2 });
     const all = Promise.all([c.call('k', 1), c.call('k', 2), c.call('k', 3)]);
     expect(batches.map((b) => b.items)).toEqual([[1, 2]]);
     expect(await all).toEqual([10, 20, 30]);
     expect(batches.map((b) => b.items)).toEqual([[1, 2], [3]]);
+  });
+
+  it('sends a batch at once when its items reach the byte cap', async () => {
+    const { batches, run } = recording();
+    const c = new Coalescer(run, { maxBytes: 100, sizeOf: (i) => i });
+    const all = Promise.all([c.call('k', 60), c.call('k', 50), c.call('k', 1)]);
+    expect(batches.map((b) => b.items)).toEqual([[60, 50]]);
+    await all;
+    expect(batches.map((b) => b.items)).toEqual([[60, 50], [1]]);
   });
 
   it('rejects every call of a failed batch, and only those', async () => {

@@ -3,7 +3,18 @@ export type BatchRunner<A, R> = (key: string, items: readonly A[]) => Promise<re
 
 interface Batch<A, R> {
   items: A[];
+  bytes: number;
   waiters: { resolve: (r: R) => void; reject: (err: unknown) => void }[];
+}
+
+/** When a batch leaves early. */
+export interface CoalescerLimits<A> {
+  /** Items in one batch. @default 200 */
+  maxItems?: number;
+  /** What `sizeOf` adds up to in one batch. @default 1 MiB */
+  maxBytes?: number;
+  /** An item's size, for `maxBytes` (a task's payload, a result's text). @default 0 */
+  sizeOf?: (item: A) => number;
 }
 
 /**
@@ -14,28 +25,37 @@ interface Batch<A, R> {
  * still gets its own result; a batch that fails rejects every call in it.
  *
  * A batch leaves when the turn's I/O callbacks have run (`setImmediate`, as ioredis'
- * auto-pipelining does), or at once when it reaches `maxBatch` items.
+ * auto-pipelining does), or at once when it reaches `maxItems` items or `maxBytes`: a script
+ * call holds Redis for as long as it runs, so a batch of large payloads is kept short.
  */
 export class Coalescer<A, R> {
   private batches = new Map<string, Batch<A, R>>();
   private scheduled = false;
+  private readonly maxItems: number;
+  private readonly maxBytes: number;
+  private readonly sizeOf: (item: A) => number;
 
   constructor(
     private readonly run: BatchRunner<A, R>,
-    private readonly maxBatch = 200,
-  ) {}
+    limits: CoalescerLimits<A> = {},
+  ) {
+    this.maxItems = limits.maxItems ?? 200;
+    this.maxBytes = limits.maxBytes ?? 1024 * 1024;
+    this.sizeOf = limits.sizeOf ?? (() => 0);
+  }
 
   /** Queues `item` under `key`; resolves with its own result. */
   call(key: string, item: A): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       let batch = this.batches.get(key);
       if (!batch) {
-        batch = { items: [], waiters: [] };
+        batch = { items: [], bytes: 0, waiters: [] };
         this.batches.set(key, batch);
       }
       batch.items.push(item);
+      batch.bytes += this.sizeOf(item);
       batch.waiters.push({ resolve, reject });
-      if (batch.items.length >= this.maxBatch) {
+      if (batch.items.length >= this.maxItems || batch.bytes >= this.maxBytes) {
         this.batches.delete(key);
         this.send(key, batch);
       } else if (!this.scheduled) {
