@@ -85,8 +85,9 @@ export class Dispatcher {
     // The candidates tried, plus the runner-up the sent stage records.
     const picks = this.settings.maxCandidates + 1;
     let routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch', picks);
-    if (routed.decision.count() === 0) {
+    if (routed.decision.count() === 0 && !onlyExcludedFor(routed.decision, ['full', 'watermark'])) {
       // A registration may be newer than the snapshot held: look once more before refusing.
+      // (Agents that are only full are recounted below instead.)
       await this.snapshot.reload();
       routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch', picks);
     }
