@@ -68,9 +68,7 @@ export async function createRouterService(
   const delivery = new Delivery(redis, keys, options.offlineMs);
   const publisher = new CallbackPublisher(redis, keys, options);
   const taskPool = new Pool(redis, keys, delivery, tasks, events, options);
-  const dispatcher = new Dispatcher(redis, keys, snapshot, delivery, taskPool, publisher, tasks, events, options, logger, (room) =>
-    observability.metrics.recounts.inc({ found: room ? 'room' : 'full' }),
-  );
+  const dispatcher = new Dispatcher(redis, keys, snapshot, delivery, taskPool, publisher, tasks, events, options, logger);
   const deadLetters = new DeadLetters(redis, keys);
   const callbacks = new CallbackReader(redis, pool, keys);
   const waitConn = new Redis(options.redisUrl, { maxRetriesPerRequest: null, retryStrategy });

@@ -8,8 +8,7 @@ import type { CallbackPublisher, Candidate, Delivery, DeliveryResult, SnapshotHo
 import type { TaskReader } from '../tasks/task-reader.ts';
 import type { Lineage } from './lineage.ts';
 import { claimTask, firstAttempt } from './claim.ts';
-import { onlyExcludedFor, route, type RoutingAsk } from './decision.ts';
-import { FullRecounter } from './recount.ts';
+import { onlyExcludedFor, recountFull, route, type RoutingAsk } from './decision.ts';
 import type { Pool } from './pool.ts';
 
 /** Settings the dispatcher needs. */
@@ -47,8 +46,6 @@ export interface SubmitOutcome {
  */
 export class Dispatcher {
   private readonly log: Logger;
-  /** Reads the true counts when every agent looks full (ours may be stale). */
-  private readonly recounter: FullRecounter;
 
   constructor(
     private readonly redis: Redis,
@@ -61,10 +58,8 @@ export class Dispatcher {
     private readonly events: EventSink,
     private readonly settings: DispatchSettings,
     logger: Logger,
-    onRecount?: (room: boolean) => void,
   ) {
     this.log = logger.child({ module: 'dispatch' });
-    this.recounter = new FullRecounter(redis, keys, snapshot, onRecount);
   }
 
   /** Submits a task; throws NO_AGENT, AT_CAPACITY, PAYLOAD_TOO_LARGE or a store error. */
@@ -85,13 +80,12 @@ export class Dispatcher {
     // The candidates tried, plus the runner-up the sent stage records.
     const picks = this.settings.maxCandidates + 1;
     let routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch', picks);
-    if (routed.decision.count() === 0 && !onlyExcludedFor(routed.decision, ['full', 'watermark'])) {
+    if (routed.decision.count() === 0) {
       // A registration may be newer than the snapshot held: look once more before refusing.
-      // (Agents that are only full are recounted below instead.)
       await this.snapshot.reload();
       routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch', picks);
     }
-    if (routed.push.length === 0 && body.mode !== 'batch' && (await this.recounter.recount(body.capability, routed.decision))) {
+    if (routed.push.length === 0 && body.mode !== 'batch' && (await recountFull(this.redis, this.keys, this.snapshot, routed.decision))) {
       // Counted full on stale counts: Redis says an agent has room.
       routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, true, picks);
     }

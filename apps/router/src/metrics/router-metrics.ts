@@ -12,8 +12,6 @@ export interface RouterMetrics {
   submits: Counter<'status' | 'outcome'>;
   /** `reach_router_routing_seconds{status}`: the submit handler — ranking, claim, delivery, `sent`. */
   routing: Histogram<'status'>;
-  /** `reach_router_capacity_recounts_total{found}`: true counts read when every agent looked full — `room` or `full`. */
-  recounts: Counter<'found'>;
 }
 
 /** What the router's metrics read at scrape time. */
@@ -43,12 +41,6 @@ export function createRouterMetrics(deps: RouterMetricsDeps): RouterMetrics {
     buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
-  const recounts = new Counter({
-    name: 'reach_router_capacity_recounts_total',
-    help: "Times every agent of a capability looked full in the router's own counts and it read their true inflight counts from Redis: found room (the counts were stale) or full",
-    labelNames: ['found'] as const,
-    registers: [registry],
-  });
   const info = () => deps.snapshot()?.info() ?? { version: 0, age_ms: -1, agents: 0 };
   new Gauge({
     name: 'reach_router_snapshot_version',
@@ -68,7 +60,7 @@ export function createRouterMetrics(deps: RouterMetricsDeps): RouterMetrics {
     },
   });
   registerFleetGauges(registry, { redis: deps.redis, keys: deps.keys });
-  return { registry, submits, routing, recounts };
+  return { registry, submits, routing };
 }
 
 const SUBMIT_URL = '/v1/tasks';

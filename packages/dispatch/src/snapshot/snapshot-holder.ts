@@ -131,13 +131,6 @@ export class SnapshotHolder {
 
   private async load(): Promise<void> {
     try {
-      // The version counter first: a snapshot of 10,000 agents is megabytes of JSON to read and
-      // parse, and most reloads (the timer, a look before refusing a task) find it unchanged.
-      const version = Number(await this.redis.get(this.keys.snapshotVersion()));
-      if (this.snapshot.version > 0 && version === this.snapshot.version) {
-        this.loadedAt = Date.now();
-        return;
-      }
       const next = decodeSnapshot(await this.redis.get(this.keys.snapshot()));
       this.loadedAt = Date.now();
       if (!next || next.version === this.snapshot.version) return;
