@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-import { Coalescer } from '@agent-reach/protocol';
 
 interface Watched {
   taskId: string;
@@ -19,18 +18,13 @@ interface Watched {
  */
 export class DueWatch {
   #adds: Watched[] = [];
-  /** Removals, one unwatch-1.lua call per tick; each answers how many entries the call removed. */
-  readonly #drops: Coalescer<[string, number], number>;
+  #drops: (string | number)[] = [];
+  #dropsFlush: Promise<unknown> | undefined;
 
   constructor(
     private readonly redis: Redis,
     private readonly dueKey: string,
-  ) {
-    this.#drops = new Coalescer(async (_key, drops) => {
-      const removed = await this.redis.reachUnwatch(this.dueKey, ...drops.flat());
-      return drops.map(() => removed);
-    }, { maxItems: 1000 });
-  }
+  ) {}
 
   /**
    * Adds the task's watchdog entry at `at` (unless one exists), then issues `command` — in the
@@ -45,7 +39,15 @@ export class DueWatch {
 
   /** Drops the task's watchdog entry if it still has the score `at` (a retry's entry stays). */
   unwatch(taskId: string, at: number): Promise<unknown> {
-    return this.#drops.call(this.dueKey, [taskId, at]);
+    this.#drops.push(taskId, at);
+    return (this.#dropsFlush ??= new Promise<unknown>((resolve, reject) => {
+      process.nextTick(() => {
+        const args = this.#drops;
+        this.#drops = [];
+        this.#dropsFlush = undefined;
+        this.redis.reachUnwatch(this.dueKey, ...args).then(resolve, reject);
+      });
+    }));
   }
 
   readonly #flushAdds = (): void => {
