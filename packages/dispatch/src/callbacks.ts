@@ -22,12 +22,12 @@ export class CallbackPublisher {
     private readonly keys: ReachKeys,
     private readonly settings: CallbackSettings,
   ) {
-    this.batches = new Coalescer((topic, msgs) => this.publishAll(topic, msgs), { sizeOf: (msg) => (msg.result?.length ?? 0) + (msg.error?.length ?? 0) });
+    this.batches = new Coalescer((topic, msgs) => this.publishAll(topic, msgs));
   }
 
   /** Publishes `msg` on `topic`; returns the entry id, or null when it was already published. */
   publish(topic: string, msg: CallbackMessage): Promise<string | null> {
-    return this.batches.call(topic, msg);
+    return this.batches.call(topic, msg, (msg.result?.length ?? 0) + (msg.error?.length ?? 0));
   }
 
   private async publishAll(topic: string, msgs: readonly CallbackMessage[]): Promise<(string | null)[]> {

@@ -48,9 +48,8 @@ export class Delivery {
     private readonly offlineMs: number,
   ) {
     this.watch = new DueWatch(redis, keys.due());
-    this.batches = new Coalescer(
-      (id, tasks) => this.redis.reachDeliver(this.keys.agent(id), this.keys.inbox(id), this.keys.pending(id), this.offlineMs, ...tasks.flat()),
-      { sizeOf: (task) => task.reduce<number>((n, v) => n + (typeof v === 'string' ? v.length : 8), 0) },
+    this.batches = new Coalescer((id, tasks) =>
+      this.redis.reachDeliver(this.keys.agent(id), this.keys.inbox(id), this.keys.pending(id), this.offlineMs, ...tasks.flat()),
     );
   }
 
@@ -65,7 +64,7 @@ export class Delivery {
       task.capability === PROBE_CAPABILITY ? 1 : 0,
       fields.length,
       ...fields,
-    ]);
+    ], task.payload.length);
     if (code < 0) return { ok: false, refusal: REFUSALS[code] ?? 'gone' };
     return { ok: true, messageId, sentAt, inflight };
   }

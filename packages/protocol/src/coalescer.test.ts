@@ -51,8 +51,8 @@ describe('Coalescer', () => {
 
   it('sends a batch at once when its items reach the byte cap', async () => {
     const { batches, run } = recording();
-    const c = new Coalescer(run, { maxBytes: 100, sizeOf: (i) => i });
-    const all = Promise.all([c.call('k', 60), c.call('k', 50), c.call('k', 1)]);
+    const c = new Coalescer(run, { maxBytes: 100 });
+    const all = Promise.all([c.call('k', 60, 60), c.call('k', 50, 50), c.call('k', 1, 1)]);
     expect(batches.map((b) => b.items)).toEqual([[60, 50]]);
     await all;
     expect(batches.map((b) => b.items)).toEqual([[60, 50], [1]]);
@@ -64,6 +64,14 @@ describe('Coalescer', () => {
     expect(bad1).toMatchObject({ status: 'rejected', reason: new Error('down') });
     expect(bad2).toMatchObject({ status: 'rejected', reason: new Error('down') });
     expect(good).toEqual({ status: 'fulfilled', value: 2 });
+  });
+
+  it('rejects every call of a batch whose runner throws instead of rejecting', async () => {
+    const c = new Coalescer<number, number>(() => {
+      throw new Error('bad key');
+    });
+    const results = await Promise.allSettled([c.call('k', 1), c.call('k', 2)]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
 
   it('rejects the calls a batch left without a result', async () => {

@@ -8,13 +8,11 @@ interface Batch<A, R> {
 }
 
 /** When a batch leaves early. */
-export interface CoalescerLimits<A> {
+export interface CoalescerLimits {
   /** Items in one batch. @default 200 */
   maxItems?: number;
-  /** What `sizeOf` adds up to in one batch. @default 1 MiB */
+  /** What the calls' `bytes` add up to in one batch. @default 1 MiB */
   maxBytes?: number;
-  /** An item's size, for `maxBytes` (a task's payload, a result's text). @default 0 */
-  sizeOf?: (item: A) => number;
 }
 
 /**
@@ -33,19 +31,20 @@ export class Coalescer<A, R> {
   private scheduled = false;
   private readonly maxItems: number;
   private readonly maxBytes: number;
-  private readonly sizeOf: (item: A) => number;
 
   constructor(
     private readonly run: BatchRunner<A, R>,
-    limits: CoalescerLimits<A> = {},
+    limits: CoalescerLimits = {},
   ) {
     this.maxItems = limits.maxItems ?? 200;
     this.maxBytes = limits.maxBytes ?? 1024 * 1024;
-    this.sizeOf = limits.sizeOf ?? (() => 0);
   }
 
-  /** Queues `item` under `key`; resolves with its own result. */
-  call(key: string, item: A): Promise<R> {
+  /**
+   * Queues `item` under `key`; resolves with its own result. `bytes` is what the item weighs
+   * against `maxBytes` (a task's payload, a result's text).
+   */
+  call(key: string, item: A, bytes = 0): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       let batch = this.batches.get(key);
       if (!batch) {
@@ -53,7 +52,7 @@ export class Coalescer<A, R> {
         this.batches.set(key, batch);
       }
       batch.items.push(item);
-      batch.bytes += this.sizeOf(item);
+      batch.bytes += bytes;
       batch.waiters.push({ resolve, reject });
       if (batch.items.length >= this.maxItems || batch.bytes >= this.maxBytes) {
         this.batches.delete(key);
@@ -73,7 +72,15 @@ export class Coalescer<A, R> {
   }
 
   private send(key: string, batch: Batch<A, R>): void {
-    this.run(key, batch.items).then(
+    // A runner that throws instead of rejecting (a key it cannot build) fails its batch's calls,
+    // not the process: the batch runs outside any caller's stack.
+    let running: Promise<readonly R[]>;
+    try {
+      running = this.run(key, batch.items);
+    } catch (err: unknown) {
+      running = Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    running.then(
       (results) => {
         batch.waiters.forEach((w, i) => {
           if (i < results.length) w.resolve(results[i] as R);
