@@ -70,8 +70,8 @@ export class RoutingDecision implements Decision {
 
   constructor(
     private readonly scored: ScoredAgents,
-    private readonly load: Float64Array,
-    private readonly excluded: Float64Array,
+    private readonly load: readonly number[],
+    private readonly excluded: readonly number[],
   ) {
     this.made = new Array<Candidate | undefined>(scored.agents.length);
   }

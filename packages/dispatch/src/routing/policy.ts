@@ -96,14 +96,14 @@ export function decide(
   const n = agents.length;
   const { penalty, bias } = scoreOffsets(agents, req.capability, settings);
   const tags = req.tags ?? [];
-  // One buffer for the per-agent figures: a typed array allocation costs more than filling it.
-  const buffer = new Float64Array(3 * n);
-  const load = buffer.subarray(0, n);
-  const score = buffer.subarray(n, 2 * n);
-  // 0 while the agent is a candidate, else its first exclusion's code: each filter below only
-  // looks at agents still open, so an agent keeps the reason of the first filter that took it.
-  // -FULL marks a full agent until the filters before `full` have had their say.
-  const excluded = buffer.subarray(2 * n);
+  // Per agent: its load, its score, and 0 while it is a candidate, else its first exclusion's
+  // code: each filter below only looks at agents still open, so an agent keeps the reason of the
+  // first filter that took it; -FULL marks a full agent until the filters before `full` have had
+  // their say. Plain arrays: a typed array over 64 bytes lives outside the heap, and allocating
+  // and freeing one per decision costs more than the decision's own work.
+  const load = new Array<number>(n);
+  const score = new Array<number>(n);
+  const excluded = new Array<number>(n);
   let inRegion = 0;
   for (let i = 0; i < n; i++) {
     const a = agents[i] as SnapshotAgent;

@@ -11,7 +11,7 @@ const FEW_DISTINCT = 64;
 export interface ScoredAgents {
   agents: readonly SnapshotAgent[];
   /** Lower is better, one per agent. */
-  score: Float64Array;
+  score: readonly number[];
   /** The candidates (agents no filter excluded), in `agents` order. */
   open: readonly number[];
   ring: HashRing;
@@ -136,7 +136,7 @@ function ringOrder(s: ScoredAgents, members: number[], limit: number): number[] 
  * fractions, so a capability's scores are mostly repeats: keeping the distinct ones in a small
  * sorted list is cheaper than sorting every score.
  */
-function tieLows(score: Float64Array, open: readonly number[]): number[] {
+function tieLows(score: readonly number[], open: readonly number[]): number[] {
   let distinct: number[] = [];
   for (const i of open) {
     const v = score[i] as number;
