@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryInfluxQL } from '@agent-reach/events';
 import { testServices, waitFor } from '@agent-reach/testkit';
+import type { ReachAgent } from '@agent-reach/worker-sdk';
+import { startAgent } from '../support/agents.ts';
 import { RawWorker, submitAndComplete } from '../support/raw-worker.ts';
 import { http, startStack, type Stack } from '../support/stack.ts';
 
@@ -14,13 +16,16 @@ const SPAN = 'b7ad6b7169203331';
 
 let stack: Stack;
 let worker: RawWorker;
+let doomed: ReachAgent | undefined;
 
 beforeAll(async () => {
-  stack = await startStack({ influx: 'v1', env: { LOG_LEVEL: 'info' } });
+  // Two attempts 200 ms apart: the retried and dead stages within a test's time.
+  stack = await startStack({ influx: 'v1', env: { LOG_LEVEL: 'info', REACH_RETRY_BASE_MS: '200', REACH_MAX_ATTEMPTS: '2' } });
   worker = await RawWorker.start(stack, { agent_id: 'trace-agent', instance_id: 'trace-agent-1', capabilities: ['traced'], max_concurrency: 2 }, { heartbeatMs: 2000 });
 });
 
 afterAll(async () => {
+  await doomed?.close();
   await worker?.stop();
   await stack?.stop();
 });
@@ -126,5 +131,37 @@ describe('GET /metrics', () => {
     expect(series(registry, 'reach_events_write_failures_total', {})).toBe(0);
     expect(series(registry, 'reach_agents', { status: 'HEALTHY' })).toBe(1);
     expect(series(registry, 'reach_dead_letters', {})).toBe(0);
+  });
+});
+
+describe('a failing task', () => {
+  it('keeps its trace id in the retried and dead events and log lines', async () => {
+    // Started here, after the metrics above were counted with one agent.
+    doomed = await startAgent(stack, 'doomed-agent', ['traced-doomed'], () => Promise.reject(new Error('always fails')));
+    const sub = await http<{ task_id: string }>(`${stack.routerUrl}/v1/tasks`, { body: { capability: 'traced-doomed', payload: 1 }, headers: { traceparent: `00-${TRACE}-${SPAN}-01` } });
+    expect(sub.status).toBe(202);
+    const taskId = sub.body.task_id;
+    await waitFor(async () => (await http<{ status: string }>(`${stack.routerUrl}/v1/tasks/${taskId}`)).body.status === 'dead', {
+      timeoutMs: 15_000,
+      message: 'the failing task was not dead-lettered',
+    });
+
+    const { influxUrl, influxBucket } = testServices();
+    const rows = await waitFor(
+      async () => {
+        const r = await queryInfluxQL(influxUrl, influxBucket, `SELECT "stage", "trace_id" FROM "reach_task_events" WHERE "task_id" = '${taskId}'`);
+        return r.some((e) => e.stage === 'dead') ? r : undefined;
+      },
+      { timeoutMs: 10_000, message: 'the dead event did not reach InfluxDB' },
+    );
+    const stages = rows.map((r) => r.stage);
+    expect(stages).toContain('retried');
+    expect(stages).toContain('dead');
+    for (const r of rows) expect(r.trace_id).toBe(TRACE);
+
+    const lines = logLines(stack.registry.output()).filter((l) => l.task_id === taskId);
+    for (const msg of ['task retry scheduled', 'task dead-lettered']) {
+      expect(lines.find((l) => l.msg === msg)?.trace_id).toBe(TRACE);
+    }
   });
 });

@@ -174,6 +174,9 @@ describe('two-phase start and loops', () => {
     const dlq = await http<{ items: { task_id: string; reason: string }[] }>(`${stack.routerUrl}/v1/dlq?capability=loop`);
     expect(dlq.body.items).toHaveLength(1);
     expect(dlq.body.items[0]?.reason).toBe('loop');
+    // The router wrote the dead stage as an event, like every other dead letter.
+    const metrics = await (await fetch(`${stack.routerUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^reach_task_events_total\{[^}]*stage="dead"[^}]*\} 1$/m);
   });
 
   it('dead-letters a chain deeper than the hop limit', async () => {

@@ -10,11 +10,11 @@
   ARGV[6] retention seconds for a dead task   ARGV[7] error text or ""
   ARGV[8] agent the attempt was on, or ""
 
-  Output: { 1 retry, next attempt, capability, callback_topic, due_at }
-          { 2 dead, attempt, capability, callback_topic, reason }
+  Output: { 1 retry, next attempt, capability, callback_topic, due_at, trace_id }
+          { 2 dead, attempt, capability, callback_topic, reason, trace_id }
   Errors: -1 no such task, -6 attempt moved on, -7 already final
 ]]
-local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'capability', 'callback_topic', 'deadline_ms', 'budget_from')
+local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'capability', 'callback_topic', 'deadline_ms', 'budget_from', 'trace_id')
 if not cur[1] then return { -1 } end
 if tonumber(cur[2]) ~= tonumber(ARGV[1]) then return { -6 } end
 if cur[1] == 'completed' or cur[1] == 'dead' then return { -7 } end
@@ -37,11 +37,11 @@ if dead ~= '' then
   redis.call('RPUSH', KEYS[2], '{"stage":"dead","at":' .. now .. ',"attempt":' .. attempt .. ',"reason":' .. cjson.encode(dead) .. from .. '}')
   redis.call('EXPIRE', KEYS[1], ARGV[6])
   redis.call('EXPIRE', KEYS[2], ARGV[6])
-  return { 2, attempt, cur[3], cur[4], dead }
+  return { 2, attempt, cur[3], cur[4], dead, cur[7] or '' }
 end
 attempt = attempt + 1
 -- Moving a queued task from its pool to a push agent is no failure: it costs no attempt.
 if ARGV[2] == 'unpooled' then redis.call('HINCRBY', KEYS[1], 'budget_from', 1) end
 redis.call('HSET', KEYS[1], 'status', 'retry_wait', 'attempt', attempt, 'due_at', due, 'received_at', 0)
 redis.call('RPUSH', KEYS[2], '{"stage":"retried","at":' .. now .. ',"attempt":' .. attempt .. ',"reason":' .. cjson.encode(ARGV[2]) .. ',"due_at":' .. due .. from .. '}')
-return { 1, attempt, cur[3], cur[4], due }
+return { 1, attempt, cur[3], cur[4], due, cur[7] or '' }

@@ -248,7 +248,18 @@ export class Dispatcher {
       const existing = await this.tasks.submitView(taskId);
       if (existing) return { created: false, reply: existing };
     }
-    await this.redis.zadd(this.keys.dlq(), Date.now(), taskId);
+    const deadAt = Date.now();
+    await this.redis.zadd(this.keys.dlq(), deadAt, taskId);
+    this.events.write({
+      stage: 'dead',
+      capability: body.capability,
+      agent_id: '-',
+      task_id: taskId,
+      attempt: 0,
+      at: deadAt,
+      reason,
+      ...(body.trace_id ? { trace_id: body.trace_id } : {}),
+    });
     if (body.callback_topic) {
       await this.callbacks.publish(body.callback_topic, {
         task_id: taskId,
@@ -257,10 +268,10 @@ export class Dispatcher {
         agent_id: '',
         attempt: 0,
         error: reason,
-        completed_at: Date.now(),
+        completed_at: deadAt,
       });
     }
-    this.log.info({ task_id: taskId, capability: body.capability, hops: lineage.hops }, 'submission dead-lettered as a loop');
+    this.log.info({ task_id: taskId, trace_id: body.trace_id, capability: body.capability, hops: lineage.hops }, 'submission dead-lettered as a loop');
     return { created: true, reply: { task_id: taskId, status: 'dead', agent_id: '', stream: '', message_id: '' } };
   }
 }
