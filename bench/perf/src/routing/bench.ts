@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { decide, rankCandidates, SnapshotHolder, type RankedAgent } from '@agent-reach/dispatch';
+import { decide, HashRing, rankCandidates, SnapshotHolder, type RankedAgent } from '@agent-reach/dispatch';
 import { decodeSnapshot, reachKeys, type SnapshotAgent } from '@agent-reach/protocol';
 import { median, round, summarize, type Summary } from '../stats.ts';
 import { capabilityNames, prng, snapshotText, syntheticSnapshot } from './fleet.ts';
@@ -28,6 +28,10 @@ export interface RoutingFigures {
   fullRankUs: Summary;
   /** Heap held by the SnapshotHolder with every ring built, MiB. */
   heapMiB: number;
+  /** One agent joins a capability: its ring merged from the one before, ms (median over capabilities). */
+  ringJoinMs: number;
+  /** The same ring built from nothing, ms (median). */
+  ringBuildMs: number;
 }
 
 const silent = pino({ level: 'silent' });
@@ -86,6 +90,7 @@ export async function measureRouting(agents: number, capabilities: number, decis
   gc();
   const heapMiB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
 
+  const { joinMs, buildMs } = ringAfterJoin(holder, caps);
   const routed = await decisions(holder, caps, decisionCount, (agents, taskId, cap) => routerChoice(holder, agents, taskId, cap));
   const ranked = await decisions(holder, caps, decisionCount, (agents, taskId, cap) => rankCandidates(agents, taskId, holder.ringFor(cap), holder.inflightOf));
   await holder.close();
@@ -101,7 +106,27 @@ export async function measureRouting(agents: number, capabilities: number, decis
     decisionUs: summarize(routed.samples),
     fullRankUs: summarize(ranked.samples),
     heapMiB,
+    ringJoinMs: joinMs,
+    ringBuildMs: buildMs,
   };
+}
+
+/** For each of up to 20 capabilities: its ring when one agent joins, merged from the ring before and built from nothing. */
+function ringAfterJoin(holder: SnapshotHolder, caps: readonly string[]): { joinMs: number; buildMs: number } {
+  const joins: number[] = [];
+  const builds: number[] = [];
+  for (const cap of caps.slice(0, 20)) {
+    const ids = holder.agentsFor(cap).map((a) => a.agent_id);
+    const before = new HashRing(ids);
+    const after = [...ids, `joined-${cap}`];
+    const t0 = process.hrtime.bigint();
+    new HashRing(after, undefined, before);
+    joins.push(ms(t0));
+    const t1 = process.hrtime.bigint();
+    new HashRing(after);
+    builds.push(ms(t1));
+  }
+  return { joinMs: median(joins), buildMs: median(builds) };
 }
 
 /** Candidates the router tries before it queues (REACH_MAX_CANDIDATES' default), and the runner-up it records. */
@@ -176,6 +201,7 @@ export async function runRoutingBench(write: (line: string) => void, quick: bool
   const each = (f: (r: RoutingFigures) => string) => rows.map((r) => `${r.agents}: ${f(r)}`).join(' · ');
   write(`every candidate ordered (rankCandidates), p50/p99 µs: ${each((r) => `${r.fullRankUs.p50.toFixed(1)}/${r.fullRankUs.p99.toFixed(1)}`)}`);
   write(`hash rings of all capabilities built from nothing (first load), ms: ${each((r) => r.ringsColdMs.toFixed(1))}`);
+  write(`one agent joins a capability: its ring merged from the one before / built from nothing, ms: ${each((r) => `${r.ringJoinMs.toFixed(2)}/${r.ringBuildMs.toFixed(2)}`)}`);
   const json: Record<string, number> = {};
   for (const r of rows) {
     json[`decision_p50_us_${r.agents}`] = round(r.decisionUs.p50);
@@ -185,6 +211,7 @@ export async function runRoutingBench(write: (line: string) => void, quick: bool
     json[`full_rank_p50_us_${r.agents}`] = round(r.fullRankUs.p50);
     json[`full_rank_p99_us_${r.agents}`] = round(r.fullRankUs.p99);
     json[`rings_cold_ms_${r.agents}`] = round(r.ringsColdMs);
+    json[`ring_join_ms_${r.agents}`] = round(r.ringJoinMs);
   }
   return JSON.stringify(json);
 }

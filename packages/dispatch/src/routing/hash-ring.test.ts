@@ -92,5 +92,29 @@ describe('HashRing', () => {
     list[1] = { agent_id: 'b' };
     expect([...ring.ownersOf(list)]).toEqual([2, 1, 0]);
   });
-});
 
+  it('merged from the ring of a nearby set, is the ring built from nothing', () => {
+    let state = 7;
+    const rand = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    for (let round = 0; round < 40; round++) {
+      const before = ids(20 + Math.floor(rand() * 200)).filter(() => rand() > 0.1);
+      // A few leave, a few join (some of them sorting first or last), the rest stay.
+      const after = before.filter(() => rand() > 0.03).concat(Array.from({ length: Math.floor(rand() * 4) }, (_, i) => `${rand() < 0.5 ? 'a' : 'z'}-new-${round}-${i}`));
+      const previous = new HashRing(before);
+      const merged = new HashRing(after, undefined, previous);
+      const fresh = new HashRing(after);
+      expect([...merged.ids]).toEqual([...fresh.ids]);
+      expect([...merged.keys()]).toEqual([...fresh.keys()]);
+      const all = new Set(after);
+      for (const t of tasks.slice(0, 50)) expect(merged.order(t, all)).toEqual(fresh.order(t, all));
+    }
+  });
+
+  it('is built from nothing when too much changed to merge, with the same result', () => {
+    const previous = new HashRing(ids(10));
+    const after = ids(40).slice(20);
+    expect([...new HashRing(after, undefined, previous).keys()]).toEqual([...new HashRing(after).keys()]);
+    expect([...new HashRing([], undefined, previous).keys()]).toEqual([]);
+    expect([...new HashRing(ids(5), 16, previous).keys()]).toEqual([...new HashRing(ids(5), 16).keys()]);
+  });
+});

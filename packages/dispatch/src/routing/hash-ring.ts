@@ -17,6 +17,7 @@ const OWNER_SLOTS = 2 ** 21;
 export class HashRing {
   /** The distinct agent ids, sorted; an owner index is a position in this list. */
   readonly ids: readonly string[];
+  readonly virtualNodes: number;
   private readonly points: Uint32Array;
   private readonly owners: Uint16Array | Uint32Array;
   private readonly index: Map<string, number>;
@@ -26,32 +27,35 @@ export class HashRing {
   private stamp = 0;
   private lastList: { agents: readonly object[]; copy: readonly object[]; owners: Int32Array } | undefined;
 
-  constructor(agentIds: readonly string[], virtualNodes: number = VIRTUAL_NODES) {
+  /**
+   * The ring over `agentIds`. With `previous`, a ring over a set that differs by a few ids,
+   * the nodes of the agents both share are taken from it instead of hashed and sorted again:
+   * the same ring, built in one linear merge (an agent joining a capability of 200 costs a
+   * tenth of a millisecond instead of a few).
+   */
+  constructor(agentIds: readonly string[], virtualNodes: number = VIRTUAL_NODES, previous?: HashRing) {
     const ids = [...new Set(agentIds)].sort();
     if (ids.length > OWNER_SLOTS) throw new RangeError(`a hash ring holds at most ${OWNER_SLOTS} agents, got ${ids.length}`);
-    const suffixes = Array.from({ length: virtualNodes }, (_, v) => String(v));
-    // Node v of an agent is hash32(`${id}#${v}`); FNV-1a is a running state, so hash the
-    // `${id}#` prefix once. Sorting point × 2^21 + owner as plain numbers orders by point, then
-    // by id on a collision (ids are sorted), with no per-node object or comparator.
-    const keys = new Float64Array(ids.length * virtualNodes);
-    let k = 0;
-    for (let o = 0; o < ids.length; o++) {
-      const prefix = fnv1a('#', fnv1a(ids[o] as string, FNV_OFFSET));
-      for (let v = 0; v < virtualNodes; v++) keys[k++] = avalanche(fnv1a(suffixes[v] as string, prefix)) * OWNER_SLOTS + o;
-    }
-    keys.sort();
-    this.points = new Uint32Array(keys.length);
-    this.owners = ids.length <= 0x10000 ? new Uint16Array(keys.length) : new Uint32Array(keys.length);
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i] as number;
-      const owner = key % OWNER_SLOTS;
-      this.owners[i] = owner;
-      this.points[i] = (key - owner) / OWNER_SLOTS;
-    }
     this.ids = ids;
+    this.virtualNodes = virtualNodes;
     this.index = new Map(ids.map((id, o) => [id, o]));
+    const nodes = (previous && merged(previous, ids, this.index, virtualNodes)) ?? fromKeys(nodeKeys(ids, virtualNodes, (o) => o), ids.length);
+    this.points = nodes.points;
+    this.owners = nodes.owners;
     this.marks = new Uint32Array(ids.length);
     this.slots = new Int32Array(ids.length);
+  }
+
+  /** The ring's nodes in ring order: each node's point and owner index. */
+  nodes(): Readonly<Nodes> {
+    return { points: this.points, owners: this.owners };
+  }
+
+  /** The ring's nodes as sort keys, `point × 2^21 + owner`, in ring order. */
+  keys(): Float64Array {
+    const keys = new Float64Array(this.points.length);
+    for (let i = 0; i < keys.length; i++) keys[i] = (this.points[i] as number) * OWNER_SLOTS + (this.owners[i] as number);
+    return keys;
   }
 
   /** Number of agents on the ring. */
@@ -162,4 +166,93 @@ export class HashRing {
 function sameItems(a: readonly object[], b: readonly object[]): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
+}
+
+/**
+ * The sorted node keys of `ids`: node v of an agent is hash32(`${id}#${v}`). FNV-1a is a
+ * running state, so the `${id}#` prefix is hashed once. Sorting point × 2^21 + owner as plain
+ * numbers orders by point, then by id on a collision (ids are sorted), with no per-node object
+ * or comparator. `ownerOf` gives the owner index of `ids[o]`.
+ */
+function nodeKeys(ids: readonly string[], virtualNodes: number, ownerOf: (o: number) => number): Float64Array {
+  const suffixes = Array.from({ length: virtualNodes }, (_, v) => String(v));
+  const keys = new Float64Array(ids.length * virtualNodes);
+  let k = 0;
+  for (let o = 0; o < ids.length; o++) {
+    const prefix = fnv1a('#', fnv1a(ids[o] as string, FNV_OFFSET));
+    const owner = ownerOf(o);
+    for (let v = 0; v < virtualNodes; v++) keys[k++] = avalanche(fnv1a(suffixes[v] as string, prefix)) * OWNER_SLOTS + owner;
+  }
+  return keys.sort();
+}
+
+/** A ring's nodes: parallel arrays of points and owner indexes, in ring order. */
+export interface Nodes {
+  points: Uint32Array;
+  owners: Uint16Array | Uint32Array;
+}
+
+function nodesOf(count: number, idCount: number): Nodes {
+  return { points: new Uint32Array(count), owners: idCount <= 0x10000 ? new Uint16Array(count) : new Uint32Array(count) };
+}
+
+/** Nodes from sorted keys (`point × 2^21 + owner`). */
+function fromKeys(keys: Float64Array, idCount: number): Nodes {
+  const nodes = nodesOf(keys.length, idCount);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as number;
+    const owner = key % OWNER_SLOTS;
+    nodes.owners[i] = owner;
+    nodes.points[i] = (key - owner) / OWNER_SLOTS;
+  }
+  return nodes;
+}
+
+/** Past this share of ids joined or left, a ring is built from nothing rather than merged. */
+const MERGE_LIMIT = 0.25;
+
+/**
+ * The nodes of the ring over `ids` (sorted, distinct; `index` maps each to its owner index), from
+ * `previous`: its nodes whose agent stays, renumbered (both id lists are sorted, so renumbering
+ * keeps their order on a point collision), merged with the sorted nodes of the agents that
+ * joined. The result is what a build from nothing gives. Undefined when too much changed.
+ */
+function merged(previous: HashRing, ids: readonly string[], index: ReadonlyMap<string, number>, virtualNodes: number): Nodes | undefined {
+  if (previous.virtualNodes !== virtualNodes || previous.size === 0) return undefined;
+  const renumber = new Int32Array(previous.size);
+  let kept = 0;
+  for (let o = 0; o < previous.size; o++) {
+    const n = index.get(previous.ids[o] as string);
+    renumber[o] = n ?? -1;
+    if (n !== undefined) kept++;
+  }
+  const joined: string[] = [];
+  for (const id of ids) if (previous.indexOf(id) < 0) joined.push(id);
+  if (joined.length + (previous.size - kept) > MERGE_LIMIT * Math.max(ids.length, previous.size)) return undefined;
+  const added = fromKeys(nodeKeys(joined, virtualNodes, (j) => index.get(joined[j] as string) as number), ids.length);
+  const { points: oldPoints, owners: oldOwners } = previous.nodes();
+  const { points: addPoints, owners: addOwners } = added;
+  const out = nodesOf(kept * virtualNodes + addPoints.length, ids.length);
+  const { points, owners } = out;
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  for (;;) {
+    while (i < oldPoints.length && (renumber[oldOwners[i] as number] as number) < 0) i++;
+    const fromOld = i < oldPoints.length;
+    const fromAdded = j < addPoints.length;
+    if (!fromOld && !fromAdded) break;
+    const p = fromOld ? (oldPoints[i] as number) : 0;
+    const o = fromOld ? (renumber[oldOwners[i] as number] as number) : 0;
+    const ap = fromAdded ? (addPoints[j] as number) : 0;
+    if (fromAdded && (!fromOld || ap < p || (ap === p && (addOwners[j] as number) < o))) {
+      points[k] = ap;
+      owners[k++] = addOwners[j++] as number;
+    } else {
+      points[k] = p;
+      owners[k++] = o;
+      i++;
+    }
+  }
+  return out;
 }

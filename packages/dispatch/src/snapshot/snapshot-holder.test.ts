@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { reachKeys, type SnapshotAgent } from '@agent-reach/protocol';
+import { HashRing } from '../routing/hash-ring.ts';
 import { SnapshotHolder } from './snapshot-holder.ts';
 
 function agent(id: string, capabilities: string[], inflight = 0): SnapshotAgent {
@@ -50,6 +51,18 @@ describe('SnapshotHolder.ringFor', () => {
     await write([agent('a', ['x'])]);
     expect([...h.ringFor('x').ids]).toEqual(['a']);
     expect(h.ringFor('y').size).toBe(0);
+  });
+
+  it('gives a changed capability the ring a build from nothing gives, merged from its former one', async () => {
+    const { h, write } = holder();
+    const many = Array.from({ length: 50 }, (_, i) => agent(`w${i}`, ['x']));
+    await write(many);
+    h.ringFor('x');
+    // Two snapshots in a row change the membership before the ring is used again.
+    await write([...many.slice(1), agent('late', ['x'])]);
+    await write([...many.slice(2), agent('late', ['x']), agent('later', ['x'])]);
+    const ids = [...many.slice(2).map((a) => a.agent_id), 'late', 'later'];
+    expect([...h.ringFor('x').keys()]).toEqual([...new HashRing(ids).keys()]);
   });
 
   it('does not mistake a repeated agent for the same membership', async () => {

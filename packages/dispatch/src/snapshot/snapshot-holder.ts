@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decodeSnapshot, type ReachKeys, type RegistrySnapshot, type SnapshotAgent } from '@agent-reach/protocol';
-import { HashRing } from '../routing/hash-ring.ts';
+import { HashRing, VIRTUAL_NODES } from '../routing/hash-ring.ts';
 import { LiveCounts } from './live-counts.ts';
 
 type State = 'idle' | 'running' | 'closed';
@@ -17,6 +17,8 @@ export class SnapshotHolder {
   private byCapability = new Map<string, SnapshotAgent[]>();
   private byId = new Map<string, SnapshotAgent>();
   private rings = new Map<string, HashRing>();
+  /** For a capability whose agents changed, its last ring: the next one is merged from it. */
+  private formerRings = new Map<string, HashRing>();
   private readonly live = new LiveCounts();
   private state: State = 'idle';
   private timer: NodeJS.Timeout | undefined;
@@ -80,7 +82,8 @@ export class SnapshotHolder {
   ringFor(capability: string): HashRing {
     let ring = this.rings.get(capability);
     if (!ring) {
-      ring = new HashRing(this.agentsFor(capability).map((a) => a.agent_id));
+      ring = new HashRing(this.agentsFor(capability).map((a) => a.agent_id), VIRTUAL_NODES, this.formerRings.get(capability));
+      this.formerRings.delete(capability);
       this.rings.set(capability, ring);
     }
     return ring;
@@ -145,7 +148,9 @@ export class SnapshotHolder {
       }
       this.byCapability = index;
       this.byId = new Map(next.agents.map((a) => [a.agent_id, a]));
-      this.rings = keepRings(this.rings, index);
+      const { kept, former } = keepRings(this.rings, this.formerRings, index);
+      this.rings = kept;
+      this.formerRings = former;
       // Reservations in flight survive a new snapshot; the counts it carries are fresher.
       this.live.load(next.agents);
     } catch (err: unknown) {
@@ -155,15 +160,25 @@ export class SnapshotHolder {
 }
 
 /**
- * The rings of `previous` whose capability has the same set of agent ids in `index`. A reload
- * every few seconds usually changes loads, not membership, and a ring over 200 agents is 25,600
- * hashed points: rebuilding only on a membership change keeps that off the hot path.
+ * The rings of `previous` whose capability has the same set of agent ids in `index` (`kept`), and
+ * for each other capability still served, the ring its next one is merged from (`former`). A
+ * reload every few seconds usually changes loads, not membership, and a ring over 200 agents is
+ * 25,600 hashed points: a ring whose membership did not change is kept, and one whose did is
+ * merged from its former self when first used, which costs a linear pass, not a rebuild.
  */
-function keepRings(previous: ReadonlyMap<string, HashRing>, index: ReadonlyMap<string, readonly SnapshotAgent[]>): Map<string, HashRing> {
+function keepRings(
+  previous: ReadonlyMap<string, HashRing>,
+  formerRings: ReadonlyMap<string, HashRing>,
+  index: ReadonlyMap<string, readonly SnapshotAgent[]>,
+): { kept: Map<string, HashRing>; former: Map<string, HashRing> } {
   const kept = new Map<string, HashRing>();
+  const former = new Map<string, HashRing>();
+  for (const [capability, ring] of formerRings) if (index.has(capability)) former.set(capability, ring);
   for (const [capability, ring] of previous) {
     const agents = index.get(capability);
-    if (agents && ring.size <= agents.length && ring.hasExactly(agents.map((a) => a.agent_id))) kept.set(capability, ring);
+    if (!agents) continue;
+    if (ring.size <= agents.length && ring.hasExactly(agents.map((a) => a.agent_id))) kept.set(capability, ring);
+    else former.set(capability, ring);
   }
-  return kept;
+  return { kept, former };
 }
