@@ -17,7 +17,8 @@ type TaskView = { status: string; attempts: number; dead_reason?: string; timeli
 
 beforeAll(async () => {
   stack = await startStack({
-    env: { ...FAST_LEASES, REACH_RETRY_BASE_MS: '200', REACH_RETRY_CAP_MS: '2000', REACH_MAX_ATTEMPTS: '4' },
+    // A retry that finds no live agent is dead-lettered after 1.5 s here (5 min by default).
+    env: { ...FAST_LEASES, REACH_RETRY_BASE_MS: '200', REACH_RETRY_CAP_MS: '2000', REACH_MAX_ATTEMPTS: '4', REACH_NO_AGENT_WAIT_MS: '1500' },
   });
   const handler = async (task: { capability: string; payload: unknown; attempt: number }) => {
     if (task.capability === 'doomed') throw new Error('always fails');
@@ -108,6 +109,33 @@ describe('retries and dead letters', () => {
       return v.status === 'dead' ? v : undefined;
     }, { timeoutMs: 10_000 });
     expect(dead.dead_reason).toBe('deadline');
+  });
+
+  it('keeps a retry waiting while every agent is busy, past the no-agent wait, until a slot frees', async () => {
+    // One agent with two slots: one holds a long task; a task fails once, and while its retry
+    // backs off, another long task takes the slot it freed.
+    let failedOnce = false;
+    const crowded = await startAgent(stack, 'crowded-1', ['crowded'], async (task) => {
+      const p = task.payload as { kind: string };
+      if (p.kind === 'once' && !failedOnce) {
+        failedOnce = true;
+        throw new Error('first attempt fails');
+      }
+      if (p.kind === 'hold') await new Promise((r) => setTimeout(r, 3000));
+      return p.kind;
+    }, { maxConcurrency: 2 });
+    agents.push(crowded);
+    await client.submit({ capability: 'crowded', payload: { kind: 'hold' } });
+    const once = await client.submit({ capability: 'crowded', payload: { kind: 'once' } });
+    await waitFor(async () => (await view(once.task_id)).status === 'retry_wait', { timeoutMs: 5000 });
+    await client.submit({ capability: 'crowded', payload: { kind: 'hold' } });
+    // Both slots are busy for about 3 s, twice the no-agent wait; then the retry gets one.
+    const done = await waitFor(async () => {
+      const v = await view(once.task_id);
+      return v.status === 'completed' || v.status === 'dead' ? v : undefined;
+    }, { timeoutMs: 10_000 });
+    expect(done.status).toBe('completed');
+    expect(done.attempts).toBe(2);
   });
 
   it('answers replay of an unknown task with 404 and keeps the DLQ listing bounded', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ReachKeys, TaskMessage } from '@agent-reach/protocol';
-import { rankCandidates, type Delivery, type SnapshotHolder } from '@agent-reach/dispatch';
+import { decide, recountFull, type Decision, type Delivery, type SnapshotHolder } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { TaskOutcomes } from './outcomes.ts';
 
@@ -56,14 +56,19 @@ export class RetryDispatcher {
       return 'skipped';
     }
     if (!waiting && !stale) return 'skipped';
-    const all = rankCandidates(this.snapshot.agentsFor(capability), taskId, this.snapshot.ringFor(capability), this.snapshot.inflightOf, capability);
-    // A retry prefers another agent than the one that just failed it.
-    const others = all.filter((c) => c.agent.agent_id !== lastAgent);
-    const candidates = (others.length > 0 ? others : all).slice(0, MAX_CANDIDATES);
+    // A retry prefers another agent than the one that just failed it: that one comes last.
+    const choose = (): Decision =>
+      decide(this.snapshot.agentsFor(capability), { taskId, capability, ...(lastAgent ? { avoid: lastAgent } : {}) }, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
+    let decision = choose();
+    // Every agent may only look full (counts as old as the snapshot): read the true counts first.
+    if (decision.count() === 0 && (await recountFull(this.redis, this.keys, this.snapshot, decision))) decision = choose();
+    const candidates = decision.best(MAX_CANDIDATES);
     const since = Number(dueAt ?? assignedAt ?? now);
-    if (candidates.length === 0) return this.noAgent(taskId, attempt, since, now);
+    const deadlineAt = Number(deadline ?? 0);
+    if (candidates.length === 0) return this.noAgent(taskId, attempt, since, now, busy(decision), deadlineAt);
 
     const nonce = randomUUID();
+    let full = false;
     for (const candidate of candidates) {
       const agent = candidate.agent;
       const [code, assigned = attempt, , deadlineMs = Number(deadline ?? 0)] = await this.redis.reachAssign(
@@ -88,13 +93,16 @@ export class RetryDispatcher {
       };
       const res = await this.delivery.deliver(agent, task);
       if (!res.ok) {
-        if (res.refusal === 'full') this.snapshot.noteInflight(agent.agent_id, agent.max_concurrency);
+        if (res.refusal === 'full') {
+          this.snapshot.noteInflight(agent.agent_id, agent.max_concurrency);
+          full = true;
+        }
         continue;
       }
       this.snapshot.noteInflight(agent.agent_id, res.inflight);
       await this.delivery.markSent(taskId, agent.agent_id, assigned, res.messageId, res.sentAt, {
         load: Number(candidate.load.toFixed(4)),
-        candidates: all.length,
+        candidates: decision.count(),
         reason: stale ? 'undelivered' : 'retry',
         ...(lastAgent && lastAgent !== agent.agent_id ? { previous_agent: lastAgent } : {}),
         // A retry's due entry has the task's due_at as its score: dropped only while it is still that one.
@@ -112,7 +120,7 @@ export class RetryDispatcher {
       return 'sent';
     }
     await this.redis.reachUnassign(this.keys.task(taskId), nonce);
-    return this.noAgent(taskId, attempt, since, now);
+    return this.noAgent(taskId, attempt, since, now, full, deadlineAt);
   }
 
   /** A task that waited in its pool until its due time without any agent taking it. */
@@ -124,12 +132,23 @@ export class RetryDispatcher {
     return decision.kind === 'dead' ? 'dead' : 'skipped';
   }
 
-  private async noAgent(taskId: string, attempt: number, since: number, now: number): Promise<DispatchResult> {
-    if (now - since >= this.settings.noAgentWaitMs) {
-      const decision = await this.outcomes.retry({ taskId, attempt, reason: 'no_agent', terminal: 'no_agent' });
+  /**
+   * No agent took the task. When live agents serve the capability but all are at capacity
+   * (`busy`), it waits for a slot as long as it takes, up to its deadline: busy agents are not
+   * missing ones. Otherwise it is dead-lettered (`no_agent`) once it waited `noAgentWaitMs`.
+   */
+  private async noAgent(taskId: string, attempt: number, since: number, now: number, busy: boolean, deadline: number): Promise<DispatchResult> {
+    const terminal = busy ? (deadline > 0 && now >= deadline ? 'deadline' : undefined) : now - since >= this.settings.noAgentWaitMs ? 'no_agent' : undefined;
+    if (terminal) {
+      const decision = await this.outcomes.retry({ taskId, attempt, reason: terminal, terminal });
       return decision.kind === 'dead' ? 'dead' : 'skipped';
     }
     await this.redis.zadd(this.keys.due(), 'XX', now + WAIT_AGAIN_MS, taskId);
     return 'waiting';
   }
+}
+
+/** Live agents serve the capability and every one of them is at capacity. */
+function busy(decision: Decision): boolean {
+  return decision.count() === 0 && decision.all.some((c) => c.excluded === 'full');
 }

@@ -79,32 +79,6 @@ export async function route(
   };
 }
 
-/** How many of the agents counted full {@link recountFull} reads at most. */
-const RECOUNT_LIMIT = 8;
-
-/**
- * Reads the true inflight count (its pending hash's length) of the push agents the decision
- * excluded as full, the least loaded first, and records them in the snapshot holder; true when
- * one of them has room after all. The router sees no completions: between snapshots, a count
- * it learned from its own deliveries stays as high as it was for up to 250 ms, so a burst that
- * reserves many slots at once can count every agent full while tasks have finished meanwhile.
- */
-export async function recountFull(redis: Redis, keys: ReachKeys, snapshot: SnapshotHolder, decision: Decision): Promise<boolean> {
-  const full = decision.all
-    .filter((c) => c.excluded === 'full' && isPush(c.agent))
-    .sort((a, b) => a.load - b.load)
-    .slice(0, RECOUNT_LIMIT);
-  if (full.length === 0) return false;
-  const counts = await Promise.all(full.map((c) => redis.hlen(keys.pending(c.agent.agent_id))));
-  let room = false;
-  full.forEach((c, i) => {
-    const inflight = counts[i] as number;
-    snapshot.noteInflight(c.agent.agent_id, inflight);
-    if (snapshot.inflightOf(c.agent) < c.agent.max_concurrency) room = true;
-  });
-  return room;
-}
-
 /** True when some agent would serve but every one is full or on the task's trace. */
 export function onlyExcludedFor(decision: Decision, reasons: readonly string[]): boolean {
   if (decision.count() > 0) return false;

@@ -4,11 +4,11 @@ import type { Logger } from 'pino';
 import type { ReachKeys, SubmitBody, SubmitReply } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import { httpError } from '@agent-reach/service-kit';
-import type { CallbackPublisher, Candidate, Delivery, DeliveryResult, SnapshotHolder } from '@agent-reach/dispatch';
+import { recountFull, type CallbackPublisher, type Candidate, type Delivery, type DeliveryResult, type SnapshotHolder } from '@agent-reach/dispatch';
 import type { TaskReader } from '../tasks/task-reader.ts';
 import type { Lineage } from './lineage.ts';
 import { claimTask, firstAttempt } from './claim.ts';
-import { onlyExcludedFor, recountFull, route, type RoutingAsk } from './decision.ts';
+import { onlyExcludedFor, route, type RoutingAsk } from './decision.ts';
 import type { Pool } from './pool.ts';
 
 /** Settings the dispatcher needs. */

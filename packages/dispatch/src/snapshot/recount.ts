@@ -1,0 +1,34 @@
+import type { Redis } from 'ioredis';
+import type { ReachKeys, SnapshotAgent } from '@agent-reach/protocol';
+import type { Decision } from '../routing/policy.ts';
+import type { SnapshotHolder } from './snapshot-holder.ts';
+
+const isPush = (agent: SnapshotAgent): boolean => agent.channel !== 'pull';
+
+/** How many of the agents counted full {@link recountFull} reads at most. */
+const RECOUNT_LIMIT = 8;
+
+/**
+ * Reads the true inflight count (its pending hash's length) of the push agents the decision
+ * excluded as full, the least loaded first, and records them in the snapshot holder; true when
+ * one of them has room after all. Neither the router nor registry-sync sees completions as they
+ * happen: a count learned from one's own deliveries stays as high as it was for up to 250 ms, and
+ * a snapshot's count is as old as the snapshot, so every agent can look full while tasks have
+ * finished meanwhile. The router checks before it refuses a submission, registry-sync before a
+ * retry waits another sweep.
+ */
+export async function recountFull(redis: Redis, keys: ReachKeys, snapshot: SnapshotHolder, decision: Decision): Promise<boolean> {
+  const full = decision.all
+    .filter((c) => c.excluded === 'full' && isPush(c.agent))
+    .sort((a, b) => a.load - b.load)
+    .slice(0, RECOUNT_LIMIT);
+  if (full.length === 0) return false;
+  const counts = await Promise.all(full.map((c) => redis.hlen(keys.pending(c.agent.agent_id))));
+  let room = false;
+  full.forEach((c, i) => {
+    const inflight = counts[i] as number;
+    snapshot.noteInflight(c.agent.agent_id, inflight);
+    if (snapshot.inflightOf(c.agent) < c.agent.max_concurrency) room = true;
+  });
+  return room;
+}
