@@ -59,9 +59,13 @@ export async function createRegistryService(
   const redis = connect(options.redisUrl, false);
   const blocking = connect(options.redisUrl, true);
   const subscriber = connect(options.redisUrl, true);
+  // The acks' hot path on a connection of its own, with only the scripts it runs (see defineScripts).
+  const acks = connect(options.redisUrl, false);
   defineCommands(redis);
   defineDispatchCommands(redis);
-  for (const conn of [redis, blocking, subscriber]) {
+  defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow']);
+  defineDispatchCommands(acks, ['publish-callback']);
+  for (const conn of [redis, blocking, subscriber, acks]) {
     conn.on('error', (err: Error) => logger.warn({ err, module: 'redis' }, 'redis connection error'));
     await conn.connect();
   }
@@ -93,8 +97,8 @@ export async function createRegistryService(
     logger.child({ module: 'housekeeper' }),
     (t) => fleet.append({ kind: 'status', agent_id: t.agent_id, from: t.from, to: t.to, reason: 'lease' }),
   );
-  const applier = new AckApplier(redis, keys, events, callbacks, outcomes, options, logger);
-  const consumer = new AckConsumer(blocking, redis, keys, applier, { consumer: options.instanceId }, logger);
+  const applier = new AckApplier(acks, keys, events, new CallbackPublisher(acks, keys, options), outcomes, options, logger);
+  const consumer = new AckConsumer(blocking, acks, keys, applier, { consumer: options.instanceId }, logger);
   const app = await buildRegistryApp({
     redis,
     registry,
@@ -122,6 +126,7 @@ export async function createRegistryService(
         await housekeeper.close();
         await snapshot.close();
         await events.close();
+        await acks.quit().catch(() => undefined);
         await redis.quit().catch(() => undefined);
       })()),
   };

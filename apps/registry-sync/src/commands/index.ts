@@ -45,7 +45,7 @@ const NAMES: Record<string, string> = {
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
 
-/** Defines this service's scripts on the connection. */
-export function defineCommands(redis: Redis): void {
-  defineScripts(redis, dir, NAMES);
+/** Defines this service's scripts on the connection, or only those named in `only` (`defineScripts`). */
+export function defineCommands(redis: Redis, only?: readonly string[]): void {
+  defineScripts(redis, dir, NAMES, only);
 }
