@@ -85,6 +85,26 @@ describe('three routers, one burst', () => {
   });
 });
 
+describe('admission wait', () => {
+  it('holds a submission that finds every agent busy until a slot frees, and refuses it once the wait is over', async () => {
+    await register({ agent_id: 'narrow', capabilities: ['narrow'], max_concurrency: 1 });
+    const first = await submit({ capability: 'narrow', payload: 1 });
+    expect(first.statusCode).toBe(202);
+    // The slot frees 80 ms into the second submission's wait (its task finished).
+    const started = Date.now();
+    setTimeout(() => void redis.hdel(reachKeys(prefix).pending('narrow'), first.json<{ task_id: string }>().task_id), 80);
+    const second = await submit({ capability: 'narrow', payload: 2 });
+    expect(second.statusCode).toBe(202);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(75);
+    // Nothing frees now: 429 after the router's wait (REACH_ADMISSION_WAIT_MS, 200 ms by default).
+    const refusedAt = Date.now();
+    const third = await submit({ capability: 'narrow', payload: 3 });
+    expect(third.statusCode).toBe(429);
+    expect(third.json()).toMatchObject({ error: 'AT_CAPACITY' });
+    expect(Date.now() - refusedAt).toBeGreaterThanOrEqual(190);
+  });
+});
+
 describe('GET /v1/route', () => {
   it('answers the decision without delivering, with every exclusion explained', async () => {
     await register({ agent_id: 'r-eu', capabilities: ['explain'], max_concurrency: 10, region: 'eu', tags: ['gpu'] });

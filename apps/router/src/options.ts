@@ -43,6 +43,8 @@ export interface RouterOptions {
   backpressure: Record<string, 'queue' | 'reject'>;
   /** How long a session sticks to its agent, seconds. @default 3600 (env REACH_SESSION_TTL_S) */
   sessionTtlS: number;
+  /** How long a submission that finds every agent at capacity waits for a free slot before 429 AT_CAPACITY; 0 answers at once. @default 200 (env REACH_ADMISSION_WAIT_MS) */
+  admissionWaitMs: number;
   /** How long a pooled task without timeout_s waits for an agent. @default 300000 (env REACH_POOL_WAIT_MS) */
   poolWaitMs: number;
   /** A Redis command unanswered this long fails the request with 503. @default 800 (env REACH_STORE_TIMEOUT_MS) */
@@ -72,6 +74,7 @@ const EnvSchema = Type.Object({
   REACH_WATERMARK: Type.Number({ default: 0.85, exclusiveMinimum: 0, maximum: 1 }),
   REACH_BACKPRESSURE: Type.String({ default: '{}' }),
   REACH_SESSION_TTL_S: Type.Integer({ default: 3600, minimum: 1 }),
+  REACH_ADMISSION_WAIT_MS: Type.Integer({ default: 200, minimum: 0, maximum: 60000 }),
   REACH_POOL_WAIT_MS: Type.Integer({ default: 300000, minimum: 100 }),
   LOG_LEVEL: Type.String({ default: 'info' }),
 });
@@ -119,6 +122,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Ro
     watermark: e.REACH_WATERMARK,
     backpressure: backpressureMap(e.REACH_BACKPRESSURE),
     sessionTtlS: e.REACH_SESSION_TTL_S,
+    admissionWaitMs: e.REACH_ADMISSION_WAIT_MS,
     poolWaitMs: e.REACH_POOL_WAIT_MS,
     logLevel: e.LOG_LEVEL,
   };
@@ -147,6 +151,7 @@ export function compileRouterOptions(opts: Partial<RouterOptions> = {}): RouterO
     watermark: 0.85,
     backpressure: {},
     sessionTtlS: 3600,
+    admissionWaitMs: 200,
     poolWaitMs: 300000,
     logLevel: 'info',
     ...opts,

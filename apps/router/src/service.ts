@@ -101,8 +101,9 @@ export async function createRouterService(
     listen: () => app.listen({ port: options.port, host: options.host }),
     close: () =>
       (closing ??= (async () => {
-        // Long-polls end first so app.close() does not wait for their timeouts.
+        // Long-polls and submissions waiting for a slot end first so app.close() does not wait for them.
         pool.close();
+        dispatcher.close();
         await waiter.close();
         await app.close();
         await snapshot.close();

@@ -7,6 +7,7 @@ import { httpError } from '@agent-reach/service-kit';
 import { recountFull, type CallbackPublisher, type Candidate, type Delivery, type DeliveryResult, type SnapshotHolder } from '@agent-reach/dispatch';
 import type { TaskReader } from '../tasks/task-reader.ts';
 import type { Lineage } from './lineage.ts';
+import { CapacityWaiter } from './capacity-waiter.ts';
 import { claimTask, firstAttempt } from './claim.ts';
 import { onlyExcludedFor, route, type RoutingAsk } from './decision.ts';
 import type { Pool } from './pool.ts';
@@ -31,6 +32,8 @@ export interface DispatchSettings {
   backpressure: Record<string, 'queue' | 'reject'>;
   /** How long a session sticks to its agent, seconds. */
   sessionTtlS: number;
+  /** How long a submission that finds every agent at capacity waits for a slot before 429. */
+  admissionWaitMs: number;
 }
 
 /** Outcome of a submission: a new task (202) or the existing one for a repeated task_id (200). */
@@ -58,17 +61,43 @@ export class Dispatcher {
     private readonly events: EventSink,
     private readonly settings: DispatchSettings,
     logger: Logger,
+    private readonly capacity: CapacityWaiter = new CapacityWaiter(redis, keys, snapshot, { maxWaitMs: settings.admissionWaitMs, maxWaiting: 10_000 }),
   ) {
     this.log = logger.child({ module: 'dispatch' });
   }
 
-  /** Submits a task; throws NO_AGENT, AT_CAPACITY, PAYLOAD_TOO_LARGE or a store error. */
+  /** Submissions waiting for a slot now. */
+  get waiting(): number {
+    return this.capacity.waiting;
+  }
+
+  /** Answers every waiting submission (429) and stops holding new ones. */
+  close(): void {
+    this.capacity.close();
+  }
+
+  /**
+   * Submits a task; throws NO_AGENT, AT_CAPACITY, PAYLOAD_TOO_LARGE or a store error. A task
+   * that finds every agent at capacity waits up to `admissionWaitMs` for a slot before AT_CAPACITY.
+   */
   async submit(body: SubmitBody): Promise<SubmitOutcome> {
     const payload = JSON.stringify(body.payload ?? null);
     if (Buffer.byteLength(payload) > this.settings.maxPayloadBytes) {
       throw httpError('PAYLOAD_TOO_LARGE', `payload is over the limit of ${this.settings.maxPayloadBytes} bytes once serialised`);
     }
     const taskId = body.task_id ?? randomUUID();
+    const until = Date.now() + this.settings.admissionWaitMs;
+    for (;;) {
+      try {
+        return await this.submitOnce(body, payload, taskId);
+      } catch (err: unknown) {
+        if ((err as { code?: unknown }).code !== 'AT_CAPACITY') throw err;
+        if (!(await this.capacity.wait(body.capability, until - Date.now()))) throw err;
+      }
+    }
+  }
+
+  private async submitOnce(body: SubmitBody, payload: string, taskId: string): Promise<SubmitOutcome> {
     const ask: RoutingAsk = {
       taskId,
       capability: body.capability,

@@ -18,17 +18,22 @@ const RECOUNT_LIMIT = 8;
  * retry waits another sweep.
  */
 export async function recountFull(redis: Redis, keys: ReachKeys, snapshot: SnapshotHolder, decision: Decision): Promise<boolean> {
+  return (await recountFree(redis, keys, snapshot, decision)) > 0;
+}
+
+/** As {@link recountFull}, but how many free slots the recounted agents have in all. */
+export async function recountFree(redis: Redis, keys: ReachKeys, snapshot: SnapshotHolder, decision: Decision): Promise<number> {
   const full = decision.all
     .filter((c) => c.excluded === 'full' && isPush(c.agent))
     .sort((a, b) => a.load - b.load)
     .slice(0, RECOUNT_LIMIT);
-  if (full.length === 0) return false;
+  if (full.length === 0) return 0;
   const counts = await Promise.all(full.map((c) => redis.hlen(keys.pending(c.agent.agent_id))));
-  let room = false;
+  let free = 0;
   full.forEach((c, i) => {
     const inflight = counts[i] as number;
     snapshot.noteInflight(c.agent.agent_id, inflight);
-    if (snapshot.inflightOf(c.agent) < c.agent.max_concurrency) room = true;
+    free += Math.max(0, c.agent.max_concurrency - snapshot.inflightOf(c.agent));
   });
-  return room;
+  return free;
 }

@@ -1,0 +1,104 @@
+import type { Redis } from 'ioredis';
+import type { ReachKeys } from '@agent-reach/protocol';
+import { decide, recountFree, type SnapshotHolder } from '@agent-reach/dispatch';
+
+/** Settings of the admission wait. */
+export interface CapacityWaitSettings {
+  /** How long a submission may wait for a free slot before 429 AT_CAPACITY; 0 answers at once. */
+  maxWaitMs: number;
+  /** Submissions waiting per capability at most; past it, 429 at once. */
+  maxWaiting: number;
+}
+
+interface Waiter {
+  settle: (admitted: boolean) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** First and last pause between two recounts of a capability, ms (doubling while nothing frees). */
+const FIRST_PAUSE_MS = 2;
+const LAST_PAUSE_MS = 20;
+
+/**
+ * Holds, for a short while, submissions that found every agent of their capability at capacity,
+ * instead of answering 429 at once. One loop per capability reads the true inflight counts of its
+ * agents (the length of their pending hashes) every few milliseconds and lets waiting submissions
+ * go, oldest first, one per free slot; the router never sees completions otherwise. A burst or a
+ * pause (a collection, a slow agent) is absorbed; an overload that lasts still gets 429 once the
+ * wait is over. Answering at once turns an overload into a retry storm: a refused submission sent
+ * again costs the router as much as one accepted.
+ */
+export class CapacityWaiter {
+  private readonly queues = new Map<string, Waiter[]>();
+  private closed = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+    private readonly snapshot: SnapshotHolder,
+    private readonly settings: CapacityWaitSettings,
+  ) {}
+
+  /** Submissions waiting now, all capabilities. */
+  get waiting(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.length;
+    return n;
+  }
+
+  /** Resolves true when a slot of `capability` may have freed, false after `timeoutMs` or at close. */
+  wait(capability: string, timeoutMs: number): Promise<boolean> {
+    let queue = this.queues.get(capability);
+    if (this.closed || timeoutMs <= 0 || (queue?.length ?? 0) >= this.settings.maxWaiting) return Promise.resolve(false);
+    const fresh = queue === undefined;
+    if (!queue) this.queues.set(capability, (queue = []));
+    const q = queue;
+    return new Promise<boolean>((resolve) => {
+      const waiter: Waiter = {
+        settle: (admitted) => {
+          clearTimeout(waiter.timer);
+          resolve(admitted);
+        },
+        timer: setTimeout(() => {
+          const i = q.indexOf(waiter);
+          if (i >= 0) q.splice(i, 1);
+          resolve(false);
+        }, timeoutMs),
+      };
+      q.push(waiter);
+      if (fresh) void this.watch(capability, q);
+    });
+  }
+
+  /** Lets every waiting submission go unadmitted; later waits answer false at once. */
+  close(): void {
+    this.closed = true;
+    for (const q of this.queues.values()) for (const w of q.splice(0)) w.settle(false);
+    this.queues.clear();
+  }
+
+  private async watch(capability: string, queue: Waiter[]): Promise<void> {
+    let pause = FIRST_PAUSE_MS;
+    try {
+      while (queue.length > 0 && !this.closed) {
+        await new Promise((r) => setTimeout(r, pause));
+        if (queue.length === 0) break;
+        const agents = this.snapshot.agentsFor(capability);
+        const decision = decide(agents, { taskId: capability, capability }, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
+        // Room the snapshot already shows (an agent joined, a count aged out), or room Redis shows.
+        const free = decision.count() > 0 ? queue.length : await recountFree(this.redis, this.keys, this.snapshot, decision);
+        if (free > 0) {
+          for (const w of queue.splice(0, free)) w.settle(true);
+          pause = FIRST_PAUSE_MS;
+        } else {
+          pause = Math.min(2 * pause, LAST_PAUSE_MS);
+        }
+      }
+    } catch {
+      // Redis unreachable: the waiting submissions are answered as they would have been.
+      for (const w of queue.splice(0)) w.settle(false);
+    } finally {
+      if (this.queues.get(capability) === queue) this.queues.delete(capability);
+    }
+  }
+}
