@@ -97,7 +97,7 @@ describe('HashRing', () => {
     let state = 7;
     const rand = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
     for (let round = 0; round < 40; round++) {
-      const before = ids(20 + Math.floor(rand() * 200)).filter(() => rand() > 0.1);
+      const before = ids(60 + Math.floor(rand() * 200)).filter(() => rand() > 0.1);
       // A few leave, a few join (some of them sorting first or last), the rest stay.
       const after = before.filter(() => rand() > 0.03).concat(Array.from({ length: Math.floor(rand() * 4) }, (_, i) => `${rand() < 0.5 ? 'a' : 'z'}-new-${round}-${i}`));
       const previous = new HashRing(before);

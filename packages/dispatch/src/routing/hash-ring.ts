@@ -212,13 +212,19 @@ function fromKeys(keys: Float64Array, idCount: number): Nodes {
 const MERGE_LIMIT = 0.25;
 
 /**
+ * Below this many agents a ring is built from nothing: the build is a fraction of a millisecond
+ * and, run for every capability, the faster while the merge runs too rarely to be compiled.
+ */
+const MERGE_MIN_AGENTS = 50;
+
+/**
  * The nodes of the ring over `ids` (sorted, distinct; `index` maps each to its owner index), from
  * `previous`: its nodes whose agent stays, renumbered (both id lists are sorted, so renumbering
  * keeps their order on a point collision), merged with the sorted nodes of the agents that
  * joined. The result is what a build from nothing gives. Undefined when too much changed.
  */
 function merged(previous: HashRing, ids: readonly string[], index: ReadonlyMap<string, number>, virtualNodes: number): Nodes | undefined {
-  if (previous.virtualNodes !== virtualNodes || previous.size === 0) return undefined;
+  if (previous.virtualNodes !== virtualNodes || ids.length < MERGE_MIN_AGENTS) return undefined;
   const renumber = new Int32Array(previous.size);
   let kept = 0;
   for (let o = 0; o < previous.size; o++) {
