@@ -2,14 +2,6 @@ import type { Redis } from 'ioredis';
 import type { ReachKeys } from '@agent-reach/protocol';
 import { decide, recountFree, type SnapshotHolder } from '@agent-reach/dispatch';
 
-/** Settings of the admission wait. */
-export interface CapacityWaitSettings {
-  /** How long a submission may wait for a free slot before 429 AT_CAPACITY; 0 answers at once. */
-  maxWaitMs: number;
-  /** Submissions waiting per capability at most; past it, 429 at once. */
-  maxWaiting: number;
-}
-
 interface Waiter {
   settle: (admitted: boolean) => void;
   timer: NodeJS.Timeout;
@@ -32,24 +24,18 @@ export class CapacityWaiter {
   private readonly queues = new Map<string, Waiter[]>();
   private closed = false;
 
+  /** `maxWaiting`: submissions waiting per capability at most; past it, a wait answers false at once. */
   constructor(
     private readonly redis: Redis,
     private readonly keys: ReachKeys,
     private readonly snapshot: SnapshotHolder,
-    private readonly settings: CapacityWaitSettings,
+    private readonly maxWaiting = 10_000,
   ) {}
-
-  /** Submissions waiting now, all capabilities. */
-  get waiting(): number {
-    let n = 0;
-    for (const q of this.queues.values()) n += q.length;
-    return n;
-  }
 
   /** Resolves true when a slot of `capability` may have freed, false after `timeoutMs` or at close. */
   wait(capability: string, timeoutMs: number): Promise<boolean> {
     let queue = this.queues.get(capability);
-    if (this.closed || timeoutMs <= 0 || (queue?.length ?? 0) >= this.settings.maxWaiting) return Promise.resolve(false);
+    if (this.closed || timeoutMs <= 0 || (queue?.length ?? 0) >= this.maxWaiting) return Promise.resolve(false);
     const fresh = queue === undefined;
     if (!queue) this.queues.set(capability, (queue = []));
     const q = queue;

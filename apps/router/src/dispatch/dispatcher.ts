@@ -61,14 +61,9 @@ export class Dispatcher {
     private readonly events: EventSink,
     private readonly settings: DispatchSettings,
     logger: Logger,
-    private readonly capacity: CapacityWaiter = new CapacityWaiter(redis, keys, snapshot, { maxWaitMs: settings.admissionWaitMs, maxWaiting: 10_000 }),
+    private readonly capacity = new CapacityWaiter(redis, keys, snapshot),
   ) {
     this.log = logger.child({ module: 'dispatch' });
-  }
-
-  /** Submissions waiting for a slot now. */
-  get waiting(): number {
-    return this.capacity.waiting;
   }
 
   /** Answers every waiting submission (429) and stops holding new ones. */
