@@ -125,7 +125,7 @@ describe('retries and dead letters', () => {
       return p.kind;
     }, { maxConcurrency: 2 });
     agents.push(crowded);
-    await client.submit({ capability: 'crowded', payload: { kind: 'hold' } });
+    const hold = await client.submit({ capability: 'crowded', payload: { kind: 'hold' } });
     const once = await client.submit({ capability: 'crowded', payload: { kind: 'once' } });
     await waitFor(async () => (await view(once.task_id)).status === 'retry_wait', { timeoutMs: 5000 });
     await client.submit({ capability: 'crowded', payload: { kind: 'hold' } });
@@ -136,6 +136,12 @@ describe('retries and dead letters', () => {
     }, { timeoutMs: 10_000 });
     expect(done.status).toBe('completed');
     expect(done.attempts).toBe(2);
+    // Parked in registry-sync, the retry went out as the first long task's slot freed (about 10 ms
+    // here), not at its next turn in the due set, up to a second later.
+    const freed = (await view(hold.task_id)).timeline.find((e) => e.stage === 'completed')?.at ?? 0;
+    const resent = done.timeline.filter((e) => e.stage === 'sent').at(-1)?.at ?? 0;
+    expect(freed).toBeGreaterThan(0);
+    expect(resent - freed).toBeLessThan(250);
   });
 
   it('answers replay of an unknown task with 404 and keeps the DLQ listing bounded', async () => {

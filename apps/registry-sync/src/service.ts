@@ -122,6 +122,7 @@ export async function createRegistryService(
     close: () =>
       (closing ??= (async () => {
         await app.close();
+        dispatcher.close();
         await consumer.close();
         await housekeeper.close();
         await snapshot.close();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ReachKeys, TaskMessage } from '@agent-reach/protocol';
-import { decide, recountFull, type Decision, type Delivery, type SnapshotHolder } from '@agent-reach/dispatch';
+import { CapacityWaiter, decide, recountFull, type Decision, type Delivery, type SnapshotHolder } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { TaskOutcomes } from './outcomes.ts';
 
@@ -25,6 +25,9 @@ const MAX_CANDIDATES = 3;
  */
 export class RetryDispatcher {
   private readonly log: Logger;
+  /** Retries that found every agent busy, waiting in this process for a slot to free. */
+  private readonly capacity: CapacityWaiter;
+  private readonly parked = new Set<string>();
 
   constructor(
     private readonly redis: Redis,
@@ -37,6 +40,12 @@ export class RetryDispatcher {
     logger: Logger,
   ) {
     this.log = logger.child({ module: 'retry-dispatch' });
+    this.capacity = new CapacityWaiter(redis, keys, snapshot);
+  }
+
+  /** Lets the parked retries go; their due entries bring them back at the next sweep. */
+  close(): void {
+    this.capacity.close();
   }
 
   /** Dispatches one task from the due set. */
@@ -65,7 +74,7 @@ export class RetryDispatcher {
     const candidates = decision.best(MAX_CANDIDATES);
     const since = Number(dueAt ?? assignedAt ?? now);
     const deadlineAt = Number(deadline ?? 0);
-    if (candidates.length === 0) return this.noAgent(taskId, attempt, since, now, busy(decision), deadlineAt);
+    if (candidates.length === 0) return this.noAgent(taskId, capability, attempt, since, now, busy(decision), deadlineAt);
 
     const nonce = randomUUID();
     let full = false;
@@ -120,7 +129,7 @@ export class RetryDispatcher {
       return 'sent';
     }
     await this.redis.reachUnassign(this.keys.task(taskId), nonce);
-    return this.noAgent(taskId, attempt, since, now, full, deadlineAt);
+    return this.noAgent(taskId, capability, attempt, since, now, full, deadlineAt);
   }
 
   /** A task that waited in its pool until its due time without any agent taking it. */
@@ -135,16 +144,39 @@ export class RetryDispatcher {
   /**
    * No agent took the task. When live agents serve the capability but all are at capacity
    * (`busy`), it waits for a slot as long as it takes, up to its deadline: busy agents are not
-   * missing ones. Otherwise it is dead-lettered (`no_agent`) once it waited `noAgentWaitMs`.
+   * missing ones. It is parked here meanwhile, tried again the moment a slot frees, and its due
+   * entry brings it back a second later should this process stop. Otherwise it is dead-lettered
+   * (`no_agent`) once it waited `noAgentWaitMs`.
    */
-  private async noAgent(taskId: string, attempt: number, since: number, now: number, busy: boolean, deadline: number): Promise<DispatchResult> {
+  private async noAgent(
+    taskId: string,
+    capability: string,
+    attempt: number,
+    since: number,
+    now: number,
+    busy: boolean,
+    deadline: number,
+  ): Promise<DispatchResult> {
     const terminal = busy ? (deadline > 0 && now >= deadline ? 'deadline' : undefined) : now - since >= this.settings.noAgentWaitMs ? 'no_agent' : undefined;
     if (terminal) {
       const decision = await this.outcomes.retry({ taskId, attempt, reason: terminal, terminal });
       return decision.kind === 'dead' ? 'dead' : 'skipped';
     }
     await this.redis.zadd(this.keys.due(), 'XX', now + WAIT_AGAIN_MS, taskId);
+    if (busy) this.park(taskId, capability);
     return 'waiting';
+  }
+
+  /** Waits (at most until the due entry's next turn) for a slot of `capability`, then tries again. */
+  private park(taskId: string, capability: string): void {
+    if (this.parked.has(taskId)) return;
+    this.parked.add(taskId);
+    void this.capacity.wait(capability, WAIT_AGAIN_MS).then(async (free) => {
+      this.parked.delete(taskId);
+      if (!free) return;
+      // A sweep may try it at the same time: the assignment lets one of them send it.
+      await this.dispatch(taskId).catch((err: unknown) => this.log.warn({ err, task_id: taskId }, 'parked retry not dispatched; the next sweep tries again'));
+    });
   }
 }
 

@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { ReachKeys } from '@agent-reach/protocol';
-import { decide, recountFree, type SnapshotHolder } from '@agent-reach/dispatch';
+import { decide } from '../routing/policy.ts';
+import { recountFree } from './recount.ts';
+import type { SnapshotHolder } from './snapshot-holder.ts';
 
 interface Waiter {
   settle: (admitted: boolean) => void;
@@ -12,19 +14,22 @@ const FIRST_PAUSE_MS = 2;
 const LAST_PAUSE_MS = 20;
 
 /**
- * Holds, for a short while, submissions that found every agent of their capability at capacity,
- * instead of answering 429 at once. One loop per capability reads the true inflight counts of its
- * agents (the length of their pending hashes) every few milliseconds and lets waiting submissions
- * go, oldest first, one per free slot; the router never sees completions otherwise. A burst or a
- * pause (a collection, a slow agent) is absorbed; an overload that lasts still gets 429 once the
- * wait is over. Answering at once turns an overload into a retry storm: a refused submission sent
- * again costs the router as much as one accepted.
+ * Holds, for a short while, tasks that found every agent of their capability at capacity. One
+ * loop per capability reads the true inflight counts of its agents (the length of their pending
+ * hashes) every few milliseconds and lets the waiting tasks go, oldest first, one per free slot;
+ * neither the router nor registry-sync sees completions otherwise.
+ *
+ * The router holds a submission here before it answers 429: a burst or a pause (a collection, a
+ * slow agent) is absorbed, and an overload that lasts still gets 429 once the wait is over.
+ * Answering at once turns an overload into a retry storm: a refused submission sent again costs
+ * the router as much as one accepted. Registry-sync parks a retry here that found every agent
+ * busy, so it is delivered as soon as a slot frees, not at its next sweep.
  */
 export class CapacityWaiter {
   private readonly queues = new Map<string, Waiter[]>();
   private closed = false;
 
-  /** `maxWaiting`: submissions waiting per capability at most; past it, a wait answers false at once. */
+  /** `maxWaiting`: tasks waiting per capability at most; past it, a wait answers false at once. */
   constructor(
     private readonly redis: Redis,
     private readonly keys: ReachKeys,
@@ -56,7 +61,7 @@ export class CapacityWaiter {
     });
   }
 
-  /** Lets every waiting submission go unadmitted; later waits answer false at once. */
+  /** Lets every waiting task go unadmitted; later waits answer false at once. */
   close(): void {
     this.closed = true;
     for (const q of this.queues.values()) for (const w of q.splice(0)) w.settle(false);
@@ -81,7 +86,7 @@ export class CapacityWaiter {
         }
       }
     } catch {
-      // Redis unreachable: the waiting submissions are answered as they would have been.
+      // Redis unreachable: the waiting tasks are let go unadmitted, as if the wait had ended.
       for (const w of queue.splice(0)) w.settle(false);
     } finally {
       if (this.queues.get(capability) === queue) this.queues.delete(capability);
