@@ -8,7 +8,7 @@ import pino from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
 import { createRegistryService, type RegistryService } from '@agent-reach/registry-sync';
 import { createRouterService, type RouterService } from '@agent-reach/router';
-import { randomPrefix, testServices } from '@agent-reach/testkit';
+import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 
 const silent = pino({ level: 'silent' });
 let prefix: string;
@@ -102,6 +102,45 @@ describe('admission wait', () => {
     expect(third.statusCode).toBe(429);
     expect(third.json()).toMatchObject({ error: 'AT_CAPACITY' });
     expect(Date.now() - refusedAt).toBeGreaterThanOrEqual(190);
+  });
+});
+
+describe('retries first', () => {
+  it('leaves a freed slot to a retry registry-sync holds, before a submission the router holds', async () => {
+    const keys = reachKeys(prefix);
+    const reg = await register({ agent_id: 'first', instance_id: 'first-1', capabilities: ['first'], max_concurrency: 2 });
+    const status = async (id: string) => (await router().app.inject({ url: `/v1/tasks/${id}` })).json<{ status: string; attempts: number }>();
+    const idOf = (r: { json<T>(): T }) => r.json<{ task_id: string }>().task_id;
+    const a = await submit({ capability: 'first', payload: 'a' });
+    const b = await submit({ capability: 'first', payload: 'b' });
+    expect([a.statusCode, b.statusCode]).toEqual([202, 202]);
+    // b fails (retryable); while it backs off, c takes its slot: both slots are busy again.
+    await redis.xadd(keys.acks(), '*', 'task_id', idOf(b), 'stage', 'failed', 'agent_id', 'first', 'instance_id', 'first-1', 'epoch', String(reg.epoch), 'attempt', '1', 'error', 'boom', 'retryable', 'true');
+    await waitFor(async () => (await status(idOf(b))).status === 'retry_wait', { message: 'b was not scheduled again' });
+    const c = await submit({ capability: 'first', payload: 'c' });
+    expect(c.statusCode).toBe(202);
+    // b's retry comes due, finds both slots busy and is held by registry-sync, which says so.
+    await waitFor(async () => (await redis.get(keys.retriesWaiting('first'))) === '1', { timeoutMs: 8000, message: 'the retry was not held' });
+    // A submission held by a router with a long admission wait.
+    const patient = await createRouterService({ redisUrl: testServices().redisUrl, prefix, admissionWaitMs: 10_000 }, { logger: silent });
+    routers.push(patient);
+    // Its first submission (schemas compiled, scripts loaded) is refused at once: no agent serves it.
+    expect((await patient.app.inject({ method: 'POST', url: '/v1/tasks', payload: { capability: 'nobody-serves', payload: 0 } })).statusCode).toBe(503);
+    let answered = false;
+    const d = patient.app.inject({ method: 'POST', url: '/v1/tasks', payload: { capability: 'first', payload: 'd' } }).then((r) => {
+      answered = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(answered).toBe(false);
+    // a finishes: its slot goes to the retry, and the submission keeps waiting.
+    await redis.hdel(keys.pending('first'), idOf(a));
+    await waitFor(async () => (await status(idOf(b))).status === 'sent', { timeoutMs: 3000, message: 'the retry did not get the freed slot' });
+    expect((await status(idOf(b))).attempts).toBe(2);
+    expect(answered).toBe(false);
+    // c finishes: now the submission gets a slot.
+    await redis.hdel(keys.pending('first'), idOf(c));
+    expect((await d).statusCode).toBe(202);
   });
 });
 

@@ -56,6 +56,11 @@ export interface ReachKeys {
   pools(): string;
   /** String: the agent a session last went to. */
   session(sessionId: string): string;
+  /**
+   * String: how many retries of a capability registry-sync holds for a free slot (each update
+   * kept 1 s); a router holding submissions of the capability leaves that many freed slots to them.
+   */
+  retriesWaiting(capability: string): string;
 }
 
 function checkId(kind: string, id: string): string {
@@ -95,5 +100,6 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX): ReachKeys {
     pool: (cap) => `${p}:{pool:${checkId('capability', cap)}}`,
     pools: () => `${p}:pools`,
     session: (id) => `${p}:{s:${checkId('session', id)}}`,
+    retriesWaiting: (cap) => `${p}:retries_waiting:${checkId('capability', cap)}`,
   };
 }

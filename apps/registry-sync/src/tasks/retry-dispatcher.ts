@@ -16,6 +16,13 @@ export interface RetryDispatchSettings {
 export type DispatchResult = 'sent' | 'waiting' | 'skipped' | 'dead';
 
 const WAIT_AGAIN_MS = 1000;
+/** How long an announcement of parked retries counts without being renewed (a pass renews it every 20 ms at most). */
+const ANNOUNCE_TTL_MS = 1000;
+/**
+ * How long a retry stays parked before it lets go (its due entry brings it back within a second).
+ * Long, so the routers see it waiting without gaps: each sweep would otherwise park it anew.
+ */
+const PARK_MS = 60_000;
 const MAX_CANDIDATES = 3;
 
 /**
@@ -27,7 +34,8 @@ export class RetryDispatcher {
   private readonly log: Logger;
   /** Retries that found every agent busy, waiting in this process for a slot to free. */
   private readonly capacity: CapacityWaiter;
-  private readonly parked = new Set<string>();
+  /** task_id → capability of the retries parked here. */
+  private readonly parked = new Map<string, string>();
 
   constructor(
     private readonly redis: Redis,
@@ -40,7 +48,8 @@ export class RetryDispatcher {
     logger: Logger,
   ) {
     this.log = logger.child({ module: 'retry-dispatch' });
-    this.capacity = new CapacityWaiter(redis, keys, snapshot);
+    // Routers leave freed slots to the retries parked here: they read how many there are.
+    this.capacity = new CapacityWaiter(redis, keys, snapshot, { announce: (capability) => this.announce(capability) });
   }
 
   /** Lets the parked retries go; their due entries bring them back at the next sweep. */
@@ -167,16 +176,41 @@ export class RetryDispatcher {
     return 'waiting';
   }
 
-  /** Waits (at most until the due entry's next turn) for a slot of `capability`, then tries again. */
+  /**
+   * Holds the retry here until a slot of `capability` frees, then tries again, as long as it
+   * finds the agents busy. The sweeps still find the task through its due entry every second
+   * meanwhile (and send it if they see room first), and take it again if this process stops.
+   */
   private park(taskId: string, capability: string): void {
     if (this.parked.has(taskId)) return;
-    this.parked.add(taskId);
-    void this.capacity.wait(capability, WAIT_AGAIN_MS).then(async (free) => {
+    this.parked.set(taskId, capability);
+    void this.holdForSlot(taskId, capability).finally(() => {
       this.parked.delete(taskId);
-      if (!free) return;
-      // A sweep may try it at the same time: the assignment lets one of them send it.
-      await this.dispatch(taskId).catch((err: unknown) => this.log.warn({ err, task_id: taskId }, 'parked retry not dispatched; the next sweep tries again'));
+      void this.announce(capability).catch(() => undefined);
     });
+  }
+
+  private async holdForSlot(taskId: string, capability: string): Promise<void> {
+    try {
+      while (await this.capacity.wait(capability, PARK_MS)) {
+        // A sweep may try it at the same time: the assignment lets one of them send it. Busy
+        // again, it stays parked (noAgent finds it in `parked`) and waits for the next slot.
+        if ((await this.dispatch(taskId)) !== 'waiting') return;
+      }
+    } catch (err: unknown) {
+      this.log.warn({ err, task_id: taskId }, 'parked retry not dispatched; the next sweep tries again');
+    }
+  }
+
+  /**
+   * Tells routers how many retries of `capability` this process holds (`retriesWaiting`, kept
+   * ANNOUNCE_TTL_MS, renewed on every pass of the capability's wait), or that none are left.
+   */
+  private announce(capability: string): Promise<unknown> {
+    let waiting = 0;
+    for (const c of this.parked.values()) if (c === capability) waiting++;
+    const key = this.keys.retriesWaiting(capability);
+    return waiting > 0 ? this.redis.set(key, waiting, 'PX', ANNOUNCE_TTL_MS) : this.redis.del(key);
   }
 }
 

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { ReachKeys, SubmitBody, SubmitReply } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import { httpError } from '@agent-reach/service-kit';
-import { CapacityWaiter, recountFull, type CallbackPublisher, type Candidate, type Delivery, type DeliveryResult, type SnapshotHolder } from '@agent-reach/dispatch';
+import { CapacityWaiter, type CallbackPublisher, type Candidate, type Delivery, type DeliveryResult, type SnapshotHolder } from '@agent-reach/dispatch';
 import type { TaskReader } from '../tasks/task-reader.ts';
 import type { Lineage } from './lineage.ts';
 import { claimTask, firstAttempt } from './claim.ts';
@@ -60,7 +60,10 @@ export class Dispatcher {
     private readonly events: EventSink,
     private readonly settings: DispatchSettings,
     logger: Logger,
-    private readonly capacity = new CapacityWaiter(redis, keys, snapshot),
+    // Freed slots go to the retries registry-sync holds first (`retriesWaiting`), then to submissions.
+    private readonly capacity = new CapacityWaiter(redis, keys, snapshot, {
+      reserved: async (capability) => Number(await redis.get(keys.retriesWaiting(capability))) || 0,
+    }),
   ) {
     this.log = logger.child({ module: 'dispatch' });
   }
@@ -108,8 +111,8 @@ export class Dispatcher {
       await this.snapshot.reload();
       routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch', picks);
     }
-    if (routed.push.length === 0 && body.mode !== 'batch' && (await recountFull(this.redis, this.keys, this.snapshot, routed.decision))) {
-      // Counted full on stale counts: Redis says an agent has room.
+    if (routed.push.length === 0 && body.mode !== 'batch' && (await this.capacity.room(body.capability, routed.decision)) > 0) {
+      // Counted full on stale counts: Redis says an agent has room (beyond what waiting retries get).
       routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, true, picks);
     }
     const reserved = body.mode !== 'batch' ? routed.push[0]?.agent.agent_id : undefined;

@@ -1,8 +1,16 @@
 import type { Redis } from 'ioredis';
 import type { ReachKeys } from '@agent-reach/protocol';
-import { decide } from '../routing/policy.ts';
+import { decide, type Decision } from '../routing/policy.ts';
 import { recountFree } from './recount.ts';
 import type { SnapshotHolder } from './snapshot-holder.ts';
+
+/** What a waiter shares with other processes that compete for the same slots. */
+export interface CapacityWaiterHooks {
+  /** Told on every pass of a capability's loop how many tasks wait in it, and 0 when none is left. */
+  announce?: (capability: string, waiting: number) => Promise<unknown>;
+  /** Freed slots to leave to others, re-read on every pass. */
+  reserved?: (capability: string) => Promise<number>;
+}
 
 interface Waiter {
   settle: (admitted: boolean) => void;
@@ -34,8 +42,22 @@ export class CapacityWaiter {
     private readonly redis: Redis,
     private readonly keys: ReachKeys,
     private readonly snapshot: SnapshotHolder,
+    private readonly hooks: CapacityWaiterHooks = {},
     private readonly maxWaiting = 10_000,
   ) {}
+
+  /**
+   * Free slots of `capability` beyond those left to others, after reading the true counts of the
+   * agents `decision` counted full: what a task may take now instead of waiting.
+   */
+  async room(capability: string, decision: Decision): Promise<number> {
+    return this.beyondReserved(capability, await recountFree(this.redis, this.keys, this.snapshot, decision));
+  }
+
+  private async beyondReserved(capability: string, free: number): Promise<number> {
+    if (free === 0 || !this.hooks.reserved) return free;
+    return Math.max(0, free - (await this.hooks.reserved(capability)));
+  }
 
   /** Resolves true when a slot of `capability` may have freed, false after `timeoutMs` or at close. */
   wait(capability: string, timeoutMs: number): Promise<boolean> {
@@ -74,10 +96,11 @@ export class CapacityWaiter {
       while (queue.length > 0 && !this.closed) {
         await new Promise((r) => setTimeout(r, pause));
         if (queue.length === 0) break;
+        if (this.hooks.announce) await this.hooks.announce(capability, queue.length);
         const agents = this.snapshot.agentsFor(capability);
         const decision = decide(agents, { taskId: capability, capability }, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
         // Room the snapshot already shows (an agent joined, a count aged out), or room Redis shows.
-        const free = decision.count() > 0 ? queue.length : await recountFree(this.redis, this.keys, this.snapshot, decision);
+        const free = decision.count() > 0 ? await this.beyondReserved(capability, queue.length) : await this.room(capability, decision);
         if (free > 0) {
           for (const w of queue.splice(0, free)) w.settle(true);
           pause = FIRST_PAUSE_MS;
@@ -90,6 +113,7 @@ export class CapacityWaiter {
       for (const w of queue.splice(0)) w.settle(false);
     } finally {
       if (this.queues.get(capability) === queue) this.queues.delete(capability);
+      if (this.hooks.announce) await this.hooks.announce(capability, 0).catch(() => undefined);
     }
   }
 }
