@@ -1,6 +1,7 @@
 --[[
   Sets an agent's status from the age of its lease on Redis server time, its readiness and
   consumption suspicion, and removes a DRAINING agent once nothing delivered to it is unfinished.
+  OFFLINE comes after SUSPECT: a HEALTHY agent past the offline bound is SUSPECT for one sweep.
   `grace` (ms) is added to the lease after the sweeper itself could not run (Redis paused or
   unreachable), so a store outage does not mark the whole fleet dead.
 
@@ -24,7 +25,11 @@ if status == 'DRAINING' then
     return { status, 'GONE', age, 0 }
   end
 elseif effective >= tonumber(ARGV[2]) then
-  nextStatus = 'OFFLINE'
+  -- A HEALTHY agent past the offline bound is SUSPECT for one sweep first. Only a sweep that did
+  -- not run for a while sees that (an agent otherwise turns SUSPECT on the way), and a sweep
+  -- delayed by a store pause sees every lease old at once: the heartbeats that land after the
+  -- pause bring the agents back before the next sweep could call them OFFLINE.
+  if status == 'HEALTHY' then nextStatus = 'SUSPECT' else nextStatus = 'OFFLINE' end
 elseif cur[3] ~= '1' then
   nextStatus = 'STARTING'
 elseif effective >= tonumber(ARGV[1]) or cur[4] then
