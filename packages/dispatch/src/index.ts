@@ -3,7 +3,6 @@ export { mulberry32 } from './routing/prng.ts';
 export { HashRing, VIRTUAL_NODES } from './routing/hash-ring.ts';
 export { rankCandidates, type RankedAgent, type LiveInflight } from './routing/select.ts';
 export { SnapshotHolder } from './snapshot/snapshot-holder.ts';
-export { recountFree, recountFull } from './snapshot/recount.ts';
 export { CapacityWaiter } from './snapshot/capacity-waiter.ts';
 export { defineCommands as defineDispatchCommands } from './commands/index.ts';
 export { Delivery, type DeliveryResult, type DeliveryRefusal, type DeliveryTarget, type RoutingRecord } from './delivery.ts';

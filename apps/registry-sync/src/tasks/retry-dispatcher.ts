@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ReachKeys, TaskMessage } from '@agent-reach/protocol';
-import { CapacityWaiter, decide, recountFull, type Decision, type Delivery, type SnapshotHolder } from '@agent-reach/dispatch';
+import { CapacityWaiter, decide, type Decision, type Delivery, type SnapshotHolder } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { TaskOutcomes } from './outcomes.ts';
 
@@ -79,7 +79,7 @@ export class RetryDispatcher {
       decide(this.snapshot.agentsFor(capability), { taskId, capability, ...(lastAgent ? { avoid: lastAgent } : {}) }, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
     let decision = choose();
     // Every agent may only look full (counts as old as the snapshot): read the true counts first.
-    if (decision.count() === 0 && (await recountFull(this.redis, this.keys, this.snapshot, decision))) decision = choose();
+    if (decision.count() === 0 && (await this.capacity.room(capability, decision)) > 0) decision = choose();
     const candidates = decision.best(MAX_CANDIDATES);
     const since = Number(dueAt ?? assignedAt ?? now);
     const deadlineAt = Number(deadline ?? 0);

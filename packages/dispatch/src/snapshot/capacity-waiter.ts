@@ -6,8 +6,8 @@ import type { SnapshotHolder } from './snapshot-holder.ts';
 
 /** What a waiter shares with other processes that compete for the same slots. */
 export interface CapacityWaiterHooks {
-  /** Told on every pass of a capability's loop how many tasks wait in it, and 0 when none is left. */
-  announce?: (capability: string, waiting: number) => Promise<unknown>;
+  /** Called on every pass of a capability's loop and once it ends, to say who waits (the holder knows). */
+  announce?: (capability: string) => Promise<unknown>;
   /** Freed slots to leave to others, re-read on every pass. */
   reserved?: (capability: string) => Promise<number>;
 }
@@ -96,7 +96,7 @@ export class CapacityWaiter {
       while (queue.length > 0 && !this.closed) {
         await new Promise((r) => setTimeout(r, pause));
         if (queue.length === 0) break;
-        if (this.hooks.announce) await this.hooks.announce(capability, queue.length);
+        if (this.hooks.announce) await this.hooks.announce(capability);
         const agents = this.snapshot.agentsFor(capability);
         const decision = decide(agents, { taskId: capability, capability }, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
         // Room the snapshot already shows (an agent joined, a count aged out), or room Redis shows.
@@ -113,7 +113,7 @@ export class CapacityWaiter {
       for (const w of queue.splice(0)) w.settle(false);
     } finally {
       if (this.queues.get(capability) === queue) this.queues.delete(capability);
-      if (this.hooks.announce) await this.hooks.announce(capability, 0).catch(() => undefined);
+      if (this.hooks.announce) await this.hooks.announce(capability).catch(() => undefined);
     }
   }
 }

@@ -5,23 +5,18 @@ import type { SnapshotHolder } from './snapshot-holder.ts';
 
 const isPush = (agent: SnapshotAgent): boolean => agent.channel !== 'pull';
 
-/** How many of the agents counted full {@link recountFull} reads at most. */
+/** How many of the agents counted full {@link recountFree} reads at most. */
 const RECOUNT_LIMIT = 8;
 
 /**
  * Reads the true inflight count (its pending hash's length) of the push agents the decision
- * excluded as full, the least loaded first, and records them in the snapshot holder; true when
- * one of them has room after all. Neither the router nor registry-sync sees completions as they
+ * excluded as full, the least loaded first, and records them in the snapshot holder; returns
+ * how many free slots they have in all (CapacityWaiter.room, which callers use). Neither the router nor registry-sync sees completions as they
  * happen: a count learned from one's own deliveries stays as high as it was for up to 250 ms, and
  * a snapshot's count is as old as the snapshot, so every agent can look full while tasks have
  * finished meanwhile. The router checks before it refuses a submission, registry-sync before a
  * retry waits another sweep.
  */
-export async function recountFull(redis: Redis, keys: ReachKeys, snapshot: SnapshotHolder, decision: Decision): Promise<boolean> {
-  return (await recountFree(redis, keys, snapshot, decision)) > 0;
-}
-
-/** As {@link recountFull}, but how many free slots the recounted agents have in all. */
 export async function recountFree(redis: Redis, keys: ReachKeys, snapshot: SnapshotHolder, decision: Decision): Promise<number> {
   const full = decision.all
     .filter((c) => c.excluded === 'full' && isPush(c.agent))
