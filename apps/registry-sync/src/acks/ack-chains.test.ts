@@ -60,20 +60,6 @@ describe('AckChains', () => {
     expect(chains.takeHeld().map(([id]) => id)).toEqual(['2-0', '2-1', '3-0']);
     expect(chains.heldCount).toBe(0);
   });
-
-  it('lets a reader wait until fewer entries than a limit are being applied', async () => {
-    const c = controlledApply();
-    const chains = new AckChains(c.apply, { applied: () => undefined, failed: () => undefined });
-    void chains.add(entry('4-0', 'a'));
-    void chains.add(entry('4-1', 'b'));
-    let through = false;
-    const waiting = chains.below(2, () => false).then(() => (through = true));
-    await c.tick();
-    expect(through).toBe(false);
-    c.finish('4-0');
-    await waiting;
-    expect(through).toBe(true);
-  });
 });
 
 describe('entry helpers', () => {

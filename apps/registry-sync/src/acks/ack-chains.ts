@@ -26,7 +26,6 @@ export class AckChains {
   readonly #held = new Map<string, AckEntry>();
   readonly #heldTasks = new Set<string>();
   #applying = 0;
-  #waiters: (() => void)[] = [];
 
   constructor(
     private readonly apply: (id: string, fields: string[]) => Promise<void>,
@@ -51,9 +50,6 @@ export class AckChains {
     const applied = this.#applyAfter(previous, task, entry).finally(() => {
       this.#applying--;
       if (this.#chains.get(task) === applied) this.#chains.delete(task);
-      const waiters = this.#waiters;
-      this.#waiters = [];
-      for (const wake of waiters) wake();
     });
     this.#chains.set(task, applied);
     return applied;
@@ -65,18 +61,6 @@ export class AckChains {
     this.#held.clear();
     this.#heldTasks.clear();
     return entries;
-  }
-
-  /** Resolves once fewer than `limit` entries are being applied, or at once if `stop` is set. */
-  async below(limit: number, stop: () => boolean): Promise<void> {
-    while (this.#applying >= limit && !stop()) await new Promise<void>((resolve) => this.#waiters.push(resolve));
-  }
-
-  /** Wakes a waiter of {@link below} so it can see `stop`. */
-  wake(): void {
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const wake of waiters) wake();
   }
 
   /** Resolves once every entry added so far has settled. */

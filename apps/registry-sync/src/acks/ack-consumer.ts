@@ -19,8 +19,6 @@ export interface AckConsumerSettings {
   blockMs?: number;
   /** @default 200 */
   batch?: number;
-  /** Entries being applied at once; the next read waits below it. @default 2000 */
-  maxInflight?: number;
 }
 
 /**
@@ -29,10 +27,12 @@ export interface AckConsumerSettings {
  * pending by a crashed instance are claimed after a minute (XAUTOCLAIM) and applied again,
  * which is safe because applying is idempotent.
  *
- * The loop does not wait for a batch to be applied before reading the next: entries of
- * different tasks are applied concurrently (their commands share writes on the auto-pipelined
- * connection), the entries of one task one after the other in stream order, across batches
- * (see {@link AckChains}); the XACKs of everything applied meanwhile leave in one round trip.
+ * One batch at a time: the next read goes out once the batch before it is applied, so the acks
+ * that arrive meanwhile make the next batch. Under load the batches grow and each ack costs less
+ * (its agent and topic steps share script calls, its commands share writes). Within a batch,
+ * entries of different tasks are applied concurrently, the entries of one task one after the
+ * other in stream order (see {@link AckChains}); the XACKs of everything applied meanwhile leave
+ * in one round trip.
  */
 export class AckConsumer {
   private state: State = 'idle';
@@ -88,7 +88,6 @@ export class AckConsumer {
     this.closing ??= (async () => {
       if (this.state === 'running') this.state = 'closing';
       this.blocking.disconnect();
-      this.chains.wake();
       await this.loop;
       await this.chains.settled();
       await this.flushAcks();
@@ -108,21 +107,17 @@ export class AckConsumer {
   private async run(): Promise<void> {
     const blockMs = this.settings.blockMs ?? 1000;
     const batch = this.settings.batch ?? 200;
-    const maxInflight = this.settings.maxInflight ?? 2000;
     while (this.state === 'running') {
       try {
         await this.claimStale();
         await this.retryOwn();
-        await this.chains.below(maxInflight, () => this.state !== 'running');
-        if (this.state !== 'running') break;
         const reply = (await this.blocking.xreadgroup(
           'GROUP', SYNC_GROUP, this.settings.consumer,
           'COUNT', batch, 'BLOCK', this.retryOwnAt > 0 ? Math.min(blockMs, 250) : blockMs,
           'STREAMS', this.keys.acks(), '>',
         )) as StreamReply;
         const entries = reply?.[0]?.[1] ?? [];
-        // Not awaited: the next read goes out while these are applied.
-        if (entries.length > 0) void this.process(entries);
+        if (entries.length > 0) await this.process(entries);
       } catch (err: unknown) {
         if (this.state !== 'running') break;
         if (err instanceof Error && err.message.startsWith('NOGROUP')) {
