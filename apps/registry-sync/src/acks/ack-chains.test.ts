@@ -26,7 +26,6 @@ describe('AckChains', () => {
     void chains.add(entry('1-2', 'a', 'completed'));
     await c.tick();
     expect(c.started).toEqual(['1-0', '1-1']);
-    expect(chains.applying).toBe(3);
     c.finish('1-1');
     await c.tick();
     expect(c.started).toEqual(['1-0', '1-1']);
@@ -36,7 +35,6 @@ describe('AckChains', () => {
     c.finish('1-2');
     await chains.settled();
     expect(applied).toEqual(['1-1', '1-0', '1-2']);
-    expect(chains.applying).toBe(0);
   });
 
   it('holds a failed entry with the later entries of its task, and hands them back in stream order', async () => {

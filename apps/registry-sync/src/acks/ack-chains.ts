@@ -25,17 +25,11 @@ export class AckChains {
   readonly #chains = new Map<string, Promise<boolean>>();
   readonly #held = new Map<string, AckEntry>();
   readonly #heldTasks = new Set<string>();
-  #applying = 0;
 
   constructor(
     private readonly apply: (id: string, fields: string[]) => Promise<void>,
     private readonly hooks: { applied(id: string): void; failed(id: string, err: unknown): void },
   ) {}
-
-  /** Entries added and not yet settled. */
-  get applying(): number {
-    return this.#applying;
-  }
 
   /** Entries held after a failure. */
   get heldCount(): number {
@@ -46,9 +40,7 @@ export class AckChains {
   add(entry: AckEntry): Promise<boolean> {
     const task = taskOf(entry[1]);
     const previous = this.#chains.get(task);
-    this.#applying++;
     const applied = this.#applyAfter(previous, task, entry).finally(() => {
-      this.#applying--;
       if (this.#chains.get(task) === applied) this.#chains.delete(task);
     });
     this.#chains.set(task, applied);
