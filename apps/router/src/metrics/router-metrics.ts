@@ -83,16 +83,19 @@ function errorCode(payload: unknown): string {
  */
 export function installSubmitMetrics(app: FastifyInstance, metrics: RouterMetrics): void {
   const started = new WeakMap<FastifyRequest, bigint>();
-  app.addHook('preHandler', async (request) => {
+  // Synchronous hooks: an async one costs a promise per request, on every route.
+  app.addHook('preHandler', (request, _reply, done) => {
     if (isSubmit(request)) started.set(request, process.hrtime.bigint());
+    done();
   });
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (!isSubmit(request)) return payload;
-    const status = String(reply.statusCode);
-    const outcome = reply.statusCode === 202 ? 'accepted' : reply.statusCode === 200 ? 'existing' : errorCode(payload);
-    metrics.submits.inc({ status, outcome });
-    const t0 = started.get(request);
-    if (t0 !== undefined) metrics.routing.observe({ status }, Number(process.hrtime.bigint() - t0) / 1e9);
-    return payload;
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (isSubmit(request)) {
+      const status = String(reply.statusCode);
+      const outcome = reply.statusCode === 202 ? 'accepted' : reply.statusCode === 200 ? 'existing' : errorCode(payload);
+      metrics.submits.inc({ status, outcome });
+      const t0 = started.get(request);
+      if (t0 !== undefined) metrics.routing.observe({ status }, Number(process.hrtime.bigint() - t0) / 1e9);
+    }
+    done(null, payload);
   });
 }
