@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decodeTask, encodeTask, WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
-import { decide, type SnapshotHolder } from '@agent-reach/dispatch';
+import { decide, isPull, isPush, type SnapshotHolder } from '@agent-reach/dispatch';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
 import type { RetryDispatcher } from '../tasks/retry-dispatcher.ts';
 
@@ -44,9 +44,9 @@ export class PoolDrainer {
       await this.ensureGroup(pool);
       moved += await this.requeueAbandoned(pool);
       const decision = decide(this.snapshot.agentsFor(capability), { taskId: capability, capability }, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
-      if (decision.ranked.some((c) => c.agent.channel === 'pull')) continue;
+      if (decision.ranked.some((c) => isPull(c.agent))) continue;
       const room = decision.ranked
-        .filter((c) => c.agent.channel !== 'pull')
+        .filter((c) => isPush(c.agent))
         .reduce((sum, c) => sum + Math.max(0, c.agent.max_concurrency - this.snapshot.inflightOf(c.agent)), 0);
       if (room === 0) continue;
       const reply = (await this.redis.xreadgroup('GROUP', WORKER_GROUP, DISPATCHER, 'COUNT', Math.min(room, BATCH), 'STREAMS', pool, '>')) as

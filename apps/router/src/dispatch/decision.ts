@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { ReachKeys, SnapshotAgent } from '@agent-reach/protocol';
-import { decide, type Candidate, type Decision, type SnapshotHolder } from '@agent-reach/dispatch';
+import type { ReachKeys } from '@agent-reach/protocol';
+import { decide, isPull, isPush, type Candidate, type Decision, type SnapshotHolder } from '@agent-reach/dispatch';
 import { traceOf, type Lineage } from './lineage.ts';
 
 /** What a submission or a route query asks of the router's choice. */
@@ -25,9 +25,6 @@ export interface Routed {
   /** How many push candidates there are in all. */
   pushCount: number;
 }
-
-const isPush = (agent: SnapshotAgent): boolean => agent.channel !== 'pull';
-const isPull = (agent: SnapshotAgent): boolean => agent.channel === 'pull';
 
 /**
  * Builds the routing decision for a task from the snapshot held in memory: the parent's trace

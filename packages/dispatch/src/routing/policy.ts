@@ -43,6 +43,11 @@ export interface PolicySettings {
 
 export const DEFAULT_POLICY: PolicySettings = { watermark: 0.85, slowFactor: 1.5, slowPenalty: 0.25, maxBias: 0.05 };
 
+/** An agent the router delivers to (its inbox), not one that pulls from its capability's pool. */
+export const isPush = (agent: SnapshotAgent): boolean => agent.channel !== 'pull';
+/** An agent that pulls its tasks from its capability's pool. */
+export const isPull = (agent: SnapshotAgent): boolean => agent.channel === 'pull';
+
 const OFFLINE = exclusionCode('offline');
 const STARTING = exclusionCode('starting');
 const DRAINING = exclusionCode('draining');

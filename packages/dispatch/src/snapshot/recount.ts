@@ -1,9 +1,7 @@
 import type { Redis } from 'ioredis';
-import type { ReachKeys, SnapshotAgent } from '@agent-reach/protocol';
-import type { Decision } from '../routing/policy.ts';
+import type { ReachKeys } from '@agent-reach/protocol';
+import { isPush, type Decision } from '../routing/policy.ts';
 import type { SnapshotHolder } from './snapshot-holder.ts';
-
-const isPush = (agent: SnapshotAgent): boolean => agent.channel !== 'pull';
 
 /** How many of the agents counted full {@link recountFree} reads at most. */
 const RECOUNT_LIMIT = 8;
