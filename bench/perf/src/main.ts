@@ -99,8 +99,11 @@ async function runE2e(opts: BenchOptions): Promise<number> {
       await session.close();
       const names = new Map(session.children.list().map((c) => [c.pid, c.name]));
       out('');
-      const window = records.reach?.[opts.modes[0] ?? 'flood']?.[0]?.window;
-      out(`CPU profiles, cut to the measured ${opts.modes[0] ?? 'flood'} run (${window ? ((window.toMs - window.fromMs) / 1000).toFixed(1) : '?'} s):`);
+      // The first measured run of the first mode (a paced mode's runs are keyed by rate: paced2000).
+      const mode = opts.modes[0] ?? 'flood';
+      const [runKey, runs] = Object.entries(records.reach ?? {}).find(([key]) => key.startsWith(mode)) ?? [mode, []];
+      const window = runs[0]?.window;
+      out(`CPU profiles, cut to the measured ${runKey} run (${window ? ((window.toMs - window.fromMs) / 1000).toFixed(1) : '?'} s):`);
       for (const { file, pid, profile } of await readProfiles(profileDir)) {
         out(renderSummary(`${names.get(pid) ?? `pid ${pid}`} (${file})`, summarizeProfile(profile, 20, window)));
         out('');

@@ -29,11 +29,20 @@ export function runPlan(opts: BenchOptions): RunKind[] {
   return kinds;
 }
 
+/** Rate of the paced warm-up, tasks/s (lower when every paced run is slower): every system keeps up. */
+const WARMUP_PACED_RATE = 2000;
+
 /** The warm-up runs each system does before the measured ones (results discarded). */
 export function warmupPlan(opts: BenchOptions): RunKind[] {
   const kinds: RunKind[] = [
     { key: 'warmup-flood', req: { mode: 'flood', tasks: opts.warmupTasks, window: opts.floodWindow, drainTimeoutMs: 4 * opts.drainMs }, timeoutMs: 4 * opts.drainMs + 15_000 },
   ];
+  if (opts.modes.includes('paced') && opts.pacedRates.length > 0) {
+    // A flood sends large batches; paced runs send a task or two per request, a path the JIT
+    // has not optimised yet: without this, a system's first paced run starts seconds behind.
+    const rate = Math.min(WARMUP_PACED_RATE, Math.max(...opts.pacedRates));
+    kinds.push({ key: 'warmup-paced', req: { mode: 'paced', rate, durationMs: opts.pacedMs, drainTimeoutMs: opts.drainMs }, timeoutMs: opts.pacedMs + opts.drainMs + 15_000 });
+  }
   if (opts.modes.includes('http')) {
     kinds.push({ key: 'warmup-http', req: { mode: 'http', window: opts.httpConnections, durationMs: 500, drainTimeoutMs: opts.drainMs }, timeoutMs: opts.drainMs + 15_000 });
   }
