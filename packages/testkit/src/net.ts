@@ -1,8 +1,17 @@
 import { createServer, connect } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picked it). */
-export function freePort(): Promise<number> {
+/**
+ * Ports handed out for listeners: below Linux' ephemeral range (32768–60999 by default), which
+ * every outgoing connection and every `listen(0)` draws from. A port the OS picked for
+ * `listen(0)` can be taken by a client socket of any process before the child it was meant for
+ * binds it; one from here only by another listener picking the same of 12,768 ports.
+ */
+const LISTEN_LOW = 20_000;
+const LISTEN_HIGH = 32_768;
+
+/** A port the OS picks (`listen(0)`), free a moment ago. */
+function osPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -13,6 +22,18 @@ export function freePort(): Promise<number> {
       server.close(() => (port ? resolve(port) : reject(new Error('no port assigned'))));
     });
   });
+}
+
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago, for a server a test or the bench starts:
+ * a random one below the ephemeral range, or the OS's pick if a few of those are taken.
+ */
+export async function freePort(): Promise<number> {
+  for (let i = 0; i < 20; i++) {
+    const port = LISTEN_LOW + randomInt(LISTEN_HIGH - LISTEN_LOW);
+    if (await isPortFree(port)) return port;
+  }
+  return osPort();
 }
 
 /** True when nothing accepts connections on `127.0.0.1:port` and we can bind it. */

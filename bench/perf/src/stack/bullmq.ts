@@ -1,18 +1,22 @@
-import { freePort } from '@agent-reach/testkit';
 import type { BenchOptions } from '../options.ts';
 import type { ChildSet } from '../proc/children.ts';
+import { onFreePort } from './ports.ts';
 import { entry, type RunningSystem } from './running.ts';
 
 /** Starts the BullMQ workers, the http-mode gateway and a caller process. */
 export async function startBullmq(children: ChildSet, redisUrl: string, opts: BenchOptions): Promise<RunningSystem> {
-  const gatewayPort = await freePort();
   const echo = opts.verbose;
   const workers = await Promise.all(
     Array.from({ length: opts.workers }, (_, i) =>
       children.spawnNode({ name: `bullmq-worker-${i}`, role: 'workers', entry: entry('bullmq/worker.ts'), env: { REDIS_URL: redisUrl, CONCURRENCY: String(opts.concurrency) }, ipc: true, echo }),
     ),
   );
-  const gateway = await children.spawnNode({ name: 'bullmq-gateway', role: 'front', entry: entry('bullmq/gateway.ts'), env: { REDIS_URL: redisUrl, GATEWAY_PORT: String(gatewayPort) }, ipc: true, echo });
+  // The gateway is ready once it listens: it is started again on another port if its own was taken.
+  const { port: gatewayPort, started: gateway } = await onFreePort('bullmq gateway', async (port) => {
+    const child = await children.spawnNode({ name: 'bullmq-gateway', role: 'front', entry: entry('bullmq/gateway.ts'), env: { REDIS_URL: redisUrl, GATEWAY_PORT: String(port) }, ipc: true, echo });
+    await child.next((m) => m.type === 'ready', 30_000, 'ready');
+    return child;
+  });
   const caller = await children.spawnNode({
     name: 'bullmq-caller',
     role: 'caller',
@@ -21,6 +25,6 @@ export async function startBullmq(children: ChildSet, redisUrl: string, opts: Be
     ipc: true,
     echo,
   });
-  await Promise.all([...workers, gateway, caller].map((c) => c.next((m) => m.type === 'ready', 30_000, 'ready')));
+  await Promise.all([...workers, caller].map((c) => c.next((m) => m.type === 'ready', 30_000, 'ready')));
   return { name: 'bullmq', caller, processes: [caller, gateway, ...workers], httpOnly: [gateway], betweenRuns: () => Promise.resolve() };
 }

@@ -1,21 +1,25 @@
 import type { Redis } from 'ioredis';
-import { freePort } from '@agent-reach/testkit';
 import type { BenchOptions } from '../options.ts';
 import type { ChildSet } from '../proc/children.ts';
 import { FLOOR } from '../systems/floor/shared.ts';
+import { onFreePort } from './ports.ts';
 import { entry, type RunningSystem } from './running.ts';
 
 /** Starts the floor's consumers, its http-mode gateway and a caller process. */
 export async function startFloor(children: ChildSet, admin: Redis, redisUrl: string, opts: BenchOptions): Promise<RunningSystem> {
   await admin.xgroup('CREATE', FLOOR.tasks, FLOOR.group, '$', 'MKSTREAM');
-  const gatewayPort = await freePort();
   const echo = opts.verbose;
   const consumers = await Promise.all(
     Array.from({ length: opts.workers }, (_, i) =>
       children.spawnNode({ name: `floor-consumer-${i}`, role: 'workers', entry: entry('floor/consumer.ts'), env: { REDIS_URL: redisUrl, CONSUMER: `c${i}` }, ipc: true, echo }),
     ),
   );
-  const gateway = await children.spawnNode({ name: 'floor-gateway', role: 'front', entry: entry('floor/gateway.ts'), env: { REDIS_URL: redisUrl, GATEWAY_PORT: String(gatewayPort) }, ipc: true, echo });
+  // The gateway is ready once it listens: it is started again on another port if its own was taken.
+  const { port: gatewayPort, started: gateway } = await onFreePort('floor gateway', async (port) => {
+    const child = await children.spawnNode({ name: 'floor-gateway', role: 'front', entry: entry('floor/gateway.ts'), env: { REDIS_URL: redisUrl, GATEWAY_PORT: String(port) }, ipc: true, echo });
+    await child.next((m) => m.type === 'ready', 30_000, 'ready');
+    return child;
+  });
   const caller = await children.spawnNode({
     name: 'floor-caller',
     role: 'caller',
@@ -24,7 +28,7 @@ export async function startFloor(children: ChildSet, admin: Redis, redisUrl: str
     ipc: true,
     echo,
   });
-  await Promise.all([...consumers, gateway, caller].map((c) => c.next((m) => m.type === 'ready', 30_000, 'ready')));
+  await Promise.all([...consumers, caller].map((c) => c.next((m) => m.type === 'ready', 30_000, 'ready')));
   return {
     name: 'floor',
     caller,

@@ -1,9 +1,9 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@agent-reach/testkit';
 import type { BenchOptions } from '../options.ts';
 import type { ChildSet } from '../proc/children.ts';
 import { getJson, until } from './health.ts';
+import { onFreePort } from './ports.ts';
 import { entry, type RunningSystem } from './running.ts';
 
 /** Key prefix of Agent-Reach in the shared Redis. */
@@ -30,20 +30,24 @@ export interface ReachStackOptions {
  * snapshot holds every agent. InfluxDB is left unset: the event sink is a no-op.
  */
 export async function startReach({ children, redisUrl, opts, profileDir }: ReachStackOptions): Promise<RunningSystem> {
-  const [registryPort, routerPort] = [await freePort(), await freePort()];
-  const registryUrl = `http://127.0.0.1:${registryPort}`;
-  const routerUrl = `http://127.0.0.1:${routerPort}`;
   const common = { REDIS_URL: redisUrl, REACH_PREFIX, HOST: '127.0.0.1', LOG_LEVEL: opts.serviceLogLevel, INFLUX_URL: '' };
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const echo = opts.verbose;
-  const [sync, router] = await Promise.all([
-    children.spawnNode({ name: 'reach-registry-sync', role: 'sync', entry: serverEntry('@agent-reach/registry-sync'), env: { ...common, REGISTRY_PORT: String(registryPort) }, nodeArgs, echo }),
-    children.spawnNode({ name: 'reach-router', role: 'front', entry: serverEntry('@agent-reach/router'), env: { ...common, ROUTER_PORT: String(routerPort) }, nodeArgs, echo }),
+  const [registry, routing] = await Promise.all([
+    onFreePort('registry-sync', async (port) => {
+      const child = await children.spawnNode({ name: 'reach-registry-sync', role: 'sync', entry: serverEntry('@agent-reach/registry-sync'), env: { ...common, REGISTRY_PORT: String(port) }, nodeArgs, echo });
+      await until('registry-sync /healthz', async () => (await getJson(`http://127.0.0.1:${port}/healthz`)) !== undefined, 30_000, child);
+      return child;
+    }),
+    onFreePort('router', async (port) => {
+      const child = await children.spawnNode({ name: 'reach-router', role: 'front', entry: serverEntry('@agent-reach/router'), env: { ...common, ROUTER_PORT: String(port) }, nodeArgs, echo });
+      await until('router /healthz', async () => (await getJson(`http://127.0.0.1:${port}/healthz`)) !== undefined, 30_000, child);
+      return child;
+    }),
   ]);
-  await Promise.all([
-    until('registry-sync /healthz', async () => (await getJson(`${registryUrl}/healthz`)) !== undefined, 30_000, sync),
-    until('router /healthz', async () => (await getJson(`${routerUrl}/healthz`)) !== undefined, 30_000, router),
-  ]);
+  const [sync, router] = [registry.started, routing.started];
+  const registryUrl = `http://127.0.0.1:${registry.port}`;
+  const routerUrl = `http://127.0.0.1:${routing.port}`;
   const agentEnv = {
     REGISTRY_URL: registryUrl,
     ROUTER_URL: routerUrl,
