@@ -67,6 +67,8 @@ describe('pull pools', () => {
     await waitFor(async () => (done += await pullOnce('batcher-1', reg.body, 8)) >= 2, { timeoutMs: 8000 });
     const r1 = await client.result(batch.task_id, { timeoutMs: 5000 });
     expect(r1).toMatchObject({ status: 'completed', result: { text: 'a' }, agent_id: 'batcher-1' });
+    // The second task's acks may be applied in a later batch than the first's: wait for its result too.
+    expect(await client.result(second.task_id, { timeoutMs: 5000 })).toMatchObject({ status: 'completed', result: [3, 1, 2], agent_id: 'batcher-1' });
     expect(await view(second.task_id)).toMatchObject({ status: 'completed', agent_id: 'batcher-1' });
     // Finished tasks leave the pool and the agent's slots.
     expect(await redis.xlen(`${stack.prefix}:{pool:embed}`)).toBe(0);
