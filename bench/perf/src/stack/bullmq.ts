@@ -1,6 +1,6 @@
 import type { BenchOptions } from '../options.ts';
 import type { ChildSet } from '../proc/children.ts';
-import { onFreePort } from './ports.ts';
+import { spawnListening } from './ports.ts';
 import { entry, type RunningSystem } from './running.ts';
 
 /** Starts the BullMQ workers, the http-mode gateway and a caller process. */
@@ -11,12 +11,10 @@ export async function startBullmq(children: ChildSet, redisUrl: string, opts: Be
       children.spawnNode({ name: `bullmq-worker-${i}`, role: 'workers', entry: entry('bullmq/worker.ts'), env: { REDIS_URL: redisUrl, CONCURRENCY: String(opts.concurrency) }, ipc: true, echo }),
     ),
   );
-  // The gateway is ready once it listens: it is started again on another port if its own was taken.
-  const { port: gatewayPort, started: gateway } = await onFreePort('bullmq gateway', async (port) => {
-    const child = await children.spawnNode({ name: 'bullmq-gateway', role: 'front', entry: entry('bullmq/gateway.ts'), env: { REDIS_URL: redisUrl, GATEWAY_PORT: String(port) }, ipc: true, echo });
-    await child.next((m) => m.type === 'ready', 30_000, 'ready');
-    return child;
-  });
+  // Ready once it listens; started again on another port if its own was taken.
+  const { port: gatewayPort, child: gateway } = await spawnListening(children, { name: 'bullmq-gateway', role: 'front', entry: entry('bullmq/gateway.ts'), env: { REDIS_URL: redisUrl }, ipc: true, echo }, 'GATEWAY_PORT', (child) =>
+    child.next((m) => m.type === 'ready', 30_000, 'ready'),
+  );
   const caller = await children.spawnNode({
     name: 'bullmq-caller',
     role: 'caller',

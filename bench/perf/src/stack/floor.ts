@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { BenchOptions } from '../options.ts';
 import type { ChildSet } from '../proc/children.ts';
 import { FLOOR } from '../systems/floor/shared.ts';
-import { onFreePort } from './ports.ts';
+import { spawnListening } from './ports.ts';
 import { entry, type RunningSystem } from './running.ts';
 
 /** Starts the floor's consumers, its http-mode gateway and a caller process. */
@@ -14,12 +14,10 @@ export async function startFloor(children: ChildSet, admin: Redis, redisUrl: str
       children.spawnNode({ name: `floor-consumer-${i}`, role: 'workers', entry: entry('floor/consumer.ts'), env: { REDIS_URL: redisUrl, CONSUMER: `c${i}` }, ipc: true, echo }),
     ),
   );
-  // The gateway is ready once it listens: it is started again on another port if its own was taken.
-  const { port: gatewayPort, started: gateway } = await onFreePort('floor gateway', async (port) => {
-    const child = await children.spawnNode({ name: 'floor-gateway', role: 'front', entry: entry('floor/gateway.ts'), env: { REDIS_URL: redisUrl, GATEWAY_PORT: String(port) }, ipc: true, echo });
-    await child.next((m) => m.type === 'ready', 30_000, 'ready');
-    return child;
-  });
+  // Ready once it listens; started again on another port if its own was taken.
+  const { port: gatewayPort, child: gateway } = await spawnListening(children, { name: 'floor-gateway', role: 'front', entry: entry('floor/gateway.ts'), env: { REDIS_URL: redisUrl }, ipc: true, echo }, 'GATEWAY_PORT', (child) =>
+    child.next((m) => m.type === 'ready', 30_000, 'ready'),
+  );
   const caller = await children.spawnNode({
     name: 'floor-caller',
     role: 'caller',

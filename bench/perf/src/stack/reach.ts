@@ -1,9 +1,9 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchOptions } from '../options.ts';
-import type { ChildSet } from '../proc/children.ts';
+import type { Child, ChildSet } from '../proc/children.ts';
 import { getJson, until } from './health.ts';
-import { onFreePort } from './ports.ts';
+import { spawnListening } from './ports.ts';
 import { entry, type RunningSystem } from './running.ts';
 
 /** Key prefix of Agent-Reach in the shared Redis. */
@@ -33,19 +33,13 @@ export async function startReach({ children, redisUrl, opts, profileDir }: Reach
   const common = { REDIS_URL: redisUrl, REACH_PREFIX, HOST: '127.0.0.1', LOG_LEVEL: opts.serviceLogLevel, INFLUX_URL: '' };
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const echo = opts.verbose;
+  const healthy = (what: string) => (child: Child, port: number) =>
+    until(`${what} /healthz`, async () => (await getJson(`http://127.0.0.1:${port}/healthz`)) !== undefined, 30_000, child);
   const [registry, routing] = await Promise.all([
-    onFreePort('registry-sync', async (port) => {
-      const child = await children.spawnNode({ name: 'reach-registry-sync', role: 'sync', entry: serverEntry('@agent-reach/registry-sync'), env: { ...common, REGISTRY_PORT: String(port) }, nodeArgs, echo });
-      await until('registry-sync /healthz', async () => (await getJson(`http://127.0.0.1:${port}/healthz`)) !== undefined, 30_000, child);
-      return child;
-    }),
-    onFreePort('router', async (port) => {
-      const child = await children.spawnNode({ name: 'reach-router', role: 'front', entry: serverEntry('@agent-reach/router'), env: { ...common, ROUTER_PORT: String(port) }, nodeArgs, echo });
-      await until('router /healthz', async () => (await getJson(`http://127.0.0.1:${port}/healthz`)) !== undefined, 30_000, child);
-      return child;
-    }),
+    spawnListening(children, { name: 'reach-registry-sync', role: 'sync', entry: serverEntry('@agent-reach/registry-sync'), env: common, nodeArgs, echo }, 'REGISTRY_PORT', healthy('registry-sync')),
+    spawnListening(children, { name: 'reach-router', role: 'front', entry: serverEntry('@agent-reach/router'), env: common, nodeArgs, echo }, 'ROUTER_PORT', healthy('router')),
   ]);
-  const [sync, router] = [registry.started, routing.started];
+  const [sync, router] = [registry.child, routing.child];
   const registryUrl = `http://127.0.0.1:${registry.port}`;
   const routerUrl = `http://127.0.0.1:${routing.port}`;
   const agentEnv = {
