@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { freePort, randomPrefix, startNodeService, testServices, type ServiceProcess } from '@agent-reach/testkit';
+import { onFreePort, randomPrefix, startNodeService, testServices, type ServiceProcess } from '@agent-reach/testkit';
 
 /** Which InfluxDB write endpoint the services use. */
 export type InfluxMode = 'v1' | 'v2';
@@ -53,16 +53,18 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ...influx,
     ...(opts.env ?? {}),
   };
-  const [registryPort, routerPort] = [await freePort(), await freePort()];
+  // Each on a port of its own; started again on another if its port was taken before it listened.
+  const { port: registryPort, started: registry } = await onFreePort('registry-sync', (port) =>
+    startNodeService({
+      name: 'registry-sync',
+      entry: entry('registry-sync'),
+      env: { ...base, REGISTRY_PORT: String(port) },
+      healthUrl: `http://127.0.0.1:${port}/healthz`,
+    }),
+  );
+  const { port: routerPort, started: router } = await onFreePort('router', (port) => startRouter(base, port));
   const registryUrl = `http://127.0.0.1:${registryPort}`;
   const routerUrl = `http://127.0.0.1:${routerPort}`;
-  const registry = await startNodeService({
-    name: 'registry-sync',
-    entry: entry('registry-sync'),
-    env: { ...base, REGISTRY_PORT: String(registryPort) },
-    healthUrl: `${registryUrl}/healthz`,
-  });
-  const router = await startRouter(base, routerPort);
   return {
     prefix,
     env: base,

@@ -8,7 +8,7 @@ import type { ReachServicesInfo } from './provided.ts';
 export { startServices, type Services, type StartServicesOptions } from './services.ts';
 export { startNodeService, type NodeServiceOptions, type ServiceProcess } from './node-service.ts';
 export { waitFor, WaitTimeoutError, isWaitTimeoutError, type WaitForOptions } from './wait.ts';
-export { freePort, randomPrefix } from './net.ts';
+export { freePort, onFreePort, randomPrefix } from './net.ts';
 export { startOwnRedis, type OwnRedis } from './own-redis.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
 export { livePidFrom, removePid, writePid } from './pidfile.ts';

@@ -36,6 +36,26 @@ export async function freePort(): Promise<number> {
   return osPort();
 }
 
+/** What a server that lost the race for its port says on the way out. */
+const PORT_TAKEN = /EADDRINUSE|address already in use/i;
+
+/**
+ * Starts a server on a port from {@link freePort}, and starts it again on another port when the
+ * first was taken before the server could bind it (it was free when picked). `start` throws with
+ * the server's output when the server exits; other failures are not retried.
+ */
+export async function onFreePort<T>(what: string, start: (port: number) => Promise<T>, attempts = 3): Promise<{ port: number; started: T }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return { port, started: await start(port) };
+    } catch (err: unknown) {
+      if (attempt >= attempts || !PORT_TAKEN.test(String(err))) throw err;
+      process.stderr.write(`${what}: port ${port} was taken before it could listen; trying another\n`);
+    }
+  }
+}
+
 /** True when nothing accepts connections on `127.0.0.1:port` and we can bind it. */
 export function isPortFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
