@@ -5,7 +5,7 @@ import { requireBinaries, type ServerBinary } from './binaries.ts';
 import { startRedisServer } from './local-redis.ts';
 import { startInfluxd } from './local-influx.ts';
 import { startInfluxV2Proxy } from './nginx.ts';
-import { freePort } from './net.ts';
+import { freePort, portTaken } from './net.ts';
 import type { ManagedProcess } from './proc.ts';
 
 /** Local servers in a fresh temp directory, for one test run. */
@@ -114,7 +114,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     } catch (err: unknown) {
       lastError = err;
       // Only a lost race for a port is worth another try.
-      if (!/address already in use|bind:|EADDRINUSE/i.test(String(err))) break;
+      if (!portTaken(err)) break;
     }
   }
   await rm(dir, { recursive: true, force: true });

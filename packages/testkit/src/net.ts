@@ -36,8 +36,10 @@ export async function freePort(): Promise<number> {
   return osPort();
 }
 
-/** What a server that lost the race for its port says on the way out. */
-const PORT_TAKEN = /EADDRINUSE|address already in use/i;
+/** True when `err` says a server lost the race for its port (Node, redis-server, influxd, nginx). */
+export function portTaken(err: unknown): boolean {
+  return /address already in use|bind:|EADDRINUSE/i.test(String(err));
+}
 
 /**
  * Starts a server on a port from {@link freePort}, and starts it again on another port when the
@@ -50,7 +52,7 @@ export async function onFreePort<T>(what: string, start: (port: number) => Promi
     try {
       return { port, started: await start(port) };
     } catch (err: unknown) {
-      if (attempt >= attempts || !PORT_TAKEN.test(String(err))) throw err;
+      if (attempt >= attempts || !portTaken(err)) throw err;
       process.stderr.write(`${what}: port ${port} was taken before it could listen; trying another\n`);
     }
   }

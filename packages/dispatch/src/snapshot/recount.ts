@@ -9,8 +9,9 @@ const RECOUNT_LIMIT = 8;
 /**
  * Reads the true inflight count (its pending hash's length) of the push agents the decision
  * excluded as full, the least loaded first, and records them in the snapshot holder; returns
- * how many free slots they have in all (CapacityWaiter.room, which callers use). Neither the router nor registry-sync sees completions as they
- * happen: a count learned from one's own deliveries stays as high as it was for up to 250 ms, and
+ * how many free slots they have in all (callers use it through CapacityWaiter.room). Neither the
+ * router nor registry-sync sees completions as they happen: a count learned from one's own
+ * deliveries stays as high as it was for up to 250 ms, and
  * a snapshot's count is as old as the snapshot, so every agent can look full while tasks have
  * finished meanwhile. The router checks before it refuses a submission, registry-sync before a
  * retry waits another sweep.
