@@ -22,6 +22,9 @@ runMain(async () => {
   banner(`[3/4] npx ${checks.join(' ')}`);
   const checked = await run(checks);
   if (checked !== 0) return checked;
+  // Formatting is checked, not fixed: `npm run format` fixes it.
+  const formatted = await run(['prettier', '--check', '--log-level=warn', '.']);
+  if (formatted !== 0) return formatted;
   // Concurrency 1: two cores, and test files that start servers must not fight over them.
   // --continue: every workspace's tests run, so one failure does not hide another.
   const args = ['turbo', 'run', 'test', '--concurrency=1', '--continue', ...extra];

@@ -20,27 +20,155 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-type Case = { name: string; url: () => string; method?: string; body?: unknown; raw?: string; headers?: () => Record<string, string>; status: number; code: string; mentions?: string };
+type Case = {
+  name: string;
+  url: () => string;
+  method?: string;
+  body?: unknown;
+  raw?: string;
+  headers?: () => Record<string, string>;
+  status: number;
+  code: string;
+  mentions?: string;
+};
 
 const cases: Case[] = [
-  { name: 'missing capability', url: () => `${stack.routerUrl}/v1/tasks`, body: { payload: 1 }, status: 400, code: 'INVALID_BODY', mentions: 'capability' },
-  { name: 'capability with a brace', url: () => `${stack.routerUrl}/v1/tasks`, body: { capability: 'e{cho}', payload: 1 }, status: 400, code: 'INVALID_BODY', mentions: 'capability' },
-  { name: 'task_id with a hash tag', url: () => `${stack.routerUrl}/v1/tasks`, body: { task_id: '{x}', capability: 'echo', payload: 1 }, status: 400, code: 'INVALID_BODY', mentions: 'task_id' },
-  { name: 'unknown field', url: () => `${stack.routerUrl}/v1/tasks`, body: { capability: 'echo', payload: 1, priorty: 2 }, status: 400, code: 'INVALID_BODY', mentions: 'priorty' },
-  { name: 'timeout_s not a number', url: () => `${stack.routerUrl}/v1/tasks`, body: { capability: 'echo', payload: 1, timeout_s: 'soon' }, status: 400, code: 'INVALID_BODY', mentions: 'timeout_s' },
-  { name: 'broken JSON', url: () => `${stack.routerUrl}/v1/tasks`, raw: '{"capability":', status: 400, code: 'INVALID_JSON' },
-  { name: 'not JSON at all', url: () => `${stack.routerUrl}/v1/tasks`, raw: 'hello', headers: () => ({ 'content-type': 'text/plain' }), status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
-  { name: 'payload over the limit', url: () => `${stack.routerUrl}/v1/tasks`, body: { capability: 'echo', payload: 'x'.repeat(5000) }, status: 413, code: 'PAYLOAD_TOO_LARGE' },
-  { name: 'no live agent', url: () => `${stack.routerUrl}/v1/tasks`, body: { capability: 'nobody-serves-this', payload: 1 }, status: 503, code: 'NO_AGENT', mentions: 'nobody-serves-this' },
-  { name: 'unknown task', url: () => `${stack.routerUrl}/v1/tasks/no-such-task`, status: 404, code: 'TASK_NOT_FOUND' },
-  { name: 'bad callback cursor', url: () => `${stack.routerUrl}/v1/callbacks/topic?after=yesterday`, status: 400, code: 'INVALID_QUERY', mentions: 'after' },
-  { name: 'wait_ms too long', url: () => `${stack.routerUrl}/v1/callbacks/topic?wait_ms=999999`, status: 400, code: 'INVALID_QUERY', mentions: 'wait_ms' },
-  { name: 'unknown route', url: () => `${stack.routerUrl}/v2/everything`, status: 404, code: 'NOT_FOUND' },
-  { name: 'register without capabilities', url: () => `${stack.registryUrl}/v1/agents/register`, body: { agent_id: 'x', max_concurrency: 1 }, status: 400, code: 'INVALID_BODY', mentions: 'capabilities' },
-  { name: 'heartbeat without a token', url: () => `${stack.registryUrl}/v1/agents/bad-input-agent/heartbeat`, body: { inflight: 0 }, status: 401, code: 'UNAUTHORIZED' },
-  { name: 'heartbeat with a wrong token', url: () => `${stack.registryUrl}/v1/agents/bad-input-agent/heartbeat`, body: { inflight: 0 }, headers: () => ({ authorization: 'Bearer 1.wrongwrongwrongwrongwrong' }), status: 401, code: 'UNAUTHORIZED' },
-  { name: 'heartbeat with a negative inflight', url: () => `${stack.registryUrl}/v1/agents/bad-input-agent/heartbeat`, body: { inflight: -1 }, headers: () => ({ authorization: `Bearer ${token}` }), status: 400, code: 'INVALID_BODY', mentions: 'inflight' },
-  { name: 'heartbeat for an unknown agent', url: () => `${stack.registryUrl}/v1/agents/ghost/heartbeat`, body: { inflight: 0 }, headers: () => ({ authorization: `Bearer ${token}` }), status: 404, code: 'AGENT_NOT_FOUND' },
+  {
+    name: 'missing capability',
+    url: () => `${stack.routerUrl}/v1/tasks`,
+    body: { payload: 1 },
+    status: 400,
+    code: 'INVALID_BODY',
+    mentions: 'capability',
+  },
+  {
+    name: 'capability with a brace',
+    url: () => `${stack.routerUrl}/v1/tasks`,
+    body: { capability: 'e{cho}', payload: 1 },
+    status: 400,
+    code: 'INVALID_BODY',
+    mentions: 'capability',
+  },
+  {
+    name: 'task_id with a hash tag',
+    url: () => `${stack.routerUrl}/v1/tasks`,
+    body: { task_id: '{x}', capability: 'echo', payload: 1 },
+    status: 400,
+    code: 'INVALID_BODY',
+    mentions: 'task_id',
+  },
+  {
+    name: 'unknown field',
+    url: () => `${stack.routerUrl}/v1/tasks`,
+    body: { capability: 'echo', payload: 1, priorty: 2 },
+    status: 400,
+    code: 'INVALID_BODY',
+    mentions: 'priorty',
+  },
+  {
+    name: 'timeout_s not a number',
+    url: () => `${stack.routerUrl}/v1/tasks`,
+    body: { capability: 'echo', payload: 1, timeout_s: 'soon' },
+    status: 400,
+    code: 'INVALID_BODY',
+    mentions: 'timeout_s',
+  },
+  {
+    name: 'broken JSON',
+    url: () => `${stack.routerUrl}/v1/tasks`,
+    raw: '{"capability":',
+    status: 400,
+    code: 'INVALID_JSON',
+  },
+  {
+    name: 'not JSON at all',
+    url: () => `${stack.routerUrl}/v1/tasks`,
+    raw: 'hello',
+    headers: () => ({ 'content-type': 'text/plain' }),
+    status: 415,
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+  },
+  {
+    name: 'payload over the limit',
+    url: () => `${stack.routerUrl}/v1/tasks`,
+    body: { capability: 'echo', payload: 'x'.repeat(5000) },
+    status: 413,
+    code: 'PAYLOAD_TOO_LARGE',
+  },
+  {
+    name: 'no live agent',
+    url: () => `${stack.routerUrl}/v1/tasks`,
+    body: { capability: 'nobody-serves-this', payload: 1 },
+    status: 503,
+    code: 'NO_AGENT',
+    mentions: 'nobody-serves-this',
+  },
+  {
+    name: 'unknown task',
+    url: () => `${stack.routerUrl}/v1/tasks/no-such-task`,
+    status: 404,
+    code: 'TASK_NOT_FOUND',
+  },
+  {
+    name: 'bad callback cursor',
+    url: () => `${stack.routerUrl}/v1/callbacks/topic?after=yesterday`,
+    status: 400,
+    code: 'INVALID_QUERY',
+    mentions: 'after',
+  },
+  {
+    name: 'wait_ms too long',
+    url: () => `${stack.routerUrl}/v1/callbacks/topic?wait_ms=999999`,
+    status: 400,
+    code: 'INVALID_QUERY',
+    mentions: 'wait_ms',
+  },
+  {
+    name: 'unknown route',
+    url: () => `${stack.routerUrl}/v2/everything`,
+    status: 404,
+    code: 'NOT_FOUND',
+  },
+  {
+    name: 'register without capabilities',
+    url: () => `${stack.registryUrl}/v1/agents/register`,
+    body: { agent_id: 'x', max_concurrency: 1 },
+    status: 400,
+    code: 'INVALID_BODY',
+    mentions: 'capabilities',
+  },
+  {
+    name: 'heartbeat without a token',
+    url: () => `${stack.registryUrl}/v1/agents/bad-input-agent/heartbeat`,
+    body: { inflight: 0 },
+    status: 401,
+    code: 'UNAUTHORIZED',
+  },
+  {
+    name: 'heartbeat with a wrong token',
+    url: () => `${stack.registryUrl}/v1/agents/bad-input-agent/heartbeat`,
+    body: { inflight: 0 },
+    headers: () => ({ authorization: 'Bearer 1.wrongwrongwrongwrongwrong' }),
+    status: 401,
+    code: 'UNAUTHORIZED',
+  },
+  {
+    name: 'heartbeat with a negative inflight',
+    url: () => `${stack.registryUrl}/v1/agents/bad-input-agent/heartbeat`,
+    body: { inflight: -1 },
+    headers: () => ({ authorization: `Bearer ${token}` }),
+    status: 400,
+    code: 'INVALID_BODY',
+    mentions: 'inflight',
+  },
+  {
+    name: 'heartbeat for an unknown agent',
+    url: () => `${stack.registryUrl}/v1/agents/ghost/heartbeat`,
+    body: { inflight: 0 },
+    headers: () => ({ authorization: `Bearer ${token}` }),
+    status: 404,
+    code: 'AGENT_NOT_FOUND',
+  },
 ];
 
 describe('bad input', () => {

@@ -24,12 +24,27 @@ interface Item {
 beforeAll(async () => {
   stack = await startStack();
   agents.push(
-    await startAgent(stack, 'bw-a', ['bw-echo'], async (t) => ({ echo: t.payload }), { maxConcurrency: 50 }),
-    await startAgent(stack, 'bw-b', ['bw-echo', 'bw-fail'], async (t) => {
-      if (t.capability === 'bw-fail') throw Object.assign(new Error('bad input'), { retryable: false });
-      return { echo: t.payload };
-    }, { maxConcurrency: 50 }),
-    await startAgent(stack, 'bw-slow', ['bw-slow'], () => new Promise((r) => setTimeout(() => r('late'), 1500)), { maxConcurrency: 2 }),
+    await startAgent(stack, 'bw-a', ['bw-echo'], async (t) => ({ echo: t.payload }), {
+      maxConcurrency: 50,
+    }),
+    await startAgent(
+      stack,
+      'bw-b',
+      ['bw-echo', 'bw-fail'],
+      async (t) => {
+        if (t.capability === 'bw-fail')
+          throw Object.assign(new Error('bad input'), { retryable: false });
+        return { echo: t.payload };
+      },
+      { maxConcurrency: 50 },
+    ),
+    await startAgent(
+      stack,
+      'bw-slow',
+      ['bw-slow'],
+      () => new Promise((r) => setTimeout(() => r('late'), 1500)),
+      { maxConcurrency: 2 },
+    ),
   );
 });
 
@@ -40,7 +55,9 @@ afterAll(async () => {
 
 async function waitFinal(taskId: string): Promise<{ status: string; result?: unknown }> {
   for (let i = 0; i < 100; i++) {
-    const res = await http<{ status: string; result?: unknown }>(`${stack.routerUrl}/v1/tasks/${taskId}`);
+    const res = await http<{ status: string; result?: unknown }>(
+      `${stack.routerUrl}/v1/tasks/${taskId}`,
+    );
     if (res.body.status === 'completed' || res.body.status === 'dead') return res.body;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -72,17 +89,28 @@ describe('POST /v1/tasks/batch', () => {
     // The same task_id twice in one batch is one task: one of the two created it.
     expect([one?.http_status, repeated?.http_status].sort()).toEqual([200, 202]);
     expect(repeated?.agent_id).toBe(one?.agent_id);
-    for (const id of ['batch-1', 'batch-2', generated?.task_id as string]) expect((await waitFinal(id)).status).toBe('completed');
+    for (const id of ['batch-1', 'batch-2', generated?.task_id as string])
+      expect((await waitFinal(id)).status).toBe('completed');
     expect((await waitFinal('batch-1')).result).toEqual({ echo: 1 });
   });
 
   it('refuses a batch that breaks the schema as a whole, with the item named', async () => {
-    const empty = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks/batch`, { body: { tasks: [] } });
+    const empty = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks/batch`, {
+      body: { tasks: [] },
+    });
     expect(empty.status).toBe(400);
     expect(empty.body.error).toBe('INVALID_BODY');
-    const bad = await http<{ error: string; message: string }>(`${stack.routerUrl}/v1/tasks/batch`, {
-      body: { tasks: [{ capability: 'bw-echo', payload: 1 }, { capability: 'bw-echo', payload: 1, colour: 'red' }] },
-    });
+    const bad = await http<{ error: string; message: string }>(
+      `${stack.routerUrl}/v1/tasks/batch`,
+      {
+        body: {
+          tasks: [
+            { capability: 'bw-echo', payload: 1 },
+            { capability: 'bw-echo', payload: 1, colour: 'red' },
+          ],
+        },
+      },
+    );
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('INVALID_BODY');
     expect(bad.body.message).toContain('/tasks/1');
@@ -91,13 +119,27 @@ describe('POST /v1/tasks/batch', () => {
 
 describe('ReachClient.submitBatch()', () => {
   it('submits many tasks in one request, and their results arrive on the client topic', async () => {
-    const client = new ReachClient({ routerUrl: stack.routerUrl, pollWaitMs: 1000, logger: pino({ level: 'silent' }) });
+    const client = new ReachClient({
+      routerUrl: stack.routerUrl,
+      pollWaitMs: 1000,
+      logger: pino({ level: 'silent' }),
+    });
     try {
-      const items = await client.submitBatch(Array.from({ length: 25 }, (_, i) => ({ capability: 'bw-echo', payload: i })));
+      const items = await client.submitBatch(
+        Array.from({ length: 25 }, (_, i) => ({ capability: 'bw-echo', payload: i })),
+      );
       expect(items.map((i) => i.http_status)).toEqual(items.map(() => 202));
-      const results = await Promise.all(items.map((i) => client.result(i.task_id as string, { timeoutMs: 10_000 })));
-      expect(results.map((r) => r.result)).toEqual(Array.from({ length: 25 }, (_, i) => ({ echo: i })));
-      await expect(client.submitBatch(Array.from({ length: 1001 }, () => ({ capability: 'bw-echo', payload: 0 })))).rejects.toThrow(RangeError);
+      const results = await Promise.all(
+        items.map((i) => client.result(i.task_id as string, { timeoutMs: 10_000 })),
+      );
+      expect(results.map((r) => r.result)).toEqual(
+        Array.from({ length: 25 }, (_, i) => ({ echo: i })),
+      );
+      await expect(
+        client.submitBatch(
+          Array.from({ length: 1001 }, () => ({ capability: 'bw-echo', payload: 0 })),
+        ),
+      ).rejects.toThrow(RangeError);
     } finally {
       await client.close();
     }
@@ -106,29 +148,40 @@ describe('ReachClient.submitBatch()', () => {
 
 describe('POST /v1/tasks?wait_ms=', () => {
   it('answers 200 with the result once the task completed', async () => {
-    const res = await http<{ task_id: string; status: string; result: unknown; agent_id: string }>(`${stack.routerUrl}/v1/tasks?wait_ms=5000`, {
-      body: { capability: 'bw-echo', payload: { hello: 'world' } },
-    });
+    const res = await http<{ task_id: string; status: string; result: unknown; agent_id: string }>(
+      `${stack.routerUrl}/v1/tasks?wait_ms=5000`,
+      {
+        body: { capability: 'bw-echo', payload: { hello: 'world' } },
+      },
+    );
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'completed', result: { echo: { hello: 'world' } } });
     expect(['bw-a', 'bw-b']).toContain(res.body.agent_id);
-    const view = await http<{ status: string; result: unknown }>(`${stack.routerUrl}/v1/tasks/${res.body.task_id}`);
+    const view = await http<{ status: string; result: unknown }>(
+      `${stack.routerUrl}/v1/tasks/${res.body.task_id}`,
+    );
     expect(view.body).toMatchObject({ status: 'completed', result: { echo: { hello: 'world' } } });
   });
 
   it('answers with the error of a task that died', async () => {
-    const res = await http<{ status: string; error: string }>(`${stack.routerUrl}/v1/tasks?wait_ms=5000`, {
-      body: { capability: 'bw-fail', payload: 1 },
-    });
+    const res = await http<{ status: string; error: string }>(
+      `${stack.routerUrl}/v1/tasks?wait_ms=5000`,
+      {
+        body: { capability: 'bw-fail', payload: 1 },
+      },
+    );
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('dead');
     expect(res.body.error).toBeTruthy();
   });
 
   it('answers 202 with the task still running when the wait runs out, and the result stays readable', async () => {
-    const res = await http<{ task_id: string; status: string; result?: unknown }>(`${stack.routerUrl}/v1/tasks?wait_ms=200`, {
-      body: { task_id: 'wait-slow-1', capability: 'bw-slow', payload: 1 },
-    });
+    const res = await http<{ task_id: string; status: string; result?: unknown }>(
+      `${stack.routerUrl}/v1/tasks?wait_ms=200`,
+      {
+        body: { task_id: 'wait-slow-1', capability: 'bw-slow', payload: 1 },
+      },
+    );
     expect(res.status).toBe(202);
     expect(res.body.result).toBeUndefined();
     expect(['sent', 'received']).toContain(res.body.status);
@@ -138,7 +191,10 @@ describe('POST /v1/tasks?wait_ms=', () => {
   it('serves many waiting requests at once, each with its own result', async () => {
     const replies = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        http<{ status: string; result: { echo: number } }>(`${stack.routerUrl}/v1/tasks?wait_ms=10000`, { body: { capability: 'bw-echo', payload: i } }),
+        http<{ status: string; result: { echo: number } }>(
+          `${stack.routerUrl}/v1/tasks?wait_ms=10000`,
+          { body: { capability: 'bw-echo', payload: i } },
+        ),
       ),
     );
     expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));
@@ -146,10 +202,14 @@ describe('POST /v1/tasks?wait_ms=', () => {
   });
 
   it('refuses wait_ms with a callback_topic, and a wait over the limit', async () => {
-    const both = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks?wait_ms=1000`, { body: { capability: 'bw-echo', payload: 1, callback_topic: 'mine' } });
+    const both = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks?wait_ms=1000`, {
+      body: { capability: 'bw-echo', payload: 1, callback_topic: 'mine' },
+    });
     expect(both.status).toBe(400);
     expect(both.body.error).toBe('INVALID_QUERY');
-    const long = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks?wait_ms=600000`, { body: { capability: 'bw-echo', payload: 1 } });
+    const long = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks?wait_ms=600000`, {
+      body: { capability: 'bw-echo', payload: 1 },
+    });
     expect(long.status).toBe(400);
     expect(long.body.error).toBe('INVALID_QUERY');
   });

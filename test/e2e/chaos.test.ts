@@ -11,12 +11,24 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { reachKeys, type CallbackItem, type TaskView } from '@agent-reach/protocol';
-import { onFreePort, startNodeService, startOwnRedis, waitFor, type OwnRedis, type ServiceProcess } from '@agent-reach/testkit';
+import {
+  onFreePort,
+  startNodeService,
+  startOwnRedis,
+  waitFor,
+  type OwnRedis,
+  type ServiceProcess,
+} from '@agent-reach/testkit';
 import { FAST_LEASES, startRouter, startStack, type Stack } from '../support/stack.ts';
 import { CallbackWatcher, readTopic } from '../support/chaos/callbacks.ts';
 import { SubmitDriver } from '../support/chaos/driver.ts';
 import { ExecTail, readExecutions } from '../support/chaos/exec-log.ts';
-import { computeFigures, figuresLine, writeFigures, type Outage } from '../support/chaos/figures.ts';
+import {
+  computeFigures,
+  figuresLine,
+  writeFigures,
+  type Outage,
+} from '../support/chaos/figures.ts';
 import { ChaosFleet } from '../support/chaos/fleet.ts';
 import { CHAOS_PLAN, runPlan, type ChaosStep } from '../support/chaos/plan.ts';
 
@@ -60,13 +72,25 @@ beforeAll(async () => {
   redis = await startOwnRedis({ persistent: true });
   stack = await startStack({ redisUrl: redis.url, env: CHAOS_ENV });
   const env = stack.env;
-  ({ port: routerBPort, started: routerB } = await onFreePort('router-b', (port) => startRouter(env, port)));
+  ({ port: routerBPort, started: routerB } = await onFreePort('router-b', (port) =>
+    startRouter(env, port),
+  ));
   probe = new Redis(redis.url, { maxRetriesPerRequest: 1 });
   probe.on('error', () => undefined);
-  fleet = new ChaosFleet({ registryUrl: stack.registryUrl, routerUrl: stack.routerUrl, redisUrl: redis.url, execLog: EXEC_LOG, maxConcurrency: 24 });
+  fleet = new ChaosFleet({
+    registryUrl: stack.registryUrl,
+    routerUrl: stack.routerUrl,
+    redisUrl: redis.url,
+    execLog: EXEC_LOG,
+    maxConcurrency: 24,
+  });
   for (const id of AGENTS) await fleet.spawn(id);
   const f = fleet;
-  await waitFor(() => f.allRegistered(), { timeoutMs: 60_000, intervalMs: 100, message: 'chaos agents registered' }).catch((err: unknown) => {
+  await waitFor(() => f.allRegistered(), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+    message: 'chaos agents registered',
+  }).catch((err: unknown) => {
     throw new Error(`${String(err)}\n${f.outputs(10)}`);
   });
 }, 120_000);
@@ -95,20 +119,29 @@ async function refusedNow(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   try {
     const stats = await probe!.hgetall(reachKeys(stack!.prefix).stats());
-    for (const [k, v] of Object.entries(stats)) if (k.startsWith('acks_refused:')) out[k.slice('acks_refused:'.length)] = Number(v);
+    for (const [k, v] of Object.entries(stats))
+      if (k.startsWith('acks_refused:')) out[k.slice('acks_refused:'.length)] = Number(v);
   } catch {
     // Redis is down at this instant: an empty reading.
   }
   return out;
 }
 
-const lateRefused = (c: Record<string, number>) => (c['not_assigned'] ?? 0) + (c['stale_epoch'] ?? 0);
+const lateRefused = (c: Record<string, number>) =>
+  (c['not_assigned'] ?? 0) + (c['stale_epoch'] ?? 0);
 
 /** GET /v1/tasks/:id, through whichever router answers; undefined past `until` (epoch ms). */
-async function viewOf(routers: readonly string[], taskId: string, i: number, until: number): Promise<TaskView | undefined> {
+async function viewOf(
+  routers: readonly string[],
+  taskId: string,
+  i: number,
+  until: number,
+): Promise<TaskView | undefined> {
   for (let attempt = 0; attempt < 4 && Date.now() < until; attempt++) {
     try {
-      const res = await fetch(`${routers[(i + attempt) % routers.length]}/v1/tasks/${taskId}`, { signal: AbortSignal.timeout(3000) });
+      const res = await fetch(`${routers[(i + attempt) % routers.length]}/v1/tasks/${taskId}`, {
+        signal: AbortSignal.timeout(3000),
+      });
       if (res.status === 200) return (await res.json()) as TaskView;
       if (res.status === 404) return undefined;
       await res.arrayBuffer();
@@ -121,7 +154,11 @@ async function viewOf(routers: readonly string[], taskId: string, i: number, unt
 }
 
 /** Runs `fn` over `items` with at most `limit` at once. */
-async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+async function pool<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, i: number) => Promise<R>,
+): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
   let next = 0;
   await Promise.all(
@@ -141,7 +178,10 @@ it('loses no accepted task and delivers no completion twice through agent, route
   const own = redis!;
   const routers = [s.routerUrl, `http://127.0.0.1:${routerBPort}`];
   const outages: Outage[] = [];
-  const refusedAroundPause = { before: {} as Record<string, number>, after: {} as Record<string, number> };
+  const refusedAroundPause = {
+    before: {} as Record<string, number>,
+    after: {} as Record<string, number>,
+  };
   const watcher = new CallbackWatcher(routers, TOPICS);
   const driver = new SubmitDriver({
     routers,
@@ -155,10 +195,15 @@ it('loses no accepted task and delivers no completion twice through agent, route
   });
   let failed = false;
   let startedAt = Date.now();
-  const progress = (what: string) => console.log(`chaos +${((Date.now() - startedAt) / 1000).toFixed(1)}s: ${what}`);
+  const progress = (what: string) =>
+    console.log(`chaos +${((Date.now() - startedAt) / 1000).toFixed(1)}s: ${what}`);
 
   const step = async (st: ChaosStep): Promise<void> => {
-    progress(st.kind === 'kill-agent' || st.kind === 'pause-agent' ? `${st.kind} ${AGENTS[st.agent]}` : st.kind);
+    progress(
+      st.kind === 'kill-agent' || st.kind === 'pause-agent'
+        ? `${st.kind} ${AGENTS[st.agent]}`
+        : st.kind,
+    );
     switch (st.kind) {
       case 'kill-agent':
         await f.killAndRestart(AGENTS[st.agent] as string);
@@ -170,20 +215,28 @@ it('loses no accepted task and delivers no completion twice through agent, route
         // Pause it in the middle of work (a handler running), so it has results to deliver late.
         const pid = f.instance(agentId).proc.pid;
         const tail = new ExecTail(EXEC_LOG);
-        await waitFor(async () => (await tail.openOf(pid)) > 0, { timeoutMs: 5000, intervalMs: 5 }).catch(() => undefined);
+        await waitFor(async () => (await tail.openOf(pid)) > 0, {
+          timeoutMs: 5000,
+          intervalMs: 5,
+        }).catch(() => undefined);
         const pause = f.pause(agentId);
         // Frozen past the offline bound, and until registry-sync has marked it OFFLINE and taken
         // back every task it held, so that what it finishes after SIGCONT is late for sure.
         await new Promise((resolve) => setTimeout(resolve, st.minMs));
         pause.taken_back = await waitFor(
           async () => {
-            const [status, pending] = await Promise.all([probe!.hget(keys.agent(agentId), 'status'), probe!.hlen(keys.pending(agentId))]);
+            const [status, pending] = await Promise.all([
+              probe!.hget(keys.agent(agentId), 'status'),
+              probe!.hlen(keys.pending(agentId)),
+            ]);
             return status === 'OFFLINE' && pending === 0;
           },
           { timeoutMs: 20_000, intervalMs: 100 },
         ).catch(() => false);
         f.resume(pause);
-        progress(`resumed ${agentId} after ${pause.resumed_at - pause.at} ms (OFFLINE and tasks taken back: ${pause.taken_back})`);
+        progress(
+          `resumed ${agentId} after ${pause.resumed_at - pause.at} ms (OFFLINE and tasks taken back: ${pause.taken_back})`,
+        );
         // Its late acks arrive as soon as it runs again: wait for the refusals to show.
         const before = lateRefused(refusedAroundPause.before);
         refusedAroundPause.after = await waitFor(
@@ -238,18 +291,29 @@ it('loses no accepted task and delivers no completion twice through agent, route
     for (const a of AGENTS) p.hlen(keys.pending(a));
     p.xlen(keys.acks());
     p.exec().then(
-      (r) => load.push({ t: Date.now() - startedAt, pending: (r ?? []).slice(0, AGENTS.length).map((x) => Number(x[1])), acks: Number(r?.[AGENTS.length]?.[1]) }),
+      (r) =>
+        load.push({
+          t: Date.now() - startedAt,
+          pending: (r ?? []).slice(0, AGENTS.length).map((x) => Number(x[1])),
+          acks: Number(r?.[AGENTS.length]?.[1]),
+        }),
       () => undefined,
     );
   }, 500);
   watcher.start();
   try {
     const chaos = runPlan(CHAOS_PLAN, startedAt, step, () => failed);
-    await Promise.all([driver.run().then(() => progress(`submissions done: ${driver.accepted().length} accepted`)), chaos.then(() => progress('chaos plan done'))]);
+    await Promise.all([
+      driver.run().then(() => progress(`submissions done: ${driver.accepted().length} accepted`)),
+      chaos.then(() => progress('chaos plan done')),
+    ]);
     const accepted = driver.accepted();
     // Bounded: every accepted task must be final well within this once the chaos is over.
     const settleMs = Math.min(60_000, Math.max(5_000, startedAt + SETTLE_BY_MS - Date.now()));
-    await waitFor(() => accepted.every((x) => watcher.isFinal(x.task_id)), { timeoutMs: settleMs, intervalMs: 250 }).then(
+    await waitFor(() => accepted.every((x) => watcher.isFinal(x.task_id)), {
+      timeoutMs: settleMs,
+      intervalMs: 250,
+    }).then(
       () => progress('every accepted task is final on its topic'),
       () => progress(`not every accepted task was final after ${settleMs} ms`),
     );
@@ -265,9 +329,13 @@ it('loses no accepted task and delivers no completion twice through agent, route
 
   const accepted = new Map(driver.accepted().map((x) => [x.task_id, x.topic]));
   const ids = [...accepted.keys()];
-  const viewList = await pool(ids, 16, (id, i) => viewOf(routers, id, i, startedAt + SETTLE_BY_MS + 25_000));
+  const viewList = await pool(ids, 16, (id, i) =>
+    viewOf(routers, id, i, startedAt + SETTLE_BY_MS + 25_000),
+  );
   const views = new Map(ids.map((id, i) => [id, viewList[i]]));
-  const callbacks: CallbackItem[] = (await Promise.all(TOPICS.map((t) => readTopic(routers, t, 15_000)))).flat();
+  const callbacks: CallbackItem[] = (
+    await Promise.all(TOPICS.map((t) => readTopic(routers, t, 15_000)))
+  ).flat();
   const stats = await probe!.hgetall(reachKeys(s.prefix).stats());
   progress('final state read');
   const figures = computeFigures({
@@ -300,10 +368,19 @@ it('loses no accepted task and delivers no completion twice through agent, route
   await writeFile(`${ARTIFACTS}chaos-detail.json`, `${JSON.stringify(detail, null, 1)}\n`);
 
   // Every process's last words, for a failure (and for a look at a slow run).
-  const procs = [f.outputs(60), `--- registry-sync\n${s.registry.output()}`, `--- router A\n${s.router.output()}`, `--- router B\n${routerB?.output() ?? ''}`];
+  const procs = [
+    f.outputs(60),
+    `--- registry-sync\n${s.registry.output()}`,
+    `--- router A\n${s.router.output()}`,
+    `--- router B\n${routerB?.output() ?? ''}`,
+  ];
   await writeFile(`${ARTIFACTS}chaos-processes.log`, `${procs.join('\n')}\n`);
   if (figures.lost > 0) {
-    const lost = figures.lost_sample.map((id) => ({ id, view: views.get(id), callbacks: callbacks.filter((c) => c.task_id === id) }));
+    const lost = figures.lost_sample.map((id) => ({
+      id,
+      view: views.get(id),
+      callbacks: callbacks.filter((c) => c.task_id === id),
+    }));
     await writeFile(`${ARTIFACTS}chaos-lost.json`, `${JSON.stringify(lost, null, 1)}\n`);
   }
   const why = `see ${ARTIFACTS}chaos-lost.json and chaos-processes.log`;
@@ -316,7 +393,10 @@ it('loses no accepted task and delivers no completion twice through agent, route
   expect(figures.chaos.agent_kills).toBe(CHAOS_PLAN.filter((x) => x.kind === 'kill-agent').length);
   expect(figures.chaos.outages.map((o) => o.what).sort()).toEqual(['redis', 'router-b']);
   expect(figures.killed_agent_tasks).toBeGreaterThan(0);
-  expect(f.pauses.every((p) => p.taken_back), 'the paused agent was marked OFFLINE and its tasks taken back').toBe(true);
+  expect(
+    f.pauses.every((p) => p.taken_back),
+    'the paused agent was marked OFFLINE and its tasks taken back',
+  ).toBe(true);
   // It was paused mid-work, so it finished something after SIGCONT: none of that may count.
   expect(figures.paused.late_results, 'the paused agent delivered results late').toBeGreaterThan(0);
   expect(figures.paused.late_results_accepted, 'late results applied or published').toBe(0);

@@ -37,11 +37,26 @@ const taskIds: string[] = [];
 beforeAll(async () => {
   stack = await startStack({ influx: 'v1' });
   workers = await Promise.all([
-    RawWorker.start(stack, { agent_id: 'console-a', instance_id: 'console-a-1', capabilities: ['echo', 'translate'], max_concurrency: 4, region: 'eu-west' }),
-    RawWorker.start(stack, { agent_id: 'console-b', instance_id: 'console-b-1', capabilities: ['echo'], max_concurrency: 2, region: 'us-east' }),
+    RawWorker.start(stack, {
+      agent_id: 'console-a',
+      instance_id: 'console-a-1',
+      capabilities: ['echo', 'translate'],
+      max_concurrency: 4,
+      region: 'eu-west',
+    }),
+    RawWorker.start(stack, {
+      agent_id: 'console-b',
+      instance_id: 'console-b-1',
+      capabilities: ['echo'],
+      max_concurrency: 2,
+      region: 'us-east',
+    }),
   ]);
-  for (let i = 0; i < 6; i++) taskIds.push(await submitAndComplete(stack, { capability: 'echo', payload: { n: i } }));
-  taskIds.push(await submitAndComplete(stack, { capability: 'translate', payload: { text: 'bonjour' } }));
+  for (let i = 0; i < 6; i++)
+    taskIds.push(await submitAndComplete(stack, { capability: 'echo', payload: { n: i } }));
+  taskIds.push(
+    await submitAndComplete(stack, { capability: 'translate', payload: { text: 'bonjour' } }),
+  );
 
   profile = mkdtempSync(join(tmpdir(), 'reach-chromium-'));
   context = await chromium.launchPersistentContext(profile, {
@@ -77,11 +92,19 @@ describe('the console', () => {
     const rowB = page.locator('#agents tr[data-agent-id="console-b"]');
     expect(await rowB.locator('td').nth(2).innerText()).toMatch(/\d+ \/ 2/);
     // Recent success: every task completed.
-    await expect.poll(() => rowA.locator('td').nth(6).innerText(), { timeout: 10_000 }).toMatch(/100 %/);
+    await expect
+      .poll(() => rowA.locator('td').nth(6).innerText(), { timeout: 10_000 })
+      .toMatch(/100 %/);
 
     // The event stream is live; an agent that registers now shows up in it and in the table.
     await page.locator('#conn[data-state="live"]').waitFor({ timeout: 10_000 });
-    const late = await RawWorker.start(stack, { agent_id: 'console-late', instance_id: 'late-1', capabilities: ['echo'], max_concurrency: 1, region: 'ap-south' });
+    const late = await RawWorker.start(stack, {
+      agent_id: 'console-late',
+      instance_id: 'late-1',
+      capabilities: ['echo'],
+      max_concurrency: 1,
+      region: 'ap-south',
+    });
     workers.push(late);
     const event = page.locator('#events li[data-kind="registered"][data-agent-id="console-late"]');
     await event.waitFor({ timeout: 10_000 });
@@ -98,7 +121,9 @@ describe('the console', () => {
     expect(await page.locator('#task-result dl').innerText()).toMatch(/completed[\s\S]*echo/);
 
     // The latency chart has a point per task this router sent.
-    await expect.poll(() => page.locator('#latency circle.dot[data-task-id]').count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(taskIds.length);
+    await expect
+      .poll(() => page.locator('#latency circle.dot[data-task-id]').count(), { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(taskIds.length);
 
     // The figures table answers from InfluxDB once the events are written.
     await page.locator('#figures tr[data-capability="echo"]').waitFor({ timeout: 20_000 });

@@ -40,7 +40,10 @@ function unresolvedRefs(doc: OpenApiDoc): string[] {
   return refs.filter((ref) => {
     if (!ref.startsWith('#/')) return true;
     let at: unknown = doc;
-    for (const part of ref.slice(2).split('/')) at = (at as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    for (const part of ref.slice(2).split('/'))
+      at = (at as Record<string, unknown> | undefined)?.[
+        part.replace(/~1/g, '/').replace(/~0/g, '~')
+      ];
     return at === undefined;
   });
 }
@@ -54,14 +57,18 @@ async function checkDocs(base: string, expected: Record<string, string[]>): Prom
   expect(doc.info.version).toBeTruthy();
   for (const [path, methods] of Object.entries(expected)) {
     expect(doc.paths, `path ${path}`).toHaveProperty([path]);
-    for (const m of methods) expect(doc.paths[path], `${m.toUpperCase()} ${path}`).toHaveProperty([m]);
+    for (const m of methods)
+      expect(doc.paths[path], `${m.toUpperCase()} ${path}`).toHaveProperty([m]);
   }
   for (const [path, item] of Object.entries(doc.paths)) {
     expect(path.startsWith('/'), path).toBe(true);
     expect(path).not.toMatch(/:\w/); // OpenAPI templates are {param}
     for (const [method, op] of Object.entries(item)) {
       if (!METHODS.includes(method)) continue;
-      expect(Object.keys(op.responses ?? {}).length, `${method} ${path} has responses`).toBeGreaterThan(0);
+      expect(
+        Object.keys(op.responses ?? {}).length,
+        `${method} ${path} has responses`,
+      ).toBeGreaterThan(0);
     }
   }
   expect(unresolvedRefs(doc)).toEqual([]);

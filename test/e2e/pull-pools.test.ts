@@ -16,7 +16,13 @@ let redis: Redis;
 let client: ReachClient;
 const agents: ReachAgent[] = [];
 
-type Reg = { epoch: number; instance_id: string; group: string; acks_stream: string; pools: string[] };
+type Reg = {
+  epoch: number;
+  instance_id: string;
+  group: string;
+  acks_stream: string;
+  pools: string[];
+};
 type Entry = [string, string[]];
 
 beforeAll(async () => {
@@ -33,19 +39,60 @@ afterAll(async () => {
 });
 
 const field = (f: string[], name: string) => f[f.indexOf(name) + 1] ?? '';
-const view = async (id: string) => (await http<{ status: string; agent_id: string; attempts: number }>(`${stack.routerUrl}/v1/tasks/${id}`)).body;
+const view = async (id: string) =>
+  (
+    await http<{ status: string; agent_id: string; attempts: number }>(
+      `${stack.routerUrl}/v1/tasks/${id}`,
+    )
+  ).body;
 
 /** A pull worker played with raw Redis, as docs/PROTOCOL.md describes. */
 async function pullOnce(agentId: string, reg: Reg, count: number): Promise<number> {
-  const reply = (await redis.call('XREADGROUP', 'GROUP', reg.group, reg.instance_id, 'COUNT', String(count), 'BLOCK', '2000', 'STREAMS', ...reg.pools, ...reg.pools.map(() => '>'))) as
-    | [string, Entry[]][]
-    | null;
+  const reply = (await redis.call(
+    'XREADGROUP',
+    'GROUP',
+    reg.group,
+    reg.instance_id,
+    'COUNT',
+    String(count),
+    'BLOCK',
+    '2000',
+    'STREAMS',
+    ...reg.pools,
+    ...reg.pools.map(() => '>'),
+  )) as [string, Entry[]][] | null;
   let done = 0;
   for (const [pool, entries] of reply ?? []) {
     for (const [id, f] of entries) {
-      const common = ['task_id', field(f, 'task_id'), 'agent_id', agentId, 'instance_id', reg.instance_id, 'epoch', String(reg.epoch), 'attempt', field(f, 'attempt'), 'pool', field(f, 'capability'), 'message_id', id];
+      const common = [
+        'task_id',
+        field(f, 'task_id'),
+        'agent_id',
+        agentId,
+        'instance_id',
+        reg.instance_id,
+        'epoch',
+        String(reg.epoch),
+        'attempt',
+        field(f, 'attempt'),
+        'pool',
+        field(f, 'capability'),
+        'message_id',
+        id,
+      ];
       await redis.call('XADD', reg.acks_stream, '*', ...common, 'stage', 'received');
-      await redis.call('XADD', reg.acks_stream, '*', ...common, 'stage', 'completed', 'result', field(f, 'payload'), 'duration_ms', '1');
+      await redis.call(
+        'XADD',
+        reg.acks_stream,
+        '*',
+        ...common,
+        'stage',
+        'completed',
+        'result',
+        field(f, 'payload'),
+        'duration_ms',
+        '1',
+      );
       await redis.call('XACK', pool, reg.group, id);
       done++;
     }
@@ -56,20 +103,39 @@ async function pullOnce(agentId: string, reg: Reg, count: number): Promise<numbe
 describe('pull pools', () => {
   it('queues batch tasks and tasks of pull-only capabilities in the pool, where a pull agent takes them', async () => {
     const reg = await http<Reg>(`${stack.registryUrl}/v1/agents/register`, {
-      body: { agent_id: 'batcher-1', instance_id: 'b1', capabilities: ['embed', 'rank'], max_concurrency: 8, channel: 'pull' },
+      body: {
+        agent_id: 'batcher-1',
+        instance_id: 'b1',
+        capabilities: ['embed', 'rank'],
+        max_concurrency: 8,
+        channel: 'pull',
+      },
     });
     expect(reg.body.pools).toEqual([`${stack.prefix}:{pool:embed}`, `${stack.prefix}:{pool:rank}`]);
     const batch = await client.submit({ capability: 'embed', payload: { text: 'a' } });
-    expect(batch).toMatchObject({ status: 'sent', agent_id: '', stream: `${stack.prefix}:{pool:embed}` });
+    expect(batch).toMatchObject({
+      status: 'sent',
+      agent_id: '',
+      stream: `${stack.prefix}:{pool:embed}`,
+    });
     const second = await client.submit({ capability: 'rank', payload: [3, 1, 2] });
     expect(second.stream).toBe(`${stack.prefix}:{pool:rank}`);
     let done = 0;
-    await waitFor(async () => (done += await pullOnce('batcher-1', reg.body, 8)) >= 2, { timeoutMs: 8000 });
+    await waitFor(async () => (done += await pullOnce('batcher-1', reg.body, 8)) >= 2, {
+      timeoutMs: 8000,
+    });
     const r1 = await client.result(batch.task_id, { timeoutMs: 5000 });
     expect(r1).toMatchObject({ status: 'completed', result: { text: 'a' }, agent_id: 'batcher-1' });
     // The second task's acks may be applied in a later batch than the first's: wait for its result too.
-    expect(await client.result(second.task_id, { timeoutMs: 5000 })).toMatchObject({ status: 'completed', result: [3, 1, 2], agent_id: 'batcher-1' });
-    expect(await view(second.task_id)).toMatchObject({ status: 'completed', agent_id: 'batcher-1' });
+    expect(await client.result(second.task_id, { timeoutMs: 5000 })).toMatchObject({
+      status: 'completed',
+      result: [3, 1, 2],
+      agent_id: 'batcher-1',
+    });
+    expect(await view(second.task_id)).toMatchObject({
+      status: 'completed',
+      agent_id: 'batcher-1',
+    });
     // Finished tasks leave the pool and the agent's slots.
     expect(await redis.xlen(`${stack.prefix}:{pool:embed}`)).toBe(0);
   });
@@ -77,7 +143,13 @@ describe('pull pools', () => {
   it('sends a task to the pool on request even when push agents serve the capability', async () => {
     agents.push(await startAgent(stack, 'pusher-1', ['mixed'], async (t) => t.payload));
     const reg = await http<Reg>(`${stack.registryUrl}/v1/agents/register`, {
-      body: { agent_id: 'batcher-2', instance_id: 'b2', capabilities: ['mixed'], max_concurrency: 2, channel: 'pull' },
+      body: {
+        agent_id: 'batcher-2',
+        instance_id: 'b2',
+        capabilities: ['mixed'],
+        max_concurrency: 2,
+        channel: 'pull',
+      },
     });
     const pushed = await client.submit({ capability: 'mixed', payload: 1 });
     expect(pushed.agent_id).toBe('pusher-1');
@@ -89,37 +161,70 @@ describe('pull pools', () => {
   });
 
   it('with on_no_agent "queue", waits in the pool and is delivered when an agent appears', async () => {
-    const refused = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks`, { body: { capability: 'later', payload: 1 } });
+    const refused = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks`, {
+      body: { capability: 'later', payload: 1 },
+    });
     expect(refused.status).toBe(503);
-    const queued = await client.submit({ capability: 'later', payload: { n: 1 }, on_no_agent: 'queue', timeout_s: 60 });
+    const queued = await client.submit({
+      capability: 'later',
+      payload: { n: 1 },
+      on_no_agent: 'queue',
+      timeout_s: 60,
+    });
     expect(queued.stream).toBe(`${stack.prefix}:{pool:later}`);
     expect((await view(queued.task_id)).status).toBe('sent');
     // A push agent appears: registry-sync drains the pool into it.
     agents.push(await startAgent(stack, 'late-pusher', ['later'], async (t) => t.payload));
     const result = await client.result(queued.task_id, { timeoutMs: 10_000 });
-    expect(result).toMatchObject({ status: 'completed', result: { n: 1 }, agent_id: 'late-pusher' });
+    expect(result).toMatchObject({
+      status: 'completed',
+      result: { n: 1 },
+      agent_id: 'late-pusher',
+    });
   });
 
   it('dead-letters a queued task nobody takes within its timeout', async () => {
-    const queued = await client.submit({ capability: 'nobody-ever', payload: 1, on_no_agent: 'queue', timeout_s: 1 });
-    await waitFor(async () => (await view(queued.task_id)).status === 'dead', { timeoutMs: 8000, message: 'the queued task did not expire' });
-    const dlq = await http<{ items: { task_id: string; reason: string }[] }>(`${stack.routerUrl}/v1/dlq?capability=nobody-ever`);
+    const queued = await client.submit({
+      capability: 'nobody-ever',
+      payload: 1,
+      on_no_agent: 'queue',
+      timeout_s: 1,
+    });
+    await waitFor(async () => (await view(queued.task_id)).status === 'dead', {
+      timeoutMs: 8000,
+      message: 'the queued task did not expire',
+    });
+    const dlq = await http<{ items: { task_id: string; reason: string }[] }>(
+      `${stack.routerUrl}/v1/dlq?capability=nobody-ever`,
+    );
     expect(dlq.body.items[0]).toMatchObject({ task_id: queued.task_id, reason: 'deadline' });
   });
 
   it('queues instead of 429 when every agent is at capacity and the capability says so', async () => {
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => (release = r));
-    agents.push(await startAgent(stack, 'busy-1', ['overflow', 'squeeze'], async (t) => (await gate, t.payload), { maxConcurrency: 1 }));
+    agents.push(
+      await startAgent(
+        stack,
+        'busy-1',
+        ['overflow', 'squeeze'],
+        async (t) => (await gate, t.payload),
+        { maxConcurrency: 1 },
+      ),
+    );
     const first = await client.submit({ capability: 'overflow', payload: 1 });
     expect(first.agent_id).toBe('busy-1');
     const second = await client.submit({ capability: 'overflow', payload: 2 });
     expect(second.stream).toBe(`${stack.prefix}:{pool:overflow}`);
     // Without the setting, the same situation is a 429.
-    const squeezed = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks`, { body: { capability: 'squeeze', payload: 1 } });
+    const squeezed = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks`, {
+      body: { capability: 'squeeze', payload: 1 },
+    });
     expect(squeezed.status).toBe(429);
     expect(squeezed.body.error).toBe('AT_CAPACITY');
     release();
-    await waitFor(async () => (await view(second.task_id)).status === 'completed', { timeoutMs: 10_000 });
+    await waitFor(async () => (await view(second.task_id)).status === 'completed', {
+      timeoutMs: 10_000,
+    });
   });
 });

@@ -29,25 +29,57 @@ type ReadReply = [string, Entry[]][] | null;
 describe('a worker that speaks only Redis', () => {
   it('completes a task: sent, received and completed in order, one callback, three points in InfluxDB', async () => {
     // 1. Register (HTTP): the reply names the stream, group and acks stream to use.
-    const reg = await http<{ epoch: number; instance_id: string; stream: string; group: string; acks_stream: string }>(
-      `${stack.registryUrl}/v1/agents/register`,
-      { body: { agent_id: 'raw-1', instance_id: 'raw-1-a', capabilities: ['echo'], max_concurrency: 2 } },
-    );
+    const reg = await http<{
+      epoch: number;
+      instance_id: string;
+      stream: string;
+      group: string;
+      acks_stream: string;
+    }>(`${stack.registryUrl}/v1/agents/register`, {
+      body: {
+        agent_id: 'raw-1',
+        instance_id: 'raw-1-a',
+        capabilities: ['echo'],
+        max_concurrency: 2,
+      },
+    });
     expect(reg.status).toBe(200);
     const { stream, group, acks_stream: acks, epoch } = reg.body;
 
     // 2. A caller submits.
-    const sub = await http<{ task_id: string; status: string; agent_id: string }>(`${stack.routerUrl}/v1/tasks`, {
-      body: { capability: 'echo', payload: { text: 'hello' }, callback_topic: 'raw-caller', trace_id: 'trace-raw-1' },
-    });
+    const sub = await http<{ task_id: string; status: string; agent_id: string }>(
+      `${stack.routerUrl}/v1/tasks`,
+      {
+        body: {
+          capability: 'echo',
+          payload: { text: 'hello' },
+          callback_topic: 'raw-caller',
+          trace_id: 'trace-raw-1',
+        },
+      },
+    );
     expect(sub.status).toBe(202);
     expect(sub.body).toMatchObject({ status: 'sent', agent_id: 'raw-1' });
     const taskId = sub.body.task_id;
 
     // 3. XREADGROUP GROUP workers raw-1-a COUNT 1 BLOCK 5000 STREAMS <stream> >
-    const read = (await redis.call('XREADGROUP', 'GROUP', group, 'raw-1-a', 'COUNT', '1', 'BLOCK', '5000', 'STREAMS', stream, '>')) as ReadReply;
+    const read = (await redis.call(
+      'XREADGROUP',
+      'GROUP',
+      group,
+      'raw-1-a',
+      'COUNT',
+      '1',
+      'BLOCK',
+      '5000',
+      'STREAMS',
+      stream,
+      '>',
+    )) as ReadReply;
     const [entryId, flat] = read?.[0]?.[1]?.[0] ?? ['', []];
-    const fields = Object.fromEntries(flat.flatMap((_, i) => (i % 2 === 0 ? [[flat[i], flat[i + 1]]] : [])));
+    const fields = Object.fromEntries(
+      flat.flatMap((_, i) => (i % 2 === 0 ? [[flat[i], flat[i + 1]]] : [])),
+    );
     expect(fields).toMatchObject({
       task_id: taskId,
       capability: 'echo',
@@ -59,31 +91,67 @@ describe('a worker that speaks only Redis', () => {
     });
 
     // 4. Receipt at once, then the completion, then XACK.
-    const common = ['task_id', taskId, 'agent_id', 'raw-1', 'instance_id', 'raw-1-a', 'epoch', String(epoch), 'attempt', fields.attempt as string];
+    const common = [
+      'task_id',
+      taskId,
+      'agent_id',
+      'raw-1',
+      'instance_id',
+      'raw-1-a',
+      'epoch',
+      String(epoch),
+      'attempt',
+      fields.attempt as string,
+    ];
     await redis.call('XADD', acks, '*', ...common, 'stage', 'received');
-    await redis.call('XADD', acks, '*', ...common, 'stage', 'completed', 'result', fields.payload as string, 'duration_ms', '3');
+    await redis.call(
+      'XADD',
+      acks,
+      '*',
+      ...common,
+      'stage',
+      'completed',
+      'result',
+      fields.payload as string,
+      'duration_ms',
+      '3',
+    );
     expect(await redis.call('XACK', stream, group, entryId)).toBe(1);
 
     // The caller sees exactly one result on its callback topic.
-    const cb = await http<{ items: { task_id: string; status: string; result: unknown }[]; cursor: string }>(
-      `${stack.routerUrl}/v1/callbacks/raw-caller?wait_ms=5000`,
-    );
+    const cb = await http<{
+      items: { task_id: string; status: string; result: unknown }[];
+      cursor: string;
+    }>(`${stack.routerUrl}/v1/callbacks/raw-caller?wait_ms=5000`);
     expect(cb.status).toBe(200);
     expect(cb.body.items).toHaveLength(1);
-    expect(cb.body.items[0]).toMatchObject({ task_id: taskId, status: 'completed', result: { text: 'hello' } });
+    expect(cb.body.items[0]).toMatchObject({
+      task_id: taskId,
+      status: 'completed',
+      result: { text: 'hello' },
+    });
 
     // The task's state and its timeline, stages in order.
-    const task = await http<{ status: string; result: unknown; attempts: number; timeline: { stage: string; at: number }[] }>(
-      `${stack.routerUrl}/v1/tasks/${taskId}`,
-    );
-    expect(task.body).toMatchObject({ status: 'completed', result: { text: 'hello' }, attempts: 1 });
+    const task = await http<{
+      status: string;
+      result: unknown;
+      attempts: number;
+      timeline: { stage: string; at: number }[];
+    }>(`${stack.routerUrl}/v1/tasks/${taskId}`);
+    expect(task.body).toMatchObject({
+      status: 'completed',
+      result: { text: 'hello' },
+      attempts: 1,
+    });
     const stages = task.body.timeline.map((e) => e.stage);
     expect(stages).toEqual(['accepted', 'sent', 'received', 'completed']);
     const times = task.body.timeline.map((e) => e.at);
     expect([...times].sort((a, b) => a - b)).toEqual(times);
 
     // Nothing more arrives on the topic after the cursor.
-    const after = await http<{ items: unknown[] }>(`${stack.routerUrl}/v1/callbacks/raw-caller?after=${cb.body.cursor}&wait_ms=200`);
+    const after = await http<{ items: unknown[] }>(
+      `${stack.routerUrl}/v1/callbacks/raw-caller?after=${cb.body.cursor}&wait_ms=200`,
+    );
     expect(after.body.items).toHaveLength(0);
 
     // The three stages are points in InfluxDB, found by the task_id field.
@@ -100,28 +168,68 @@ describe('a worker that speaks only Redis', () => {
       { timeoutMs: 10_000, message: 'events did not reach InfluxDB' },
     );
     expect(rows.map((r) => r.stage).sort()).toEqual(['completed', 'received', 'sent']);
-    for (const r of rows) expect(r).toMatchObject({ agent_id: 'raw-1', capability: 'echo', attempt: 1, trace_id: 'trace-raw-1' });
+    for (const r of rows)
+      expect(r).toMatchObject({
+        agent_id: 'raw-1',
+        capability: 'echo',
+        attempt: 1,
+        trace_id: 'trace-raw-1',
+      });
   });
 
   it('refuses a completion from an instance that a newer one fenced off', async () => {
     const old = await http<{ epoch: number; stream: string; group: string; acks_stream: string }>(
       `${stack.registryUrl}/v1/agents/register`,
-      { body: { agent_id: 'raw-2', instance_id: 'old', capabilities: ['fenced'], max_concurrency: 1 } },
+      {
+        body: {
+          agent_id: 'raw-2',
+          instance_id: 'old',
+          capabilities: ['fenced'],
+          max_concurrency: 1,
+        },
+      },
     );
-    const sub = await http<{ task_id: string }>(`${stack.routerUrl}/v1/tasks`, { body: { capability: 'fenced', payload: 1 } });
+    const sub = await http<{ task_id: string }>(`${stack.routerUrl}/v1/tasks`, {
+      body: { capability: 'fenced', payload: 1 },
+    });
     expect(sub.status).toBe(202);
     const taken = await http<{ epoch: number }>(`${stack.registryUrl}/v1/agents/register`, {
       body: { agent_id: 'raw-2', instance_id: 'new', capabilities: ['fenced'], max_concurrency: 1 },
     });
     expect(taken.body.epoch).toBe(old.body.epoch + 1);
-    const common = ['task_id', sub.body.task_id, 'agent_id', 'raw-2', 'instance_id', 'old', 'epoch', String(old.body.epoch), 'attempt', '1'];
-    await redis.call('XADD', old.body.acks_stream, '*', ...common, 'stage', 'completed', 'result', '"late"');
-    await waitFor(async () => (await redis.hget(`${stack.prefix}:stats`, 'acks_refused:stale_epoch')) === '1', {
-      message: 'the stale completion was not refused',
-    });
+    const common = [
+      'task_id',
+      sub.body.task_id,
+      'agent_id',
+      'raw-2',
+      'instance_id',
+      'old',
+      'epoch',
+      String(old.body.epoch),
+      'attempt',
+      '1',
+    ];
+    await redis.call(
+      'XADD',
+      old.body.acks_stream,
+      '*',
+      ...common,
+      'stage',
+      'completed',
+      'result',
+      '"late"',
+    );
+    await waitFor(
+      async () => (await redis.hget(`${stack.prefix}:stats`, 'acks_refused:stale_epoch')) === '1',
+      {
+        message: 'the stale completion was not refused',
+      },
+    );
     // The stale result is not the task's: it is not completed (the sweeper may meanwhile have
     // taken the attempt back from the fenced epoch and be re-sending it).
-    const task = await http<{ status: string; result?: unknown }>(`${stack.routerUrl}/v1/tasks/${sub.body.task_id}`);
+    const task = await http<{ status: string; result?: unknown }>(
+      `${stack.routerUrl}/v1/tasks/${sub.body.task_id}`,
+    );
     expect(task.body.status).not.toBe('completed');
     expect(task.body.result).toBeUndefined();
   });

@@ -10,7 +10,13 @@ import pino from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
 import { createRegistryService, type RegistryService } from '@agent-reach/registry-sync';
 import { createRouterService, type RouterService } from '@agent-reach/router';
-import { randomPrefix, startTcpProxy, testServices, waitFor, type TcpProxy } from '@agent-reach/testkit';
+import {
+  randomPrefix,
+  startTcpProxy,
+  testServices,
+  waitFor,
+  type TcpProxy,
+} from '@agent-reach/testkit';
 
 const silent = pino({ level: 'silent' });
 let prefix: string;
@@ -26,8 +32,15 @@ beforeAll(async () => {
   proxy = await startTcpProxy(Number(new URL(url).port));
   sync = await createRegistryService({ redisUrl: url, prefix }, { logger: silent });
   // The router talks to Redis through the proxy, which will lose one reply.
-  router = await createRouterService({ redisUrl: `redis://127.0.0.1:${proxy.port}`, prefix, storeTimeoutMs: 5000 }, { logger: silent });
-  const res = await sync.app.inject({ method: 'POST', url: '/v1/agents/register', payload: { agent_id: 'solo', capabilities: ['once'], max_concurrency: 10 } });
+  router = await createRouterService(
+    { redisUrl: `redis://127.0.0.1:${proxy.port}`, prefix, storeTimeoutMs: 5000 },
+    { logger: silent },
+  );
+  const res = await sync.app.inject({
+    method: 'POST',
+    url: '/v1/agents/register',
+    payload: { agent_id: 'solo', capabilities: ['once'], max_concurrency: 10 },
+  });
   expect(res.statusCode).toBe(200);
 });
 
@@ -44,7 +57,11 @@ describe('a reply lost on a dropped connection', () => {
   it('does not turn the re-sent claim into a refusal or a second delivery', async () => {
     const taskId = 'resend-marker-7f3a';
     const dropped = proxy.dropReplyOnce(taskId);
-    const res = await router.app.inject({ method: 'POST', url: '/v1/tasks', payload: { task_id: taskId, capability: 'once', payload: 1 } });
+    const res = await router.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      payload: { task_id: taskId, capability: 'once', payload: 1 },
+    });
     await dropped;
     expect(proxy.dropped()).toBe(1);
     expect(res.statusCode).toBe(202);
@@ -53,11 +70,17 @@ describe('a reply lost on a dropped connection', () => {
     const entries = await redis.xrange(keys.inbox('solo'), '-', '+');
     expect(entries.filter(([, f]) => f.includes(taskId))).toHaveLength(1);
     // The router answers once the entry is in the inbox and records `sent` alongside.
-    const stages = async () => (await redis.lrange(keys.timeline(taskId), 0, -1)).map((l) => (JSON.parse(l) as { stage: string }).stage);
-    const timeline = await waitFor(async () => {
-      const now = await stages();
-      return now.includes('sent') ? now : undefined;
-    }, { message: 'the sent stage recorded' });
+    const stages = async () =>
+      (await redis.lrange(keys.timeline(taskId), 0, -1)).map(
+        (l) => (JSON.parse(l) as { stage: string }).stage,
+      );
+    const timeline = await waitFor(
+      async () => {
+        const now = await stages();
+        return now.includes('sent') ? now : undefined;
+      },
+      { message: 'the sent stage recorded' },
+    );
     expect(timeline.filter((s) => s === 'accepted')).toHaveLength(1);
     expect(timeline.filter((s) => s === 'sent')).toHaveLength(1);
   });

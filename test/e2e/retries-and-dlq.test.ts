@@ -13,12 +13,23 @@ const agents: ReachAgent[] = [];
 let client: ReachClient;
 let healed = false;
 
-type TaskView = { status: string; attempts: number; dead_reason?: string; timeline: { stage: string; at: number; agent_id?: string; reason?: string; due_at?: number }[] };
+type TaskView = {
+  status: string;
+  attempts: number;
+  dead_reason?: string;
+  timeline: { stage: string; at: number; agent_id?: string; reason?: string; due_at?: number }[];
+};
 
 beforeAll(async () => {
   stack = await startStack({
     // A retry that finds no live agent is dead-lettered after 1.5 s here (5 min by default).
-    env: { ...FAST_LEASES, REACH_RETRY_BASE_MS: '200', REACH_RETRY_CAP_MS: '2000', REACH_MAX_ATTEMPTS: '4', REACH_NO_AGENT_WAIT_MS: '1500' },
+    env: {
+      ...FAST_LEASES,
+      REACH_RETRY_BASE_MS: '200',
+      REACH_RETRY_CAP_MS: '2000',
+      REACH_MAX_ATTEMPTS: '4',
+      REACH_NO_AGENT_WAIT_MS: '1500',
+    },
   });
   const handler = async (task: { capability: string; payload: unknown; attempt: number }) => {
     if (task.capability === 'doomed') throw new Error('always fails');
@@ -28,7 +39,11 @@ beforeAll(async () => {
     return task.payload;
   };
   for (const id of ['r-1', 'r-2']) {
-    agents.push(await startAgent(stack, id, ['echo', 'doomed', 'fatal', 'flaky', 'slowpoke'], handler, { maxConcurrency: 8 }));
+    agents.push(
+      await startAgent(stack, id, ['echo', 'doomed', 'fatal', 'flaky', 'slowpoke'], handler, {
+        maxConcurrency: 8,
+      }),
+    );
   }
   client = new ReachClient({ routerUrl: stack.routerUrl });
 });
@@ -45,12 +60,17 @@ describe('retries and dead letters', () => {
   it('retries a failing task with growing backoff, on another agent, then dead-letters it while other tasks flow', async () => {
     const doomed = await client.submit({ capability: 'doomed', payload: 1 });
     // Other tasks keep completing while the doomed one is retried.
-    const echoes = await Promise.all(Array.from({ length: 20 }, (_, i) => client.run('echo', { i }, { timeoutMs: 10_000 })));
+    const echoes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => client.run('echo', { i }, { timeoutMs: 10_000 })),
+    );
     expect(echoes).toHaveLength(20);
-    const dead = await waitFor(async () => {
-      const v = await view(doomed.task_id);
-      return v.status === 'dead' ? v : undefined;
-    }, { timeoutMs: 15_000, message: 'the failing task never reached the DLQ' });
+    const dead = await waitFor(
+      async () => {
+        const v = await view(doomed.task_id);
+        return v.status === 'dead' ? v : undefined;
+      },
+      { timeoutMs: 15_000, message: 'the failing task never reached the DLQ' },
+    );
     expect(dead.dead_reason).toBe('max_attempts');
     expect(dead.attempts).toBe(4);
     const retried = dead.timeline.filter((e) => e.stage === 'retried');
@@ -67,8 +87,12 @@ describe('retries and dead letters', () => {
     // The caller hears of it, once, with the reason.
     const result = await client.result(doomed.task_id, { timeoutMs: 5000 });
     expect(result).toMatchObject({ status: 'dead', error: 'max_attempts' });
-    const dlq = await http<{ items: { task_id: string; reason: string; attempts: number }[] }>(`${stack.routerUrl}/v1/dlq?capability=doomed`);
-    expect(dlq.body.items).toEqual([expect.objectContaining({ task_id: doomed.task_id, reason: 'max_attempts', attempts: 4 })]);
+    const dlq = await http<{ items: { task_id: string; reason: string; attempts: number }[] }>(
+      `${stack.routerUrl}/v1/dlq?capability=doomed`,
+    );
+    expect(dlq.body.items).toEqual([
+      expect.objectContaining({ task_id: doomed.task_id, reason: 'max_attempts', attempts: 4 }),
+    ]);
   });
 
   it('dead-letters a non-retryable failure at once', async () => {
@@ -87,27 +111,44 @@ describe('retries and dead letters', () => {
     await waitFor(async () => (await view(sub.task_id)).status === 'dead', { timeoutMs: 15_000 });
     healed = true;
     const replays = await Promise.all(
-      Array.from({ length: 5 }, () => http<{ error?: string; attempt?: number }>(`${stack.routerUrl}/v1/dlq/${sub.task_id}/replay`, { method: 'POST' })),
+      Array.from({ length: 5 }, () =>
+        http<{ error?: string; attempt?: number }>(
+          `${stack.routerUrl}/v1/dlq/${sub.task_id}/replay`,
+          { method: 'POST' },
+        ),
+      ),
     );
     expect(replays.map((r) => r.status).sort()).toEqual([202, 409, 409, 409, 409]);
-    expect(replays.filter((r) => r.status === 409).every((r) => r.body.error === 'NOT_DEAD')).toBe(true);
-    const done = await waitFor(async () => {
-      const v = await view(sub.task_id);
-      return v.status === 'completed' ? v : undefined;
-    }, { timeoutMs: 10_000, message: 'the replayed task did not complete' });
+    expect(replays.filter((r) => r.status === 409).every((r) => r.body.error === 'NOT_DEAD')).toBe(
+      true,
+    );
+    const done = await waitFor(
+      async () => {
+        const v = await view(sub.task_id);
+        return v.status === 'completed' ? v : undefined;
+      },
+      { timeoutMs: 10_000, message: 'the replayed task did not complete' },
+    );
     expect(done.timeline.filter((e) => e.stage === 'replayed')).toHaveLength(1);
     expect(done.attempts).toBe(5);
-    const dlq = await http<{ items: { task_id: string }[] }>(`${stack.routerUrl}/v1/dlq?capability=flaky`);
+    const dlq = await http<{ items: { task_id: string }[] }>(
+      `${stack.routerUrl}/v1/dlq?capability=flaky`,
+    );
     expect(dlq.body.items).toEqual([]);
-    expect((await http(`${stack.routerUrl}/v1/dlq/${sub.task_id}/replay`, { method: 'POST' })).status).toBe(409);
+    expect(
+      (await http(`${stack.routerUrl}/v1/dlq/${sub.task_id}/replay`, { method: 'POST' })).status,
+    ).toBe(409);
   });
 
   it('dead-letters a task whose deadline passes', async () => {
     const sub = await client.submit({ capability: 'slowpoke', payload: 1, timeout_s: 1 });
-    const dead = await waitFor(async () => {
-      const v = await view(sub.task_id);
-      return v.status === 'dead' ? v : undefined;
-    }, { timeoutMs: 10_000 });
+    const dead = await waitFor(
+      async () => {
+        const v = await view(sub.task_id);
+        return v.status === 'dead' ? v : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
     expect(dead.dead_reason).toBe('deadline');
   });
 
@@ -115,25 +156,36 @@ describe('retries and dead letters', () => {
     // One agent with two slots: one holds a long task; a task fails once, and while its retry
     // backs off, another long task takes the slot it freed.
     let failedOnce = false;
-    const crowded = await startAgent(stack, 'crowded-1', ['crowded'], async (task) => {
-      const p = task.payload as { kind: string };
-      if (p.kind === 'once' && !failedOnce) {
-        failedOnce = true;
-        throw new Error('first attempt fails');
-      }
-      if (p.kind === 'hold') await new Promise((r) => setTimeout(r, 3000));
-      return p.kind;
-    }, { maxConcurrency: 2 });
+    const crowded = await startAgent(
+      stack,
+      'crowded-1',
+      ['crowded'],
+      async (task) => {
+        const p = task.payload as { kind: string };
+        if (p.kind === 'once' && !failedOnce) {
+          failedOnce = true;
+          throw new Error('first attempt fails');
+        }
+        if (p.kind === 'hold') await new Promise((r) => setTimeout(r, 3000));
+        return p.kind;
+      },
+      { maxConcurrency: 2 },
+    );
     agents.push(crowded);
     const hold = await client.submit({ capability: 'crowded', payload: { kind: 'hold' } });
     const once = await client.submit({ capability: 'crowded', payload: { kind: 'once' } });
-    await waitFor(async () => (await view(once.task_id)).status === 'retry_wait', { timeoutMs: 5000 });
+    await waitFor(async () => (await view(once.task_id)).status === 'retry_wait', {
+      timeoutMs: 5000,
+    });
     await client.submit({ capability: 'crowded', payload: { kind: 'hold' } });
     // Both slots are busy for about 3 s, twice the no-agent wait; then the retry gets one.
-    const done = await waitFor(async () => {
-      const v = await view(once.task_id);
-      return v.status === 'completed' || v.status === 'dead' ? v : undefined;
-    }, { timeoutMs: 10_000 });
+    const done = await waitFor(
+      async () => {
+        const v = await view(once.task_id);
+        return v.status === 'completed' || v.status === 'dead' ? v : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
     expect(done.status).toBe('completed');
     expect(done.attempts).toBe(2);
     // Parked in registry-sync, the retry went out as the first long task's slot freed (about 10 ms
@@ -145,7 +197,9 @@ describe('retries and dead letters', () => {
   });
 
   it('answers replay of an unknown task with 404 and keeps the DLQ listing bounded', async () => {
-    expect((await http(`${stack.routerUrl}/v1/dlq/nope/replay`, { method: 'POST' })).status).toBe(404);
+    expect((await http(`${stack.routerUrl}/v1/dlq/nope/replay`, { method: 'POST' })).status).toBe(
+      404,
+    );
     const res = await http<{ items: unknown[] }>(`${stack.routerUrl}/v1/dlq?limit=1`);
     expect(res.status).toBe(200);
     expect(res.body.items.length).toBeLessThanOrEqual(1);

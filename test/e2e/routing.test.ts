@@ -20,9 +20,18 @@ beforeAll(async () => {
   prefix = randomPrefix();
   const url = testServices().redisUrl;
   redis = new Redis(url);
-  sync = await createRegistryService({ redisUrl: url, prefix, probeIntervalMs: 600_000 }, { logger: silent });
+  sync = await createRegistryService(
+    { redisUrl: url, prefix, probeIntervalMs: 600_000 },
+    { logger: silent },
+  );
   // A generous store timeout: a 1,000-request burst on a loaded 2-core machine is not an outage.
-  for (let i = 0; i < 3; i++) routers.push(await createRouterService({ redisUrl: url, prefix, storeTimeoutMs: 10_000 }, { logger: silent }));
+  for (let i = 0; i < 3; i++)
+    routers.push(
+      await createRouterService(
+        { redisUrl: url, prefix, storeTimeoutMs: 10_000 },
+        { logger: silent },
+      ),
+    );
 });
 
 afterAll(async () => {
@@ -40,19 +49,30 @@ async function register(body: Record<string, unknown>) {
   await Promise.all(routers.map((r) => r.snapshot.reload()));
   return res.json<{ token: string; stream: string; pools: string[]; epoch: number }>();
 }
-const submit = (payload: Record<string, unknown>, i = 0) => router(i).app.inject({ method: 'POST', url: '/v1/tasks', payload });
+const submit = (payload: Record<string, unknown>, i = 0) =>
+  router(i).app.inject({ method: 'POST', url: '/v1/tasks', payload });
 
 describe('three routers, one burst', () => {
   it('spreads 1,000 tasks over 10 equal agents within 1.25× and never past max_concurrency', async () => {
     const ids = Array.from({ length: 10 }, (_, i) => `herd-${i}`);
-    for (const id of ids) await register({ agent_id: id, capabilities: ['herd'], max_concurrency: 150 });
-    const replies = await Promise.all(Array.from({ length: 1000 }, (_, i) => submit({ capability: 'herd', payload: i }, i % 3)));
+    for (const id of ids)
+      await register({ agent_id: id, capabilities: ['herd'], max_concurrency: 150 });
+    const replies = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) => submit({ capability: 'herd', payload: i }, i % 3)),
+    );
     expect(replies.filter((r) => r.statusCode !== 202).map((r) => r.body)).toEqual([]);
     const keys = reachKeys(prefix);
     // Tasks in flight per agent (registry-sync's liveness probes are not caller traffic).
-    const counts = await Promise.all(ids.map(async (id) => (await redis.hkeys(keys.pending(id))).filter((t) => !t.startsWith('probe:')).length));
+    const counts = await Promise.all(
+      ids.map(
+        async (id) =>
+          (await redis.hkeys(keys.pending(id))).filter((t) => !t.startsWith('probe:')).length,
+      ),
+    );
     const ratio = Math.max(...counts) / Math.min(...counts);
-    console.log(`herd: 3 routers, 10 agents, 1000 tasks → per agent ${counts.join(' ')} (max/min ${ratio.toFixed(3)})`);
+    console.log(
+      `herd: 3 routers, 10 agents, 1000 tasks → per agent ${counts.join(' ')} (max/min ${ratio.toFixed(3)})`,
+    );
     expect(counts.reduce((a, b) => a + b, 0)).toBe(1000);
     expect(ratio).toBeLessThanOrEqual(1.25);
     expect(Math.max(...counts)).toBeLessThanOrEqual(150);
@@ -60,23 +80,33 @@ describe('three routers, one burst', () => {
 
   it('never pushes an agent past max_concurrency: the overflow is refused with 429', async () => {
     await register({ agent_id: 'tiny', capabilities: ['tiny'], max_concurrency: 5 });
-    const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => submit({ capability: 'tiny', payload: i }, i % 3)));
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => submit({ capability: 'tiny', payload: i }, i % 3)),
+    );
     const codes = replies.map((r) => r.statusCode);
     expect(codes.filter((c) => c === 202)).toHaveLength(5);
     expect(codes.filter((c) => c === 429)).toHaveLength(25);
     const refused = replies.find((r) => r.statusCode === 429);
     expect(refused?.json()).toMatchObject({ error: 'AT_CAPACITY' });
     expect(refused?.headers['retry-after']).toBeDefined();
-    expect((await redis.hkeys(reachKeys(prefix).pending('tiny'))).filter((t) => !t.startsWith('probe:'))).toHaveLength(5);
+    expect(
+      (await redis.hkeys(reachKeys(prefix).pending('tiny'))).filter((t) => !t.startsWith('probe:')),
+    ).toHaveLength(5);
   });
 
   it('reads the true count before refusing: a slot freed since its last delivery takes the next task', async () => {
     await register({ agent_id: 'small', capabilities: ['small'], max_concurrency: 2 });
-    const first = await Promise.all([submit({ capability: 'small', payload: 1 }), submit({ capability: 'small', payload: 2 })]);
+    const first = await Promise.all([
+      submit({ capability: 'small', payload: 1 }),
+      submit({ capability: 'small', payload: 2 }),
+    ]);
     expect(first.map((r) => r.statusCode)).toEqual([202, 202]);
     // The router's own count now says 2 of 2. One task finishes: its slot (pending entry) is freed,
     // which the router does not see until a snapshot.
-    await redis.hdel(reachKeys(prefix).pending('small'), first[0]?.json<{ task_id: string }>().task_id ?? '');
+    await redis.hdel(
+      reachKeys(prefix).pending('small'),
+      first[0]?.json<{ task_id: string }>().task_id ?? '',
+    );
     const next = await submit({ capability: 'small', payload: 3 });
     expect(next.statusCode).toBe(202);
     // Full for real: Redis' count refuses.
@@ -92,7 +122,14 @@ describe('admission wait', () => {
     expect(first.statusCode).toBe(202);
     // The slot frees 80 ms into the second submission's wait (its task finished).
     const started = Date.now();
-    setTimeout(() => void redis.hdel(reachKeys(prefix).pending('narrow'), first.json<{ task_id: string }>().task_id), 80);
+    setTimeout(
+      () =>
+        void redis.hdel(
+          reachKeys(prefix).pending('narrow'),
+          first.json<{ task_id: string }>().task_id,
+        ),
+      80,
+    );
     const second = await submit({ capability: 'narrow', payload: 2 });
     expect(second.statusCode).toBe(202);
     expect(Date.now() - started).toBeGreaterThanOrEqual(75);
@@ -108,34 +145,83 @@ describe('admission wait', () => {
 describe('retries first', () => {
   it('leaves a freed slot to a retry registry-sync holds, before a submission the router holds', async () => {
     const keys = reachKeys(prefix);
-    const reg = await register({ agent_id: 'first', instance_id: 'first-1', capabilities: ['first'], max_concurrency: 2 });
-    const status = async (id: string) => (await router().app.inject({ url: `/v1/tasks/${id}` })).json<{ status: string; attempts: number }>();
+    const reg = await register({
+      agent_id: 'first',
+      instance_id: 'first-1',
+      capabilities: ['first'],
+      max_concurrency: 2,
+    });
+    const status = async (id: string) =>
+      (await router().app.inject({ url: `/v1/tasks/${id}` })).json<{
+        status: string;
+        attempts: number;
+      }>();
     const idOf = (r: { json<T>(): T }) => r.json<{ task_id: string }>().task_id;
     const a = await submit({ capability: 'first', payload: 'a' });
     const b = await submit({ capability: 'first', payload: 'b' });
     expect([a.statusCode, b.statusCode]).toEqual([202, 202]);
     // b fails (retryable); while it backs off, c takes its slot: both slots are busy again.
-    await redis.xadd(keys.acks(), '*', 'task_id', idOf(b), 'stage', 'failed', 'agent_id', 'first', 'instance_id', 'first-1', 'epoch', String(reg.epoch), 'attempt', '1', 'error', 'boom', 'retryable', 'true');
-    await waitFor(async () => (await status(idOf(b))).status === 'retry_wait', { message: 'b was not scheduled again' });
+    await redis.xadd(
+      keys.acks(),
+      '*',
+      'task_id',
+      idOf(b),
+      'stage',
+      'failed',
+      'agent_id',
+      'first',
+      'instance_id',
+      'first-1',
+      'epoch',
+      String(reg.epoch),
+      'attempt',
+      '1',
+      'error',
+      'boom',
+      'retryable',
+      'true',
+    );
+    await waitFor(async () => (await status(idOf(b))).status === 'retry_wait', {
+      message: 'b was not scheduled again',
+    });
     const c = await submit({ capability: 'first', payload: 'c' });
     expect(c.statusCode).toBe(202);
     // b's retry comes due, finds both slots busy and is held by registry-sync, which says so.
-    await waitFor(async () => (await redis.get(keys.retriesWaiting('first'))) === '1', { timeoutMs: 8000, message: 'the retry was not held' });
+    await waitFor(async () => (await redis.get(keys.retriesWaiting('first'))) === '1', {
+      timeoutMs: 8000,
+      message: 'the retry was not held',
+    });
     // A submission held by a router with a long admission wait.
-    const patient = await createRouterService({ redisUrl: testServices().redisUrl, prefix, admissionWaitMs: 10_000 }, { logger: silent });
+    const patient = await createRouterService(
+      { redisUrl: testServices().redisUrl, prefix, admissionWaitMs: 10_000 },
+      { logger: silent },
+    );
     routers.push(patient);
     // Its first submission (schemas compiled, scripts loaded) is refused at once: no agent serves it.
-    expect((await patient.app.inject({ method: 'POST', url: '/v1/tasks', payload: { capability: 'nobody-serves', payload: 0 } })).statusCode).toBe(503);
+    expect(
+      (
+        await patient.app.inject({
+          method: 'POST',
+          url: '/v1/tasks',
+          payload: { capability: 'nobody-serves', payload: 0 },
+        })
+      ).statusCode,
+    ).toBe(503);
     let answered = false;
-    const d = patient.app.inject({ method: 'POST', url: '/v1/tasks', payload: { capability: 'first', payload: 'd' } }).then((r) => {
-      answered = true;
-      return r;
-    });
+    const d = patient.app
+      .inject({ method: 'POST', url: '/v1/tasks', payload: { capability: 'first', payload: 'd' } })
+      .then((r) => {
+        answered = true;
+        return r;
+      });
     await new Promise((r) => setTimeout(r, 200));
     expect(answered).toBe(false);
     // a finishes: its slot goes to the retry, and the submission keeps waiting.
     await redis.hdel(keys.pending('first'), idOf(a));
-    await waitFor(async () => (await status(idOf(b))).status === 'sent', { timeoutMs: 3000, message: 'the retry did not get the freed slot' });
+    await waitFor(async () => (await status(idOf(b))).status === 'sent', {
+      timeoutMs: 3000,
+      message: 'the retry did not get the freed slot',
+    });
     expect((await status(idOf(b))).attempts).toBe(2);
     expect(answered).toBe(false);
     // c finishes: now the submission gets a slot.
@@ -146,31 +232,89 @@ describe('retries first', () => {
 
 describe('GET /v1/route', () => {
   it('answers the decision without delivering, with every exclusion explained', async () => {
-    await register({ agent_id: 'r-eu', capabilities: ['explain'], max_concurrency: 10, region: 'eu', tags: ['gpu'] });
-    await register({ agent_id: 'r-us', capabilities: ['explain'], max_concurrency: 10, region: 'us', tags: ['gpu'] });
-    await register({ agent_id: 'r-cpu', capabilities: ['explain'], max_concurrency: 10, region: 'eu' });
-    await register({ agent_id: 'r-watch', capabilities: ['explain'], max_concurrency: 10, region: 'eu', tags: ['gpu'], observe: true });
-    await register({ agent_id: 'r-later', capabilities: ['explain'], max_concurrency: 10, region: 'eu', tags: ['gpu'], ready: false });
-    const res = await router().app.inject({ url: '/v1/route?capability=explain&tags=gpu&region=eu&task_id=t-1' });
+    await register({
+      agent_id: 'r-eu',
+      capabilities: ['explain'],
+      max_concurrency: 10,
+      region: 'eu',
+      tags: ['gpu'],
+    });
+    await register({
+      agent_id: 'r-us',
+      capabilities: ['explain'],
+      max_concurrency: 10,
+      region: 'us',
+      tags: ['gpu'],
+    });
+    await register({
+      agent_id: 'r-cpu',
+      capabilities: ['explain'],
+      max_concurrency: 10,
+      region: 'eu',
+    });
+    await register({
+      agent_id: 'r-watch',
+      capabilities: ['explain'],
+      max_concurrency: 10,
+      region: 'eu',
+      tags: ['gpu'],
+      observe: true,
+    });
+    await register({
+      agent_id: 'r-later',
+      capabilities: ['explain'],
+      max_concurrency: 10,
+      region: 'eu',
+      tags: ['gpu'],
+      ready: false,
+    });
+    const res = await router().app.inject({
+      url: '/v1/route?capability=explain&tags=gpu&region=eu&task_id=t-1',
+    });
     expect(res.statusCode).toBe(200);
-    const body = res.json<{ agent_id: string; channel: string; score: number; snapshot_age_ms: number; candidates: { agent_id: string; excluded?: string; load: number }[] }>();
+    const body = res.json<{
+      agent_id: string;
+      channel: string;
+      score: number;
+      snapshot_age_ms: number;
+      candidates: { agent_id: string; excluded?: string; load: number }[];
+    }>();
     expect(body.agent_id).toBe('r-eu');
     expect(body.channel).toBe('push');
     expect(body.snapshot_age_ms).toBeGreaterThanOrEqual(0);
-    const why = Object.fromEntries(body.candidates.map((c) => [c.agent_id, c.excluded ?? 'candidate']));
-    expect(why).toEqual({ 'r-eu': 'candidate', 'r-us': 'region', 'r-cpu': 'missing_tags', 'r-watch': 'observing', 'r-later': 'starting' });
+    const why = Object.fromEntries(
+      body.candidates.map((c) => [c.agent_id, c.excluded ?? 'candidate']),
+    );
+    expect(why).toEqual({
+      'r-eu': 'candidate',
+      'r-us': 'region',
+      'r-cpu': 'missing_tags',
+      'r-watch': 'observing',
+      'r-later': 'starting',
+    });
     const keys = reachKeys(prefix);
     expect(await redis.xlen(keys.inbox('r-eu'))).toBe(0);
     // Region preferred, not required: with only US agents live for the tag, the US one serves.
-    const prefer = await router().app.inject({ url: '/v1/route?capability=explain&tags=gpu&region=ap' });
+    const prefer = await router().app.inject({
+      url: '/v1/route?capability=explain&tags=gpu&region=ap',
+    });
     expect(prefer.json<{ agent_id: string }>().agent_id).toMatch(/^r-(eu|us)$/);
-    const strict = await router().app.inject({ url: '/v1/route?capability=explain&tags=gpu&region=ap&region_policy=strict' });
+    const strict = await router().app.inject({
+      url: '/v1/route?capability=explain&tags=gpu&region=ap&region_policy=strict',
+    });
     expect(strict.json()).toMatchObject({ agent_id: '', channel: 'none' });
-    expect((await router().app.inject({ url: '/v1/route?capability=bad{cap}' })).statusCode).toBe(400);
+    expect((await router().app.inject({ url: '/v1/route?capability=bad{cap}' })).statusCode).toBe(
+      400,
+    );
   });
 
   it('sends an observing agent probes only until it is switched to serve', async () => {
-    await register({ agent_id: 'watcher', capabilities: ['watched'], max_concurrency: 10, observe: true });
+    await register({
+      agent_id: 'watcher',
+      capabilities: ['watched'],
+      max_concurrency: 10,
+      observe: true,
+    });
     expect((await submit({ capability: 'watched', payload: 1 })).statusCode).toBe(503);
     const served = await sync.app.inject({ method: 'POST', url: '/v1/agents/watcher/serve' });
     expect(served.statusCode).toBe(200);
@@ -179,28 +323,43 @@ describe('GET /v1/route', () => {
     const res = await submit({ capability: 'watched', payload: 1 });
     expect(res.statusCode).toBe(202);
     expect(res.json()).toMatchObject({ agent_id: 'watcher' });
-    expect((await sync.app.inject({ method: 'POST', url: '/v1/agents/nobody/serve' })).statusCode).toBe(404);
+    expect(
+      (await sync.app.inject({ method: 'POST', url: '/v1/agents/nobody/serve' })).statusCode,
+    ).toBe(404);
   });
 });
 
 describe('load, watermark, priority and slowness', () => {
-  type RouteBody = { agent_id: string; candidates: { agent_id: string; score: number; load: number; excluded?: string }[] };
-  const explain = async (q: string) => (await router().app.inject({ url: `/v1/route?${q}` })).json<RouteBody>();
+  type RouteBody = {
+    agent_id: string;
+    candidates: { agent_id: string; score: number; load: number; excluded?: string }[];
+  };
+  const explain = async (q: string) =>
+    (await router().app.inject({ url: `/v1/route?${q}` })).json<RouteBody>();
 
   it('skips an agent at the 85 % watermark while another has room', async () => {
     await register({ agent_id: 'w-busy', capabilities: ['wm'], max_concurrency: 10 });
-    for (let i = 0; i < 9; i++) expect((await submit({ capability: 'wm', payload: i })).statusCode).toBe(202);
+    for (let i = 0; i < 9; i++)
+      expect((await submit({ capability: 'wm', payload: i })).statusCode).toBe(202);
     await register({ agent_id: 'w-idle', capabilities: ['wm'], max_concurrency: 10 });
     await sync.housekeeper.writeSnapshotNow();
     await router().snapshot.reload();
     const body = await explain('capability=wm');
     expect(body.agent_id).toBe('w-idle');
-    expect(body.candidates.find((c) => c.agent_id === 'w-busy')).toMatchObject({ excluded: 'watermark', load: 0.9 });
+    expect(body.candidates.find((c) => c.agent_id === 'w-busy')).toMatchObject({
+      excluded: 'watermark',
+      load: 0.9,
+    });
   });
 
   it('lets priority decide between agents of equal load, and penalises one slower than 1.5× its peers', async () => {
     await register({ agent_id: 'p-plain', capabilities: ['prio'], max_concurrency: 10 });
-    await register({ agent_id: 'p-high', capabilities: ['prio'], max_concurrency: 10, priority: 5 });
+    await register({
+      agent_id: 'p-high',
+      capabilities: ['prio'],
+      max_concurrency: 10,
+      priority: 5,
+    });
     expect((await explain('capability=prio')).agent_id).toBe('p-high');
     // Execution-time EWMAs as registry-sync keeps them from completions.
     const keys = reachKeys(prefix);
@@ -221,22 +380,47 @@ describe('routing rules on submit', () => {
   it('routes by tags and region, sticks a session to its agent, and records why in `sent`', async () => {
     await register({ agent_id: 's-1', capabilities: ['chat'], max_concurrency: 100, region: 'eu' });
     await register({ agent_id: 's-2', capabilities: ['chat'], max_concurrency: 100, region: 'eu' });
-    await register({ agent_id: 's-3', capabilities: ['chat'], max_concurrency: 100, region: 'us', tags: ['long-context'] });
+    await register({
+      agent_id: 's-3',
+      capabilities: ['chat'],
+      max_concurrency: 100,
+      region: 'us',
+      tags: ['long-context'],
+    });
     const tagged = await submit({ capability: 'chat', payload: 1, tags: ['long-context'] });
     expect(tagged.json()).toMatchObject({ agent_id: 's-3' });
-    const eu = await submit({ capability: 'chat', payload: 1, region: 'eu', region_policy: 'strict' });
+    const eu = await submit({
+      capability: 'chat',
+      payload: 1,
+      region: 'eu',
+      region_policy: 'strict',
+    });
     expect(eu.json<{ agent_id: string }>().agent_id).toMatch(/^s-[12]$/);
 
-    const first = await submit({ capability: 'chat', payload: 'hi', session_id: 'conv-9', region: 'eu' });
+    const first = await submit({
+      capability: 'chat',
+      payload: 'hi',
+      session_id: 'conv-9',
+      region: 'eu',
+    });
     const agent = first.json<{ agent_id: string }>().agent_id;
     for (let i = 0; i < 6; i++) {
       const next = await submit({ capability: 'chat', payload: i, session_id: 'conv-9' }, i % 3);
       expect(next.json<{ agent_id: string }>().agent_id).toBe(agent);
     }
 
-    const view = await router().app.inject({ url: `/v1/tasks/${first.json<{ task_id: string }>().task_id}` });
-    const sent = view.json<{ timeline: { stage: string; routing?: Record<string, unknown> }[] }>().timeline.find((e) => e.stage === 'sent');
-    expect(sent?.routing).toMatchObject({ candidates: expect.any(Number), load: expect.any(Number), score: expect.any(Number), snapshot_age_ms: expect.any(Number) });
+    const view = await router().app.inject({
+      url: `/v1/tasks/${first.json<{ task_id: string }>().task_id}`,
+    });
+    const sent = view
+      .json<{ timeline: { stage: string; routing?: Record<string, unknown> }[] }>()
+      .timeline.find((e) => e.stage === 'sent');
+    expect(sent?.routing).toMatchObject({
+      candidates: expect.any(Number),
+      load: expect.any(Number),
+      score: expect.any(Number),
+      snapshot_age_ms: expect.any(Number),
+    });
     expect(sent?.routing?.runner_up).toMatch(/^s-[12]$/);
   });
 
@@ -245,6 +429,8 @@ describe('routing rules on submit', () => {
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ error: 'NO_AGENT' });
     expect(res.json<{ message: string }>().message).toContain('quantum');
-    expect((await submit({ capability: 'chat', payload: 1, region_policy: 'maybe' })).statusCode).toBe(400);
+    expect(
+      (await submit({ capability: 'chat', payload: 1, region_policy: 'maybe' })).statusCode,
+    ).toBe(400);
   });
 });

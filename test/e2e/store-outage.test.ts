@@ -19,7 +19,8 @@ const agents: ReachAgent[] = [];
 beforeAll(async () => {
   own = await startOwnRedis({ persistent: true });
   stack = await startStack({ redisUrl: own.url, env: { ...FAST_LEASES } });
-  for (const id of ['o-1', 'o-2', 'o-3']) agents.push(await startAgent(stack, id, ['echo'], async (t) => t.payload));
+  for (const id of ['o-1', 'o-2', 'o-3'])
+    agents.push(await startAgent(stack, id, ['echo'], async (t) => t.payload));
   client = new ReachClient({ routerUrl: stack.routerUrl });
 });
 
@@ -79,7 +80,9 @@ describe('Redis outage', () => {
     const seen = new Set<string>();
     const until = Date.now() + 1500;
     while (Date.now() < until) {
-      const res = await http<{ agents: { agent_id: string; status: string }[] }>(`${stack.registryUrl}/v1/agents`);
+      const res = await http<{ agents: { agent_id: string; status: string }[] }>(
+        `${stack.registryUrl}/v1/agents`,
+      );
       for (const a of res.body.agents) seen.add(a.status);
     }
     expect(seen.has('OFFLINE')).toBe(false);
@@ -92,7 +95,9 @@ describe('Redis outage', () => {
     own.kill('SIGKILL');
     await own.exited();
     const started = Date.now();
-    const res = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks`, { body: { capability: 'echo', payload: 1 } });
+    const res = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks`, {
+      body: { capability: 'echo', payload: 1 },
+    });
     const took = Date.now() - started;
     expect(res.status).toBe(503);
     expect(res.body.error).toBe('STORE_UNAVAILABLE');

@@ -11,7 +11,14 @@ import { createRouterService, type RouterService } from '@agent-reach/router';
 import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 
 const silent = pino({ level: 'silent' });
-const fast = { heartbeatIntervalMs: 100, suspectMs: 300, offlineMs: 600, sweepIntervalMs: 50, snapshotIntervalMs: 100, receiptTimeoutMs: 60_000 };
+const fast = {
+  heartbeatIntervalMs: 100,
+  suspectMs: 300,
+  offlineMs: 600,
+  sweepIntervalMs: 50,
+  snapshotIntervalMs: 100,
+  receiptTimeoutMs: 60_000,
+};
 let prefix: string;
 let redis: Redis;
 let router: RouterService;
@@ -23,12 +30,23 @@ beforeAll(async () => {
   for (const id of ['sync-a', 'sync-b']) {
     syncs.push(
       await createRegistryService(
-        { redisUrl: testServices().redisUrl, prefix, instanceId: id, ...fast, slowMs: 50, ejectS: 30, ejectMaxShare: 0.5 },
+        {
+          redisUrl: testServices().redisUrl,
+          prefix,
+          instanceId: id,
+          ...fast,
+          slowMs: 50,
+          ejectS: 30,
+          ejectMaxShare: 0.5,
+        },
         { logger: silent, housekeeping: false },
       ),
     );
   }
-  router = await createRouterService({ redisUrl: testServices().redisUrl, prefix, offlineMs: fast.offlineMs }, { logger: silent });
+  router = await createRouterService(
+    { redisUrl: testServices().redisUrl, prefix, offlineMs: fast.offlineMs },
+    { logger: silent },
+  );
 });
 
 afterAll(async () => {
@@ -41,7 +59,10 @@ afterAll(async () => {
 
 const sync = (i: number) => syncs[i] as RegistryService;
 const register = async (body: Record<string, unknown>) =>
-  (await sync(0).app.inject({ method: 'POST', url: '/v1/agents/register', payload: body })).json<{ token: string; epoch: number }>();
+  (await sync(0).app.inject({ method: 'POST', url: '/v1/agents/register', payload: body })).json<{
+    token: string;
+    epoch: number;
+  }>();
 
 describe('two sweepers at once', () => {
   it('re-route each task of an OFFLINE agent exactly once', async () => {
@@ -49,37 +70,66 @@ describe('two sweepers at once', () => {
     await register({ agent_id: 'gone-1', capabilities: ['twice'], max_concurrency: 50 });
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
-      const res = await router.app.inject({ method: 'POST', url: '/v1/tasks', payload: { capability: 'twice', payload: i } });
+      const res = await router.app.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        payload: { capability: 'twice', payload: i },
+      });
       expect(res.statusCode).toBe(202);
       ids.push(res.json<{ task_id: string }>().task_id);
     }
-    const other = await register({ agent_id: 'other-1', capabilities: ['twice'], max_concurrency: 50 });
+    const other = await register({
+      agent_id: 'other-1',
+      capabilities: ['twice'],
+      max_concurrency: 50,
+    });
     const beat = setInterval(() => {
-      void sync(0).app.inject({ method: 'POST', url: '/v1/agents/other-1/heartbeat', headers: { authorization: `Bearer ${other.token}` }, payload: { inflight: 0 } });
+      void sync(0).app.inject({
+        method: 'POST',
+        url: '/v1/agents/other-1/heartbeat',
+        headers: { authorization: `Bearer ${other.token}` },
+        payload: { inflight: 0 },
+      });
     }, 50);
     try {
       // gone-1 stops heartbeating: let a lease pass make it OFFLINE, then sweep from both at once.
-      await waitFor(async () => {
-        await sync(0).housekeeper.duties.leases.sweep();
-        return (await redis.hget(keys.agent('gone-1'), 'status')) === 'OFFLINE';
-      }, { timeoutMs: 5000 });
+      await waitFor(
+        async () => {
+          await sync(0).housekeeper.duties.leases.sweep();
+          return (await redis.hget(keys.agent('gone-1'), 'status')) === 'OFFLINE';
+        },
+        { timeoutMs: 5000 },
+      );
       await sync(0).housekeeper.writeSnapshotNow();
       await Promise.all(syncs.map((s) => s.housekeeper.duties.snapshots.write()));
       const now = Date.now();
-      await Promise.all([sync(0).housekeeper.duties.inflight.sweep(now), sync(1).housekeeper.duties.inflight.sweep(now)]);
+      await Promise.all([
+        sync(0).housekeeper.duties.inflight.sweep(now),
+        sync(1).housekeeper.duties.inflight.sweep(now),
+      ]);
       // Any task that waits (both lost the assignment race to each other) is picked up by the due pass.
-      await Promise.all([sync(0).housekeeper.duties.due.process(Date.now()), sync(1).housekeeper.duties.due.process(Date.now())]);
+      await Promise.all([
+        sync(0).housekeeper.duties.due.process(Date.now()),
+        sync(1).housekeeper.duties.due.process(Date.now()),
+      ]);
     } finally {
       clearInterval(beat);
     }
     for (const id of ids) {
-      const tl = (await redis.lrange(keys.timeline(id), 0, -1)).map((l) => JSON.parse(l) as { stage: string; agent_id?: string });
+      const tl = (await redis.lrange(keys.timeline(id), 0, -1)).map(
+        (l) => JSON.parse(l) as { stage: string; agent_id?: string },
+      );
       expect(tl.filter((e) => e.stage === 'retried')).toHaveLength(1);
-      expect(tl.filter((e) => e.stage === 'sent').map((e) => e.agent_id)).toEqual(['gone-1', 'other-1']);
+      expect(tl.filter((e) => e.stage === 'sent').map((e) => e.agent_id)).toEqual([
+        'gone-1',
+        'other-1',
+      ]);
       expect(await redis.hget(keys.task(id), 'attempt')).toBe('2');
     }
     const delivered = await redis.xrange(keys.inbox('other-1'), '-', '+');
-    const taskIds = delivered.map(([, f]) => f[f.indexOf('task_id') + 1]).filter((t) => t && !t.startsWith('probe:'));
+    const taskIds = delivered
+      .map(([, f]) => f[f.indexOf('task_id') + 1])
+      .filter((t) => t && !t.startsWith('probe:'));
     expect(taskIds.sort()).toEqual([...ids].sort());
     expect(await redis.hlen(keys.pending('gone-1'))).toBe(0);
   });
@@ -89,23 +139,53 @@ describe('slow agents', () => {
   it('are ejected after 5 slow completions in a row, at most half of a capability at once', async () => {
     const keys = reachKeys(prefix);
     const regs: { id: string; token: string; epoch: number }[] = [];
-    for (const id of ['slow-1', 'slow-2', 'slow-3', 'slow-4']) regs.push({ id, ...(await register({ agent_id: id, capabilities: ['sluggish'], max_concurrency: 10 })) });
+    for (const id of ['slow-1', 'slow-2', 'slow-3', 'slow-4'])
+      regs.push({
+        id,
+        ...(await register({ agent_id: id, capabilities: ['sluggish'], max_concurrency: 10 })),
+      });
     // All four report 5 slow completions (over slowMs = 50 ms): a shared slow dependency.
     for (const r of regs) {
       for (let i = 0; i < 5; i++) {
         const taskId = `${r.id}-t${i}`;
-        await redis.hset(keys.task(taskId), 'status', 'received', 'attempt', '1', 'agent_id', r.id, 'epoch', String(r.epoch), 'capability', 'sluggish');
+        await redis.hset(
+          keys.task(taskId),
+          'status',
+          'received',
+          'attempt',
+          '1',
+          'agent_id',
+          r.id,
+          'epoch',
+          String(r.epoch),
+          'capability',
+          'sluggish',
+        );
         await redis.xadd(
           keys.acks(),
           '*',
-          ...encodeAck({ task_id: taskId, stage: 'completed', agent_id: r.id, instance_id: 'x', epoch: r.epoch, attempt: 1, result: '1', duration_ms: 500 }),
+          ...encodeAck({
+            task_id: taskId,
+            stage: 'completed',
+            agent_id: r.id,
+            instance_id: 'x',
+            epoch: r.epoch,
+            attempt: 1,
+            result: '1',
+            duration_ms: 500,
+          }),
         );
       }
     }
-    await waitFor(async () => {
-      const streaks = await Promise.all(regs.map((r) => redis.hget(keys.agent(r.id), 'slow_streak')));
-      return streaks.every((s) => s === '5');
-    }, { message: 'slow completions were not counted' });
+    await waitFor(
+      async () => {
+        const streaks = await Promise.all(
+          regs.map((r) => redis.hget(keys.agent(r.id), 'slow_streak')),
+        );
+        return streaks.every((s) => s === '5');
+      },
+      { message: 'slow completions were not counted' },
+    );
     // The execution-time EWMA routers use for the slow-node penalty is kept per capability.
     expect(Number(await redis.hget(keys.agent('slow-1'), 'ewma:sluggish'))).toBeCloseTo(500, 0);
     const ejected = await sync(0).housekeeper.duties.ejector.sweep(Date.now());
@@ -116,7 +196,11 @@ describe('slow agents', () => {
     await router.snapshot.reload();
     const targets = new Set<string>();
     for (let i = 0; i < 20; i++) {
-      const res = await router.app.inject({ method: 'POST', url: '/v1/tasks', payload: { capability: 'sluggish', payload: i } });
+      const res = await router.app.inject({
+        method: 'POST',
+        url: '/v1/tasks',
+        payload: { capability: 'sluggish', payload: i },
+      });
       targets.add(res.json<{ agent_id: string }>().agent_id);
     }
     for (const id of ejected) expect(targets.has(id)).toBe(false);

@@ -57,7 +57,9 @@ function expectGaps(stages: Stage[]): void {
 
 describe('a task timeline', () => {
   it('comes from Redis while the task is recent, and from InfluxDB once its state expired', async () => {
-    const sub = await http<{ task_id: string }>(`${stack.routerUrl}/v1/tasks`, { body: { capability, payload: { n: 1 } } });
+    const sub = await http<{ task_id: string }>(`${stack.routerUrl}/v1/tasks`, {
+      body: { capability, payload: { n: 1 } },
+    });
     expect(sub.status).toBe(202);
     const taskId = sub.body.task_id;
     const recent = await waitFor(
@@ -69,9 +71,20 @@ describe('a task timeline', () => {
     );
     expect(recent.status).toBe(200);
     expect(recent.body.source).toBe('redis');
-    expect(recent.body.stages.map((s) => s.stage)).toEqual(['accepted', 'sent', 'received', 'completed']);
-    expect(recent.body.stages[0]).toMatchObject({ stage: 'accepted', gap_ms: 0, agent_id: null, attempt: null });
-    for (const s of recent.body.stages.slice(1)) expect(s).toMatchObject({ agent_id: agentId, attempt: 1 });
+    expect(recent.body.stages.map((s) => s.stage)).toEqual([
+      'accepted',
+      'sent',
+      'received',
+      'completed',
+    ]);
+    expect(recent.body.stages[0]).toMatchObject({
+      stage: 'accepted',
+      gap_ms: 0,
+      agent_id: null,
+      attempt: null,
+    });
+    for (const s of recent.body.stages.slice(1))
+      expect(s).toMatchObject({ agent_id: agentId, attempt: 1 });
     expect(recent.body.stages.at(-1)?.duration_ms).toBe(7);
     expectGaps(recent.body.stages);
 

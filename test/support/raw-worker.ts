@@ -39,9 +39,14 @@ export class RawWorker {
   }
 
   /** Registers `body` and starts reading and heartbeating. */
-  static async start(stack: Stack, body: Record<string, unknown>, opts: { heartbeatMs?: number } = {}): Promise<RawWorker> {
+  static async start(
+    stack: Stack,
+    body: Record<string, unknown>,
+    opts: { heartbeatMs?: number } = {},
+  ): Promise<RawWorker> {
     const res = await http<Registration>(`${stack.registryUrl}/v1/agents/register`, { body });
-    if (res.status !== 200) throw new Error(`register failed: ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.status !== 200)
+      throw new Error(`register failed: ${res.status} ${JSON.stringify(res.body)}`);
     const worker = new RawWorker(stack, res.body);
     worker.loop = worker.run();
     worker.heartbeat = setInterval(() => void worker.beat(), opts.heartbeatMs ?? 1000);
@@ -64,23 +69,65 @@ export class RawWorker {
   }
 
   private async run(): Promise<void> {
-    const { stream, group, instance_id: consumer, acks_stream: acks, agent_id: agentId, epoch } = this.reg;
+    const {
+      stream,
+      group,
+      instance_id: consumer,
+      acks_stream: acks,
+      agent_id: agentId,
+      epoch,
+    } = this.reg;
     while (this.running) {
       let reply: ReadReply;
       try {
-        reply = (await this.conn.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', '10', 'BLOCK', '1000', 'STREAMS', stream, '>')) as ReadReply;
+        reply = (await this.conn.call(
+          'XREADGROUP',
+          'GROUP',
+          group,
+          consumer,
+          'COUNT',
+          '10',
+          'BLOCK',
+          '1000',
+          'STREAMS',
+          stream,
+          '>',
+        )) as ReadReply;
       } catch {
         if (!this.running) return;
         continue;
       }
       for (const [entryId, flat] of reply?.[0]?.[1] ?? []) {
         const fields: Record<string, string> = {};
-        for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
+        for (let i = 0; i + 1 < flat.length; i += 2)
+          fields[flat[i] as string] = flat[i + 1] as string;
         const taskId = fields.task_id ?? '';
         this.seen.set(taskId, fields);
-        const common = ['task_id', taskId, 'agent_id', agentId, 'instance_id', consumer, 'epoch', String(epoch), 'attempt', fields.attempt ?? '1'];
+        const common = [
+          'task_id',
+          taskId,
+          'agent_id',
+          agentId,
+          'instance_id',
+          consumer,
+          'epoch',
+          String(epoch),
+          'attempt',
+          fields.attempt ?? '1',
+        ];
         await this.conn.call('XADD', acks, '*', ...common, 'stage', 'received');
-        await this.conn.call('XADD', acks, '*', ...common, 'stage', 'completed', 'result', fields.payload ?? 'null', 'duration_ms', '2');
+        await this.conn.call(
+          'XADD',
+          acks,
+          '*',
+          ...common,
+          'stage',
+          'completed',
+          'result',
+          fields.payload ?? 'null',
+          'duration_ms',
+          '2',
+        );
         await this.conn.call('XACK', stream, group, entryId);
       }
     }
@@ -88,11 +135,18 @@ export class RawWorker {
 }
 
 /** Submits a task and waits until it completed; returns its task_id. */
-export async function submitAndComplete(stack: Stack, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<string> {
+export async function submitAndComplete(
+  stack: Stack,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<string> {
   const sub = await http<{ task_id: string }>(`${stack.routerUrl}/v1/tasks`, { body, headers });
-  if (sub.status !== 202) throw new Error(`submit failed: ${sub.status} ${JSON.stringify(sub.body)}`);
+  if (sub.status !== 202)
+    throw new Error(`submit failed: ${sub.status} ${JSON.stringify(sub.body)}`);
   await waitFor(
-    async () => (await http<{ status: string }>(`${stack.routerUrl}/v1/tasks/${sub.body.task_id}`)).body.status === 'completed',
+    async () =>
+      (await http<{ status: string }>(`${stack.routerUrl}/v1/tasks/${sub.body.task_id}`)).body
+        .status === 'completed',
     { message: `task ${sub.body.task_id} did not complete` },
   );
   return sub.body.task_id;

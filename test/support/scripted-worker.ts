@@ -10,7 +10,8 @@ export interface RawTask {
 }
 
 /** What the worker does with a task: complete it, fail it (retryable or not), or read it and never answer. */
-export type RawOutcome = { result: unknown; duration_ms?: number } | { error: string; retryable?: boolean } | 'ignore';
+export type RawOutcome =
+  { result: unknown; duration_ms?: number } | { error: string; retryable?: boolean } | 'ignore';
 
 /** A scripted worker played with raw Redis commands (docs/PROTOCOL.md), for tests. */
 export interface ScriptedWorker {
@@ -43,11 +44,22 @@ export async function startScriptedWorker(opts: {
   handle: (task: RawTask) => RawOutcome;
 }): Promise<ScriptedWorker> {
   const instance = `${opts.agentId}-i`;
-  const reg = await http<{ epoch: number; token: string; stream: string; group: string; acks_stream: string }>(
-    `${opts.registryUrl}/v1/agents/register`,
-    { body: { agent_id: opts.agentId, instance_id: instance, capabilities: opts.capabilities, max_concurrency: 4 } },
-  );
-  if (reg.status !== 200) throw new Error(`register failed: ${reg.status} ${JSON.stringify(reg.body)}`);
+  const reg = await http<{
+    epoch: number;
+    token: string;
+    stream: string;
+    group: string;
+    acks_stream: string;
+  }>(`${opts.registryUrl}/v1/agents/register`, {
+    body: {
+      agent_id: opts.agentId,
+      instance_id: instance,
+      capabilities: opts.capabilities,
+      max_concurrency: 4,
+    },
+  });
+  if (reg.status !== 200)
+    throw new Error(`register failed: ${reg.status} ${JSON.stringify(reg.body)}`);
   const { epoch, token, stream, group, acks_stream: acks } = reg.body;
   const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
   const seen: string[] = [];
@@ -60,13 +72,41 @@ export async function startScriptedWorker(opts: {
   }, 500);
 
   const ack = (task: Record<string, string>, stage: string, ...extra: string[]) =>
-    redis.xadd(acks, '*', 'task_id', task.task_id ?? '', 'agent_id', opts.agentId, 'instance_id', instance, 'epoch', String(epoch), 'attempt', task.attempt ?? '1', 'stage', stage, ...extra);
+    redis.xadd(
+      acks,
+      '*',
+      'task_id',
+      task.task_id ?? '',
+      'agent_id',
+      opts.agentId,
+      'instance_id',
+      instance,
+      'epoch',
+      String(epoch),
+      'attempt',
+      task.attempt ?? '1',
+      'stage',
+      stage,
+      ...extra,
+    );
 
   const loop = (async () => {
     while (!closing) {
       let read: ReadReply;
       try {
-        read = (await redis.call('XREADGROUP', 'GROUP', group, instance, 'COUNT', '10', 'BLOCK', '200', 'STREAMS', stream, '>')) as ReadReply;
+        read = (await redis.call(
+          'XREADGROUP',
+          'GROUP',
+          group,
+          instance,
+          'COUNT',
+          '10',
+          'BLOCK',
+          '200',
+          'STREAMS',
+          stream,
+          '>',
+        )) as ReadReply;
       } catch {
         continue; // Redis restarting or the test ending: try again until closing.
       }
@@ -80,14 +120,35 @@ export async function startScriptedWorker(opts: {
           payload = f.payload;
         }
         const outcome = opts.capabilities.includes(f.capability ?? '')
-          ? opts.handle({ task_id: f.task_id ?? '', capability: f.capability ?? '', attempt: f.attempt ?? '1', payload })
+          ? opts.handle({
+              task_id: f.task_id ?? '',
+              capability: f.capability ?? '',
+              attempt: f.attempt ?? '1',
+              payload,
+            })
           : { result: payload };
         if (outcome === 'ignore') continue;
         await ack(f, 'received');
         if ('error' in outcome) {
-          await ack(f, 'failed', 'error', outcome.error, 'duration_ms', '1', 'retryable', outcome.retryable === false ? 'false' : 'true');
+          await ack(
+            f,
+            'failed',
+            'error',
+            outcome.error,
+            'duration_ms',
+            '1',
+            'retryable',
+            outcome.retryable === false ? 'false' : 'true',
+          );
         } else {
-          await ack(f, 'completed', 'result', JSON.stringify(outcome.result) ?? 'null', 'duration_ms', String(outcome.duration_ms ?? 1));
+          await ack(
+            f,
+            'completed',
+            'result',
+            JSON.stringify(outcome.result) ?? 'null',
+            'duration_ms',
+            String(outcome.duration_ms ?? 1),
+          );
         }
         await redis.xack(stream, group, id);
       }

@@ -1,5 +1,11 @@
 import { fileURLToPath } from 'node:url';
-import { onFreePort, randomPrefix, startNodeService, testServices, type ServiceProcess } from '@agent-reach/testkit';
+import {
+  onFreePort,
+  randomPrefix,
+  startNodeService,
+  testServices,
+  type ServiceProcess,
+} from '@agent-reach/testkit';
 
 /** Which InfluxDB write endpoint the services use. */
 export type InfluxMode = 'v1' | 'v2';
@@ -17,7 +23,8 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-const entry = (app: string) => fileURLToPath(new URL(`../../apps/${app}/src/server.ts`, import.meta.url));
+const entry = (app: string) =>
+  fileURLToPath(new URL(`../../apps/${app}/src/server.ts`, import.meta.url));
 
 /** Fast lease settings so that tests about liveness finish in seconds. */
 export const FAST_LEASES = {
@@ -42,7 +49,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const prefix = randomPrefix();
   const influx: Record<string, string> =
     opts.influx === 'v2'
-      ? { INFLUX_URL: services.influxV2Url, INFLUX_API: 'v2', INFLUX_TOKEN: 'any', INFLUX_ORG: 'reach' }
+      ? {
+          INFLUX_URL: services.influxV2Url,
+          INFLUX_API: 'v2',
+          INFLUX_TOKEN: 'any',
+          INFLUX_ORG: 'reach',
+        }
       : { INFLUX_URL: services.influxUrl, INFLUX_API: 'v1' };
   const base: Record<string, string> = {
     REDIS_URL: services.redisUrl,
@@ -62,7 +74,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       healthUrl: `http://127.0.0.1:${port}/healthz`,
     }),
   );
-  const { port: routerPort, started: router } = await onFreePort('router', (port) => startRouter(base, port));
+  const { port: routerPort, started: router } = await onFreePort('router', (port) =>
+    startRouter(base, port),
+  );
   const registryUrl = `http://127.0.0.1:${registryPort}`;
   const routerUrl = `http://127.0.0.1:${routerPort}`;
   return {
@@ -76,7 +90,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     async stop() {
       const codes = await Promise.all([router.stop(), registry.stop()]);
       if (codes.some((c) => c !== 0)) {
-        throw new Error(`a service did not exit 0 on SIGTERM: ${codes.join(', ')}\n${router.output()}\n${registry.output()}`);
+        throw new Error(
+          `a service did not exit 0 on SIGTERM: ${codes.join(', ')}\n${router.output()}\n${registry.output()}`,
+        );
       }
     },
   };
@@ -100,7 +116,10 @@ export async function http<T = Record<string, unknown>>(
   const hasBody = init.body !== undefined || init.raw !== undefined;
   const res = await fetch(url, {
     method: init.method ?? (hasBody ? 'POST' : 'GET'),
-    headers: { ...(hasBody ? { 'content-type': 'application/json' } : {}), ...(init.headers ?? {}) },
+    headers: {
+      ...(hasBody ? { 'content-type': 'application/json' } : {}),
+      ...(init.headers ?? {}),
+    },
     ...(hasBody ? { body: init.raw ?? JSON.stringify(init.body) } : {}),
   });
   const text = await res.text();

@@ -17,7 +17,8 @@ export class ApiClient {
   /** The full URL of `path` with its query string. */
   url(path: string, query: RequestOptions['query'] = {}): string {
     const url = new URL(path, this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`);
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(query))
+      if (v !== undefined) url.searchParams.set(k, String(v));
     return url.href;
   }
 
@@ -40,7 +41,10 @@ export class ApiClient {
       text = await res.text();
     } catch (cause) {
       const inner = cause instanceof Error && cause.cause instanceof Error ? cause.cause : cause;
-      const why = inner instanceof Error ? ((inner as NodeJS.ErrnoException).code ?? inner.message) : String(inner);
+      const why =
+        inner instanceof Error
+          ? ((inner as NodeJS.ErrnoException).code ?? inner.message)
+          : String(inner);
       throw new NetworkError(url, `cannot reach ${new URL(url).origin}: ${why}`, { cause });
     }
     let body: unknown;
@@ -50,9 +54,13 @@ export class ApiClient {
       body = undefined;
     }
     if (!res.ok) {
-      const reply = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; message?: unknown };
+      const reply = (typeof body === 'object' && body !== null ? body : {}) as {
+        error?: unknown;
+        message?: unknown;
+      };
       const code = typeof reply.error === 'string' ? reply.error : `HTTP_${res.status}`;
-      const message = typeof reply.message === 'string' ? reply.message : text.slice(0, 200) || res.statusText;
+      const message =
+        typeof reply.message === 'string' ? reply.message : text.slice(0, 200) || res.statusText;
       throw new ApiError(res.status, code, message);
     }
     return body as T;

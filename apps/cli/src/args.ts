@@ -38,7 +38,9 @@ export const COMMANDS: Record<string, readonly string[]> = {
 };
 
 /** Option values as parsed (strings and booleans; checked by each command). */
-export type OptionValues = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+export type OptionValues = {
+  [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
+};
 
 /** A parsed command line. */
 export interface ParsedArgs {
@@ -82,13 +84,23 @@ Exit codes:
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
+    parsed = parseArgs({
+      args: [...argv],
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
   } catch (err: unknown) {
-    throw new UsageError(err instanceof Error ? err.message.split('\n')[0] ?? err.message : String(err));
+    throw new UsageError(
+      err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err),
+    );
   }
   const [command, ...args] = parsed.positionals;
   if (command !== undefined && !Object.hasOwn(COMMANDS, command)) {
-    throw new UsageError(`unknown command ${JSON.stringify(command)}; commands: ${Object.keys(COMMANDS).join(', ')}`);
+    throw new UsageError(
+      `unknown command ${JSON.stringify(command)}; commands: ${Object.keys(COMMANDS).join(', ')}`,
+    );
   }
   const allowed = new Set([...GLOBAL, ...(command ? (COMMANDS[command] ?? []) : [])]);
   for (const token of parsed.tokens) {
@@ -106,7 +118,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
 export function seconds(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number of seconds, got ${JSON.stringify(value)}`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new UsageError(
+      `--${name} must be a positive number of seconds, got ${JSON.stringify(value)}`,
+    );
   return n;
 }
 
@@ -114,14 +129,22 @@ export function seconds(name: string, value: string | undefined, fallback: numbe
  * A service URL from an option, the environment or the default.
  * @throws UsageError when it is not an http(s) URL.
  */
-export function serviceUrl(option: string, fromOption: string | undefined, fromEnv: string | undefined, fallback: string): string {
+export function serviceUrl(
+  option: string,
+  fromOption: string | undefined,
+  fromEnv: string | undefined,
+  fallback: string,
+): string {
   const value = fromOption ?? (fromEnv?.trim() ? fromEnv.trim() : fallback);
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError(`--${option} must be a URL like ${fallback}, got ${JSON.stringify(value)}`);
+    throw new UsageError(
+      `--${option} must be a URL like ${fallback}, got ${JSON.stringify(value)}`,
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--${option} must be http(s), got ${value}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`--${option} must be http(s), got ${value}`);
   return value.replace(/\/+$/, '');
 }

@@ -19,7 +19,12 @@ interface Run {
 async function reach(argv: string[], env: Record<string, string> = {}): Promise<Run> {
   let out = '';
   let err = '';
-  const io: Io = { out: (t) => void (out += t), err: (t) => void (err += t), env, stderrIsTTY: false };
+  const io: Io = {
+    out: (t) => void (out += t),
+    err: (t) => void (err += t),
+    env,
+    stderrIsTTY: false,
+  };
   const code = await runCli(argv, io);
   return { code, out, err };
 }
@@ -38,15 +43,36 @@ let router: string[];
 
 beforeAll(async () => {
   stub = await startStub({
-    'GET /v1/dlq': ({ url }) => ({ status: 200, body: { items: url.searchParams.get('capability') === 'none' ? [] : [dead] } }),
-    'POST /v1/dlq/task-dead-1/replay': { status: 202, body: { task_id: 'task-dead-1', status: 'retry_wait', attempt: 5 } },
-    'POST /v1/dlq/task-live/replay': { status: 409, body: { error: 'NOT_DEAD', message: 'task task-live is not dead' } },
+    'GET /v1/dlq': ({ url }) => ({
+      status: 200,
+      body: { items: url.searchParams.get('capability') === 'none' ? [] : [dead] },
+    }),
+    'POST /v1/dlq/task-dead-1/replay': {
+      status: 202,
+      body: { task_id: 'task-dead-1', status: 'retry_wait', attempt: 5 },
+    },
+    'POST /v1/dlq/task-live/replay': {
+      status: 409,
+      body: { error: 'NOT_DEAD', message: 'task task-live is not dead' },
+    },
     'POST /v1/tasks': ({ body }) => {
       const { capability } = JSON.parse(body) as { capability: string };
-      return { status: 202, body: { task_id: `t-${capability}`, status: 'sent', agent_id: 'a1', stream: 's', message_id: '1-0' } };
+      return {
+        status: 202,
+        body: {
+          task_id: `t-${capability}`,
+          status: 'sent',
+          agent_id: 'a1',
+          stream: 's',
+          message_id: '1-0',
+        },
+      };
     },
     'GET /v1/tasks/t-slow': { status: 200, body: view('t-slow', 'sent', ['accepted', 'sent']) },
-    'GET /v1/tasks/t-doomed': { status: 200, body: { ...view('t-doomed', 'dead', ['accepted', 'sent', 'dead']), dead_reason: 'deadline' } },
+    'GET /v1/tasks/t-doomed': {
+      status: 200,
+      body: { ...view('t-doomed', 'dead', ['accepted', 'sent', 'dead']), dead_reason: 'deadline' },
+    },
   });
   router = ['--router', stub.url];
 });
@@ -73,7 +99,9 @@ describe('reach dlq', () => {
     const human = await reach(['dlq', 'list', ...router]);
     expect(human.code).toBe(0);
     expect(human.out).toMatch(/TASK\s+CAPABILITY\s+REASON\s+ATTEMPTS\s+DEAD AT\s+ERROR/);
-    expect(human.out).toMatch(/task-dead-1\s+summarise\s+max_attempts\s+4\s+2026-01-02T03:04:05.678Z\s+handler threw: boom/);
+    expect(human.out).toMatch(
+      /task-dead-1\s+summarise\s+max_attempts\s+4\s+2026-01-02T03:04:05.678Z\s+handler threw: boom/,
+    );
     expect(human.out).toContain('reach dlq replay <task_id>');
     const json = await reach(['dlq', 'list', '--json', ...router]);
     expect(JSON.parse(json.out)).toEqual({ items: [dead] });
@@ -99,11 +127,28 @@ describe('reach dlq', () => {
 
 describe('reach submit --wait', () => {
   it('gives up after --timeout with exit 124, the progress line on stderr with --progress', async () => {
-    const run = await reach(['submit', 'slow', '{"n":1}', '--wait', '--timeout', '0.4', '--progress', ...router]);
+    const run = await reach([
+      'submit',
+      'slow',
+      '{"n":1}',
+      '--wait',
+      '--timeout',
+      '0.4',
+      '--progress',
+      ...router,
+    ]);
     expect(run.code).toBe(124);
     expect(run.err).toContain('task t-slow accepted → sent');
     expect(run.err).toContain('is still sent after 0.4 s');
-    const quiet = await reach(['submit', 'slow', '{"n":1}', '--wait', '--timeout', '0.2', ...router]);
+    const quiet = await reach([
+      'submit',
+      'slow',
+      '{"n":1}',
+      '--wait',
+      '--timeout',
+      '0.2',
+      ...router,
+    ]);
     expect(quiet.err).not.toContain('accepted → sent');
   });
 
@@ -114,38 +159,65 @@ describe('reach submit --wait', () => {
   });
 
   it('refuses bad JSON and options of other commands with exit 2', async () => {
-    expect((await reach(['submit', 'echo', '{nope', ...router])).err).toContain('<json> is not valid JSON');
+    expect((await reach(['submit', 'echo', '{nope', ...router])).err).toContain(
+      '<json> is not valid JSON',
+    );
     expect((await reach(['submit', 'echo', '1', '--window', '5m', ...router])).code).toBe(2);
-    expect((await reach(['submit', 'echo', '1', '--timeout', '5', ...router])).err).toContain('--timeout goes with --wait');
+    expect((await reach(['submit', 'echo', '1', '--timeout', '5', ...router])).err).toContain(
+      '--timeout goes with --wait',
+    );
   });
 });
 
 describe('reach itself', () => {
   it('prints the help with exit 0, and the usage with exit 2 when no command is given', async () => {
-    expect(await reach(['--help'])).toMatchObject({ code: 0, out: expect.stringContaining('reach stats [--window 15m]') });
+    expect(await reach(['--help'])).toMatchObject({
+      code: 0,
+      out: expect.stringContaining('reach stats [--window 15m]'),
+    });
     expect(await reach([])).toMatchObject({ code: 2, err: expect.stringContaining('Usage:') });
-    expect(await reach(['deploy'])).toMatchObject({ code: 2, err: expect.stringContaining('unknown command "deploy"') });
+    expect(await reach(['deploy'])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('unknown command "deploy"'),
+    });
   });
 
   it('reads the URLs from the environment and refuses one that is not a URL', async () => {
     const run = await reach(['dlq', 'list'], { REACH_ROUTER_URL: stub.url });
     expect(run.code).toBe(0);
-    expect(await reach(['dlq', 'list', '--router', 'nope'])).toMatchObject({ code: 2, err: expect.stringContaining('--router must be a URL') });
+    expect(await reach(['dlq', 'list', '--router', 'nope'])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('--router must be a URL'),
+    });
   });
 
   it('exits 3 and names the service when nothing listens', async () => {
     const run = await reach(['agents', '--registry', `http://127.0.0.1:${await freePort()}`]);
     expect(run.code).toBe(3);
-    expect(run.err).toMatch(/^reach: NETWORK: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
+    expect(run.err).toMatch(
+      /^reach: NETWORK: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/,
+    );
   });
 
   it('runs as a real process through its bin', async () => {
     const bin = fileURLToPath(new URL('../bin/reach.mjs', import.meta.url));
     // Async: the stub answers from this very process.
-    const res = await promisify(execFile)(process.execPath, [bin, 'dlq', 'list', '--json', '--router', stub.url], { timeout: 15_000 });
+    const res = await promisify(execFile)(
+      process.execPath,
+      [bin, 'dlq', 'list', '--json', '--router', stub.url],
+      { timeout: 15_000 },
+    );
     expect(res.stderr).toBe('');
     expect(JSON.parse(res.stdout)).toEqual({ items: [dead] });
-    const usage = await promisify(execFile)(process.execPath, [bin, 'stats', '--by', 'region']).catch((err: unknown) => err as { code: number; stderr: string });
-    expect(usage).toMatchObject({ code: 2, stderr: expect.stringContaining('--by must be capability or agent') });
+    const usage = await promisify(execFile)(process.execPath, [
+      bin,
+      'stats',
+      '--by',
+      'region',
+    ]).catch((err: unknown) => err as { code: number; stderr: string });
+    expect(usage).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--by must be capability or agent'),
+    });
   });
 });

@@ -4,7 +4,13 @@
  * @packageDocumentation
  */
 import { ApiClient } from './api.ts';
-import { DEFAULT_REGISTRY_URL, DEFAULT_ROUTER_URL, parseCommandLine, serviceUrl, USAGE } from './args.ts';
+import {
+  DEFAULT_REGISTRY_URL,
+  DEFAULT_ROUTER_URL,
+  parseCommandLine,
+  serviceUrl,
+  USAGE,
+} from './args.ts';
 import { agentsCommand } from './commands/agents.ts';
 import { dlqCommand } from './commands/dlq.ts';
 import { statsCommand } from './commands/stats.ts';
@@ -54,8 +60,12 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
     const o = parsed.options;
     return await run({
       io,
-      router: new ApiClient(serviceUrl('router', o.router, io.env.REACH_ROUTER_URL, DEFAULT_ROUTER_URL)),
-      registry: new ApiClient(serviceUrl('registry', o.registry, io.env.REACH_REGISTRY_URL, DEFAULT_REGISTRY_URL)),
+      router: new ApiClient(
+        serviceUrl('router', o.router, io.env.REACH_ROUTER_URL, DEFAULT_ROUTER_URL),
+      ),
+      registry: new ApiClient(
+        serviceUrl('registry', o.registry, io.env.REACH_REGISTRY_URL, DEFAULT_REGISTRY_URL),
+      ),
       args: parsed.args,
       options: o,
       json: o.json === true,
@@ -73,7 +83,9 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
       io.err(`reach: NETWORK: ${err.message}\n`);
       return EXIT.server;
     }
-    io.err(`reach: unexpected error (a bug, please report it): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    io.err(
+      `reach: unexpected error (a bug, please report it): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     return EXIT.internal;
   }
 }

@@ -9,7 +9,9 @@ export function table(header: readonly string[], rows: readonly Cell[][]): strin
   const text = (c: Cell) => (c === null || c === undefined || c === '' ? '-' : String(c));
   const cells = [header.map(text), ...rows.map((r) => header.map((_, i) => text(r[i])))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  const numeric = header.map((_, i) => rows.length > 0 && rows.every((r) => typeof r[i] === 'number' || r[i] == null));
+  const numeric = header.map(
+    (_, i) => rows.length > 0 && rows.every((r) => typeof r[i] === 'number' || r[i] == null),
+  );
   return cells
     .map((r) =>
       r

@@ -1,7 +1,11 @@
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Redis } from 'ioredis';
-import { baseFastifyOptions, installErrorHandling, isRedisUnavailable } from '@agent-reach/service-kit';
+import {
+  baseFastifyOptions,
+  installErrorHandling,
+  isRedisUnavailable,
+} from '@agent-reach/service-kit';
 import type { FleetEventLog } from './fleet/fleet-event-log.ts';
 import type { AgentRegistry } from './registry/agent-registry.ts';
 import { agentsRoutes } from './routes/agents/index.ts';
@@ -37,6 +41,10 @@ export async function buildRegistryApp(deps: RegistryAppDeps) {
       return reply.code(503).send({ error: 'STORE_UNAVAILABLE', message: 'Redis does not answer' });
     }
   });
-  await app.register(agentsRoutes, { registry: deps.registry, onRegistryChange: deps.onRegistryChange, fleet: deps.fleet });
+  await app.register(agentsRoutes, {
+    registry: deps.registry,
+    onRegistryChange: deps.onRegistryChange,
+    fleet: deps.fleet,
+  });
   return app;
 }

@@ -100,14 +100,19 @@ function slowMap(text: string): Record<string, number> {
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new Error('settings: REACH_SLOW_MS_BY_CAPABILITY must be a JSON object such as {"summarise": 20000}');
+    throw new Error(
+      'settings: REACH_SLOW_MS_BY_CAPABILITY must be a JSON object such as {"summarise": 20000}',
+    );
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error('settings: REACH_SLOW_MS_BY_CAPABILITY must be a JSON object of capability → milliseconds');
+    throw new Error(
+      'settings: REACH_SLOW_MS_BY_CAPABILITY must be a JSON object of capability → milliseconds',
+    );
   }
   const out: Record<string, number> = {};
   for (const [cap, ms] of Object.entries(parsed)) {
-    if (typeof ms !== 'number' || !(ms > 0)) throw new Error(`settings: REACH_SLOW_MS_BY_CAPABILITY.${cap} must be a positive number`);
+    if (typeof ms !== 'number' || !(ms > 0))
+      throw new Error(`settings: REACH_SLOW_MS_BY_CAPABILITY.${cap} must be a positive number`);
     out[cap] = ms;
   }
   return out;

@@ -6,4 +6,6 @@ import { createRegistryService } from './service.ts';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'registry-sync' } });
 
-runMain('registry-sync', logger, () => createRegistryService(optionsFromEnv(), { logger, events: eventSinkOptionsFromEnv(process.env) }));
+runMain('registry-sync', logger, () =>
+  createRegistryService(optionsFromEnv(), { logger, events: eventSinkOptionsFromEnv(process.env) }),
+);

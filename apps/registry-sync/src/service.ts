@@ -1,7 +1,12 @@
 import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
-import { CallbackPublisher, Delivery, defineDispatchCommands, SnapshotHolder } from '@agent-reach/dispatch';
+import {
+  CallbackPublisher,
+  Delivery,
+  defineDispatchCommands,
+  SnapshotHolder,
+} from '@agent-reach/dispatch';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
 import { buildRegistryApp } from './app.ts';
 import { defineCommands } from './commands/index.ts';
@@ -54,7 +59,8 @@ export async function createRegistryService(
   extra: { logger?: Logger; events?: EventSinkOptions; housekeeping?: boolean } = {},
 ): Promise<RegistryService> {
   const options = compileRegistryOptions(opts);
-  const logger = extra.logger ?? pino({ level: options.logLevel, base: { service: 'registry-sync' } });
+  const logger =
+    extra.logger ?? pino({ level: options.logLevel, base: { service: 'registry-sync' } });
   const keys = reachKeys(options.prefix);
   const redis = connect(options.redisUrl, false);
   const blocking = connect(options.redisUrl, true);
@@ -66,7 +72,9 @@ export async function createRegistryService(
   defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow']);
   defineDispatchCommands(acks, ['publish-callback']);
   for (const conn of [redis, blocking, subscriber, acks]) {
-    conn.on('error', (err: Error) => logger.warn({ err, module: 'redis' }, 'redis connection error'));
+    conn.on('error', (err: Error) =>
+      logger.warn({ err, module: 'redis' }, 'redis connection error'),
+    );
     await conn.connect();
   }
 
@@ -79,26 +87,70 @@ export async function createRegistryService(
   const delivery = new Delivery(redis, keys, options.offlineMs);
   const callbacks = new CallbackPublisher(redis, keys, options);
   const outcomes = new TaskOutcomes(redis, keys, events, callbacks, fleet, options, logger);
-  const dispatcher = new RetryDispatcher(redis, keys, snapshot, delivery, outcomes, events, options, logger);
+  const dispatcher = new RetryDispatcher(
+    redis,
+    keys,
+    snapshot,
+    delivery,
+    outcomes,
+    events,
+    options,
+    logger,
+  );
   const housekeeper = new Housekeeper(
     {
-      lock: new LeaseLock(redis, keys.lock('housekeeping'), options.instanceId, Math.max(3 * options.sweepIntervalMs, 3000)),
+      lock: new LeaseLock(
+        redis,
+        keys.lock('housekeeping'),
+        options.instanceId,
+        Math.max(3 * options.sweepIntervalMs, 3000),
+      ),
       leases: new LeaseSweeper(redis, keys, options),
       inflight: new InflightSweeper(redis, keys, outcomes, dispatcher, fleet, options, logger),
       ejector: new Ejector(redis, keys, fleet, options, logger),
       due: new DueProcessor(redis, keys, dispatcher, options.dlqRetentionS),
       prober: new Prober(delivery, options.probeIntervalMs, logger),
       janitor: new ConsumerJanitor(redis, keys, logger),
-      pools: new PoolDrainer(redis, keys, snapshot, outcomes, dispatcher, options.receiptTimeoutMs, logger),
+      pools: new PoolDrainer(
+        redis,
+        keys,
+        snapshot,
+        outcomes,
+        dispatcher,
+        options.receiptTimeoutMs,
+        logger,
+      ),
       snapshots: new SnapshotWriter(redis, keys, registry),
       registry,
     },
     options,
     logger.child({ module: 'housekeeper' }),
-    (t) => fleet.append({ kind: 'status', agent_id: t.agent_id, from: t.from, to: t.to, reason: 'lease' }),
+    (t) =>
+      fleet.append({
+        kind: 'status',
+        agent_id: t.agent_id,
+        from: t.from,
+        to: t.to,
+        reason: 'lease',
+      }),
   );
-  const applier = new AckApplier(acks, keys, events, new CallbackPublisher(acks, keys, options), outcomes, options, logger);
-  const consumer = new AckConsumer(blocking, acks, keys, applier, { consumer: options.instanceId }, logger);
+  const applier = new AckApplier(
+    acks,
+    keys,
+    events,
+    new CallbackPublisher(acks, keys, options),
+    outcomes,
+    options,
+    logger,
+  );
+  const consumer = new AckConsumer(
+    blocking,
+    acks,
+    keys,
+    applier,
+    { consumer: options.instanceId },
+    logger,
+  );
   const app = await buildRegistryApp({
     redis,
     registry,

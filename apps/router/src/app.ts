@@ -1,7 +1,11 @@
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Redis } from 'ioredis';
-import { baseFastifyOptions, installErrorHandling, isRedisUnavailable } from '@agent-reach/service-kit';
+import {
+  baseFastifyOptions,
+  installErrorHandling,
+  isRedisUnavailable,
+} from '@agent-reach/service-kit';
 import type { CallbackReader } from './callbacks/callback-reader.ts';
 import type { ResultWaiter } from './callbacks/result-waiter.ts';
 import type { Dispatcher } from './dispatch/dispatcher.ts';
@@ -66,7 +70,12 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   });
   await app.register(callbacksRoutes, { reader: deps.callbacks });
   await app.register(dlqRoutes, { deadLetters: deps.deadLetters });
-  await app.register(routeRoutes, { redis: deps.redis, keys: deps.keys, snapshot: deps.snapshot, watermark: deps.watermark });
+  await app.register(routeRoutes, {
+    redis: deps.redis,
+    keys: deps.keys,
+    snapshot: deps.snapshot,
+    watermark: deps.watermark,
+  });
   await app.register(statsRoutes, { events: deps.eventsReader });
   await app.register(timelineRoutes, { tasks: deps.tasks, events: deps.eventsReader });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);

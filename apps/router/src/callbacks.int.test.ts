@@ -11,7 +11,10 @@ let prefix: string;
 
 beforeAll(async () => {
   prefix = randomPrefix();
-  router = await createRouterService({ redisUrl: testServices().redisUrl, prefix }, { logger: pino({ level: 'silent' }) });
+  router = await createRouterService(
+    { redisUrl: testServices().redisUrl, prefix },
+    { logger: pino({ level: 'silent' }) },
+  );
   redis = new Redis(testServices().redisUrl);
 });
 
@@ -26,7 +29,15 @@ const publish = (topic: string, taskId: string) =>
   redis.xadd(
     reachKeys(prefix).callback(topic),
     '*',
-    ...encodeCallback({ task_id: taskId, status: 'completed', capability: 'echo', agent_id: 'a', attempt: 1, result: '{"ok":1}', completed_at: 1 }),
+    ...encodeCallback({
+      task_id: taskId,
+      status: 'completed',
+      capability: 'echo',
+      agent_id: 'a',
+      attempt: 1,
+      result: '{"ok":1}',
+      completed_at: 1,
+    }),
   );
 
 describe('GET /v1/callbacks/:topic', () => {
@@ -51,7 +62,9 @@ describe('GET /v1/callbacks/:topic', () => {
     expect(empty.json().items).toEqual([]);
     await publish('t2', 'late-1');
     const res = await pending;
-    expect(res.json<{ items: { task_id: string }[] }>().items.map((i) => i.task_id)).toEqual(['late-1']);
+    expect(res.json<{ items: { task_id: string }[] }>().items.map((i) => i.task_id)).toEqual([
+      'late-1',
+    ]);
     expect(Date.now() - started).toBeLessThan(9000);
   });
 

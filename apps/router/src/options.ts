@@ -85,14 +85,19 @@ function backpressureMap(text: string): Record<string, 'queue' | 'reject'> {
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new Error('settings: REACH_BACKPRESSURE must be a JSON object such as {"embed": "queue"}');
+    throw new Error(
+      'settings: REACH_BACKPRESSURE must be a JSON object such as {"embed": "queue"}',
+    );
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error('settings: REACH_BACKPRESSURE must be a JSON object of capability → "queue" | "reject"');
+    throw new Error(
+      'settings: REACH_BACKPRESSURE must be a JSON object of capability → "queue" | "reject"',
+    );
   }
   const out: Record<string, 'queue' | 'reject'> = {};
   for (const [cap, mode] of Object.entries(parsed as Record<string, unknown>)) {
-    if (mode !== 'queue' && mode !== 'reject') throw new Error(`settings: REACH_BACKPRESSURE.${cap} must be "queue" or "reject"`);
+    if (mode !== 'queue' && mode !== 'reject')
+      throw new Error(`settings: REACH_BACKPRESSURE.${cap} must be "queue" or "reject"`);
     out[cap] = mode;
   }
   return out;

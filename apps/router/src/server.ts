@@ -6,4 +6,6 @@ import { createRouterService } from './service.ts';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'router' } });
 
-runMain('router', logger, () => createRouterService(optionsFromEnv(), { logger, events: eventSinkOptionsFromEnv(process.env) }));
+runMain('router', logger, () =>
+  createRouterService(optionsFromEnv(), { logger, events: eventSinkOptionsFromEnv(process.env) }),
+);

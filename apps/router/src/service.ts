@@ -6,7 +6,12 @@ import { buildRouterApp } from './app.ts';
 import { BlockingPool } from './callbacks/blocking-pool.ts';
 import { ResultWaiter } from './callbacks/result-waiter.ts';
 import { CallbackReader } from './callbacks/callback-reader.ts';
-import { CallbackPublisher, Delivery, defineDispatchCommands, SnapshotHolder } from '@agent-reach/dispatch';
+import {
+  CallbackPublisher,
+  Delivery,
+  defineDispatchCommands,
+  SnapshotHolder,
+} from '@agent-reach/dispatch';
 import { DeadLetters } from './dlq/dead-letters.ts';
 import { Pool } from './dispatch/pool.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
@@ -47,19 +52,32 @@ export async function createRouterService(
     commandTimeout: options.storeTimeoutMs,
     retryStrategy,
   });
-  const subscriber = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy });
+  const subscriber = new Redis(options.redisUrl, {
+    lazyConnect: true,
+    maxRetriesPerRequest: null,
+    retryStrategy,
+  });
   defineDispatchCommands(redis);
   await redis.connect();
   await subscriber.connect();
   for (const conn of [redis, subscriber]) {
-    conn.on('error', (err: Error) => logger.warn({ err, module: 'redis' }, 'redis connection error'));
+    conn.on('error', (err: Error) =>
+      logger.warn({ err, module: 'redis' }, 'redis connection error'),
+    );
   }
   const pool = new BlockingPool(() => {
     const conn = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, retryStrategy });
-    conn.on('error', (err: Error) => logger.debug({ err, module: 'redis' }, 'blocking connection error'));
+    conn.on('error', (err: Error) =>
+      logger.debug({ err, module: 'redis' }, 'blocking connection error'),
+    );
     return conn;
   }, options.callbackConnections);
-  const observability = createRouterObservability({ redis, redisUrl: options.redisUrl, keys, logger });
+  const observability = createRouterObservability({
+    redis,
+    redisUrl: options.redisUrl,
+    keys,
+    logger,
+  });
   const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
   const snapshot = new SnapshotHolder(redis, subscriber, keys, options.snapshotIntervalMs, logger);
   await snapshot.start();
@@ -68,11 +86,24 @@ export async function createRouterService(
   const delivery = new Delivery(redis, keys, options.offlineMs);
   const publisher = new CallbackPublisher(redis, keys, options);
   const taskPool = new Pool(redis, keys, delivery, tasks, events, options);
-  const dispatcher = new Dispatcher(redis, keys, snapshot, delivery, taskPool, publisher, tasks, events, options, logger);
+  const dispatcher = new Dispatcher(
+    redis,
+    keys,
+    snapshot,
+    delivery,
+    taskPool,
+    publisher,
+    tasks,
+    events,
+    options,
+    logger,
+  );
   const deadLetters = new DeadLetters(redis, keys);
   const callbacks = new CallbackReader(redis, pool, keys);
   const waitConn = new Redis(options.redisUrl, { maxRetriesPerRequest: null, retryStrategy });
-  waitConn.on('error', (err: Error) => logger.debug({ err, module: 'redis' }, 'result wait connection error'));
+  waitConn.on('error', (err: Error) =>
+    logger.debug({ err, module: 'redis' }, 'result wait connection error'),
+  );
   const waiter = new ResultWaiter(waitConn, keys, logger.child({ module: 'result-waiter' }));
   waiter.start();
   const app = await buildRouterApp({

@@ -34,7 +34,11 @@ agent.on('fenced', () => {
 });
 agent.start();
 agent.ready().then(
-  (reg) => logger.info({ agent_id: reg.agent_id, epoch: reg.epoch, stream: reg.stream }, 'echo agent ready'),
+  (reg) =>
+    logger.info(
+      { agent_id: reg.agent_id, epoch: reg.epoch, stream: reg.stream },
+      'echo agent ready',
+    ),
   (err: unknown) => {
     if (isReachClosedError(err)) return; // stopped before it registered
     logger.error({ err }, 'echo agent could not register');

@@ -16,7 +16,13 @@ afterEach(async () => {
 it('examples/echo-agent.ts serves echo, logs JSON lines, and exits 0 on SIGTERM after draining', async () => {
   const script = fileURLToPath(new URL('../examples/echo-agent.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, REGISTRY_URL: h.registry.url, REDIS_URL: redisUrl(), AGENT_ID: 'echo-test', MAX_CONCURRENCY: '3' },
+    env: {
+      ...process.env,
+      REGISTRY_URL: h.registry.url,
+      REDIS_URL: redisUrl(),
+      AGENT_ID: 'echo-test',
+      MAX_CONCURRENCY: '3',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -25,8 +31,15 @@ it('examples/echo-agent.ts serves echo, logs JSON lines, and exits 0 on SIGTERM 
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   try {
-    await waitFor(() => h.registry.registers.length === 1, { timeoutMs: 20_000, message: `registered (stderr: ${stderr})` });
-    expect(h.registry.registers[0]).toMatchObject({ agent_id: 'echo-test', capabilities: ['echo'], max_concurrency: 3 });
+    await waitFor(() => h.registry.registers.length === 1, {
+      timeoutMs: 20_000,
+      message: `registered (stderr: ${stderr})`,
+    });
+    expect(h.registry.registers[0]).toMatchObject({
+      agent_id: 'echo-test',
+      capabilities: ['echo'],
+      max_concurrency: 3,
+    });
     await waitFor(() => stdout.includes('echo agent ready'));
     await h.addTask('echo-test', { task_id: 'ping', payload: '{"ping":1}' });
     const acks = await waitFor(async () => {

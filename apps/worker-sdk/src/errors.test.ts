@@ -15,7 +15,10 @@ import {
 
 describe('errors', () => {
   it('ReachHttpError takes the stable code from the body, or HTTP_<status>', () => {
-    const e = new ReachHttpError('POST http://x/v1/tasks', 503, { error: 'NO_AGENT', message: 'none' });
+    const e = new ReachHttpError('POST http://x/v1/tasks', 503, {
+      error: 'NO_AGENT',
+      message: 'none',
+    });
     expect(e).toMatchObject({ name: 'ReachHttpError', code: 'NO_AGENT', status: 503 });
     expect(isReachHttpError(e) && isReachError(e)).toBe(true);
     expect(e).toBeInstanceOf(ReachError);
@@ -33,7 +36,16 @@ describe('errors', () => {
   });
 
   it('TaskFailedError carries the item', () => {
-    const item = { id: '1-0', task_id: 't1', status: 'dead' as const, capability: 'c', agent_id: 'a', attempt: 4, error: 'max_attempts', completed_at: 1 };
+    const item = {
+      id: '1-0',
+      task_id: 't1',
+      status: 'dead' as const,
+      capability: 'c',
+      agent_id: 'a',
+      attempt: 4,
+      error: 'max_attempts',
+      completed_at: 1,
+    };
     const e = new TaskFailedError(item);
     expect(e).toMatchObject({ taskId: 't1', status: 'dead', error: 'max_attempts', item });
     expect(isTaskFailedError(e)).toBe(true);

@@ -99,7 +99,9 @@ export class TaskFailedError extends ReachError {
   /** The whole callback item. */
   readonly item: CallbackItem;
   constructor(item: CallbackItem & { status: 'failed' | 'dead' }) {
-    super(`task ${item.task_id} ended ${item.status}${item.error === undefined ? '' : `: ${item.error}`}`);
+    super(
+      `task ${item.task_id} ended ${item.status}${item.error === undefined ? '' : `: ${item.error}`}`,
+    );
     this.taskId = item.task_id;
     this.status = item.status;
     this.error = item.error;

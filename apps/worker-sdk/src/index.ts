@@ -4,10 +4,23 @@
  * @packageDocumentation
  */
 export { ReachAgent, type AgentState, type ReachAgentEvents } from './agent/agent.ts';
-export { compileAgentOptions, type ReachAgentOptions, type CompiledAgentOptions } from './agent/options.ts';
+export {
+  compileAgentOptions,
+  type ReachAgentOptions,
+  type CompiledAgentOptions,
+} from './agent/options.ts';
 export type { ChildTaskRequest, TaskContext, TaskHandler } from './agent/task.ts';
-export { ReachClient, type SubmitRequest, type ResultOptions, type RunOptions } from './client/client.ts';
-export { compileClientOptions, type ReachClientOptions, type CompiledClientOptions } from './client/options.ts';
+export {
+  ReachClient,
+  type SubmitRequest,
+  type ResultOptions,
+  type RunOptions,
+} from './client/client.ts';
+export {
+  compileClientOptions,
+  type ReachClientOptions,
+  type CompiledClientOptions,
+} from './client/options.ts';
 export { installSignalHandlers, type Closable, type SignalHandlerOptions } from './signals.ts';
 export type { BackoffOptions } from './util/backoff.ts';
 export * from './errors.ts';

@@ -28,7 +28,10 @@ export interface SignalHandlerOptions {
  * On SIGTERM or SIGINT, closes every target (agents drain their in-flight tasks) and exits 0.
  * A second signal while closing exits at once. Returns a function that removes the handlers.
  */
-export function installSignalHandlers(targets: Closable | readonly Closable[], options: SignalHandlerOptions = {}): () => void {
+export function installSignalHandlers(
+  targets: Closable | readonly Closable[],
+  options: SignalHandlerOptions = {},
+): () => void {
   const list: readonly Closable[] = Array.isArray(targets) ? targets : [targets as Closable];
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   const exit = options.exit ?? ((code: number) => process.exit(code));

@@ -11,7 +11,14 @@ import { parseArgs, UsageError, type BenchOptions, type SystemName } from './opt
 import { runPlan } from './plan.ts';
 import type { Role } from './proc/children.ts';
 import { processRssMiB } from './proc/cpu.ts';
-import { commandLines, commandTimeLines, headline, headlineJson, table, targetLines } from './report.ts';
+import {
+  commandLines,
+  commandTimeLines,
+  headline,
+  headlineJson,
+  table,
+  targetLines,
+} from './report.ts';
 import { readProfiles, renderSummary, summarizeProfile } from './profile/summary.ts';
 import { runRoutingBench } from './routing/bench.ts';
 import { Session, WORK_DIR } from './session.ts';
@@ -22,14 +29,18 @@ const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 function settingsLine(o: BenchOptions): string {
   const modes = [
     o.modes.includes('flood') ? `flood ${o.floodTasks} tasks, ${o.floodWindow} outstanding` : '',
-    o.modes.includes('paced') ? `paced ${o.pacedRates.join('/')} tasks/s × ${o.pacedMs / 1000} s` : '',
+    o.modes.includes('paced')
+      ? `paced ${o.pacedRates.join('/')} tasks/s × ${o.pacedMs / 1000} s`
+      : '',
     o.modes.includes('http') ? `http ${o.httpConnections} connections × ${o.httpMs / 1000} s` : '',
   ].filter(Boolean);
   return `settings: ${modes.join('; ')}; ${o.workers} workers × concurrency ${o.concurrency}; ${o.reps} repetition(s), interleaved; service log level ${o.serviceLogLevel}`;
 }
 
 async function runE2e(opts: BenchOptions): Promise<number> {
-  const profileDir = opts.profile ? join(WORK_DIR, 'profiles', new Date().toISOString().replace(/[:.]/g, '-')) : undefined;
+  const profileDir = opts.profile
+    ? join(WORK_DIR, 'profiles', new Date().toISOString().replace(/[:.]/g, '-'))
+    : undefined;
   if (profileDir) await mkdir(profileDir, { recursive: true });
   const session = new Session(opts, log, profileDir);
   let stopping = false;
@@ -45,11 +56,16 @@ async function runE2e(opts: BenchOptions): Promise<number> {
   process.once('SIGINT', () => stop('interrupted', 130));
   process.once('SIGTERM', () => stop('terminated', 143));
   process.on('exit', () => session.killNow());
-  const deadline = setTimeout(() => stop(`the session passed its ${opts.deadlineMs / 1000} s bound`, 1), opts.deadlineMs);
+  const deadline = setTimeout(
+    () => stop(`the session passed its ${opts.deadlineMs / 1000} s bound`, 1),
+    opts.deadlineMs,
+  );
   deadline.unref();
 
   const started = Date.now();
-  const load = loadavg().map((l) => l.toFixed(1)).join(' ');
+  const load = loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
   let code = 0;
   try {
     await session.start();
@@ -58,7 +74,10 @@ async function runE2e(opts: BenchOptions): Promise<number> {
     for (const s of session.systems) {
       roleMap.set(s.name, {
         all: new Set([...s.processes.map((p) => p.role), 'redis']),
-        queued: new Set([...s.processes.filter((p) => !s.httpOnly.includes(p)).map((p) => p.role), 'redis']),
+        queued: new Set([
+          ...s.processes.filter((p) => !s.httpOnly.includes(p)).map((p) => p.role),
+          'redis',
+        ]),
       });
     }
     const rolesOf = (system: SystemName, kind: string): ReadonlySet<Role> => {
@@ -66,15 +85,26 @@ async function runE2e(opts: BenchOptions): Promise<number> {
       return (kind === 'http' ? r?.all : r?.queued) ?? new Set();
     };
     out(`Agent-Reach benchmark, ${new Date().toISOString()}`);
-    out(`machine: ${cpus().length} vCPUs (${cpus()[0]?.model.trim() ?? '?'}), Node ${process.version}, load average at start ${load} (shared machine: absolute figures are noisy, ratios within the run are steadier)`);
+    out(
+      `machine: ${cpus().length} vCPUs (${cpus()[0]?.model.trim() ?? '?'}), Node ${process.version}, load average at start ${load} (shared machine: absolute figures are noisy, ratios within the run are steadier)`,
+    );
     out(settingsLine(opts));
     out('');
-    out('medians over repetitions; latencies in ms (submit → worker started the task, submit → caller holds the result); CPU in seconds per 1,000 tasks');
-    out(table(records, opts.systems, runPlan(opts).map((k) => k.key), rolesOf));
+    out(
+      'medians over repetitions; latencies in ms (submit → worker started the task, submit → caller holds the result); CPU in seconds per 1,000 tasks',
+    );
+    out(
+      table(
+        records,
+        opts.systems,
+        runPlan(opts).map((k) => k.key),
+        rolesOf,
+      ),
+    );
     out('');
     out('Redis commands per task, flood (commands run inside scripts included):');
     for (const line of commandLines(records, opts.systems)) out(`  ${line}`);
-    out('Redis µs per task, flood, by command (a script\'s time holds the commands it ran):');
+    out("Redis µs per task, flood, by command (a script's time holds the commands it ran):");
     for (const line of commandTimeLines(records, opts.systems)) out(`  ${line}`);
     out('');
     const rss = session.children
@@ -90,9 +120,14 @@ async function runE2e(opts: BenchOptions): Promise<number> {
     // could not keep up with an open-loop rate, which is a figure, not an error.
     const failed = all.filter((r) => r.result.failed > 0);
     const late = all.filter((r) => r.result.timedOut);
-    if (late.length > 0) log(`${late.length} run(s) ended with tasks still waiting for a result (the system could not keep up): see the notes column`);
+    if (late.length > 0)
+      log(
+        `${late.length} run(s) ended with tasks still waiting for a result (the system could not keep up): see the notes column`,
+      );
     if (failed.length > 0) {
-      log(`${failed.length} run(s) had failed tasks; first: ${failed[0]?.result.firstError ?? '?'}`);
+      log(
+        `${failed.length} run(s) had failed tasks; first: ${failed[0]?.result.firstError ?? '?'}`,
+      );
       code = 1;
     }
     if (profileDir) {
@@ -101,11 +136,20 @@ async function runE2e(opts: BenchOptions): Promise<number> {
       out('');
       // The first measured run of the first mode (a paced mode's runs are keyed by rate: paced2000).
       const mode = opts.modes[0] ?? 'flood';
-      const [runKey, runs] = Object.entries(records.reach ?? {}).find(([key]) => key.startsWith(mode)) ?? [mode, []];
+      const [runKey, runs] = Object.entries(records.reach ?? {}).find(([key]) =>
+        key.startsWith(mode),
+      ) ?? [mode, []];
       const window = runs[0]?.window;
-      out(`CPU profiles, cut to the measured ${runKey} run (${window ? ((window.toMs - window.fromMs) / 1000).toFixed(1) : '?'} s):`);
+      out(
+        `CPU profiles, cut to the measured ${runKey} run (${window ? ((window.toMs - window.fromMs) / 1000).toFixed(1) : '?'} s):`,
+      );
       for (const { file, pid, profile } of await readProfiles(profileDir)) {
-        out(renderSummary(`${names.get(pid) ?? `pid ${pid}`} (${file})`, summarizeProfile(profile, 20, window)));
+        out(
+          renderSummary(
+            `${names.get(pid) ?? `pid ${pid}`} (${file})`,
+            summarizeProfile(profile, 20, window),
+          ),
+        );
         out('');
       }
     }
@@ -113,7 +157,8 @@ async function runE2e(opts: BenchOptions): Promise<number> {
     out(headlineJson(headline(records)));
   } catch (err: unknown) {
     // Once stopping (Ctrl-C, deadline), runs fail because their processes are going away.
-    if (!stopping) log(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (!stopping)
+      log(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     code = 1;
   } finally {
     clearTimeout(deadline);
@@ -143,7 +188,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    log(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    log(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     process.exit(1);
   },
 );

@@ -26,24 +26,42 @@ const ROLES: readonly Role[] = ['caller', 'front', 'sync', 'workers', 'redis'];
  * Sends one run to the system's caller and reads, around it, the CPU time of each of the
  * system's processes (/proc), of Redis (`INFO cpu`) and Redis' command counts.
  */
-export async function measureRun(system: RunningSystem, admin: Redis, req: RunRequest, timeoutMs: number): Promise<RunRecord> {
+export async function measureRun(
+  system: RunningSystem,
+  admin: Redis,
+  req: RunRequest,
+  timeoutMs: number,
+): Promise<RunRecord> {
   const procs = system.processes.filter((p) => req.mode === 'http' || !system.httpOnly.includes(p));
   const before = procs.map((p) => processCpuSeconds(p.pid));
   const [redisBefore, callsBefore] = [await redisCpuSeconds(admin), await redisCommandCalls(admin)];
   const fromMs = monoMs();
   system.caller.send({ type: 'run', req });
   const reply = (await system.caller.next(
-    (m) => (m.type === 'result' && (m as Extract<FromCaller, { type: 'result' }>).result.id === req.id) || (m.type === 'run-error' && m['id'] === req.id),
+    (m) =>
+      (m.type === 'result' &&
+        (m as Extract<FromCaller, { type: 'result' }>).result.id === req.id) ||
+      (m.type === 'run-error' && m['id'] === req.id),
     timeoutMs,
     `the result of run ${req.id}`,
   )) as FromCaller;
-  if (reply.type !== 'result') throw new Error(`${system.name} run ${req.id} failed: ${reply.type === 'run-error' ? reply.message : reply.type}`);
+  if (reply.type !== 'result')
+    throw new Error(
+      `${system.name} run ${req.id} failed: ${reply.type === 'run-error' ? reply.message : reply.type}`,
+    );
   const toMs = monoMs();
   const [redisAfter, callsAfter] = [await redisCpuSeconds(admin), await redisCommandCalls(admin)];
   const after = procs.map((p) => processCpuSeconds(p.pid));
   const result = revive(reply.result);
-  const perK = (seconds: number) => (result.completed > 0 ? (seconds * 1000) / result.completed : NaN);
-  const byRole: Record<Role, number> = { caller: 0, front: 0, sync: 0, workers: 0, redis: redisAfter - redisBefore };
+  const perK = (seconds: number) =>
+    result.completed > 0 ? (seconds * 1000) / result.completed : NaN;
+  const byRole: Record<Role, number> = {
+    caller: 0,
+    front: 0,
+    sync: 0,
+    workers: 0,
+    redis: redisAfter - redisBefore,
+  };
   procs.forEach((p, i) => {
     byRole[p.role] += (after[i] as number) - (before[i] as number);
   });
@@ -72,5 +90,11 @@ function revive(r: RunResult): RunResult {
     p99: num(s.p99),
     max: num(s.max),
   });
-  return { ...r, elapsedMs: num(r.elapsedMs), tps: num(r.tps), received: summary(r.received), done: summary(r.done) };
+  return {
+    ...r,
+    elapsedMs: num(r.elapsedMs),
+    tps: num(r.tps),
+    received: summary(r.received),
+    done: summary(r.done),
+  };
 }

@@ -14,7 +14,16 @@ describe('parseArgs', () => {
   });
 
   it('reads lists and numbers, and refuses what it does not know', () => {
-    const o = parseArgs(['--only', 'reach,floor', '--modes', 'flood', '--tasks', '500', '--rates', '100,300']);
+    const o = parseArgs([
+      '--only',
+      'reach,floor',
+      '--modes',
+      'flood',
+      '--tasks',
+      '500',
+      '--rates',
+      '100,300',
+    ]);
     expect(o.systems).toEqual(['reach', 'floor']);
     expect(o.modes).toEqual(['flood']);
     expect(o.floodTasks).toBe(500);

@@ -65,14 +65,20 @@ export class UsageError extends Error {
 
 function int(flag: string, value: string | undefined, min = 1): number {
   const n = Number(value);
-  if (value === undefined || !Number.isInteger(n) || n < min) throw new UsageError(`${flag} needs an integer ≥ ${min}\n${HELP}`);
+  if (value === undefined || !Number.isInteger(n) || n < min)
+    throw new UsageError(`${flag} needs an integer ≥ ${min}\n${HELP}`);
   return n;
 }
 
-function list<T extends string>(flag: string, value: string | undefined, allowed: readonly T[]): T[] {
+function list<T extends string>(
+  flag: string,
+  value: string | undefined,
+  allowed: readonly T[],
+): T[] {
   const items = (value ?? '').split(',').filter(Boolean);
   const bad = items.filter((i) => !allowed.includes(i as T));
-  if (items.length === 0 || bad.length > 0) throw new UsageError(`${flag} takes a list of ${allowed.join(', ')}\n${HELP}`);
+  if (items.length === 0 || bad.length > 0)
+    throw new UsageError(`${flag} takes a list of ${allowed.join(', ')}\n${HELP}`);
   return items as T[];
 }
 

@@ -4,7 +4,13 @@ import { rotate, runPlan, warmupPlan } from './plan.ts';
 
 describe('runPlan', () => {
   it('runs flood, each paced rate and http, in that order', () => {
-    expect(runPlan(parseArgs([])).map((k) => k.key)).toEqual(['flood', 'paced200', 'paced2000', 'paced4000', 'http']);
+    expect(runPlan(parseArgs([])).map((k) => k.key)).toEqual([
+      'flood',
+      'paced200',
+      'paced2000',
+      'paced4000',
+      'http',
+    ]);
     expect(runPlan(parseArgs(['--modes', 'http'])).map((k) => k.key)).toEqual(['http']);
   });
 });
@@ -14,7 +20,9 @@ describe('warmupPlan', () => {
     const plan = warmupPlan(parseArgs([]));
     expect(plan.map((k) => k.key)).toEqual(['warmup-flood', 'warmup-paced', 'warmup-http']);
     expect(plan[1]?.req).toMatchObject({ mode: 'paced', rate: 2000 });
-    expect(warmupPlan(parseArgs(['--modes', 'paced', '--rates', '500'])).map((k) => [k.key, k.req.rate])).toEqual([
+    expect(
+      warmupPlan(parseArgs(['--modes', 'paced', '--rates', '500'])).map((k) => [k.key, k.req.rate]),
+    ).toEqual([
       ['warmup-flood', undefined],
       ['warmup-paced', 500],
     ]);

@@ -1,13 +1,33 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from './measure.ts';
-import { commandLines, commandTimeLines, HEADLINE_KEYS, headline, headlineJson, table } from './report.ts';
+import {
+  commandLines,
+  commandTimeLines,
+  HEADLINE_KEYS,
+  headline,
+  headlineJson,
+  table,
+} from './report.ts';
 import type { Records } from './session.ts';
 import { summarize } from './stats.ts';
 
 function rec(tps: number, p50: number, p99: number, redis: number): RunRecord {
   const done = { ...summarize([p50]), p50, p99 };
   return {
-    result: { id: 'x', mode: 'flood', submitted: 10, completed: 10, failed: 0, retries: 0, duplicates: 0, elapsedMs: 1, tps, received: done, done, timedOut: false },
+    result: {
+      id: 'x',
+      mode: 'flood',
+      submitted: 10,
+      completed: 10,
+      failed: 0,
+      retries: 0,
+      duplicates: 0,
+      elapsedMs: 1,
+      tps,
+      received: done,
+      done,
+      timedOut: false,
+    },
     cpu: { caller: 1, front: 1, sync: 0, workers: 1, redis, total: 3 + redis },
     commands: { xadd: 3 },
     commandUsec: { xadd: 4.5 },
@@ -16,8 +36,14 @@ function rec(tps: number, p50: number, p99: number, redis: number): RunRecord {
 }
 
 const records: Records = {
-  reach: { flood: [rec(100, 1, 2, 1), rec(300, 1, 2, 1), rec(200, 1, 2, 1)], paced2000: [rec(0, 1, 5, 1)] },
-  bullmq: { flood: [rec(50, 1, 2, 4), rec(100, 1, 2, 4), rec(200, 1, 2, 4)], paced2000: [rec(0, 2, 20, 1)] },
+  reach: {
+    flood: [rec(100, 1, 2, 1), rec(300, 1, 2, 1), rec(200, 1, 2, 1)],
+    paced2000: [rec(0, 1, 5, 1)],
+  },
+  bullmq: {
+    flood: [rec(50, 1, 2, 4), rec(100, 1, 2, 4), rec(200, 1, 2, 4)],
+    paced2000: [rec(0, 2, 20, 1)],
+  },
   floor: { flood: [rec(400, 1, 2, 1), rec(400, 1, 2, 1), rec(400, 1, 2, 1)] },
 };
 
@@ -42,7 +68,12 @@ describe('headline', () => {
 
 describe('table', () => {
   it('has a row per run kind and system, with a dash for a role a system lacks', () => {
-    const rolesOf = (system: string) => new Set(system === 'reach' ? (['caller', 'front', 'sync', 'workers'] as const) : (['caller', 'workers'] as const));
+    const rolesOf = (system: string) =>
+      new Set(
+        system === 'reach'
+          ? (['caller', 'front', 'sync', 'workers'] as const)
+          : (['caller', 'workers'] as const),
+      );
     const text = table(records, ['reach', 'bullmq', 'floor'], ['flood'], rolesOf);
     const lines = text.split('\n');
     expect(lines).toHaveLength(5);
@@ -53,7 +84,10 @@ describe('table', () => {
 
 describe('command lines', () => {
   it('give the median per task of each command in the flood runs, systems without a flood left out', () => {
-    expect(commandLines(records, ['reach', 'floor'])).toEqual(['reach: 3.0 commands/task — xadd 3.00', 'floor: 3.0 commands/task — xadd 3.00']);
+    expect(commandLines(records, ['reach', 'floor'])).toEqual([
+      'reach: 3.0 commands/task — xadd 3.00',
+      'floor: 3.0 commands/task — xadd 3.00',
+    ]);
     expect(commandTimeLines(records, ['bullmq'])).toEqual(['bullmq: xadd 4.5']);
     expect(commandLines({ reach: { paced2000: [] } }, ['reach'])).toEqual([]);
   });

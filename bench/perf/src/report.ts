@@ -30,10 +30,16 @@ export const HEADLINE_KEYS: readonly (keyof Headline)[] = [
   'redis_cpu_per_task_ratio_vs_bullmq',
 ];
 
-const runs = (records: Records, system: SystemName, kind: string): RunRecord[] => records[system]?.[kind] ?? [];
+const runs = (records: Records, system: SystemName, kind: string): RunRecord[] =>
+  records[system]?.[kind] ?? [];
 
 /** Median over repetitions of one figure. */
-function med(records: Records, system: SystemName, kind: string, f: (r: RunRecord) => number): number {
+function med(
+  records: Records,
+  system: SystemName,
+  kind: string,
+  f: (r: RunRecord) => number,
+): number {
   return median(runs(records, system, kind).map(f));
 }
 
@@ -41,7 +47,13 @@ function med(records: Records, system: SystemName, kind: string, f: (r: RunRecor
  * Median over repetitions of `f(a) / f(b)`, a and b from the same repetition: the systems ran
  * side by side, so a repetition's ratio is steadier than the ratio of two medians.
  */
-function pairedRatio(records: Records, a: SystemName, b: SystemName, kind: string, f: (r: RunRecord) => number): number {
+function pairedRatio(
+  records: Records,
+  a: SystemName,
+  b: SystemName,
+  kind: string,
+  f: (r: RunRecord) => number,
+): number {
   const xs = runs(records, a, kind);
   const ys = runs(records, b, kind);
   return median(xs.map((x, i) => (ys[i] ? f(x) / f(ys[i]) : NaN)));
@@ -94,7 +106,17 @@ export function table(
   kinds: readonly string[],
   rolesOf: (system: SystemName, kind: string) => ReadonlySet<Role>,
 ): string {
-  const head = ['run', 'system', 'tasks/s', 'recv p50', 'recv p99', 'done p50', 'done p99', ...ROLE_COLUMNS.map(([, h]) => h), 'notes'];
+  const head = [
+    'run',
+    'system',
+    'tasks/s',
+    'recv p50',
+    'recv p99',
+    'done p50',
+    'done p99',
+    ...ROLE_COLUMNS.map(([, h]) => h),
+    'notes',
+  ];
   const rows: string[][] = [];
   for (const kind of kinds) {
     for (const system of systems) {
@@ -102,29 +124,63 @@ export function table(
       if (rs.length === 0) continue;
       const m = (f: (r: RunRecord) => number) => med(records, system, kind, f);
       const failed = rs.reduce((n, r) => n + r.result.failed, 0);
-      const lost = rs.reduce((n, r) => n + (r.result.timedOut ? r.result.submitted - r.result.completed - r.result.failed : 0), 0);
+      const lost = rs.reduce(
+        (n, r) =>
+          n + (r.result.timedOut ? r.result.submitted - r.result.completed - r.result.failed : 0),
+        0,
+      );
       const retries = rs.reduce((n, r) => n + r.result.retries, 0);
-      const notes = [failed ? `${failed} failed` : '', lost ? `${lost} no result` : '', retries ? `${retries} retried` : ''].filter(Boolean).join(', ');
+      const notes = [
+        failed ? `${failed} failed` : '',
+        lost ? `${lost} no result` : '',
+        retries ? `${retries} retried` : '',
+      ]
+        .filter(Boolean)
+        .join(', ');
       rows.push([
         kind,
         system,
         fmt(m(tps), 0),
-        fmt(m((r) => r.result.received.p50), 2),
-        fmt(m((r) => r.result.received.p99), 2),
+        fmt(
+          m((r) => r.result.received.p50),
+          2,
+        ),
+        fmt(
+          m((r) => r.result.received.p99),
+          2,
+        ),
         fmt(m(p50), 2),
         fmt(m(p99), 2),
-        ...ROLE_COLUMNS.map(([role]) => (role === 'total' || role === 'redis' || rolesOf(system, kind).has(role) ? fmt(m((r) => r.cpu[role]), 3) : '–')),
+        ...ROLE_COLUMNS.map(([role]) =>
+          role === 'total' || role === 'redis' || rolesOf(system, kind).has(role)
+            ? fmt(
+                m((r) => r.cpu[role]),
+                3,
+              )
+            : '–',
+        ),
         notes,
       ]);
     }
   }
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i < 2 || i === cells.length - 1 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) =>
+        i < 2 || i === cells.length - 1 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0),
+      )
+      .join('  ')
+      .trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
 /** Per command, the median over a system's flood runs of `pick(run)[command]`, at least `min`, busiest first. */
-function floodMedians(records: Records, system: SystemName, pick: (r: RunRecord) => Record<string, number>, min: number): (readonly [string, number])[] {
+function floodMedians(
+  records: Records,
+  system: SystemName,
+  pick: (r: RunRecord) => Record<string, number>,
+  min: number,
+): (readonly [string, number])[] {
   const rs = runs(records, system, 'flood');
   const names = new Set(rs.flatMap((r) => Object.keys(pick(r))));
   return [...names]
@@ -152,7 +208,12 @@ export function commandLines(records: Records, systems: readonly SystemName[]): 
 export function commandTimeLines(records: Records, systems: readonly SystemName[]): string[] {
   return systems
     .filter((system) => runs(records, system, 'flood').length > 0)
-    .map((system) => `${system}: ${floodMedians(records, system, (r) => r.commandUsec, 0.1).map(([c, us]) => `${c} ${us.toFixed(1)}`).join(', ')}`);
+    .map(
+      (system) =>
+        `${system}: ${floodMedians(records, system, (r) => r.commandUsec, 0.1)
+          .map(([c, us]) => `${c} ${us.toFixed(1)}`)
+          .join(', ')}`,
+    );
 }
 
 /** How the figures stand against the issue's targets (ratios within one run). */
@@ -164,10 +225,25 @@ export function targetLines(records: Records): string[] {
   const check = (label: string, value: number, ok: boolean, target: string) =>
     `${ok ? 'met    ' : Number.isFinite(value) ? 'NOT met' : 'n/a    '}  ${label}: ${fmt(value, 2)} (target ${target})`;
   return [
-    check('flood, Agent-Reach / BullMQ tasks/s', h.ratio_vs_bullmq, h.ratio_vs_bullmq >= 1.5, '≥ 1.5'),
+    check(
+      'flood, Agent-Reach / BullMQ tasks/s',
+      h.ratio_vs_bullmq,
+      h.ratio_vs_bullmq >= 1.5,
+      '≥ 1.5',
+    ),
     check('http request-per-task, Agent-Reach / BullMQ req/s', http, http >= 2.5, '≥ 2.5'),
     check('paced 2,000/s completion p99, Agent-Reach / BullMQ', pacedP99, pacedP99 <= 0.5, '≤ 0.5'),
-    check('paced 2,000/s completion p50, Agent-Reach / floor', pacedP50Floor, pacedP50Floor <= 2, '≤ 2'),
-    check('Redis CPU per task, Agent-Reach / BullMQ', h.redis_cpu_per_task_ratio_vs_bullmq, h.redis_cpu_per_task_ratio_vs_bullmq <= 0.5, '≤ 0.5'),
+    check(
+      'paced 2,000/s completion p50, Agent-Reach / floor',
+      pacedP50Floor,
+      pacedP50Floor <= 2,
+      '≤ 2',
+    ),
+    check(
+      'Redis CPU per task, Agent-Reach / BullMQ',
+      h.redis_cpu_per_task_ratio_vs_bullmq,
+      h.redis_cpu_per_task_ratio_vs_bullmq <= 0.5,
+      '≤ 0.5',
+    ),
   ];
 }

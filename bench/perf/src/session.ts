@@ -47,7 +47,10 @@ export class Session {
   async start(): Promise<void> {
     await stopLeftovers(join(WORK_DIR, 'sessions'), this.log);
     await mkdir(this.dir, { recursive: true });
-    await writeFile(join(this.dir, 'owner.pid'), `${process.pid} ${process.argv[1] ?? 'main.ts'}\n`);
+    await writeFile(
+      join(this.dir, 'owner.pid'),
+      `${process.pid} ${process.argv[1] ?? 'main.ts'}\n`,
+    );
     this.redis = await startOwnRedis();
     await recordPid(this.dir, 'redis-server', this.redis.pid(), 'redis-server');
     const admin = new Redis(this.redis.url, { maxRetriesPerRequest: 2 });
@@ -61,7 +64,12 @@ export class Session {
     const started = await Promise.allSettled(
       opts.systems.map((name) =>
         name === 'reach'
-          ? startReach({ children, redisUrl: url, opts, ...(this.profileDir ? { profileDir: this.profileDir } : {}) })
+          ? startReach({
+              children,
+              redisUrl: url,
+              opts,
+              ...(this.profileDir ? { profileDir: this.profileDir } : {}),
+            })
           : name === 'bullmq'
             ? startBullmq(children, url, opts)
             : startFloor(children, admin, url, opts),
@@ -70,7 +78,9 @@ export class Session {
     for (const s of started) {
       if (s.status === 'rejected') throw s.reason;
       this.systems.push(s.value);
-      this.log(`${s.value.name} up: ${s.value.processes.map((p) => `${p.name}(${p.pid})`).join(' ')}`);
+      this.log(
+        `${s.value.name} up: ${s.value.processes.map((p) => `${p.name}(${p.pid})`).join(' ')}`,
+      );
     }
     this.log(`every system up in ${Date.now() - t0} ms`);
   }
@@ -80,7 +90,10 @@ export class Session {
     const admin = this.admin;
     if (!admin) throw new Error('session not started');
     let seq = 0;
-    const runOnce = async (system: RunningSystem, kind: ReturnType<typeof runPlan>[number]): Promise<RunRecord> => {
+    const runOnce = async (
+      system: RunningSystem,
+      kind: ReturnType<typeof runPlan>[number],
+    ): Promise<RunRecord> => {
       await system.betweenRuns();
       await this.quiesce();
       const id = `${system.name}-${kind.key}-${process.pid}-${seq++}`;
@@ -90,8 +103,15 @@ export class Session {
       for (const kind of warmupPlan(this.opts)) {
         const rec = await runOnce(system, kind);
         const r = rec.result;
-        const problems = r.failed > 0 ? `, ${r.failed} failed (${r.firstError ?? '?'})` : r.timedOut ? `, ${r.submitted - r.completed} without result` : '';
-        this.log(`warm-up ${system.name} ${kind.key}: ${r.completed} tasks, ${Math.round(r.tps)} tasks/s${problems}`);
+        const problems =
+          r.failed > 0
+            ? `, ${r.failed} failed (${r.firstError ?? '?'})`
+            : r.timedOut
+              ? `, ${r.submitted - r.completed} without result`
+              : '';
+        this.log(
+          `warm-up ${system.name} ${kind.key}: ${r.completed} tasks, ${Math.round(r.tps)} tasks/s${problems}`,
+        );
       }
     }
     const records: Records = {};
@@ -133,7 +153,9 @@ export class Session {
       const now = await redisCommandsProcessed(admin);
       if (now - last < QUIET_COMMANDS_PER_250_MS) return;
       if (Date.now() > deadline) {
-        this.log(`Redis still busy (${now - last} commands in 250 ms) after ${this.opts.drainMs / 1000} s; starting the next run anyway`);
+        this.log(
+          `Redis still busy (${now - last} commands in 250 ms) after ${this.opts.drainMs / 1000} s; starting the next run anyway`,
+        );
         return;
       }
       last = now;

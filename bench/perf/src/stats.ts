@@ -11,7 +11,14 @@ export interface Summary {
 }
 
 /** An empty distribution: every figure NaN, so a missing figure never passes for a real one. */
-export const EMPTY_SUMMARY: Summary = { count: 0, mean: NaN, p50: NaN, p90: NaN, p99: NaN, max: NaN };
+export const EMPTY_SUMMARY: Summary = {
+  count: 0,
+  mean: NaN,
+  p50: NaN,
+  p90: NaN,
+  p99: NaN,
+  max: NaN,
+};
 
 /**
  * The `q`-quantile (0..1) of ascending `sorted` by the nearest-rank method (the value at rank
@@ -45,7 +52,9 @@ export function median(values: readonly number[]): number {
   const finite = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
   if (finite.length === 0) return NaN;
   const mid = finite.length >> 1;
-  return finite.length % 2 === 1 ? (finite[mid] as number) : ((finite[mid - 1] as number) + (finite[mid] as number)) / 2;
+  return finite.length % 2 === 1
+    ? (finite[mid] as number)
+    : ((finite[mid - 1] as number) + (finite[mid] as number)) / 2;
 }
 
 /** Rounds for display and for the JSON line: 3 significant decimals below 10, fewer above. */

@@ -19,7 +19,13 @@ const agent1 = uniqueName('ag1');
 const agent2 = uniqueName('ag2');
 const MIN = 60_000;
 
-function ev(stage: TaskEvent['stage'], capability: string, agent: string, at: number, extra: Partial<TaskEvent> = {}): TaskEvent {
+function ev(
+  stage: TaskEvent['stage'],
+  capability: string,
+  agent: string,
+  at: number,
+  extra: Partial<TaskEvent> = {},
+): TaskEvent {
   return { stage, capability, agent_id: agent, task_id: uniqueName('t'), attempt: 1, at, ...extra };
 }
 
@@ -43,7 +49,12 @@ function knownEvents(): TaskEvent[] {
   const completedAt = spread(12, 9 * MIN, 1 * MIN);
   for (let i = 0; i < 12; i++) {
     const agent = i < 6 ? agent1 : agent2;
-    events.push(ev('completed', capA, agent, completedAt[i] ?? 0, { latency_ms: (i + 1) * 10, duration_ms: (i + 1) * 5 }));
+    events.push(
+      ev('completed', capA, agent, completedAt[i] ?? 0, {
+        latency_ms: (i + 1) * 10,
+        duration_ms: (i + 1) * 5,
+      }),
+    );
   }
   const now = Date.now();
   events.push(ev('failed', capA, agent1, now - 3 * MIN, { latency_ms: 1, reason: 'boom' }));
@@ -75,7 +86,11 @@ beforeAll(async () => {
 
 describe('fourFigures on known data', () => {
   it('per capability: success rate, receipt and execution mean/p95, completion rate', async () => {
-    const figures = await fourFigures(source, { window: '15m', capability: capA, groupBy: 'capability' });
+    const figures = await fourFigures(source, {
+      window: '15m',
+      capability: capA,
+      groupBy: 'capability',
+    });
     expect(figures.window).toEqual({ literal: '15m', seconds: 900 });
     expect(figures.groups).toHaveLength(1);
     expect(figures.groups[0]).toEqual({
@@ -92,7 +107,11 @@ describe('fourFigures on known data', () => {
   });
 
   it('per agent within one capability', async () => {
-    const figures = await fourFigures(source, { window: '15m', capability: capA, groupBy: 'agent_id' });
+    const figures = await fourFigures(source, {
+      window: '15m',
+      capability: capA,
+      groupBy: 'agent_id',
+    });
     const byKey = Object.fromEntries(figures.groups.map((g) => [g.key, g]));
     expect(Object.keys(byKey).sort()).toEqual([agent1, agent2].sort());
     // agent1: received 10…100 → mean 55, p95 = sorted[floor(9.5 + 0.5) − 1] = sorted[9] = 100
@@ -115,9 +134,17 @@ describe('fourFigures on known data', () => {
   });
 
   it('the window decides what counts: 30m takes in the receipt from 20 minutes ago', async () => {
-    const figures = await fourFigures(source, { window: '30m', capability: capA, groupBy: 'capability' });
+    const figures = await fourFigures(source, {
+      window: '30m',
+      capability: capA,
+      groupBy: 'capability',
+    });
     // 21 samples: 10…200 and 100000; mean = (2100 + 100000) / 21; p95 = sorted[floor(20.45)−1] = sorted[19] = 200
-    expect(figures.groups[0]?.receipt_ms).toEqual({ mean: (2100 + 100_000) / 21, p95: 200, count: 21 });
+    expect(figures.groups[0]?.receipt_ms).toEqual({
+      mean: (2100 + 100_000) / 21,
+      p95: 200,
+      count: 21,
+    });
     expect(figures.groups[0]?.completion_rate.per_second).toBe(12 / 1800);
   });
 
@@ -131,7 +158,11 @@ describe('fourFigures on known data', () => {
     });
     expect(all.groups.find((g) => g.key === capA)?.outcomes.total).toBe(16);
     // A regex-looking name matches nothing rather than everything.
-    const none = await fourFigures(source, { window: '15m', capability: `${capA.slice(0, 3)}.*`, groupBy: 'capability' });
+    const none = await fourFigures(source, {
+      window: '15m',
+      capability: `${capA.slice(0, 3)}.*`,
+      groupBy: 'capability',
+    });
     expect(none.groups).toEqual([]);
   });
 });
@@ -147,13 +178,21 @@ describe('the chart queries on the same data', () => {
     };
     const [completions = [], outcomes = [], receipt = [], execution = []] = await queryStatements(
       source,
-      ['completions-over-time', 'outcomes-over-time', 'receipt-latency-over-time', 'execution-time-over-time'].map((n) =>
-        renderQuery(loadQuery(n), vars),
-      ),
+      [
+        'completions-over-time',
+        'outcomes-over-time',
+        'receipt-latency-over-time',
+        'execution-time-over-time',
+      ].map((n) => renderQuery(loadQuery(n), vars)),
     );
-    const sum = (rows: Array<Record<string, unknown>>, col: string) => rows.reduce((s, r) => s + (Number(r[col]) || 0), 0);
+    const sum = (rows: Array<Record<string, unknown>>, col: string) =>
+      rows.reduce((s, r) => s + (Number(r[col]) || 0), 0);
     expect(sum(completions, 'per_minute')).toBe(12); // 1-minute buckets: per_minute = count
-    const byStage = (stage: string) => sum(outcomes.filter((r) => r.stage === stage), 'count');
+    const byStage = (stage: string) =>
+      sum(
+        outcomes.filter((r) => r.stage === stage),
+        'count',
+      );
     expect([byStage('completed'), byStage('failed'), byStage('dead')]).toEqual([12, 3, 1]);
     expect(receipt.length).toBeGreaterThan(1);
     expect(Math.max(...receipt.map((r) => Number(r.p95)))).toBe(200);

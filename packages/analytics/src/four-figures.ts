@@ -77,13 +77,14 @@ function emptyGroup(key: string): FigureGroup {
  * rate — one InfluxQL request running the shipped query files (docs/OBSERVABILITY.md defines each).
  * @throws InvalidWindowError for a bad window; InfluxQueryError when InfluxDB fails or is unreachable.
  */
-export async function fourFigures(source: InfluxSource, opts: FourFiguresOptions): Promise<FourFigures> {
+export async function fourFigures(
+  source: InfluxSource,
+  opts: FourFiguresOptions,
+): Promise<FourFigures> {
   const window = parseWindow(opts.window);
   const statements = fourFiguresStatements(opts);
-  const [counts = [], completed = [], outcomes = [], receipt = [], execution = [], rate = []] = await queryStatements(
-    source,
-    statements,
-  );
+  const [counts = [], completed = [], outcomes = [], receipt = [], execution = [], rate = []] =
+    await queryStatements(source, statements);
   const groups = new Map<string, FigureGroup>();
   const groupOf = (row: Row): FigureGroup => {
     const key = typeof row[opts.groupBy] === 'string' ? (row[opts.groupBy] as string) : '';
@@ -100,7 +101,8 @@ export async function fourFigures(source: InfluxSource, opts: FourFiguresOptions
   }
   for (const row of completed) groupOf(row).outcomes.completed = int(row.completed);
   for (const row of outcomes) groupOf(row).outcomes.total = int(row.outcomes);
-  for (const row of receipt) groupOf(row).receipt_ms = { mean: num(row.mean), p95: num(row.p95), count: int(row.count) };
+  for (const row of receipt)
+    groupOf(row).receipt_ms = { mean: num(row.mean), p95: num(row.p95), count: int(row.count) };
   for (const row of execution) {
     groupOf(row).execution_ms = {
       mean: num(row.mean),
@@ -112,7 +114,11 @@ export async function fourFigures(source: InfluxSource, opts: FourFiguresOptions
   }
   for (const row of rate) {
     const perSecond = num(row.per_second) ?? 0;
-    groupOf(row).completion_rate = { completed: int(row.completed), per_second: perSecond, per_minute: perSecond * 60 };
+    groupOf(row).completion_rate = {
+      completed: int(row.completed),
+      per_second: perSecond,
+      per_minute: perSecond * 60,
+    };
   }
   for (const g of groups.values()) {
     g.outcomes.failed = g.stages.failed ?? 0;

@@ -23,7 +23,10 @@ export interface InfluxSource {
  * The source the events sink writes to, from the same settings (`INFLUX_URL`, `INFLUX_BUCKET`,
  * `INFLUX_TOKEN`, read by `eventSinkOptionsFromEnv`), or `undefined` when no URL is set.
  */
-export function influxSourceFrom(opts: EventSinkOptions | undefined, timeoutMs?: number): InfluxSource | undefined {
+export function influxSourceFrom(
+  opts: EventSinkOptions | undefined,
+  timeoutMs?: number,
+): InfluxSource | undefined {
   if (!opts?.url) return undefined;
   const resolved = compileEventSinkOptions({ ...opts, logger: undefined });
   if (resolved.url === undefined) return undefined;
@@ -69,7 +72,10 @@ function rowsOf(result: StatementResult): Row[] {
  * @throws InfluxQueryError on a network error, timeout, HTTP error or an error in any statement;
  *   `retryable` tells an outage from a bad query.
  */
-export async function queryStatements(source: InfluxSource, statements: readonly string[]): Promise<Row[][]> {
+export async function queryStatements(
+  source: InfluxSource,
+  statements: readonly string[],
+): Promise<Row[][]> {
   const q = statements.join(';\n');
   const body = new URLSearchParams({ q, db: source.db, epoch: 'ms' });
   const headers: Record<string, string> = {};
@@ -86,7 +92,9 @@ export async function queryStatements(source: InfluxSource, statements: readonly
     text = await res.text();
   } catch (cause) {
     const why = cause instanceof Error ? cause.message : String(cause);
-    throw new InfluxQueryError(`InfluxQL request to ${source.url} failed: ${why}`, q, undefined, { cause });
+    throw new InfluxQueryError(`InfluxQL request to ${source.url} failed: ${why}`, q, undefined, {
+      cause,
+    });
   }
   let parsed: { results?: StatementResult[]; error?: string } = {};
   try {

@@ -4,15 +4,26 @@ import { isInvalidWindowError, parseWindow, timeFilter } from './window.ts';
 
 describe('query templates', () => {
   it('fills Grafana-style variables, with every capability by default', () => {
-    const q = renderQuery('SELECT 1 FROM m WHERE "capability" =~ /^$capability$/ AND $timeFilter GROUP BY "$group"', {
-      timeFilter: 'time > now() - 1m',
-      group: 'agent_id',
-    });
-    expect(q).toBe('SELECT 1 FROM m WHERE "capability" =~ /^.*$/ AND time > now() - 1m GROUP BY "agent_id"');
+    const q = renderQuery(
+      'SELECT 1 FROM m WHERE "capability" =~ /^$capability$/ AND $timeFilter GROUP BY "$group"',
+      {
+        timeFilter: 'time > now() - 1m',
+        group: 'agent_id',
+      },
+    );
+    expect(q).toBe(
+      'SELECT 1 FROM m WHERE "capability" =~ /^.*$/ AND time > now() - 1m GROUP BY "agent_id"',
+    );
   });
 
   it('tells $__interval from $__interval_ms', () => {
-    expect(renderQuery('time($__interval) $__interval_ms', { timeFilter: '', __interval: '1m', __interval_ms: 60000 })).toBe('time(1m) 60000');
+    expect(
+      renderQuery('time($__interval) $__interval_ms', {
+        timeFilter: '',
+        __interval: '1m',
+        __interval_ms: 60000,
+      }),
+    ).toBe('time(1m) 60000');
   });
 
   it('refuses a template whose variable has no value', () => {

@@ -5,7 +5,9 @@ import { fileURLToPath } from 'node:url';
  * The folder holding every query the dashboards and the API run: `<name>.influxql` and
  * `<name>.flux`. The code loads these very files, so the dashboards and the API cannot drift.
  */
-export const QUERIES_DIR = fileURLToPath(new URL('../../../infra/influxdb/queries/', import.meta.url));
+export const QUERIES_DIR = fileURLToPath(
+  new URL('../../../infra/influxdb/queries/', import.meta.url),
+);
 
 /** InfluxQL queries the API runs (the four figures, their breakdown and a task's timeline). */
 export const API_QUERIES = [

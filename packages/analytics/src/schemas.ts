@@ -14,7 +14,8 @@ export type LatencyFigure = Static<typeof LatencyFigure>;
 export const FigureGroup = Type.Object({
   key: Type.String({ description: 'The capability or the agent_id, as `by` says' }),
   success_rate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
-    description: 'completed / (completed + failed + dead) points in the window; null without outcomes',
+    description:
+      'completed / (completed + failed + dead) points in the window; null without outcomes',
   }),
   outcomes: Type.Object({
     completed: Type.Integer(),
@@ -27,7 +28,9 @@ export const FigureGroup = Type.Object({
     mean: NullableNumber,
     p95: NullableNumber,
     count: Type.Integer(),
-    handler_mean: Type.Union([Type.Number(), Type.Null()], { description: 'duration_ms reported by the worker' }),
+    handler_mean: Type.Union([Type.Number(), Type.Null()], {
+      description: 'duration_ms reported by the worker',
+    }),
     handler_p95: NullableNumber,
   }),
   completion_rate: Type.Object({
@@ -35,7 +38,9 @@ export const FigureGroup = Type.Object({
     per_second: Type.Number(),
     per_minute: Type.Number(),
   }),
-  stages: Type.Record(Type.String(), Type.Integer(), { description: 'Points per stage in the window' }),
+  stages: Type.Record(Type.String(), Type.Integer(), {
+    description: 'Points per stage in the window',
+  }),
 });
 export type FigureGroup = Static<typeof FigureGroup>;
 

@@ -45,7 +45,8 @@ export function withGaps(records: readonly StageRecord[]): TimelineStage[] {
       agent_id: r.agent_id ?? null,
       attempt: r.attempt ?? null,
     };
-    if (typeof r.duration_ms === 'number' && Number.isFinite(r.duration_ms)) stage.duration_ms = r.duration_ms;
+    if (typeof r.duration_ms === 'number' && Number.isFinite(r.duration_ms))
+      stage.duration_ms = r.duration_ms;
     if (typeof r.reason === 'string' && r.reason !== '') stage.reason = r.reason;
     previous = r.at;
     return stage;
@@ -70,7 +71,8 @@ export function taskTimelineStatement(taskId: string, opts: InfluxTimelineOption
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
-const numOrNull = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const numOrNull = (v: unknown): number | null =>
+  typeof v === 'number' && Number.isFinite(v) ? v : null;
 
 /**
  * A task's stages from its points in InfluxDB (found by the `task_id` field), with gaps; empty

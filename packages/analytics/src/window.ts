@@ -35,7 +35,10 @@ export function isInvalidWindowError(err: unknown): err is InvalidWindowError {
  */
 export function parseWindow(text: string): Window {
   if (!new RegExp(WINDOW_PATTERN).test(text)) {
-    throw new InvalidWindowError(text, `window must be a number and a unit s|m|h|d|w, e.g. 15m; got ${JSON.stringify(text)}`);
+    throw new InvalidWindowError(
+      text,
+      `window must be a number and a unit s|m|h|d|w, e.g. 15m; got ${JSON.stringify(text)}`,
+    );
   }
   const seconds = Number(text.slice(0, -1)) * (UNIT_S[text.slice(-1)] ?? 1);
   if (seconds > MAX_WINDOW_S) {

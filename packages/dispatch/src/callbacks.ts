@@ -1,5 +1,10 @@
 import type { Redis } from 'ioredis';
-import { Coalescer, encodeCallback, type CallbackMessage, type ReachKeys } from '@agent-reach/protocol';
+import {
+  Coalescer,
+  encodeCallback,
+  type CallbackMessage,
+  type ReachKeys,
+} from '@agent-reach/protocol';
 
 /** Retention of callback topics. */
 export interface CallbackSettings {
@@ -30,11 +35,18 @@ export class CallbackPublisher {
     return this.batches.call(topic, msg, (msg.result?.length ?? 0) + (msg.error?.length ?? 0));
   }
 
-  private async publishAll(topic: string, msgs: readonly CallbackMessage[]): Promise<(string | null)[]> {
+  private async publishAll(
+    topic: string,
+    msgs: readonly CallbackMessage[],
+  ): Promise<(string | null)[]> {
     const marks: string[] = [];
     const entries: (string | number)[] = [];
     for (const msg of msgs) {
-      marks.push(msg.status === 'completed' ? this.keys.callbackSeen(topic, msg.task_id) : this.keys.callbackDeadSeen(topic, msg.task_id, msg.attempt));
+      marks.push(
+        msg.status === 'completed'
+          ? this.keys.callbackSeen(topic, msg.task_id)
+          : this.keys.callbackDeadSeen(topic, msg.task_id, msg.attempt),
+      );
       const fields = encodeCallback(msg);
       entries.push(fields.length, ...fields);
     }

@@ -1,6 +1,13 @@
 import type { Redis } from 'ioredis';
 import { DueWatch } from './due-watch.ts';
-import { Coalescer, encodeTask, PROBE_CAPABILITY, type ReachKeys, type TaskMessage, type TimelineEntry } from '@agent-reach/protocol';
+import {
+  Coalescer,
+  encodeTask,
+  PROBE_CAPABILITY,
+  type ReachKeys,
+  type TaskMessage,
+  type TimelineEntry,
+} from '@agent-reach/protocol';
 
 /** The agent a delivery targets, as the snapshot showed it. */
 export interface DeliveryTarget {
@@ -19,7 +26,12 @@ export type DeliveryResult =
 /** What the deliver script answers for one task. */
 type DeliverReply = [number, string?, number?, number?];
 
-const REFUSALS: Record<number, DeliveryRefusal> = { [-1]: 'gone', [-2]: 'epoch_changed', [-3]: 'not_live', [-4]: 'full' };
+const REFUSALS: Record<number, DeliveryRefusal> = {
+  [-1]: 'gone',
+  [-2]: 'epoch_changed',
+  [-3]: 'not_live',
+  [-4]: 'full',
+};
 
 /** Why an agent was chosen, kept in the `sent` stage of the timeline. */
 export interface RoutingRecord {
@@ -49,22 +61,32 @@ export class Delivery {
   ) {
     this.watch = new DueWatch(redis, keys.due());
     this.batches = new Coalescer((id, tasks) =>
-      this.redis.reachDeliver(this.keys.agent(id), this.keys.inbox(id), this.keys.pending(id), this.offlineMs, ...tasks.flat()),
+      this.redis.reachDeliver(
+        this.keys.agent(id),
+        this.keys.inbox(id),
+        this.keys.pending(id),
+        this.offlineMs,
+        ...tasks.flat(),
+      ),
     );
   }
 
   /** One delivery try to `agent`. */
   async deliver(agent: DeliveryTarget, task: TaskMessage): Promise<DeliveryResult> {
     const fields = encodeTask(task);
-    const [code, messageId = '', sentAt = 0, inflight = 0] = await this.batches.call(agent.agent_id, [
-      agent.epoch,
-      task.task_id,
-      task.attempt,
-      task.deadline_ms,
-      task.capability === PROBE_CAPABILITY ? 1 : 0,
-      fields.length,
-      ...fields,
-    ], task.payload.length);
+    const [code, messageId = '', sentAt = 0, inflight = 0] = await this.batches.call(
+      agent.agent_id,
+      [
+        agent.epoch,
+        task.task_id,
+        task.attempt,
+        task.deadline_ms,
+        task.capability === PROBE_CAPABILITY ? 1 : 0,
+        fields.length,
+        ...fields,
+      ],
+      task.payload.length,
+    );
     if (code < 0) return { ok: false, refusal: REFUSALS[code] ?? 'gone' };
     return { ok: true, messageId, sentAt, inflight };
   }

@@ -33,7 +33,16 @@ export class DueWatch {
   watchThen<T>(taskId: string, at: number, command: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       // Inside the tick callback, so the ZADD and the commands join the same auto-pipelined write.
-      if (this.#adds.push({ taskId, at, command, resolve: resolve as (reply: unknown) => void, reject }) === 1) process.nextTick(this.#flushAdds);
+      if (
+        this.#adds.push({
+          taskId,
+          at,
+          command,
+          resolve: resolve as (reply: unknown) => void,
+          reject,
+        }) === 1
+      )
+        process.nextTick(this.#flushAdds);
     });
   }
 

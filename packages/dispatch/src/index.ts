@@ -5,7 +5,23 @@ export { rankCandidates, type RankedAgent, type LiveInflight } from './routing/s
 export { SnapshotHolder } from './snapshot/snapshot-holder.ts';
 export { CapacityWaiter } from './snapshot/capacity-waiter.ts';
 export { defineCommands as defineDispatchCommands } from './commands/index.ts';
-export { Delivery, type DeliveryResult, type DeliveryRefusal, type DeliveryTarget, type RoutingRecord } from './delivery.ts';
+export {
+  Delivery,
+  type DeliveryResult,
+  type DeliveryRefusal,
+  type DeliveryTarget,
+  type RoutingRecord,
+} from './delivery.ts';
 export { DueWatch } from './due-watch.ts';
 export { CallbackPublisher, type CallbackSettings } from './callbacks.ts';
-export { decide, DEFAULT_POLICY, isPull, isPush, type Candidate, type Decision, type Exclusion, type PolicySettings, type RouteRequest } from './routing/policy.ts';
+export {
+  decide,
+  DEFAULT_POLICY,
+  isPull,
+  isPush,
+  type Candidate,
+  type Decision,
+  type Exclusion,
+  type PolicySettings,
+  type RouteRequest,
+} from './routing/policy.ts';

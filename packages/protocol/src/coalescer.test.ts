@@ -59,8 +59,14 @@ describe('Coalescer', () => {
   });
 
   it('rejects every call of a failed batch, and only those', async () => {
-    const c = new Coalescer<number, number>((key, items) => (key === 'bad' ? Promise.reject(new Error('down')) : Promise.resolve(items)));
-    const [bad1, good, bad2] = await Promise.allSettled([c.call('bad', 1), c.call('good', 2), c.call('bad', 3)]);
+    const c = new Coalescer<number, number>((key, items) =>
+      key === 'bad' ? Promise.reject(new Error('down')) : Promise.resolve(items),
+    );
+    const [bad1, good, bad2] = await Promise.allSettled([
+      c.call('bad', 1),
+      c.call('good', 2),
+      c.call('bad', 3),
+    ]);
     expect(bad1).toMatchObject({ status: 'rejected', reason: new Error('down') });
     expect(bad2).toMatchObject({ status: 'rejected', reason: new Error('down') });
     expect(good).toEqual({ status: 'fulfilled', value: 2 });

@@ -84,7 +84,10 @@ export class Coalescer<A, R> {
       (results) => {
         batch.waiters.forEach((w, i) => {
           if (i < results.length) w.resolve(results[i] as R);
-          else w.reject(new Error(`batch of ${batch.items.length} answered ${results.length} results`));
+          else
+            w.reject(
+              new Error(`batch of ${batch.items.length} answered ${results.length} results`),
+            );
         });
       },
       (err: unknown) => {

@@ -1,9 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { decodeAck, decodeCallback, decodeTask, encodeAck, encodeCallback, encodeTask, streamIdMs } from './codecs.ts';
+import {
+  decodeAck,
+  decodeCallback,
+  decodeTask,
+  encodeAck,
+  encodeCallback,
+  encodeTask,
+  streamIdMs,
+} from './codecs.ts';
 
 describe('task entries', () => {
   it('round-trips a task', () => {
-    const task = { task_id: 't1', capability: 'echo', payload: '{"a":1}', attempt: 2, trace_id: 'tr', callback_topic: 'cb', deadline_ms: 123 };
+    const task = {
+      task_id: 't1',
+      capability: 'echo',
+      payload: '{"a":1}',
+      attempt: 2,
+      trace_id: 'tr',
+      callback_topic: 'cb',
+      deadline_ms: 123,
+    };
     expect(decodeTask(encodeTask(task))).toEqual({ ok: true, value: task });
   });
 
@@ -15,34 +31,89 @@ describe('task entries', () => {
 
 describe('acks', () => {
   it('round-trips a completion and a failure', () => {
-    const done = { task_id: 't1', stage: 'completed' as const, agent_id: 'a', instance_id: 'i', epoch: 3, attempt: 1, result: '{"ok":true}', duration_ms: 12 };
+    const done = {
+      task_id: 't1',
+      stage: 'completed' as const,
+      agent_id: 'a',
+      instance_id: 'i',
+      epoch: 3,
+      attempt: 1,
+      result: '{"ok":true}',
+      duration_ms: 12,
+    };
     expect(decodeAck(encodeAck(done))).toEqual({ ok: true, value: done });
-    const failed = { task_id: 't1', stage: 'failed' as const, agent_id: 'a', instance_id: 'i', epoch: 3, attempt: 1, error: 'boom', retryable: false };
+    const failed = {
+      task_id: 't1',
+      stage: 'failed' as const,
+      agent_id: 'a',
+      instance_id: 'i',
+      epoch: 3,
+      attempt: 1,
+      error: 'boom',
+      retryable: false,
+    };
     expect(decodeAck(encodeAck(failed))).toEqual({ ok: true, value: failed });
   });
 
   it('round-trips the optional capability and folded receipt of a completion, and refuses a bad capability', () => {
     const done = {
-      task_id: 't1', stage: 'completed' as const, agent_id: 'a', instance_id: 'i', epoch: 3, attempt: 1,
-      result: '1', duration_ms: 0, capability: 'echo', received_ago_ms: 2,
+      task_id: 't1',
+      stage: 'completed' as const,
+      agent_id: 'a',
+      instance_id: 'i',
+      epoch: 3,
+      attempt: 1,
+      result: '1',
+      duration_ms: 0,
+      capability: 'echo',
+      received_ago_ms: 2,
     };
     expect(decodeAck(encodeAck(done))).toEqual({ ok: true, value: done });
     expect(decodeAck([...encodeAck(done).slice(0, -4), 'capability', '{echo}']).ok).toBe(false);
     // A receipt cannot stand for another receipt.
-    const receipt = decodeAck(['task_id', 't1', 'stage', 'received', 'agent_id', 'a', 'epoch', '1', 'received_ago_ms', '5']);
+    const receipt = decodeAck([
+      'task_id',
+      't1',
+      'stage',
+      'received',
+      'agent_id',
+      'a',
+      'epoch',
+      '1',
+      'received_ago_ms',
+      '5',
+    ]);
     expect(receipt.ok && receipt.value.received_ago_ms).toBe(undefined);
   });
 
   it('accepts a hand-written ack without attempt and defaults what a minimal worker may omit', () => {
     const res = decodeAck(['task_id', 't1', 'stage', 'failed', 'agent_id', 'a', 'epoch', '1']);
-    expect(res).toEqual({ ok: true, value: { task_id: 't1', stage: 'failed', agent_id: 'a', instance_id: '', epoch: 1, attempt: 0, error: 'unknown error', retryable: true } });
+    expect(res).toEqual({
+      ok: true,
+      value: {
+        task_id: 't1',
+        stage: 'failed',
+        agent_id: 'a',
+        instance_id: '',
+        epoch: 1,
+        attempt: 0,
+        error: 'unknown error',
+        retryable: true,
+      },
+    });
   });
 
   it.each([
     ['an unknown stage', ['task_id', 't1', 'stage', 'done', 'agent_id', 'a', 'epoch', '1']],
     ['no epoch', ['task_id', 't1', 'stage', 'received', 'agent_id', 'a']],
-    ['a result that is not JSON', ['task_id', 't1', 'stage', 'completed', 'agent_id', 'a', 'epoch', '1', 'result', '{nope']],
-    ['a task_id with a brace', ['task_id', '{t1}', 'stage', 'received', 'agent_id', 'a', 'epoch', '1']],
+    [
+      'a result that is not JSON',
+      ['task_id', 't1', 'stage', 'completed', 'agent_id', 'a', 'epoch', '1', 'result', '{nope'],
+    ],
+    [
+      'a task_id with a brace',
+      ['task_id', '{t1}', 'stage', 'received', 'agent_id', 'a', 'epoch', '1'],
+    ],
   ])('refuses %s with a reason', (_name, fields) => {
     const res = decodeAck(fields);
     expect(res.ok).toBe(false);
@@ -52,7 +123,16 @@ describe('acks', () => {
 
 describe('callbacks and ids', () => {
   it('round-trips a callback entry', () => {
-    const msg = { task_id: 't1', status: 'completed' as const, capability: 'echo', agent_id: 'a', attempt: 1, result: '1', duration_ms: 4, completed_at: 99 };
+    const msg = {
+      task_id: 't1',
+      status: 'completed' as const,
+      capability: 'echo',
+      agent_id: 'a',
+      attempt: 1,
+      result: '1',
+      duration_ms: 4,
+      completed_at: 99,
+    };
     expect(decodeCallback(encodeCallback(msg))).toEqual(msg);
   });
 

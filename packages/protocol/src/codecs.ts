@@ -62,12 +62,15 @@ export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 /** Turns the flat `[field, value, …]` array of a stream entry into a record. */
 export function fieldsToRecord(fields: readonly string[]): Record<string, string> {
   const record: Record<string, string> = {};
-  for (let i = 0; i + 1 < fields.length; i += 2) record[fields[i] as string] = fields[i + 1] as string;
+  for (let i = 0; i + 1 < fields.length; i += 2)
+    record[fields[i] as string] = fields[i + 1] as string;
   return record;
 }
 
 /** Turns a record into the flat array XADD takes, skipping undefined values. */
-export function recordToFields(record: Record<string, string | number | boolean | undefined>): string[] {
+export function recordToFields(
+  record: Record<string, string | number | boolean | undefined>,
+): string[] {
   const out: string[] = [];
   for (const [k, v] of Object.entries(record)) if (v !== undefined) out.push(k, String(v));
   return out;
@@ -101,7 +104,8 @@ export function decodeTask(fields: readonly string[]): Decoded<TaskMessage> {
   const capability = r[TaskField.capability];
   if (!isValidId(capability)) return { ok: false, error: 'capability missing or invalid' };
   const attempt = toInt(r[TaskField.attempt]);
-  if (attempt === undefined || attempt < 1) return { ok: false, error: 'attempt missing or invalid' };
+  if (attempt === undefined || attempt < 1)
+    return { ok: false, error: 'attempt missing or invalid' };
   return {
     ok: true,
     value: {
@@ -130,7 +134,8 @@ export function encodeAck(ack: AckMessage): string[] {
     [AckField.result]: ack.result,
     [AckField.durationMs]: ack.duration_ms,
     [AckField.error]: ack.error,
-    [AckField.retryable]: ack.retryable === undefined ? undefined : ack.retryable ? 'true' : 'false',
+    [AckField.retryable]:
+      ack.retryable === undefined ? undefined : ack.retryable ? 'true' : 'false',
     [AckField.pool]: ack.pool,
     [AckField.messageId]: ack.message_id,
     [AckField.capability]: ack.capability,
@@ -157,7 +162,14 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
   if (epoch === undefined) return { ok: false, error: 'epoch missing or not an integer' };
   // attempt is optional for hand-written workers: 0 means "whatever attempt is current".
   const attempt = toInt(r[AckField.attempt]) ?? 0;
-  const ack: AckMessage = { task_id: taskId, stage, agent_id: agentId, instance_id: instanceId, epoch, attempt };
+  const ack: AckMessage = {
+    task_id: taskId,
+    stage,
+    agent_id: agentId,
+    instance_id: instanceId,
+    epoch,
+    attempt,
+  };
   if (stage === 'completed') {
     const result = r[AckField.result] ?? 'null';
     try {
@@ -177,17 +189,20 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
   if (pool !== undefined && pool !== '') {
     if (!isValidId(pool)) return { ok: false, error: 'pool is not a valid capability' };
     const messageId = r[AckField.messageId] ?? '';
-    if (!/^\d{1,20}-\d{1,20}$/.test(messageId)) return { ok: false, error: 'message_id must be the pool entry id with pool' };
+    if (!/^\d{1,20}-\d{1,20}$/.test(messageId))
+      return { ok: false, error: 'message_id must be the pool entry id with pool' };
     ack.pool = pool;
     ack.message_id = messageId;
   }
   const capability = r[AckField.capability];
   if (capability !== undefined && capability !== '') {
-    if (!isValidId(capability)) return { ok: false, error: 'capability is not a valid capability id' };
+    if (!isValidId(capability))
+      return { ok: false, error: 'capability is not a valid capability id' };
     ack.capability = capability;
   }
   const receivedAgo = toInt(r[AckField.receivedAgoMs]);
-  if (receivedAgo !== undefined && receivedAgo >= 0 && stage !== 'received') ack.received_ago_ms = receivedAgo;
+  if (receivedAgo !== undefined && receivedAgo >= 0 && stage !== 'received')
+    ack.received_ago_ms = receivedAgo;
   return { ok: true, value: ack };
 }
 

@@ -9,6 +9,8 @@ describe('docs/errors.md', () => {
     expect(doc).toContain(`\n## ${code}\n`);
     const section = doc.split(`\n## ${code}\n`)[1]?.split('\n## ')[0]?.trim() ?? '';
     expect(section.length).toBeGreaterThan(20);
-    expect(doc).toMatch(new RegExp(`\\| \`${code}\` \\| ${ERROR_CODES[code as keyof typeof ERROR_CODES]} \\|`));
+    expect(doc).toMatch(
+      new RegExp(`\\| \`${code}\` \\| ${ERROR_CODES[code as keyof typeof ERROR_CODES]} \\|`),
+    );
   });
 });

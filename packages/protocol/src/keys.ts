@@ -64,7 +64,8 @@ export interface ReachKeys {
 }
 
 function checkId(kind: string, id: string): string {
-  if (!isValidId(id)) throw new TypeError(`invalid ${kind} id for a Redis key: ${JSON.stringify(id)}`);
+  if (!isValidId(id))
+    throw new TypeError(`invalid ${kind} id for a Redis key: ${JSON.stringify(id)}`);
   return id;
 }
 
@@ -88,7 +89,8 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX): ReachKeys {
     acks: () => `${p}:acks`,
     callback: (topic) => topicTag(topic),
     callbackSeen: (topic, taskId) => `${topicTag(topic)}:seen:${checkId('task', taskId)}`,
-    callbackDeadSeen: (topic, taskId, attempt) => `${topicTag(topic)}:dead:${checkId('task', taskId)}:${attempt}`,
+    callbackDeadSeen: (topic, taskId, attempt) =>
+      `${topicTag(topic)}:dead:${checkId('task', taskId)}:${attempt}`,
     snapshot: () => `${p}:snapshot`,
     snapshotVersion: () => `${p}:snapshot:version`,
     snapshotChannel: () => `${p}:snapshot:ch`,

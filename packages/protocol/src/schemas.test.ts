@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { CallbackQuery, HeartbeatBody, RegisterBody, SubmitBody } from './schemas.ts';
 
 // The same Ajv settings the services give fastify: unknown properties are errors, not dropped.
-const ajv = new Ajv({ removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: false });
+const ajv = new Ajv({
+  removeAdditional: false,
+  coerceTypes: true,
+  useDefaults: true,
+  allErrors: false,
+});
 const check = (schema: object, value: unknown) => ajv.compile(schema)(structuredClone(value));
 
 describe('SubmitBody', () => {
@@ -23,7 +28,10 @@ describe('SubmitBody', () => {
 
   it.each([
     ['no capability', { payload: 1 }],
-    ['a brace in task_id (would choose the hash slot)', { task_id: 'a{b}', capability: 'echo', payload: 1 }],
+    [
+      'a brace in task_id (would choose the hash slot)',
+      { task_id: 'a{b}', capability: 'echo', payload: 1 },
+    ],
     ['an empty capability', { capability: '', payload: 1 }],
     ['a 129-character task_id', { task_id: 'x'.repeat(129), capability: 'echo', payload: 1 }],
     ['a zero timeout', { capability: 'echo', payload: 1, timeout_s: 0 }],
@@ -36,7 +44,14 @@ describe('SubmitBody', () => {
 describe('RegisterBody', () => {
   it('accepts an agent with region, channel and meta', () => {
     expect(
-      check(RegisterBody, { agent_id: 'gpu-7', capabilities: ['embed', 'rank'], max_concurrency: 4, region: 'eu-west', channel: 'pull', meta: { model: 'x' } }),
+      check(RegisterBody, {
+        agent_id: 'gpu-7',
+        capabilities: ['embed', 'rank'],
+        max_concurrency: 4,
+        region: 'eu-west',
+        channel: 'pull',
+        meta: { model: 'x' },
+      }),
     ).toBe(true);
   });
 
@@ -44,7 +59,10 @@ describe('RegisterBody', () => {
     ['no capabilities', { agent_id: 'a', capabilities: [], max_concurrency: 1 }],
     ['duplicate capabilities', { agent_id: 'a', capabilities: ['x', 'x'], max_concurrency: 1 }],
     ['zero concurrency', { agent_id: 'a', capabilities: ['x'], max_concurrency: 0 }],
-    ['an unknown channel', { agent_id: 'a', capabilities: ['x'], max_concurrency: 1, channel: 'smoke' }],
+    [
+      'an unknown channel',
+      { agent_id: 'a', capabilities: ['x'], max_concurrency: 1, channel: 'smoke' },
+    ],
   ])('rejects %s', (_name, body) => {
     expect(check(RegisterBody, body)).toBe(false);
   });

@@ -8,19 +8,42 @@ const Id = (description: string) => Type.String({ pattern: ID_PATTERN, descripti
 export const RegisterBody = Type.Object(
   {
     agent_id: Id('Stable name of the agent; letters, digits and _.:- up to 128'),
-    instance_id: Type.Optional(Id('This process; a new instance_id for a known agent raises its epoch')),
-    capabilities: Type.Array(Id('Capability name'), { minItems: 1, maxItems: 64, uniqueItems: true }),
+    instance_id: Type.Optional(
+      Id('This process; a new instance_id for a known agent raises its epoch'),
+    ),
+    capabilities: Type.Array(Id('Capability name'), {
+      minItems: 1,
+      maxItems: 64,
+      uniqueItems: true,
+    }),
     max_concurrency: Type.Integer({ minimum: 1, maximum: 10000 }),
     region: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' })),
     channel: Type.Optional(Type.Union([Type.Literal('push'), Type.Literal('pull')])),
-    meta: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 32 })),
+    meta: Type.Optional(
+      Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 32 }),
+    ),
     ready: Type.Optional(
-      Type.Boolean({ description: 'false for a two-phase start: no tasks until a heartbeat reports ready', default: true }),
+      Type.Boolean({
+        description: 'false for a two-phase start: no tasks until a heartbeat reports ready',
+        default: true,
+      }),
     ),
     tags: Type.Optional(Type.Array(Id('Routing tag'), { maxItems: 64, uniqueItems: true })),
-    observe: Type.Optional(Type.Boolean({ description: 'Probes only, no caller traffic, until POST /v1/agents/:id/serve' })),
-    priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Bias among agents of similar load' })),
-    weight: Type.Optional(Type.Number({ minimum: 0.1, maximum: 10, description: 'Bias among agents of similar load; 1 is neutral' })),
+    observe: Type.Optional(
+      Type.Boolean({
+        description: 'Probes only, no caller traffic, until POST /v1/agents/:id/serve',
+      }),
+    ),
+    priority: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 10, description: 'Bias among agents of similar load' }),
+    ),
+    weight: Type.Optional(
+      Type.Number({
+        minimum: 0.1,
+        maximum: 10,
+        description: 'Bias among agents of similar load; 1 is neutral',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -37,7 +60,9 @@ export const RegisterReply = Type.Object({
   acks_stream: Type.String(),
   heartbeat_interval_ms: Type.Integer(),
   lease_ms: Type.Integer(),
-  pools: Type.Array(Type.String(), { description: 'Pull agents: the capability pool streams to read with `group`' }),
+  pools: Type.Array(Type.String(), {
+    description: 'Pull agents: the capability pool streams to read with `group`',
+  }),
 });
 export type RegisterReply = Static<typeof RegisterReply>;
 
@@ -80,12 +105,16 @@ export const AgentView = Type.Object({
   registered_at: Type.Integer(),
   last_heartbeat_at: Type.Integer(),
   lease_age_ms: Type.Integer(),
-  ejected_until: Type.Integer({ description: 'Epoch ms until which a slow outlier gets no tasks; 0 when not ejected' }),
+  ejected_until: Type.Integer({
+    description: 'Epoch ms until which a slow outlier gets no tasks; 0 when not ejected',
+  }),
   tags: Type.Array(Type.String()),
   observe: Type.Boolean(),
   priority: Type.Integer(),
   weight: Type.Number(),
-  ewma_ms: Type.Record(Type.String(), Type.Number(), { description: 'Execution-time EWMA per capability' }),
+  ewma_ms: Type.Record(Type.String(), Type.Number(), {
+    description: 'Execution-time EWMA per capability',
+  }),
   meta: Type.Record(Type.String(), Type.Unknown()),
 });
 export type AgentView = Static<typeof AgentView>;
@@ -95,17 +124,36 @@ export const SubmitBody = Type.Object(
   {
     task_id: Type.Optional(Id('Caller-chosen id; a repeat returns the existing task')),
     capability: Id('Capability that must serve the task'),
-    payload: Type.Unknown({ description: 'Any JSON value, at most the payload limit once serialised' }),
+    payload: Type.Unknown({
+      description: 'Any JSON value, at most the payload limit once serialised',
+    }),
     timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 * 24 * 3600 })),
     callback_topic: Type.Optional(Id('Topic the final result is published to')),
     trace_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
-    parent_task_id: Type.Optional(Id('The task during whose handling this one is submitted (loop guard)')),
-    tags: Type.Optional(Type.Array(Id('Tag the agent must have besides the capability'), { maxItems: 16, uniqueItems: true })),
+    parent_task_id: Type.Optional(
+      Id('The task during whose handling this one is submitted (loop guard)'),
+    ),
+    tags: Type.Optional(
+      Type.Array(Id('Tag the agent must have besides the capability'), {
+        maxItems: 16,
+        uniqueItems: true,
+      }),
+    ),
     region: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' })),
-    region_policy: Type.Optional(Type.Union([Type.Literal('strict'), Type.Literal('prefer')], { default: 'prefer' })),
+    region_policy: Type.Optional(
+      Type.Union([Type.Literal('strict'), Type.Literal('prefer')], { default: 'prefer' }),
+    ),
     session_id: Type.Optional(Id('Tasks of one session stick to the agent that served it')),
-    mode: Type.Optional(Type.Union([Type.Literal('push'), Type.Literal('batch')], { description: 'batch: into the capability pool for pull agents' })),
-    on_no_agent: Type.Optional(Type.Union([Type.Literal('reject'), Type.Literal('queue')], { description: 'queue: wait in the pool (within timeout_s) instead of 503' })),
+    mode: Type.Optional(
+      Type.Union([Type.Literal('push'), Type.Literal('batch')], {
+        description: 'batch: into the capability pool for pull agents',
+      }),
+    ),
+    on_no_agent: Type.Optional(
+      Type.Union([Type.Literal('reject'), Type.Literal('queue')], {
+        description: 'queue: wait in the pool (within timeout_s) instead of 503',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -121,7 +169,8 @@ export const SubmitQuery = Type.Object(
       Type.Integer({
         minimum: 0,
         maximum: MAX_SUBMIT_WAIT_MS,
-        description: 'Hold the reply until the task is final (or this long): the reply carries the result. Excludes callback_topic.',
+        description:
+          'Hold the reply until the task is final (or this long): the reply carries the result. Excludes callback_topic.',
       }),
     ),
   },
@@ -136,8 +185,12 @@ export const SubmitReply = Type.Object({
   agent_id: Type.String(),
   stream: Type.String(),
   message_id: Type.String(),
-  result: Type.Optional(Type.Unknown({ description: 'The result of a completed task (submissions with wait_ms)' })),
-  error: Type.Optional(Type.String({ description: 'Why a task failed or died (submissions with wait_ms)' })),
+  result: Type.Optional(
+    Type.Unknown({ description: 'The result of a completed task (submissions with wait_ms)' }),
+  ),
+  error: Type.Optional(
+    Type.String({ description: 'Why a task failed or died (submissions with wait_ms)' }),
+  ),
 });
 export type SubmitReply = Static<typeof SubmitReply>;
 
@@ -153,7 +206,9 @@ export type SubmitBatchBody = Static<typeof SubmitBatchBody>;
 
 /** One submission's outcome in a batch: what `POST /v1/tasks` would have answered, with its status code. */
 export const SubmitBatchItem = Type.Object({
-  http_status: Type.Integer({ description: 'The status POST /v1/tasks would have answered: 202, 200, 4xx or 503' }),
+  http_status: Type.Integer({
+    description: 'The status POST /v1/tasks would have answered: 202, 200, 4xx or 503',
+  }),
   task_id: Type.Optional(Type.String()),
   status: Type.Optional(Type.Union(TASK_STATUSES.map((s) => Type.Literal(s)))),
   agent_id: Type.Optional(Type.String()),
@@ -210,7 +265,10 @@ export type CallbackParams = Static<typeof CallbackParams>;
 export const CallbackQuery = Type.Object(
   {
     after: Type.Optional(
-      Type.String({ pattern: '^(0|[0-9]{1,20}-[0-9]{1,20})$', description: 'Cursor from the previous reply; 0 for the start' }),
+      Type.String({
+        pattern: '^(0|[0-9]{1,20}-[0-9]{1,20})$',
+        description: 'Cursor from the previous reply; 0 for the start',
+      }),
     ),
     wait_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 30000, default: 0 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
@@ -286,7 +344,9 @@ export const RouteQuery = Type.Object(
   {
     capability: Id('Capability'),
     task_id: Type.Optional(Id('Task id the tie-break hashes; default a fixed one')),
-    tags: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:,-]{0,1100}$', description: 'Comma-separated tags' })),
+    tags: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z0-9_.:,-]{0,1100}$', description: 'Comma-separated tags' }),
+    ),
     region: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' })),
     region_policy: Type.Optional(Type.Union([Type.Literal('strict'), Type.Literal('prefer')])),
     session_id: Type.Optional(Id('Session')),
@@ -298,7 +358,10 @@ export type RouteQuery = Static<typeof RouteQuery>;
 /** One agent in a routing decision. */
 export const RouteCandidate = Type.Object({
   agent_id: Type.String(),
-  score: Type.Number({ description: 'Lower is better: load, plus the slow-node penalty, minus the priority and weight bias' }),
+  score: Type.Number({
+    description:
+      'Lower is better: load, plus the slow-node penalty, minus the priority and weight bias',
+  }),
   load: Type.Number({ description: 'inflight / max_concurrency' }),
   excluded: Type.Optional(Type.String({ description: 'Why the agent was not a candidate' })),
 });

@@ -28,7 +28,10 @@ export async function registerApiDocs(app: FastifyInstance, info: ApiDocsInfo): 
       ...(info.tags ? { tags: info.tags } : {}),
     },
   });
-  await app.register(swaggerUi, { routePrefix: DOCS_PATH, uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PATH,
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+  });
 }
 
 /** One route an app serves. */

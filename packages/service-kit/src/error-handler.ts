@@ -19,27 +19,46 @@ export interface DescribedError {
 }
 
 /** How the API answers `err`: the same mapping for a whole request and for one item of a batch. */
-export function describeError(err: FastifyError, isStoreError: StoreErrorPredicate): DescribedError {
+export function describeError(
+  err: FastifyError,
+  isStoreError: StoreErrorPredicate,
+): DescribedError {
   if (err.validation) {
     const code = VALIDATION_CODES[err.validationContext ?? 'body'] ?? 'INVALID_BODY';
     return { status: 400, code, message: err.message };
   }
-  if (isErrorCode(err.code)) return { status: ERROR_CODES[err.code], code: err.code, message: err.message };
+  if (isErrorCode(err.code))
+    return { status: ERROR_CODES[err.code], code: err.code, message: err.message };
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'request body is larger than the limit' };
+      return {
+        status: 413,
+        code: 'PAYLOAD_TOO_LARGE',
+        message: 'request body is larger than the limit',
+      };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'send the body as application/json' };
+      return {
+        status: 415,
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        message: 'send the body as application/json',
+      };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { status: 400, code: 'INVALID_JSON', message: 'body is empty; send a JSON object' };
     default:
       break;
   }
-  if (err instanceof SyntaxError || (err.statusCode === 400 && err.code?.startsWith('FST_ERR_CTP'))) {
+  if (
+    err instanceof SyntaxError ||
+    (err.statusCode === 400 && err.code?.startsWith('FST_ERR_CTP'))
+  ) {
     return { status: 400, code: 'INVALID_JSON', message: `body is not valid JSON: ${err.message}` };
   }
   if (isStoreError(err)) {
-    return { status: 503, code: 'STORE_UNAVAILABLE', message: 'the store (Redis) is unavailable; retry shortly' };
+    return {
+      status: 503,
+      code: 'STORE_UNAVAILABLE',
+      message: 'the store (Redis) is unavailable; retry shortly',
+    };
   }
   if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
     return { status: err.statusCode, code: 'INVALID_BODY', message: err.message };
@@ -51,7 +70,10 @@ export function describeError(err: FastifyError, isStoreError: StoreErrorPredica
  * Installs the error and not-found handlers every service uses: each error reply is
  * `{error: CODE, message}` with a stable code; a client's mistake is never a 500.
  */
-export function installErrorHandling(app: FastifyInstance, isStoreError: StoreErrorPredicate): void {
+export function installErrorHandling(
+  app: FastifyInstance,
+  isStoreError: StoreErrorPredicate,
+): void {
   // Bodies are JSON only: anything else is a 415, not a confusing schema error.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
@@ -62,9 +84,10 @@ export function installErrorHandling(app: FastifyInstance, isStoreError: StoreEr
     return reply.code(mapped.status).send({ error: mapped.code, message: mapped.message });
   });
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
-    reply
-      .code(404)
-      .send({ error: 'NOT_FOUND', message: `no route ${request.method} ${request.url.split('?')[0] ?? ''}` }),
+    reply.code(404).send({
+      error: 'NOT_FOUND',
+      message: `no route ${request.method} ${request.url.split('?')[0] ?? ''}`,
+    }),
   );
 }
 
@@ -95,7 +118,9 @@ export function baseFastifyOptions(bodyLimit: number) {
   return {
     bodyLimit,
     schemaErrorFormatter,
-    ajv: { customOptions: { removeAdditional: false as const, coerceTypes: true, useDefaults: true } },
+    ajv: {
+      customOptions: { removeAdditional: false as const, coerceTypes: true, useDefaults: true },
+    },
     return503OnClosing: true,
   };
 }

@@ -42,8 +42,12 @@ describe('defineScripts', () => {
 
   it('throws for a script without a command name, and for a name without a script', () => {
     const unnamed = setup(['alpha-1.lua', 'delta-1.lua']);
-    expect(() => defineScripts(unnamed.redis, unnamed.dir, NAMES)).toThrow(/delta-1.lua has no command name/);
+    expect(() => defineScripts(unnamed.redis, unnamed.dir, NAMES)).toThrow(
+      /delta-1.lua has no command name/,
+    );
     const missing = setup(['alpha-1.lua']);
-    expect(() => defineScripts(missing.redis, missing.dir, NAMES, ['alpha', 'beta'])).toThrow(/no script for beta/);
+    expect(() => defineScripts(missing.redis, missing.dir, NAMES, ['alpha', 'beta'])).toThrow(
+      /no script for beta/,
+    );
   });
 });

@@ -13,7 +13,12 @@ import type { Redis } from 'ioredis';
  * much as the commands it carries when they are few. A hot path gets a connection of its own with
  * the few scripts it runs.
  */
-export function defineScripts(redis: Redis, dir: string, names: Readonly<Record<string, string>>, only?: readonly string[]): void {
+export function defineScripts(
+  redis: Redis,
+  dir: string,
+  names: Readonly<Record<string, string>>,
+  only?: readonly string[],
+): void {
   const wanted = only ? new Set(only) : undefined;
   for (const file of readdirSync(dir)) {
     const match = /^(.+)-(\d+|n)\.lua$/.exec(file);
@@ -25,5 +30,6 @@ export function defineScripts(redis: Redis, dir: string, names: Readonly<Record<
     const lua = readFileSync(`${dir}/${file}`, 'utf8');
     redis.defineCommand(name, match[2] === 'n' ? { lua } : { numberOfKeys: Number(match[2]), lua });
   }
-  if (wanted && wanted.size > 0) throw new Error(`no script for ${[...wanted].join(', ')} in ${dir}`);
+  if (wanted && wanted.size > 0)
+    throw new Error(`no script for ${[...wanted].join(', ')} in ${dir}`);
 }

@@ -6,7 +6,12 @@ const SPAN = '00f067aa0ba902b7';
 
 describe('parseTraceparent', () => {
   it('reads a version 00 header', () => {
-    expect(parseTraceparent(`00-${TRACE}-${SPAN}-01`)).toEqual({ version: '00', traceId: TRACE, parentId: SPAN, flags: '01' });
+    expect(parseTraceparent(`00-${TRACE}-${SPAN}-01`)).toEqual({
+      version: '00',
+      traceId: TRACE,
+      parentId: SPAN,
+      flags: '01',
+    });
   });
 
   it('tolerates surrounding whitespace', () => {

@@ -24,15 +24,19 @@ const allZeros = (s: string) => /^0+$/.test(s);
  * when what follows them starts with `-`. Undefined for anything invalid (or several headers),
  * in which case the spec says to start a new trace rather than refuse the request.
  */
-export function parseTraceparent(header: string | readonly string[] | undefined): TraceParent | undefined {
+export function parseTraceparent(
+  header: string | readonly string[] | undefined,
+): TraceParent | undefined {
   if (typeof header !== 'string') return undefined;
   const value = header.trim();
   if (value.length < 55) return undefined;
   const version = value.slice(0, 2);
   if (!isHex(version, 2) || version === 'ff') return undefined;
-  if (version === '00' ? value.length !== 55 : value.length > 55 && value[55] !== '-') return undefined;
+  if (version === '00' ? value.length !== 55 : value.length > 55 && value[55] !== '-')
+    return undefined;
   const [v, traceId = '', parentId = '', flags = ''] = value.slice(0, 55).split('-');
-  if (v !== version || !isHex(traceId, 32) || !isHex(parentId, 16) || !isHex(flags, 2)) return undefined;
+  if (v !== version || !isHex(traceId, 32) || !isHex(parentId, 16) || !isHex(flags, 2))
+    return undefined;
   if (allZeros(traceId) || allZeros(parentId)) return undefined;
   return { version, traceId, parentId, flags };
 }
@@ -51,7 +55,10 @@ export function newTraceId(): string {
  * of a valid W3C `traceparent` header, else a new one — so every task's logs, stream entries
  * and events can be joined by one id.
  */
-export function resolveTraceId(bodyTraceId: string | undefined, traceparent: string | readonly string[] | undefined): string {
+export function resolveTraceId(
+  bodyTraceId: string | undefined,
+  traceparent: string | readonly string[] | undefined,
+): string {
   if (bodyTraceId) return bodyTraceId;
   return parseTraceparent(traceparent)?.traceId ?? newTraceId();
 }
@@ -70,7 +77,11 @@ export interface RequestLogBindings {
  * "request completed" line, which is written through `reply.log` — carry the bindings given.
  * Undefined values are skipped.
  */
-export function bindRequestLog(request: FastifyRequest, reply: FastifyReply, bindings: RequestLogBindings): void {
+export function bindRequestLog(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  bindings: RequestLogBindings,
+): void {
   const defined: Record<string, string> = {};
   if (bindings.trace_id !== undefined) defined.trace_id = bindings.trace_id;
   if (bindings.task_id !== undefined) defined.task_id = bindings.task_id;

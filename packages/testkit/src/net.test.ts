@@ -37,7 +37,10 @@ describe('onFreePort', () => {
     const tried: number[] = [];
     const { port } = await onFreePort('test', async (p) => {
       tried.push(p);
-      if (tried.length === 1) throw new Error(`child exited while waiting for /healthz:\nlisten EADDRINUSE: address already in use 127.0.0.1:${p}`);
+      if (tried.length === 1)
+        throw new Error(
+          `child exited while waiting for /healthz:\nlisten EADDRINUSE: address already in use 127.0.0.1:${p}`,
+        );
       return p;
     });
     expect(tried).toHaveLength(2);
@@ -55,10 +58,14 @@ describe('onFreePort', () => {
     expect(calls).toBe(1);
     calls = 0;
     await expect(
-      onFreePort('test', async () => {
-        calls++;
-        throw new Error('listen EADDRINUSE');
-      }, 2),
+      onFreePort(
+        'test',
+        async () => {
+          calls++;
+          throw new Error('listen EADDRINUSE');
+        },
+        2,
+      ),
     ).rejects.toThrow('EADDRINUSE');
     expect(calls).toBe(2);
   });

@@ -46,14 +46,20 @@ export function portTaken(err: unknown): boolean {
  * first was taken before the server could bind it (it was free when picked). `start` throws with
  * the server's output when the server exits; other failures are not retried.
  */
-export async function onFreePort<T>(what: string, start: (port: number) => Promise<T>, attempts = 3): Promise<{ port: number; started: T }> {
+export async function onFreePort<T>(
+  what: string,
+  start: (port: number) => Promise<T>,
+  attempts = 3,
+): Promise<{ port: number; started: T }> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     try {
       return { port, started: await start(port) };
     } catch (err: unknown) {
       if (attempt >= attempts || !portTaken(err)) throw err;
-      process.stderr.write(`${what}: port ${port} was taken before it could listen; trying another\n`);
+      process.stderr.write(
+        `${what}: port ${port} was taken before it could listen; trying another\n`,
+      );
     }
   }
 }

@@ -45,7 +45,12 @@ const agent = new ReachAgent({
   shutdownTimeoutMs: 2000,
   logger,
   handler: async (task) => {
-    const base = { task_id: task.taskId, attempt: task.attempt, agent_id: agentId, pid: process.pid };
+    const base = {
+      task_id: task.taskId,
+      attempt: task.attempt,
+      agent_id: agentId,
+      pid: process.pid,
+    };
     record({ ev: 'start', at: Date.now(), ...base });
     await new Promise((resolve) => setTimeout(resolve, workMs(task.taskId, task.attempt)));
     record({ ev: 'done', at: Date.now(), ...base });
@@ -56,7 +61,9 @@ const agent = new ReachAgent({
 installSignalHandlers(agent, { logger });
 agent.on('registered', (reply) => {
   // The test waits for this line to know the instance is registered.
-  process.stdout.write(`${REGISTERED_MARK} ${JSON.stringify({ agent_id: reply.agent_id, epoch: reply.epoch, pid: process.pid })}\n`);
+  process.stdout.write(
+    `${REGISTERED_MARK} ${JSON.stringify({ agent_id: reply.agent_id, epoch: reply.epoch, pid: process.pid })}\n`,
+  );
 });
 // A newer instance with this AGENT_ID took over: step down.
 agent.on('fenced', () => {

@@ -7,21 +7,34 @@ import type { CallbackItem, CallbacksReply } from '@agent-reach/protocol';
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Reads one page of a topic; throws on anything but a 200. */
-async function page(router: string, topic: string, after: string, waitMs: number): Promise<CallbacksReply> {
-  const res = await fetch(`${router}/v1/callbacks/${topic}?after=${after}&wait_ms=${waitMs}&limit=1000`, {
-    signal: AbortSignal.timeout(waitMs + 5000),
-  });
+async function page(
+  router: string,
+  topic: string,
+  after: string,
+  waitMs: number,
+): Promise<CallbacksReply> {
+  const res = await fetch(
+    `${router}/v1/callbacks/${topic}?after=${after}&wait_ms=${waitMs}&limit=1000`,
+    {
+      signal: AbortSignal.timeout(waitMs + 5000),
+    },
+  );
   const text = await res.text();
-  if (res.status !== 200) throw new Error(`GET callbacks/${topic}: ${res.status} ${text.slice(0, 200)}`);
+  if (res.status !== 200)
+    throw new Error(`GET callbacks/${topic}: ${res.status} ${text.slice(0, 200)}`);
   return JSON.parse(text) as CallbacksReply;
 }
 
 /** Every entry of `topic` from the start, through whichever router answers. */
-export async function readTopic(routers: readonly string[], topic: string, deadlineMs = 30_000): Promise<CallbackItem[]> {
+export async function readTopic(
+  routers: readonly string[],
+  topic: string,
+  deadlineMs = 30_000,
+): Promise<CallbackItem[]> {
   const items: CallbackItem[] = [];
   const until = Date.now() + deadlineMs;
   let after = '0';
-  for (let r = 0; ; ) {
+  for (let r = 0; ;) {
     try {
       const reply = await page(routers[r % routers.length] as string, topic, after, 0);
       items.push(...reply.items);
@@ -61,7 +74,9 @@ export class CallbackWatcher {
 
   /** True when a final item (completed or dead) for `taskId` has arrived. */
   isFinal(taskId: string): boolean {
-    return (this.byTask.get(taskId) ?? []).some((x) => x.status === 'completed' || x.status === 'dead');
+    return (this.byTask.get(taskId) ?? []).some(
+      (x) => x.status === 'completed' || x.status === 'dead',
+    );
   }
 
   private async follow(topic: string, offset: number): Promise<void> {
@@ -69,7 +84,12 @@ export class CallbackWatcher {
     let r = offset;
     while (!this.stopped) {
       try {
-        const reply = await page(this.routers[r % this.routers.length] as string, topic, after, 1000);
+        const reply = await page(
+          this.routers[r % this.routers.length] as string,
+          topic,
+          after,
+          1000,
+        );
         for (const item of reply.items) {
           const list = this.byTask.get(item.task_id) ?? [];
           list.push(item);

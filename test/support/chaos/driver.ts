@@ -87,9 +87,19 @@ export class SubmitDriver {
 
   private async submit(i: number): Promise<void> {
     const topic = this.s.topics[i % this.s.topics.length] as string;
-    const sub: Submission = { task_id: `${this.s.idPrefix}-${i}`, topic, firstTryAt: Date.now(), tries: 0 };
+    const sub: Submission = {
+      task_id: `${this.s.idPrefix}-${i}`,
+      topic,
+      firstTryAt: Date.now(),
+      tries: 0,
+    };
     this.submissions.push(sub);
-    const body = JSON.stringify({ task_id: sub.task_id, capability: CHAOS_CAPABILITY, payload: { i }, callback_topic: topic });
+    const body = JSON.stringify({
+      task_id: sub.task_id,
+      capability: CHAOS_CAPABILITY,
+      payload: { i },
+      callback_topic: topic,
+    });
     while (!this.stopped && Date.now() - sub.firstTryAt < this.s.giveUpMs) {
       const router = this.s.routers[(i + sub.tries) % this.s.routers.length] as string;
       sub.tries++;
@@ -127,7 +137,9 @@ export class SubmitDriver {
       }
       return `${res.status}:${code}`;
     } catch (err: unknown) {
-      return err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError') ? 'timeout' : 'connection';
+      return err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')
+        ? 'timeout'
+        : 'connection';
     }
   }
 }

@@ -52,7 +52,13 @@ export async function readExecutions(path: string): Promise<Execution[]> {
     }
     const key = `${line.pid}|${line.task_id}|${line.attempt}`;
     if (line.ev === 'start') {
-      const run: Execution = { task_id: line.task_id, attempt: line.attempt, agent_id: line.agent_id, pid: line.pid, startedAt: line.at };
+      const run: Execution = {
+        task_id: line.task_id,
+        attempt: line.attempt,
+        agent_id: line.agent_id,
+        pid: line.pid,
+        startedAt: line.at,
+      };
       runs.push(run);
       open.set(key, [...(open.get(key) ?? []), run]);
     } else {
@@ -101,6 +107,9 @@ export class ExecTail {
     } catch {
       return;
     }
-    this.openRuns.set(line.pid, (this.openRuns.get(line.pid) ?? 0) + (line.ev === 'start' ? 1 : -1));
+    this.openRuns.set(
+      line.pid,
+      (this.openRuns.get(line.pid) ?? 0) + (line.ev === 'start' ? 1 : -1),
+    );
   }
 }

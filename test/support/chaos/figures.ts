@@ -75,7 +75,12 @@ export interface ChaosFigures {
   /** Refused acks by reason at the end. */
   refused_acks: Record<string, number>;
   refused_late_acks: number;
-  chaos: { agent_kills: number; agent_pauses: number; outages: Outage[]; slowest_agent_restart_ms: number };
+  chaos: {
+    agent_kills: number;
+    agent_pauses: number;
+    outages: Outage[];
+    slowest_agent_restart_ms: number;
+  };
   submit_tries: Record<string, number>;
   /** REACH_MAX_ATTEMPTS the run used. */
   max_attempts: number;
@@ -88,7 +93,8 @@ const FINAL = new Set(['completed', 'dead']);
 
 function refusedCounters(stats: Record<string, string | number>): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(stats)) if (k.startsWith('acks_refused:')) out[k.slice('acks_refused:'.length)] = Number(v);
+  for (const [k, v] of Object.entries(stats))
+    if (k.startsWith('acks_refused:')) out[k.slice('acks_refused:'.length)] = Number(v);
   return out;
 }
 
@@ -117,16 +123,26 @@ interface Disruption {
  * not complete, and that completed after the disruption began: the time from the disruption to
  * that completion.
  */
-function recoveries(d: Disruption, since: number, views: Map<string, TaskView | undefined>): Recovery[] {
+function recoveries(
+  d: Disruption,
+  since: number,
+  views: Map<string, TaskView | undefined>,
+): Recovery[] {
   const out: Recovery[] = [];
   for (const view of views.values()) {
     if (view?.status !== 'completed') continue;
     const done = view.timeline.find((e) => e.stage === 'completed');
     if (!done || done.at <= d.at) continue;
     const moved = view.timeline.some(
-      (e: Entry) => e.stage === 'sent' && e.agent_id === d.agent_id && e.attempt !== done.attempt && e.at > since && e.at <= d.end,
+      (e: Entry) =>
+        e.stage === 'sent' &&
+        e.agent_id === d.agent_id &&
+        e.attempt !== done.attempt &&
+        e.at > since &&
+        e.at <= d.end,
     );
-    if (moved) out.push({ task_id: view.task_id, agent_id: d.agent_id, kind: d.kind, ms: done.at - d.at });
+    if (moved)
+      out.push({ task_id: view.task_id, agent_id: d.agent_id, kind: d.kind, ms: done.at - d.at });
   }
   return out;
 }
@@ -151,19 +167,32 @@ export function computeFigures(r: ChaosRecord): ChaosFigures {
   const duplicateExecutions = [...starts.values()].reduce((sum, n) => sum + n - 1, 0);
 
   const byTask = new Map<string, CallbackItem[]>();
-  for (const item of r.callbacks) byTask.set(item.task_id, [...(byTask.get(item.task_id) ?? []), item]);
+  for (const item of r.callbacks)
+    byTask.set(item.task_id, [...(byTask.get(item.task_id) ?? []), item]);
   let duplicateCompletions = 0;
-  for (const items of byTask.values()) if (items.filter((x) => x.status === 'completed').length > 1) duplicateCompletions++;
+  for (const items of byTask.values())
+    if (items.filter((x) => x.status === 'completed').length > 1) duplicateCompletions++;
   let missingCallbacks = 0;
   for (const taskId of r.accepted.keys()) {
     const status = r.views.get(taskId)?.status;
-    if (status && FINAL.has(status) && !(byTask.get(taskId) ?? []).some((x) => x.status === status)) missingCallbacks++;
+    if (status && FINAL.has(status) && !(byTask.get(taskId) ?? []).some((x) => x.status === status))
+      missingCallbacks++;
   }
 
   // Disruptions per agent in time order, so a task is charged to the one it was caught in.
   const disruptions: Disruption[] = [
-    ...r.kills.map((k) => ({ agent_id: k.agent_id, at: k.at, end: k.back_at ?? k.at + 60_000, kind: 'kill' as const })),
-    ...r.pauses.map((p) => ({ agent_id: p.agent_id, at: p.at, end: p.resumed_at, kind: 'pause' as const })),
+    ...r.kills.map((k) => ({
+      agent_id: k.agent_id,
+      at: k.at,
+      end: k.back_at ?? k.at + 60_000,
+      kind: 'kill' as const,
+    })),
+    ...r.pauses.map((p) => ({
+      agent_id: p.agent_id,
+      at: p.at,
+      end: p.resumed_at,
+      kind: 'pause' as const,
+    })),
   ].sort((a, b) => a.at - b.at);
   const killed: Recovery[] = [];
   const paused: Recovery[] = [];
@@ -181,11 +210,17 @@ export function computeFigures(r: ChaosRecord): ChaosFigures {
     for (const e of r.executions) {
       if (e.pid !== p.pid || e.doneAt === undefined || e.doneAt < p.resumed_at) continue;
       const view = r.views.get(e.task_id);
-      const sent = view?.timeline.find((x) => x.stage === 'sent' && x.agent_id === p.agent_id && x.attempt === e.attempt);
+      const sent = view?.timeline.find(
+        (x) => x.stage === 'sent' && x.agent_id === p.agent_id && x.attempt === e.attempt,
+      );
       if (!sent || sent.at > p.resumed_at) continue;
       lateResults++;
-      const applied = view?.timeline.some((x) => x.stage === 'completed' && x.agent_id === p.agent_id && x.attempt === e.attempt);
-      const published = (byTask.get(e.task_id) ?? []).some((x) => x.status === 'completed' && x.agent_id === p.agent_id && x.attempt === e.attempt);
+      const applied = view?.timeline.some(
+        (x) => x.stage === 'completed' && x.agent_id === p.agent_id && x.attempt === e.attempt,
+      );
+      const published = (byTask.get(e.task_id) ?? []).some(
+        (x) => x.status === 'completed' && x.agent_id === p.agent_id && x.attempt === e.attempt,
+      );
       if (applied || published) lateAccepted++;
     }
   }
@@ -213,7 +248,8 @@ export function computeFigures(r: ChaosRecord): ChaosFigures {
       slowest_recovery_ms: Math.max(0, ...paused.map((x) => x.ms)),
       late_results: lateResults,
       late_results_accepted: lateAccepted,
-      refused_acks_rise: lateRefusals(r.refusedAroundPause.after) - lateRefusals(r.refusedAroundPause.before),
+      refused_acks_rise:
+        lateRefusals(r.refusedAroundPause.after) - lateRefusals(r.refusedAroundPause.before),
     },
     refused_acks: refused,
     refused_late_acks: lateRefusals(refused),

@@ -79,7 +79,8 @@ export class ChaosFleet {
         LOG_LEVEL: 'warn',
       },
       onLine: (line) => {
-        if (seen.registeredAt === undefined && line.startsWith(REGISTERED_MARK)) seen.registeredAt = Date.now();
+        if (seen.registeredAt === undefined && line.startsWith(REGISTERED_MARK))
+          seen.registeredAt = Date.now();
       },
     });
     const inst: AgentInstance = {
@@ -131,7 +132,13 @@ export class ChaosFleet {
   /** SIGSTOPs the agent's process; {@link resume} sends SIGCONT. */
   pause(agentId: string): AgentPause {
     const inst = this.instance(agentId);
-    const pause: AgentPause = { agent_id: agentId, pid: inst.proc.pid, at: Date.now(), resumed_at: 0, taken_back: false };
+    const pause: AgentPause = {
+      agent_id: agentId,
+      pid: inst.proc.pid,
+      at: Date.now(),
+      resumed_at: 0,
+      taken_back: false,
+    };
     inst.proc.kill('SIGSTOP');
     this.pauses.push(pause);
     return pause;
@@ -146,7 +153,10 @@ export class ChaosFleet {
   /** The last output lines of every process, for a failure message. */
   outputs(lines = 15): string {
     return [...this.retired, ...this.current.values()]
-      .map((i) => `--- ${i.instanceId} (pid ${i.proc.pid})\n${i.proc.output().trimEnd().split('\n').slice(-lines).join('\n')}`)
+      .map(
+        (i) =>
+          `--- ${i.instanceId} (pid ${i.proc.pid})\n${i.proc.output().trimEnd().split('\n').slice(-lines).join('\n')}`,
+      )
       .join('\n');
   }
 

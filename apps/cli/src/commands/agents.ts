@@ -16,7 +16,10 @@ export async function agentsCommand(ctx: Context): Promise<number> {
     return 0;
   }
   if (agents.length === 0) {
-    printLines(ctx, capability === undefined ? 'no agents registered' : `no agent serves ${capability}`);
+    printLines(
+      ctx,
+      capability === undefined ? 'no agents registered' : `no agent serves ${capability}`,
+    );
     return 0;
   }
   const rows = agents.map((a) => [

@@ -18,7 +18,8 @@ function windowOf(value: string | undefined): string {
 export async function statsCommand(ctx: Context): Promise<number> {
   if (ctx.args.length > 0) throw new UsageError('reach stats takes no arguments');
   const by = ctx.options.by ?? 'capability';
-  if (by !== 'capability' && by !== 'agent') throw new UsageError(`--by must be capability or agent, got ${JSON.stringify(by)}`);
+  if (by !== 'capability' && by !== 'agent')
+    throw new UsageError(`--by must be capability or agent, got ${JSON.stringify(by)}`);
   const reply = await ctx.router.request<StatsReply>('/v1/stats', {
     query: { window: windowOf(ctx.options.window), by, capability: ctx.options.capability },
   });
@@ -44,7 +45,17 @@ export async function statsCommand(ctx: Context): Promise<number> {
     ctx,
     head,
     '',
-    table([by === 'agent' ? 'AGENT' : 'CAPABILITY', 'SUCCESS', 'OK/FAILED/DEAD', 'RECEIPT mean / p95', 'EXECUTION mean / p95', 'DONE/MIN'], rows),
+    table(
+      [
+        by === 'agent' ? 'AGENT' : 'CAPABILITY',
+        'SUCCESS',
+        'OK/FAILED/DEAD',
+        'RECEIPT mean / p95',
+        'EXECUTION mean / p95',
+        'DONE/MIN',
+      ],
+      rows,
+    ),
     '',
     'success = completed / (completed + failed + dead); receipt = sent → received; execution = received → completed',
   );

@@ -1,4 +1,9 @@
-import { FINAL_TASK_STATUSES, type SubmitBody, type SubmitReply, type TaskView } from '@agent-reach/protocol';
+import {
+  FINAL_TASK_STATUSES,
+  type SubmitBody,
+  type SubmitReply,
+  type TaskView,
+} from '@agent-reach/protocol';
 import { seconds } from '../args.ts';
 import { printJson, printLines, type Context } from '../context.ts';
 import { EXIT, UsageError } from '../errors.ts';
@@ -26,14 +31,20 @@ function bodyOf(ctx: Context): SubmitBody {
   if (o['task-id'] !== undefined) body.task_id = o['task-id'];
   if (o['trace-id'] !== undefined) body.trace_id = o['trace-id'];
   if (o['callback-topic'] !== undefined) body.callback_topic = o['callback-topic'];
-  if (o['task-timeout'] !== undefined) body.timeout_s = Math.ceil(seconds('task-timeout', o['task-timeout'], 0));
+  if (o['task-timeout'] !== undefined)
+    body.timeout_s = Math.ceil(seconds('task-timeout', o['task-timeout'], 0));
   return body;
 }
 
 const sleep = (msToWait: number) => new Promise<void>((resolve) => setTimeout(resolve, msToWait));
 
 /** Polls the task until it ends or `timeoutMs` passes; returns the last view seen. */
-async function waitForEnd(ctx: Context, taskId: string, timeoutMs: number, progress: ProgressLine): Promise<TaskView> {
+async function waitForEnd(
+  ctx: Context,
+  taskId: string,
+  timeoutMs: number,
+  progress: ProgressLine,
+): Promise<TaskView> {
   const started = Date.now();
   let delay = 100;
   for (;;) {
@@ -56,7 +67,8 @@ function took(view: TaskView): string {
 export async function submitCommand(ctx: Context): Promise<number> {
   const body = bodyOf(ctx);
   const waitS = seconds('timeout', ctx.options.timeout, 30);
-  if (ctx.options.timeout !== undefined && !ctx.options.wait) throw new UsageError('--timeout goes with --wait');
+  if (ctx.options.timeout !== undefined && !ctx.options.wait)
+    throw new UsageError('--timeout goes with --wait');
   const reply = await ctx.router.request<SubmitReply>('/v1/tasks', { body });
   if (!ctx.options.wait) {
     if (ctx.json) printJson(ctx, reply);
@@ -72,7 +84,9 @@ export async function submitCommand(ctx: Context): Promise<number> {
   }
   if (ctx.json) printJson(ctx, view);
   if (!FINAL.has(view.status)) {
-    ctx.io.err(`reach: task ${view.task_id} is still ${view.status} after ${waitS} s; it goes on — see reach task ${view.task_id}\n`);
+    ctx.io.err(
+      `reach: task ${view.task_id} is still ${view.status} after ${waitS} s; it goes on — see reach task ${view.task_id}\n`,
+    );
     return EXIT.waitTimeout;
   }
   if (view.status === 'completed') {
@@ -87,7 +101,9 @@ export async function submitCommand(ctx: Context): Promise<number> {
   }
   if (!ctx.json) {
     const why = view.dead_reason;
-    const lines = [`task ${view.task_id} ${view.status}${why ? ` (${why})` : ''} after ${view.attempts} attempt${view.attempts === 1 ? '' : 's'}`];
+    const lines = [
+      `task ${view.task_id} ${view.status}${why ? ` (${why})` : ''} after ${view.attempts} attempt${view.attempts === 1 ? '' : 's'}`,
+    ];
     if (view.error !== undefined) lines.push(`error: ${view.error}`);
     else if (view.result !== undefined) lines.push(`result: ${inline(view.result)}`);
     printLines(ctx, ...lines);

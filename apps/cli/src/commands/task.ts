@@ -18,7 +18,9 @@ async function viewOf(ctx: Context, taskId: string): Promise<TaskView | undefine
 export async function taskCommand(ctx: Context): Promise<number> {
   const [taskId, ...rest] = ctx.args;
   if (taskId === undefined || rest.length > 0) throw new UsageError('usage: reach task <task_id>');
-  const timeline = await ctx.router.request<TimelineReply>(`/v1/tasks/${encodeURIComponent(taskId)}/timeline`);
+  const timeline = await ctx.router.request<TimelineReply>(
+    `/v1/tasks/${encodeURIComponent(taskId)}/timeline`,
+  );
   const view = await viewOf(ctx, taskId);
   if (ctx.json) {
     printJson(ctx, { ...timeline, task: view ?? null });
@@ -38,7 +40,9 @@ export async function taskCommand(ctx: Context): Promise<number> {
   const first = timeline.stages[0]?.at;
   const last = timeline.stages.at(-1)?.at;
   const lines = [head, '', table(['STAGE', 'AT', 'GAP', 'AGENT', 'ATTEMPT', 'NOTE'], rows), ''];
-  lines.push(`${timeline.stages.length} stages over ${first !== undefined && last !== undefined ? ms(last - first) : '-'} (source: ${timeline.source})`);
+  lines.push(
+    `${timeline.stages.length} stages over ${first !== undefined && last !== undefined ? ms(last - first) : '-'} (source: ${timeline.source})`,
+  );
   if (view?.result !== undefined) lines.push(`result: ${inline(view.result)}`);
   if (view?.error !== undefined) lines.push(`error: ${view.error}`);
   if (view?.dead_reason !== undefined) lines.push(`dead: ${view.dead_reason}`);

@@ -2,7 +2,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** A canned reply, or a function of the request that returns one. */
-export type StubReply = { status: number; body: unknown } | ((req: { url: URL; body: string }) => { status: number; body: unknown });
+export type StubReply =
+  | { status: number; body: unknown }
+  | ((req: { url: URL; body: string }) => { status: number; body: unknown });
 
 /** A request the stub received. */
 export interface StubRequest {
@@ -39,7 +41,10 @@ export async function startStub(routes: Record<string, StubReply>): Promise<Stub
       const body = await readBody(req);
       requests.push({ method: req.method ?? 'GET', url, body });
       const route = routes[`${req.method ?? 'GET'} ${url.pathname}`];
-      const reply = typeof route === 'function' ? route({ url, body }) : (route ?? { status: 404, body: { error: 'NOT_FOUND', message: 'no route' } });
+      const reply =
+        typeof route === 'function'
+          ? route({ url, body })
+          : (route ?? { status: 404, body: { error: 'NOT_FOUND', message: 'no route' } });
       res.writeHead(reply.status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(reply.body));
     })();

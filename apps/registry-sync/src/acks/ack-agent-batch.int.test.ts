@@ -20,7 +20,20 @@ afterEach(async () => {
 });
 
 /** One ack's 12 arguments of ack-agent-3.lua: a completion with its capability and duration. */
-const completion = (taskId: string, durationMs: number, slowMs = 100) => ['completed', taskId, 1, 1, Date.now(), '', '', 'cap', durationMs, slowMs, 0.5, 0];
+const completion = (taskId: string, durationMs: number, slowMs = 100) => [
+  'completed',
+  taskId,
+  1,
+  1,
+  Date.now(),
+  '',
+  '',
+  'cap',
+  durationMs,
+  slowMs,
+  0.5,
+  0,
+];
 
 async function deliverPending(taskIds: string[]): Promise<string[]> {
   const ids: string[] = [];
@@ -60,16 +73,32 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
   it('counts a slow streak across the acks of one call', async () => {
     await redis.hset(keys.agent('a1'), 'epoch', 1, 'status', 'HEALTHY', 'slow_streak', 2);
     await deliverPending(['t1', 't2']);
-    await redis.reachAckAgent(keys.agent('a1'), keys.pending('a1'), keys.inbox('a1'), ...completion('t1', 500), ...completion('t2', 500));
+    await redis.reachAckAgent(
+      keys.agent('a1'),
+      keys.pending('a1'),
+      keys.inbox('a1'),
+      ...completion('t1', 500),
+      ...completion('t2', 500),
+    );
     expect(await redis.hget(keys.agent('a1'), 'slow_streak')).toBe('4');
   });
 
   it('refuses a stale epoch per ack and leaves the other acks applied', async () => {
     await redis.hset(keys.agent('a1'), 'epoch', 2, 'status', 'HEALTHY');
     await deliverPending(['t1']);
-    await redis.hset(keys.pending('a1'), 't2', `1|${(await redis.xadd(keys.inbox('a1'), '*', 'task_id', 't2')) as string}|0|0|0|2`);
+    await redis.hset(
+      keys.pending('a1'),
+      't2',
+      `1|${(await redis.xadd(keys.inbox('a1'), '*', 'task_id', 't2')) as string}|0|0|0|2`,
+    );
     const current = ['completed', 't2', 2, 1, Date.now(), '', '', '', '', 100, 0.5, 0];
-    const replies = await redis.reachAckAgent(keys.agent('a1'), keys.pending('a1'), keys.inbox('a1'), ...completion('t1', 10), ...current);
+    const replies = await redis.reachAckAgent(
+      keys.agent('a1'),
+      keys.pending('a1'),
+      keys.inbox('a1'),
+      ...completion('t1', 10),
+      ...current,
+    );
     expect(replies[0]).toEqual([-2]);
     expect(replies[1]?.[0]).toBe(0);
     expect(await redis.hkeys(keys.pending('a1'))).toEqual(['t1']);
@@ -80,7 +109,13 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
     await redis.hset(keys.agent('a1'), 'epoch', 1, 'status', 'SUSPECT', 'zombie', '1');
     await deliverPending(['t1', 't2']);
     const receipt = (t: string) => ['received', t, 1, 1, Date.now(), '', '', '', '', 100, 0.5, 0];
-    const replies = await redis.reachAckAgent(keys.agent('a1'), keys.pending('a1'), keys.inbox('a1'), ...receipt('t1'), ...receipt('t2'));
+    const replies = await redis.reachAckAgent(
+      keys.agent('a1'),
+      keys.pending('a1'),
+      keys.inbox('a1'),
+      ...receipt('t1'),
+      ...receipt('t2'),
+    );
     expect(replies.map((r) => r[0])).toEqual([0, 0]);
     expect(await redis.hmget(keys.agent('a1'), 'status', 'zombie')).toEqual(['HEALTHY', null]);
     // Receipts keep the slots.

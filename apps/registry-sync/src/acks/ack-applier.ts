@@ -1,6 +1,15 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { Coalescer, decodeAck, streamIdMs, WORKER_GROUP, type AckMessage, type CallbackMessage, type ReachKeys, type TimelineEntry } from '@agent-reach/protocol';
+import {
+  Coalescer,
+  decodeAck,
+  streamIdMs,
+  WORKER_GROUP,
+  type AckMessage,
+  type CallbackMessage,
+  type ReachKeys,
+  type TimelineEntry,
+} from '@agent-reach/protocol';
 import type { CallbackPublisher } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
@@ -17,7 +26,8 @@ export interface AckSettings {
 const EWMA_ALPHA = 0.2;
 
 /** Why an ack changed nothing. */
-export type AckRefusal = 'malformed' | 'unknown_agent' | 'stale_epoch' | 'unknown_task' | 'not_assigned' | 'duplicate';
+export type AckRefusal =
+  'malformed' | 'unknown_agent' | 'stale_epoch' | 'unknown_task' | 'not_assigned' | 'duplicate';
 
 /** Outcome of applying one ack entry. */
 export type AckOutcome = { applied: true; final: boolean } | { applied: false; reason: AckRefusal };
@@ -26,7 +36,11 @@ export type AckOutcome = { applied: true; final: boolean } | { applied: false; r
 type AgentStepReply = [number, number?, string?, number?];
 
 const AGENT_REFUSALS: Record<number, AckRefusal> = { [-1]: 'unknown_agent', [-2]: 'stale_epoch' };
-const TASK_REFUSALS: Record<number, AckRefusal> = { [-1]: 'unknown_task', [-6]: 'not_assigned', [-7]: 'duplicate' };
+const TASK_REFUSALS: Record<number, AckRefusal> = {
+  [-1]: 'unknown_task',
+  [-6]: 'not_assigned',
+  [-7]: 'duplicate',
+};
 
 /**
  * Turns one entry of the acks stream into task state, a callback-topic entry and an event.
@@ -49,7 +63,12 @@ export class AckApplier {
   ) {
     this.log = logger.child({ module: 'acks' });
     this.agentSteps = new Coalescer((agentId, steps) =>
-      this.redis.reachAckAgent(this.keys.agent(agentId), this.keys.pending(agentId), this.keys.inbox(agentId), ...steps.flat()),
+      this.redis.reachAckAgent(
+        this.keys.agent(agentId),
+        this.keys.pending(agentId),
+        this.keys.inbox(agentId),
+        ...steps.flat(),
+      ),
     );
   }
 
@@ -64,29 +83,46 @@ export class AckApplier {
     const at = streamIdMs(entryId);
     const probe = isProbeTask(ack.task_id);
     // A completion that names its capability has its speed recorded in the same step.
-    const speedCapability = ack.stage === 'completed' && !probe && ack.duration_ms !== undefined ? (ack.capability ?? '') : '';
-    const [agentCode, sentAt = 0, poolEntry = '', speedTracked = 0] = await this.agentSteps.call(ack.agent_id, [
-      ack.stage,
-      ack.task_id,
-      ack.epoch,
-      ack.attempt,
-      at,
-      ack.pool ?? '',
-      ack.message_id ?? '',
-      speedCapability,
-      ack.duration_ms ?? '',
-      this.slowMsFor(speedCapability),
-      EWMA_ALPHA,
-      ack.received_ago_ms !== undefined ? 1 : 0,
-    ]);
+    const speedCapability =
+      ack.stage === 'completed' && !probe && ack.duration_ms !== undefined
+        ? (ack.capability ?? '')
+        : '';
+    const [agentCode, sentAt = 0, poolEntry = '', speedTracked = 0] = await this.agentSteps.call(
+      ack.agent_id,
+      [
+        ack.stage,
+        ack.task_id,
+        ack.epoch,
+        ack.attempt,
+        at,
+        ack.pool ?? '',
+        ack.message_id ?? '',
+        speedCapability,
+        ack.duration_ms ?? '',
+        this.slowMsFor(speedCapability),
+        EWMA_ALPHA,
+        ack.received_ago_ms !== undefined ? 1 : 0,
+      ],
+    );
     if (agentCode < 0) {
       const reason = AGENT_REFUSALS[agentCode] ?? 'unknown_agent';
-      this.log.warn({ task_id: ack.task_id, agent_id: ack.agent_id, epoch: ack.epoch, reason }, 'ack refused');
+      this.log.warn(
+        { task_id: ack.task_id, agent_id: ack.agent_id, epoch: ack.epoch, reason },
+        'ack refused',
+      );
       return this.refuse(reason);
     }
     if (probe) {
       if (ack.stage === 'completed' && sentAt > 0) {
-        this.events.write({ stage: 'probe', capability: '_probe', agent_id: ack.agent_id, task_id: ack.task_id, attempt: 1, at, latency_ms: at - sentAt });
+        this.events.write({
+          stage: 'probe',
+          capability: '_probe',
+          agent_id: ack.agent_id,
+          task_id: ack.task_id,
+          attempt: 1,
+          at,
+          latency_ms: at - sentAt,
+        });
       }
       return { applied: true, final: ack.stage !== 'received' };
     }
@@ -99,10 +135,21 @@ export class AckApplier {
    * A pull agent's task lives in its capability's pool: a finished one leaves the pool, and a
    * receipt the task refused (another agent took it first) gives the slot back.
    */
-  private async settlePoolEntry(ack: AckMessage, outcome: AckOutcome, poolEntry: string): Promise<void> {
+  private async settlePoolEntry(
+    ack: AckMessage,
+    outcome: AckOutcome,
+    poolEntry: string,
+  ): Promise<void> {
     const pool = ack.pool as string;
     if (!outcome.applied && outcome.reason === 'not_assigned') {
-      await this.redis.reachRelease(this.keys.agent(ack.agent_id), this.keys.pending(ack.agent_id), this.keys.inbox(ack.agent_id), ack.task_id, ack.attempt, WORKER_GROUP);
+      await this.redis.reachRelease(
+        this.keys.agent(ack.agent_id),
+        this.keys.pending(ack.agent_id),
+        this.keys.inbox(ack.agent_id),
+        ack.task_id,
+        ack.attempt,
+        WORKER_GROUP,
+      );
       return;
     }
     if (poolEntry) await this.redis.xdel(this.keys.pool(pool), poolEntry);
@@ -112,13 +159,26 @@ export class AckApplier {
    * `deliveredAt` is the delivery time the agent's pending entry holds (written in the same
    * script as the XADD): a worker can report receipt before the router's `sent` record lands.
    */
-  private async applyToTask(ack: AckMessage, at: number, deliveredAt: number, speedTracked: boolean): Promise<AckOutcome> {
-    const entry: TimelineEntry = { stage: ack.stage, at, agent_id: ack.agent_id, attempt: ack.attempt };
+  private async applyToTask(
+    ack: AckMessage,
+    at: number,
+    deliveredAt: number,
+    speedTracked: boolean,
+  ): Promise<AckOutcome> {
+    const entry: TimelineEntry = {
+      stage: ack.stage,
+      at,
+      agent_id: ack.agent_id,
+      attempt: ack.attempt,
+    };
     if (ack.duration_ms !== undefined) entry.duration_ms = ack.duration_ms;
     if (ack.error !== undefined) entry.error = ack.error;
     // A receipt the worker folded into this ack: received when it read the entry, by Redis' clock.
     const foldedAt = ack.received_ago_ms !== undefined ? at - ack.received_ago_ms : undefined;
-    const folded: TimelineEntry | undefined = foldedAt !== undefined ? { stage: 'received', at: foldedAt, agent_id: ack.agent_id, attempt: ack.attempt } : undefined;
+    const folded: TimelineEntry | undefined =
+      foldedAt !== undefined
+        ? { stage: 'received', at: foldedAt, agent_id: ack.agent_id, attempt: ack.attempt }
+        : undefined;
     const res = await this.redis.reachAckTask(
       this.keys.task(ack.task_id),
       this.keys.timeline(ack.task_id),
@@ -135,7 +195,17 @@ export class AckApplier {
       foldedAt ?? '',
       folded ? JSON.stringify(folded) : '',
     );
-    const [code, capability = '', topic = '', traceId = '', receivedAt = 0, recordedSentAt = 0, attempt = 0, final = 0, foldedRecorded = 0] = res;
+    const [
+      code,
+      capability = '',
+      topic = '',
+      traceId = '',
+      receivedAt = 0,
+      recordedSentAt = 0,
+      attempt = 0,
+      final = 0,
+      foldedRecorded = 0,
+    ] = res;
     const sentAt = recordedSentAt > 0 ? recordedSentAt : deliveredAt;
     if (code === -7) {
       // Already applied: a re-processed entry still makes sure what follows it happened.
@@ -145,7 +215,10 @@ export class AckApplier {
     }
     if (code < 0) {
       const reason = TASK_REFUSALS[code] ?? 'unknown_task';
-      this.log.warn({ task_id: ack.task_id, agent_id: ack.agent_id, attempt: ack.attempt, reason }, 'ack refused');
+      this.log.warn(
+        { task_id: ack.task_id, agent_id: ack.agent_id, attempt: ack.attempt, reason },
+        'ack refused',
+      );
       return this.refuse(reason);
     }
     if (foldedRecorded === 1) {
@@ -199,7 +272,8 @@ export class AckApplier {
 
   private async decideFailure(ack: AckMessage): Promise<void> {
     // A hand-written worker may omit attempt: the task's current one is meant.
-    const attempt = ack.attempt || Number((await this.redis.hget(this.keys.task(ack.task_id), 'attempt')) ?? 0);
+    const attempt =
+      ack.attempt || Number((await this.redis.hget(this.keys.task(ack.task_id), 'attempt')) ?? 0);
     if (attempt === 0) return;
     await this.outcomes.retry({
       taskId: ack.task_id,
@@ -212,9 +286,19 @@ export class AckApplier {
   }
 
   /** For a completion without its capability: the speed step on its own, once the task step named the capability. */
-  private async trackSpeed(agentId: string, capability: string, durationMs: number | undefined): Promise<void> {
+  private async trackSpeed(
+    agentId: string,
+    capability: string,
+    durationMs: number | undefined,
+  ): Promise<void> {
     if (durationMs === undefined) return;
-    await this.redis.reachSlow(this.keys.agent(agentId), durationMs, this.slowMsFor(capability), capability, EWMA_ALPHA);
+    await this.redis.reachSlow(
+      this.keys.agent(agentId),
+      durationMs,
+      this.slowMsFor(capability),
+      capability,
+      EWMA_ALPHA,
+    );
   }
 
   private slowMsFor(capability: string): number {
@@ -222,17 +306,18 @@ export class AckApplier {
   }
 
   private async publishStored(taskId: string): Promise<void> {
-    const [status, topic, capability, attempt, completedAt, agentId, result, duration] = await this.redis.hmget(
-      this.keys.task(taskId),
-      'status',
-      'callback_topic',
-      'capability',
-      'attempt',
-      'completed_at',
-      'agent_id',
-      'result',
-      'duration_ms',
-    );
+    const [status, topic, capability, attempt, completedAt, agentId, result, duration] =
+      await this.redis.hmget(
+        this.keys.task(taskId),
+        'status',
+        'callback_topic',
+        'capability',
+        'attempt',
+        'completed_at',
+        'agent_id',
+        'result',
+        'duration_ms',
+      );
     if (!topic || status !== 'completed') return;
     const msg: CallbackMessage = {
       task_id: taskId,

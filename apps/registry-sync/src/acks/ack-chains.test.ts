@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { AckChains, compareIds, taskOf, type AckEntry } from './ack-chains.ts';
 
-const entry = (id: string, task: string, stage = 'received'): AckEntry => [id, ['task_id', task, 'stage', stage]];
+const entry = (id: string, task: string, stage = 'received'): AckEntry => [
+  id,
+  ['task_id', task, 'stage', stage],
+];
 
 /** An apply function whose calls finish when the test says so. */
 function controlledApply() {
@@ -13,14 +16,23 @@ function controlledApply() {
       gates.set(id, { resolve, reject });
     });
   const tick = () => new Promise((r) => setImmediate(r));
-  return { started, apply, finish: (id: string) => gates.get(id)?.resolve(), fail: (id: string) => gates.get(id)?.reject(new Error('redis went away')), tick };
+  return {
+    started,
+    apply,
+    finish: (id: string) => gates.get(id)?.resolve(),
+    fail: (id: string) => gates.get(id)?.reject(new Error('redis went away')),
+    tick,
+  };
 }
 
 describe('AckChains', () => {
   it('applies entries of different tasks at once and those of one task one after the other', async () => {
     const c = controlledApply();
     const applied: string[] = [];
-    const chains = new AckChains(c.apply, { applied: (id) => applied.push(id), failed: () => undefined });
+    const chains = new AckChains(c.apply, {
+      applied: (id) => applied.push(id),
+      failed: () => undefined,
+    });
     void chains.add(entry('1-0', 'a'));
     void chains.add(entry('1-1', 'b'));
     void chains.add(entry('1-2', 'a', 'completed'));
@@ -40,7 +52,10 @@ describe('AckChains', () => {
   it('holds a failed entry with the later entries of its task, and hands them back in stream order', async () => {
     const c = controlledApply();
     const failed: string[] = [];
-    const chains = new AckChains(c.apply, { applied: () => undefined, failed: (id) => failed.push(id) });
+    const chains = new AckChains(c.apply, {
+      applied: () => undefined,
+      failed: (id) => failed.push(id),
+    });
     const first = chains.add(entry('2-0', 'a'));
     const second = chains.add(entry('2-1', 'a', 'completed'));
     const other = chains.add(entry('2-2', 'b'));

@@ -60,7 +60,11 @@ export class AckChains {
     await Promise.all([...this.#chains.values()]);
   }
 
-  async #applyAfter(previous: Promise<boolean> | undefined, task: string, entry: AckEntry): Promise<boolean> {
+  async #applyAfter(
+    previous: Promise<boolean> | undefined,
+    task: string,
+    entry: AckEntry,
+  ): Promise<boolean> {
     const [id, fields] = entry;
     if (previous !== undefined) await previous;
     if (this.#heldTasks.has(task)) {

@@ -65,7 +65,9 @@ export class AckConsumer {
       {
         applied: (id) => {
           this.toAck.push(id);
-          this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flushAcks());
+          this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+            this.flushAcks(),
+          );
         },
         failed: (id, err) => {
           this.log.warn({ err, entry_id: id }, 'ack not applied; will retry');
@@ -112,9 +114,16 @@ export class AckConsumer {
         await this.claimStale();
         await this.retryOwn();
         const reply = (await this.blocking.xreadgroup(
-          'GROUP', SYNC_GROUP, this.settings.consumer,
-          'COUNT', batch, 'BLOCK', this.retryOwnAt > 0 ? Math.min(blockMs, 250) : blockMs,
-          'STREAMS', this.keys.acks(), '>',
+          'GROUP',
+          SYNC_GROUP,
+          this.settings.consumer,
+          'COUNT',
+          batch,
+          'BLOCK',
+          this.retryOwnAt > 0 ? Math.min(blockMs, 250) : blockMs,
+          'STREAMS',
+          this.keys.acks(),
+          '>',
         )) as StreamReply;
         const entries = reply?.[0]?.[1] ?? [];
         if (entries.length > 0) await this.process(entries);
@@ -144,7 +153,12 @@ export class AckConsumer {
     if (done.length === 0) return;
     this.toAck = [];
     try {
-      const replies = (await this.redis.pipeline().xack(this.keys.acks(), SYNC_GROUP, ...done).xdel(this.keys.acks(), ...done).exec()) ?? [];
+      const replies =
+        (await this.redis
+          .pipeline()
+          .xack(this.keys.acks(), SYNC_GROUP, ...done)
+          .xdel(this.keys.acks(), ...done)
+          .exec()) ?? [];
       const failed = replies.find(([err]) => err !== null)?.[0];
       if (failed) throw failed;
       for (const id of done) this.busy.delete(id);
@@ -175,17 +189,26 @@ export class AckConsumer {
     await this.flushAcks();
     if (this.retryOwnAt === 0) this.retryOwnDelayMs = RETRY_OWN_MIN_MS;
     else this.retryOwnDelayMs = Math.min(2 * this.retryOwnDelayMs, RETRY_OWN_MAX_MS);
-    if (applied.length > 0) this.log.info({ count: applied.length, applied: applied.filter(Boolean).length }, 'acks applied again after a failure');
+    if (applied.length > 0)
+      this.log.info(
+        { count: applied.length, applied: applied.filter(Boolean).length },
+        'acks applied again after a failure',
+      );
   }
 
   private async claimStale(): Promise<void> {
     const now = Date.now();
     if (now - this.lastClaimAt < 10_000) return;
     this.lastClaimAt = now;
-    const reply = (await this.redis.xautoclaim(this.keys.acks(), SYNC_GROUP, this.settings.consumer, 60_000, '0-0', 'COUNT', 200)) as [
-      string,
-      [string, string[] | null][],
-    ];
+    const reply = (await this.redis.xautoclaim(
+      this.keys.acks(),
+      SYNC_GROUP,
+      this.settings.consumer,
+      60_000,
+      '0-0',
+      'COUNT',
+      200,
+    )) as [string, [string, string[] | null][]];
     const entries = (reply[1] ?? []).filter((e): e is AckEntry => Array.isArray(e[1]));
     if (entries.length > 0) {
       this.log.info({ count: entries.length }, 'claimed acks left by another instance');

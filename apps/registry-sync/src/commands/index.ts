@@ -12,10 +12,17 @@ declare module 'ioredis' {
     reachDeregister(...args: Arg[]): Result<[number, number?], Context>;
     reachLease(...args: Arg[]): Result<[string, string, number, number], Context>;
     reachAckAgent(...args: Arg[]): Result<[number, number?, string?, number?][], Context>;
-    reachAckTask(...args: Arg[]): Result<[number, string?, string?, string?, number?, number?, number?, number?, number?], Context>;
+    reachAckTask(
+      ...args: Arg[]
+    ): Result<
+      [number, string?, string?, string?, number?, number?, number?, number?, number?],
+      Context
+    >;
     reachSnapshot(...args: Arg[]): Result<[number, number], Context>;
     reachLock(...args: Arg[]): Result<number, Context>;
-    reachRetry(...args: Arg[]): Result<[number, number?, string?, string?, (number | string)?, string?], Context>;
+    reachRetry(
+      ...args: Arg[]
+    ): Result<[number, number?, string?, string?, (number | string)?, string?], Context>;
     reachRelease(...args: Arg[]): Result<[number, string, string], Context>;
     reachSlow(...args: Arg[]): Result<number, Context>;
     reachSuspect(...args: Arg[]): Result<number, Context>;

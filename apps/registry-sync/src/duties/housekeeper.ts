@@ -105,13 +105,21 @@ export class Housekeeper {
   private noteGap(now: number): number {
     // Only a gap long enough to make fresh agents look SUSPECT is the store's fault; a pass that
     // is merely late on a busy machine must not pause liveness checks.
-    const bound = Math.max(this.settings.heartbeatIntervalMs, 3 * this.settings.sweepIntervalMs, this.settings.suspectMs - this.settings.heartbeatIntervalMs);
+    const bound = Math.max(
+      this.settings.heartbeatIntervalMs,
+      3 * this.settings.sweepIntervalMs,
+      this.settings.suspectMs - this.settings.heartbeatIntervalMs,
+    );
     const gap = this.lastPassAt > 0 ? now - this.lastPassAt - this.settings.sweepIntervalMs : 0;
     if (gap > bound) {
       this.graceMs = gap + this.settings.heartbeatIntervalMs;
       // Long enough for every agent's next heartbeat to land, even on a loaded machine.
-      this.graceUntil = now + Math.max(2 * this.settings.heartbeatIntervalMs, this.settings.suspectMs);
-      this.log.warn({ gap_ms: gap }, 'housekeeping could not run for a while; leases get the time back');
+      this.graceUntil =
+        now + Math.max(2 * this.settings.heartbeatIntervalMs, this.settings.suspectMs);
+      this.log.warn(
+        { gap_ms: gap },
+        'housekeeping could not run for a while; leases get the time back',
+      );
     }
     this.lastPassAt = now;
     return now < this.graceUntil ? this.graceMs : 0;
@@ -128,7 +136,10 @@ export class Housekeeper {
       const grace = this.noteGap(now);
       const transitions = await d.leases.sweep(grace);
       for (const t of transitions) {
-        this.log.info({ agent_id: t.agent_id, from: t.from, to: t.to, lease_age_ms: t.lease_age_ms }, 'agent status changed');
+        this.log.info(
+          { agent_id: t.agent_id, from: t.from, to: t.to, lease_age_ms: t.lease_age_ms },
+          'agent status changed',
+        );
         this.onTransition(t);
       }
       if (grace === 0) await d.inflight.sweep(now);
@@ -141,7 +152,11 @@ export class Housekeeper {
         this.lastJanitorAt = now;
         await d.janitor.sweep();
       }
-      if (transitions.length > 0 || ejected.length > 0 || now - this.lastSnapshotAt >= this.settings.snapshotIntervalMs) {
+      if (
+        transitions.length > 0 ||
+        ejected.length > 0 ||
+        now - this.lastSnapshotAt >= this.settings.snapshotIntervalMs
+      ) {
         await d.snapshots.write(views);
         this.lastSnapshotAt = now;
       }

@@ -29,7 +29,14 @@ export class LeaseSweeper {
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const id of ids) {
-      pipeline.reachLease(this.keys.agent(id), this.keys.pending(id), this.keys.inbox(id), this.settings.suspectMs, this.settings.offlineMs, graceMs);
+      pipeline.reachLease(
+        this.keys.agent(id),
+        this.keys.pending(id),
+        this.keys.inbox(id),
+        this.settings.suspectMs,
+        this.settings.offlineMs,
+        graceMs,
+      );
     }
     const replies = (await pipeline.exec()) ?? [];
     const transitions: Transition[] = [];
@@ -40,7 +47,12 @@ export class LeaseSweeper {
       const [from, to, age] = reply as [string, string, number, number];
       if (from === 'NONE') gone.push(id);
       else if (from !== to) {
-        transitions.push({ agent_id: id, from: from as AgentStatus, to: to as AgentStatus | 'GONE', lease_age_ms: age });
+        transitions.push({
+          agent_id: id,
+          from: from as AgentStatus,
+          to: to as AgentStatus | 'GONE',
+          lease_age_ms: age,
+        });
         if (to === 'GONE') gone.push(id);
       }
     });

@@ -1,6 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { FLEET_EVENT_FIELD, FLEET_EVENTS_MAXLEN, type FleetEvent, type ReachKeys } from '@agent-reach/protocol';
+import {
+  FLEET_EVENT_FIELD,
+  FLEET_EVENTS_MAXLEN,
+  type FleetEvent,
+  type ReachKeys,
+} from '@agent-reach/protocol';
 
 /**
  * Appends fleet events to the capped events stream for live views. Fire and forget: a failed
@@ -17,7 +22,15 @@ export class FleetEventLog {
   append(event: Omit<FleetEvent, 'at'> & { at?: number }): void {
     const full: FleetEvent = { ...event, at: event.at ?? Date.now() };
     this.redis
-      .xadd(this.keys.fleetEvents(), 'MAXLEN', '~', FLEET_EVENTS_MAXLEN, '*', FLEET_EVENT_FIELD, JSON.stringify(full))
+      .xadd(
+        this.keys.fleetEvents(),
+        'MAXLEN',
+        '~',
+        FLEET_EVENTS_MAXLEN,
+        '*',
+        FLEET_EVENT_FIELD,
+        JSON.stringify(full),
+      )
       .catch((err: unknown) => this.log.debug({ err }, 'fleet event not written'));
   }
 }

@@ -10,7 +10,10 @@ let prefix: string;
 
 beforeAll(async () => {
   prefix = randomPrefix();
-  service = await createRegistryService({ redisUrl: testServices().redisUrl, prefix, snapshotIntervalMs: 200 }, { logger: pino({ level: 'silent' }) });
+  service = await createRegistryService(
+    { redisUrl: testServices().redisUrl, prefix, snapshotIntervalMs: 200 },
+    { logger: pino({ level: 'silent' }) },
+  );
   redis = new Redis(testServices().redisUrl);
 });
 
@@ -29,17 +32,27 @@ describe('registry-sync GET /metrics', () => {
       payload: { agent_id: 'met-1', capabilities: ['echo'], max_concurrency: 2 },
     });
     expect(reg.statusCode).toBe(200);
-    await service.app.inject({ method: 'POST', url: '/v1/agents/met-1/heartbeat', payload: { inflight: 0 } });
+    await service.app.inject({
+      method: 'POST',
+      url: '/v1/agents/met-1/heartbeat',
+      payload: { inflight: 0 },
+    });
     const text = await waitFor(
       async () => {
         const res = await service.app.inject({ url: '/metrics' });
         expect(res.statusCode).toBe(200);
-        return /reach_agents\{status="HEALTHY",service="registry-sync"\} 1/.test(res.body) ? res.body : undefined;
+        return /reach_agents\{status="HEALTHY",service="registry-sync"\} 1/.test(res.body)
+          ? res.body
+          : undefined;
       },
       { message: 'the registered agent never showed as HEALTHY in /metrics' },
     );
-    expect(text).toMatch(/reach_http_requests_total\{[^}]*route="\/v1\/agents\/register"[^}]*status="200"[^}]*\} 1/);
-    expect(text).toMatch(/reach_http_requests_total\{[^}]*route="\/v1\/agents\/:agent_id\/heartbeat"[^}]*status="401"[^}]*\} 1/);
+    expect(text).toMatch(
+      /reach_http_requests_total\{[^}]*route="\/v1\/agents\/register"[^}]*status="200"[^}]*\} 1/,
+    );
+    expect(text).toMatch(
+      /reach_http_requests_total\{[^}]*route="\/v1\/agents\/:agent_id\/heartbeat"[^}]*status="401"[^}]*\} 1/,
+    );
     expect(text).toContain('reach_inbox_backlog{agent_id="met-1",service="registry-sync"} 0');
     expect(text).toContain('reach_acks_backlog{service="registry-sync"} 0');
     expect(text).toContain('reach_events_write_failures_total{service="registry-sync"} 0');
@@ -47,7 +60,11 @@ describe('registry-sync GET /metrics', () => {
   });
 
   it('serves OpenAPI 3 for every route, and the UI', async () => {
-    const doc = (await service.app.inject({ url: '/docs/json' })).json<{ openapi: string; info: { title: string }; paths: Record<string, unknown> }>();
+    const doc = (await service.app.inject({ url: '/docs/json' })).json<{
+      openapi: string;
+      info: { title: string };
+      paths: Record<string, unknown>;
+    }>();
     expect(doc.openapi).toMatch(/^3\./);
     expect(doc.info.title).toContain('registry-sync');
     expect(Object.keys(doc.paths)).toEqual(

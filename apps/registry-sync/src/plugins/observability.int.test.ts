@@ -7,7 +7,10 @@ import { createRegistryService, type RegistryService } from '../index.ts';
 let service: RegistryService;
 
 beforeAll(async () => {
-  service = await createRegistryService({ redisUrl: testServices().redisUrl, prefix: randomPrefix() }, { logger: pino({ level: 'silent' }) });
+  service = await createRegistryService(
+    { redisUrl: testServices().redisUrl, prefix: randomPrefix() },
+    { logger: pino({ level: 'silent' }) },
+  );
   await service.app.ready();
 });
 
@@ -17,11 +20,16 @@ afterAll(async () => {
 
 describe('registry-sync OpenAPI document', () => {
   it('documents every route registry-sync serves, with its method', async () => {
-    const doc = (await service.app.inject({ url: '/docs/json' })).json<{ openapi: string; paths: Record<string, Record<string, unknown>> }>();
+    const doc = (await service.app.inject({ url: '/docs/json' })).json<{
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+    }>();
     expect(doc.openapi).toMatch(/^3\./);
     const served = listRoutes(service.app).filter((r) => !r.url.startsWith('/docs'));
     expect(served.length).toBeGreaterThan(5);
-    const missing = served.filter((r) => !doc.paths[r.url.replace(/:(\w+)/g, '{$1}')]?.[r.method.toLowerCase()]);
+    const missing = served.filter(
+      (r) => !doc.paths[r.url.replace(/:(\w+)/g, '{$1}')]?.[r.method.toLowerCase()],
+    );
     expect(missing).toEqual([]);
   });
 });

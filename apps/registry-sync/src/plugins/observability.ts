@@ -4,7 +4,12 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { EventSink } from '@agent-reach/events';
 import type { ReachKeys } from '@agent-reach/protocol';
-import { installHttpMetrics, installMetricsEndpoint, observeTaskEvents, registerApiDocs } from '@agent-reach/service-kit';
+import {
+  installHttpMetrics,
+  installMetricsEndpoint,
+  observeTaskEvents,
+  registerApiDocs,
+} from '@agent-reach/service-kit';
 import { createRegistryMetrics, type RegistryMetrics } from '../metrics/registry-metrics.ts';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -17,19 +22,30 @@ export interface RegistryObservability {
 }
 
 /** Creates registry-sync's metrics; nothing reads Redis until Prometheus scrapes. */
-export function createRegistryObservability(deps: { redis: Redis; keys: ReachKeys; logger: Logger }): RegistryObservability {
+export function createRegistryObservability(deps: {
+  redis: Redis;
+  keys: ReachKeys;
+  logger: Logger;
+}): RegistryObservability {
   const metrics = createRegistryMetrics(deps);
-  return { metrics, observe: (sink) => observeTaskEvents(sink, { registry: metrics.registry, logger: deps.logger }) };
+  return {
+    metrics,
+    observe: (sink) => observeTaskEvents(sink, { registry: metrics.registry, logger: deps.logger }),
+  };
 }
 
 /**
  * OpenAPI docs at `/docs` (document at `/docs/json`) and, given metrics, `GET /metrics` with
  * request counters. Call before any route is added: both learn routes from hooks.
  */
-export async function registerObservability(app: FastifyInstance, metrics: RegistryMetrics | undefined): Promise<void> {
+export async function registerObservability(
+  app: FastifyInstance,
+  metrics: RegistryMetrics | undefined,
+): Promise<void> {
   await registerApiDocs(app, {
     title: 'Agent-Reach registry-sync',
-    description: "The agents' API: register, heartbeat, deregister, and read the registry. Agents take tasks from Redis streams (docs/PROTOCOL.md).",
+    description:
+      "The agents' API: register, heartbeat, deregister, and read the registry. Agents take tasks from Redis streams (docs/PROTOCOL.md).",
     version,
     tags: [{ name: 'operations', description: 'Health and metrics' }],
   });

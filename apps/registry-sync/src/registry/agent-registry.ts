@@ -62,9 +62,11 @@ export class AgentRegistry {
     await this.redis.sadd(this.keys.agents(), id);
     const pools = body.channel === 'pull' ? body.capabilities.map((c) => this.keys.pool(c)) : [];
     for (const pool of pools) {
-      await this.redis.xgroup('CREATE', pool, WORKER_GROUP, '0', 'MKSTREAM').catch((err: unknown) => {
-        if (!(err instanceof Error) || !err.message.startsWith('BUSYGROUP')) throw err;
-      });
+      await this.redis
+        .xgroup('CREATE', pool, WORKER_GROUP, '0', 'MKSTREAM')
+        .catch((err: unknown) => {
+          if (!(err instanceof Error) || !err.message.startsWith('BUSYGROUP')) throw err;
+        });
     }
     return {
       newInstance: isNew === 1,
@@ -91,7 +93,11 @@ export class AgentRegistry {
   }
 
   /** Renews a lease; returns the ack and the status the agent had before. */
-  async heartbeat(agentId: string, token: ParsedToken, body: HeartbeatBody): Promise<AgentAck & { previous: AgentStatus }> {
+  async heartbeat(
+    agentId: string,
+    token: ParsedToken,
+    body: HeartbeatBody,
+  ): Promise<AgentAck & { previous: AgentStatus }> {
     const [pipelineResult] = await this.redis
       .pipeline()
       .reachHeartbeat(
@@ -120,9 +126,19 @@ export class AgentRegistry {
 
   /** Starts draining an agent. */
   async deregister(agentId: string, token: ParsedToken): Promise<AgentAck> {
-    const res = await this.redis.reachDeregister(this.keys.agent(agentId), this.keys.pending(agentId), token.secretHash, token.epoch);
+    const res = await this.redis.reachDeregister(
+      this.keys.agent(agentId),
+      this.keys.pending(agentId),
+      token.secretHash,
+      token.epoch,
+    );
     this.throwOnAuth(agentId, res[0], res[1]);
-    return { agent_id: agentId, epoch: res[0], status: 'DRAINING', lease_ms: this.settings.offlineMs };
+    return {
+      agent_id: agentId,
+      epoch: res[0],
+      status: 'DRAINING',
+      lease_ms: this.settings.offlineMs,
+    };
   }
 
   /** Every registered agent, with its live inflight count. */
@@ -157,10 +173,18 @@ export class AgentRegistry {
   }
 
   private throwOnAuth(agentId: string, code: number, extra: unknown): void {
-    if (code === -1) throw httpError('AGENT_NOT_FOUND', `agent ${agentId} is not registered; register again`);
+    if (code === -1)
+      throw httpError('AGENT_NOT_FOUND', `agent ${agentId} is not registered; register again`);
     if (code === -2) {
-      throw httpError('STALE_EPOCH', `a newer instance of ${agentId} registered (epoch ${String(extra)}); this instance is fenced off`);
+      throw httpError(
+        'STALE_EPOCH',
+        `a newer instance of ${agentId} registered (epoch ${String(extra)}); this instance is fenced off`,
+      );
     }
-    if (code === -3) throw httpError('UNAUTHORIZED', 'token does not match this agent; use the token from the register reply');
+    if (code === -3)
+      throw httpError(
+        'UNAUTHORIZED',
+        'token does not match this agent; use the token from the register reply',
+      );
   }
 }

@@ -28,7 +28,11 @@ export class ConsumerJanitor {
       const current = await this.redis.hget(this.keys.agent(id), 'instance_id');
       let consumers: unknown[];
       try {
-        consumers = (await this.redis.xinfo('CONSUMERS', this.keys.inbox(id), WORKER_GROUP)) as unknown[];
+        consumers = (await this.redis.xinfo(
+          'CONSUMERS',
+          this.keys.inbox(id),
+          WORKER_GROUP,
+        )) as unknown[];
       } catch {
         continue; // no stream or group yet
       }
@@ -39,7 +43,10 @@ export class ConsumerJanitor {
         if (name === current || idle < this.idleMs) continue;
         if ((await this.redis.reachDelConsumer(this.keys.inbox(id), WORKER_GROUP, name)) === 1) {
           removed++;
-          this.log.info({ agent_id: id, consumer: name }, 'removed an old instance’s empty consumer');
+          this.log.info(
+            { agent_id: id, consumer: name },
+            'removed an old instance’s empty consumer',
+          );
         }
       }
     }

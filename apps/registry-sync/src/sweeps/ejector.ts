@@ -52,14 +52,26 @@ export class Ejector {
     for (const r of rows) {
       if (!r.live || r.streak < this.settings.slowStreak || r.ejectedUntil > now) continue;
       const allowed = r.capabilities.every(
-        (c) => (ejected.get(c) ?? 0) + 1 <= Math.floor((live.get(c) ?? 0) * this.settings.ejectMaxShare),
+        (c) =>
+          (ejected.get(c) ?? 0) + 1 <= Math.floor((live.get(c) ?? 0) * this.settings.ejectMaxShare),
       );
       if (!allowed) continue;
-      if ((await this.redis.reachEject(this.keys.agent(r.id), now + this.settings.ejectS * 1000)) !== 1) continue;
+      if (
+        (await this.redis.reachEject(this.keys.agent(r.id), now + this.settings.ejectS * 1000)) !==
+        1
+      )
+        continue;
       for (const c of r.capabilities) ejected.set(c, (ejected.get(c) ?? 0) + 1);
       out.push(r.id);
-      this.log.warn({ agent_id: r.id, streak: r.streak, eject_s: this.settings.ejectS }, 'slow agent ejected');
-      this.fleet.append({ kind: 'ejected', agent_id: r.id, reason: `${r.streak} slow completions in a row` });
+      this.log.warn(
+        { agent_id: r.id, streak: r.streak, eject_s: this.settings.ejectS },
+        'slow agent ejected',
+      );
+      this.fleet.append({
+        kind: 'ejected',
+        agent_id: r.id,
+        reason: `${r.streak} slow completions in a row`,
+      });
     }
     return out;
   }
@@ -68,7 +80,8 @@ export class Ejector {
     const ids = await this.redis.smembers(this.keys.agents());
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hmget(this.keys.agent(id), 'status', 'slow_streak', 'ejected_until', 'capabilities');
+    for (const id of ids)
+      pipeline.hmget(this.keys.agent(id), 'status', 'slow_streak', 'ejected_until', 'capabilities');
     const replies = (await pipeline.exec()) ?? [];
     return ids.map((id, i) => {
       const [status, streak, until, caps] = (replies[i]?.[1] ?? []) as (string | null)[];

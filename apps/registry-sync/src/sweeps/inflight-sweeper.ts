@@ -22,7 +22,12 @@ interface AgentState {
 }
 
 /** Reasons that move a task away from its agent at once rather than after a backoff. */
-const REROUTE: ReadonlySet<RetryReason> = new Set(['agent_offline', 'agent_gone', 'fenced', 'handoff']);
+const REROUTE: ReadonlySet<RetryReason> = new Set([
+  'agent_offline',
+  'agent_gone',
+  'fenced',
+  'handoff',
+]);
 
 /**
  * Walks every delivered, unfinished task attempt (the agents' pending hashes) and takes back
@@ -54,7 +59,8 @@ export class InflightSweeper {
       let unconsumed = false;
       for (const entry of agent.entries) {
         const reason = this.reasonFor(agent, entry, now);
-        if (entry.receivedAt === 0 && now - entry.sentAt >= this.settings.consumeBoundMs) unconsumed = true;
+        if (entry.receivedAt === 0 && now - entry.sentAt >= this.settings.consumeBoundMs)
+          unconsumed = true;
         if (!reason) continue;
         await this.takeBack(agent.id, entry, reason);
         taken++;
@@ -68,10 +74,14 @@ export class InflightSweeper {
     if (agent.status === null) return 'agent_gone';
     if (agent.status === 'OFFLINE') return 'agent_offline';
     if (e.epoch < agent.epoch) return 'fenced';
-    if (isProbeTask(e.taskId)) return e.receivedAt === 0 && now - e.sentAt >= this.settings.consumeBoundMs ? 'receipt_timeout' : undefined;
+    if (isProbeTask(e.taskId))
+      return e.receivedAt === 0 && now - e.sentAt >= this.settings.consumeBoundMs
+        ? 'receipt_timeout'
+        : undefined;
     if (agent.status === 'DRAINING' && e.receivedAt === 0) return 'handoff';
     if (e.deadlineMs > 0 && now > e.deadlineMs) return 'deadline';
-    if (e.receivedAt === 0 && now - e.sentAt >= this.settings.receiptTimeoutMs) return 'receipt_timeout';
+    if (e.receivedAt === 0 && now - e.sentAt >= this.settings.receiptTimeoutMs)
+      return 'receipt_timeout';
     return undefined;
   }
 
@@ -86,8 +96,18 @@ export class InflightSweeper {
         ...(reason === 'deadline' ? { terminal: 'deadline' as const } : {}),
       });
       // Add to the next agent first, then acknowledge on this one.
-      if (decision.kind === 'retry' && REROUTE.has(reason)) await this.dispatcher.dispatch(e.taskId);
-      this.log.info({ task_id: e.taskId, agent_id: agentId, attempt: e.attempt, reason, decision: decision.kind }, 'task taken back');
+      if (decision.kind === 'retry' && REROUTE.has(reason))
+        await this.dispatcher.dispatch(e.taskId);
+      this.log.info(
+        {
+          task_id: e.taskId,
+          agent_id: agentId,
+          attempt: e.attempt,
+          reason,
+          decision: decision.kind,
+        },
+        'task taken back',
+      );
     }
     const [, pool, poolEntry] = await this.redis.reachRelease(
       this.keys.agent(agentId),
@@ -99,15 +119,28 @@ export class InflightSweeper {
     );
     if (pool && poolEntry) {
       // A pull agent's task: its entry in the pool is acknowledged and deleted too.
-      await this.redis.pipeline().xack(this.keys.pool(pool), WORKER_GROUP, poolEntry).xdel(this.keys.pool(pool), poolEntry).exec();
+      await this.redis
+        .pipeline()
+        .xack(this.keys.pool(pool), WORKER_GROUP, poolEntry)
+        .xdel(this.keys.pool(pool), poolEntry)
+        .exec();
     }
   }
 
   private async suspect(agentId: string): Promise<void> {
     const changed = await this.redis.reachSuspect(this.keys.agent(agentId));
     if (changed === 1) {
-      this.log.warn({ agent_id: agentId }, 'agent leaves tasks unread: SUSPECT until it consumes again');
-      this.fleet.append({ kind: 'status', agent_id: agentId, from: 'HEALTHY', to: 'SUSPECT', reason: 'not_consuming' });
+      this.log.warn(
+        { agent_id: agentId },
+        'agent leaves tasks unread: SUSPECT until it consumes again',
+      );
+      this.fleet.append({
+        kind: 'status',
+        agent_id: agentId,
+        from: 'HEALTHY',
+        to: 'SUSPECT',
+        reason: 'not_consuming',
+      });
     }
   }
 
@@ -115,7 +148,10 @@ export class InflightSweeper {
     const ids = await this.redis.smembers(this.keys.agents());
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hmget(this.keys.agent(id), 'status', 'epoch', 'zombie').hgetall(this.keys.pending(id));
+    for (const id of ids)
+      pipeline
+        .hmget(this.keys.agent(id), 'status', 'epoch', 'zombie')
+        .hgetall(this.keys.pending(id));
     const replies = (await pipeline.exec()) ?? [];
     return ids.map((id, i) => {
       const [status, epoch, zombie] = (replies[2 * i]?.[1] ?? []) as (string | null)[];
@@ -123,7 +159,13 @@ export class InflightSweeper {
       const entries = Object.entries(pending)
         .map(([taskId, value]) => parsePendingEntry(taskId, value))
         .filter((e): e is PendingEntry => e !== undefined);
-      return { id, status: status ?? null, epoch: Number(epoch ?? 0), zombie: zombie === '1', entries };
+      return {
+        id,
+        status: status ?? null,
+        epoch: Number(epoch ?? 0),
+        zombie: zombie === '1',
+        entries,
+      };
     });
   }
 }

@@ -43,15 +43,31 @@ export class PoolDrainer {
       }
       await this.ensureGroup(pool);
       moved += await this.requeueAbandoned(pool);
-      const decision = decide(this.snapshot.agentsFor(capability), { taskId: capability, capability }, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
+      const decision = decide(
+        this.snapshot.agentsFor(capability),
+        { taskId: capability, capability },
+        this.snapshot.ringFor(capability),
+        this.snapshot.inflightOf,
+      );
       if (decision.ranked.some((c) => isPull(c.agent))) continue;
       const room = decision.ranked
         .filter((c) => isPush(c.agent))
-        .reduce((sum, c) => sum + Math.max(0, c.agent.max_concurrency - this.snapshot.inflightOf(c.agent)), 0);
+        .reduce(
+          (sum, c) =>
+            sum + Math.max(0, c.agent.max_concurrency - this.snapshot.inflightOf(c.agent)),
+          0,
+        );
       if (room === 0) continue;
-      const reply = (await this.redis.xreadgroup('GROUP', WORKER_GROUP, DISPATCHER, 'COUNT', Math.min(room, BATCH), 'STREAMS', pool, '>')) as
-        | [string, Entries][]
-        | null;
+      const reply = (await this.redis.xreadgroup(
+        'GROUP',
+        WORKER_GROUP,
+        DISPATCHER,
+        'COUNT',
+        Math.min(room, BATCH),
+        'STREAMS',
+        pool,
+        '>',
+      )) as [string, Entries][] | null;
       for (const [id, fields] of reply?.[0]?.[1] ?? []) {
         moved += await this.moveToPush(pool, id, fields);
       }
@@ -62,9 +78,19 @@ export class PoolDrainer {
   private async moveToPush(pool: string, entryId: string, fields: string[]): Promise<number> {
     const task = decodeTask(fields);
     if (task.ok) {
-      const [status, agentId, attempt] = await this.redis.hmget(this.keys.task(task.value.task_id), 'status', 'agent_id', 'attempt');
+      const [status, agentId, attempt] = await this.redis.hmget(
+        this.keys.task(task.value.task_id),
+        'status',
+        'agent_id',
+        'attempt',
+      );
       if (status === 'sent' && !agentId) {
-        const decision = await this.outcomes.retry({ taskId: task.value.task_id, attempt: Number(attempt), reason: 'unpooled', immediate: true });
+        const decision = await this.outcomes.retry({
+          taskId: task.value.task_id,
+          attempt: Number(attempt),
+          reason: 'unpooled',
+          immediate: true,
+        });
         // Delivered to a push agent first, then acknowledged in the pool.
         if (decision.kind === 'retry') await this.dispatcher.dispatch(task.value.task_id);
       }
@@ -75,14 +101,26 @@ export class PoolDrainer {
 
   /** Entries read by a pull agent that never reported them go back into the pool. */
   private async requeueAbandoned(pool: string): Promise<number> {
-    const [, claimed] = (await this.redis.xautoclaim(pool, WORKER_GROUP, DISPATCHER, this.receiptTimeoutMs, '0-0', 'COUNT', BATCH)) as [string, Entries];
+    const [, claimed] = (await this.redis.xautoclaim(
+      pool,
+      WORKER_GROUP,
+      DISPATCHER,
+      this.receiptTimeoutMs,
+      '0-0',
+      'COUNT',
+      BATCH,
+    )) as [string, Entries];
     let requeued = 0;
     for (const [id, fields] of claimed ?? []) {
       if (!Array.isArray(fields)) continue;
       const task = decodeTask(fields);
       const pipeline = this.redis.pipeline();
       if (task.ok) {
-        const [status, agentId] = await this.redis.hmget(this.keys.task(task.value.task_id), 'status', 'agent_id');
+        const [status, agentId] = await this.redis.hmget(
+          this.keys.task(task.value.task_id),
+          'status',
+          'agent_id',
+        );
         if (status === 'sent' && !agentId) {
           pipeline.xadd(pool, '*', ...encodeTask(task.value));
           requeued++;
@@ -90,7 +128,8 @@ export class PoolDrainer {
       }
       await pipeline.xack(pool, WORKER_GROUP, id).xdel(pool, id).exec();
     }
-    if (requeued > 0) this.log.info({ pool, requeued }, 'pool entries a pull agent never reported were put back');
+    if (requeued > 0)
+      this.log.info({ pool, requeued }, 'pool entries a pull agent never reported were put back');
     return requeued;
   }
 

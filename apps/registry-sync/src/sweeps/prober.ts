@@ -51,7 +51,8 @@ export class Prober {
         deadline_ms: 0,
       });
       if (res.ok) sent++;
-      else this.log.debug({ agent_id: agent.agent_id, refusal: res.refusal }, 'probe not delivered');
+      else
+        this.log.debug({ agent_id: agent.agent_id, refusal: res.refusal }, 'probe not delivered');
     }
     return sent;
   }

@@ -13,7 +13,15 @@ export interface OutcomeSettings extends BackoffSettings {
 }
 
 /** Why an attempt is being given up on. */
-export type RetryReason = 'failed' | 'agent_offline' | 'agent_gone' | 'fenced' | 'handoff' | 'receipt_timeout' | 'unpooled' | DeadReason;
+export type RetryReason =
+  | 'failed'
+  | 'agent_offline'
+  | 'agent_gone'
+  | 'fenced'
+  | 'handoff'
+  | 'receipt_timeout'
+  | 'unpooled'
+  | DeadReason;
 
 /** What to do with an attempt that will not complete. */
 export interface RetryRequest {
@@ -80,21 +88,70 @@ export class TaskOutcomes {
         .exec()) ?? [];
     const [err, reply] = replies[1] ?? [new Error('retry: empty reply')];
     if (err) throw err;
-    const [code, attempt = 0, capability = '', topic = '', extra = '', traceId = ''] = reply as [number, number?, string?, string?, (number | string)?, string?];
+    const [code, attempt = 0, capability = '', topic = '', extra = '', traceId = ''] = reply as [
+      number,
+      number?,
+      string?,
+      string?,
+      (number | string)?,
+      string?,
+    ];
     if (code < 0) return { kind: 'skipped' };
     // The task's trace id goes with its events and log lines, as with every other stage.
     const trace = traceId ? { trace_id: traceId } : {};
     if (code === 1) {
-      this.log.info({ task_id: req.taskId, ...trace, attempt, reason: req.reason, due_at: extra }, 'task retry scheduled');
-      this.fleet.append({ kind: 'retried', task_id: req.taskId, capability, attempt, reason: req.reason, ...(req.agentId ? { agent_id: req.agentId } : {}) });
-      this.events.write({ stage: 'retried', capability, agent_id: req.agentId || '-', task_id: req.taskId, attempt, at: now, reason: req.reason, ...trace });
+      this.log.info(
+        { task_id: req.taskId, ...trace, attempt, reason: req.reason, due_at: extra },
+        'task retry scheduled',
+      );
+      this.fleet.append({
+        kind: 'retried',
+        task_id: req.taskId,
+        capability,
+        attempt,
+        reason: req.reason,
+        ...(req.agentId ? { agent_id: req.agentId } : {}),
+      });
+      this.events.write({
+        stage: 'retried',
+        capability,
+        agent_id: req.agentId || '-',
+        task_id: req.taskId,
+        attempt,
+        at: now,
+        reason: req.reason,
+        ...trace,
+      });
       return { kind: 'retry', attempt, dueAt: Number(extra), capability };
     }
     const reason = String(extra);
-    await this.redis.pipeline().zadd(this.keys.dlq(), now, req.taskId).zrem(this.keys.due(), req.taskId).exec();
-    this.log.warn({ task_id: req.taskId, ...trace, attempt, reason, error: req.error }, 'task dead-lettered');
-    this.fleet.append({ kind: 'dead', task_id: req.taskId, capability, attempt, reason, ...(req.agentId ? { agent_id: req.agentId } : {}) });
-    this.events.write({ stage: 'dead', capability, agent_id: req.agentId || '-', task_id: req.taskId, attempt, at: now, reason, ...trace });
+    await this.redis
+      .pipeline()
+      .zadd(this.keys.dlq(), now, req.taskId)
+      .zrem(this.keys.due(), req.taskId)
+      .exec();
+    this.log.warn(
+      { task_id: req.taskId, ...trace, attempt, reason, error: req.error },
+      'task dead-lettered',
+    );
+    this.fleet.append({
+      kind: 'dead',
+      task_id: req.taskId,
+      capability,
+      attempt,
+      reason,
+      ...(req.agentId ? { agent_id: req.agentId } : {}),
+    });
+    this.events.write({
+      stage: 'dead',
+      capability,
+      agent_id: req.agentId || '-',
+      task_id: req.taskId,
+      attempt,
+      at: now,
+      reason,
+      ...trace,
+    });
     if (topic) {
       await this.callbacks.publish(topic, {
         task_id: req.taskId,

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ReachKeys, TaskMessage } from '@agent-reach/protocol';
-import { CapacityWaiter, decide, type Decision, type Delivery, type SnapshotHolder } from '@agent-reach/dispatch';
+import {
+  CapacityWaiter,
+  decide,
+  type Decision,
+  type Delivery,
+  type SnapshotHolder,
+} from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { TaskOutcomes } from './outcomes.ts';
 
@@ -49,7 +55,9 @@ export class RetryDispatcher {
   ) {
     this.log = logger.child({ module: 'retry-dispatch' });
     // Routers leave freed slots to the retries parked here: they read how many there are.
-    this.capacity = new CapacityWaiter(redis, keys, snapshot, { announce: (capability) => this.announce(capability) });
+    this.capacity = new CapacityWaiter(redis, keys, snapshot, {
+      announce: (capability) => this.announce(capability),
+    });
   }
 
   /** Lets the parked retries go; their due entries bring them back at the next sweep. */
@@ -59,16 +67,40 @@ export class RetryDispatcher {
 
   /** Dispatches one task from the due set. */
   async dispatch(taskId: string, now: number = Date.now()): Promise<DispatchResult> {
-    const [status, attemptText, capability, payload, topic, traceId, deadline, lastAgent, assignedAt, dueAt, parent, hops] =
-      await this.redis.hmget(
-        this.keys.task(taskId),
-        'status', 'attempt', 'capability', 'payload', 'callback_topic', 'trace_id', 'deadline_ms',
-        'agent_id', 'assigned_at', 'due_at', 'parent_task_id', 'hops',
-      );
+    const [
+      status,
+      attemptText,
+      capability,
+      payload,
+      topic,
+      traceId,
+      deadline,
+      lastAgent,
+      assignedAt,
+      dueAt,
+      parent,
+      hops,
+    ] = await this.redis.hmget(
+      this.keys.task(taskId),
+      'status',
+      'attempt',
+      'capability',
+      'payload',
+      'callback_topic',
+      'trace_id',
+      'deadline_ms',
+      'agent_id',
+      'assigned_at',
+      'due_at',
+      'parent_task_id',
+      'hops',
+    );
     const attempt = Number(attemptText ?? 0);
-    if (status === 'sent' && !lastAgent && capability) return this.expirePooled(taskId, attempt, capability, Number(deadline ?? 0), now);
+    if (status === 'sent' && !lastAgent && capability)
+      return this.expirePooled(taskId, attempt, capability, Number(deadline ?? 0), now);
     const waiting = status === 'retry_wait' && Number(dueAt ?? 0) <= now;
-    const stale = status === 'accepted' && now - Number(assignedAt ?? 0) >= this.settings.dispatchGraceMs;
+    const stale =
+      status === 'accepted' && now - Number(assignedAt ?? 0) >= this.settings.dispatchGraceMs;
     if (!status || !capability || (status !== 'retry_wait' && status !== 'accepted')) {
       await this.redis.zrem(this.keys.due(), taskId);
       return 'skipped';
@@ -76,28 +108,36 @@ export class RetryDispatcher {
     if (!waiting && !stale) return 'skipped';
     // A retry prefers another agent than the one that just failed it: that one comes last.
     const choose = (): Decision =>
-      decide(this.snapshot.agentsFor(capability), { taskId, capability, ...(lastAgent ? { avoid: lastAgent } : {}) }, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
+      decide(
+        this.snapshot.agentsFor(capability),
+        { taskId, capability, ...(lastAgent ? { avoid: lastAgent } : {}) },
+        this.snapshot.ringFor(capability),
+        this.snapshot.inflightOf,
+      );
     let decision = choose();
     // Every agent may only look full (counts as old as the snapshot): read the true counts first.
-    if (decision.count() === 0 && (await this.capacity.room(capability, decision)) > 0) decision = choose();
+    if (decision.count() === 0 && (await this.capacity.room(capability, decision)) > 0)
+      decision = choose();
     const candidates = decision.best(MAX_CANDIDATES);
     const since = Number(dueAt ?? assignedAt ?? now);
     const deadlineAt = Number(deadline ?? 0);
-    if (candidates.length === 0) return this.noAgent(taskId, capability, attempt, since, now, busy(decision), deadlineAt);
+    if (candidates.length === 0)
+      return this.noAgent(taskId, capability, attempt, since, now, busy(decision), deadlineAt);
 
     const nonce = randomUUID();
     let full = false;
     for (const candidate of candidates) {
       const agent = candidate.agent;
-      const [code, assigned = attempt, , deadlineMs = Number(deadline ?? 0)] = await this.redis.reachAssign(
-        this.keys.task(taskId),
-        this.keys.timeline(taskId),
-        nonce,
-        attempt,
-        agent.agent_id,
-        agent.epoch,
-        this.settings.dispatchGraceMs,
-      );
+      const [code, assigned = attempt, , deadlineMs = Number(deadline ?? 0)] =
+        await this.redis.reachAssign(
+          this.keys.task(taskId),
+          this.keys.timeline(taskId),
+          nonce,
+          attempt,
+          agent.agent_id,
+          agent.epoch,
+          this.settings.dispatchGraceMs,
+        );
       if (code < 0) return 'skipped';
       const task: TaskMessage = {
         task_id: taskId,
@@ -118,13 +158,22 @@ export class RetryDispatcher {
         continue;
       }
       this.snapshot.noteInflight(agent.agent_id, res.inflight);
-      await this.delivery.markSent(taskId, agent.agent_id, assigned, res.messageId, res.sentAt, {
-        load: Number(candidate.load.toFixed(4)),
-        candidates: decision.count(),
-        reason: stale ? 'undelivered' : 'retry',
-        ...(lastAgent && lastAgent !== agent.agent_id ? { previous_agent: lastAgent } : {}),
-        // A retry's due entry has the task's due_at as its score: dropped only while it is still that one.
-      }, undefined, waiting && dueAt ? Number(dueAt) : undefined);
+      await this.delivery.markSent(
+        taskId,
+        agent.agent_id,
+        assigned,
+        res.messageId,
+        res.sentAt,
+        {
+          load: Number(candidate.load.toFixed(4)),
+          candidates: decision.count(),
+          reason: stale ? 'undelivered' : 'retry',
+          ...(lastAgent && lastAgent !== agent.agent_id ? { previous_agent: lastAgent } : {}),
+          // A retry's due entry has the task's due_at as its score: dropped only while it is still that one.
+        },
+        undefined,
+        waiting && dueAt ? Number(dueAt) : undefined,
+      );
       this.events.write({
         stage: 'sent',
         capability,
@@ -134,7 +183,10 @@ export class RetryDispatcher {
         at: res.sentAt,
         ...(traceId ? { trace_id: traceId } : {}),
       });
-      this.log.info({ task_id: taskId, attempt: assigned, agent_id: agent.agent_id }, 'retry delivered');
+      this.log.info(
+        { task_id: taskId, attempt: assigned, agent_id: agent.agent_id },
+        'retry delivered',
+      );
       return 'sent';
     }
     await this.redis.reachUnassign(this.keys.task(taskId), nonce);
@@ -142,7 +194,13 @@ export class RetryDispatcher {
   }
 
   /** A task that waited in its pool until its due time without any agent taking it. */
-  private async expirePooled(taskId: string, attempt: number, capability: string, deadline: number, now: number): Promise<DispatchResult> {
+  private async expirePooled(
+    taskId: string,
+    attempt: number,
+    capability: string,
+    deadline: number,
+    now: number,
+  ): Promise<DispatchResult> {
     const messageId = await this.redis.hget(this.keys.task(taskId), 'message_id');
     const terminal = deadline > 0 && now >= deadline ? 'deadline' : 'no_agent';
     const decision = await this.outcomes.retry({ taskId, attempt, reason: terminal, terminal });
@@ -166,7 +224,13 @@ export class RetryDispatcher {
     busy: boolean,
     deadline: number,
   ): Promise<DispatchResult> {
-    const terminal = busy ? (deadline > 0 && now >= deadline ? 'deadline' : undefined) : now - since >= this.settings.noAgentWaitMs ? 'no_agent' : undefined;
+    const terminal = busy
+      ? deadline > 0 && now >= deadline
+        ? 'deadline'
+        : undefined
+      : now - since >= this.settings.noAgentWaitMs
+        ? 'no_agent'
+        : undefined;
     if (terminal) {
       const decision = await this.outcomes.retry({ taskId, attempt, reason: terminal, terminal });
       return decision.kind === 'dead' ? 'dead' : 'skipped';
@@ -198,7 +262,10 @@ export class RetryDispatcher {
         if ((await this.dispatch(taskId)) !== 'waiting') return;
       }
     } catch (err: unknown) {
-      this.log.warn({ err, task_id: taskId }, 'parked retry not dispatched; the next sweep tries again');
+      this.log.warn(
+        { err, task_id: taskId },
+        'parked retry not dispatched; the next sweep tries again',
+      );
     }
   }
 

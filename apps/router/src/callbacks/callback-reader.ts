@@ -1,5 +1,10 @@
 import type { Redis } from 'ioredis';
-import { decodeCallback, type CallbackItem, type CallbacksReply, type ReachKeys } from '@agent-reach/protocol';
+import {
+  decodeCallback,
+  type CallbackItem,
+  type CallbacksReply,
+  type ReachKeys,
+} from '@agent-reach/protocol';
 import type { BlockingPool } from './blocking-pool.ts';
 
 type XReadReply = [string, [string, string[]][]][] | null;
@@ -26,7 +31,9 @@ export class CallbackReader {
     const key = this.keys.callback(topic);
     let reply: XReadReply = await this.redis.xread('COUNT', limit, 'STREAMS', key, after);
     if (!reply && waitMs > 0) {
-      reply = await this.pool.use((conn) => conn.xread('COUNT', limit, 'BLOCK', waitMs, 'STREAMS', key, after));
+      reply = await this.pool.use((conn) =>
+        conn.xread('COUNT', limit, 'BLOCK', waitMs, 'STREAMS', key, after),
+      );
     }
     const entries = reply?.[0]?.[1] ?? [];
     const items: CallbackItem[] = entries.map(([id, fields]) => {

@@ -5,7 +5,11 @@ import { useScratchRedis } from '../testing/scratch-redis.ts';
 
 const scratch = useScratchRedis();
 
-const result = (taskId: string, status: CallbackMessage['status'] = 'completed', attempt = 1): CallbackMessage => ({
+const result = (
+  taskId: string,
+  status: CallbackMessage['status'] = 'completed',
+  attempt = 1,
+): CallbackMessage => ({
   task_id: taskId,
   status,
   capability: 'cap',
@@ -18,7 +22,10 @@ const result = (taskId: string, status: CallbackMessage['status'] = 'completed',
 describe('results published in the same tick', () => {
   it('reach their topic once each, in order, a repeat in the same batch or a later one publishing nothing', async () => {
     const { redis, keys } = scratch;
-    const publisher = new CallbackPublisher(redis, keys, { callbackRetentionS: 60, callbackMaxLen: 1000 });
+    const publisher = new CallbackPublisher(redis, keys, {
+      callbackRetentionS: 60,
+      callbackMaxLen: 1000,
+    });
     const ids = await Promise.all([
       publisher.publish('me', result('t1')),
       publisher.publish('me', result('t2')),
@@ -30,12 +37,11 @@ describe('results published in the same tick', () => {
     expect(ids.map((id) => id !== null)).toEqual([true, true, false, true, true, true]);
     expect(await publisher.publish('me', result('t2'))).toBeNull();
     const entries = await redis.xrange(keys.callback('me'), '-', '+');
-    expect(entries.map(([, fields]) => decodeCallback(fields)).map((m) => `${m.task_id}:${m.status}:${m.attempt}`)).toEqual([
-      't1:completed:1',
-      't2:completed:1',
-      't3:dead:1',
-      't3:dead:2',
-    ]);
+    expect(
+      entries
+        .map(([, fields]) => decodeCallback(fields))
+        .map((m) => `${m.task_id}:${m.status}:${m.attempt}`),
+    ).toEqual(['t1:completed:1', 't2:completed:1', 't3:dead:1', 't3:dead:2']);
     expect(await redis.xlen(keys.callback('other'))).toBe(1);
     expect(await redis.ttl(keys.callback('me'))).toBeGreaterThan(0);
   });

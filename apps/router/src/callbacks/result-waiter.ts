@@ -61,7 +61,10 @@ export class ResultWaiter {
       this.#waiting.delete(taskId);
       resolve(msg);
     };
-    this.#waiting.set(taskId, { resolve: settle, timer: setTimeout(() => settle(undefined), waitMs) });
+    this.#waiting.set(taskId, {
+      resolve: settle,
+      timer: setTimeout(() => settle(undefined), waitMs),
+    });
     return { result, cancel: () => settle(undefined) };
   }
 
@@ -77,7 +80,15 @@ export class ResultWaiter {
     const key = this.keys.callback(this.topic);
     while (this.#running) {
       try {
-        const reply = await this.conn.xread('COUNT', 1000, 'BLOCK', this.blockMs, 'STREAMS', key, this.#cursor);
+        const reply = await this.conn.xread(
+          'COUNT',
+          1000,
+          'BLOCK',
+          this.blockMs,
+          'STREAMS',
+          key,
+          this.#cursor,
+        );
         for (const [id, fields] of reply?.[0]?.[1] ?? []) {
           this.#cursor = id;
           const msg = decodeCallback(fields);

@@ -19,7 +19,10 @@ export class AgentTable {
 
   /** Up to `limit` agents by id. One SMEMBERS, then one pipeline of two reads per agent listed. */
   async read(limit: number): Promise<ConsoleAgentsReply> {
-    const [ids, sample] = await Promise.all([this.redis.smembers(this.keys.agents()), this.sampler.sample()]);
+    const [ids, sample] = await Promise.all([
+      this.redis.smembers(this.keys.agents()),
+      this.sampler.sample(),
+    ]);
     const listed = ids.sort().slice(0, limit);
     const agents: ConsoleAgent[] = [];
     if (listed.length > 0) {
@@ -34,7 +37,10 @@ export class AgentTable {
         if (!view) return;
         const o = sample.agents.get(view.agent_id) ?? { completed: 0, failed: 0 };
         const finished = o.completed + o.failed;
-        agents.push({ ...view, recent: { ...o, success_rate: finished > 0 ? o.completed / finished : null } });
+        agents.push({
+          ...view,
+          recent: { ...o, success_rate: finished > 0 ? o.completed / finished : null },
+        });
       });
     }
     return { agents, total: ids.length, sampled_tasks: sample.points.length };

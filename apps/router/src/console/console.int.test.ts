@@ -14,7 +14,10 @@ let base: string;
 beforeAll(async () => {
   prefix = randomPrefix();
   keys = reachKeys(prefix);
-  router = await createRouterService({ redisUrl: testServices().redisUrl, prefix, port: 0, host: '127.0.0.1' }, { logger: pino({ level: 'silent' }) });
+  router = await createRouterService(
+    { redisUrl: testServices().redisUrl, prefix, port: 0, host: '127.0.0.1' },
+    { logger: pino({ level: 'silent' }) },
+  );
   base = await router.listen();
   redis = new Redis(testServices().redisUrl);
 });
@@ -63,7 +66,12 @@ async function openStream(path: string, headers: Record<string, string> = {}) {
 }
 
 const fleetEvent = (body: Record<string, unknown>) =>
-  redis.xadd(keys.fleetEvents(), '*', FLEET_EVENT_FIELD, JSON.stringify({ at: Date.now(), ...body }));
+  redis.xadd(
+    keys.fleetEvents(),
+    '*',
+    FLEET_EVENT_FIELD,
+    JSON.stringify({ at: Date.now(), ...body }),
+  );
 
 describe('console page', () => {
   it('serves the page with a strict CSP, and its modules', async () => {
@@ -76,7 +84,9 @@ describe('console page', () => {
       const res = await router.app.inject({ url: `/console/assets/${file}` });
       expect(res.statusCode, file).toBe(200);
     }
-    expect((await router.app.inject({ url: '/console/assets/nope.js' })).json()).toMatchObject({ error: 'NOT_FOUND' });
+    expect((await router.app.inject({ url: '/console/assets/nope.js' })).json()).toMatchObject({
+      error: 'NOT_FOUND',
+    });
     expect((await router.app.inject({ url: '/console/assets/..%2Fapp.ts' })).statusCode).toBe(400);
   });
 });
@@ -87,32 +97,62 @@ describe('GET /v1/console/agents', () => {
     const now = Number(sec) * 1000;
     await redis.sadd(keys.agents(), 'ag-1');
     await redis.hset(keys.agent('ag-1'), {
-      agent_id: 'ag-1', instance_id: 'i1', epoch: '1', status: 'HEALTHY', capabilities: '["echo","sum"]',
-      max_concurrency: '4', region: 'eu-west', channel: 'push', registered_at: String(now), lease_at: String(now - 1500),
+      agent_id: 'ag-1',
+      instance_id: 'i1',
+      epoch: '1',
+      status: 'HEALTHY',
+      capabilities: '["echo","sum"]',
+      max_concurrency: '4',
+      region: 'eu-west',
+      channel: 'push',
+      registered_at: String(now),
+      lease_at: String(now - 1500),
     });
     await redis.hset(keys.pending('ag-1'), 'task-a', '1|1-0|0');
     // A task this router sent, completed by ag-1.
     await redis.hset(keys.task('c-1'), { status: 'completed', capability: 'echo' });
     const tl = [
-      { stage: 'accepted', at: now - 100 }, { stage: 'sent', at: now - 95, agent_id: 'ag-1', attempt: 1 },
-      { stage: 'received', at: now - 90, agent_id: 'ag-1', attempt: 1 }, { stage: 'completed', at: now - 40, agent_id: 'ag-1', attempt: 1 },
+      { stage: 'accepted', at: now - 100 },
+      { stage: 'sent', at: now - 95, agent_id: 'ag-1', attempt: 1 },
+      { stage: 'received', at: now - 90, agent_id: 'ag-1', attempt: 1 },
+      { stage: 'completed', at: now - 40, agent_id: 'ag-1', attempt: 1 },
     ];
     await redis.rpush(keys.timeline('c-1'), ...tl.map((e) => JSON.stringify(e)));
-    router.events.write({ stage: 'sent', capability: 'echo', agent_id: 'ag-1', task_id: 'c-1', attempt: 1, at: now - 95 });
+    router.events.write({
+      stage: 'sent',
+      capability: 'echo',
+      agent_id: 'ag-1',
+      task_id: 'c-1',
+      attempt: 1,
+      at: now - 95,
+    });
 
     const res = await router.app.inject({ url: '/v1/console/agents' });
     expect(res.statusCode).toBe(200);
     const body = res.json<{ agents: Record<string, unknown>[]; total: number }>();
     expect(body.total).toBe(1);
     expect(body.agents[0]).toMatchObject({
-      agent_id: 'ag-1', status: 'HEALTHY', inflight: 1, max_concurrency: 4, region: 'eu-west', capabilities: ['echo', 'sum'],
+      agent_id: 'ag-1',
+      status: 'HEALTHY',
+      inflight: 1,
+      max_concurrency: 4,
+      region: 'eu-west',
+      capabilities: ['echo', 'sum'],
       recent: { completed: 1, failed: 0, success_rate: 1 },
     });
     expect(body.agents[0]?.lease_age_ms).toBeGreaterThanOrEqual(1000);
 
-    const latency = (await router.app.inject({ url: '/v1/console/latency' })).json<{ points: Record<string, unknown>[] }>();
+    const latency = (await router.app.inject({ url: '/v1/console/latency' })).json<{
+      points: Record<string, unknown>[];
+    }>();
     expect(latency.points).toEqual([
-      expect.objectContaining({ task_id: 'c-1', delivery_ms: 5, receipt_ms: 5, execution_ms: 50, agent_id: 'ag-1' }),
+      expect.objectContaining({
+        task_id: 'c-1',
+        delivery_ms: 5,
+        receipt_ms: 5,
+        execution_ms: 50,
+        agent_id: 'ag-1',
+      }),
     ]);
   });
 });
@@ -123,7 +163,13 @@ describe('GET /v1/console/events', () => {
     const stream = await openStream('/v1/console/events?backlog=5');
     const first = await stream.next((e) => e.data.agent_id === 'sse-1');
     expect(first.data).toMatchObject({ kind: 'registered', epoch: 1 });
-    await fleetEvent({ kind: 'status', agent_id: 'sse-1', from: 'HEALTHY', to: 'SUSPECT', reason: 'lease' });
+    await fleetEvent({
+      kind: 'status',
+      agent_id: 'sse-1',
+      from: 'HEALTHY',
+      to: 'SUSPECT',
+      reason: 'lease',
+    });
     await stream.next((e) => e.data.kind === 'status' && e.data.to === 'SUSPECT');
     const lastId = stream.events.at(-1)!.id;
     await stream.close();
@@ -137,22 +183,59 @@ describe('GET /v1/console/events', () => {
   });
 
   it('refuses a malformed Last-Event-ID', async () => {
-    const res = await router.app.inject({ url: '/v1/console/events', headers: { 'last-event-id': 'x' } });
+    const res = await router.app.inject({
+      url: '/v1/console/events',
+      headers: { 'last-event-id': 'x' },
+    });
     expect(res.statusCode).toBe(400);
   });
 });
 
 describe('GET /metrics', () => {
   it('reports submits by outcome, agents by status, inbox depths and dead letters', async () => {
-    await router.app.inject({ method: 'POST', url: '/v1/tasks', payload: { capability: 'nobody-serves-this', payload: 1 } });
-    await router.app.inject({ method: 'POST', url: '/v1/tasks', payload: { capability: 'x', priorty: 1 } });
-    await redis.set(keys.snapshot(), JSON.stringify({
-      version: 7, written_at: Date.now(),
-      agents: [
-        { agent_id: 'm-1', status: 'HEALTHY', capabilities: ['echo'], max_concurrency: 2, inflight: 0, epoch: 1, instance_id: 'i', region: '', channel: 'push', lease_age_ms: 0 },
-        { agent_id: 'm-2', status: 'SUSPECT', capabilities: ['echo'], max_concurrency: 2, inflight: 0, epoch: 1, instance_id: 'i', region: '', channel: 'push', lease_age_ms: 0 },
-      ],
-    }));
+    await router.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      payload: { capability: 'nobody-serves-this', payload: 1 },
+    });
+    await router.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      payload: { capability: 'x', priorty: 1 },
+    });
+    await redis.set(
+      keys.snapshot(),
+      JSON.stringify({
+        version: 7,
+        written_at: Date.now(),
+        agents: [
+          {
+            agent_id: 'm-1',
+            status: 'HEALTHY',
+            capabilities: ['echo'],
+            max_concurrency: 2,
+            inflight: 0,
+            epoch: 1,
+            instance_id: 'i',
+            region: '',
+            channel: 'push',
+            lease_age_ms: 0,
+          },
+          {
+            agent_id: 'm-2',
+            status: 'SUSPECT',
+            capabilities: ['echo'],
+            max_concurrency: 2,
+            inflight: 0,
+            epoch: 1,
+            instance_id: 'i',
+            region: '',
+            channel: 'push',
+            lease_age_ms: 0,
+          },
+        ],
+      }),
+    );
     await redis.xgroup('CREATE', keys.inbox('m-1'), WORKER_GROUP, '0', 'MKSTREAM');
     await redis.xadd(keys.inbox('m-1'), '*', 'task_id', 'q1');
     await redis.xadd(keys.inbox('m-1'), '*', 'task_id', 'q2');
@@ -162,8 +245,12 @@ describe('GET /metrics', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toContain('text/plain');
     const text = res.body;
-    expect(text).toContain('reach_router_submits_total{status="503",outcome="NO_AGENT",service="router"} 1');
-    expect(text).toContain('reach_router_submits_total{status="400",outcome="INVALID_BODY",service="router"} 1');
+    expect(text).toContain(
+      'reach_router_submits_total{status="503",outcome="NO_AGENT",service="router"} 1',
+    );
+    expect(text).toContain(
+      'reach_router_submits_total{status="400",outcome="INVALID_BODY",service="router"} 1',
+    );
     expect(text).toContain('reach_agents{status="HEALTHY",service="router"} 1');
     expect(text).toContain('reach_agents{status="SUSPECT",service="router"} 1');
     expect(text).toContain('reach_inbox_backlog{agent_id="m-1",service="router"} 2');

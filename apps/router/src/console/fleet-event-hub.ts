@@ -67,7 +67,10 @@ export class FleetEventHub {
    * Takes over `res` as an event stream: recent events first, then live ones until the client
    * leaves or the hub closes.
    */
-  async attach(res: ServerResponse, opts: { backlog: number; lastEventId?: string | undefined }): Promise<void> {
+  async attach(
+    res: ServerResponse,
+    opts: { backlog: number; lastEventId?: string | undefined },
+  ): Promise<void> {
     const client = new SseClient(res, this.maxBufferedBytes, (c) => this.detach(c));
     if (this.closed) {
       res.writeHead(503).end();
@@ -82,7 +85,8 @@ export class FleetEventHub {
     this.ensureReader();
     this.ensureHeartbeat();
     try {
-      for (const entry of await this.recent(opts.backlog, opts.lastEventId)) this.deliver(client, entry);
+      for (const entry of await this.recent(opts.backlog, opts.lastEventId))
+        this.deliver(client, entry);
     } catch (err: unknown) {
       this.log.warn({ err }, 'could not read recent fleet events');
     }

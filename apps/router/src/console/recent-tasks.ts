@@ -74,7 +74,12 @@ function parse(line: string): TimelineEntry | undefined {
 }
 
 /** Latencies of a task's last attempt, and each agent's completions and failures. */
-export function summarise(taskId: string, fields: (string | null)[], timeline: TimelineEntry[], agents: Map<string, AgentOutcomes>): LatencyPoint | undefined {
+export function summarise(
+  taskId: string,
+  fields: (string | null)[],
+  timeline: TimelineEntry[],
+  agents: Map<string, AgentOutcomes>,
+): LatencyPoint | undefined {
   const [status, capability] = fields;
   if (!status) return undefined;
   const entries = [...timeline].sort((a, b) => a.at - b.at);
@@ -87,11 +92,21 @@ export function summarise(taskId: string, fields: (string | null)[], timeline: T
   const sent = entries.filter((e) => e.stage === 'sent').at(-1);
   if (!sent) return undefined;
   const attempt = sent.attempt;
-  const after = entries.filter((e) => e.at >= sent.at && (attempt === undefined || e.attempt === undefined || e.attempt === attempt));
+  const after = entries.filter(
+    (e) =>
+      e.at >= sent.at &&
+      (attempt === undefined || e.attempt === undefined || e.attempt === attempt),
+  );
   const accepted = entries.find((e) => e.stage === 'accepted');
   const received = after.find((e) => e.stage === 'received');
   const done = after.find((e) => e.stage === 'completed' || e.stage === 'failed');
-  const point: LatencyPoint = { task_id: taskId, capability: capability ?? '', agent_id: sent.agent_id ?? '', status, at: sent.at };
+  const point: LatencyPoint = {
+    task_id: taskId,
+    capability: capability ?? '',
+    agent_id: sent.agent_id ?? '',
+    status,
+    at: sent.at,
+  };
   if (accepted && (attempt ?? 1) === 1) point.delivery_ms = Math.max(0, sent.at - accepted.at);
   if (received) point.receipt_ms = Math.max(0, received.at - sent.at);
   if (received && done) point.execution_ms = Math.max(0, done.at - received.at);
@@ -131,7 +146,10 @@ export class TaskSampler {
     const agents = new Map<string, AgentOutcomes>();
     if (ids.length === 0) return { points: [], agents };
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hmget(this.keys.task(id), 'status', 'capability').lrange(this.keys.timeline(id), 0, -1);
+    for (const id of ids)
+      pipeline
+        .hmget(this.keys.task(id), 'status', 'capability')
+        .lrange(this.keys.timeline(id), 0, -1);
     const replies = ((await pipeline.exec()) ?? []) as Reply;
     const points: LatencyPoint[] = [];
     ids.forEach((id, i) => {

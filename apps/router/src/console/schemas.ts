@@ -3,7 +3,16 @@ import { AgentView, FLEET_EVENT_KINDS } from '@agent-reach/protocol';
 
 /** `GET /v1/console/agents` query. */
 export const ConsoleAgentsQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 2000, default: 500, description: 'Most agents listed, by agent_id' })) },
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2000,
+        default: 500,
+        description: 'Most agents listed, by agent_id',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export type ConsoleAgentsQuery = Static<typeof ConsoleAgentsQuery>;
@@ -12,7 +21,9 @@ export type ConsoleAgentsQuery = Static<typeof ConsoleAgentsQuery>;
 export const RecentOutcomes = Type.Object({
   completed: Type.Integer(),
   failed: Type.Integer(),
-  success_rate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], { description: 'null when no recent result' }),
+  success_rate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
+    description: 'null when no recent result',
+  }),
 });
 export type RecentOutcomes = Static<typeof RecentOutcomes>;
 
@@ -30,7 +41,16 @@ export type ConsoleAgentsReply = Static<typeof ConsoleAgentsReply>;
 
 /** `GET /v1/console/latency` query. */
 export const ConsoleLatencyQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 200, description: 'Most points, newest kept' })) },
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1000,
+        default: 200,
+        description: 'Most points, newest kept',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export type ConsoleLatencyQuery = Static<typeof ConsoleLatencyQuery>;
@@ -56,14 +76,28 @@ export type ConsoleLatencyReply = Static<typeof ConsoleLatencyReply>;
 
 /** `GET /v1/console/events` query. */
 export const ConsoleEventsQuery = Type.Object(
-  { backlog: Type.Optional(Type.Integer({ minimum: 0, maximum: 500, default: 50, description: 'Recent events sent first' })) },
+  {
+    backlog: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 500,
+        default: 50,
+        description: 'Recent events sent first',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export type ConsoleEventsQuery = Static<typeof ConsoleEventsQuery>;
 
 /** `GET /v1/console/events` headers. */
 export const ConsoleEventsHeaders = Type.Object({
-  'last-event-id': Type.Optional(Type.String({ pattern: '^\\d{1,20}-\\d{1,20}$', description: 'Resume after this event (browsers send it on reconnect)' })),
+  'last-event-id': Type.Optional(
+    Type.String({
+      pattern: '^\\d{1,20}-\\d{1,20}$',
+      description: 'Resume after this event (browsers send it on reconnect)',
+    }),
+  ),
 });
 
 /** What each `data:` line of the event stream holds (documentation of the stream's items). */

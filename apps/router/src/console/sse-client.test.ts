@@ -15,7 +15,11 @@ function fakeResponse() {
       fake.writableEnded = true;
     },
   });
-  return { res: fake as unknown as ServerResponse, written, setBacklog: (n: number) => (fake.writableLength = n) };
+  return {
+    res: fake as unknown as ServerResponse,
+    written,
+    setBacklog: (n: number) => (fake.writableLength = n),
+  };
 }
 
 describe('compareStreamIds', () => {
@@ -35,7 +39,11 @@ describe('SseClient', () => {
     client.send('4-0', { kind: 'old' });
     client.send('5-0', { kind: 'again' });
     client.ping();
-    expect(written).toEqual(['retry: 2000\n\n', 'id: 5-0\ndata: {"kind":"registered","text":"line\\nbreak"}\n\n', ': ping\n\n']);
+    expect(written).toEqual([
+      'retry: 2000\n\n',
+      'id: 5-0\ndata: {"kind":"registered","text":"line\\nbreak"}\n\n',
+      ': ping\n\n',
+    ]);
   });
 
   it('disconnects a client that reads too slowly', () => {

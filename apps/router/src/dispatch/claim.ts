@@ -26,7 +26,12 @@ export type Claimed = { ours: true; createdAt: number; deadlineMs: number } | { 
  * Claims a task_id for a submission with the idempotency check (claim-2.lua), its watchdog entry
  * in the due set sent just before it when asked.
  */
-export async function claimTask(redis: Redis, keys: ReachKeys, watch: DueWatch, c: ClaimRequest): Promise<Claimed> {
+export async function claimTask(
+  redis: Redis,
+  keys: ReachKeys,
+  watch: DueWatch,
+  c: ClaimRequest,
+): Promise<Claimed> {
   const claim = () =>
     redis.reachClaim(
       keys.task(c.taskId),
@@ -45,13 +50,21 @@ export async function claimTask(redis: Redis, keys: ReachKeys, watch: DueWatch, 
       JSON.stringify(c.lineage?.agents ?? []),
     );
   // The watchdog entry goes out first, in one ZADD with every other claim of this tick (due-watch.ts).
-  const reply = await (c.watchdogAt !== undefined ? watch.watchThen(c.taskId, c.watchdogAt, claim) : claim());
+  const reply = await (c.watchdogAt !== undefined
+    ? watch.watchThen(c.taskId, c.watchdogAt, claim)
+    : claim());
   const [state, createdAt = 0, deadlineMs = 0] = reply;
   return state === 2 ? { ours: false } : { ours: true, createdAt, deadlineMs };
 }
 
 /** The first attempt's stream entry for a claimed submission. */
-export function firstAttempt(taskId: string, body: SubmitBody, payload: string, deadlineMs: number, lineage: Lineage | undefined): TaskMessage {
+export function firstAttempt(
+  taskId: string,
+  body: SubmitBody,
+  payload: string,
+  deadlineMs: number,
+  lineage: Lineage | undefined,
+): TaskMessage {
   return {
     task_id: taskId,
     capability: body.capability,
@@ -60,6 +73,8 @@ export function firstAttempt(taskId: string, body: SubmitBody, payload: string, 
     trace_id: body.trace_id ?? '',
     callback_topic: body.callback_topic ?? '',
     deadline_ms: deadlineMs,
-    ...(body.parent_task_id ? { parent_task_id: body.parent_task_id, hops: lineage?.hops ?? 0 } : {}),
+    ...(body.parent_task_id
+      ? { parent_task_id: body.parent_task_id, hops: lineage?.hops ?? 0 }
+      : {}),
   };
 }

@@ -1,6 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { ReachKeys } from '@agent-reach/protocol';
-import { decide, isPull, isPush, type Candidate, type Decision, type SnapshotHolder } from '@agent-reach/dispatch';
+import {
+  decide,
+  isPull,
+  isPush,
+  type Candidate,
+  type Decision,
+  type SnapshotHolder,
+} from '@agent-reach/dispatch';
 import { traceOf, type Lineage } from './lineage.ts';
 
 /** What a submission or a route query asks of the router's choice. */
@@ -79,6 +86,17 @@ export async function route(
 /** True when some agent would serve but every one is full or on the task's trace. */
 export function onlyExcludedFor(decision: Decision, reasons: readonly string[]): boolean {
   if (decision.count() > 0) return false;
-  const live = decision.all.filter((c) => !['offline', 'starting', 'draining', 'ejected', 'missing_tags', 'region', 'observing'].includes(c.excluded ?? ''));
+  const live = decision.all.filter(
+    (c) =>
+      ![
+        'offline',
+        'starting',
+        'draining',
+        'ejected',
+        'missing_tags',
+        'region',
+        'observing',
+      ].includes(c.excluded ?? ''),
+  );
   return live.length > 0 && live.every((c) => reasons.includes(c.excluded ?? ''));
 }

@@ -20,15 +20,32 @@ describe('deliveries of one tick to one agent', () => {
     const { redis, keys } = scratch;
     const delivery = new Delivery(redis, keys, 15_000);
     const t = await redis.time();
-    await redis.hset(keys.agent('full-soon'), 'epoch', 3, 'status', 'HEALTHY', 'max_concurrency', 2, 'lease_at', Number(t[0]) * 1000);
+    await redis.hset(
+      keys.agent('full-soon'),
+      'epoch',
+      3,
+      'status',
+      'HEALTHY',
+      'max_concurrency',
+      2,
+      'lease_at',
+      Number(t[0]) * 1000,
+    );
     const target = { agent_id: 'full-soon', epoch: 3 };
-    const results = await Promise.all([delivery.deliver(target, task('a')), delivery.deliver(target, task('b')), delivery.deliver(target, task('c'))]);
+    const results = await Promise.all([
+      delivery.deliver(target, task('a')),
+      delivery.deliver(target, task('b')),
+      delivery.deliver(target, task('c')),
+    ]);
     expect(results.map((r) => (r.ok ? r.inflight : r.refusal))).toEqual([1, 2, 'full']);
     expect(await redis.xlen(keys.inbox('full-soon'))).toBe(2);
     expect((await redis.hkeys(keys.pending('full-soon'))).sort()).toEqual(['a', 'b']);
 
     // The same attempt again (a re-sent command) answers the first delivery; a stale epoch is refused.
-    const [again, stale] = await Promise.all([delivery.deliver(target, task('a')), delivery.deliver({ agent_id: 'full-soon', epoch: 2 }, task('d'))]);
+    const [again, stale] = await Promise.all([
+      delivery.deliver(target, task('a')),
+      delivery.deliver({ agent_id: 'full-soon', epoch: 2 }, task('d')),
+    ]);
     expect(again.ok && again.messageId).toBe(results[0]?.ok && results[0].messageId);
     expect(stale).toEqual({ ok: false, refusal: 'epoch_changed' });
     expect(await redis.xlen(keys.inbox('full-soon'))).toBe(2);
@@ -38,7 +55,10 @@ describe('deliveries of one tick to one agent', () => {
     const { redis, keys } = scratch;
     const delivery = new Delivery(redis, keys, 15_000);
     const target = { agent_id: 'never-was', epoch: 1 };
-    const results = await Promise.all([delivery.deliver(target, task('x')), delivery.deliver(target, task('y'))]);
+    const results = await Promise.all([
+      delivery.deliver(target, task('x')),
+      delivery.deliver(target, task('y')),
+    ]);
     expect(results).toEqual([
       { ok: false, refusal: 'gone' },
       { ok: false, refusal: 'gone' },

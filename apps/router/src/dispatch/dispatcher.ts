@@ -4,7 +4,14 @@ import type { Logger } from 'pino';
 import type { ReachKeys, SubmitBody, SubmitReply } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import { httpError } from '@agent-reach/service-kit';
-import { CapacityWaiter, type CallbackPublisher, type Candidate, type Delivery, type DeliveryResult, type SnapshotHolder } from '@agent-reach/dispatch';
+import {
+  CapacityWaiter,
+  type CallbackPublisher,
+  type Candidate,
+  type Delivery,
+  type DeliveryResult,
+  type SnapshotHolder,
+} from '@agent-reach/dispatch';
 import type { TaskReader } from '../tasks/task-reader.ts';
 import type { Lineage } from './lineage.ts';
 import { claimTask, firstAttempt } from './claim.ts';
@@ -80,7 +87,10 @@ export class Dispatcher {
   async submit(body: SubmitBody): Promise<SubmitOutcome> {
     const payload = JSON.stringify(body.payload ?? null);
     if (Buffer.byteLength(payload) > this.settings.maxPayloadBytes) {
-      throw httpError('PAYLOAD_TOO_LARGE', `payload is over the limit of ${this.settings.maxPayloadBytes} bytes once serialised`);
+      throw httpError(
+        'PAYLOAD_TOO_LARGE',
+        `payload is over the limit of ${this.settings.maxPayloadBytes} bytes once serialised`,
+      );
     }
     const taskId = body.task_id ?? randomUUID();
     const until = Date.now() + this.settings.admissionWaitMs;
@@ -94,7 +104,11 @@ export class Dispatcher {
     }
   }
 
-  private async submitOnce(body: SubmitBody, payload: string, taskId: string): Promise<SubmitOutcome> {
+  private async submitOnce(
+    body: SubmitBody,
+    payload: string,
+    taskId: string,
+  ): Promise<SubmitOutcome> {
     const ask: RoutingAsk = {
       taskId,
       capability: body.capability,
@@ -105,19 +119,50 @@ export class Dispatcher {
     };
     // The candidates tried, plus the runner-up the sent stage records.
     const picks = this.settings.maxCandidates + 1;
-    let routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch', picks);
+    let routed = await route(
+      this.redis,
+      this.keys,
+      this.snapshot,
+      ask,
+      this.settings.watermark,
+      body.mode !== 'batch',
+      picks,
+    );
     if (routed.decision.count() === 0) {
       // A registration may be newer than the snapshot held: look once more before refusing.
       await this.snapshot.reload();
-      routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, body.mode !== 'batch', picks);
+      routed = await route(
+        this.redis,
+        this.keys,
+        this.snapshot,
+        ask,
+        this.settings.watermark,
+        body.mode !== 'batch',
+        picks,
+      );
     }
-    if (routed.push.length === 0 && body.mode !== 'batch' && (await this.capacity.room(body.capability, routed.decision)) > 0) {
+    if (
+      routed.push.length === 0 &&
+      body.mode !== 'batch' &&
+      (await this.capacity.room(body.capability, routed.decision)) > 0
+    ) {
       // Counted full on stale counts: Redis says an agent has room (beyond what waiting retries get).
-      routed = await route(this.redis, this.keys, this.snapshot, ask, this.settings.watermark, true, picks);
+      routed = await route(
+        this.redis,
+        this.keys,
+        this.snapshot,
+        ask,
+        this.settings.watermark,
+        true,
+        picks,
+      );
     }
     const reserved = body.mode !== 'batch' ? routed.push[0]?.agent.agent_id : undefined;
     const { decision, lineage } = routed;
-    if (lineage && (lineage.hops > this.settings.maxHops || onlyExcludedFor(decision, ['on_trace']))) {
+    if (
+      lineage &&
+      (lineage.hops > this.settings.maxHops || onlyExcludedFor(decision, ['on_trace']))
+    ) {
       if (reserved) this.snapshot.settle(reserved);
       return this.reject(taskId, body, payload, lineage);
     }
@@ -125,7 +170,14 @@ export class Dispatcher {
     // every agent's exclusion, which a delivered task never needs).
     let allFull = (): boolean => onlyExcludedFor(decision, ['full', 'watermark']);
     if (reserved) {
-      const outcome = await this.dispatch(taskId, body, payload, routed.push, routed.pushCount, lineage);
+      const outcome = await this.dispatch(
+        taskId,
+        body,
+        payload,
+        routed.push,
+        routed.pushCount,
+        lineage,
+      );
       if (!('refused' in outcome)) return outcome;
       allFull = () => outcome.allFull;
     } else if (body.mode === 'batch') {
@@ -133,14 +185,22 @@ export class Dispatcher {
     } else if (routed.pull.length > 0) {
       return this.pool.enqueue(taskId, body, payload, lineage, 'pull_agents');
     }
-    if (body.on_no_agent === 'queue') return this.pool.enqueue(taskId, body, payload, lineage, 'no_agent');
+    if (body.on_no_agent === 'queue')
+      return this.pool.enqueue(taskId, body, payload, lineage, 'no_agent');
     const existing = body.task_id ? await this.tasks.submitView(taskId) : undefined;
     if (existing) return { created: false, reply: existing };
     if (allFull()) {
-      if (this.settings.backpressure[body.capability] === 'queue') return this.pool.enqueue(taskId, body, payload, lineage, 'at_capacity');
-      throw httpError('AT_CAPACITY', `every live agent of ${body.capability} is at max_concurrency; retry shortly or queue with on_no_agent`);
+      if (this.settings.backpressure[body.capability] === 'queue')
+        return this.pool.enqueue(taskId, body, payload, lineage, 'at_capacity');
+      throw httpError(
+        'AT_CAPACITY',
+        `every live agent of ${body.capability} is at max_concurrency; retry shortly or queue with on_no_agent`,
+      );
     }
-    throw httpError('NO_AGENT', `no live agent serves capability ${body.capability}${body.tags ? ` with tags ${body.tags.join(',')}` : ''}`);
+    throw httpError(
+      'NO_AGENT',
+      `no live agent serves capability ${body.capability}${body.tags ? ` with tags ${body.tags.join(',')}` : ''}`,
+    );
   }
 
   private async dispatch(
@@ -158,9 +218,21 @@ export class Dispatcher {
     // The first candidate was counted when it was chosen; a return before its delivery gives it back.
     let outstanding: string | undefined = tried[0]?.agent.agent_id;
     try {
-      return await this.tryCandidates(taskId, body, payload, candidates, candidateCount, tried, lineage, nonce, timeoutMs, refusals, () => {
-        outstanding = undefined;
-      });
+      return await this.tryCandidates(
+        taskId,
+        body,
+        payload,
+        candidates,
+        candidateCount,
+        tried,
+        lineage,
+        nonce,
+        timeoutMs,
+        refusals,
+        () => {
+          outstanding = undefined;
+        },
+      );
     } finally {
       if (outstanding) this.snapshot.settle(outstanding);
     }
@@ -211,7 +283,10 @@ export class Dispatcher {
         this.snapshot.settle(agent.agent_id);
         throw e;
       }
-      this.snapshot.settle(agent.agent_id, result.ok ? result.inflight : result.refusal === 'full' ? agent.max_concurrency : undefined);
+      this.snapshot.settle(
+        agent.agent_id,
+        result.ok ? result.inflight : result.refusal === 'full' ? agent.max_concurrency : undefined,
+      );
       if (!result.ok) {
         refusals.push(`${agent.agent_id}:${result.refusal}`);
         if (result.refusal === 'full') full++;
@@ -221,15 +296,42 @@ export class Dispatcher {
       // The XADD returned an id: the task is sent. Recording the stage rides the same
       // auto-pipelined connection without holding the reply (a later read on this router's
       // connection is served after it; the due-set watchdog covers a router that dies first).
-      void this.delivery.markSent(taskId, agent.agent_id, 1, result.messageId, result.sentAt, {
-        score: Number(candidate.score.toFixed(4)),
-        load: Number(candidate.load.toFixed(4)),
-        candidates: candidateCount,
-        ...(runnerUp ? { runner_up: runnerUp.agent.agent_id, runner_up_score: Number(runnerUp.score.toFixed(4)) } : {}),
-        snapshot_age_ms: this.snapshot.info().age_ms,
-        ...(refusals.length > 0 ? { reason: `re-routed after ${refusals.join(', ')}` } : {}),
-      }, undefined, watchdogAt).catch((err: unknown) => this.log.warn({ err, task_id: taskId }, 'sent stage not recorded; the watchdog will check the task'));
-      if (body.session_id) await this.redis.set(this.keys.session(body.session_id), agent.agent_id, 'EX', this.settings.sessionTtlS);
+      void this.delivery
+        .markSent(
+          taskId,
+          agent.agent_id,
+          1,
+          result.messageId,
+          result.sentAt,
+          {
+            score: Number(candidate.score.toFixed(4)),
+            load: Number(candidate.load.toFixed(4)),
+            candidates: candidateCount,
+            ...(runnerUp
+              ? {
+                  runner_up: runnerUp.agent.agent_id,
+                  runner_up_score: Number(runnerUp.score.toFixed(4)),
+                }
+              : {}),
+            snapshot_age_ms: this.snapshot.info().age_ms,
+            ...(refusals.length > 0 ? { reason: `re-routed after ${refusals.join(', ')}` } : {}),
+          },
+          undefined,
+          watchdogAt,
+        )
+        .catch((err: unknown) =>
+          this.log.warn(
+            { err, task_id: taskId },
+            'sent stage not recorded; the watchdog will check the task',
+          ),
+        );
+      if (body.session_id)
+        await this.redis.set(
+          this.keys.session(body.session_id),
+          agent.agent_id,
+          'EX',
+          this.settings.sessionTtlS,
+        );
       this.events.write({
         stage: 'sent',
         capability: body.capability,
@@ -242,16 +344,34 @@ export class Dispatcher {
       });
       return {
         created: true,
-        reply: { task_id: taskId, status: 'sent', agent_id: agent.agent_id, stream: this.keys.inbox(agent.agent_id), message_id: result.messageId },
+        reply: {
+          task_id: taskId,
+          status: 'sent',
+          agent_id: agent.agent_id,
+          stream: this.keys.inbox(agent.agent_id),
+          message_id: result.messageId,
+        },
       };
     }
-    await this.redis.pipeline().reachReleaseClaim(this.keys.task(taskId), this.keys.timeline(taskId), nonce).zrem(this.keys.due(), taskId).exec();
-    this.log.info({ task_id: taskId, capability: body.capability, refusals }, 'no candidate took the task');
+    await this.redis
+      .pipeline()
+      .reachReleaseClaim(this.keys.task(taskId), this.keys.timeline(taskId), nonce)
+      .zrem(this.keys.due(), taskId)
+      .exec();
+    this.log.info(
+      { task_id: taskId, capability: body.capability, refusals },
+      'no candidate took the task',
+    );
     return { refused: true, allFull: full === tried.length };
   }
 
   /** Records a submission that is dead on arrival as a loop, visible in the DLQ. */
-  private async reject(taskId: string, body: SubmitBody, payload: string, lineage: Lineage): Promise<SubmitOutcome> {
+  private async reject(
+    taskId: string,
+    body: SubmitBody,
+    payload: string,
+    lineage: Lineage,
+  ): Promise<SubmitOutcome> {
     const reason = 'loop';
     const [[err, created]] = ((await this.redis
       .pipeline()
@@ -297,7 +417,13 @@ export class Dispatcher {
         completed_at: deadAt,
       });
     }
-    this.log.info({ task_id: taskId, trace_id: body.trace_id, capability: body.capability, hops: lineage.hops }, 'submission dead-lettered as a loop');
-    return { created: true, reply: { task_id: taskId, status: 'dead', agent_id: '', stream: '', message_id: '' } };
+    this.log.info(
+      { task_id: taskId, trace_id: body.trace_id, capability: body.capability, hops: lineage.hops },
+      'submission dead-lettered as a loop',
+    );
+    return {
+      created: true,
+      reply: { task_id: taskId, status: 'dead', agent_id: '', stream: '', message_id: '' },
+    };
   }
 }

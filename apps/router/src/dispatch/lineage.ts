@@ -15,8 +15,17 @@ export interface Lineage {
  * Reads the parent's trace (one round trip, only for tasks that name a parent). An unknown
  * parent (expired or never existed) starts a fresh trace one hop deep.
  */
-export async function traceOf(redis: Redis, keys: ReachKeys, parentTaskId: string): Promise<Lineage> {
-  const [hops, agents, agentId] = await redis.hmget(keys.task(parentTaskId), 'hops', 'trace_agents', 'agent_id');
+export async function traceOf(
+  redis: Redis,
+  keys: ReachKeys,
+  parentTaskId: string,
+): Promise<Lineage> {
+  const [hops, agents, agentId] = await redis.hmget(
+    keys.task(parentTaskId),
+    'hops',
+    'trace_agents',
+    'agent_id',
+  );
   let ancestors: string[] = [];
   try {
     const parsed: unknown = JSON.parse(agents ?? '[]');

@@ -13,14 +13,32 @@ describe('the sent record and the due set', () => {
     // Attempt 1 was claimed with a watchdog entry; it failed fast and its retry is due later.
     await redis.hset(keys.task('t-late'), 'status', 'retry_wait', 'attempt', 2);
     await redis.zadd(keys.due(), watchdogAt + 250, 't-late');
-    await delivery.markSent('t-late', 'agent-1', 1, '1-1', watchdogAt - 5000, {}, undefined, watchdogAt);
+    await delivery.markSent(
+      't-late',
+      'agent-1',
+      1,
+      '1-1',
+      watchdogAt - 5000,
+      {},
+      undefined,
+      watchdogAt,
+    );
     expect(await redis.zscore(keys.due(), 't-late')).toBe(String(watchdogAt + 250));
     expect(await redis.lrange(keys.timeline('t-late'), 0, -1)).toEqual([]);
 
     // The usual order: the record lands while the watchdog entry is still the one set.
     await redis.hset(keys.task('t-ok'), 'status', 'accepted', 'attempt', 1);
     await redis.zadd(keys.due(), watchdogAt, 't-ok');
-    await delivery.markSent('t-ok', 'agent-1', 1, '1-2', watchdogAt - 5000, {}, undefined, watchdogAt);
+    await delivery.markSent(
+      't-ok',
+      'agent-1',
+      1,
+      '1-2',
+      watchdogAt - 5000,
+      {},
+      undefined,
+      watchdogAt,
+    );
     expect(await redis.zscore(keys.due(), 't-ok')).toBeNull();
     expect(await redis.hget(keys.task('t-ok'), 'status')).toBe('sent');
   });
@@ -36,7 +54,9 @@ describe('the sent record and the due set', () => {
     });
     const ids = Array.from({ length: 10 }, (_, i) => `w-${i}`);
     // Each follow-up command sees its own entry already there.
-    const seen = await Promise.all(ids.map((id, i) => watch.watchThen(id, 1000 + i, () => redis.zscore(keys.due(), id))));
+    const seen = await Promise.all(
+      ids.map((id, i) => watch.watchThen(id, 1000 + i, () => redis.zscore(keys.due(), id))),
+    );
     expect(seen).toEqual(ids.map((_, i) => String(1000 + i)));
     await waitFor(() => seenByRedis.length >= 11);
     monitor.disconnect();
@@ -45,7 +65,11 @@ describe('the sent record and the due set', () => {
     await watch.watchThen('w-0', 5, () => Promise.resolve());
     expect(await redis.zscore(keys.due(), 'w-0')).toBe('1000');
     // Dropped only where the score still matches.
-    await Promise.all([watch.unwatch('w-0', 1000), watch.unwatch('w-1', 999), watch.unwatch('w-2', 1002)]);
+    await Promise.all([
+      watch.unwatch('w-0', 1000),
+      watch.unwatch('w-1', 999),
+      watch.unwatch('w-2', 1002),
+    ]);
     expect(await redis.zmscore(keys.due(), 'w-0', 'w-1', 'w-2')).toEqual([null, '1001', null]);
   });
 });

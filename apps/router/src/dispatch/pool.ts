@@ -36,7 +36,13 @@ export class Pool {
   ) {}
 
   /** Enqueues a new task in its capability's pool. */
-  async enqueue(taskId: string, body: SubmitBody, payload: string, lineage: Lineage | undefined, reason: PoolReason) {
+  async enqueue(
+    taskId: string,
+    body: SubmitBody,
+    payload: string,
+    lineage: Lineage | undefined,
+    reason: PoolReason,
+  ) {
     const timeoutMs = (body.timeout_s ?? this.settings.defaultTimeoutS) * 1000;
     const claimed = await claimTask(this.redis, this.keys, this.delivery.watch, {
       taskId,
@@ -57,15 +63,49 @@ export class Pool {
     const { createdAt, deadlineMs } = claimed;
     const stream = this.keys.pool(body.capability);
     const fields = encodeTask(firstAttempt(taskId, body, payload, deadlineMs, lineage));
-    const added = (await this.redis.pipeline().time().xadd(stream, '*', ...fields).sadd(this.keys.pools(), body.capability).exec()) ?? [];
+    const added =
+      (await this.redis
+        .pipeline()
+        .time()
+        .xadd(stream, '*', ...fields)
+        .sadd(this.keys.pools(), body.capability)
+        .exec()) ?? [];
     const [, time] = added[0] ?? [];
     const [xerr, messageId] = added[1] ?? [new Error('xadd: empty reply')];
     if (xerr) throw xerr;
-    const [sec, usec] = (time as [string, string] | undefined) ?? [String(Math.floor(Date.now() / 1000)), '0'];
+    const [sec, usec] = (time as [string, string] | undefined) ?? [
+      String(Math.floor(Date.now() / 1000)),
+      '0',
+    ];
     const sentAt = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
     const expiresAt = deadlineMs > 0 ? deadlineMs : sentAt + this.settings.poolWaitMs;
-    await this.delivery.markSent(taskId, '', 1, messageId as string, sentAt, { pool: body.capability, reason }, { stream, dueAt: expiresAt });
-    this.events.write({ stage: 'sent', capability: body.capability, agent_id: 'pool', task_id: taskId, attempt: 1, at: sentAt, latency_ms: Math.max(0, sentAt - createdAt) });
-    return { created: true, reply: { task_id: taskId, status: 'sent' as const, agent_id: '', stream, message_id: messageId as string } };
+    await this.delivery.markSent(
+      taskId,
+      '',
+      1,
+      messageId as string,
+      sentAt,
+      { pool: body.capability, reason },
+      { stream, dueAt: expiresAt },
+    );
+    this.events.write({
+      stage: 'sent',
+      capability: body.capability,
+      agent_id: 'pool',
+      task_id: taskId,
+      attempt: 1,
+      at: sentAt,
+      latency_ms: Math.max(0, sentAt - createdAt),
+    });
+    return {
+      created: true,
+      reply: {
+        task_id: taskId,
+        status: 'sent' as const,
+        agent_id: '',
+        stream,
+        message_id: messageId as string,
+      },
+    };
   }
 }

@@ -18,10 +18,21 @@ export class DeadLetters {
       const ids = await this.redis.zrevrange(this.keys.dlq(), offset, offset + 199);
       if (ids.length === 0) break;
       const pipeline = this.redis.pipeline();
-      for (const id of ids) pipeline.hmget(this.keys.task(id), 'status', 'capability', 'dead_reason', 'dead_at', 'attempt', 'error');
+      for (const id of ids)
+        pipeline.hmget(
+          this.keys.task(id),
+          'status',
+          'capability',
+          'dead_reason',
+          'dead_at',
+          'attempt',
+          'error',
+        );
       const rows = (await pipeline.exec()) ?? [];
       ids.forEach((id, i) => {
-        const [status, cap, reason, deadAt, attempt, error] = (rows[i]?.[1] ?? []) as (string | null)[];
+        const [status, cap, reason, deadAt, attempt, error] = (rows[i]?.[1] ?? []) as (
+          string | null
+        )[];
         if (status !== 'dead') {
           if (status === null) gone.push(id);
           return;
@@ -55,7 +66,11 @@ export class DeadLetters {
     if (err) throw err;
     const [code, attempt = 0] = reply as [number, number?];
     if (code === -1) throw httpError('TASK_NOT_FOUND', `task ${taskId} is unknown or has expired`);
-    if (code === -9) throw httpError('NOT_DEAD', `task ${taskId} is not dead-lettered; only a dead task can be replayed`);
+    if (code === -9)
+      throw httpError(
+        'NOT_DEAD',
+        `task ${taskId} is not dead-lettered; only a dead task can be replayed`,
+      );
     await this.redis.zrem(this.keys.dlq(), taskId);
     return { task_id: taskId, status: 'retry_wait', attempt };
   }

@@ -64,7 +64,8 @@ export function createRouterMetrics(deps: RouterMetricsDeps): RouterMetrics {
 }
 
 const SUBMIT_URL = '/v1/tasks';
-const isSubmit = (request: FastifyRequest) => request.method === 'POST' && request.routeOptions.url === SUBMIT_URL;
+const isSubmit = (request: FastifyRequest) =>
+  request.method === 'POST' && request.routeOptions.url === SUBMIT_URL;
 
 /** The stable error code of an error reply body, or `OTHER`; never an unbounded label. */
 function errorCode(payload: unknown): string {
@@ -91,10 +92,16 @@ export function installSubmitMetrics(app: FastifyInstance, metrics: RouterMetric
   app.addHook('onSend', (request, reply, payload, done) => {
     if (isSubmit(request)) {
       const status = String(reply.statusCode);
-      const outcome = reply.statusCode === 202 ? 'accepted' : reply.statusCode === 200 ? 'existing' : errorCode(payload);
+      const outcome =
+        reply.statusCode === 202
+          ? 'accepted'
+          : reply.statusCode === 200
+            ? 'existing'
+            : errorCode(payload);
       metrics.submits.inc({ status, outcome });
       const t0 = started.get(request);
-      if (t0 !== undefined) metrics.routing.observe({ status }, Number(process.hrtime.bigint() - t0) / 1e9);
+      if (t0 !== undefined)
+        metrics.routing.observe({ status }, Number(process.hrtime.bigint() - t0) / 1e9);
     }
     done(null, payload);
   });

@@ -15,7 +15,10 @@ export interface EventsReader {
  * Reads go to the same InfluxDB, database and token as the events sink's writes.
  * @throws InvalidWindowError at start-up when `timelineLookback` is not a window of at most 31d.
  */
-export function createEventsReader(events: EventSinkOptions | undefined, timelineLookback: string): EventsReader {
+export function createEventsReader(
+  events: EventSinkOptions | undefined,
+  timelineLookback: string,
+): EventsReader {
   parseWindow(timelineLookback);
   return { influx: influxSourceFrom(events), timelineLookback };
 }
@@ -27,10 +30,16 @@ export function createEventsReader(events: EventSinkOptions | undefined, timelin
 export function eventsUnavailable(err: unknown, log: FastifyBaseLogger): Error {
   if (!isInfluxQueryError(err)) return err instanceof Error ? err : new Error(String(err));
   log.warn({ err, status: err.status }, 'InfluxDB read failed');
-  return httpError('EVENTS_UNAVAILABLE', `InfluxDB did not answer the events query: ${err.message.slice(0, 200)}`);
+  return httpError(
+    'EVENTS_UNAVAILABLE',
+    `InfluxDB did not answer the events query: ${err.message.slice(0, 200)}`,
+  );
 }
 
 /** The reply when InfluxDB is not configured on this router. */
 export function eventsNotConfigured(): Error {
-  return httpError('EVENTS_UNAVAILABLE', 'InfluxDB is not configured on this router: set INFLUX_URL (and INFLUX_BUCKET)');
+  return httpError(
+    'EVENTS_UNAVAILABLE',
+    'InfluxDB is not configured on this router: set INFLUX_URL (and INFLUX_BUCKET)',
+  );
 }

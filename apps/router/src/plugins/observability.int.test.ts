@@ -7,7 +7,10 @@ import { createRouterService, type RouterService } from '../index.ts';
 let router: RouterService;
 
 beforeAll(async () => {
-  router = await createRouterService({ redisUrl: testServices().redisUrl, prefix: randomPrefix() }, { logger: pino({ level: 'silent' }) });
+  router = await createRouterService(
+    { redisUrl: testServices().redisUrl, prefix: randomPrefix() },
+    { logger: pino({ level: 'silent' }) },
+  );
   await router.app.ready();
 });
 
@@ -17,11 +20,16 @@ afterAll(async () => {
 
 describe('router OpenAPI document', () => {
   it('documents every route the router serves, with its method', async () => {
-    const doc = (await router.app.inject({ url: '/docs/json' })).json<{ openapi: string; paths: Record<string, Record<string, unknown>> }>();
+    const doc = (await router.app.inject({ url: '/docs/json' })).json<{
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+    }>();
     expect(doc.openapi).toMatch(/^3\./);
     const served = listRoutes(router.app).filter((r) => !r.url.startsWith('/docs'));
     expect(served.length).toBeGreaterThan(8);
-    const missing = served.filter((r) => !doc.paths[r.url.replace(/:(\w+)/g, '{$1}')]?.[r.method.toLowerCase()]);
+    const missing = served.filter(
+      (r) => !doc.paths[r.url.replace(/:(\w+)/g, '{$1}')]?.[r.method.toLowerCase()],
+    );
     expect(missing).toEqual([]);
   });
 });

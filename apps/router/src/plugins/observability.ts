@@ -5,9 +5,18 @@ import type { Logger } from 'pino';
 import type { EventSink } from '@agent-reach/events';
 import type { ReachKeys } from '@agent-reach/protocol';
 import type { SnapshotHolder } from '@agent-reach/dispatch';
-import { installHttpMetrics, installMetricsEndpoint, observeTaskEvents, registerApiDocs } from '@agent-reach/service-kit';
+import {
+  installHttpMetrics,
+  installMetricsEndpoint,
+  observeTaskEvents,
+  registerApiDocs,
+} from '@agent-reach/service-kit';
 import { createRouterConsole, type RouterConsole } from '../console/index.ts';
-import { createRouterMetrics, installSubmitMetrics, type RouterMetrics } from '../metrics/router-metrics.ts';
+import {
+  createRouterMetrics,
+  installSubmitMetrics,
+  type RouterMetrics,
+} from '../metrics/router-metrics.ts';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -32,17 +41,33 @@ export interface RouterObservabilityDeps {
 /** Creates the router's metrics registry and console; nothing reads Redis until scraped or opened. */
 export function createRouterObservability(deps: RouterObservabilityDeps): RouterObservability {
   let snapshot: SnapshotHolder | undefined;
-  const metrics = createRouterMetrics({ redis: deps.redis, keys: deps.keys, snapshot: () => snapshot });
+  const metrics = createRouterMetrics({
+    redis: deps.redis,
+    keys: deps.keys,
+    snapshot: () => snapshot,
+  });
   const connect = () => {
     const conn = new Redis(deps.redisUrl, { maxRetriesPerRequest: null });
-    conn.on('error', (err: Error) => deps.logger.debug({ err, module: 'redis' }, 'console connection error'));
+    conn.on('error', (err: Error) =>
+      deps.logger.debug({ err, module: 'redis' }, 'console connection error'),
+    );
     return conn;
   };
-  const routerConsole = createRouterConsole({ redis: deps.redis, connect, keys: deps.keys, logger: deps.logger });
+  const routerConsole = createRouterConsole({
+    redis: deps.redis,
+    connect,
+    keys: deps.keys,
+    logger: deps.logger,
+  });
   return {
     metrics,
     console: routerConsole,
-    observe: (sink) => observeTaskEvents(sink, { registry: metrics.registry, logger: deps.logger, onEvent: (e) => routerConsole.recent.note(e) }),
+    observe: (sink) =>
+      observeTaskEvents(sink, {
+        registry: metrics.registry,
+        logger: deps.logger,
+        onEvent: (e) => routerConsole.recent.note(e),
+      }),
     watchSnapshot: (s) => {
       snapshot = s;
     },
@@ -53,10 +78,14 @@ export function createRouterObservability(deps: RouterObservabilityDeps): Router
  * OpenAPI docs at `/docs` (document at `/docs/json`) and, given metrics, `GET /metrics` with
  * request and submit counters. Call before any route is added: both learn routes from hooks.
  */
-export async function registerObservability(app: FastifyInstance, metrics: RouterMetrics | undefined): Promise<void> {
+export async function registerObservability(
+  app: FastifyInstance,
+  metrics: RouterMetrics | undefined,
+): Promise<void> {
   await registerApiDocs(app, {
     title: 'Agent-Reach router',
-    description: "The callers' API: submit a task for a capability, read its state and timeline, read results from a callback topic. Also the operators' console.",
+    description:
+      "The callers' API: submit a task for a capability, read its state and timeline, read results from a callback topic. Also the operators' console.",
     version,
     tags: [
       { name: 'console', description: "The operators' console and the data it shows" },

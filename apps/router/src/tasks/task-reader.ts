@@ -1,8 +1,23 @@
 import type { Redis } from 'ioredis';
-import type { ReachKeys, SubmitReply, TaskStatus, TaskView, TimelineEntry } from '@agent-reach/protocol';
+import type {
+  ReachKeys,
+  SubmitReply,
+  TaskStatus,
+  TaskView,
+  TimelineEntry,
+} from '@agent-reach/protocol';
 
 // For stages written in the same millisecond: the order they happen in a task's life.
-const STAGE_ORDER: Record<string, number> = { replayed: 0, accepted: 0, sent: 1, received: 2, completed: 3, failed: 3, retried: 4, dead: 5 };
+const STAGE_ORDER: Record<string, number> = {
+  replayed: 0,
+  accepted: 0,
+  sent: 1,
+  received: 2,
+  completed: 3,
+  failed: 3,
+  retried: 4,
+  dead: 5,
+};
 
 function parseJson(text: string | undefined): unknown {
   if (text === undefined) return undefined;
@@ -55,7 +70,13 @@ export class TaskReader {
 
   /** The submit reply for an existing task (a repeated task_id), or undefined. */
   async submitView(taskId: string): Promise<SubmitReply | undefined> {
-    const [status, agentId, stream, messageId] = await this.redis.hmget(this.keys.task(taskId), 'status', 'agent_id', 'stream', 'message_id');
+    const [status, agentId, stream, messageId] = await this.redis.hmget(
+      this.keys.task(taskId),
+      'status',
+      'agent_id',
+      'stream',
+      'message_id',
+    );
     if (!status) return undefined;
     return {
       task_id: taskId,

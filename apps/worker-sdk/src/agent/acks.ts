@@ -63,7 +63,15 @@ export class AckWriter {
   async receipts(targets: readonly AckTarget[]): Promise<void> {
     if (targets.length === 0) return;
     await this.#write('received', targets.length, (session) =>
-      Promise.all(targets.map((t) => this.ctx.redis.xadd(session.acks_stream, '*', ...encodeAck(this.#ack(session, t, { stage: 'received' }))))),
+      Promise.all(
+        targets.map((t) =>
+          this.ctx.redis.xadd(
+            session.acks_stream,
+            '*',
+            ...encodeAck(this.#ack(session, t, { stage: 'received' })),
+          ),
+        ),
+      ),
     );
   }
 
@@ -74,15 +82,46 @@ export class AckWriter {
    * records both stages from it.
    */
   async finish(target: AckTarget, outcome: TaskOutcome): Promise<void> {
-    const folded = target.receipt === 'folded' && target.readAt !== undefined ? { received_ago_ms: Math.max(0, Math.round(performance.now() - target.readAt)) } : {};
+    const folded =
+      target.receipt === 'folded' && target.readAt !== undefined
+        ? { received_ago_ms: Math.max(0, Math.round(performance.now() - target.readAt)) }
+        : {};
     await this.#write(outcome.stage, 1, (session) => {
-      const body: Pick<AckMessage, 'stage' | 'result' | 'duration_ms' | 'error' | 'retryable' | 'capability' | 'received_ago_ms'> =
+      const body: Pick<
+        AckMessage,
+        | 'stage'
+        | 'result'
+        | 'duration_ms'
+        | 'error'
+        | 'retryable'
+        | 'capability'
+        | 'received_ago_ms'
+      > =
         outcome.stage === 'completed'
-          ? { stage: 'completed', result: outcome.result, duration_ms: outcome.durationMs, ...(target.capability ? { capability: target.capability } : {}), ...folded }
-          : { stage: 'failed', error: outcome.error, retryable: outcome.retryable, duration_ms: outcome.durationMs, ...folded };
+          ? {
+              stage: 'completed',
+              result: outcome.result,
+              duration_ms: outcome.durationMs,
+              ...(target.capability ? { capability: target.capability } : {}),
+              ...folded,
+            }
+          : {
+              stage: 'failed',
+              error: outcome.error,
+              retryable: outcome.retryable,
+              duration_ms: outcome.durationMs,
+              ...folded,
+            };
       return Promise.all([
-        this.ctx.redis.xadd(session.acks_stream, '*', ...encodeAck(this.#ack(session, target, body))),
-        this.#xacks.call(JSON.stringify([target.origin.stream, target.origin.group]), target.messageId),
+        this.ctx.redis.xadd(
+          session.acks_stream,
+          '*',
+          ...encodeAck(this.#ack(session, target, body)),
+        ),
+        this.#xacks.call(
+          JSON.stringify([target.origin.stream, target.origin.group]),
+          target.messageId,
+        ),
       ]);
     });
   }
@@ -92,7 +131,11 @@ export class AckWriter {
     await this.#write('drop', 1, () => this.ctx.redis.xack(origin.stream, origin.group, messageId));
   }
 
-  #ack(session: RegisterReply, t: AckTarget, body: Pick<AckMessage, 'stage'> & Partial<AckMessage>): AckMessage {
+  #ack(
+    session: RegisterReply,
+    t: AckTarget,
+    body: Pick<AckMessage, 'stage'> & Partial<AckMessage>,
+  ): AckMessage {
     return {
       task_id: t.taskId,
       agent_id: session.agent_id,
@@ -126,7 +169,10 @@ export class AckWriter {
           return;
         }
         if (this.ctx.stop.aborted) {
-          this.ctx.logger.warn({ err, what, count }, 'ack write abandoned at shutdown; the server will retry the task');
+          this.ctx.logger.warn(
+            { err, what, count },
+            'ack write abandoned at shutdown; the server will retry the task',
+          );
           return;
         }
         const delayMs = backoff.next();

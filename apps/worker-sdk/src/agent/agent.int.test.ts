@@ -13,7 +13,6 @@ afterEach(async () => {
   await h.cleanup();
 });
 
-
 describe('ReachAgent on real Redis', () => {
   it('reports received, then completed with the result, and XACKs', async () => {
     const agent = h.agent({
@@ -28,9 +27,19 @@ describe('ReachAgent on real Redis', () => {
     const reg = await agent.ready();
     expect(agent.state).toBe('running');
 
-    await h.addTask(reg.agent_id, { task_id: 't-1', payload: JSON.stringify({ hello: 'world' }), attempt: 2 });
+    await h.addTask(reg.agent_id, {
+      task_id: 't-1',
+      payload: JSON.stringify({ hello: 'world' }),
+      attempt: 2,
+    });
     const [received, completed] = await h.waitForAcks('t-1', 2);
-    const identity = { task_id: 't-1', agent_id: reg.agent_id, instance_id: agent.options.instanceId, epoch: String(reg.epoch), attempt: '2' };
+    const identity = {
+      task_id: 't-1',
+      agent_id: reg.agent_id,
+      instance_id: agent.options.instanceId,
+      epoch: String(reg.epoch),
+      attempt: '2',
+    };
     expect(received).toEqual({ ...identity, stage: 'received' });
     // A completion names its capability (the server records the agent's speed with it). The
     // handler outlived the tick in which receipts go out, so the receipt was its own entry.
@@ -44,8 +53,13 @@ describe('ReachAgent on real Redis', () => {
     expect(Number(completed?.['duration_ms'])).toBeGreaterThanOrEqual(55);
     // What the server will decode:
     const decoded = decodeAck(Object.entries(completed ?? {}).flat());
-    expect(decoded).toMatchObject({ ok: true, value: { stage: 'completed', attempt: 2, epoch: reg.epoch } });
-    await waitFor(async () => (await pendingCount(h.redis, reg.stream, WORKER_GROUP)) === 0, { message: 'XACKed' });
+    expect(decoded).toMatchObject({
+      ok: true,
+      value: { stage: 'completed', attempt: 2, epoch: reg.epoch },
+    });
+    await waitFor(async () => (await pendingCount(h.redis, reg.stream, WORKER_GROUP)) === 0, {
+      message: 'XACKed',
+    });
   });
 
   it('never holds more than maxConcurrency tasks, and reads more as slots free up', async () => {
@@ -76,19 +90,30 @@ describe('ReachAgent on real Redis', () => {
         await new Promise((resolve) => setImmediate(resolve));
       }
     })();
-    const receivedCount = async () => (await h.acks()).filter((a) => a.fields['stage'] === 'received').length;
+    const receivedCount = async () =>
+      (await h.acks()).filter((a) => a.fields['stage'] === 'received').length;
 
     await waitFor(async () => (await receivedCount()) === 2, { message: 'two received' });
     for (let i = 0; i < ids.length; i++) {
       // Open the oldest running task's gate; one more may be read.
       const acks = await h.acks();
-      const receivedIds = acks.filter((a) => a.fields['stage'] === 'received').map((a) => a.fields['task_id']);
-      const next = receivedIds.find((id) => !acks.some((a) => a.fields['task_id'] === id && a.fields['stage'] === 'completed'));
+      const receivedIds = acks
+        .filter((a) => a.fields['stage'] === 'received')
+        .map((a) => a.fields['task_id']);
+      const next = receivedIds.find(
+        (id) => !acks.some((a) => a.fields['task_id'] === id && a.fields['stage'] === 'completed'),
+      );
       gates.get(next ?? '')?.open();
-      await waitFor(async () => (await h.acks()).some((a) => a.fields['task_id'] === next && a.fields['stage'] === 'completed'));
+      await waitFor(async () =>
+        (await h.acks()).some(
+          (a) => a.fields['task_id'] === next && a.fields['stage'] === 'completed',
+        ),
+      );
       expect(agent.inflight).toBeLessThanOrEqual(2);
     }
-    await waitFor(async () => (await h.acks()).filter((a) => a.fields['stage'] === 'completed').length === 5);
+    await waitFor(
+      async () => (await h.acks()).filter((a) => a.fields['stage'] === 'completed').length === 5,
+    );
     sampling = false;
     await sampler;
     expect(maxPending).toBeLessThanOrEqual(2);
@@ -133,7 +158,10 @@ describe('ReachAgent on real Redis', () => {
     await waitFor(async () => (await h.acksOf('twin')).length === 2, { message: 'both received' });
     gate.open();
     const acks = await h.waitForAcks('twin', 4);
-    expect(acks.filter((a) => a['stage'] === 'completed').map((a) => a['result'])).toEqual(['"once"', '"once"']);
+    expect(acks.filter((a) => a['stage'] === 'completed').map((a) => a['result'])).toEqual([
+      '"once"',
+      '"once"',
+    ]);
     expect(calls).toBe(1);
   });
 
@@ -154,7 +182,9 @@ describe('ReachAgent on real Redis', () => {
 
     expect(agent.state).toBe('closed');
     expect((await h.acksOf('inflight')).map((a) => a['stage'])).toEqual(['received', 'completed']);
-    expect([[], ['received', 'completed']]).toContainEqual((await h.acksOf('late')).map((a) => a['stage']));
+    expect([[], ['received', 'completed']]).toContainEqual(
+      (await h.acksOf('late')).map((a) => a['stage']),
+    );
     expect(await pendingCount(h.redis, reg.stream, WORKER_GROUP)).toBe(0);
     expect(h.registry.deregisters).toEqual([reg.agent_id]);
     expect(() => agent.start()).toThrow(/closed/);
@@ -167,10 +197,15 @@ describe('ReachAgent on real Redis', () => {
     const agent = h.agent({ blockMs: 20_000, handler: () => Promise.resolve(null) });
     await agent.start().ready();
     const name = `reach:${agent.options.agentId}:read`;
-    await waitFor(async () => {
-      const list = (await h.redis.client('LIST')) as string;
-      return list.split('\n').some((line) => line.includes(`name=${name} `) && line.includes('cmd=xreadgroup'));
-    }, { message: 'agent blocked in XREADGROUP' });
+    await waitFor(
+      async () => {
+        const list = (await h.redis.client('LIST')) as string;
+        return list
+          .split('\n')
+          .some((line) => line.includes(`name=${name} `) && line.includes('cmd=xreadgroup'));
+      },
+      { message: 'agent blocked in XREADGROUP' },
+    );
     const started = Date.now();
     await agent.close();
     expect(Date.now() - started).toBeLessThan(3000);
@@ -189,7 +224,11 @@ describe('ReachAgent on real Redis', () => {
     await h.waitForAcks('stuck', 1);
     await agent.close();
     const acks = await h.acksOf('stuck');
-    expect(acks[1]).toMatchObject({ stage: 'failed', retryable: 'true', error: 'aborted by agent shutdown' });
+    expect(acks[1]).toMatchObject({
+      stage: 'failed',
+      retryable: 'true',
+      error: 'aborted by agent shutdown',
+    });
   });
 
   it('reports handler errors: retryable by default, not for NonRetryableError or retryable === false', async () => {
@@ -198,16 +237,33 @@ describe('ReachAgent on real Redis', () => {
       handler: (task) => {
         if (task.taskId === 'plain') return Promise.reject(new Error('boom'));
         if (task.taskId === 'final') return Promise.reject(new NonRetryableError('bad input'));
-        if (task.taskId === 'flagged') return Promise.reject(Object.assign(new Error('nope'), { retryable: false }));
+        if (task.taskId === 'flagged')
+          return Promise.reject(Object.assign(new Error('nope'), { retryable: false }));
         return Promise.resolve(10n); // not JSON-serialisable
       },
     });
     const reg = await agent.start().ready();
-    for (const id of ['plain', 'final', 'flagged', 'bigint']) await h.addTask(reg.agent_id, { task_id: id });
-    expect((await h.waitForAcks('plain', 2))[1]).toMatchObject({ stage: 'failed', error: 'boom', retryable: 'true' });
-    expect((await h.waitForAcks('final', 2))[1]).toMatchObject({ stage: 'failed', error: 'bad input', retryable: 'false' });
-    expect((await h.waitForAcks('flagged', 2))[1]).toMatchObject({ stage: 'failed', error: 'nope', retryable: 'false' });
-    expect((await h.waitForAcks('bigint', 2))[1]).toMatchObject({ stage: 'failed', retryable: 'false' });
+    for (const id of ['plain', 'final', 'flagged', 'bigint'])
+      await h.addTask(reg.agent_id, { task_id: id });
+    expect((await h.waitForAcks('plain', 2))[1]).toMatchObject({
+      stage: 'failed',
+      error: 'boom',
+      retryable: 'true',
+    });
+    expect((await h.waitForAcks('final', 2))[1]).toMatchObject({
+      stage: 'failed',
+      error: 'bad input',
+      retryable: 'false',
+    });
+    expect((await h.waitForAcks('flagged', 2))[1]).toMatchObject({
+      stage: 'failed',
+      error: 'nope',
+      retryable: 'false',
+    });
+    expect((await h.waitForAcks('bigint', 2))[1]).toMatchObject({
+      stage: 'failed',
+      retryable: 'false',
+    });
     await waitFor(async () => (await pendingCount(h.redis, reg.stream, WORKER_GROUP)) === 0);
   });
 
@@ -217,7 +273,9 @@ describe('ReachAgent on real Redis', () => {
       maxConcurrency: 2,
       handler: (task) => {
         ran.push(task.taskId);
-        return new Promise((_resolve, reject) => task.signal.addEventListener('abort', () => reject(new Error('gave up'))));
+        return new Promise((_resolve, reject) =>
+          task.signal.addEventListener('abort', () => reject(new Error('gave up'))),
+        );
       },
     });
     const reg = await agent.start().ready();
@@ -227,7 +285,11 @@ describe('ReachAgent on real Redis', () => {
       { stage: 'failed', error: 'deadline passed', retryable: 'false' },
     ]);
     await h.addTask(reg.agent_id, { task_id: 'runs-out', deadline_ms: Date.now() + 150 });
-    expect((await h.waitForAcks('runs-out', 2))[1]).toMatchObject({ stage: 'failed', error: 'gave up', retryable: 'false' });
+    expect((await h.waitForAcks('runs-out', 2))[1]).toMatchObject({
+      stage: 'failed',
+      error: 'gave up',
+      retryable: 'false',
+    });
     expect(ran).toEqual(['runs-out']);
   });
 
@@ -237,8 +299,13 @@ describe('ReachAgent on real Redis', () => {
     await h.redis.xadd(reg.stream, '*', 'foo', 'bar');
     await h.redis.xadd(reg.stream, '*', 'task_id', 'x{y}', 'capability', 'echo', 'attempt', '1');
     await h.addTask(reg.agent_id, { task_id: 'good', payload: '{"ok":true}' });
-    expect((await h.waitForAcks('good', 2))[1]).toMatchObject({ stage: 'completed', result: '{"ok":true}' });
-    await waitFor(async () => (await pendingCount(h.redis, reg.stream, WORKER_GROUP)) === 0, { message: 'junk XACKed' });
+    expect((await h.waitForAcks('good', 2))[1]).toMatchObject({
+      stage: 'completed',
+      result: '{"ok":true}',
+    });
+    await waitFor(async () => (await pendingCount(h.redis, reg.stream, WORKER_GROUP)) === 0, {
+      message: 'junk XACKed',
+    });
     // Nothing for the junk: the good task's one ack (its receipt folded into its completion).
     expect((await h.acks()).map((a) => a.fields['task_id'])).toEqual(['good']);
     expect(agent.state).toBe('running');
@@ -248,6 +315,9 @@ describe('ReachAgent on real Redis', () => {
     const agent = h.agent({ handler: () => Promise.resolve('unreachable') });
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'badjson', payload: '{nope' });
-    expect((await h.waitForAcks('badjson', 2))[1]).toMatchObject({ stage: 'failed', retryable: 'false' });
+    expect((await h.waitForAcks('badjson', 2))[1]).toMatchObject({
+      stage: 'failed',
+      retryable: 'false',
+    });
   });
 });

@@ -8,7 +8,11 @@ import { settlesWithin } from '../util/sleep.ts';
 import { AckWriter } from './acks.ts';
 import { Consumer, type ReadSource } from './consumer.ts';
 import { Heartbeat } from './heartbeat.ts';
-import { compileAgentOptions, type CompiledAgentOptions, type ReachAgentOptions } from './options.ts';
+import {
+  compileAgentOptions,
+  type CompiledAgentOptions,
+  type ReachAgentOptions,
+} from './options.ts';
 import { closeRedis, openRedis } from './redis-util.ts';
 import { registerWithRetry } from './registration.ts';
 import { RegistryClient } from './registry-client.ts';
@@ -80,7 +84,10 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
   constructor(options: ReachAgentOptions) {
     super();
     this.options = compileAgentOptions(options);
-    this.#base = this.options.logger.child({ agent_id: this.options.agentId, instance_id: this.options.instanceId });
+    this.#base = this.options.logger.child({
+      agent_id: this.options.agentId,
+      instance_id: this.options.instanceId,
+    });
     this.#log = this.#base.child({ module: 'agent' });
     this.#registry = new RegistryClient(this.options.registryUrl, this.options.requestTimeoutMs);
     this.#slots = new Slots(this.options.maxConcurrency);
@@ -114,7 +121,13 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     const cmd = openRedis(o, 'cmd', child('redis'));
     const read = openRedis(o, 'read', child('redis'));
     const session = (): RegisterReply | undefined => this.#session;
-    const acks = new AckWriter({ redis: cmd, session, retry: o.redisRetry, logger: child('acks'), stop: this.#hardStop.signal });
+    const acks = new AckWriter({
+      redis: cmd,
+      session,
+      retry: o.redisRetry,
+      logger: child('acks'),
+      stop: this.#hardStop.signal,
+    });
     const runner = new TaskRunner({
       handler: o.handler,
       acks,
@@ -222,7 +235,13 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
   async #register(): Promise<void> {
     try {
       const log = this.#base.child({ module: 'registration' });
-      const done = await registerWithRetry(this.options, this.#registry, log, this.#lifetime.signal, () => this.#isReady);
+      const done = await registerWithRetry(
+        this.options,
+        this.#registry,
+        log,
+        this.#lifetime.signal,
+        () => this.#isReady,
+      );
       if (done === undefined || this.#closing !== undefined || this.#fenced) return;
       const { reply } = done;
       this.#session = reply;
@@ -255,7 +274,10 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     if (this.#fenced || this.#state === 'closed') return;
     this.#fenced = true;
     const error = new AgentFencedError(this.options.agentId, this.#session?.epoch ?? 0, cause);
-    this.#log.error({ err: error }, 'fenced: a newer instance of this agent took over; reading and heartbeats stopped');
+    this.#log.error(
+      { err: error },
+      'fenced: a newer instance of this agent took over; reading and heartbeats stopped',
+    );
     this.#lifetime.abort();
     this.#wiring?.heartbeat.stop();
     // In-flight handlers finish; their acks still carry this instance's (old) epoch.
@@ -273,12 +295,19 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     if (w !== undefined) {
       await w.consumer.stop();
       const { shutdownTimeoutMs } = this.options;
-      if (this.#slots.inUse > 0) this.#log.info({ inflight: this.#slots.inUse }, 'draining in-flight tasks');
+      if (this.#slots.inUse > 0)
+        this.#log.info({ inflight: this.#slots.inUse }, 'draining in-flight tasks');
       if (!(await settlesWithin(this.#slots.whenIdle(), shutdownTimeoutMs))) {
-        this.#log.warn({ inflight: this.#slots.inUse, shutdownTimeoutMs }, 'shutdown timeout; aborting in-flight handlers');
+        this.#log.warn(
+          { inflight: this.#slots.inUse, shutdownTimeoutMs },
+          'shutdown timeout; aborting in-flight handlers',
+        );
         w.runner.abortAll();
         if (!(await settlesWithin(this.#slots.whenIdle(), ABORT_GRACE_MS))) {
-          this.#log.warn({ inflight: this.#slots.inUse }, 'handlers ignored the abort; the server will reclaim their tasks');
+          this.#log.warn(
+            { inflight: this.#slots.inUse },
+            'handlers ignored the abort; the server will reclaim their tasks',
+          );
         }
       }
       this.#hardStop.abort();

@@ -18,13 +18,22 @@ const AGENT_ID = 'chain-agent';
 beforeEach(async () => {
   h = await startHarness();
   seen = new Map();
-  router = await startRouterDouble({ redisUrl: redisUrl(), keys: h.registry.keys, agentId: AGENT_ID, capability: 'echo' });
+  router = await startRouterDouble({
+    redisUrl: redisUrl(),
+    keys: h.registry.keys,
+    agentId: AGENT_ID,
+    capability: 'echo',
+  });
   agent = h.agent({
     agentId: AGENT_ID,
     routerUrl: router.url,
     maxConcurrency: 2,
     handler: async (task) => {
-      seen.set(task.taskId, { parentTaskId: task.parentTaskId, hops: task.hops, traceId: task.traceId });
+      seen.set(task.taskId, {
+        parentTaskId: task.parentTaskId,
+        hops: task.hops,
+        traceId: task.traceId,
+      });
       const p = task.payload as { spawn?: number; capability?: string } | null;
       if (p?.capability !== undefined) {
         try {
@@ -34,7 +43,11 @@ beforeEach(async () => {
         }
       }
       if (p?.spawn === undefined || p.spawn === 0) return 'leaf';
-      const reply = await task.submit({ task_id: `${task.taskId}.c`, capability: 'echo', payload: { spawn: p.spawn - 1 } });
+      const reply = await task.submit({
+        task_id: `${task.taskId}.c`,
+        capability: 'echo',
+        payload: { spawn: p.spawn - 1 },
+      });
       return reply.task_id;
     },
   });
@@ -47,7 +60,9 @@ afterEach(async () => {
 });
 
 function completed(taskId: string): Promise<Record<string, string>> {
-  return waitFor(async () => (await h.acksOf(taskId)).find((a) => a['stage'] === 'completed'), { message: `${taskId} completed` });
+  return waitFor(async () => (await h.acksOf(taskId)).find((a) => a['stage'] === 'completed'), {
+    message: `${taskId} completed`,
+  });
 }
 
 describe('tasks submitted while handling another (loop guard)', () => {
@@ -57,23 +72,46 @@ describe('tasks submitted while handling another (loop guard)', () => {
     await completed('own');
     await completed('nested');
     expect(seen.get('own')).toEqual({ parentTaskId: undefined, hops: 0, traceId: 'trace-own' });
-    expect(seen.get('nested')).toEqual({ parentTaskId: 'up-there', hops: 3, traceId: 'trace-nested' });
+    expect(seen.get('nested')).toEqual({
+      parentTaskId: 'up-there',
+      hops: 3,
+      traceId: 'trace-nested',
+    });
   });
 
   it('ctx.submit() posts to routerUrl with parent_task_id and the trace; the children carry them', async () => {
-    await h.addTask(AGENT_ID, { task_id: 'root', trace_id: 'trace-abc', payload: JSON.stringify({ spawn: 2 }) });
+    await h.addTask(AGENT_ID, {
+      task_id: 'root',
+      trace_id: 'trace-abc',
+      payload: JSON.stringify({ spawn: 2 }),
+    });
     expect((await completed('root'))['result']).toBe('"root.c"');
     await completed('root.c.c');
     expect(router.submits).toEqual([
-      { task_id: 'root.c', capability: 'echo', payload: { spawn: 1 }, parent_task_id: 'root', trace_id: 'trace-abc' },
-      { task_id: 'root.c.c', capability: 'echo', payload: { spawn: 0 }, parent_task_id: 'root.c', trace_id: 'trace-abc' },
+      {
+        task_id: 'root.c',
+        capability: 'echo',
+        payload: { spawn: 1 },
+        parent_task_id: 'root',
+        trace_id: 'trace-abc',
+      },
+      {
+        task_id: 'root.c.c',
+        capability: 'echo',
+        payload: { spawn: 0 },
+        parent_task_id: 'root.c',
+        trace_id: 'trace-abc',
+      },
     ]);
     expect(seen.get('root.c')).toEqual({ parentTaskId: 'root', hops: 1, traceId: 'trace-abc' });
     expect(seen.get('root.c.c')).toEqual({ parentTaskId: 'root.c', hops: 2, traceId: 'trace-abc' });
   });
 
   it('ctx.submit() rejects with the router’s error', async () => {
-    await h.addTask(AGENT_ID, { task_id: 'asks-nobody', payload: JSON.stringify({ capability: 'nobody' }) });
+    await h.addTask(AGENT_ID, {
+      task_id: 'asks-nobody',
+      payload: JSON.stringify({ capability: 'nobody' }),
+    });
     expect((await completed('asks-nobody'))['result']).toBe('"NO_AGENT"');
   });
 });

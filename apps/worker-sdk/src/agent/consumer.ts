@@ -104,7 +104,10 @@ export class Consumer {
         const code = redisErrorCode(err);
         const delayMs = backoff.next();
         if (code === 'NOGROUP') {
-          this.ctx.logger.error({ err, group: source.group, delayMs }, 'stream or group missing; re-registering');
+          this.ctx.logger.error(
+            { err, group: source.group, delayMs },
+            'stream or group missing; re-registering',
+          );
           this.ctx.onGroupMissing();
         } else {
           this.ctx.logger.warn({ err, delayMs }, 'read failed; retrying');
@@ -127,14 +130,36 @@ export class Consumer {
     let reply: unknown;
     try {
       reply = call.block
-        ? await blocking.xreadgroup('GROUP', group, consumer, 'COUNT', call.count, 'BLOCK', this.ctx.blockMs, 'STREAMS', ...keysAndIds)
-        : await blocking.xreadgroup('GROUP', group, consumer, 'COUNT', call.count, 'STREAMS', ...keysAndIds);
+        ? await blocking.xreadgroup(
+            'GROUP',
+            group,
+            consumer,
+            'COUNT',
+            call.count,
+            'BLOCK',
+            this.ctx.blockMs,
+            'STREAMS',
+            ...keysAndIds,
+          )
+        : await blocking.xreadgroup(
+            'GROUP',
+            group,
+            consumer,
+            'COUNT',
+            call.count,
+            'STREAMS',
+            ...keysAndIds,
+          );
     } finally {
       this.#blocked = false;
     }
     const entries = parseReadReply(reply);
     const { resumed } = this.#plan.done(call, entries);
-    if (resumed > 0) this.ctx.logger.info({ count: resumed, stream: call.streams[0] }, 'resuming tasks this instance read before and never acknowledged');
+    if (resumed > 0)
+      this.ctx.logger.info(
+        { count: resumed, stream: call.streams[0] },
+        'resuming tasks this instance read before and never acknowledged',
+      );
     if (entries.length === 0) return;
     this.ctx.slots.take(entries.length);
     const release = (): void => this.ctx.slots.release();
@@ -144,7 +169,10 @@ export class Consumer {
       if (origin !== undefined) batch.push({ entry, origin });
       else {
         // Unreachable: Redis answers only for the streams asked.
-        this.ctx.logger.error({ stream: entry.stream, messageId: entry.id }, 'entry from a stream not read; left pending');
+        this.ctx.logger.error(
+          { stream: entry.stream, messageId: entry.id },
+          'entry from a stream not read; left pending',
+        );
         release();
       }
     }
@@ -159,7 +187,10 @@ export class Consumer {
 
 /** The streams to read, inbox first (probes and re-routed tasks go before pool work), each with its origin. */
 function originsOf(source: ReadSource): Map<string, ReadOrigin> {
-  const origins = new Map<string, ReadOrigin>([[source.inbox, { stream: source.inbox, group: source.group, kind: 'inbox' }]]);
-  for (const stream of source.pools) if (!origins.has(stream)) origins.set(stream, { stream, group: source.group, kind: 'pool' });
+  const origins = new Map<string, ReadOrigin>([
+    [source.inbox, { stream: source.inbox, group: source.group, kind: 'inbox' }],
+  ]);
+  for (const stream of source.pools)
+    if (!origins.has(stream)) origins.set(stream, { stream, group: source.group, kind: 'pool' });
   return origins;
 }

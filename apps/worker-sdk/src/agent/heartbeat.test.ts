@@ -21,9 +21,14 @@ const session: RegisterReply = {
 
 function setup(answer: () => Promise<AgentAck>, reportReady = false) {
   const logs: { level: number; msg: string }[] = [];
-  const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as { level: number; msg: string }) });
+  const logger = pino(
+    { level: 'debug' },
+    { write: (line: string) => void logs.push(JSON.parse(line) as { level: number; msg: string }) },
+  );
   const sent: HeartbeatBody[] = [];
-  const registry = { heartbeat: (_s: RegisterReply, body: HeartbeatBody) => (sent.push(body), answer()) } as unknown as RegistryClient;
+  const registry = {
+    heartbeat: (_s: RegisterReply, body: HeartbeatBody) => (sent.push(body), answer()),
+  } as unknown as RegistryClient;
   const events = { gone: 0, fenced: 0 };
   const answered: HeartbeatBody[] = [];
   const hb = new Heartbeat({
@@ -40,8 +45,10 @@ function setup(answer: () => Promise<AgentAck>, reportReady = false) {
   return { hb, logs, sent, events, answered };
 }
 
-const ok = (): Promise<AgentAck> => Promise.resolve({ agent_id: 'a', epoch: 3, status: 'HEALTHY', lease_ms: 30_000 });
-const httpError = (status: number, error: string) => () => Promise.reject(new ReachHttpError('POST x', status, { error, message: '' }));
+const ok = (): Promise<AgentAck> =>
+  Promise.resolve({ agent_id: 'a', epoch: 3, status: 'HEALTHY', lease_ms: 30_000 });
+const httpError = (status: number, error: string) => () =>
+  Promise.reject(new ReachHttpError('POST x', status, { error, message: '' }));
 
 let stop: (() => void) | undefined;
 afterEach(() => stop?.());
@@ -94,7 +101,8 @@ describe('Heartbeat', () => {
     let n = 0;
     const t = setup(() => {
       n += 1;
-      if (n === 1) return Promise.reject(new ReachConnectionError('POST x', false, new Error('refused')));
+      if (n === 1)
+        return Promise.reject(new ReachConnectionError('POST x', false, new Error('refused')));
       if (n === 2) return httpError(401, 'UNAUTHORIZED')();
       return ok();
     });

@@ -67,13 +67,17 @@ export class Heartbeat {
     if (session === undefined) return;
     const generation = this.#generation;
     const inflight = this.ctx.inflight();
-    const body: HeartbeatBody = { inflight, status: inflight >= this.ctx.maxConcurrency ? 'busy' : 'idle' };
+    const body: HeartbeatBody = {
+      inflight,
+      status: inflight >= this.ctx.maxConcurrency ? 'busy' : 'idle',
+    };
     // Every beat once ready, not only the first: a re-registration racing markReady() may have
     // told the registry `ready: false`, and the next beat puts that right.
     if (this.ctx.reportReady()) body.ready = true;
     try {
       await this.ctx.registry.heartbeat(session, body);
-      if (this.#consecutiveFailures > 0) this.ctx.logger.info({ failures: this.#consecutiveFailures }, 'heartbeat recovered');
+      if (this.#consecutiveFailures > 0)
+        this.ctx.logger.info({ failures: this.#consecutiveFailures }, 'heartbeat recovered');
       this.#consecutiveFailures = 0;
       this.ctx.onAnswered(body);
     } catch (err: unknown) {
@@ -88,9 +92,15 @@ export class Heartbeat {
         this.ctx.onGone();
       } else if (isReachHttpError(err) && err.status === 401) {
         // Not a takeover (that is 409): re-registering could steal the agent back, so only shout.
-        this.ctx.logger.error({ err, failures: this.#consecutiveFailures }, 'heartbeat token refused');
+        this.ctx.logger.error(
+          { err, failures: this.#consecutiveFailures },
+          'heartbeat token refused',
+        );
       } else {
-        this.ctx.logger.warn({ err, failures: this.#consecutiveFailures }, 'heartbeat failed; will keep trying');
+        this.ctx.logger.warn(
+          { err, failures: this.#consecutiveFailures },
+          'heartbeat failed; will keep trying',
+        );
       }
     }
   }
@@ -111,7 +121,10 @@ export class Heartbeat {
     if (this.#lastTickAt !== undefined) {
       const actualMs = startedAt - this.#lastTickAt;
       if (actualMs > intervalMs * DRIFT_WARN_RATIO) {
-        this.ctx.logger.warn({ intervalMs, actualMs: Math.round(actualMs) }, 'heartbeat late: the event loop was blocked or a request hung');
+        this.ctx.logger.warn(
+          { intervalMs, actualMs: Math.round(actualMs) },
+          'heartbeat late: the event loop was blocked or a request hung',
+        );
       }
     }
     this.#lastTickAt = startedAt;

@@ -12,7 +12,6 @@ afterEach(async () => {
   h = undefined;
 });
 
-
 describe('registration', () => {
   it('retries in the background with the same instance_id until the registry answers', async () => {
     h = await startHarness();
@@ -24,7 +23,9 @@ describe('registration', () => {
     expect(agent.state).toBe('starting');
     const reg = await agent.ready();
     expect(h.registry.registers).toHaveLength(4);
-    expect(new Set(h.registry.registers.map((r) => r.instance_id))).toEqual(new Set([agent.options.instanceId]));
+    expect(new Set(h.registry.registers.map((r) => r.instance_id))).toEqual(
+      new Set([agent.options.instanceId]),
+    );
     expect(reg.instance_id).toBe(agent.options.instanceId);
     expect(states).toEqual(['running']);
   });
@@ -59,10 +60,18 @@ describe('heartbeat', () => {
     const gate = new Gate();
     const agent = h.agent({ maxConcurrency: 1, handler: () => gate.promise.then(() => 'ok') });
     const reg = await agent.start().ready();
-    await waitFor(() => h!.registry.heartbeats.filter((b) => b.body.inflight === 0).length >= 2, { message: 'idle beats' });
-    expect(h.registry.heartbeats[0]).toEqual({ agentId: reg.agent_id, body: { inflight: 0, status: 'idle' } });
+    await waitFor(() => h!.registry.heartbeats.filter((b) => b.body.inflight === 0).length >= 2, {
+      message: 'idle beats',
+    });
+    expect(h.registry.heartbeats[0]).toEqual({
+      agentId: reg.agent_id,
+      body: { inflight: 0, status: 'idle' },
+    });
     await h.addTask(reg.agent_id, { task_id: 'hold' });
-    await waitFor(() => h!.registry.heartbeats.some((b) => b.body.inflight === 1 && b.body.status === 'busy'), { message: 'busy beat' });
+    await waitFor(
+      () => h!.registry.heartbeats.some((b) => b.body.inflight === 1 && b.body.status === 'busy'),
+      { message: 'busy beat' },
+    );
     gate.open();
     await h.waitForAcks('hold', 2);
   });
@@ -80,9 +89,14 @@ describe('heartbeat', () => {
     await waitFor(() => h!.registry.registers.length === 2, { message: 're-registered' });
     expect(h.registry.registers[1]?.instance_id).toBe(agent.options.instanceId);
     gate.open();
-    expect((await h.waitForAcks('across', 2))[1]).toMatchObject({ stage: 'completed', result: '"kept"' });
+    expect((await h.waitForAcks('across', 2))[1]).toMatchObject({
+      stage: 'completed',
+      result: '"kept"',
+    });
     const beats = h.registry.heartbeats.length;
-    await waitFor(() => h!.registry.heartbeats.length > beats + 1, { message: 'heartbeats resumed' });
+    await waitFor(() => h!.registry.heartbeats.length > beats + 1, {
+      message: 'heartbeats resumed',
+    });
     expect(agent.state).toBe('running');
     expect(registered).toHaveLength(2);
   });
@@ -132,7 +146,10 @@ describe('Redis trouble', () => {
     expect(ids).toHaveLength(2);
     for (const id of ids) await h.redis.client('KILL', 'ID', id);
     await h.addTask(reg.agent_id, { task_id: 'after' });
-    expect((await h.waitForAcks('after', 2))[1]).toMatchObject({ stage: 'completed', result: '"after"' });
+    expect((await h.waitForAcks('after', 2))[1]).toMatchObject({
+      stage: 'completed',
+      result: '"after"',
+    });
     expect(agent.state).toBe('running');
   });
 
@@ -141,7 +158,9 @@ describe('Redis trouble', () => {
     const agent = h.agent({ blockMs: 100, handler: (t) => Promise.resolve(t.taskId) });
     const reg = await agent.start().ready();
     await h.redis.xgroup('DESTROY', reg.stream, WORKER_GROUP);
-    await waitFor(() => h!.registry.registers.length === 2, { message: 're-registered after NOGROUP' });
+    await waitFor(() => h!.registry.registers.length === 2, {
+      message: 're-registered after NOGROUP',
+    });
     await h.addTask(reg.agent_id, { task_id: 'regrouped' });
     expect((await h.waitForAcks('regrouped', 2))[1]).toMatchObject({ stage: 'completed' });
   });
@@ -153,12 +172,29 @@ describe('Redis trouble', () => {
     await h.redis.xgroup('CREATE', stream, WORKER_GROUP, '$', 'MKSTREAM');
     await h.addTask(agentId, { task_id: 'orphan', payload: '"again"' });
     // The previous life of this instance read it, then died.
-    await h.redis.xreadgroup('GROUP', WORKER_GROUP, 'inst-fixed', 'COUNT', 10, 'STREAMS', stream, '>');
+    await h.redis.xreadgroup(
+      'GROUP',
+      WORKER_GROUP,
+      'inst-fixed',
+      'COUNT',
+      10,
+      'STREAMS',
+      stream,
+      '>',
+    );
     expect(await pendingCount(h.redis, stream, WORKER_GROUP)).toBe(1);
 
-    const agent = h.agent({ agentId, instanceId: 'inst-fixed', handler: (t) => Promise.resolve(t.payload) });
+    const agent = h.agent({
+      agentId,
+      instanceId: 'inst-fixed',
+      handler: (t) => Promise.resolve(t.payload),
+    });
     await agent.start().ready();
-    expect((await h.waitForAcks('orphan', 2))[1]).toMatchObject({ stage: 'completed', result: '"again"', instance_id: 'inst-fixed' });
+    expect((await h.waitForAcks('orphan', 2))[1]).toMatchObject({
+      stage: 'completed',
+      result: '"again"',
+      instance_id: 'inst-fixed',
+    });
     await waitFor(async () => (await pendingCount(h!.redis, stream, WORKER_GROUP)) === 0);
   });
 });

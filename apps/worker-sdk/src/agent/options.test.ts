@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { compileAgentOptions, type ReachAgentOptions } from './options.ts';
 
-const base: ReachAgentOptions = { agentId: 'agent-1', capabilities: ['echo'], handler: () => Promise.resolve(null) };
+const base: ReachAgentOptions = {
+  agentId: 'agent-1',
+  capabilities: ['echo'],
+  handler: () => Promise.resolve(null),
+};
 
 describe('compileAgentOptions', () => {
   it('fills in every default', () => {

@@ -150,7 +150,10 @@ function intIn(name: string, value: number, min: number, max: number): number {
 }
 
 function id(name: string, value: unknown): string {
-  if (!isValidId(value)) throw new TypeError(`${name} must match ^[A-Za-z0-9_.:-]{1,128}$, got ${JSON.stringify(value)}`);
+  if (!isValidId(value))
+    throw new TypeError(
+      `${name} must match ^[A-Za-z0-9_.:-]{1,128}$, got ${JSON.stringify(value)}`,
+    );
   return value;
 }
 
@@ -163,17 +166,24 @@ function baseUrl(value: string): string {
 export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOptions {
   if (typeof options.handler !== 'function') throw new TypeError('handler must be a function');
   const capabilities = [...options.capabilities];
-  if (capabilities.length < 1 || capabilities.length > 64) throw new RangeError('capabilities must hold 1–64 ids');
+  if (capabilities.length < 1 || capabilities.length > 64)
+    throw new RangeError('capabilities must hold 1–64 ids');
   capabilities.forEach((c, i) => id(`capabilities[${i}]`, c));
   // Probes are answered by the SDK itself; a handler would never see tasks of this capability.
-  if (capabilities.includes(PROBE_CAPABILITY)) throw new TypeError(`capability ${PROBE_CAPABILITY} is reserved for liveness probes`);
-  if (new Set(capabilities).size !== capabilities.length) throw new TypeError('capabilities must be unique');
+  if (capabilities.includes(PROBE_CAPABILITY))
+    throw new TypeError(`capability ${PROBE_CAPABILITY} is reserved for liveness probes`);
+  if (new Set(capabilities).size !== capabilities.length)
+    throw new TypeError('capabilities must be unique');
   const channel = options.channel ?? 'push';
-  if (channel !== 'push' && channel !== 'pull') throw new TypeError(`channel must be push or pull, got ${String(channel)}`);
+  if (channel !== 'push' && channel !== 'pull')
+    throw new TypeError(`channel must be push or pull, got ${String(channel)}`);
   if (options.region !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(options.region)) {
-    throw new TypeError(`region must match ^[A-Za-z0-9_.-]{1,64}$, got ${JSON.stringify(options.region)}`);
+    throw new TypeError(
+      `region must match ^[A-Za-z0-9_.-]{1,64}$, got ${JSON.stringify(options.region)}`,
+    );
   }
-  if (options.ready !== undefined && typeof options.ready !== 'boolean') throw new TypeError('ready must be a boolean');
+  if (options.ready !== undefined && typeof options.ready !== 'boolean')
+    throw new TypeError('ready must be a boolean');
   return Object.freeze({
     registryUrl: baseUrl(options.registryUrl ?? 'http://127.0.0.1:8080'),
     routerUrl: baseUrl(options.routerUrl ?? 'http://127.0.0.1:8081'),
@@ -191,8 +201,18 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
     registerRetry: compileBackoff(options.registerRetry),
     redisRetry: compileBackoff(options.redisRetry, { baseMs: 100, capMs: 5000, jitter: 0.2 }),
     blockMs: intIn('blockMs', options.blockMs ?? 1000, 1, 60_000),
-    shutdownTimeoutMs: intIn('shutdownTimeoutMs', options.shutdownTimeoutMs ?? 30_000, 0, 24 * 3600_000),
-    completedCacheSize: intIn('completedCacheSize', options.completedCacheSize ?? 10_000, 0, 10_000_000),
+    shutdownTimeoutMs: intIn(
+      'shutdownTimeoutMs',
+      options.shutdownTimeoutMs ?? 30_000,
+      0,
+      24 * 3600_000,
+    ),
+    completedCacheSize: intIn(
+      'completedCacheSize',
+      options.completedCacheSize ?? 10_000,
+      0,
+      10_000_000,
+    ),
     requestTimeoutMs: intIn('requestTimeoutMs', options.requestTimeoutMs ?? 5000, 1, 600_000),
     logger: options.logger ?? pino({ name: 'agent-reach' }),
   });

@@ -10,8 +10,11 @@ afterEach(async () => {
   h = undefined;
 });
 
-
-const probe = (taskId: string, payload = '{"sent_at":1}') => ({ task_id: taskId, capability: PROBE_CAPABILITY, payload });
+const probe = (taskId: string, payload = '{"sent_at":1}') => ({
+  task_id: taskId,
+  capability: PROBE_CAPABILITY,
+  payload,
+});
 
 describe('liveness probes', () => {
   it('are answered like any task — received, completed with their payload, XACKed — without the handler, logged at debug only', async () => {
@@ -21,13 +24,28 @@ describe('liveness probes', () => {
     const agent = h.agent({ logger, handler: () => ((calls += 1), Promise.resolve('handled')) });
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, probe('probe:1', '{"n":1}'));
-    const identity = { task_id: 'probe:1', agent_id: reg.agent_id, instance_id: agent.options.instanceId, epoch: String(reg.epoch), attempt: '1' };
+    const identity = {
+      task_id: 'probe:1',
+      agent_id: reg.agent_id,
+      instance_id: agent.options.instanceId,
+      epoch: String(reg.epoch),
+      attempt: '1',
+    };
     // Answered in the tick it was read: one ack reports both stages (`received_ago_ms`).
     expect(await h.waitForAcks('probe:1', 2)).toEqual([
       { ...identity, stage: 'received' },
-      { ...identity, stage: 'completed', result: '{"n":1}', duration_ms: '0', capability: PROBE_CAPABILITY, received_ago_ms: expect.stringMatching(/^\d+$/) },
+      {
+        ...identity,
+        stage: 'completed',
+        result: '{"n":1}',
+        duration_ms: '0',
+        capability: PROBE_CAPABILITY,
+        received_ago_ms: expect.stringMatching(/^\d+$/),
+      },
     ]);
-    await waitFor(async () => (await pendingCount(h!.redis, reg.stream, WORKER_GROUP)) === 0, { message: 'XACKed' });
+    await waitFor(async () => (await pendingCount(h!.redis, reg.stream, WORKER_GROUP)) === 0, {
+      message: 'XACKed',
+    });
     expect(calls).toBe(0);
     const about = lines.filter((l) => l['task_id'] === 'probe:1');
     expect(about.length).toBeGreaterThan(0);
@@ -37,18 +55,29 @@ describe('liveness probes', () => {
   it('are not remembered as completed: they never push a real result out of the cache, and are answered every time', async () => {
     h = await startHarness();
     const calls: string[] = [];
-    const agent = h.agent({ completedCacheSize: 1, handler: (t) => (calls.push(t.taskId), Promise.resolve(calls.length)) });
+    const agent = h.agent({
+      completedCacheSize: 1,
+      handler: (t) => (calls.push(t.taskId), Promise.resolve(calls.length)),
+    });
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'real' });
     await h.waitForAcks('real', 2);
     await h.addTask(reg.agent_id, probe('probe:2'));
     await h.addTask(reg.agent_id, probe('probe:2', '{"sent_at":2}'));
     const probeAcks = await h.waitForAcks('probe:2', 4);
-    expect(probeAcks.filter((a) => a['stage'] === 'completed').map((a) => a['result'])).toEqual(['{"sent_at":1}', '{"sent_at":2}']);
+    expect(probeAcks.filter((a) => a['stage'] === 'completed').map((a) => a['result'])).toEqual([
+      '{"sent_at":1}',
+      '{"sent_at":2}',
+    ]);
     // With room for one result, 'real' is still the one remembered.
     await h.addTask(reg.agent_id, { task_id: 'real', attempt: 2 });
     const real = await h.waitForAcks('real', 4);
-    expect(real[3]).toMatchObject({ stage: 'completed', result: '1', duration_ms: '0', attempt: '2' });
+    expect(real[3]).toMatchObject({
+      stage: 'completed',
+      result: '1',
+      duration_ms: '0',
+      attempt: '2',
+    });
     expect(calls).toEqual(['real']);
   });
 
@@ -62,14 +91,23 @@ describe('liveness probes', () => {
     await h.addTask(reg.agent_id, probe('probe:3'));
     // Three beats' time: an agent with a free slot would have answered long before.
     const beats = h.registry.heartbeats.length;
-    await waitFor(() => h!.registry.heartbeats.length >= beats + 3, { message: 'three heartbeats' });
+    await waitFor(() => h!.registry.heartbeats.length >= beats + 3, {
+      message: 'three heartbeats',
+    });
     expect(await h.acksOf('probe:3')).toEqual([]);
     expect(h.registry.heartbeats.at(-1)?.body).toMatchObject({ inflight: 1, status: 'busy' });
 
     gate.open();
     await h.waitForAcks('probe:3', 2);
-    const order = [...(await h.acksOf('stuck')), ...(await h.acksOf('probe:3'))].map((a) => `${a['task_id']}:${a['stage']}`);
-    expect(order).toEqual(['stuck:received', 'stuck:completed', 'probe:3:received', 'probe:3:completed']);
+    const order = [...(await h.acksOf('stuck')), ...(await h.acksOf('probe:3'))].map(
+      (a) => `${a['task_id']}:${a['stage']}`,
+    );
+    expect(order).toEqual([
+      'stuck:received',
+      'stuck:completed',
+      'probe:3:received',
+      'probe:3:completed',
+    ]);
     // The probe was read only after the stuck task's completion went out.
     const ids = (await h.acks()).map((a) => a.fields['task_id']);
     expect(ids.lastIndexOf('stuck')).toBeLessThan(ids.indexOf('probe:3'));

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ReadPlanner, type ReadCall } from './read-plan.ts';
 import type { StreamEntry } from './redis-util.ts';
 
-const entries = (stream: string, ...ids: string[]): StreamEntry[] => ids.map((id) => ({ stream, id, fields: [] }));
+const entries = (stream: string, ...ids: string[]): StreamEntry[] =>
+  ids.map((id) => ({ stream, id, fields: [] }));
 
 /** The most entries a call can return: COUNT applies to each stream. */
 const most = (call: ReadCall): number => call.count * call.streams.length;
@@ -21,15 +22,32 @@ describe('ReadPlanner', () => {
   it('re-reads each stream’s own pending entries first, one stream per call, without BLOCK', () => {
     const plan = new ReadPlanner();
     const streams = ['inbox', 'pool:a'];
-    expect(plan.next(streams, 3)).toEqual({ streams: ['inbox'], ids: ['0'], count: 3, block: false, history: true });
-    expect(plan.done({ streams: ['inbox'], ids: ['0'], count: 3, block: false, history: true }, entries('inbox', '5-0', '7-0'))).toEqual({ resumed: 2 });
+    expect(plan.next(streams, 3)).toEqual({
+      streams: ['inbox'],
+      ids: ['0'],
+      count: 3,
+      block: false,
+      history: true,
+    });
+    expect(
+      plan.done(
+        { streams: ['inbox'], ids: ['0'], count: 3, block: false, history: true },
+        entries('inbox', '5-0', '7-0'),
+      ),
+    ).toEqual({ resumed: 2 });
     const again = plan.next(streams, 1);
     expect(again).toMatchObject({ streams: ['inbox'], ids: ['7-0'], count: 1, history: true });
     plan.done(again, []);
     const pool = plan.next(streams, 1);
     expect(pool).toMatchObject({ streams: ['pool:a'], ids: ['0'], history: true });
     plan.done(pool, []);
-    expect(plan.next(streams, 2)).toEqual({ streams, ids: ['>', '>'], count: 1, block: true, history: false });
+    expect(plan.next(streams, 2)).toEqual({
+      streams,
+      ids: ['>', '>'],
+      count: 1,
+      block: true,
+      history: false,
+    });
   });
 
   it('with free ≥ streams: one blocking call over all of them, COUNT ⌊free / streams⌋', () => {
@@ -37,7 +55,13 @@ describe('ReadPlanner', () => {
     const plan = live(streams);
     expect(plan.next(streams, 3)).toMatchObject({ streams, count: 1, block: true });
     expect(plan.next(streams, 8)).toMatchObject({ streams, count: 2, block: true });
-    expect(live(['inbox']).next(['inbox'], 5)).toEqual({ streams: ['inbox'], ids: ['>'], count: 5, block: true, history: false });
+    expect(live(['inbox']).next(['inbox'], 5)).toEqual({
+      streams: ['inbox'],
+      ids: ['>'],
+      count: 5,
+      block: true,
+      history: false,
+    });
   });
 
   it('with free < streams: sweeps every stream without BLOCK, then blocks on `free` of them', () => {
@@ -51,7 +75,13 @@ describe('ReadPlanner', () => {
       [['p2'], 2, false],
     ]);
     const block = plan.next(streams, 2);
-    expect(block).toEqual({ streams: ['p1', 'p2'], ids: ['>', '>'], count: 1, block: true, history: false });
+    expect(block).toEqual({
+      streams: ['p1', 'p2'],
+      ids: ['>', '>'],
+      count: 1,
+      block: true,
+      history: false,
+    });
     plan.done(block, []);
     // After the BLOCK, a new sweep starts one stream further on, so no stream always goes first.
     expect(plan.next(streams, 2)).toMatchObject({ streams: ['p1'], block: false });
@@ -80,8 +110,16 @@ describe('ReadPlanner', () => {
 
   it('reads the history of a stream that appears later, and forgets one that is gone', () => {
     const plan = live(['inbox']);
-    expect(plan.next(['inbox', 'p1'], 4)).toMatchObject({ streams: ['p1'], ids: ['0'], history: true });
-    expect(plan.next(['inbox'], 4)).toMatchObject({ streams: ['inbox'], ids: ['>'], history: false });
+    expect(plan.next(['inbox', 'p1'], 4)).toMatchObject({
+      streams: ['p1'],
+      ids: ['0'],
+      history: true,
+    });
+    expect(plan.next(['inbox'], 4)).toMatchObject({
+      streams: ['inbox'],
+      ids: ['>'],
+      history: false,
+    });
     expect(plan.state.history.size).toBe(0);
   });
 });

@@ -49,19 +49,32 @@ export class ReadPlanner {
     this.#follow(streams);
     const history = streams.find((s) => this.#history.has(s));
     if (history !== undefined) {
-      return { streams: [history], ids: [this.#history.get(history) ?? '0'], count: free, block: false, history: true };
+      return {
+        streams: [history],
+        ids: [this.#history.get(history) ?? '0'],
+        count: free,
+        block: false,
+        history: true,
+      };
     }
     const k = streams.length;
     if (free >= k) {
       this.#sweep = undefined;
-      return { streams, ids: streams.map(() => '>'), count: Math.floor(free / k), block: true, history: false };
+      return {
+        streams,
+        ids: streams.map(() => '>'),
+        count: Math.floor(free / k),
+        block: true,
+        history: false,
+      };
     }
     if (this.#sweep === undefined) {
       this.#sweep = rotate(streams, this.#rotation++);
       this.#sweepFound = false;
     }
     const stream = this.#sweep.shift();
-    if (stream !== undefined) return { streams: [stream], ids: ['>'], count: free, block: false, history: false };
+    if (stream !== undefined)
+      return { streams: [stream], ids: ['>'], count: free, block: false, history: false };
     this.#sweep = undefined;
     if (this.#sweepFound) return this.next(streams, free);
     const some = rotate(streams, this.#rotation).slice(0, free);

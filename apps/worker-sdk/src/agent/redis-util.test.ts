@@ -4,7 +4,13 @@ import { parseReadReply, redisErrorCode } from './redis-util.ts';
 describe('parseReadReply', () => {
   it('flattens an XREADGROUP reply, keeps the stream of each entry and marks trimmed entries', () => {
     const reply = [
-      ['s', [['1-0', ['task_id', 't1']], ['2-0', null]]],
+      [
+        's',
+        [
+          ['1-0', ['task_id', 't1']],
+          ['2-0', null],
+        ],
+      ],
       ['p', [['1-0', ['task_id', 't2']]]],
     ];
     expect(parseReadReply(reply)).toEqual([
@@ -22,7 +28,9 @@ describe('parseReadReply', () => {
 
 describe('redisErrorCode', () => {
   it('reads the code word of a Redis error reply only', () => {
-    const reply = Object.assign(new Error('NOGROUP No such key or consumer group'), { name: 'ReplyError' });
+    const reply = Object.assign(new Error('NOGROUP No such key or consumer group'), {
+      name: 'ReplyError',
+    });
     expect(redisErrorCode(reply)).toBe('NOGROUP');
     expect(redisErrorCode(new Error('NOGROUP lookalike'))).toBeUndefined();
     expect(redisErrorCode('NOGROUP')).toBeUndefined();

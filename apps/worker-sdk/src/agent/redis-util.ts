@@ -53,7 +53,11 @@ export function redisErrorCode(err: unknown): string | undefined {
 }
 
 /** Opens one ioredis connection for `role`, named so it shows in CLIENT LIST, with errors logged not thrown. */
-export function openRedis(options: CompiledAgentOptions, role: 'cmd' | 'read', logger: Logger): Redis {
+export function openRedis(
+  options: CompiledAgentOptions,
+  role: 'cmd' | 'read',
+  logger: Logger,
+): Redis {
   const redis = new Redis(options.redisUrl, {
     // Acks of tasks that finish in the same tick leave in one write (never on the blocking reader).
     enableAutoPipelining: role === 'cmd',

@@ -63,7 +63,14 @@ export async function registerWithRetry(
     try {
       const reply = await registry.register(registerBody(options, ready), signal);
       logger.info(
-        { epoch: reply.epoch, stream: reply.stream, pools: reply.pools, heartbeatIntervalMs: reply.heartbeat_interval_ms, attempts: backoff.failures + 1, ready },
+        {
+          epoch: reply.epoch,
+          stream: reply.stream,
+          pools: reply.pools,
+          heartbeatIntervalMs: reply.heartbeat_interval_ms,
+          attempts: backoff.failures + 1,
+          ready,
+        },
         'registered',
       );
       return { reply, ready };

@@ -1,4 +1,10 @@
-import { AgentAck, RegisterReply, ROUTES, type HeartbeatBody, type RegisterBody } from '@agent-reach/protocol';
+import {
+  AgentAck,
+  RegisterReply,
+  ROUTES,
+  type HeartbeatBody,
+  type RegisterBody,
+} from '@agent-reach/protocol';
 import { checkReply } from '../util/check.ts';
 import { joinUrl, requestOk } from '../util/http.ts';
 
@@ -23,13 +29,25 @@ export class RegistryClient {
   /** `POST /v1/agents/:agent_id/heartbeat` with the registration's token. */
   async heartbeat(session: RegisterReply, body: HeartbeatBody): Promise<AgentAck> {
     const url = joinUrl(this.baseUrl, ROUTES.heartbeat(session.agent_id));
-    const reply = await requestOk({ method: 'POST', url, body, token: session.token, timeoutMs: this.timeoutMs });
+    const reply = await requestOk({
+      method: 'POST',
+      url,
+      body,
+      token: session.token,
+      timeoutMs: this.timeoutMs,
+    });
     return checkReply(AgentAck, `POST ${url}`, reply);
   }
 
   /** `POST /v1/agents/:agent_id/deregister` with the registration's token. */
   async deregister(session: RegisterReply): Promise<void> {
     const url = joinUrl(this.baseUrl, ROUTES.deregister(session.agent_id));
-    await requestOk({ method: 'POST', url, body: {}, token: session.token, timeoutMs: this.timeoutMs });
+    await requestOk({
+      method: 'POST',
+      url,
+      body: {},
+      token: session.token,
+      timeoutMs: this.timeoutMs,
+    });
   }
 }

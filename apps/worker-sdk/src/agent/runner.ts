@@ -63,14 +63,26 @@ export class TaskRunner {
     const tasks: { entry: StreamEntry; task: TaskMessage; target: AckTarget }[] = [];
     const done: Promise<void>[] = [];
     for (const { entry, origin } of batch) {
-      const decoded = entry.fields === null ? { ok: false as const, error: 'entry was trimmed' } : decodeTask(entry.fields);
+      const decoded =
+        entry.fields === null
+          ? { ok: false as const, error: 'entry was trimmed' }
+          : decodeTask(entry.fields);
       if (!decoded.ok) {
-        this.ctx.logger.error({ messageId: entry.id, stream: origin.stream, reason: decoded.error }, 'undecodable task entry; acknowledged and skipped');
+        this.ctx.logger.error(
+          { messageId: entry.id, stream: origin.stream, reason: decoded.error },
+          'undecodable task entry; acknowledged and skipped',
+        );
         done.push(this.ctx.acks.drop(origin, entry.id));
         continue;
       }
       const task = decoded.value;
-      const target: AckTarget = { taskId: task.task_id, attempt: task.attempt, messageId: entry.id, origin, capability: task.capability };
+      const target: AckTarget = {
+        taskId: task.task_id,
+        attempt: task.attempt,
+        messageId: entry.id,
+        origin,
+        capability: task.capability,
+      };
       // A pool is a capability's: the server finds the pool entry from the capability and its id.
       if (origin.kind === 'pool') target.pool = task.capability;
       tasks.push({ entry, task, target });
@@ -90,13 +102,15 @@ export class TaskRunner {
         resolve(this.ctx.acks.receipts(due));
       });
     });
-    for (const { entry, task, target } of tasks) done.push(this.#handle(entry, task, target, receipts));
+    for (const { entry, task, target } of tasks)
+      done.push(this.#handle(entry, task, target, receipts));
     return done;
   }
 
   /** Aborts every running handler's signal (forced shutdown). */
   abortAll(): void {
-    for (const [taskId, run] of this.#running) run.controller.abort(new TaskAbortedError(taskId, 'shutdown'));
+    for (const [taskId, run] of this.#running)
+      run.controller.abort(new TaskAbortedError(taskId, 'shutdown'));
   }
 
   /** The remembered result JSON text of a completed task, if still remembered. */
@@ -104,11 +118,20 @@ export class TaskRunner {
     return this.#completed.get(taskId);
   }
 
-  async #handle(entry: StreamEntry, task: TaskMessage, target: AckTarget, receipts: Promise<void>): Promise<void> {
+  async #handle(
+    entry: StreamEntry,
+    task: TaskMessage,
+    target: AckTarget,
+    receipts: Promise<void>,
+  ): Promise<void> {
     // A child logger per task costs on every task: made only when something is logged.
     let child: Logger | undefined;
     const log = (): Logger =>
-      (child ??= this.ctx.logger.child({ task_id: task.task_id, attempt: task.attempt, ...(task.trace_id ? { trace_id: task.trace_id } : {}) }));
+      (child ??= this.ctx.logger.child({
+        task_id: task.task_id,
+        attempt: task.attempt,
+        ...(task.trace_id ? { trace_id: task.trace_id } : {}),
+      }));
     let outcome: TaskOutcome;
     try {
       outcome = await this.#outcome(entry, task, log);
@@ -121,7 +144,8 @@ export class TaskRunner {
     // A receipt sent must land before the completion on the acks stream.
     else await receipts;
     await this.ctx.acks.finish(target, outcome);
-    if (this.ctx.logger.isLevelEnabled('debug')) log().debug({ stage: outcome.stage, durationMs: outcome.durationMs }, 'task finished');
+    if (this.ctx.logger.isLevelEnabled('debug'))
+      log().debug({ stage: outcome.stage, durationMs: outcome.durationMs }, 'task finished');
   }
 
   #outcome(entry: StreamEntry, task: TaskMessage, log: () => Logger): Promise<TaskOutcome> {
@@ -139,26 +163,45 @@ export class TaskRunner {
     }
     if (task.deadline_ms > 0 && this.#now() >= task.deadline_ms) {
       log().warn({ deadlineMs: task.deadline_ms }, 'deadline passed before start; not running');
-      return Promise.resolve({ stage: 'failed', error: new TaskAbortedError(task.task_id, 'deadline').message, retryable: false });
+      return Promise.resolve({
+        stage: 'failed',
+        error: new TaskAbortedError(task.task_id, 'deadline').message,
+        retryable: false,
+      });
     }
     let payload: unknown;
     try {
       payload = JSON.parse(task.payload);
     } catch {
-      return Promise.resolve({ stage: 'failed', error: 'payload is not valid JSON text', retryable: false });
+      return Promise.resolve({
+        stage: 'failed',
+        error: 'payload is not valid JSON text',
+        retryable: false,
+      });
     }
     const controller = new AbortController();
-    const outcome = this.#execute(entry, task, payload, controller, log).finally(() => this.#running.delete(task.task_id));
+    const outcome = this.#execute(entry, task, payload, controller, log).finally(() =>
+      this.#running.delete(task.task_id),
+    );
     this.#running.set(task.task_id, { controller, outcome });
     return outcome;
   }
 
-  async #execute(entry: StreamEntry, task: TaskMessage, payload: unknown, controller: AbortController, log: () => Logger): Promise<TaskOutcome> {
+  async #execute(
+    entry: StreamEntry,
+    task: TaskMessage,
+    payload: unknown,
+    controller: AbortController,
+    log: () => Logger,
+  ): Promise<TaskOutcome> {
     let timer: NodeJS.Timeout | undefined;
     if (task.deadline_ms > 0) {
       // setTimeout fires at once for delays past 2^31-1 ms; deadlines are at most days away anyway.
       const delayMs = Math.min(task.deadline_ms - this.#now(), MAX_TIMER_MS);
-      timer = setTimeout(() => controller.abort(new TaskAbortedError(task.task_id, 'deadline')), delayMs);
+      timer = setTimeout(
+        () => controller.abort(new TaskAbortedError(task.task_id, 'deadline')),
+        delayMs,
+      );
     }
     const started = performance.now();
     try {
@@ -188,7 +231,12 @@ export class TaskRunner {
         // undefined (a handler with no return value) is reported as null.
         result = JSON.stringify(value) ?? 'null';
       } catch (err: unknown) {
-        return { stage: 'failed', error: `result is not JSON-serialisable: ${errorText(err)}`, retryable: false, durationMs };
+        return {
+          stage: 'failed',
+          error: `result is not JSON-serialisable: ${errorText(err)}`,
+          retryable: false,
+          durationMs,
+        };
       }
       this.#completed.set(task.task_id, result);
       return { stage: 'completed', result, durationMs };
@@ -197,10 +245,16 @@ export class TaskRunner {
       const reason: unknown = controller.signal.reason;
       // A handler that gave up because its signal fired often throws a generic AbortError;
       // the signal's reason says whether running again can help.
-      const abortedForGood = controller.signal.aborted && reason instanceof TaskAbortedError && !reason.retryable;
+      const abortedForGood =
+        controller.signal.aborted && reason instanceof TaskAbortedError && !reason.retryable;
       const retryable = !abortedForGood && isRetryable(err);
       log().warn({ err, retryable, durationMs }, 'handler failed');
-      return { stage: 'failed', error: errorText(err).slice(0, ERROR_TEXT_MAX), retryable, durationMs };
+      return {
+        stage: 'failed',
+        error: errorText(err).slice(0, ERROR_TEXT_MAX),
+        retryable,
+        durationMs,
+      };
     } finally {
       clearTimeout(timer);
     }

@@ -21,7 +21,10 @@ export class RouterSubmitter implements TaskSubmitter {
  * The body of a task submitted while handling `parent`: the parent's id and trace are set last,
  * so a request cannot drop them (they are how the router's loop guard follows the chain).
  */
-export function childTaskBody(req: ChildTaskRequest, parent: Pick<TaskMessage, 'task_id' | 'trace_id'>): SubmitBody {
+export function childTaskBody(
+  req: ChildTaskRequest,
+  parent: Pick<TaskMessage, 'task_id' | 'trace_id'>,
+): SubmitBody {
   const body: SubmitBody = { ...req, parent_task_id: parent.task_id };
   // An entry without a trace (a hand-written router, say) lets the router make one.
   if (parent.trace_id !== '') body.trace_id = parent.trace_id;

@@ -17,7 +17,10 @@ describe('two-phase start (ready: false)', () => {
   it('registers STARTING and reads nothing until markReady()', async () => {
     h = await startHarness({ heartbeatIntervalMs: 40 });
     const ran: string[] = [];
-    const agent = h.agent({ ready: false, handler: (t) => (ran.push(t.taskId), Promise.resolve(t.taskId)) });
+    const agent = h.agent({
+      ready: false,
+      handler: (t) => (ran.push(t.taskId), Promise.resolve(t.taskId)),
+    });
     const reg = await agent.start().ready();
     expect(h.registry.registers[0]?.ready).toBe(false);
     expect(h.registry.statusOf(reg.agent_id)).toBe('STARTING');
@@ -34,7 +37,9 @@ describe('two-phase start (ready: false)', () => {
     await expect(agent.markReady()).resolves.toBe(true);
     expect(agent.state).toBe('running');
     expect(h.registry.statusOf(reg.agent_id)).toBe('HEALTHY');
-    await waitFor(async () => (await h!.acksOf('early')).length === 2, { message: 'early task run once ready' });
+    await waitFor(async () => (await h!.acksOf('early')).length === 2, {
+      message: 'early task run once ready',
+    });
     expect(ran).toEqual(['early']);
     // Every later beat says ready.
     const told = h.registry.heartbeats.findIndex((b) => b.body.ready === true);
@@ -48,7 +53,9 @@ describe('two-phase start (ready: false)', () => {
     const reg = await agent.start().ready();
     expect(h.registry.heartbeats).toEqual([]);
     await expect(agent.markReady()).resolves.toBe(true);
-    expect(h.registry.heartbeats).toEqual([{ agentId: reg.agent_id, body: { inflight: 0, status: 'idle', ready: true } }]);
+    expect(h.registry.heartbeats).toEqual([
+      { agentId: reg.agent_id, body: { inflight: 0, status: 'idle', ready: true } },
+    ]);
     expect(h.registry.statusOf(reg.agent_id)).toBe('HEALTHY');
     expect(agent.markReady()).toBe(agent.markReady()); // same answer every call
   });
@@ -74,7 +81,9 @@ describe('two-phase start (ready: false)', () => {
     expect(h.registry.registers[0]?.ready).toBe(false);
     const told = agent.markReady();
     // Attempts run one after another: once one says ready, every later one does.
-    await waitFor(() => h!.registry.registers.at(-1)?.ready === undefined, { message: 'an attempt built after markReady()' });
+    await waitFor(() => h!.registry.registers.at(-1)?.ready === undefined, {
+      message: 'an attempt built after markReady()',
+    });
     h.registry.failRegistrations(0);
     await expect(told).resolves.toBe(true);
     const sent = h.registry.registers.map((r) => r.ready);
@@ -90,16 +99,23 @@ describe('two-phase start (ready: false)', () => {
     const agent = h.agent({ ready: false, handler: () => Promise.resolve(null) });
     const reg = await agent.start().ready();
     h.registry.forget(reg.agent_id);
-    await waitFor(() => h!.registry.registers.length === 2, { message: 're-registered while starting' });
+    await waitFor(() => h!.registry.registers.length === 2, {
+      message: 're-registered while starting',
+    });
     expect(h.registry.registers[1]?.ready).toBe(false);
     expect(h.registry.statusOf(reg.agent_id)).toBe('STARTING');
 
     await expect(agent.markReady()).resolves.toBe(true);
     h.registry.forget(reg.agent_id);
-    await waitFor(() => h!.registry.registers.length === 3, { message: 're-registered once ready' });
+    await waitFor(() => h!.registry.registers.length === 3, {
+      message: 're-registered once ready',
+    });
     expect(h.registry.registers[2]?.ready).toBeUndefined(); // the registry's default: ready
     expect(h.registry.statusOf(reg.agent_id)).toBe('HEALTHY');
-    await waitFor(() => h!.registry.heartbeats.length >= 2 && h!.registry.heartbeats.at(-1)?.body.ready === true);
+    await waitFor(
+      () =>
+        h!.registry.heartbeats.length >= 2 && h!.registry.heartbeats.at(-1)?.body.ready === true,
+    );
     expect(agent.state).toBe('running');
   });
 
@@ -113,8 +129,14 @@ describe('two-phase start (ready: false)', () => {
     const plain = h.agent({ handler: () => Promise.resolve(null) });
     const reg = await plain.start().ready();
     await expect(plain.markReady()).resolves.toBe(true);
-    await waitFor(() => h!.registry.heartbeats.some((b) => b.agentId === reg.agent_id), { message: 'a heartbeat' });
+    await waitFor(() => h!.registry.heartbeats.some((b) => b.agentId === reg.agent_id), {
+      message: 'a heartbeat',
+    });
     expect(h.registry.registers.at(-1)?.ready).toBeUndefined();
-    expect(h.registry.heartbeats.filter((b) => b.agentId === reg.agent_id).every((b) => b.body.ready === undefined)).toBe(true);
+    expect(
+      h.registry.heartbeats
+        .filter((b) => b.agentId === reg.agent_id)
+        .every((b) => b.body.ready === undefined),
+    ).toBe(true);
   });
 });

@@ -66,8 +66,12 @@ export class CallbackPoller {
           reject(err);
         },
       };
-      const onAbort = (): void => waiter.reject(signal === undefined ? new Error('aborted') : abortReason(signal));
-      const timer = setTimeout(() => waiter.reject(new ResultTimeoutError(taskId, timeoutMs)), timeoutMs);
+      const onAbort = (): void =>
+        waiter.reject(signal === undefined ? new Error('aborted') : abortReason(signal));
+      const timer = setTimeout(
+        () => waiter.reject(new ResultTimeoutError(taskId, timeoutMs)),
+        timeoutMs,
+      );
       signal?.addEventListener('abort', onAbort, { once: true });
       let set = this.#waiters.get(taskId);
       if (set === undefined) this.#waiters.set(taskId, (set = new Set()));
@@ -111,7 +115,13 @@ export class CallbackPoller {
         backoff.reset();
       } catch (err: unknown) {
         if (this.#closed) continue;
-        if (isReachHttpError(err) && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429) {
+        if (
+          isReachHttpError(err) &&
+          err.status >= 400 &&
+          err.status < 500 &&
+          err.status !== 408 &&
+          err.status !== 429
+        ) {
           // Asking again will not help (a bad topic, say): tell the waiters instead of letting them time out.
           this.ctx.logger.error({ err }, 'callback poll refused');
           this.#rejectAll(err);

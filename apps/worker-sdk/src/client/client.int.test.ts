@@ -26,12 +26,18 @@ beforeEach(async () => {
   agent = h.agent({
     maxConcurrency: 4,
     handler: (task) => {
-      if (task.payload === 'fail') return Promise.reject(new NonRetryableError('refused on purpose'));
+      if (task.payload === 'fail')
+        return Promise.reject(new NonRetryableError('refused on purpose'));
       return Promise.resolve(task.payload);
     },
   });
   const reg = await agent.start().ready();
-  router = await startRouterDouble({ redisUrl: redisUrl(), keys: h.registry.keys, agentId: reg.agent_id, capability: 'echo' });
+  router = await startRouterDouble({
+    redisUrl: redisUrl(),
+    keys: h.registry.keys,
+    agentId: reg.agent_id,
+    capability: 'echo',
+  });
   client = new ReachClient({ routerUrl: router.url, pollWaitMs: 2000, logger: testLogger() });
 });
 
@@ -45,9 +51,17 @@ describe('ReachClient', () => {
   it('run() submits, awaits the callback topic and returns the result', async () => {
     await expect(client.run('echo', { hello: 'world' })).resolves.toEqual({ hello: 'world' });
     const [submitted] = router.submits;
-    expect(submitted).toMatchObject({ capability: 'echo', callback_topic: client.callbackTopic, payload: { hello: 'world' } });
+    expect(submitted).toMatchObject({
+      capability: 'echo',
+      callback_topic: client.callbackTopic,
+      payload: { hello: 'world' },
+    });
     const view = await client.getTask(submitted?.task_id ?? '');
-    expect(view).toMatchObject({ task_id: submitted?.task_id, status: 'completed', capability: 'echo' });
+    expect(view).toMatchObject({
+      task_id: submitted?.task_id,
+      status: 'completed',
+      capability: 'echo',
+    });
   });
 
   it('serves many waiters from one shared poll loop', async () => {
@@ -60,10 +74,20 @@ describe('ReachClient', () => {
   it('keeps results that arrived before anyone waited for them', async () => {
     const a = await client.submit({ capability: 'echo', payload: 'a' });
     const b = await client.submit({ capability: 'echo', payload: 'b' });
-    await waitFor(() => router.published(client.callbackTopic).length === 2, { message: 'both published' });
-    expect(await client.result(a.task_id)).toMatchObject({ task_id: a.task_id, status: 'completed', result: 'a' });
+    await waitFor(() => router.published(client.callbackTopic).length === 2, {
+      message: 'both published',
+    });
+    expect(await client.result(a.task_id)).toMatchObject({
+      task_id: a.task_id,
+      status: 'completed',
+      result: 'a',
+    });
     const polls = router.polls.total;
-    expect(await client.result(b.task_id)).toMatchObject({ task_id: b.task_id, status: 'completed', result: 'b' });
+    expect(await client.result(b.task_id)).toMatchObject({
+      task_id: b.task_id,
+      status: 'completed',
+      result: 'b',
+    });
     expect(router.polls.total).toBe(polls); // b came in the same page as a
   });
 
@@ -91,7 +115,11 @@ describe('ReachClient', () => {
 
   it('run() throws TaskFailedError for failed and dead tasks', async () => {
     const failed: unknown = await client.run('echo', 'fail').catch((e: unknown) => e);
-    expect(isTaskFailedError(failed) && failed.status === 'failed' && failed.error === 'refused on purpose').toBe(true);
+    expect(
+      isTaskFailedError(failed) &&
+        failed.status === 'failed' &&
+        failed.error === 'refused on purpose',
+    ).toBe(true);
 
     const pending = client.result('ghost', { timeoutMs: 10_000 });
     router.publish(client.callbackTopic, {
@@ -110,24 +138,43 @@ describe('ReachClient', () => {
     'run() throws TaskFailedError with status dead and error = the dead-letter reason (%s)',
     async (reason) => {
       router.deadLetterNext(reason);
-      const err: unknown = await client.run('echo', 'doomed', { taskId: `dead-${reason}` }).catch((e: unknown) => e);
+      const err: unknown = await client
+        .run('echo', 'doomed', { taskId: `dead-${reason}` })
+        .catch((e: unknown) => e);
       expect(isTaskFailedError(err)).toBe(true);
-      expect(err).toMatchObject({ name: 'TaskFailedError', taskId: `dead-${reason}`, status: 'dead', error: reason });
-      expect((err as TaskFailedError).item).toMatchObject({ task_id: `dead-${reason}`, status: 'dead', error: reason });
+      expect(err).toMatchObject({
+        name: 'TaskFailedError',
+        taskId: `dead-${reason}`,
+        status: 'dead',
+        error: reason,
+      });
+      expect((err as TaskFailedError).item).toMatchObject({
+        task_id: `dead-${reason}`,
+        status: 'dead',
+        error: reason,
+      });
     },
   );
 
   it('turns error replies into ReachHttpError with the stable code', async () => {
-    const noAgent: unknown = await client.submit({ capability: 'nobody', payload: 1 }).catch((e: unknown) => e);
-    expect(isReachHttpError(noAgent) && noAgent.code === 'NO_AGENT' && noAgent.status === 503).toBe(true);
-    const bad: unknown = await client.submit({ capability: 'has space', payload: 1 }).catch((e: unknown) => e);
+    const noAgent: unknown = await client
+      .submit({ capability: 'nobody', payload: 1 })
+      .catch((e: unknown) => e);
+    expect(isReachHttpError(noAgent) && noAgent.code === 'NO_AGENT' && noAgent.status === 503).toBe(
+      true,
+    );
+    const bad: unknown = await client
+      .submit({ capability: 'has space', payload: 1 })
+      .catch((e: unknown) => e);
     expect(isReachHttpError(bad) && bad.code === 'INVALID_BODY' && bad.status === 400).toBe(true);
     const missing: unknown = await client.getTask('nope').catch((e: unknown) => e);
     expect(isReachHttpError(missing) && missing.code === 'TASK_NOT_FOUND').toBe(true);
   });
 
   it('times out, and close() rejects waiters, is idempotent, and refuses new submits', async () => {
-    const timedOut: unknown = await client.result('never', { timeoutMs: 100 }).catch((e: unknown) => e);
+    const timedOut: unknown = await client
+      .result('never', { timeoutMs: 100 })
+      .catch((e: unknown) => e);
     expect(isResultTimeoutError(timedOut) && timedOut.taskId === 'never').toBe(true);
 
     const waiting = client.result('never-either').catch((e: unknown) => e);
@@ -136,12 +183,20 @@ describe('ReachClient', () => {
     expect(client.close()).toBe(closing);
     await closing;
     expect(isReachClosedError(await waiting)).toBe(true);
-    await expect(client.submit({ capability: 'echo', payload: 1 })).rejects.toMatchObject({ name: 'ReachClosedError' });
+    await expect(client.submit({ capability: 'echo', payload: 1 })).rejects.toMatchObject({
+      name: 'ReachClosedError',
+    });
   });
 
   it('reports an unreachable router as ReachConnectionError', async () => {
-    const gone = new ReachClient({ routerUrl: 'http://127.0.0.1:9', requestTimeoutMs: 2000, logger: testLogger() });
-    const err: unknown = await gone.submit({ capability: 'echo', payload: 1 }).catch((e: unknown) => e);
+    const gone = new ReachClient({
+      routerUrl: 'http://127.0.0.1:9',
+      requestTimeoutMs: 2000,
+      logger: testLogger(),
+    });
+    const err: unknown = await gone
+      .submit({ capability: 'echo', payload: 1 })
+      .catch((e: unknown) => e);
     expect(isReachConnectionError(err)).toBe(true);
     await gone.close();
   });

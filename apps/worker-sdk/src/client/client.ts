@@ -1,14 +1,32 @@
 import { randomUUID } from 'node:crypto';
-import { CallbacksReply, MAX_BATCH_TASKS, ROUTES, TaskView, type CallbackItem, type SubmitBatchItem, type SubmitBody, type SubmitReply } from '@agent-reach/protocol';
+import {
+  CallbacksReply,
+  MAX_BATCH_TASKS,
+  ROUTES,
+  TaskView,
+  type CallbackItem,
+  type SubmitBatchItem,
+  type SubmitBody,
+  type SubmitReply,
+} from '@agent-reach/protocol';
 import type { Logger } from 'pino';
-import { isReachConnectionError, isReachHttpError, ReachClosedError, TaskFailedError } from '../errors.ts';
+import {
+  isReachConnectionError,
+  isReachHttpError,
+  ReachClosedError,
+  TaskFailedError,
+} from '../errors.ts';
 import { Backoff } from '../util/backoff.ts';
 import { checkReply } from '../util/check.ts';
 import { joinUrl, requestOk } from '../util/http.ts';
 import { sleep } from '../util/sleep.ts';
 import { CallbackPoller } from './callbacks.ts';
 import { postTask, postTaskBatch } from './router-api.ts';
-import { compileClientOptions, type CompiledClientOptions, type ReachClientOptions } from './options.ts';
+import {
+  compileClientOptions,
+  type CompiledClientOptions,
+  type ReachClientOptions,
+} from './options.ts';
 
 /** A task to submit; `callback_topic` defaults to the client's own topic. */
 export type SubmitRequest = Omit<SubmitBody, 'callback_topic'> & { callback_topic?: string };
@@ -61,7 +79,10 @@ export class ReachClient {
   /** Checks the options (throws on a bad one); sends nothing yet. */
   constructor(options: ReachClientOptions = {}) {
     this.options = compileClientOptions(options);
-    this.#log = this.options.logger.child({ module: 'client', callback_topic: this.options.callbackTopic });
+    this.#log = this.options.logger.child({
+      module: 'client',
+      callback_topic: this.options.callbackTopic,
+    });
     this.#poller = new CallbackPoller({
       fetchPage: (after, signal) => this.#fetchPage(after, signal),
       maxBuffered: this.options.maxBufferedResults,
@@ -82,8 +103,15 @@ export class ReachClient {
    */
   async submit(req: SubmitRequest, signal?: AbortSignal): Promise<SubmitReply> {
     if (this.#closed !== undefined) throw new ReachClosedError('client');
-    const body: SubmitBody = { ...req, callback_topic: req.callback_topic ?? this.options.callbackTopic };
-    return postTask({ routerUrl: this.options.routerUrl, timeoutMs: this.options.requestTimeoutMs }, body, signal);
+    const body: SubmitBody = {
+      ...req,
+      callback_topic: req.callback_topic ?? this.options.callbackTopic,
+    };
+    return postTask(
+      { routerUrl: this.options.routerUrl, timeoutMs: this.options.requestTimeoutMs },
+      body,
+      signal,
+    );
   }
 
   /**
@@ -93,12 +121,25 @@ export class ReachClient {
    * again). Each task's result arrives on its callback topic, by default this client's, so
    * {@link result} awaits it. Rejects as {@link submit} does when the request as a whole fails.
    */
-  async submitBatch(reqs: readonly SubmitRequest[], signal?: AbortSignal): Promise<SubmitBatchItem[]> {
+  async submitBatch(
+    reqs: readonly SubmitRequest[],
+    signal?: AbortSignal,
+  ): Promise<SubmitBatchItem[]> {
     if (this.#closed !== undefined) throw new ReachClosedError('client');
     if (reqs.length === 0) return [];
-    if (reqs.length > MAX_BATCH_TASKS) throw new RangeError(`submitBatch takes at most ${MAX_BATCH_TASKS} tasks, got ${reqs.length}`);
-    const bodies = reqs.map((req): SubmitBody => ({ ...req, callback_topic: req.callback_topic ?? this.options.callbackTopic }));
-    return postTaskBatch({ routerUrl: this.options.routerUrl, timeoutMs: this.options.requestTimeoutMs }, bodies, signal);
+    if (reqs.length > MAX_BATCH_TASKS)
+      throw new RangeError(
+        `submitBatch takes at most ${MAX_BATCH_TASKS} tasks, got ${reqs.length}`,
+      );
+    const bodies = reqs.map((req): SubmitBody => ({
+      ...req,
+      callback_topic: req.callback_topic ?? this.options.callbackTopic,
+    }));
+    return postTaskBatch(
+      { routerUrl: this.options.routerUrl, timeoutMs: this.options.requestTimeoutMs },
+      bodies,
+      signal,
+    );
   }
 
   /**
@@ -107,7 +148,11 @@ export class ReachClient {
    * {@link ResultTimeoutError} when it does not arrive in time (the task may still finish).
    */
   result(taskId: string, options: ResultOptions = {}): Promise<CallbackItem> {
-    return this.#poller.wait(taskId, options.timeoutMs ?? this.options.resultTimeoutMs, options.signal);
+    return this.#poller.wait(
+      taskId,
+      options.timeoutMs ?? this.options.resultTimeoutMs,
+      options.signal,
+    );
   }
 
   /**
@@ -116,13 +161,20 @@ export class ReachClient {
    * reason: `max_attempts`, `deadline`, `loop`, `not_retryable`, `no_agent`). A 503, a 429 or a lost connection on submit
    * is retried with backoff (same task_id) within the timeout; other errors are thrown as is.
    */
-  async run<T = unknown>(capability: string, payload: unknown, options: RunOptions = {}): Promise<T> {
+  async run<T = unknown>(
+    capability: string,
+    payload: unknown,
+    options: RunOptions = {},
+  ): Promise<T> {
     const deadline = Date.now() + (options.timeoutMs ?? this.options.resultTimeoutMs);
     const req: SubmitRequest = { task_id: options.taskId ?? randomUUID(), capability, payload };
     if (options.timeoutS !== undefined) req.timeout_s = options.timeoutS;
     if (options.traceId !== undefined) req.trace_id = options.traceId;
     const submitted = await this.#submitWithRetry(req, deadline, options.signal);
-    const item = await this.result(submitted.task_id, { ...options, timeoutMs: Math.max(0, deadline - Date.now()) });
+    const item = await this.result(submitted.task_id, {
+      ...options,
+      timeoutMs: Math.max(0, deadline - Date.now()),
+    });
     if (item.status !== 'completed') throw new TaskFailedError({ ...item, status: item.status });
     return item.result as T;
   }
@@ -130,7 +182,12 @@ export class ReachClient {
   /** `GET /v1/tasks/:task_id`: the task's state and timeline (404 → {@link ReachHttpError} `TASK_NOT_FOUND`). */
   async getTask(taskId: string, signal?: AbortSignal): Promise<TaskView> {
     const url = joinUrl(this.options.routerUrl, ROUTES.task(taskId));
-    const reply = await requestOk({ method: 'GET', url, timeoutMs: this.options.requestTimeoutMs, signal });
+    const reply = await requestOk({
+      method: 'GET',
+      url,
+      timeoutMs: this.options.requestTimeoutMs,
+      signal,
+    });
     return checkReply(TaskView, `GET ${url}`, reply);
   }
 
@@ -140,16 +197,28 @@ export class ReachClient {
     return this.#closed;
   }
 
-  async #submitWithRetry(req: SubmitRequest, deadline: number, signal: AbortSignal | undefined): Promise<SubmitReply> {
+  async #submitWithRetry(
+    req: SubmitRequest,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<SubmitReply> {
     const backoff = new Backoff(this.options.submitRetry);
     for (;;) {
       try {
         return await this.submit(req, signal);
       } catch (err: unknown) {
         // 503: no agent yet or the store is away; 429: every agent is at capacity (backpressure).
-        const transient = (isReachHttpError(err) && (err.status === 503 || err.status === 429)) || isReachConnectionError(err);
+        const transient =
+          (isReachHttpError(err) && (err.status === 503 || err.status === 429)) ||
+          isReachConnectionError(err);
         const delayMs = backoff.next();
-        if (!transient || Date.now() + delayMs >= deadline || signal?.aborted === true || this.#closed !== undefined) throw err;
+        if (
+          !transient ||
+          Date.now() + delayMs >= deadline ||
+          signal?.aborted === true ||
+          this.#closed !== undefined
+        )
+          throw err;
         this.#log.debug({ err, task_id: req.task_id, delayMs }, 'submit failed; retrying');
         await sleep(delayMs, signal);
       }
@@ -158,8 +227,16 @@ export class ReachClient {
 
   async #fetchPage(after: string, signal: AbortSignal): Promise<CallbacksReply> {
     const { routerUrl, callbackTopic, pollWaitMs, pollLimit, requestTimeoutMs } = this.options;
-    const url = joinUrl(routerUrl, ROUTES.callbacks(callbackTopic, { after, wait_ms: pollWaitMs, limit: pollLimit }));
-    const reply = await requestOk({ method: 'GET', url, timeoutMs: requestTimeoutMs + pollWaitMs, signal });
+    const url = joinUrl(
+      routerUrl,
+      ROUTES.callbacks(callbackTopic, { after, wait_ms: pollWaitMs, limit: pollLimit }),
+    );
+    const reply = await requestOk({
+      method: 'GET',
+      url,
+      timeoutMs: requestTimeoutMs + pollWaitMs,
+      signal,
+    });
     return checkReply(CallbacksReply, `GET ${url}`, reply);
   }
 }

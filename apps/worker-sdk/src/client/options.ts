@@ -86,15 +86,28 @@ function intIn(name: string, value: number, min: number, max: number): number {
 /** Fills in defaults and checks every setting; throws a `TypeError`/`RangeError` naming the bad one. */
 export function compileClientOptions(options: ReachClientOptions = {}): CompiledClientOptions {
   const callbackTopic = options.callbackTopic ?? `client-${randomUUID()}`;
-  if (!isValidId(callbackTopic)) throw new TypeError(`callbackTopic must match ^[A-Za-z0-9_.:-]{1,128}$, got ${JSON.stringify(callbackTopic)}`);
+  if (!isValidId(callbackTopic))
+    throw new TypeError(
+      `callbackTopic must match ^[A-Za-z0-9_.:-]{1,128}$, got ${JSON.stringify(callbackTopic)}`,
+    );
   return Object.freeze({
     routerUrl: new URL(options.routerUrl ?? 'http://127.0.0.1:8081').toString().replace(/\/+$/, ''),
     callbackTopic,
     requestTimeoutMs: intIn('requestTimeoutMs', options.requestTimeoutMs ?? 10_000, 1, 600_000),
     pollWaitMs: intIn('pollWaitMs', options.pollWaitMs ?? 10_000, 0, 30_000),
     pollLimit: intIn('pollLimit', options.pollLimit ?? 100, 1, 1000),
-    maxBufferedResults: intIn('maxBufferedResults', options.maxBufferedResults ?? 1000, 0, 1_000_000),
-    resultTimeoutMs: intIn('resultTimeoutMs', options.resultTimeoutMs ?? 300_000, 0, 7 * 24 * 3600_000),
+    maxBufferedResults: intIn(
+      'maxBufferedResults',
+      options.maxBufferedResults ?? 1000,
+      0,
+      1_000_000,
+    ),
+    resultTimeoutMs: intIn(
+      'resultTimeoutMs',
+      options.resultTimeoutMs ?? 300_000,
+      0,
+      7 * 24 * 3600_000,
+    ),
     pollRetry: compileBackoff(options.pollRetry, { baseMs: 250, capMs: 5000, jitter: 0.2 }),
     submitRetry: compileBackoff(options.submitRetry, { baseMs: 100, capMs: 2000, jitter: 0.2 }),
     logger: options.logger ?? pino({ name: 'agent-reach' }),

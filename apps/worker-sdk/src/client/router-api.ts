@@ -1,4 +1,10 @@
-import { ROUTES, SubmitBatchReply, SubmitReply, type SubmitBatchItem, type SubmitBody } from '@agent-reach/protocol';
+import {
+  ROUTES,
+  SubmitBatchReply,
+  SubmitReply,
+  type SubmitBatchItem,
+  type SubmitBody,
+} from '@agent-reach/protocol';
 import { checkReply } from '../util/check.ts';
 import { joinUrl, requestOk } from '../util/http.ts';
 
@@ -16,15 +22,29 @@ export interface RouterTarget {
  * existed); rejects with a `ReachHttpError` on any other status, a `ReachConnectionError` when
  * no answer came, or the signal's reason when it aborts.
  */
-export async function postTask(target: RouterTarget, body: SubmitBody, signal?: AbortSignal): Promise<SubmitReply> {
+export async function postTask(
+  target: RouterTarget,
+  body: SubmitBody,
+  signal?: AbortSignal,
+): Promise<SubmitReply> {
   const url = joinUrl(target.routerUrl, ROUTES.submit);
   const reply = await requestOk({ method: 'POST', url, body, timeoutMs: target.timeoutMs, signal });
   return checkReply(SubmitReply, `POST ${url}`, reply);
 }
 
 /** `POST /v1/tasks/batch`: one outcome per body, in order (see `ReachClient.submitBatch()`). */
-export async function postTaskBatch(target: RouterTarget, bodies: SubmitBody[], signal?: AbortSignal): Promise<SubmitBatchItem[]> {
+export async function postTaskBatch(
+  target: RouterTarget,
+  bodies: SubmitBody[],
+  signal?: AbortSignal,
+): Promise<SubmitBatchItem[]> {
   const url = joinUrl(target.routerUrl, ROUTES.submitBatch);
-  const reply = await requestOk({ method: 'POST', url, body: { tasks: bodies }, timeoutMs: target.timeoutMs, signal });
+  const reply = await requestOk({
+    method: 'POST',
+    url,
+    body: { tasks: bodies },
+    timeoutMs: target.timeoutMs,
+    signal,
+  });
   return checkReply(SubmitBatchReply, `POST ${url}`, reply).results;
 }

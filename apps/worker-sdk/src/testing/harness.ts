@@ -16,9 +16,15 @@ export interface Harness {
   /** A new agent wired to this harness (not started). */
   agent(options: Partial<ReachAgentOptions> & Pick<ReachAgentOptions, 'handler'>): ReachAgent;
   /** XADDs a task to the agent's inbox the way the router does; returns the entry id. */
-  addTask(agentId: string, task: Partial<TaskMessage> & Pick<TaskMessage, 'task_id'>): Promise<string>;
+  addTask(
+    agentId: string,
+    task: Partial<TaskMessage> & Pick<TaskMessage, 'task_id'>,
+  ): Promise<string>;
   /** XADDs a task to a capability's pool the way the router does (`capability` set to it); returns the entry id. */
-  addPoolTask(capability: string, task: Partial<TaskMessage> & Pick<TaskMessage, 'task_id'>): Promise<string>;
+  addPoolTask(
+    capability: string,
+    task: Partial<TaskMessage> & Pick<TaskMessage, 'task_id'>,
+  ): Promise<string>;
   /** The acks stream. */
   acks(): Promise<EntryRecord[]>;
   /**
@@ -47,20 +53,36 @@ function fullTask(task: Partial<TaskMessage> & Pick<TaskMessage, 'task_id'>): Ta
 }
 
 /** Builds a harness; call `cleanup()` in afterEach. */
-export async function startHarness(opts: { heartbeatIntervalMs?: number; redisUrl?: string } = {}): Promise<Harness> {
+export async function startHarness(
+  opts: { heartbeatIntervalMs?: number; redisUrl?: string } = {},
+): Promise<Harness> {
   const prefix = randomPrefix();
   const url = opts.redisUrl ?? redisUrl();
   const redis = new Redis(url);
   redis.on('error', () => undefined); // reconnects by itself; tests that restart Redis expect errors
-  const registry = await startRegistryDouble({ redis, prefix, heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 5000 });
+  const registry = await startRegistryDouble({
+    redis,
+    prefix,
+    heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 5000,
+  });
   const agents: ReachAgent[] = [];
   const acks = () => readStream(redis, registry.keys.acks());
   const acksOf = async (taskId: string): Promise<Record<string, string>[]> => {
     const out: Record<string, string>[] = [];
-    for (const f of (await acks()).map((e) => e.fields).filter((fields) => fields['task_id'] === taskId)) {
+    for (const f of (await acks())
+      .map((e) => e.fields)
+      .filter((fields) => fields['task_id'] === taskId)) {
       if (f['received_ago_ms'] !== undefined) {
         const receipt: Record<string, string> = { stage: 'received' };
-        for (const key of ['task_id', 'agent_id', 'instance_id', 'epoch', 'attempt', 'pool', 'message_id']) {
+        for (const key of [
+          'task_id',
+          'agent_id',
+          'instance_id',
+          'epoch',
+          'attempt',
+          'pool',
+          'message_id',
+        ]) {
           const value = f[key];
           if (value !== undefined) receipt[key] = value;
         }
@@ -92,18 +114,29 @@ export async function startHarness(opts: { heartbeatIntervalMs?: number; redisUr
       return agent;
     },
     addTask(agentId, task) {
-      return redis.xadd(registry.keys.inbox(agentId), '*', ...encodeTask(fullTask(task))) as Promise<string>;
+      return redis.xadd(
+        registry.keys.inbox(agentId),
+        '*',
+        ...encodeTask(fullTask(task)),
+      ) as Promise<string>;
     },
     addPoolTask(capability, task) {
-      return redis.xadd(registry.keys.pool(capability), '*', ...encodeTask(fullTask({ ...task, capability }))) as Promise<string>;
+      return redis.xadd(
+        registry.keys.pool(capability),
+        '*',
+        ...encodeTask(fullTask({ ...task, capability })),
+      ) as Promise<string>;
     },
     acks,
     acksOf,
     waitForAcks(taskId, n) {
-      return waitFor(async () => {
-        const acks = await acksOf(taskId);
-        return acks.length >= n && acks;
-      }, { message: `${n} acks for ${taskId}` });
+      return waitFor(
+        async () => {
+          const acks = await acksOf(taskId);
+          return acks.length >= n && acks;
+        },
+        { message: `${n} acks for ${taskId}` },
+      );
     },
     async cleanup() {
       await Promise.all(agents.map((a) => a.close()));

@@ -95,7 +95,13 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
     forget: (agentId) => void agents.delete(agentId),
     takeOver: (agentId) => {
       const old = agents.get(agentId);
-      const body = { agent_id: agentId, instance_id: randomUUID(), capabilities: old?.capabilities ?? ['echo'], channel: old?.channel, max_concurrency: 1 };
+      const body = {
+        agent_id: agentId,
+        instance_id: randomUUID(),
+        capabilities: old?.capabilities ?? ['echo'],
+        channel: old?.channel,
+        max_concurrency: 1,
+      };
       return reply(agentId, upsert(body, body.instance_id, true));
     },
     epochOf: (agentId) => agents.get(agentId)?.epoch,
@@ -108,13 +114,23 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
   function upsert(body: RegisterBody, instanceId: string, ready: boolean): AgentRecord {
     const old = agents.get(body.agent_id);
     // Like the server, every registration sets readiness, capabilities and channel from its body.
-    const fromBody = { ready, capabilities: [...body.capabilities], channel: body.channel ?? 'push' };
+    const fromBody = {
+      ready,
+      capabilities: [...body.capabilities],
+      channel: body.channel ?? 'push',
+    };
     const rec: AgentRecord =
       old === undefined
         ? { instanceId, epoch: 1, token: randomUUID(), staleTokens: new Set(), ...fromBody }
         : old.instanceId === instanceId
           ? { ...old, ...fromBody }
-          : { instanceId, epoch: old.epoch + 1, token: randomUUID(), staleTokens: new Set([...old.staleTokens, old.token]), ...fromBody };
+          : {
+              instanceId,
+              epoch: old.epoch + 1,
+              token: randomUUID(),
+              staleTokens: new Set([...old.staleTokens, old.token]),
+              ...fromBody,
+            };
     agents.set(body.agent_id, rec);
     return rec;
   }
@@ -151,7 +167,8 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
     const url = new URL(req.url ?? '/', 'http://x');
     const body = await readJson(req);
     if (req.method === 'POST' && url.pathname === '/v1/agents/register') {
-      if (!Value.Check(RegisterBody, body)) return fail(res, 400, 'INVALID_BODY', 'register body does not match RegisterBody');
+      if (!Value.Check(RegisterBody, body))
+        return fail(res, 400, 'INVALID_BODY', 'register body does not match RegisterBody');
       double.registers.push(body);
       if (refusing !== undefined) return fail(res, 400, refusing, 'refused by the test');
       if (failing > 0) {
@@ -169,17 +186,29 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
     const rec = agents.get(agentId);
     const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
     if (rec === undefined) return fail(res, 404, 'AGENT_NOT_FOUND', 'register first');
-    if (rec.staleTokens.has(token)) return fail(res, 409, 'STALE_EPOCH', 'a newer instance took over');
+    if (rec.staleTokens.has(token))
+      return fail(res, 409, 'STALE_EPOCH', 'a newer instance took over');
     if (rec.token !== token) return fail(res, 401, 'UNAUTHORIZED', 'bad token');
     if (m[2] === 'heartbeat') {
-      if (!Value.Check(HeartbeatBody, body)) return fail(res, 400, 'INVALID_BODY', 'heartbeat body does not match');
+      if (!Value.Check(HeartbeatBody, body))
+        return fail(res, 400, 'INVALID_BODY', 'heartbeat body does not match');
       double.heartbeats.push({ agentId, body });
       if (body.ready === true) rec.ready = true;
-      return send(res, 200, { agent_id: agentId, epoch: rec.epoch, status: double.statusOf(agentId), lease_ms: 30_000 });
+      return send(res, 200, {
+        agent_id: agentId,
+        epoch: rec.epoch,
+        status: double.statusOf(agentId),
+        lease_ms: 30_000,
+      });
     }
     double.deregisters.push(agentId);
     agents.delete(agentId);
-    return send(res, 200, { agent_id: agentId, epoch: rec.epoch, status: 'DRAINING', lease_ms: 30_000 });
+    return send(res, 200, {
+      agent_id: agentId,
+      epoch: rec.epoch,
+      status: 'DRAINING',
+      lease_ms: 30_000,
+    });
   }
 
   const server: Server = createServer((req, res) => {

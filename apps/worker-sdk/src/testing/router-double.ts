@@ -52,12 +52,20 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 /** Starts the stand-in; tasks for `capability` go to `agentId`'s inbox, any other capability gets 503 NO_AGENT. */
-export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKeys; agentId: string; capability: string }): Promise<RouterDouble> {
+export async function startRouterDouble(opts: {
+  redisUrl: string;
+  keys: ReachKeys;
+  agentId: string;
+  capability: string;
+}): Promise<RouterDouble> {
   const redis = new Redis(opts.redisUrl);
   const reader = new Redis(opts.redisUrl);
   for (const r of [redis, reader]) r.on('error', () => undefined);
   const topics = new Map<string, CallbackItem[]>();
-  const tasks = new Map<string, { reply: SubmitReply; body: SubmitBody; topic: string; created: number; hops: number }>();
+  const tasks = new Map<
+    string,
+    { reply: SubmitReply; body: SubmitBody; topic: string; created: number; hops: number }
+  >();
   const wakers = new Set<() => void>();
   const polls = { total: 0, open: 0, maxOpen: 0 };
   const submits: SubmitBody[] = [];
@@ -79,7 +87,9 @@ export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKey
   const pump = (async () => {
     let last = '0';
     while (!closed) {
-      const reply = await reader.xread('BLOCK', 100, 'STREAMS', opts.keys.acks(), last).catch(() => null);
+      const reply = await reader
+        .xread('BLOCK', 100, 'STREAMS', opts.keys.acks(), last)
+        .catch(() => null);
       for (const [, entries] of reply ?? []) {
         for (const [id, fields] of entries) {
           last = id;
@@ -108,7 +118,8 @@ export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKey
     const url = new URL(req.url ?? '/', 'http://x');
     if (req.method === 'POST' && url.pathname === '/v1/tasks') {
       const body = await readJson(req);
-      if (!Value.Check(SubmitBody, body)) return fail(res, 400, 'INVALID_BODY', 'body does not match SubmitBody');
+      if (!Value.Check(SubmitBody, body))
+        return fail(res, 400, 'INVALID_BODY', 'body does not match SubmitBody');
       submits.push(body);
       if (refusing > 0) {
         refusing -= 1;
@@ -118,32 +129,58 @@ export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKey
       }
       const known = body.task_id === undefined ? undefined : tasks.get(body.task_id);
       if (known !== undefined) return send(res, 200, known.reply);
-      if (body.capability !== opts.capability) return fail(res, 503, 'NO_AGENT', `no live agent serves ${body.capability}`);
+      if (body.capability !== opts.capability)
+        return fail(res, 503, 'NO_AGENT', `no live agent serves ${body.capability}`);
       const taskId = body.task_id ?? randomUUID();
       const stream = opts.keys.inbox(opts.agentId);
       const topic = body.callback_topic ?? '';
       // One more hop than the parent (a parent the router never saw counts as a caller's own).
-      const hops = body.parent_task_id === undefined ? 0 : (tasks.get(body.parent_task_id)?.hops ?? 0) + 1;
+      const hops =
+        body.parent_task_id === undefined ? 0 : (tasks.get(body.parent_task_id)?.hops ?? 0) + 1;
       if (deadLetter !== undefined) {
         const reason = deadLetter;
         deadLetter = undefined;
-        const reply: SubmitReply = { task_id: taskId, status: 'dead', agent_id: '', stream: '', message_id: '' };
+        const reply: SubmitReply = {
+          task_id: taskId,
+          status: 'dead',
+          agent_id: '',
+          stream: '',
+          message_id: '',
+        };
         tasks.set(taskId, { reply, body, topic, created: Date.now(), hops });
-        publish(topic, { task_id: taskId, status: 'dead', capability: body.capability, agent_id: '', attempt: 0, error: reason, completed_at: Date.now() });
+        publish(topic, {
+          task_id: taskId,
+          status: 'dead',
+          capability: body.capability,
+          agent_id: '',
+          attempt: 0,
+          error: reason,
+          completed_at: Date.now(),
+        });
         return send(res, 202, reply);
       }
-      const messageId = (await redis.xadd(stream, '*', ...encodeTask({
+      const messageId = (await redis.xadd(
+        stream,
+        '*',
+        ...encodeTask({
+          task_id: taskId,
+          capability: body.capability,
+          payload: JSON.stringify(body.payload ?? null),
+          attempt: 1,
+          trace_id: body.trace_id ?? taskId,
+          callback_topic: topic,
+          deadline_ms: body.timeout_s === undefined ? 0 : Date.now() + body.timeout_s * 1000,
+          parent_task_id: body.parent_task_id,
+          hops,
+        }),
+      )) as string;
+      const reply: SubmitReply = {
         task_id: taskId,
-        capability: body.capability,
-        payload: JSON.stringify(body.payload ?? null),
-        attempt: 1,
-        trace_id: body.trace_id ?? taskId,
-        callback_topic: topic,
-        deadline_ms: body.timeout_s === undefined ? 0 : Date.now() + body.timeout_s * 1000,
-        parent_task_id: body.parent_task_id,
-        hops,
-      }))) as string;
-      const reply: SubmitReply = { task_id: taskId, status: 'sent', agent_id: opts.agentId, stream, message_id: messageId };
+        status: 'sent',
+        agent_id: opts.agentId,
+        stream,
+        message_id: messageId,
+      };
       tasks.set(taskId, { reply, body, topic, created: Date.now(), hops });
       return send(res, 202, reply);
     }
@@ -170,7 +207,8 @@ export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKey
       const after = Number((url.searchParams.get('after') ?? '0').split('-')[0]);
       const waitMs = Math.min(Number(url.searchParams.get('wait_ms') ?? '0'), 30_000);
       const limit = Number(url.searchParams.get('limit') ?? '100');
-      const pick = () => (topics.get(topic) ?? []).filter((i) => Number(i.id.split('-')[0]) > after).slice(0, limit);
+      const pick = () =>
+        (topics.get(topic) ?? []).filter((i) => Number(i.id.split('-')[0]) > after).slice(0, limit);
       polls.total += 1;
       polls.open += 1;
       polls.maxOpen = Math.max(polls.maxOpen, polls.open);
@@ -189,7 +227,10 @@ export async function startRouterDouble(opts: { redisUrl: string; keys: ReachKey
           });
           items = pick();
         }
-        return send(res, 200, { items, cursor: items.at(-1)?.id ?? (after === 0 ? '0' : `${after}-0`) });
+        return send(res, 200, {
+          items,
+          cursor: items.at(-1)?.id ?? (after === 0 ? '0' : `${after}-0`),
+        });
       } finally {
         polls.open -= 1;
       }

@@ -25,7 +25,10 @@ export interface LogLine {
 /** A debug-level logger that keeps its lines, for tests that check what is logged and how loudly. */
 export function capturingLogger(): { logger: Logger; lines: LogLine[] } {
   const lines: LogLine[] = [];
-  const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
+  const logger = pino(
+    { level: 'debug' },
+    { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) },
+  );
   return { logger, lines };
 }
 

@@ -5,7 +5,9 @@ describe('backoffDelayMs', () => {
   const noJitter = compileBackoff({ baseMs: 500, capMs: 10_000, jitter: 0 });
 
   it('doubles from the base and stops at the cap', () => {
-    expect([0, 1, 2, 3, 4, 5, 6].map((n) => backoffDelayMs(n, noJitter))).toEqual([500, 1000, 2000, 4000, 8000, 10_000, 10_000]);
+    expect([0, 1, 2, 3, 4, 5, 6].map((n) => backoffDelayMs(n, noJitter))).toEqual([
+      500, 1000, 2000, 4000, 8000, 10_000, 10_000,
+    ]);
   });
 
   it('spreads by ±jitter around the exponential value', () => {
@@ -16,7 +18,8 @@ describe('backoffDelayMs', () => {
   });
 
   it('never exceeds the cap, jitter included', () => {
-    for (let i = 0; i < 200; i++) expect(backoffDelayMs(40, DEFAULT_BACKOFF)).toBeLessThanOrEqual(10_000);
+    for (let i = 0; i < 200; i++)
+      expect(backoffDelayMs(40, DEFAULT_BACKOFF)).toBeLessThanOrEqual(10_000);
   });
 
   it('survives huge retry counts', () => {

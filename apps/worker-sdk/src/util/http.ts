@@ -58,7 +58,8 @@ export async function requestJson(req: JsonRequest): Promise<JsonReply> {
 /** Like {@link requestJson} but rejects with a {@link ReachHttpError} unless the status is 2xx. */
 export async function requestOk(req: JsonRequest): Promise<unknown> {
   const reply = await requestJson(req);
-  if (reply.status < 200 || reply.status > 299) throw new ReachHttpError(`${req.method} ${req.url}`, reply.status, reply.body);
+  if (reply.status < 200 || reply.status > 299)
+    throw new ReachHttpError(`${req.method} ${req.url}`, reply.status, reply.body);
   return reply.body;
 }
 

@@ -8,7 +8,8 @@ export class LruMap<K, V> {
 
   /** @param capacity - at most this many entries are kept; 0 keeps nothing. */
   constructor(capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 0) throw new RangeError(`capacity must be an integer ≥ 0, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 0)
+      throw new RangeError(`capacity must be an integer ≥ 0, got ${capacity}`);
     this.#capacity = capacity;
   }
 

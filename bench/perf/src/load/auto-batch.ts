@@ -4,7 +4,10 @@
  * tick, and a burst costs one request instead of one each. `send` answers one outcome per key,
  * in order: undefined for accepted, an Error (possibly a RetryLater) for refused.
  */
-export function autoBatch(send: (keys: string[]) => Promise<(Error | undefined)[]>, maxBatch: number): (key: string) => Promise<void> {
+export function autoBatch(
+  send: (keys: string[]) => Promise<(Error | undefined)[]>,
+  maxBatch: number,
+): (key: string) => Promise<void> {
   let queue: { key: string; resolve(): void; reject(err: unknown): void }[] = [];
   const flush = () => {
     const batch = queue;

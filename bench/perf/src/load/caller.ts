@@ -39,7 +39,10 @@ export function serveCaller(setup: (sink: ResultSink) => Promise<CallerSystem>):
     current = tracker;
     try {
       const target = req.mode === 'http' ? system.http : system.queued;
-      const settled = req.mode === 'paced' ? await openLoop(target, tracker, req) : await closedLoop(target, tracker, req);
+      const settled =
+        req.mode === 'paced'
+          ? await openLoop(target, tracker, req)
+          : await closedLoop(target, tracker, req);
       tracker.close();
       reply({ type: 'result', result: tracker.result(!settled) });
     } finally {
@@ -56,7 +59,11 @@ export function serveCaller(setup: (sink: ResultSink) => Promise<CallerSystem>):
           try {
             await run(system, msg.req);
           } catch (err: unknown) {
-            reply({ type: 'run-error', id: msg.req.id, message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+            reply({
+              type: 'run-error',
+              id: msg.req.id,
+              message: err instanceof Error ? (err.stack ?? err.message) : String(err),
+            });
           }
         });
       });
@@ -64,7 +71,9 @@ export function serveCaller(setup: (sink: ResultSink) => Promise<CallerSystem>):
       announceReady();
     },
     (err: unknown) => {
-      process.stderr.write(`caller setup failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+      process.stderr.write(
+        `caller setup failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
       process.exit(1);
     },
   );

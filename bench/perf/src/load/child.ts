@@ -44,6 +44,7 @@ export function envInt(name: string, fallback: number): number {
   const value = process.env[name];
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n)) throw new Error(`bench child: ${name} must be an integer, got ${value}`);
+  if (!Number.isInteger(n))
+    throw new Error(`bench child: ${name} must be an integer, got ${value}`);
   return n;
 }

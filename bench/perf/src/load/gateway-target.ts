@@ -9,7 +9,11 @@ export const GATEWAY_PATH = '/task';
  * The http-mode client of the BullMQ and floor gateways: one POST per task over a pool of
  * `connections`, answered with the result; `r` is when the worker started the task.
  */
-export function gatewayTarget(url: string, connections: number, sink: ResultSink): { target: Target; close(): Promise<void> } {
+export function gatewayTarget(
+  url: string,
+  connections: number,
+  sink: ResultSink,
+): { target: Target; close(): Promise<void> } {
   const pool = new Pool(url, { connections, pipelining: 1 });
   const target: Target = {
     async submit(key) {

@@ -63,7 +63,11 @@ function drained(tracker: Tracker, timeoutMs: number, alsoDone: () => boolean): 
  * one as each settles — `tasks` in all (flood), or for `durationMs` (http: one connection per
  * outstanding task, each waiting for its result). Resolves true when every task settled.
  */
-export async function closedLoop(target: Target, tracker: Tracker, req: RunRequest): Promise<boolean> {
+export async function closedLoop(
+  target: Target,
+  tracker: Tracker,
+  req: RunRequest,
+): Promise<boolean> {
   const window = req.window ?? 100;
   const total = req.tasks ?? Infinity;
   const stopAt = req.durationMs !== undefined ? monoMs() + req.durationMs : Infinity;
@@ -90,7 +94,11 @@ export async function closedLoop(target: Target, tracker: Tracker, req: RunReque
  * from its scheduled moment (so a caller that falls behind does not hide the delay). Resolves
  * true when every task settled.
  */
-export async function openLoop(target: Target, tracker: Tracker, req: RunRequest): Promise<boolean> {
+export async function openLoop(
+  target: Target,
+  tracker: Tracker,
+  req: RunRequest,
+): Promise<boolean> {
   const rate = req.rate ?? 1000;
   const total = Math.max(1, Math.round((rate * (req.durationMs ?? 1000)) / 1000));
   const interval = 1000 / rate;

@@ -50,4 +50,7 @@ export interface RunResult {
 export type ToCaller = { type: 'run'; req: RunRequest };
 
 /** Caller → orchestrator. */
-export type FromCaller = { type: 'ready' } | { type: 'result'; result: RunResult } | { type: 'run-error'; id: string; message: string };
+export type FromCaller =
+  | { type: 'ready' }
+  | { type: 'result'; result: RunResult }
+  | { type: 'run-error'; id: string; message: string };

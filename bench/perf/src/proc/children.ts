@@ -44,7 +44,8 @@ export interface SpawnNodeOptions {
 const OUTPUT_LINES = 80;
 
 /** The `file:` URL of tsx's loader, for `node --import`. */
-const tsxLoaderUrl = (): string => pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const tsxLoaderUrl = (): string =>
+  pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 /**
  * Every child process of one bench session. Children get their own process group, so a
@@ -53,7 +54,11 @@ const tsxLoaderUrl = (): string => pathToFileURL(createRequire(import.meta.url).
  * left behind.
  */
 export class ChildSet {
-  private readonly children: { child: Child; proc: ChildProcess; stop: (graceMs: number) => Promise<void> }[] = [];
+  private readonly children: {
+    child: Child;
+    proc: ChildProcess;
+    stop: (graceMs: number) => Promise<void>;
+  }[] = [];
 
   constructor(private readonly sessionDir: string) {}
 
@@ -64,11 +69,15 @@ export class ChildSet {
 
   /** Starts `node [nodeArgs] --import tsx entry`. */
   async spawnNode(opts: SpawnNodeOptions): Promise<Child> {
-    const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', tsxLoaderUrl(), opts.entry], {
-      env: { ...process.env, ...opts.env },
-      stdio: opts.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const proc = spawn(
+      process.execPath,
+      [...(opts.nodeArgs ?? []), '--import', tsxLoaderUrl(), opts.entry],
+      {
+        env: { ...process.env, ...opts.env },
+        stdio: opts.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     const lines: string[] = [];
     let partial = '';
     const onData = (chunk: string) => {
@@ -132,10 +141,17 @@ export class ChildSet {
             if (err) reject(err);
             else resolve(msg as ChildMessage);
           };
-          const timer = setTimeout(() => finish(new Error(`${opts.name}: no ${what} within ${timeoutMs} ms\n${tail(output())}`)), timeoutMs);
+          const timer = setTimeout(
+            () =>
+              finish(
+                new Error(`${opts.name}: no ${what} within ${timeoutMs} ms\n${tail(output())}`),
+              ),
+            timeoutMs,
+          );
           waiters.add(check);
           void exited.then(() => {
-            if (waiters.has(check)) finish(new Error(`${opts.name} exited before ${what}\n${tail(output())}`));
+            if (waiters.has(check))
+              finish(new Error(`${opts.name} exited before ${what}\n${tail(output())}`));
           });
           check();
         }),

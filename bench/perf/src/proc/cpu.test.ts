@@ -15,7 +15,9 @@ describe('processCpuSeconds', () => {
 
 describe('parseInfo', () => {
   it('reads fields and skips section headers', () => {
-    const info = parseInfo('# CPU\r\nused_cpu_sys:1.5\r\nused_cpu_user:2.25\r\n\r\n# Commandstats\r\ncmdstat_xadd:calls=10,usec=5\r\n');
+    const info = parseInfo(
+      '# CPU\r\nused_cpu_sys:1.5\r\nused_cpu_user:2.25\r\n\r\n# Commandstats\r\ncmdstat_xadd:calls=10,usec=5\r\n',
+    );
     expect(info.get('used_cpu_sys')).toBe('1.5');
     expect(info.get('cmdstat_xadd')).toBe('calls=10,usec=5');
     expect(info.has('# CPU')).toBe(false);
@@ -25,7 +27,20 @@ describe('parseInfo', () => {
 describe('diffCalls', () => {
   it('keeps commands whose count grew', () => {
     const stat = (calls: number, usec: number) => ({ calls, usec });
-    const d = diffCalls(new Map([['xadd', stat(5, 10)], ['get', stat(1, 1)]]), new Map([['xadd', stat(9, 18)], ['get', stat(1, 1)], ['evalsha', stat(2, 30)]]));
-    expect([...d]).toEqual([['xadd', stat(4, 8)], ['evalsha', stat(2, 30)]]);
+    const d = diffCalls(
+      new Map([
+        ['xadd', stat(5, 10)],
+        ['get', stat(1, 1)],
+      ]),
+      new Map([
+        ['xadd', stat(9, 18)],
+        ['get', stat(1, 1)],
+        ['evalsha', stat(2, 30)],
+      ]),
+    );
+    expect([...d]).toEqual([
+      ['xadd', stat(4, 8)],
+      ['evalsha', stat(2, 30)],
+    ]);
   });
 });

@@ -71,13 +71,17 @@ export async function redisCommandCalls(redis: Redis): Promise<Map<string, Comma
   const out = new Map<string, CommandStat>();
   for (const [field, value] of parseInfo(await redis.info('commandstats'))) {
     const m = /^calls=(\d+),usec=(\d+)/.exec(value);
-    if (field.startsWith('cmdstat_') && m) out.set(field.slice('cmdstat_'.length), { calls: Number(m[1]), usec: Number(m[2]) });
+    if (field.startsWith('cmdstat_') && m)
+      out.set(field.slice('cmdstat_'.length), { calls: Number(m[1]), usec: Number(m[2]) });
   }
   return out;
 }
 
 /** Per-command calls and time between two {@link redisCommandCalls} readings. */
-export function diffCalls(before: Map<string, CommandStat>, after: Map<string, CommandStat>): Map<string, CommandStat> {
+export function diffCalls(
+  before: Map<string, CommandStat>,
+  after: Map<string, CommandStat>,
+): Map<string, CommandStat> {
   const out = new Map<string, CommandStat>();
   for (const [cmd, n] of after) {
     const was = before.get(cmd) ?? { calls: 0, usec: 0 };

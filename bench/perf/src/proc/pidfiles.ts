@@ -7,7 +7,12 @@ import { livePidFrom, removePid, writePid } from '@agent-reach/testkit';
 // pid from being taken for ours.
 
 /** Records a child's pid. */
-export async function recordPid(sessionDir: string, name: string, pid: number, marker: string): Promise<void> {
+export async function recordPid(
+  sessionDir: string,
+  name: string,
+  pid: number,
+  marker: string,
+): Promise<void> {
   await writePid(join(sessionDir, `${name}.pid`), pid, marker);
 }
 

@@ -4,8 +4,12 @@ import { areaOf, summarizeProfile, type CpuProfile } from './summary.ts';
 describe('areaOf', () => {
   it('names packages, workspace folders, node internals and V8 pseudo-frames', () => {
     expect(areaOf('file:///w/node_modules/ioredis/built/Redis.js', 'x')).toBe('ioredis');
-    expect(areaOf('file:///w/node_modules/@fastify/ajv-compiler/index.js', 'x')).toBe('@fastify/ajv-compiler');
-    expect(areaOf('file:///w/apps/router/src/dispatch/dispatcher.ts', 'submit')).toBe('apps/router');
+    expect(areaOf('file:///w/node_modules/@fastify/ajv-compiler/index.js', 'x')).toBe(
+      '@fastify/ajv-compiler',
+    );
+    expect(areaOf('file:///w/apps/router/src/dispatch/dispatcher.ts', 'submit')).toBe(
+      'apps/router',
+    );
     expect(areaOf('node:internal/streams/readable', 'read')).toBe('node');
     expect(areaOf('', '(garbage collector)')).toBe('(gc)');
   });
@@ -21,8 +25,17 @@ describe('summarizeProfile', () => {
       nodes: [
         { id: 1, callFrame: frame('(root)', ''), hitCount: 0, children: [2, 3] },
         { id: 2, callFrame: frame('(idle)', ''), hitCount: 4 },
-        { id: 3, callFrame: frame('submit', 'file:///w/apps/router/src/d.ts'), hitCount: 2, children: [4] },
-        { id: 4, callFrame: frame('sendCommand', 'file:///w/node_modules/ioredis/built/Redis.js'), hitCount: 4 },
+        {
+          id: 3,
+          callFrame: frame('submit', 'file:///w/apps/router/src/d.ts'),
+          hitCount: 2,
+          children: [4],
+        },
+        {
+          id: 4,
+          callFrame: frame('sendCommand', 'file:///w/node_modules/ioredis/built/Redis.js'),
+          hitCount: 4,
+        },
       ],
     };
     const s = summarizeProfile(p);

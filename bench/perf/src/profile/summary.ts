@@ -3,7 +3,12 @@ import { join } from 'node:path';
 
 /** The parts of a V8 `.cpuprofile` this reads. */
 export interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number; children?: number[] }[];
+  nodes: {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    hitCount?: number;
+    children?: number[];
+  }[];
   startTime: number;
   endTime: number;
   samples?: number[];
@@ -39,7 +44,12 @@ export interface ProfileSummary {
   ownInclusive: ProfileLine[];
 }
 
-const SPECIAL: Record<string, string> = { '(idle)': '(idle)', '(program)': '(program)', '(garbage collector)': '(gc)', '(root)': '(root)' };
+const SPECIAL: Record<string, string> = {
+  '(idle)': '(idle)',
+  '(program)': '(program)',
+  '(garbage collector)': '(gc)',
+  '(root)': '(root)',
+};
 
 /** The area a frame belongs to: npm package, workspace folder, node internals or a V8 pseudo-frame. */
 export function areaOf(url: string, functionName: string): string {
@@ -56,7 +66,9 @@ export function areaOf(url: string, functionName: string): string {
 }
 
 function frameName(f: CpuProfile['nodes'][number]['callFrame']): string {
-  const file = f.url.replace(/^file:\/\//, '').replace(/^.*\/(node_modules|apps|packages|bench)\//, '$1/');
+  const file = f.url
+    .replace(/^file:\/\//, '')
+    .replace(/^.*\/(node_modules|apps|packages|bench)\//, '$1/');
   return `${f.functionName || '(anonymous)'} ${file ? `${file}:${f.lineNumber + 1}` : ''}`.trim();
 }
 
@@ -64,9 +76,15 @@ function frameName(f: CpuProfile['nodes'][number]['callFrame']): string {
  * Hit counts per node from the samples taken inside `window`, or the profile's own hit counts
  * (with the whole profile's wall time) when there is no window or no sample list.
  */
-function hitsIn(p: CpuProfile, window: TimeWindow | undefined): { hits: Map<number, number>; wallMs: number } {
+function hitsIn(
+  p: CpuProfile,
+  window: TimeWindow | undefined,
+): { hits: Map<number, number>; wallMs: number } {
   if (!window || !p.samples || !p.timeDeltas) {
-    return { hits: new Map(p.nodes.map((n) => [n.id, n.hitCount ?? 0])), wallMs: (p.endTime - p.startTime) / 1000 };
+    return {
+      hits: new Map(p.nodes.map((n) => [n.id, n.hitCount ?? 0])),
+      wallMs: (p.endTime - p.startTime) / 1000,
+    };
   }
   const hits = new Map<number, number>();
   let t = p.startTime;
@@ -78,7 +96,10 @@ function hitsIn(p: CpuProfile, window: TimeWindow | undefined): { hits: Map<numb
     const id = p.samples[i] as number;
     hits.set(id, (hits.get(id) ?? 0) + 1);
   }
-  return { hits, wallMs: Math.max(0, Math.min(to, p.endTime) - Math.max(from, p.startTime)) / 1000 };
+  return {
+    hits,
+    wallMs: Math.max(0, Math.min(to, p.endTime) - Math.max(from, p.startTime)) / 1000,
+  };
 }
 
 /**
@@ -114,7 +135,9 @@ export function summarizeProfile(p: CpuProfile, top = 15, window?: TimeWindow): 
     if (!n) return 0;
     let t = (hits.get(n.id) ?? 0) * perSample;
     const name = frameName(n.callFrame);
-    const own = /^(apps|packages)\//.test(areaOf(n.callFrame.url, n.callFrame.functionName)) && !onStack.has(name);
+    const own =
+      /^(apps|packages)\//.test(areaOf(n.callFrame.url, n.callFrame.functionName)) &&
+      !onStack.has(name);
     if (own) onStack.add(name);
     for (const c of n.children ?? []) t += walk(c, onStack);
     if (own) {
@@ -135,14 +158,15 @@ export function summarizeProfile(p: CpuProfile, top = 15, window?: TimeWindow): 
 
 /** Renders a summary for the terminal and for docs/PERFORMANCE.md. */
 export function renderSummary(title: string, s: ProfileSummary): string {
-  const fmt = (l: ProfileLine) => `  ${l.pct.toFixed(1).padStart(5)} %  ${l.ms.toFixed(0).padStart(6)} ms  ${l.name}`;
+  const fmt = (l: ProfileLine) =>
+    `  ${l.pct.toFixed(1).padStart(5)} %  ${l.ms.toFixed(0).padStart(6)} ms  ${l.name}`;
   return [
     `${title}: ${(s.busyMs / 1000).toFixed(2)} s busy of ${(s.wallMs / 1000).toFixed(2)} s sampled`,
     ' by area (self time):',
     ...s.areas.map(fmt),
     ' top frames (self time):',
     ...s.self.map(fmt),
-    " project code (inclusive time):",
+    ' project code (inclusive time):',
     ...s.ownInclusive.map(fmt),
   ].join('\n');
 }
@@ -152,8 +176,12 @@ export function renderSummary(title: string, s: ProfileSummary): string {
  * `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`; thread 0 is the main thread, others are
  * tsx's module-loader worker).
  */
-export async function readProfiles(dir: string): Promise<{ file: string; pid: number; profile: CpuProfile }[]> {
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile') && f.split('.')[4] === '0');
+export async function readProfiles(
+  dir: string,
+): Promise<{ file: string; pid: number; profile: CpuProfile }[]> {
+  const files = (await readdir(dir)).filter(
+    (f) => f.endsWith('.cpuprofile') && f.split('.')[4] === '0',
+  );
   return Promise.all(
     files.map(async (file) => ({
       file: join(dir, file),

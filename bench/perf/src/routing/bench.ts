@@ -2,7 +2,13 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { decide, HashRing, rankCandidates, SnapshotHolder, type RankedAgent } from '@agent-reach/dispatch';
+import {
+  decide,
+  HashRing,
+  rankCandidates,
+  SnapshotHolder,
+  type RankedAgent,
+} from '@agent-reach/dispatch';
 import { decodeSnapshot, reachKeys, type SnapshotAgent } from '@agent-reach/protocol';
 import { median, round, summarize, type Summary } from '../stats.ts';
 import { capabilityNames, prng, snapshotText, syntheticSnapshot } from './fleet.ts';
@@ -40,7 +46,11 @@ const silent = pino({ level: 'silent' });
 function fakeRedis(text: (version: number) => string): { redis: Redis; subscriber: Redis } {
   let version = 0;
   const redis = { get: () => Promise.resolve(text(++version)) } as unknown as Redis;
-  const subscriber = { on: () => undefined, subscribe: () => Promise.resolve(), disconnect: () => undefined } as unknown as Redis;
+  const subscriber = {
+    on: () => undefined,
+    subscribe: () => Promise.resolve(),
+    disconnect: () => undefined,
+  } as unknown as Redis;
   return { redis, subscriber };
 }
 
@@ -58,7 +68,11 @@ function gc(): void {
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 
 /** Measures routing for one fleet size, the way the router uses the dispatch package. */
-export async function measureRouting(agents: number, capabilities: number, decisionCount: number): Promise<RoutingFigures> {
+export async function measureRouting(
+  agents: number,
+  capabilities: number,
+  decisionCount: number,
+): Promise<RoutingFigures> {
   const snapshot = syntheticSnapshot(agents, capabilities);
   const base = snapshotText(snapshot, 1);
   const rest = base.slice(base.indexOf(','));
@@ -91,8 +105,12 @@ export async function measureRouting(agents: number, capabilities: number, decis
   const heapMiB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
 
   const { joinMs, buildMs } = ringAfterJoin(holder, caps);
-  const routed = await decisions(holder, caps, decisionCount, (agents, taskId, cap) => routerChoice(holder, agents, taskId, cap));
-  const ranked = await decisions(holder, caps, decisionCount, (agents, taskId, cap) => rankCandidates(agents, taskId, holder.ringFor(cap), holder.inflightOf));
+  const routed = await decisions(holder, caps, decisionCount, (agents, taskId, cap) =>
+    routerChoice(holder, agents, taskId, cap),
+  );
+  const ranked = await decisions(holder, caps, decisionCount, (agents, taskId, cap) =>
+    rankCandidates(agents, taskId, holder.ringFor(cap), holder.inflightOf),
+  );
   await holder.close();
   return {
     agents,
@@ -112,7 +130,10 @@ export async function measureRouting(agents: number, capabilities: number, decis
 }
 
 /** For each of up to 20 capabilities: its ring when one agent joins, merged from the ring before and built from nothing. */
-function ringAfterJoin(holder: SnapshotHolder, caps: readonly string[]): { joinMs: number; buildMs: number } {
+function ringAfterJoin(
+  holder: SnapshotHolder,
+  caps: readonly string[],
+): { joinMs: number; buildMs: number } {
   const joins: number[] = [];
   const builds: number[] = [];
   for (const cap of caps.slice(0, 20)) {
@@ -133,18 +154,35 @@ function ringAfterJoin(holder: SnapshotHolder, caps: readonly string[]): { joinM
 const ROUTER_PICKS = 3 + 1;
 
 /** The router's decision: `decide()` with its defaults, then only the best push candidates it tries. */
-function routerChoice(holder: SnapshotHolder, agents: readonly SnapshotAgent[], taskId: string, capability: string): RankedAgent[] {
-  return decide(agents, { taskId, capability }, holder.ringFor(capability), holder.inflightOf).best(ROUTER_PICKS, (a) => a.channel !== 'pull');
+function routerChoice(
+  holder: SnapshotHolder,
+  agents: readonly SnapshotAgent[],
+  taskId: string,
+  capability: string,
+): RankedAgent[] {
+  return decide(agents, { taskId, capability }, holder.ringFor(capability), holder.inflightOf).best(
+    ROUTER_PICKS,
+    (a) => a.channel !== 'pull',
+  );
 }
 
-type Choose = (agents: readonly SnapshotAgent[], taskId: string, capability: string) => RankedAgent[];
+type Choose = (
+  agents: readonly SnapshotAgent[],
+  taskId: string,
+  capability: string,
+) => RankedAgent[];
 
 /**
  * Times `count` calls of `choose` over random capabilities and task_ids, after a warm-up, from a
  * freshly loaded snapshot; also gives the mean number of agents per decision. The router notes
  * the inflight count each delivery returns, so loads move between decisions as in the router.
  */
-async function decisions(holder: SnapshotHolder, caps: readonly string[], count: number, choose: Choose): Promise<{ samples: number[]; candidates: number }> {
+async function decisions(
+  holder: SnapshotHolder,
+  caps: readonly string[],
+  count: number,
+  choose: Choose,
+): Promise<{ samples: number[]; candidates: number }> {
   await holder.reload();
   const rand = prng(7);
   const samples: number[] = [];
@@ -171,7 +209,19 @@ async function decisions(holder: SnapshotHolder, caps: readonly string[], count:
 
 /** The routing table printed by `npm run bench -- --routing`. */
 export function routingTable(rows: readonly RoutingFigures[]): string {
-  const head = ['agents', 'caps', 'cand/cap', 'JSON KiB', 'decode ms', 'load ms', 'rings ms', 'p50 µs', 'p99 µs', 'max µs', 'heap MiB'];
+  const head = [
+    'agents',
+    'caps',
+    'cand/cap',
+    'JSON KiB',
+    'decode ms',
+    'load ms',
+    'rings ms',
+    'p50 µs',
+    'p99 µs',
+    'max µs',
+    'heap MiB',
+  ];
   const body = rows.map((r) => [
     String(r.agents),
     String(r.capabilities),
@@ -191,17 +241,28 @@ export function routingTable(rows: readonly RoutingFigures[]): string {
 }
 
 /** Runs the routing microbenchmark over 100, 1,000 and 10,000 agents; returns the JSON line. */
-export async function runRoutingBench(write: (line: string) => void, quick: boolean): Promise<string> {
+export async function runRoutingBench(
+  write: (line: string) => void,
+  quick: boolean,
+): Promise<string> {
   const rows: RoutingFigures[] = [];
-  for (const agents of [100, 1000, 10_000]) rows.push(await measureRouting(agents, 100, quick ? 2000 : 20_000));
+  for (const agents of [100, 1000, 10_000])
+    rows.push(await measureRouting(agents, 100, quick ? 2000 : 20_000));
   write(
     `routing decision: decide(holder.agentsFor(cap), { task_id, capability }, holder.ringFor(cap), holder.inflightOf).best(${ROUTER_PICKS}, push), 100 capabilities`,
   );
   write(routingTable(rows));
-  const each = (f: (r: RoutingFigures) => string) => rows.map((r) => `${r.agents}: ${f(r)}`).join(' · ');
-  write(`every candidate ordered (rankCandidates), p50/p99 µs: ${each((r) => `${r.fullRankUs.p50.toFixed(1)}/${r.fullRankUs.p99.toFixed(1)}`)}`);
-  write(`hash rings of all capabilities built from nothing (first load), ms: ${each((r) => r.ringsColdMs.toFixed(1))}`);
-  write(`one agent joins a capability: its ring merged from the one before / built from nothing, ms: ${each((r) => `${r.ringJoinMs.toFixed(2)}/${r.ringBuildMs.toFixed(2)}`)}`);
+  const each = (f: (r: RoutingFigures) => string) =>
+    rows.map((r) => `${r.agents}: ${f(r)}`).join(' · ');
+  write(
+    `every candidate ordered (rankCandidates), p50/p99 µs: ${each((r) => `${r.fullRankUs.p50.toFixed(1)}/${r.fullRankUs.p99.toFixed(1)}`)}`,
+  );
+  write(
+    `hash rings of all capabilities built from nothing (first load), ms: ${each((r) => r.ringsColdMs.toFixed(1))}`,
+  );
+  write(
+    `one agent joins a capability: its ring merged from the one before / built from nothing, ms: ${each((r) => `${r.ringJoinMs.toFixed(2)}/${r.ringBuildMs.toFixed(2)}`)}`,
+  );
   const json: Record<string, number> = {};
   for (const r of rows) {
     json[`decision_p50_us_${r.agents}`] = round(r.decisionUs.p50);

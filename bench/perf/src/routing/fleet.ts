@@ -24,7 +24,11 @@ function status(r: number): AgentStatus {
  * capabilities, each agent serving 1–3 of them (so each capability has about 2·agents/capabilities
  * candidates), mostly HEALTHY, with varied concurrency and load, a few ejected.
  */
-export function syntheticSnapshot(agents: number, capabilities: number, seed = 42): RegistrySnapshot {
+export function syntheticSnapshot(
+  agents: number,
+  capabilities: number,
+  seed = 42,
+): RegistrySnapshot {
   const rand = prng(seed);
   const caps = capabilityNames(capabilities);
   const now = Date.now();

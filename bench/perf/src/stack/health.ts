@@ -19,12 +19,19 @@ export async function getJson(url: string): Promise<unknown> {
  * Polls `check` until it returns true; throws after `timeoutMs`, or at once when `child` exits,
  * with the child's last output.
  */
-export async function until(what: string, check: () => Promise<boolean>, timeoutMs: number, child?: Child): Promise<void> {
+export async function until(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  child?: Child,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child?.hasExited()) throw new Error(`${child.name} exited while waiting for ${what}:\n${child.output()}`);
+    if (child?.hasExited())
+      throw new Error(`${child.name} exited while waiting for ${what}:\n${child.output()}`);
     if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${child ? `:\n${child.output()}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${child ? `:\n${child.output()}` : ''}`);
     await sleep(100);
   }
 }

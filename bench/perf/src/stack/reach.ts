@@ -29,15 +29,55 @@ export interface ReachStackOptions {
  * Starts registry-sync, one router, the agents and a caller process, and waits until the router's
  * snapshot holds every agent. InfluxDB is left unset: the event sink is a no-op.
  */
-export async function startReach({ children, redisUrl, opts, profileDir }: ReachStackOptions): Promise<RunningSystem> {
-  const common = { REDIS_URL: redisUrl, REACH_PREFIX, HOST: '127.0.0.1', LOG_LEVEL: opts.serviceLogLevel, INFLUX_URL: '' };
+export async function startReach({
+  children,
+  redisUrl,
+  opts,
+  profileDir,
+}: ReachStackOptions): Promise<RunningSystem> {
+  const common = {
+    REDIS_URL: redisUrl,
+    REACH_PREFIX,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: opts.serviceLogLevel,
+    INFLUX_URL: '',
+  };
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const echo = opts.verbose;
   const healthy = (what: string) => (child: Child, port: number) =>
-    until(`${what} /healthz`, async () => (await getJson(`http://127.0.0.1:${port}/healthz`)) !== undefined, 30_000, child);
+    until(
+      `${what} /healthz`,
+      async () => (await getJson(`http://127.0.0.1:${port}/healthz`)) !== undefined,
+      30_000,
+      child,
+    );
   const [registry, routing] = await Promise.all([
-    spawnListening(children, { name: 'reach-registry-sync', role: 'sync', entry: serverEntry('@agent-reach/registry-sync'), env: common, nodeArgs, echo }, 'REGISTRY_PORT', healthy('registry-sync')),
-    spawnListening(children, { name: 'reach-router', role: 'front', entry: serverEntry('@agent-reach/router'), env: common, nodeArgs, echo }, 'ROUTER_PORT', healthy('router')),
+    spawnListening(
+      children,
+      {
+        name: 'reach-registry-sync',
+        role: 'sync',
+        entry: serverEntry('@agent-reach/registry-sync'),
+        env: common,
+        nodeArgs,
+        echo,
+      },
+      'REGISTRY_PORT',
+      healthy('registry-sync'),
+    ),
+    spawnListening(
+      children,
+      {
+        name: 'reach-router',
+        role: 'front',
+        entry: serverEntry('@agent-reach/router'),
+        env: common,
+        nodeArgs,
+        echo,
+      },
+      'ROUTER_PORT',
+      healthy('router'),
+    ),
   ]);
   const [sync, router] = [registry.child, routing.child];
   const registryUrl = `http://127.0.0.1:${registry.port}`;
@@ -52,27 +92,48 @@ export async function startReach({ children, redisUrl, opts, profileDir }: Reach
   };
   const agents = await Promise.all(
     Array.from({ length: opts.workers }, (_, i) =>
-      children.spawnNode({ name: `reach-agent-${i}`, role: 'workers', entry: entry('reach/agent.ts'), env: { ...agentEnv, AGENT_ID: `bench-agent-${i}` }, nodeArgs, ipc: true, echo }),
+      children.spawnNode({
+        name: `reach-agent-${i}`,
+        role: 'workers',
+        entry: entry('reach/agent.ts'),
+        env: { ...agentEnv, AGENT_ID: `bench-agent-${i}` },
+        nodeArgs,
+        ipc: true,
+        echo,
+      }),
     ),
   );
   const caller = await children.spawnNode({
     name: 'reach-caller',
     role: 'caller',
     entry: entry('reach/caller.ts'),
-    env: { ROUTER_URL: routerUrl, BENCH_CAPABILITY: REACH_CAPABILITY, HTTP_CONNECTIONS: String(opts.httpConnections) },
+    env: {
+      ROUTER_URL: routerUrl,
+      BENCH_CAPABILITY: REACH_CAPABILITY,
+      HTTP_CONNECTIONS: String(opts.httpConnections),
+    },
     ipc: true,
     echo,
   });
-  await Promise.all([...agents, caller].map((c) => c.next((m) => m.type === 'ready', 30_000, 'ready')));
+  await Promise.all(
+    [...agents, caller].map((c) => c.next((m) => m.type === 'ready', 30_000, 'ready')),
+  );
   // Registrations trigger a snapshot and a notification; wait until the router routes by it.
   await until(
     `the router's snapshot to hold ${opts.workers} agents`,
     async () => {
-      const health = (await getJson(`${routerUrl}/healthz`)) as { snapshot?: { agents?: number } } | undefined;
+      const health = (await getJson(`${routerUrl}/healthz`)) as
+        { snapshot?: { agents?: number } } | undefined;
       return (health?.snapshot?.agents ?? 0) >= opts.workers;
     },
     20_000,
     router,
   );
-  return { name: 'reach', caller, processes: [caller, router, sync, ...agents], httpOnly: [], betweenRuns: () => Promise.resolve() };
+  return {
+    name: 'reach',
+    caller,
+    processes: [caller, router, sync, ...agents],
+    httpOnly: [],
+    betweenRuns: () => Promise.resolve(),
+  };
 }

@@ -16,4 +16,5 @@ export interface RunningSystem {
 }
 
 /** Entry files of the bench children, from this folder. */
-export const entry = (path: string): string => fileURLToPath(new URL(`../systems/${path}`, import.meta.url));
+export const entry = (path: string): string =>
+  fileURLToPath(new URL(`../systems/${path}`, import.meta.url));

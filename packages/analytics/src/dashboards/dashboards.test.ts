@@ -44,15 +44,47 @@ const template = JSON.parse(readFileSync(DASHBOARD_FILES.influxdb2, 'utf8')) as 
 
 /** What each Flux file must read: the field and the stage(s) of its figure. */
 const FLUX_NEEDS: Record<(typeof FLUX_FILES)[number], string[]> = {
-  'delivery-success': ['r._field == "task_id"', 'r.stage == "completed"', 'r.stage == "failed"', 'r.stage == "dead"', 'completed / outcomes'],
+  'delivery-success': [
+    'r._field == "task_id"',
+    'r.stage == "completed"',
+    'r.stage == "failed"',
+    'r.stage == "dead"',
+    'completed / outcomes',
+  ],
   'completion-rate': ['r._field == "task_id"', 'r.stage == "completed"', 'rangeSeconds'],
   'receipt-latency': ['r._field == "latency_ms"', 'r.stage == "received"', 'mean()', 'q: 0.95'],
-  'execution-time': ['r._field == "latency_ms"', 'r._field == "duration_ms"', 'r.stage == "completed"', 'mean()', 'q: 0.95'],
+  'execution-time': [
+    'r._field == "latency_ms"',
+    'r._field == "duration_ms"',
+    'r.stage == "completed"',
+    'mean()',
+    'q: 0.95',
+  ],
   'stage-counts': ['r._field == "task_id"', '"stage"', 'count()'],
-  'receipt-latency-over-time': ['r._field == "latency_ms"', 'r.stage == "received"', 'q: 0.95', 'v.windowPeriod'],
-  'execution-time-over-time': ['r._field == "latency_ms"', 'r.stage == "completed"', 'q: 0.95', 'v.windowPeriod'],
-  'completions-over-time': ['r._field == "task_id"', 'r.stage == "completed"', 'fn: count', 'v.windowPeriod'],
-  'outcomes-over-time': ['r._field == "task_id"', 'r.stage == "completed"', 'r.stage == "dead"', 'fn: count'],
+  'receipt-latency-over-time': [
+    'r._field == "latency_ms"',
+    'r.stage == "received"',
+    'q: 0.95',
+    'v.windowPeriod',
+  ],
+  'execution-time-over-time': [
+    'r._field == "latency_ms"',
+    'r.stage == "completed"',
+    'q: 0.95',
+    'v.windowPeriod',
+  ],
+  'completions-over-time': [
+    'r._field == "task_id"',
+    'r.stage == "completed"',
+    'fn: count',
+    'v.windowPeriod',
+  ],
+  'outcomes-over-time': [
+    'r._field == "task_id"',
+    'r.stage == "completed"',
+    'r.stage == "dead"',
+    'fn: count',
+  ],
   'task-timeline': ['r.task_id == taskId', 'pivot('],
 };
 
@@ -69,13 +101,22 @@ function balanced(text: string): boolean {
 describe('shipped files', () => {
   it('the dashboards are exactly what `npm run dashboards -w @agent-reach/analytics` writes', () => {
     const texts = dashboardTexts();
-    expect(readFileSync(DASHBOARD_FILES.grafana, 'utf8'), 'infra/grafana/agent-reach.json is stale: run the generator').toBe(texts.grafana);
-    expect(readFileSync(DASHBOARD_FILES.influxdb2, 'utf8'), 'dashboard-template.json is stale: run the generator').toBe(texts.influxdb2);
+    expect(
+      readFileSync(DASHBOARD_FILES.grafana, 'utf8'),
+      'infra/grafana/agent-reach.json is stale: run the generator',
+    ).toBe(texts.grafana);
+    expect(
+      readFileSync(DASHBOARD_FILES.influxdb2, 'utf8'),
+      'dashboard-template.json is stale: run the generator',
+    ).toBe(texts.influxdb2);
   });
 
   it('the queries folder holds exactly the known .influxql and .flux files', () => {
     const files = readdirSync(QUERIES_DIR).sort();
-    const expected = [...QUERY_NAMES.map((n) => `${n}.influxql`), ...FLUX_FILES.map((n) => `${n}.flux`)].sort();
+    const expected = [
+      ...QUERY_NAMES.map((n) => `${n}.influxql`),
+      ...FLUX_FILES.map((n) => `${n}.flux`),
+    ].sort();
     expect(files).toEqual(expected);
   });
 });
@@ -85,11 +126,18 @@ describe('Grafana dashboard', () => {
   const influxTargets = targets.filter(({ target }) => target.datasource?.type === 'influxdb');
 
   it('is an importable dashboard with an InfluxDB datasource input and unique panel ids', () => {
-    expect(grafana.__inputs).toEqual([expect.objectContaining({ name: 'DS_INFLUXDB', type: 'datasource', pluginId: 'influxdb' })]);
-    expect(grafana).toMatchObject({ uid: expect.any(String), title: expect.any(String), schemaVersion: expect.any(Number) });
+    expect(grafana.__inputs).toEqual([
+      expect.objectContaining({ name: 'DS_INFLUXDB', type: 'datasource', pluginId: 'influxdb' }),
+    ]);
+    expect(grafana).toMatchObject({
+      uid: expect.any(String),
+      title: expect.any(String),
+      schemaVersion: expect.any(Number),
+    });
     const ids = grafana.panels.map((p) => p.id);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const p of grafana.panels) expect(p.gridPos).toMatchObject({ w: expect.any(Number), h: expect.any(Number) });
+    for (const p of grafana.panels)
+      expect(p.gridPos).toMatchObject({ w: expect.any(Number), h: expect.any(Number) });
   });
 
   it('runs every query file unchanged, and every figure and chart file is on it', () => {
@@ -101,13 +149,17 @@ describe('Grafana dashboard', () => {
     const used = new Set(influxTargets.map(({ target }) => texts.get(target.query)));
     const shown = QUERY_NAMES.filter((n) => n !== 'task-timeline');
     expect([...used].sort()).toEqual([...shown].sort());
-    for (const name of CHART_QUERIES) expect(loadQuery(name)).toContain('GROUP BY time($__interval)');
+    for (const name of CHART_QUERIES)
+      expect(loadQuery(name)).toContain('GROUP BY time($__interval)');
   });
 
   it('computes the success rate as completed / outcomes with a server-side expression', () => {
     const panel = grafana.panels.find((p) => p.targets.some((t) => t.type === 'math'));
     expect(panel?.targets.map((t) => t.refId)).toEqual(['A', 'B', 'C']);
-    expect(panel?.targets[2]).toMatchObject({ expression: '$A / $B', datasource: { type: '__expr__' } });
+    expect(panel?.targets[2]).toMatchObject({
+      expression: '$A / $B',
+      datasource: { type: '__expr__' },
+    });
     expect(panel?.targets[0]?.query).toBe(loadQuery('success-completed'));
     expect(panel?.targets[1]?.query).toBe(loadQuery('success-outcomes'));
   });
@@ -129,9 +181,24 @@ describe('InfluxDB 2 template', () => {
   const charts = dashboard?.spec.charts ?? [];
 
   it('is a list of v2alpha1 resources: a label, the variables and the dashboard', () => {
-    for (const r of template) expect(r).toMatchObject({ apiVersion: 'influxdata.com/v2alpha1', metadata: { name: expect.stringMatching(/^[a-z0-9-]+$/) } });
-    expect(template.map((r) => r.kind)).toEqual(['Label', 'Variable', 'Variable', 'Variable', 'Dashboard']);
-    for (const c of charts) expect(c).toMatchObject({ kind: expect.stringMatching(/^(Table|Xy)$/), width: expect.any(Number), height: expect.any(Number) });
+    for (const r of template)
+      expect(r).toMatchObject({
+        apiVersion: 'influxdata.com/v2alpha1',
+        metadata: { name: expect.stringMatching(/^[a-z0-9-]+$/) },
+      });
+    expect(template.map((r) => r.kind)).toEqual([
+      'Label',
+      'Variable',
+      'Variable',
+      'Variable',
+      'Dashboard',
+    ]);
+    for (const c of charts)
+      expect(c).toMatchObject({
+        kind: expect.stringMatching(/^(Table|Xy)$/),
+        width: expect.any(Number),
+        height: expect.any(Number),
+      });
   });
 
   it('shows every Flux chart file unchanged, one per cell', () => {
@@ -152,12 +219,17 @@ describe('InfluxDB 2 template', () => {
 
 describe('docs/OBSERVABILITY.md', () => {
   const doc = readFileSync(new URL('../../../../docs/OBSERVABILITY.md', import.meta.url), 'utf8');
-  it.each(['success-completed', 'success-outcomes', 'receipt-latency', 'execution-time', 'completion-rate', 'stage-counts'])(
-    'quotes %s.influxql exactly',
-    (name) => expect(doc).toContain(loadQuery(name)),
-  );
-  it.each(['delivery-success', 'receipt-latency', 'execution-time', 'completion-rate'])('quotes %s.flux exactly', (name) =>
-    expect(doc).toContain(loadQuery(name, 'flux')),
+  it.each([
+    'success-completed',
+    'success-outcomes',
+    'receipt-latency',
+    'execution-time',
+    'completion-rate',
+    'stage-counts',
+  ])('quotes %s.influxql exactly', (name) => expect(doc).toContain(loadQuery(name)));
+  it.each(['delivery-success', 'receipt-latency', 'execution-time', 'completion-rate'])(
+    'quotes %s.flux exactly',
+    (name) => expect(doc).toContain(loadQuery(name, 'flux')),
   );
 });
 
@@ -167,7 +239,8 @@ describe('Flux files', () => {
     expect(flux).toContain('from(bucket: v.bucket)');
     expect(flux).toContain('r._measurement == "reach_task_events"');
     for (const needle of FLUX_NEEDS[name]) expect(flux).toContain(needle);
-    if (name !== 'task-timeline') expect(flux).toContain('range(start: v.timeRangeStart, stop: v.timeRangeStop)');
+    if (name !== 'task-timeline')
+      expect(flux).toContain('range(start: v.timeRangeStart, stop: v.timeRangeStop)');
     expect(balanced(flux), `${name}.flux has unbalanced brackets`).toBe(true);
   });
 });

@@ -6,7 +6,9 @@ import { influxdb2Template } from './influxdb2.ts';
 /** Where the generated dashboards are shipped. */
 export const DASHBOARD_FILES = {
   grafana: fileURLToPath(new URL('../../../../infra/grafana/agent-reach.json', import.meta.url)),
-  influxdb2: fileURLToPath(new URL('../../../../infra/influxdb/dashboard-template.json', import.meta.url)),
+  influxdb2: fileURLToPath(
+    new URL('../../../../infra/influxdb/dashboard-template.json', import.meta.url),
+  ),
 } as const;
 
 /** The text each dashboard file must hold: the generated JSON, two-space indented, with a final newline. */

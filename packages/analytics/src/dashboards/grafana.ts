@@ -12,26 +12,58 @@ interface Grid {
   h: number;
 }
 
-function target(refId: string, name: QueryName, format: 'table' | 'time_series', hide = false): Json {
-  return { refId, datasource: DS, rawQuery: true, resultFormat: format, query: loadQuery(name), ...(hide ? { hide: true } : {}) };
+function target(
+  refId: string,
+  name: QueryName,
+  format: 'table' | 'time_series',
+  hide = false,
+): Json {
+  return {
+    refId,
+    datasource: DS,
+    rawQuery: true,
+    resultFormat: format,
+    query: loadQuery(name),
+    ...(hide ? { hide: true } : {}),
+  };
 }
 
-function panel(id: number, type: string, title: string, gridPos: Grid, targets: Json[], rest: Json): Json {
+function panel(
+  id: number,
+  type: string,
+  title: string,
+  gridPos: Grid,
+  targets: Json[],
+  rest: Json,
+): Json {
   return { id, type, title, gridPos, datasource: DS, targets, ...rest };
 }
 
-const tableOptions = { showHeader: true, cellHeight: 'sm', footer: { show: false, reducer: ['sum'], fields: '' } };
+const tableOptions = {
+  showHeader: true,
+  cellHeight: 'sm',
+  footer: { show: false, reducer: ['sum'], fields: '' },
+};
 
 /** Hides the window-start time column of a window table and names the group column. */
 function tableTransform(renames: Record<string, string>): Json[] {
-  return [{ id: 'organize', options: { excludeByName: { Time: true }, renameByName: { ...renames } } }];
+  return [
+    { id: 'organize', options: { excludeByName: { Time: true }, renameByName: { ...renames } } },
+  ];
 }
 
 function msField(decimals = 1): Json {
   return { defaults: { unit: 'ms', decimals }, overrides: [] };
 }
 
-function timeseries(id: number, title: string, gridPos: Grid, name: QueryName, unit: string, stack = false): Json {
+function timeseries(
+  id: number,
+  title: string,
+  gridPos: Grid,
+  name: QueryName,
+  unit: string,
+  stack = false,
+): Json {
   return panel(id, 'timeseries', title, gridPos, [target('A', name, 'time_series')], {
     fieldConfig: {
       defaults: {
@@ -45,7 +77,10 @@ function timeseries(id: number, title: string, gridPos: Grid, name: QueryName, u
       },
       overrides: [],
     },
-    options: { legend: { displayMode: 'table', placement: 'right', calcs: ['mean', 'max'] }, tooltip: { mode: 'multi', sort: 'desc' } },
+    options: {
+      legend: { displayMode: 'table', placement: 'right', calcs: ['mean', 'max'] },
+      tooltip: { mode: 'multi', sort: 'desc' },
+    },
   });
 }
 
@@ -64,7 +99,12 @@ export function grafanaDashboard(): Json {
       [
         target('A', 'success-completed', 'time_series', true),
         target('B', 'success-outcomes', 'time_series', true),
-        { refId: 'C', datasource: { type: '__expr__', uid: '__expr__' }, type: 'math', expression: '$A / $B' },
+        {
+          refId: 'C',
+          datasource: { type: '__expr__', uid: '__expr__' },
+          type: 'math',
+          expression: '$A / $B',
+        },
       ],
       {
         fieldConfig: {
@@ -84,42 +124,107 @@ export function grafanaDashboard(): Json {
           },
           overrides: [],
         },
-        options: { orientation: 'horizontal', displayMode: 'gradient', reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false } },
+        options: {
+          orientation: 'horizontal',
+          displayMode: 'gradient',
+          reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false },
+        },
       },
     ),
-    panel(2, 'table', 'Completion rate (completed over the range, per second)', { x: 12, y: 0, w: 12, h: 8 }, [target('A', 'completion-rate', 'table')], {
-      fieldConfig: {
-        defaults: { unit: 'none', decimals: 0 },
-        overrides: [{ matcher: { id: 'byName', options: 'per_second' }, properties: [{ id: 'unit', value: 'reqps' }, { id: 'decimals', value: 4 }] }],
+    panel(
+      2,
+      'table',
+      'Completion rate (completed over the range, per second)',
+      { x: 12, y: 0, w: 12, h: 8 },
+      [target('A', 'completion-rate', 'table')],
+      {
+        fieldConfig: {
+          defaults: { unit: 'none', decimals: 0 },
+          overrides: [
+            {
+              matcher: { id: 'byName', options: 'per_second' },
+              properties: [
+                { id: 'unit', value: 'reqps' },
+                { id: 'decimals', value: 4 },
+              ],
+            },
+          ],
+        },
+        options: tableOptions,
+        transformations: tableTransform({ completed: 'completed', per_second: 'per second' }),
       },
-      options: tableOptions,
-      transformations: tableTransform({ completed: 'completed', per_second: 'per second' }),
-    }),
-    panel(3, 'table', 'Receipt latency (sent → received)', { x: 0, y: 8, w: 8, h: 8 }, [target('A', 'receipt-latency', 'table')], {
-      fieldConfig: msField(),
-      options: tableOptions,
-      transformations: tableTransform({ mean: 'mean (ms)', p95: 'p95 (ms)', count: 'samples' }),
-    }),
-    panel(4, 'table', 'Execution time (received → completed)', { x: 8, y: 8, w: 10, h: 8 }, [target('A', 'execution-time', 'table')], {
-      fieldConfig: msField(),
-      options: tableOptions,
-      transformations: tableTransform({
-        mean: 'mean (ms)',
-        p95: 'p95 (ms)',
-        count: 'samples',
-        handler_mean: 'handler mean (ms)',
-        handler_p95: 'handler p95 (ms)',
-      }),
-    }),
-    panel(5, 'table', 'Events by stage', { x: 18, y: 8, w: 6, h: 8 }, [target('A', 'stage-counts', 'table')], {
-      fieldConfig: { defaults: { unit: 'none', decimals: 0 }, overrides: [] },
-      options: tableOptions,
-      transformations: tableTransform({ count: 'points' }),
-    }),
-    timeseries(6, 'Receipt latency over time (mean, p95)', { x: 0, y: 16, w: 12, h: 9 }, 'receipt-latency-over-time', 'ms'),
-    timeseries(7, 'Execution time over time (mean, p95)', { x: 12, y: 16, w: 12, h: 9 }, 'execution-time-over-time', 'ms'),
-    timeseries(8, 'Completions per minute', { x: 0, y: 25, w: 12, h: 9 }, 'completions-over-time', 'none'),
-    timeseries(9, 'Delivery outcomes (completed, failed, dead)', { x: 12, y: 25, w: 12, h: 9 }, 'outcomes-over-time', 'none', true),
+    ),
+    panel(
+      3,
+      'table',
+      'Receipt latency (sent → received)',
+      { x: 0, y: 8, w: 8, h: 8 },
+      [target('A', 'receipt-latency', 'table')],
+      {
+        fieldConfig: msField(),
+        options: tableOptions,
+        transformations: tableTransform({ mean: 'mean (ms)', p95: 'p95 (ms)', count: 'samples' }),
+      },
+    ),
+    panel(
+      4,
+      'table',
+      'Execution time (received → completed)',
+      { x: 8, y: 8, w: 10, h: 8 },
+      [target('A', 'execution-time', 'table')],
+      {
+        fieldConfig: msField(),
+        options: tableOptions,
+        transformations: tableTransform({
+          mean: 'mean (ms)',
+          p95: 'p95 (ms)',
+          count: 'samples',
+          handler_mean: 'handler mean (ms)',
+          handler_p95: 'handler p95 (ms)',
+        }),
+      },
+    ),
+    panel(
+      5,
+      'table',
+      'Events by stage',
+      { x: 18, y: 8, w: 6, h: 8 },
+      [target('A', 'stage-counts', 'table')],
+      {
+        fieldConfig: { defaults: { unit: 'none', decimals: 0 }, overrides: [] },
+        options: tableOptions,
+        transformations: tableTransform({ count: 'points' }),
+      },
+    ),
+    timeseries(
+      6,
+      'Receipt latency over time (mean, p95)',
+      { x: 0, y: 16, w: 12, h: 9 },
+      'receipt-latency-over-time',
+      'ms',
+    ),
+    timeseries(
+      7,
+      'Execution time over time (mean, p95)',
+      { x: 12, y: 16, w: 12, h: 9 },
+      'execution-time-over-time',
+      'ms',
+    ),
+    timeseries(
+      8,
+      'Completions per minute',
+      { x: 0, y: 25, w: 12, h: 9 },
+      'completions-over-time',
+      'none',
+    ),
+    timeseries(
+      9,
+      'Delivery outcomes (completed, failed, dead)',
+      { x: 12, y: 25, w: 12, h: 9 },
+      'outcomes-over-time',
+      'none',
+      true,
+    ),
   ];
   return {
     __inputs: [
@@ -141,7 +246,8 @@ export function grafanaDashboard(): Json {
       { type: 'panel', id: 'timeseries', name: 'Time series', version: '' },
     ],
     annotations: { list: [] },
-    description: 'Agent-Reach task events (reach_task_events): delivery success, receipt latency, execution time, completion rate. Queries: infra/influxdb/queries; definitions: docs/OBSERVABILITY.md.',
+    description:
+      'Agent-Reach task events (reach_task_events): delivery success, receipt latency, execution time, completion rate. Queries: infra/influxdb/queries; definitions: docs/OBSERVABILITY.md.',
     editable: true,
     fiscalYearStartMonth: 0,
     graphTooltip: 1,

@@ -30,10 +30,20 @@ const lines = [
 ];
 
 function variable(name: string, spec: Json): Json {
-  return { apiVersion: API_VERSION, kind: 'Variable', metadata: { name: `agent-reach-${name.toLowerCase()}` }, spec: { name, associations, ...spec } };
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Variable',
+    metadata: { name: `agent-reach-${name.toLowerCase()}` },
+    spec: { name, associations, ...spec },
+  };
 }
 
-function table(name: string, file: string, pos: { x: number; y: number; w: number }, suffix = ''): Json {
+function table(
+  name: string,
+  file: string,
+  pos: { x: number; y: number; w: number },
+  suffix = '',
+): Json {
   return {
     kind: 'Table',
     name,
@@ -54,7 +64,13 @@ function table(name: string, file: string, pos: { x: number; y: number; w: numbe
   };
 }
 
-function xy(name: string, file: string, pos: { x: number; y: number }, unit: string, geom = 'line'): Json {
+function xy(
+  name: string,
+  file: string,
+  pos: { x: number; y: number },
+  unit: string,
+  geom = 'line',
+): Json {
   return {
     kind: 'Xy',
     name,
@@ -83,7 +99,12 @@ function xy(name: string, file: string, pos: { x: number; y: number }, unit: str
  */
 export function influxdb2Template(): Json[] {
   return [
-    { apiVersion: API_VERSION, kind: 'Label', metadata: { name: LABEL }, spec: { name: LABEL, color: '#326BBA' } },
+    {
+      apiVersion: API_VERSION,
+      kind: 'Label',
+      metadata: { name: LABEL },
+      spec: { name: LABEL, color: '#326BBA' },
+    },
     variable('bucket', {
       description: 'The bucket the events are written to (INFLUX_BUCKET, default reach)',
       type: 'constant',
@@ -116,14 +137,34 @@ export function influxdb2Template(): Json[] {
       metadata: { name: 'agent-reach-tasks' },
       spec: {
         name: 'Agent-Reach — task delivery',
-        description: 'Delivery success, receipt latency, execution time and completion rate from reach_task_events (docs/OBSERVABILITY.md)',
+        description:
+          'Delivery success, receipt latency, execution time and completion rate from reach_task_events (docs/OBSERVABILITY.md)',
         associations,
         charts: [
-          table('Delivery success rate — completed / (completed + failed + dead)', 'delivery-success', { x: 0, y: 0, w: 4 }),
-          table('Completion rate (per second over the range)', 'completion-rate', { x: 4, y: 0, w: 4 }, ' /s'),
+          table(
+            'Delivery success rate — completed / (completed + failed + dead)',
+            'delivery-success',
+            { x: 0, y: 0, w: 4 },
+          ),
+          table(
+            'Completion rate (per second over the range)',
+            'completion-rate',
+            { x: 4, y: 0, w: 4 },
+            ' /s',
+          ),
           table('Events by stage', 'stage-counts', { x: 8, y: 0, w: 4 }),
-          table('Receipt latency, ms (sent → received)', 'receipt-latency', { x: 0, y: 4, w: 6 }, ' ms'),
-          table('Execution time, ms (received → completed)', 'execution-time', { x: 6, y: 4, w: 6 }, ' ms'),
+          table(
+            'Receipt latency, ms (sent → received)',
+            'receipt-latency',
+            { x: 0, y: 4, w: 6 },
+            ' ms',
+          ),
+          table(
+            'Execution time, ms (received → completed)',
+            'execution-time',
+            { x: 6, y: 4, w: 6 },
+            ' ms',
+          ),
           xy('Receipt latency over time', 'receipt-latency-over-time', { x: 0, y: 8 }, ' ms'),
           xy('Execution time over time', 'execution-time-over-time', { x: 6, y: 8 }, ' ms'),
           xy('Completions per minute', 'completions-over-time', { x: 0, y: 12 }, ''),

@@ -6,4 +6,8 @@
 import { writeDashboards } from './files.ts';
 
 const changed = writeDashboards();
-process.stdout.write(changed.length > 0 ? `updated:\n${changed.map((p) => `  ${p}`).join('\n')}\n` : 'dashboards are up to date\n');
+process.stdout.write(
+  changed.length > 0
+    ? `updated:\n${changed.map((p) => `  ${p}`).join('\n')}\n`
+    : 'dashboards are up to date\n',
+);

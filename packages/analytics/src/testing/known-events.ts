@@ -12,7 +12,11 @@ export function uniqueName(prefix: string): string {
  * InfluxDB acknowledged every one of them.
  * @throws when any point was dropped.
  */
-export async function writeEvents(url: string, db: string, events: readonly TaskEvent[]): Promise<void> {
+export async function writeEvents(
+  url: string,
+  db: string,
+  events: readonly TaskEvent[],
+): Promise<void> {
   const sink = createEventSink({
     url,
     bucket: db,

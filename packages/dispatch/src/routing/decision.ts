@@ -92,7 +92,10 @@ export class RoutingDecision implements Decision {
   best(k: number, where?: (agent: SnapshotAgent) => boolean): Candidate[] {
     // Asked for (nearly) all of them: one full ranking is cheaper than taking ties one by one.
     if (this.rankedList || k >= this.scored.open.length) {
-      return (where ? this.ranked.filter((c) => where(c.agent)) : this.ranked).slice(0, Math.max(0, k));
+      return (where ? this.ranked.filter((c) => where(c.agent)) : this.ranked).slice(
+        0,
+        Math.max(0, k),
+      );
     }
     const agents = this.scored.agents;
     const pass = where ? (i: number) => where(agents[i] as SnapshotAgent) : undefined;
@@ -109,7 +112,11 @@ export class RoutingDecision implements Decision {
   private candidate(i: number): Candidate {
     let c = this.made[i];
     if (!c) {
-      c = { agent: this.scored.agents[i] as SnapshotAgent, load: this.load[i] as number, score: this.scored.score[i] as number };
+      c = {
+        agent: this.scored.agents[i] as SnapshotAgent,
+        load: this.load[i] as number,
+        score: this.scored.score[i] as number,
+      };
       const code = this.excluded[i] as number;
       if (code > 0) c.excluded = EXCLUSIONS[code - 1];
       this.made[i] = c;

@@ -39,7 +39,8 @@ describe('HashRing', () => {
     const beforeSet = new Set(ids(n));
     const afterSet = new Set(ids(n + 1));
     let moved = 0;
-    for (const t of tasks) if (before.order(t, beforeSet)[0] !== after.order(t, afterSet)[0]) moved++;
+    for (const t of tasks)
+      if (before.order(t, beforeSet)[0] !== after.order(t, afterSet)[0]) moved++;
     const share = moved / tasks.length;
     // Expected 1/11 ≈ 0.091; every moved task must have moved to the new agent.
     expect(share).toBeGreaterThan(0.05);
@@ -100,11 +101,18 @@ describe('HashRing', () => {
 
   it('merged from the ring of a nearby set, is the ring built from nothing', () => {
     let state = 7;
-    const rand = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const rand = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
     for (let round = 0; round < 40; round++) {
       const before = ids(60 + Math.floor(rand() * 200)).filter(() => rand() > 0.1);
       // A few leave, a few join (some of them sorting first or last), the rest stay.
-      const after = before.filter(() => rand() > 0.03).concat(Array.from({ length: Math.floor(rand() * 4) }, (_, i) => `${rand() < 0.5 ? 'a' : 'z'}-new-${round}-${i}`));
+      const after = before
+        .filter(() => rand() > 0.03)
+        .concat(
+          Array.from(
+            { length: Math.floor(rand() * 4) },
+            (_, i) => `${rand() < 0.5 ? 'a' : 'z'}-new-${round}-${i}`,
+          ),
+        );
       const previous = new HashRing(before);
       const merged = new HashRing(after, undefined, previous);
       const fresh = new HashRing(after);

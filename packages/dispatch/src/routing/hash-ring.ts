@@ -26,7 +26,8 @@ export class HashRing {
   private readonly marks: Uint32Array;
   private readonly slots: Int32Array;
   private stamp = 0;
-  private lastList: { agents: readonly object[]; copy: readonly object[]; owners: Int32Array } | undefined;
+  private lastList:
+    { agents: readonly object[]; copy: readonly object[]; owners: Int32Array } | undefined;
 
   /**
    * The ring over `agentIds`. With `previous`, a ring over a set that differs by a few ids,
@@ -34,13 +35,23 @@ export class HashRing {
    * the same ring, built in one linear merge (an agent joining a capability of 200 costs under
    * half a millisecond instead of about three).
    */
-  constructor(agentIds: readonly string[], virtualNodes: number = VIRTUAL_NODES, previous?: HashRing) {
+  constructor(
+    agentIds: readonly string[],
+    virtualNodes: number = VIRTUAL_NODES,
+    previous?: HashRing,
+  ) {
     const ids = [...new Set(agentIds)].sort();
-    if (ids.length > OWNER_SLOTS) throw new RangeError(`a hash ring holds at most ${OWNER_SLOTS} agents, got ${ids.length}`);
+    if (ids.length > OWNER_SLOTS)
+      throw new RangeError(`a hash ring holds at most ${OWNER_SLOTS} agents, got ${ids.length}`);
     this.ids = ids;
     this.virtualNodes = virtualNodes;
     this.index = new Map(ids.map((id, o) => [id, o]));
-    const nodes = (previous && merged(previous, ids, this.index, virtualNodes)) ?? fromKeys(nodeKeys(ids, virtualNodes, (o) => o), ids.length);
+    const nodes =
+      (previous && merged(previous, ids, this.index, virtualNodes)) ??
+      fromKeys(
+        nodeKeys(ids, virtualNodes, (o) => o),
+        ids.length,
+      );
     this.points = nodes.points;
     this.owners = nodes.owners;
     this.marks = new Uint32Array(ids.length);
@@ -130,9 +141,16 @@ export class HashRing {
    */
   ownersOf(agents: readonly { readonly agent_id: string }[]): Int32Array {
     const last = this.lastList;
-    if (last && last.agents === agents && last.copy.length === agents.length && sameItems(last.copy, agents)) return last.owners;
+    if (
+      last &&
+      last.agents === agents &&
+      last.copy.length === agents.length &&
+      sameItems(last.copy, agents)
+    )
+      return last.owners;
     const owners = new Int32Array(agents.length);
-    for (let i = 0; i < agents.length; i++) owners[i] = this.indexOf((agents[i] as { agent_id: string }).agent_id);
+    for (let i = 0; i < agents.length; i++)
+      owners[i] = this.indexOf((agents[i] as { agent_id: string }).agent_id);
     this.lastList = { agents, copy: [...agents], owners };
     return owners;
   }
@@ -144,7 +162,9 @@ export class HashRing {
   order(taskId: string, among: ReadonlySet<string>, limit: number = among.size): string[] {
     const owners: number[] = [];
     for (const id of among) owners.push(this.indexOf(id));
-    return this.walk(this.startOf(taskId), owners, limit).map((j) => this.ids[owners[j] as number] as string);
+    return this.walk(this.startOf(taskId), owners, limit).map(
+      (j) => this.ids[owners[j] as number] as string,
+    );
   }
 
   /** A stamp no owner's mark holds yet; marks are cleared once every 2^32 − 1 walks. */
@@ -168,14 +188,19 @@ function sameItems(a: readonly object[], b: readonly object[]): boolean {
  * numbers orders by point, then by id on a collision (ids are sorted), with no per-node object
  * or comparator. `ownerOf` gives the owner index of `ids[o]`.
  */
-function nodeKeys(ids: readonly string[], virtualNodes: number, ownerOf: (o: number) => number): Float64Array {
+function nodeKeys(
+  ids: readonly string[],
+  virtualNodes: number,
+  ownerOf: (o: number) => number,
+): Float64Array {
   const suffixes = Array.from({ length: virtualNodes }, (_, v) => String(v));
   const keys = new Float64Array(ids.length * virtualNodes);
   let k = 0;
   for (let o = 0; o < ids.length; o++) {
     const prefix = fnv1a('#', fnv1a(ids[o] as string, FNV_OFFSET));
     const owner = ownerOf(o);
-    for (let v = 0; v < virtualNodes; v++) keys[k++] = avalanche(fnv1a(suffixes[v] as string, prefix)) * OWNER_SLOTS + owner;
+    for (let v = 0; v < virtualNodes; v++)
+      keys[k++] = avalanche(fnv1a(suffixes[v] as string, prefix)) * OWNER_SLOTS + owner;
   }
   return keys.sort();
 }
@@ -187,7 +212,10 @@ export interface Nodes {
 }
 
 function nodesOf(count: number, idCount: number): Nodes {
-  return { points: new Uint32Array(count), owners: idCount <= 0x10000 ? new Uint16Array(count) : new Uint32Array(count) };
+  return {
+    points: new Uint32Array(count),
+    owners: idCount <= 0x10000 ? new Uint16Array(count) : new Uint32Array(count),
+  };
 }
 
 /** Nodes from sorted keys (`point × 2^21 + owner`). */
@@ -217,7 +245,12 @@ const MERGE_MIN_AGENTS = 50;
  * keeps their order on a point collision), merged with the sorted nodes of the agents that
  * joined. The result is what a build from nothing gives. Undefined when too much changed.
  */
-function merged(previous: HashRing, ids: readonly string[], index: ReadonlyMap<string, number>, virtualNodes: number): Nodes | undefined {
+function merged(
+  previous: HashRing,
+  ids: readonly string[],
+  index: ReadonlyMap<string, number>,
+  virtualNodes: number,
+): Nodes | undefined {
   if (previous.virtualNodes !== virtualNodes || ids.length < MERGE_MIN_AGENTS) return undefined;
   const renumber = new Int32Array(previous.size);
   let kept = 0;
@@ -228,8 +261,12 @@ function merged(previous: HashRing, ids: readonly string[], index: ReadonlyMap<s
   }
   const joined: string[] = [];
   for (const id of ids) if (previous.indexOf(id) < 0) joined.push(id);
-  if (joined.length + (previous.size - kept) > MERGE_LIMIT * Math.max(ids.length, previous.size)) return undefined;
-  const added = fromKeys(nodeKeys(joined, virtualNodes, (j) => index.get(joined[j] as string) as number), ids.length);
+  if (joined.length + (previous.size - kept) > MERGE_LIMIT * Math.max(ids.length, previous.size))
+    return undefined;
+  const added = fromKeys(
+    nodeKeys(joined, virtualNodes, (j) => index.get(joined[j] as string) as number),
+    ids.length,
+  );
   const { points: oldPoints, owners: oldOwners } = previous.nodes();
   const { points: addPoints, owners: addOwners } = added;
   const out = nodesOf(kept * virtualNodes + addPoints.length, ids.length);

@@ -20,10 +20,16 @@ function agent(id: string, over: Partial<SnapshotAgent> = {}): SnapshotAgent {
 }
 
 function run(agents: SnapshotAgent[], req: Partial<RouteRequest> = {}) {
-  const d = decide(agents, { taskId: 't-1', capability: 'cap', ...req }, new HashRing(agents.map((a) => a.agent_id)));
+  const d = decide(
+    agents,
+    { taskId: 't-1', capability: 'cap', ...req },
+    new HashRing(agents.map((a) => a.agent_id)),
+  );
   return {
     order: d.ranked.map((c) => c.agent.agent_id),
-    why: Object.fromEntries(d.all.filter((c) => c.excluded).map((c) => [c.agent.agent_id, c.excluded])),
+    why: Object.fromEntries(
+      d.all.filter((c) => c.excluded).map((c) => [c.agent.agent_id, c.excluded]),
+    ),
     all: d.all,
   };
 }
@@ -39,14 +45,25 @@ describe('decide: the candidate filter, each exclusion explained', () => {
     ]);
     expect(r.order).toEqual(['h']);
     expect(r.why).toEqual({ s: 'suspect', o: 'offline', st: 'starting', d: 'draining' });
-    expect(run([agent('s', { status: 'SUSPECT' }), agent('o', { status: 'OFFLINE' })]).order).toEqual(['s']);
+    expect(
+      run([agent('s', { status: 'SUSPECT' }), agent('o', { status: 'OFFLINE' })]).order,
+    ).toEqual(['s']);
   });
 
   it('requires every tag of the task among the agent’s capabilities and tags', () => {
-    const r = run([agent('gpu', { tags: ['gpu', 'a100'] }), agent('cpu'), agent('both', { capabilities: ['cap', 'gpu'] })], { tags: ['gpu'] });
+    const r = run(
+      [
+        agent('gpu', { tags: ['gpu', 'a100'] }),
+        agent('cpu'),
+        agent('both', { capabilities: ['cap', 'gpu'] }),
+      ],
+      { tags: ['gpu'] },
+    );
     expect(r.order.sort()).toEqual(['both', 'gpu']);
     expect(r.why).toEqual({ cpu: 'missing_tags' });
-    expect(run([agent('gpu', { tags: ['gpu'] })], { tags: ['gpu', 'a100'] }).why).toEqual({ gpu: 'missing_tags' });
+    expect(run([agent('gpu', { tags: ['gpu'] })], { tags: ['gpu', 'a100'] }).why).toEqual({
+      gpu: 'missing_tags',
+    });
   });
 
   it('keeps a region strictly, or prefers it and falls back when none is live there', () => {
@@ -56,7 +73,9 @@ describe('decide: the candidate filter, each exclusion explained', () => {
     const usDown = [agent('eu-1'), agent('us-1', { region: 'us', status: 'OFFLINE' })];
     expect(run(usDown, { region: 'us' }).order).toEqual(['eu-1']);
     expect(run(usDown, { region: 'us', regionPolicy: 'strict' }).order).toEqual([]);
-    expect(run(usDown, { region: 'us', regionPolicy: 'strict' }).why).toMatchObject({ 'eu-1': 'region' });
+    expect(run(usDown, { region: 'us', regionPolicy: 'strict' }).why).toMatchObject({
+      'eu-1': 'region',
+    });
   });
 
   it('sends caller traffic to no agent in observation mode', () => {
@@ -76,7 +95,9 @@ describe('decide: the candidate filter, each exclusion explained', () => {
   });
 
   it('excludes agents on the task’s trace and slow outliers that are ejected', () => {
-    const r = run([agent('a'), agent('b', { ejected_until: Date.now() + 60_000 }), agent('c')], { exclude: new Set(['a']) });
+    const r = run([agent('a'), agent('b', { ejected_until: Date.now() + 60_000 }), agent('c')], {
+      exclude: new Set(['a']),
+    });
     expect(r.order).toEqual(['c']);
     expect(r.why).toEqual({ a: 'on_trace', b: 'ejected' });
   });
@@ -84,19 +105,38 @@ describe('decide: the candidate filter, each exclusion explained', () => {
 
 describe('decide: the score', () => {
   it('prefers the lowest load ratio', () => {
-    expect(run([agent('a', { inflight: 5 }), agent('b', { inflight: 2 }), agent('c', { inflight: 3, max_concurrency: 4 })]).order).toEqual(['b', 'a', 'c']);
+    expect(
+      run([
+        agent('a', { inflight: 5 }),
+        agent('b', { inflight: 2 }),
+        agent('c', { inflight: 3, max_concurrency: 4 }),
+      ]).order,
+    ).toEqual(['b', 'a', 'c']);
   });
 
   it('lets priority and weight decide among agents of similar load, never against a clearly lower load', () => {
-    expect(run([agent('plain', { inflight: 2 }), agent('favoured', { inflight: 2, priority: 5 })]).order[0]).toBe('favoured');
-    expect(run([agent('plain', { inflight: 2 }), agent('heavy', { inflight: 2, weight: 2 })]).order[0]).toBe('heavy');
+    expect(
+      run([agent('plain', { inflight: 2 }), agent('favoured', { inflight: 2, priority: 5 })])
+        .order[0],
+    ).toBe('favoured');
+    expect(
+      run([agent('plain', { inflight: 2 }), agent('heavy', { inflight: 2, weight: 2 })]).order[0],
+    ).toBe('heavy');
     // A high-priority agent with 3 more tasks out of 10 still loses.
-    expect(run([agent('plain', { inflight: 2 }), agent('favoured', { inflight: 5, priority: 10, weight: 10 })]).order[0]).toBe('plain');
+    expect(
+      run([
+        agent('plain', { inflight: 2 }),
+        agent('favoured', { inflight: 5, priority: 10, weight: 10 }),
+      ]).order[0],
+    ).toBe('plain');
   });
 
   it('penalises an agent whose execution time is over 1.5× the capability’s mean', () => {
     const slow = agent('slow', { ewma_ms: { cap: 900 } });
-    const fast = [agent('f1', { inflight: 2, ewma_ms: { cap: 100 } }), agent('f2', { inflight: 2, ewma_ms: { cap: 120 } })];
+    const fast = [
+      agent('f1', { inflight: 2, ewma_ms: { cap: 100 } }),
+      agent('f2', { inflight: 2, ewma_ms: { cap: 120 } }),
+    ];
     const r = run([slow, ...fast]);
     expect(r.order[2]).toBe('slow');
     const slowScore = r.all.find((c) => c.agent.agent_id === 'slow')?.score ?? 0;
@@ -106,12 +146,21 @@ describe('decide: the score', () => {
   it('sticks a session to its agent while HEALTHY and under the watermark, not when SUSPECT', () => {
     const fleet = [agent('a', { inflight: 5 }), agent('b', { inflight: 0 })];
     expect(run(fleet, { sessionAgent: 'a' }).order[0]).toBe('a');
-    expect(run([agent('a', { inflight: 9 }), agent('b')], { sessionAgent: 'a' }).order[0]).toBe('b');
+    expect(run([agent('a', { inflight: 9 }), agent('b')], { sessionAgent: 'a' }).order[0]).toBe(
+      'b',
+    );
     expect(run([agent('a', { status: 'SUSPECT' })], { sessionAgent: 'a' }).order).toEqual(['a']);
-    expect(run([agent('a', { status: 'SUSPECT' }), agent('b', { status: 'SUSPECT', inflight: 3 })], { sessionAgent: 'b' }).order[0]).toBe('a');
+    expect(
+      run([agent('a', { status: 'SUSPECT' }), agent('b', { status: 'SUSPECT', inflight: 3 })], {
+        sessionAgent: 'b',
+      }).order[0],
+    ).toBe('a');
   });
 
   it('puts the agent a retry should avoid last', () => {
-    expect(run([agent('a'), agent('b', { inflight: 3 })], { avoid: 'a' }).order).toEqual(['b', 'a']);
+    expect(run([agent('a'), agent('b', { inflight: 3 })], { avoid: 'a' }).order).toEqual([
+      'b',
+      'a',
+    ]);
   });
 });

@@ -11,7 +11,12 @@ export type { Candidate, Decision, Exclusion } from './decision.ts';
  * that ages its counts need not read the clock for every agent, and the agent's place in the list
  * it decides over (`list[index]`), so a source can find the agent's count by position.
  */
-export type LiveInflight = (agent: SnapshotAgent, now: number, index: number, list: readonly SnapshotAgent[]) => number;
+export type LiveInflight = (
+  agent: SnapshotAgent,
+  now: number,
+  index: number,
+  list: readonly SnapshotAgent[],
+) => number;
 
 /** What a task asks of its agent. */
 export interface RouteRequest {
@@ -41,7 +46,12 @@ export interface PolicySettings {
   maxBias: number;
 }
 
-export const DEFAULT_POLICY: PolicySettings = { watermark: 0.85, slowFactor: 1.5, slowPenalty: 0.25, maxBias: 0.05 };
+export const DEFAULT_POLICY: PolicySettings = {
+  watermark: 0.85,
+  slowFactor: 1.5,
+  slowPenalty: 0.25,
+  maxBias: 0.05,
+};
 
 /** An agent the router delivers to (its inbox), not one that pulls from its capability's pool. */
 export const isPush = (agent: SnapshotAgent): boolean => agent.channel !== 'pull';
@@ -60,9 +70,9 @@ const ON_TRACE = exclusionCode('on_trace');
 const FULL = exclusionCode('full');
 const WATERMARK = exclusionCode('watermark');
 
-
 function hasAll(agent: SnapshotAgent, tags: readonly string[]): boolean {
-  for (const t of tags) if (!agent.capabilities.includes(t) && !agent.tags?.includes(t)) return false;
+  for (const t of tags)
+    if (!agent.capabilities.includes(t) && !agent.tags?.includes(t)) return false;
   return true;
 }
 
@@ -164,5 +174,9 @@ export function decide(
     }
     if (avoid < 0 && req.avoid && a.agent_id === req.avoid) avoid = i;
   }
-  return new RoutingDecision({ agents, score, open, ring, taskId: req.taskId, sticky, avoid }, load, excluded);
+  return new RoutingDecision(
+    { agents, score, open, ring, taskId: req.taskId, sticky, avoid },
+    load,
+    excluded,
+  );
 }

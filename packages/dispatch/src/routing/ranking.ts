@@ -68,7 +68,11 @@ export function rankAll(s: ScoredAgents): number[] {
       // Agents the ring cannot place end their tie, in score then `agents` order.
       const placed = new Set(met);
       const rest = tied.map((_, j) => j).filter((j) => !placed.has(j));
-      rest.sort((x, y) => (score[tied[x] as number] as number) - (score[tied[y] as number] as number) || (tied[x] as number) - (tied[y] as number));
+      rest.sort(
+        (x, y) =>
+          (score[tied[x] as number] as number) - (score[tied[y] as number] as number) ||
+          (tied[x] as number) - (tied[y] as number),
+      );
       for (const j of rest) out[(next[tiedGroup[j] as number] as number)++] = tied[j] as number;
     }
   }
@@ -79,7 +83,11 @@ export function rankAll(s: ScoredAgents): number[] {
  * The first `k` of `rankAll(s)` that pass `where`, without ordering the rest: it takes the ties
  * group by group from the lowest score and walks the ring only until it has what it needs.
  */
-export function rankBest(s: ScoredAgents, k: number, where: (i: number) => boolean = () => true): number[] {
+export function rankBest(
+  s: ScoredAgents,
+  k: number,
+  where: (i: number) => boolean = () => true,
+): number[] {
   const out: number[] = [];
   if (k <= 0) return out;
   const { score, open, sticky, avoid } = s;
@@ -98,7 +106,14 @@ export function rankBest(s: ScoredAgents, k: number, where: (i: number) => boole
     if (!any) break;
     const members: number[] = [];
     for (const i of open) {
-      if (above(i) && (score[i] as number) - low < EPSILON && i !== sticky && i !== avoid && where(i)) members.push(i);
+      if (
+        above(i) &&
+        (score[i] as number) - low < EPSILON &&
+        i !== sticky &&
+        i !== avoid &&
+        where(i)
+      )
+        members.push(i);
     }
     floor = low;
     const need = k - out.length;
@@ -124,7 +139,9 @@ function ringOrder(s: ScoredAgents, members: number[], limit: number): number[] 
   if (out.length < limit) {
     const { score } = s;
     const placed = new Set(out);
-    const rest = members.filter((i) => !placed.has(i)).sort((a, b) => (score[a] as number) - (score[b] as number) || a - b);
+    const rest = members
+      .filter((i) => !placed.has(i))
+      .sort((a, b) => (score[a] as number) - (score[b] as number) || a - b);
     for (const i of rest) if (out.length < limit) out.push(i);
   }
   return out;
@@ -155,7 +172,7 @@ function tieLows(score: readonly number[], open: readonly number[]): number[] {
     distinct.splice(lo, 0, v);
   }
   const lows: number[] = [];
-  for (let t = 0; t < distinct.length; ) {
+  for (let t = 0; t < distinct.length;) {
     const low = distinct[t] as number;
     lows.push(low);
     while (++t < distinct.length && (distinct[t] as number) - low < EPSILON);

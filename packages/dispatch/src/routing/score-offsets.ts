@@ -30,7 +30,10 @@ const cache = new WeakMap<readonly SnapshotAgent[], Cached>();
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
-function capabilityMeanMs(agents: readonly SnapshotAgent[], capability: string): number | undefined {
+function capabilityMeanMs(
+  agents: readonly SnapshotAgent[],
+  capability: string,
+): number | undefined {
   let sum = 0;
   let count = 0;
   for (const a of agents) {
@@ -44,7 +47,12 @@ function capabilityMeanMs(agents: readonly SnapshotAgent[], capability: string):
 }
 
 /** The score's penalty for an agent slower than `slowFactor` × the capability's mean. */
-function penalty(a: SnapshotAgent, capability: string, mean: number | undefined, settings: OffsetSettings): number {
+function penalty(
+  a: SnapshotAgent,
+  capability: string,
+  mean: number | undefined,
+  settings: OffsetSettings,
+): number {
   if (mean === undefined) return 0;
   const ewma = a.ewma_ms?.[capability];
   return ewma !== undefined && ewma > settings.slowFactor * mean ? settings.slowPenalty : 0;
@@ -54,7 +62,8 @@ function penalty(a: SnapshotAgent, capability: string, mean: number | undefined,
 function bias(a: SnapshotAgent, settings: OffsetSettings): number {
   if (a.priority === undefined && a.weight === undefined) return 0;
   return (
-    clamp(0.01 * (a.priority ?? 0), 0, settings.maxBias) + clamp(settings.maxBias * ((a.weight ?? 1) - 1), -settings.maxBias, settings.maxBias)
+    clamp(0.01 * (a.priority ?? 0), 0, settings.maxBias) +
+    clamp(settings.maxBias * ((a.weight ?? 1) - 1), -settings.maxBias, settings.maxBias)
   );
 }
 
@@ -63,7 +72,11 @@ function bias(a: SnapshotAgent, settings: OffsetSettings): number {
  * capability's mean execution time) minus the priority and weight bias. Both come from the
  * snapshot alone, so they are computed once per list and settings, not once per decision.
  */
-export function scoreOffsets(agents: readonly SnapshotAgent[], capability: string, settings: OffsetSettings): ScoreOffsets {
+export function scoreOffsets(
+  agents: readonly SnapshotAgent[],
+  capability: string,
+  settings: OffsetSettings,
+): ScoreOffsets {
   const hit = cache.get(agents);
   if (
     hit &&
@@ -76,12 +89,21 @@ export function scoreOffsets(agents: readonly SnapshotAgent[], capability: strin
     return hit.offsets;
   }
   const mean = capabilityMeanMs(agents, capability);
-  const offsets: ScoreOffsets = { penalty: new Float64Array(agents.length), bias: new Float64Array(agents.length) };
+  const offsets: ScoreOffsets = {
+    penalty: new Float64Array(agents.length),
+    bias: new Float64Array(agents.length),
+  };
   for (let i = 0; i < agents.length; i++) {
     const a = agents[i] as SnapshotAgent;
     offsets.penalty[i] = penalty(a, capability, mean, settings);
     offsets.bias[i] = bias(a, settings);
   }
-  cache.set(agents, { capability, slowFactor: settings.slowFactor, slowPenalty: settings.slowPenalty, maxBias: settings.maxBias, offsets });
+  cache.set(agents, {
+    capability,
+    slowFactor: settings.slowFactor,
+    slowPenalty: settings.slowPenalty,
+    maxBias: settings.maxBias,
+    offsets,
+  });
   return offsets;
 }

@@ -3,7 +3,12 @@ import type { AgentStatus, SnapshotAgent } from '@agent-reach/protocol';
 import { HashRing } from './hash-ring.ts';
 import { rankCandidates } from './select.ts';
 
-function agent(id: string, inflight: number, max = 10, status: AgentStatus = 'HEALTHY'): SnapshotAgent {
+function agent(
+  id: string,
+  inflight: number,
+  max = 10,
+  status: AgentStatus = 'HEALTHY',
+): SnapshotAgent {
   return {
     agent_id: id,
     instance_id: `${id}-i`,
@@ -19,7 +24,9 @@ function agent(id: string, inflight: number, max = 10, status: AgentStatus = 'HE
 }
 
 const order = (agents: SnapshotAgent[], taskId = 't1') =>
-  rankCandidates(agents, taskId, new HashRing(agents.map((a) => a.agent_id))).map((r) => r.agent.agent_id);
+  rankCandidates(agents, taskId, new HashRing(agents.map((a) => a.agent_id))).map(
+    (r) => r.agent.agent_id,
+  );
 
 describe('rankCandidates', () => {
   it('puts the lowest load ratio first', () => {
@@ -32,7 +39,11 @@ describe('rankCandidates', () => {
   });
 
   it('never offers OFFLINE, STARTING or DRAINING agents', () => {
-    const ids = order([agent('a', 0, 10, 'OFFLINE'), agent('b', 0, 10, 'DRAINING'), agent('c', 0, 10, 'STARTING')]);
+    const ids = order([
+      agent('a', 0, 10, 'OFFLINE'),
+      agent('b', 0, 10, 'DRAINING'),
+      agent('c', 0, 10, 'STARTING'),
+    ]);
     expect(ids).toEqual([]);
   });
 

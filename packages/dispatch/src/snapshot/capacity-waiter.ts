@@ -51,7 +51,10 @@ export class CapacityWaiter {
    * agents `decision` counted full: what a task may take now instead of waiting.
    */
   async room(capability: string, decision: Decision): Promise<number> {
-    return this.beyondReserved(capability, await recountFree(this.redis, this.keys, this.snapshot, decision));
+    return this.beyondReserved(
+      capability,
+      await recountFree(this.redis, this.keys, this.snapshot, decision),
+    );
   }
 
   private async beyondReserved(capability: string, free: number): Promise<number> {
@@ -62,7 +65,8 @@ export class CapacityWaiter {
   /** Resolves true when a slot of `capability` may have freed, false after `timeoutMs` or at close. */
   wait(capability: string, timeoutMs: number): Promise<boolean> {
     let queue = this.queues.get(capability);
-    if (this.closed || timeoutMs <= 0 || (queue?.length ?? 0) >= this.maxWaiting) return Promise.resolve(false);
+    if (this.closed || timeoutMs <= 0 || (queue?.length ?? 0) >= this.maxWaiting)
+      return Promise.resolve(false);
     const fresh = queue === undefined;
     if (!queue) this.queues.set(capability, (queue = []));
     const q = queue;
@@ -98,9 +102,17 @@ export class CapacityWaiter {
         if (queue.length === 0) break;
         if (this.hooks.announce) await this.hooks.announce(capability);
         const agents = this.snapshot.agentsFor(capability);
-        const decision = decide(agents, { taskId: capability, capability }, this.snapshot.ringFor(capability), this.snapshot.inflightOf);
+        const decision = decide(
+          agents,
+          { taskId: capability, capability },
+          this.snapshot.ringFor(capability),
+          this.snapshot.inflightOf,
+        );
         // Room the snapshot already shows (an agent joined, a count aged out), or room Redis shows.
-        const free = decision.count() > 0 ? await this.beyondReserved(capability, queue.length) : await this.room(capability, decision);
+        const free =
+          decision.count() > 0
+            ? await this.beyondReserved(capability, queue.length)
+            : await this.room(capability, decision);
         if (free > 0) {
           for (const w of queue.splice(0, free)) w.settle(true);
           pause = FIRST_PAUSE_MS;

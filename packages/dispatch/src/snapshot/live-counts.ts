@@ -43,7 +43,11 @@ export class LiveCounts {
     for (const [id, l] of this.orphans) if (l.reserved > 0) carried.set(id, l);
     for (let s = 0; s < this.agents.length; s++) {
       if ((this.reserved[s] as number) > 0) {
-        carried.set((this.agents[s] as SnapshotAgent).agent_id, { base: this.base[s] as number, at: now, reserved: this.reserved[s] as number });
+        carried.set((this.agents[s] as SnapshotAgent).agent_id, {
+          base: this.base[s] as number,
+          at: now,
+          reserved: this.reserved[s] as number,
+        });
       }
     }
     const n = agents.length;
@@ -67,7 +71,12 @@ export class LiveCounts {
    * The freshest count for an agent; see `SnapshotHolder.inflightOf`. With `index` and `list`
    * (the agent is `list[index]`) the agent's slot is found by position.
    */
-  inflightOf(agent: SnapshotAgent, now?: number, index?: number, list?: readonly SnapshotAgent[]): number {
+  inflightOf(
+    agent: SnapshotAgent,
+    now?: number,
+    index?: number,
+    list?: readonly SnapshotAgent[],
+  ): number {
     let s = list !== undefined && index !== undefined ? (this.slotsOf(list)[index] ?? -1) : -1;
     if (s < 0 || this.agents[s] !== agent) s = this.slotOf.get(agent.agent_id) ?? -1;
     let base: number;
@@ -86,7 +95,10 @@ export class LiveCounts {
     // The router never sees completions: a count older than LIVE_COUNT_TTL_MS may be too high
     // (an agent refused as full stays full in our eyes), so it falls back to the snapshot's.
     // A live count at or below the snapshot's wins either way: no clock read for it.
-    const counted = base <= agent.inflight || (now ?? Date.now()) - at < LIVE_COUNT_TTL_MS ? base : agent.inflight;
+    const counted =
+      base <= agent.inflight || (now ?? Date.now()) - at < LIVE_COUNT_TTL_MS
+        ? base
+        : agent.inflight;
     return counted + reserved;
   }
 
@@ -102,7 +114,10 @@ export class LiveCounts {
     const l = this.get(agentId);
     if (!l) return;
     const reserved = Math.max(0, l.reserved - 1);
-    this.set(agentId, inflight === undefined ? { ...l, reserved } : { base: inflight, at: Date.now(), reserved });
+    this.set(
+      agentId,
+      inflight === undefined ? { ...l, reserved } : { base: inflight, at: Date.now(), reserved },
+    );
   }
 
   /** Records the count Redis returned. */
@@ -120,7 +135,9 @@ export class LiveCounts {
     const s = this.slotOf.get(agentId);
     if (s === undefined) return this.orphans.get(agentId);
     const base = this.base[s] as number;
-    return Number.isNaN(base) ? undefined : { base, at: this.at[s] as number, reserved: this.reserved[s] as number };
+    return Number.isNaN(base)
+      ? undefined
+      : { base, at: this.at[s] as number, reserved: this.reserved[s] as number };
   }
 
   private set(agentId: string, l: Live): void {

@@ -16,7 +16,12 @@ const RECOUNT_LIMIT = 8;
  * finished meanwhile. The router checks before it refuses a submission, registry-sync before a
  * retry waits another sweep.
  */
-export async function recountFree(redis: Redis, keys: ReachKeys, snapshot: SnapshotHolder, decision: Decision): Promise<number> {
+export async function recountFree(
+  redis: Redis,
+  keys: ReachKeys,
+  snapshot: SnapshotHolder,
+  decision: Decision,
+): Promise<number> {
   const full = decision.all
     .filter((c) => c.excluded === 'full' && isPush(c.agent))
     .sort((a, b) => a.load - b.load)

@@ -6,7 +6,18 @@ import { HashRing } from '../routing/hash-ring.ts';
 import { SnapshotHolder } from './snapshot-holder.ts';
 
 function agent(id: string, capabilities: string[], inflight = 0): SnapshotAgent {
-  return { agent_id: id, instance_id: `${id}-i`, epoch: 1, status: 'HEALTHY', capabilities, max_concurrency: 4, inflight, region: '', channel: 'push', lease_age_ms: 0 };
+  return {
+    agent_id: id,
+    instance_id: `${id}-i`,
+    epoch: 1,
+    status: 'HEALTHY',
+    capabilities,
+    max_concurrency: 4,
+    inflight,
+    region: '',
+    channel: 'push',
+    lease_age_ms: 0,
+  };
 }
 
 /** A ring's nodes as plain arrays (points, owner indexes), to compare two rings. */
@@ -130,4 +141,3 @@ describe('SnapshotHolder.inflightOf', () => {
     expect(h.inflightOf(old, Date.now(), 1, xs)).toBe(0);
   });
 });
-

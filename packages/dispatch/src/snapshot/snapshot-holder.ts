@@ -1,6 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { decodeSnapshot, type ReachKeys, type RegistrySnapshot, type SnapshotAgent } from '@agent-reach/protocol';
+import {
+  decodeSnapshot,
+  type ReachKeys,
+  type RegistrySnapshot,
+  type SnapshotAgent,
+} from '@agent-reach/protocol';
 import { HashRing, VIRTUAL_NODES } from '../routing/hash-ring.ts';
 import { LiveCounts } from './live-counts.ts';
 
@@ -82,7 +87,11 @@ export class SnapshotHolder {
   ringFor(capability: string): HashRing {
     let ring = this.rings.get(capability);
     if (!ring) {
-      ring = new HashRing(this.agentsFor(capability).map((a) => a.agent_id), VIRTUAL_NODES, this.formerRings.get(capability));
+      ring = new HashRing(
+        this.agentsFor(capability).map((a) => a.agent_id),
+        VIRTUAL_NODES,
+        this.formerRings.get(capability),
+      );
       this.formerRings.delete(capability);
       this.rings.set(capability, ring);
     }
@@ -97,8 +106,12 @@ export class SnapshotHolder {
    * and where the agent sits in the list it was given (`list[index]`), which finds its count
    * without looking its id up.
    */
-  inflightOf = (agent: SnapshotAgent, now?: number, index?: number, list?: readonly SnapshotAgent[]): number =>
-    this.live.inflightOf(agent, now, index, list);
+  inflightOf = (
+    agent: SnapshotAgent,
+    now?: number,
+    index?: number,
+    list?: readonly SnapshotAgent[],
+  ): number => this.live.inflightOf(agent, now, index, list);
 
   /** Counts a delivery this router is about to make to `agentId`. */
   reserve(agentId: string): void {
@@ -120,7 +133,11 @@ export class SnapshotHolder {
 
   /** Version and age of the snapshot held. */
   info(): { version: number; age_ms: number; agents: number } {
-    return { version: this.snapshot.version, age_ms: this.loadedAt ? Date.now() - this.loadedAt : -1, agents: this.snapshot.agents.length };
+    return {
+      version: this.snapshot.version,
+      age_ms: this.loadedAt ? Date.now() - this.loadedAt : -1,
+      agents: this.snapshot.agents.length,
+    };
   }
 
   /** Stops following snapshots. Idempotent. */
@@ -173,11 +190,13 @@ function keepRings(
 ): { kept: Map<string, HashRing>; former: Map<string, HashRing> } {
   const kept = new Map<string, HashRing>();
   const former = new Map<string, HashRing>();
-  for (const [capability, ring] of formerRings) if (index.has(capability)) former.set(capability, ring);
+  for (const [capability, ring] of formerRings)
+    if (index.has(capability)) former.set(capability, ring);
   for (const [capability, ring] of previous) {
     const agents = index.get(capability);
     if (!agents) continue;
-    if (ring.size <= agents.length && ring.hasExactly(agents.map((a) => a.agent_id))) kept.set(capability, ring);
+    if (ring.size <= agents.length && ring.hasExactly(agents.map((a) => a.agent_id)))
+      kept.set(capability, ring);
     else former.set(capability, ring);
   }
   return { kept, former };

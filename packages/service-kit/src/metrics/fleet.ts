@@ -1,6 +1,11 @@
 import type { Redis } from 'ioredis';
 import { Gauge, type Registry } from 'prom-client';
-import { AGENT_STATUSES, decodeSnapshot, WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
+import {
+  AGENT_STATUSES,
+  decodeSnapshot,
+  WORKER_GROUP,
+  type ReachKeys,
+} from '@agent-reach/protocol';
 
 /** Options of {@link registerFleetGauges}. */
 export interface FleetGaugeOptions {
@@ -32,7 +37,16 @@ export interface FleetSample {
   counters: [string, number][];
 }
 
-const EMPTY: FleetSample = { ok: false, byStatus: {}, inboxes: [], pools: [], deadLetters: 0, due: 0, acksBacklog: 0, counters: [] };
+const EMPTY: FleetSample = {
+  ok: false,
+  byStatus: {},
+  inboxes: [],
+  pools: [],
+  deadLetters: 0,
+  due: 0,
+  acksBacklog: 0,
+  counters: [],
+};
 const MAX_STORE_COUNTERS = 200;
 
 type Reply = [Error | null, unknown][];
@@ -46,7 +60,11 @@ function groupDepth(name: string, reply: unknown): StreamDepth | undefined {
     for (let i = 0; i + 1 < group.length; i += 2) info[String(group[i])] = group[i + 1];
     if (info.name !== WORKER_GROUP) continue;
     const lag = info.lag;
-    return { name, backlog: lag === null || lag === undefined ? undefined : Number(lag), pending: Number(info.pending ?? 0) };
+    return {
+      name,
+      backlog: lag === null || lag === undefined ? undefined : Number(lag),
+      pending: Number(info.pending ?? 0),
+    };
   }
   return undefined;
 }
@@ -73,12 +91,16 @@ async function readFleet(redis: Redis, keys: ReachKeys, maxAgents: number): Prom
   const sampled = agents.slice(0, maxAgents);
   // Capability pools exist once the protocol has a key for them; until then only inboxes.
   const poolKey = (keys as Partial<{ pool: (capability: string) => string }>).pool;
-  const capabilities = poolKey ? [...new Set(agents.flatMap((a) => a.capabilities))].sort().slice(0, maxAgents) : [];
+  const capabilities = poolKey
+    ? [...new Set(agents.flatMap((a) => a.capabilities))].sort().slice(0, maxAgents)
+    : [];
   const second = redis.pipeline();
   for (const a of sampled) second.xinfo('GROUPS', keys.inbox(a.agent_id));
   if (poolKey) for (const c of capabilities) second.xinfo('GROUPS', poolKey.call(keys, c));
-  const replies = sampled.length + capabilities.length > 0 ? (((await second.exec()) ?? []) as Reply) : [];
-  const depth = (i: number, name: string) => (replies[i]?.[0] ? undefined : groupDepth(name, replies[i]?.[1]));
+  const replies =
+    sampled.length + capabilities.length > 0 ? (((await second.exec()) ?? []) as Reply) : [];
+  const depth = (i: number, name: string) =>
+    replies[i]?.[0] ? undefined : groupDepth(name, replies[i]?.[1]);
   const inboxes = sampled.flatMap((a, i) => depth(i, a.agent_id) ?? []);
   const pools = capabilities.flatMap((c, i) => depth(sampled.length + i, c) ?? []);
   const stats = (value(4) as Record<string, string> | undefined) ?? {};
@@ -99,7 +121,11 @@ async function readFleet(redis: Redis, keys: ReachKeys, maxAgents: number): Prom
 }
 
 /** A sampler shared by every gauge of one scrape, with a deadline and a short cache. */
-function cachedSampler(read: () => Promise<FleetSample>, timeoutMs: number, cacheMs: number): () => Promise<FleetSample> {
+function cachedSampler(
+  read: () => Promise<FleetSample>,
+  timeoutMs: number,
+  cacheMs: number,
+): () => Promise<FleetSample> {
   let current: { at: number; sample: Promise<FleetSample> } | undefined;
   return () => {
     const now = Date.now();
@@ -109,7 +135,9 @@ function cachedSampler(read: () => Promise<FleetSample>, timeoutMs: number, cach
       timer = setTimeout(() => resolve(EMPTY), timeoutMs);
       timer.unref();
     });
-    const sample = Promise.race([read().catch(() => EMPTY), deadline]).finally(() => clearTimeout(timer));
+    const sample = Promise.race([read().catch(() => EMPTY), deadline]).finally(() =>
+      clearTimeout(timer),
+    );
     current = { at: now, sample };
     return sample;
   };
@@ -126,8 +154,17 @@ function cachedSampler(read: () => Promise<FleetSample>, timeoutMs: number, cach
  */
 export function registerFleetGauges(registry: Registry, opts: FleetGaugeOptions): void {
   const maxAgents = opts.maxAgents ?? 500;
-  const sample = cachedSampler(() => readFleet(opts.redis, opts.keys, maxAgents), opts.timeoutMs ?? 2000, opts.cacheMs ?? 1000);
-  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[], fill: (g: Gauge<L>, s: FleetSample) => void) =>
+  const sample = cachedSampler(
+    () => readFleet(opts.redis, opts.keys, maxAgents),
+    opts.timeoutMs ?? 2000,
+    opts.cacheMs ?? 1000,
+  );
+  const gauge = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    fill: (g: Gauge<L>, s: FleetSample) => void,
+  ) =>
     new Gauge<L>({
       name,
       help,
@@ -147,25 +184,64 @@ export function registerFleetGauges(registry: Registry, opts: FleetGaugeOptions)
       this.set((await sample()).ok ? 1 : 0);
     },
   });
-  gauge('reach_agents', 'Registered agents by status, from the registry snapshot', ['status'], (g, s) => {
-    for (const [status, n] of Object.entries(s.byStatus)) g.set({ status }, n);
-  });
-  gauge('reach_inbox_backlog', "Entries in an agent's inbox that no worker has read yet", ['agent_id'], (g, s) => {
-    for (const d of s.inboxes) if (d.backlog !== undefined) g.set({ agent_id: d.name }, d.backlog);
-  });
-  gauge('reach_inbox_pending', "Entries of an agent's inbox read but not yet acknowledged", ['agent_id'], (g, s) => {
-    for (const d of s.inboxes) g.set({ agent_id: d.name }, d.pending);
-  });
-  gauge('reach_pool_backlog', "Entries in a capability's pool that no worker has read yet", ['capability'], (g, s) => {
-    for (const d of s.pools) if (d.backlog !== undefined) g.set({ capability: d.name }, d.backlog);
-  });
-  gauge('reach_pool_pending', "Entries of a capability's pool read but not yet acknowledged", ['capability'], (g, s) => {
-    for (const d of s.pools) g.set({ capability: d.name }, d.pending);
-  });
+  gauge(
+    'reach_agents',
+    'Registered agents by status, from the registry snapshot',
+    ['status'],
+    (g, s) => {
+      for (const [status, n] of Object.entries(s.byStatus)) g.set({ status }, n);
+    },
+  );
+  gauge(
+    'reach_inbox_backlog',
+    "Entries in an agent's inbox that no worker has read yet",
+    ['agent_id'],
+    (g, s) => {
+      for (const d of s.inboxes)
+        if (d.backlog !== undefined) g.set({ agent_id: d.name }, d.backlog);
+    },
+  );
+  gauge(
+    'reach_inbox_pending',
+    "Entries of an agent's inbox read but not yet acknowledged",
+    ['agent_id'],
+    (g, s) => {
+      for (const d of s.inboxes) g.set({ agent_id: d.name }, d.pending);
+    },
+  );
+  gauge(
+    'reach_pool_backlog',
+    "Entries in a capability's pool that no worker has read yet",
+    ['capability'],
+    (g, s) => {
+      for (const d of s.pools)
+        if (d.backlog !== undefined) g.set({ capability: d.name }, d.backlog);
+    },
+  );
+  gauge(
+    'reach_pool_pending',
+    "Entries of a capability's pool read but not yet acknowledged",
+    ['capability'],
+    (g, s) => {
+      for (const d of s.pools) g.set({ capability: d.name }, d.pending);
+    },
+  );
   gauge('reach_dead_letters', 'Tasks in the dead-letter queue', [], (g, s) => g.set(s.deadLetters));
-  gauge('reach_tasks_due', 'Tasks waiting for a retry or a delivery check', [], (g, s) => g.set(s.due));
-  gauge('reach_acks_backlog', 'Receipts and completions on the acks stream not yet applied', [], (g, s) => g.set(s.acksBacklog));
-  gauge('reach_store_counter', "Counters kept in Redis by the services (refused acks, …), by field name", ['name'], (g, s) => {
-    for (const [name, n] of s.counters) g.set({ name }, n);
-  });
+  gauge('reach_tasks_due', 'Tasks waiting for a retry or a delivery check', [], (g, s) =>
+    g.set(s.due),
+  );
+  gauge(
+    'reach_acks_backlog',
+    'Receipts and completions on the acks stream not yet applied',
+    [],
+    (g, s) => g.set(s.acksBacklog),
+  );
+  gauge(
+    'reach_store_counter',
+    'Counters kept in Redis by the services (refused acks, …), by field name',
+    ['name'],
+    (g, s) => {
+      for (const [name, n] of s.counters) g.set({ name }, n);
+    },
+  );
 }

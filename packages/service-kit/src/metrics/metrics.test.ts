@@ -19,11 +19,17 @@ class MemorySink implements EventSink {
 }
 
 /** The value of the series `name` whose labels include `labels`, in Prometheus text; undefined when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+function sample(
+  text: string,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    const have = Object.fromEntries(
+      [...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]),
+    );
     if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
   }
   return undefined;
@@ -34,10 +40,24 @@ describe('observeTaskEvents', () => {
     const registry = createMetricsRegistry('test', { defaultMetrics: false });
     const sink = new MemorySink();
     const lines: Record<string, unknown>[] = [];
-    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+    const logger = pino(
+      { level: 'info' },
+      { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) },
+    );
     const noticed: string[] = [];
-    const observed = observeTaskEvents(sink, { registry, logger, onEvent: (e) => noticed.push(e.task_id) });
-    const base = { capability: 'echo', agent_id: 'a1', task_id: 't1', attempt: 1, at: 1, trace_id: 'tr-1' };
+    const observed = observeTaskEvents(sink, {
+      registry,
+      logger,
+      onEvent: (e) => noticed.push(e.task_id),
+    });
+    const base = {
+      capability: 'echo',
+      agent_id: 'a1',
+      task_id: 't1',
+      attempt: 1,
+      at: 1,
+      trace_id: 'tr-1',
+    };
     observed.write({ ...base, stage: 'sent', latency_ms: 4 });
     observed.write({ ...base, stage: 'received', latency_ms: 20 });
     observed.write({ ...base, stage: 'dead', reason: 'max_attempts' });
@@ -52,8 +72,20 @@ describe('observeTaskEvents', () => {
     sink.counters = { written: 5, dropped: 2, failedWrites: 3, buffered: 7, api: 'v1' };
     let text = await registry.metrics();
     expect(sample(text, 'reach_task_events_total', { stage: 'dead', service: 'test' })).toBe(1);
-    expect(sample(text, 'reach_task_stage_latency_seconds_count', { stage: 'received', capability: 'echo', service: 'test' })).toBe(1);
-    expect(sample(text, 'reach_task_stage_latency_seconds_sum', { stage: 'sent', capability: 'echo', service: 'test' })).toBeCloseTo(0.004);
+    expect(
+      sample(text, 'reach_task_stage_latency_seconds_count', {
+        stage: 'received',
+        capability: 'echo',
+        service: 'test',
+      }),
+    ).toBe(1);
+    expect(
+      sample(text, 'reach_task_stage_latency_seconds_sum', {
+        stage: 'sent',
+        capability: 'echo',
+        service: 'test',
+      }),
+    ).toBeCloseTo(0.004);
     expect(sample(text, 'reach_events_dropped_total', { service: 'test' })).toBe(2);
     expect(sample(text, 'reach_events_write_failures_total', { service: 'test' })).toBe(3);
     expect(sample(text, 'reach_events_buffered', { service: 'test' })).toBe(7);
@@ -76,13 +108,28 @@ describe('metrics endpoint and docs', () => {
     const res = await app.inject({ url: '/metrics' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toContain('text/plain');
-    expect(sample(res.body, 'reach_http_requests_total', { method: 'GET', route: '/things/:id', status: '200', service: 'web' })).toBe(2);
+    expect(
+      sample(res.body, 'reach_http_requests_total', {
+        method: 'GET',
+        route: '/things/:id',
+        status: '200',
+        service: 'web',
+      }),
+    ).toBe(2);
     expect(res.body).toContain('process_cpu_user_seconds_total');
-    const doc = (await app.inject({ url: '/docs/json' })).json<{ openapi: string; paths: Record<string, unknown> }>();
+    const doc = (await app.inject({ url: '/docs/json' })).json<{
+      openapi: string;
+      paths: Record<string, unknown>;
+    }>();
     expect(doc.openapi).toMatch(/^3\./);
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/metrics', '/things/{id}']));
     const served = listRoutes(app).filter((r) => !r.url.startsWith('/docs'));
-    expect(served).toEqual(expect.arrayContaining([{ method: 'GET', url: '/metrics' }, { method: 'GET', url: '/things/:id' }]));
+    expect(served).toEqual(
+      expect.arrayContaining([
+        { method: 'GET', url: '/metrics' },
+        { method: 'GET', url: '/things/:id' },
+      ]),
+    );
     expect(served).toHaveLength(2);
     await app.close();
   });

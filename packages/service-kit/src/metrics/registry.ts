@@ -14,7 +14,10 @@ export interface MetricsRegistryOptions {
  * services in one process (in-process tests) keep their own counters. Every series carries
  * `service="<name>"`.
  */
-export function createMetricsRegistry(service: string, opts: MetricsRegistryOptions = {}): Registry {
+export function createMetricsRegistry(
+  service: string,
+  opts: MetricsRegistryOptions = {},
+): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });

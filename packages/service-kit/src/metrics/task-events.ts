@@ -3,7 +3,9 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { EventSink, EventSinkStats, TaskEvent } from '@agent-reach/events';
 
 /** Latency buckets (seconds) from a millisecond hand-off to a long-running agent's work. */
-export const STAGE_LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
+export const STAGE_LATENCY_BUCKETS = [
+  0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900,
+];
 
 /** What {@link observeTaskEvents} records besides forwarding each event. */
 export interface TaskEventObserverOptions {
@@ -47,8 +49,15 @@ export function observeTaskEvents(sink: EventSink, opts: TaskEventObserverOption
     write(event: TaskEvent): void {
       sink.write(event);
       events.inc({ stage: event.stage });
-      if (typeof event.latency_ms === 'number' && Number.isFinite(event.latency_ms) && event.latency_ms >= 0) {
-        latency.observe({ stage: event.stage, capability: event.capability }, event.latency_ms / 1000);
+      if (
+        typeof event.latency_ms === 'number' &&
+        Number.isFinite(event.latency_ms) &&
+        event.latency_ms >= 0
+      ) {
+        latency.observe(
+          { stage: event.stage, capability: event.capability },
+          event.latency_ms / 1000,
+        );
       }
       // Liveness probes are checks, not work: logged only at debug.
       log[event.stage === 'probe' ? 'debug' : 'info'](
@@ -92,8 +101,16 @@ export function registerEventSinkMetrics(registry: Registry, stats: () => EventS
     });
   };
   counter('reach_events_written_total', 'Task events InfluxDB acknowledged', (s) => s.written);
-  counter('reach_events_dropped_total', 'Task events given up on (buffer full, retries exhausted, rejected, left at shutdown)', (s) => s.dropped);
-  counter('reach_events_write_failures_total', 'InfluxDB write requests that failed, each retry counted', (s) => s.failedWrites);
+  counter(
+    'reach_events_dropped_total',
+    'Task events given up on (buffer full, retries exhausted, rejected, left at shutdown)',
+    (s) => s.dropped,
+  );
+  counter(
+    'reach_events_write_failures_total',
+    'InfluxDB write requests that failed, each retry counted',
+    (s) => s.failedWrites,
+  );
   new Gauge({
     name: 'reach_events_buffered',
     help: 'Task events held in memory, waiting for a write to InfluxDB',

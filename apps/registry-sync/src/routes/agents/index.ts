@@ -23,26 +23,48 @@ export interface AgentsRouteDeps {
   fleet: FleetEventLog;
 }
 
-const errors = { 400: ErrorReply, 401: ErrorReply, 404: ErrorReply, 409: ErrorReply, 503: ErrorReply };
+const errors = {
+  400: ErrorReply,
+  401: ErrorReply,
+  404: ErrorReply,
+  409: ErrorReply,
+  503: ErrorReply,
+};
 
 function bearer(header: string | undefined): ParsedToken {
   const token = parseBearer(header);
-  if (!token) throw httpError('UNAUTHORIZED', 'send Authorization: Bearer <token> with the token from the register reply');
+  if (!token)
+    throw httpError(
+      'UNAUTHORIZED',
+      'send Authorization: Bearer <token> with the token from the register reply',
+    );
   return token;
 }
 
 /** The agents' side of the HTTP API. */
-export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (app, { registry, onRegistryChange, fleet }) => {
+export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
+  app,
+  { registry, onRegistryChange, fleet },
+) => {
   app.post(
     '/v1/agents/register',
     { schema: { body: RegisterBody, response: { 200: RegisterReply, ...errors } } },
     async (request) => {
       const { reply, newInstance } = await registry.register(request.body);
       request.log.info(
-        { agent_id: reply.agent_id, instance_id: reply.instance_id, epoch: reply.epoch, new_instance: newInstance },
+        {
+          agent_id: reply.agent_id,
+          instance_id: reply.instance_id,
+          epoch: reply.epoch,
+          new_instance: newInstance,
+        },
         'agent registered',
       );
-      fleet.append({ kind: newInstance && reply.epoch > 1 ? 'fenced' : 'registered', agent_id: reply.agent_id, epoch: reply.epoch });
+      fleet.append({
+        kind: newInstance && reply.epoch > 1 ? 'fenced' : 'registered',
+        agent_id: reply.agent_id,
+        epoch: reply.epoch,
+      });
       // The agent can be routed to as soon as it has its reply.
       await onRegistryChange();
       return reply;
@@ -52,15 +74,36 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (a
   app.post(
     '/v1/agents/:agent_id/heartbeat',
     // Every agent beats every few seconds: only problems are worth a log line.
-    { logLevel: 'warn', schema: { params: AgentParams, body: HeartbeatBody, response: { 200: AgentAck, ...errors } } },
+    {
+      logLevel: 'warn',
+      schema: { params: AgentParams, body: HeartbeatBody, response: { 200: AgentAck, ...errors } },
+    },
     async (request) => {
-      const ack = await registry.heartbeat(request.params.agent_id, bearer(request.headers.authorization), request.body);
+      const ack = await registry.heartbeat(
+        request.params.agent_id,
+        bearer(request.headers.authorization),
+        request.body,
+      );
       if (ack.previous !== ack.status) {
-        request.log.info({ agent_id: ack.agent_id, from: ack.previous, to: ack.status }, 'agent status changed');
-        fleet.append({ kind: 'status', agent_id: ack.agent_id, from: ack.previous, to: ack.status, reason: 'heartbeat' });
+        request.log.info(
+          { agent_id: ack.agent_id, from: ack.previous, to: ack.status },
+          'agent status changed',
+        );
+        fleet.append({
+          kind: 'status',
+          agent_id: ack.agent_id,
+          from: ack.previous,
+          to: ack.status,
+          reason: 'heartbeat',
+        });
         await onRegistryChange();
       }
-      return { agent_id: ack.agent_id, epoch: ack.epoch, status: ack.status, lease_ms: ack.lease_ms };
+      return {
+        agent_id: ack.agent_id,
+        epoch: ack.epoch,
+        status: ack.status,
+        lease_ms: ack.lease_ms,
+      };
     },
   );
 
@@ -68,7 +111,10 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (a
     '/v1/agents/:agent_id/deregister',
     { schema: { params: AgentParams, response: { 200: AgentAck, ...errors } } },
     async (request) => {
-      const ack = await registry.deregister(request.params.agent_id, bearer(request.headers.authorization));
+      const ack = await registry.deregister(
+        request.params.agent_id,
+        bearer(request.headers.authorization),
+      );
       request.log.info({ agent_id: ack.agent_id, epoch: ack.epoch }, 'agent draining');
       fleet.append({ kind: 'deregistered', agent_id: ack.agent_id, epoch: ack.epoch });
       await onRegistryChange();
@@ -81,25 +127,34 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (a
     { schema: { params: AgentParams, response: { 200: AgentView, ...errors } } },
     async (request) => {
       await registry.serve(request.params.agent_id);
-      request.log.info({ agent_id: request.params.agent_id }, 'agent switched from observing to serving');
+      request.log.info(
+        { agent_id: request.params.agent_id },
+        'agent switched from observing to serving',
+      );
       fleet.append({ kind: 'status', agent_id: request.params.agent_id, reason: 'serve' });
       await onRegistryChange();
       const view = await registry.get(request.params.agent_id);
-      if (!view) throw httpError('AGENT_NOT_FOUND', `agent ${request.params.agent_id} is not registered`);
+      if (!view)
+        throw httpError('AGENT_NOT_FOUND', `agent ${request.params.agent_id} is not registered`);
       return view;
     },
   );
 
-  app.get('/v1/agents', { schema: { response: { 200: Type.Object({ agents: Type.Array(AgentView) }) } } }, async () => ({
-    agents: await registry.list(),
-  }));
+  app.get(
+    '/v1/agents',
+    { schema: { response: { 200: Type.Object({ agents: Type.Array(AgentView) }) } } },
+    async () => ({
+      agents: await registry.list(),
+    }),
+  );
 
   app.get(
     '/v1/agents/:agent_id',
     { schema: { params: AgentParams, response: { 200: AgentView, ...errors } } },
     async (request) => {
       const view = await registry.get(request.params.agent_id);
-      if (!view) throw httpError('AGENT_NOT_FOUND', `agent ${request.params.agent_id} is not registered`);
+      if (!view)
+        throw httpError('AGENT_NOT_FOUND', `agent ${request.params.agent_id} is not registered`);
       return view;
     },
   );

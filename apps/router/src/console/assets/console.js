@@ -34,7 +34,9 @@ const setConn = (/** @type {string} */ state, /** @type {string} */ text) => {
 
 // ---- agents -------------------------------------------------------------------------------
 
-const agentsBody = /** @type {HTMLTableSectionElement} */ (byId('agents', HTMLTableElement).tBodies[0]);
+const agentsBody = /** @type {HTMLTableSectionElement} */ (
+  byId('agents', HTMLTableElement).tBodies[0]
+);
 
 /**
  * Success rates per agent from InfluxDB over the figures' window (every router's tasks), when
@@ -47,7 +49,11 @@ let fleetSuccess;
 function successOf(a) {
   const fleet = fleetSuccess?.get(a.agent_id);
   if (fleet) return fleet;
-  return { rate: a.recent.success_rate, finished: a.recent.completed + a.recent.failed, source: 'tasks this router sent recently' };
+  return {
+    rate: a.recent.success_rate,
+    finished: a.recent.completed + a.recent.failed,
+    source: 'tasks this router sent recently',
+  };
 }
 
 /** @param {Agent} a */
@@ -55,16 +61,25 @@ function agentRow(a) {
   const load = a.max_concurrency > 0 ? a.inflight / a.max_concurrency : 0;
   const { rate, finished, source } = successOf(a);
   const meter = h('span', { class: 'meter' }, [h('b')]);
-  /** @type {HTMLElement} */ (meter.firstChild).style.width = `${Math.min(100, Math.round(load * 100))}%`;
+  /** @type {HTMLElement} */ (meter.firstChild).style.width =
+    `${Math.min(100, Math.round(load * 100))}%`;
   return h('tr', { 'data-agent-id': a.agent_id, 'data-status': a.status }, [
     h('td', { class: 'mono' }, [a.agent_id]),
     h('td', {}, [h('span', { class: `pill ${a.status.toLowerCase()}` }, [a.status])]),
     h('td', {}, [meter, h('span', { class: 'num' }, [`${a.inflight} / ${a.max_concurrency}`])]),
-    h('td', { class: a.lease_age_ms > 15_000 ? 'num warn' : 'num' }, [`${fmtMs(a.lease_age_ms)} ago`]),
+    h('td', { class: a.lease_age_ms > 15_000 ? 'num warn' : 'num' }, [
+      `${fmtMs(a.lease_age_ms)} ago`,
+    ]),
     h('td', {}, [a.region || h('span', { class: 'muted' }, ['–'])]),
-    h('td', {}, a.capabilities.map((c) => h('span', { class: 'chip' }, [c]))),
+    h(
+      'td',
+      {},
+      a.capabilities.map((c) => h('span', { class: 'chip' }, [c])),
+    ),
     h('td', { class: 'num', title: source }, [
-      rate === null ? h('span', { class: 'muted' }, ['no results yet']) : `${Math.round(rate * 100)} %`,
+      rate === null
+        ? h('span', { class: 'muted' }, ['no results yet'])
+        : `${Math.round(rate * 100)} %`,
       finished > 0 ? h('span', { class: 'muted' }, [` of ${finished}`]) : undefined,
     ]),
   ]);
@@ -75,13 +90,16 @@ async function refreshAgents() {
   if (status !== 200) throw new Error(`agents: HTTP ${status}`);
   const reply = /** @type {AgentsReply} */ (body);
   const rows = reply.agents.map(agentRow);
-  if (rows.length === 0) rows.push(h('tr', { class: 'empty' }, [h('td', { colspan: 7 }, ['No agents registered'])]));
+  if (rows.length === 0)
+    rows.push(h('tr', { class: 'empty' }, [h('td', { colspan: 7 }, ['No agents registered'])]));
   agentsBody.replaceChildren(...rows);
   /** @type {Record<string, number>} */
   const counts = {};
   for (const a of reply.agents) counts[a.status] = (counts[a.status] ?? 0) + 1;
   byId('summary', HTMLDivElement).replaceChildren(
-    ...Object.entries(counts).map(([st, n]) => h('span', { class: `pill ${st.toLowerCase()}` }, [`${n} ${st}`])),
+    ...Object.entries(counts).map(([st, n]) =>
+      h('span', { class: `pill ${st.toLowerCase()}` }, [`${n} ${st}`]),
+    ),
   );
   byId('agents-note', HTMLSpanElement).textContent =
     `${reply.total > reply.agents.length ? `${reply.agents.length} of ${reply.total} · ` : ''}success rates from ${reply.sampled_tasks} recent tasks · ${fmtClock(Date.now())}`;
@@ -168,7 +186,9 @@ async function lookUp(taskId) {
   if (status === 404 && (await lookUpExpired(taskId))) return;
   if (status !== 200) {
     const err = /** @type {{ error?: string, message?: string }} */ (body);
-    taskResult.replaceChildren(h('p', { class: 'error' }, [`${err.error ?? `HTTP ${status}`}: ${err.message ?? ''}`]));
+    taskResult.replaceChildren(
+      h('p', { class: 'error' }, [`${err.error ?? `HTTP ${status}`}: ${err.message ?? ''}`]),
+    );
     return;
   }
   const task = /** @type {TaskView} */ (body);
@@ -181,10 +201,23 @@ async function lookUp(taskId) {
   ];
   if (task.error) facts.push(['error', task.error]);
   if (task.dead_reason) facts.push(['dead because', task.dead_reason]);
-  const total = task.timeline.length > 1 ? (task.timeline.at(-1)?.at ?? 0) - (task.timeline[0]?.at ?? 0) : 0;
+  const total =
+    task.timeline.length > 1 ? (task.timeline.at(-1)?.at ?? 0) - (task.timeline[0]?.at ?? 0) : 0;
   taskResult.replaceChildren(
-    h('dl', { class: 'facts', 'data-task-id': task.task_id }, facts.flatMap(([k, v]) => [h('dt', {}, [k ?? '']), h('dd', {}, [v ?? ''])])),
-    h('div', { class: 'chart', id: 'task-timeline', 'data-stages': task.timeline.map((e) => e.stage).join(' ') }, [timelineChart(task.timeline)]),
+    h(
+      'dl',
+      { class: 'facts', 'data-task-id': task.task_id },
+      facts.flatMap(([k, v]) => [h('dt', {}, [k ?? '']), h('dd', {}, [v ?? ''])]),
+    ),
+    h(
+      'div',
+      {
+        class: 'chart',
+        id: 'task-timeline',
+        'data-stages': task.timeline.map((e) => e.stage).join(' '),
+      },
+      [timelineChart(task.timeline)],
+    ),
     h('p', { class: 'muted' }, [`${task.timeline.length} stages over ${fmtMs(total)}`]),
   );
 }
@@ -200,11 +233,27 @@ async function lookUpExpired(taskId) {
   const { stages } = /** @type {TimelineReply} */ (body);
   if (stages.length === 0) return false;
   /** @type {TimelineEntry[]} */
-  const timeline = stages.map((st) => ({ stage: st.stage, at: st.at, agent_id: st.agent_id ?? undefined, attempt: st.attempt ?? undefined }));
+  const timeline = stages.map((st) => ({
+    stage: st.stage,
+    at: st.at,
+    agent_id: st.agent_id ?? undefined,
+    attempt: st.attempt ?? undefined,
+  }));
   const last = stages.at(-1);
   taskResult.replaceChildren(
-    h('dl', { class: 'facts', 'data-task-id': taskId }, [h('dt', {}, ['last stage']), h('dd', {}, [h('span', { class: `pill ${last?.stage ?? ''}` }, [last?.stage ?? ''])])]),
-    h('div', { class: 'chart', id: 'task-timeline', 'data-stages': timeline.map((e) => e.stage).join(' ') }, [timelineChart(timeline)]),
+    h('dl', { class: 'facts', 'data-task-id': taskId }, [
+      h('dt', {}, ['last stage']),
+      h('dd', {}, [h('span', { class: `pill ${last?.stage ?? ''}` }, [last?.stage ?? ''])]),
+    ]),
+    h(
+      'div',
+      {
+        class: 'chart',
+        id: 'task-timeline',
+        'data-stages': timeline.map((e) => e.stage).join(' '),
+      },
+      [timelineChart(timeline)],
+    ),
     h('p', { class: 'muted' }, ['Task state expired from Redis: stages from InfluxDB.']),
   );
   return true;
@@ -222,15 +271,27 @@ async function refreshLatency() {
   const { status, body } = await getJson('/v1/console/latency?limit=200');
   if (status !== 200) throw new Error(`latency: HTTP ${status}`);
   const { points, now } = /** @type {{ points: LatencyPoint[], now: number }} */ (body);
-  byId('latency', HTMLDivElement).replaceChildren(latencyChart(points, now, (id) => void lookUp(id)));
+  byId('latency', HTMLDivElement).replaceChildren(
+    latencyChart(points, now, (id) => void lookUp(id)),
+  );
 }
 
 async function refreshFigures() {
-  const [byCapability, byAgent] = await Promise.all([loadFigures('capability'), loadFigures('agent')]);
+  const [byCapability, byAgent] = await Promise.all([
+    loadFigures('capability'),
+    loadFigures('agent'),
+  ]);
   byId('figures-wrap', HTMLDivElement).replaceChildren(figuresTable(byCapability));
   fleetSuccess = byAgent
     ? new Map(
-        byAgent.groups.map((g) => [g.key, { rate: g.success_rate, finished: g.outcomes.total, source: `all tasks, last ${FIGURES_WINDOW} (InfluxDB)` }]),
+        byAgent.groups.map((g) => [
+          g.key,
+          {
+            rate: g.success_rate,
+            finished: g.outcomes.total,
+            source: `all tasks, last ${FIGURES_WINDOW} (InfluxDB)`,
+          },
+        ]),
       )
     : undefined;
 }
@@ -245,7 +306,9 @@ async function refreshFigures() {
 function every(fn, ms) {
   const tick = () =>
     fn()
-      .catch((/** @type {unknown} */ err) => setConn('down', err instanceof Error ? err.message : 'request failed'))
+      .catch((/** @type {unknown} */ err) =>
+        setConn('down', err instanceof Error ? err.message : 'request failed'),
+      )
       .finally(() => setTimeout(tick, ms));
   void tick();
 }

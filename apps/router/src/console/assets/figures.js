@@ -26,7 +26,8 @@ export async function loadFigures(by) {
 /** @param {number | null} rate */
 const pct = (rate) => (rate === null ? '–' : `${Math.round(rate * 100)} %`);
 /** @param {Latency} l */
-const lat = (l) => (l.mean === null ? '–' : `${fmtMs(l.mean)} / ${l.p95 === null ? '–' : fmtMs(l.p95)}`);
+const lat = (l) =>
+  l.mean === null ? '–' : `${fmtMs(l.mean)} / ${l.p95 === null ? '–' : fmtMs(l.p95)}`;
 
 /**
  * A table of the four figures per capability.
@@ -34,13 +35,30 @@ const lat = (l) => (l.mean === null ? '–' : `${fmtMs(l.mean)} / ${l.p95 === nu
  * @returns {HTMLElement}
  */
 export function figuresTable(stats) {
-  if (!stats) return h('p', { class: 'muted' }, ['Figures from InfluxDB are unavailable (not configured or not answering).']);
+  if (!stats)
+    return h('p', { class: 'muted' }, [
+      'Figures from InfluxDB are unavailable (not configured or not answering).',
+    ]);
   // Liveness probes (capability `_probe`, PROBE_CAPABILITY in the protocol) are not work.
   const groups = stats.groups.filter((g) => g.key !== '_probe');
-  if (groups.length === 0) return h('p', { class: 'muted' }, [`No task events in the last ${stats.window}.`]);
-  const head = ['Capability', 'Success', 'Receipt mean / p95', 'Execution mean / p95', 'Completed / min', 'Outcomes'];
+  if (groups.length === 0)
+    return h('p', { class: 'muted' }, [`No task events in the last ${stats.window}.`]);
+  const head = [
+    'Capability',
+    'Success',
+    'Receipt mean / p95',
+    'Execution mean / p95',
+    'Completed / min',
+    'Outcomes',
+  ];
   return h('table', { class: 'figures', id: 'figures' }, [
-    h('thead', {}, [h('tr', {}, head.map((t) => h('th', {}, [t])))]),
+    h('thead', {}, [
+      h(
+        'tr',
+        {},
+        head.map((t) => h('th', {}, [t])),
+      ),
+    ]),
     h(
       'tbody',
       {},
@@ -51,7 +69,9 @@ export function figuresTable(stats) {
           h('td', { class: 'num' }, [lat(g.receipt_ms)]),
           h('td', { class: 'num' }, [lat(g.execution_ms)]),
           h('td', { class: 'num' }, [g.completion_rate.per_minute.toFixed(1)]),
-          h('td', { class: 'num muted' }, [`${g.outcomes.completed} ok · ${g.outcomes.failed} failed · ${g.outcomes.dead} dead`]),
+          h('td', { class: 'num muted' }, [
+            `${g.outcomes.completed} ok · ${g.outcomes.failed} failed · ${g.outcomes.dead} dead`,
+          ]),
         ]),
       ),
     ),

@@ -3,10 +3,19 @@ import { CallbackParams, CallbackQuery, CallbacksReply, ErrorReply } from '@agen
 import type { CallbackReader } from '../../callbacks/callback-reader.ts';
 
 /** Reading a callback topic by cursor, with long-polling. */
-export const callbacksRoutes: FastifyPluginAsyncTypebox<{ reader: CallbackReader }> = async (app, { reader }) => {
+export const callbacksRoutes: FastifyPluginAsyncTypebox<{ reader: CallbackReader }> = async (
+  app,
+  { reader },
+) => {
   app.get(
     '/v1/callbacks/:topic',
-    { schema: { params: CallbackParams, querystring: CallbackQuery, response: { 200: CallbacksReply, 400: ErrorReply, 503: ErrorReply } } },
+    {
+      schema: {
+        params: CallbackParams,
+        querystring: CallbackQuery,
+        response: { 200: CallbacksReply, 400: ErrorReply, 503: ErrorReply },
+      },
+    },
     async (request) => {
       const { after = '0', wait_ms = 0, limit = 100 } = request.query;
       return reader.read(request.params.topic, after, wait_ms, limit);

@@ -27,7 +27,10 @@ export interface ConsoleRouteDeps {
 const tags = ['console'];
 
 /** The operators' console page and the endpoints it reads. */
-export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async (app, { assets, agents, hub, sampler }) => {
+export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async (
+  app,
+  { assets, agents, hub, sampler },
+) => {
   // Open event streams would otherwise hold app.close() until the browsers hang up.
   app.addHook('preClose', async () => hub.close());
 
@@ -39,10 +42,21 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
 
   app.get(
     '/console',
-    { schema: { tags, summary: 'The console page (HTML)', produces: ['text/html'], response: { 200: Type.String() } } },
+    {
+      schema: {
+        tags,
+        summary: 'The console page (HTML)',
+        produces: ['text/html'],
+        response: { 200: Type.String() },
+      },
+    },
     async (_request, reply) => {
       const page = send('index.html');
-      return reply.type(page.type).header('content-security-policy', CONSOLE_CSP).header('cache-control', 'no-cache').send(page.body);
+      return reply
+        .type(page.type)
+        .header('content-security-policy', CONSOLE_CSP)
+        .header('cache-control', 'no-cache')
+        .send(page.body);
     },
   );
 
@@ -96,7 +110,8 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
     {
       schema: {
         tags,
-        summary: 'Fleet events as server-sent events: recent ones, then live (registrations, status changes, retries, dead letters)',
+        summary:
+          'Fleet events as server-sent events: recent ones, then live (registrations, status changes, retries, dead letters)',
         description: `A text/event-stream. Each event's id is its stream entry id and its data one JSON object: ${JSON.stringify(ConsoleFleetEventSchema)}`,
         produces: ['text/event-stream'],
         querystring: ConsoleEventsQuery,
@@ -106,7 +121,10 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
     },
     async (request, reply) => {
       reply.hijack();
-      await hub.attach(reply.raw, { backlog: request.query.backlog ?? 50, lastEventId: request.headers['last-event-id'] });
+      await hub.attach(reply.raw, {
+        backlog: request.query.backlog ?? 50,
+        lastEventId: request.headers['last-event-id'],
+      });
     },
   );
 };

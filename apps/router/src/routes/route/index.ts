@@ -14,38 +14,51 @@ export interface RouteRouteDeps {
 
 /** `GET /v1/route`: the decision the router would make for a task, explained, without delivering. */
 export const routeRoutes: FastifyPluginAsyncTypebox<RouteRouteDeps> = async (app, deps) => {
-  app.get('/v1/route', { schema: { querystring: RouteQuery, response: { 200: RouteReply, 400: ErrorReply, 503: ErrorReply } } }, async (request) => {
-    const q = request.query;
-    const tags = q.tags ? q.tags.split(',').filter((t) => t !== '') : undefined;
-    const routed = await route(
-      deps.redis,
-      deps.keys,
-      deps.snapshot,
-      {
-        taskId: q.task_id ?? 'route-query',
-        capability: q.capability,
-        ...(tags ? { tags } : {}),
-        ...(q.region ? { region: q.region, regionPolicy: q.region_policy ?? 'prefer' } : {}),
-        ...(q.session_id ? { sessionId: q.session_id } : {}),
+  app.get(
+    '/v1/route',
+    {
+      schema: {
+        querystring: RouteQuery,
+        response: { 200: RouteReply, 400: ErrorReply, 503: ErrorReply },
       },
-      deps.watermark,
-    );
-    const best = routed.decision.ranked[0];
-    const order = new Map(routed.decision.ranked.map((c, i) => [c.agent.agent_id, i]));
-    const candidates = [...routed.decision.all]
-      .sort((a, b) => (order.get(a.agent.agent_id) ?? 1e9) - (order.get(b.agent.agent_id) ?? 1e9) || a.score - b.score)
-      .map((c) => ({
-        agent_id: c.agent.agent_id,
-        score: Number(c.score.toFixed(4)),
-        load: Number(c.load.toFixed(4)),
-        ...(c.excluded ? { excluded: c.excluded } : {}),
-      }));
-    return {
-      agent_id: best?.agent.agent_id ?? '',
-      channel: best ? best.agent.channel : ('none' as const),
-      score: best ? Number(best.score.toFixed(4)) : 0,
-      snapshot_age_ms: deps.snapshot.info().age_ms,
-      candidates,
-    };
-  });
+    },
+    async (request) => {
+      const q = request.query;
+      const tags = q.tags ? q.tags.split(',').filter((t) => t !== '') : undefined;
+      const routed = await route(
+        deps.redis,
+        deps.keys,
+        deps.snapshot,
+        {
+          taskId: q.task_id ?? 'route-query',
+          capability: q.capability,
+          ...(tags ? { tags } : {}),
+          ...(q.region ? { region: q.region, regionPolicy: q.region_policy ?? 'prefer' } : {}),
+          ...(q.session_id ? { sessionId: q.session_id } : {}),
+        },
+        deps.watermark,
+      );
+      const best = routed.decision.ranked[0];
+      const order = new Map(routed.decision.ranked.map((c, i) => [c.agent.agent_id, i]));
+      const candidates = [...routed.decision.all]
+        .sort(
+          (a, b) =>
+            (order.get(a.agent.agent_id) ?? 1e9) - (order.get(b.agent.agent_id) ?? 1e9) ||
+            a.score - b.score,
+        )
+        .map((c) => ({
+          agent_id: c.agent.agent_id,
+          score: Number(c.score.toFixed(4)),
+          load: Number(c.load.toFixed(4)),
+          ...(c.excluded ? { excluded: c.excluded } : {}),
+        }));
+      return {
+        agent_id: best?.agent.agent_id ?? '',
+        channel: best ? best.agent.channel : ('none' as const),
+        score: best ? Number(best.score.toFixed(4)) : 0,
+        snapshot_age_ms: deps.snapshot.info().age_ms,
+        candidates,
+      };
+    },
+  );
 };

@@ -1,18 +1,37 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
-import { fourFigures, isInvalidWindowError, StatsReply, WINDOW_PATTERN } from '@agent-reach/analytics';
+import {
+  fourFigures,
+  isInvalidWindowError,
+  StatsReply,
+  WINDOW_PATTERN,
+} from '@agent-reach/analytics';
 import { ErrorReply } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
-import { eventsNotConfigured, eventsUnavailable, type EventsReader } from '../../observability/events-reader.ts';
+import {
+  eventsNotConfigured,
+  eventsUnavailable,
+  type EventsReader,
+} from '../../observability/events-reader.ts';
 
 /** `GET /v1/stats` query. */
 export const StatsQuery = Type.Object(
   {
-    window: Type.String({ pattern: WINDOW_PATTERN, default: '15m', description: 'How far back from now: 30s, 15m, 1h, 7d… (at most 31d)' }),
+    window: Type.String({
+      pattern: WINDOW_PATTERN,
+      default: '15m',
+      description: 'How far back from now: 30s, 15m, 1h, 7d… (at most 31d)',
+    }),
     capability: Type.Optional(
-      Type.String({ pattern: '^([A-Za-z0-9_.:-]{1,128})?$', description: 'Only this capability; empty or absent for every one' }),
+      Type.String({
+        pattern: '^([A-Za-z0-9_.:-]{1,128})?$',
+        description: 'Only this capability; empty or absent for every one',
+      }),
     ),
-    by: Type.Union([Type.Literal('capability'), Type.Literal('agent')], { default: 'capability', description: 'One row per capability or per agent' }),
+    by: Type.Union([Type.Literal('capability'), Type.Literal('agent')], {
+      default: 'capability',
+      description: 'One row per capability or per agent',
+    }),
   },
   { additionalProperties: false },
 );
@@ -28,7 +47,12 @@ export interface StatsRouteDeps {
 export const statsRoutes: FastifyPluginAsyncTypebox<StatsRouteDeps> = async (app, { events }) => {
   app.get(
     '/v1/stats',
-    { schema: { querystring: StatsQuery, response: { 200: StatsReply, 400: ErrorReply, 503: ErrorReply } } },
+    {
+      schema: {
+        querystring: StatsQuery,
+        response: { 200: StatsReply, 400: ErrorReply, 503: ErrorReply },
+      },
+    },
     async (request) => {
       const query: StatsQuery = request.query;
       if (!events?.influx) throw eventsNotConfigured();

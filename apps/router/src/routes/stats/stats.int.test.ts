@@ -21,7 +21,12 @@ let withInflux: RouterService;
 beforeAll(async () => {
   const { influxUrl, influxBucket } = testServices();
   const now = Date.now();
-  const e = (stage: TaskEvent['stage'], agent: string, ago: number, extra: Partial<TaskEvent> = {}): TaskEvent => ({
+  const e = (
+    stage: TaskEvent['stage'],
+    agent: string,
+    ago: number,
+    extra: Partial<TaskEvent> = {},
+  ): TaskEvent => ({
     stage,
     capability: cap,
     agent_id: agent,
@@ -67,7 +72,9 @@ describe('GET /v1/stats', () => {
   });
 
   it('groups per agent with by=agent, and an empty capability means every capability', async () => {
-    const res = await withInflux.app.inject({ url: `/v1/stats?window=1h&by=agent&capability=${cap}` });
+    const res = await withInflux.app.inject({
+      url: `/v1/stats?window=1h&by=agent&capability=${cap}`,
+    });
     const body = res.json<StatsReply>();
     expect(body.by).toBe('agent');
     expect(body.groups.map((g) => [g.key, g.success_rate, g.receipt_ms.mean])).toEqual(
@@ -81,21 +88,28 @@ describe('GET /v1/stats', () => {
     expect(all.json<StatsReply>().groups.some((g) => g.key === cap)).toBe(true);
   });
 
-  it.each(['window=15', 'window=32d', 'window=15m%3B%20DROP', 'by=region', 'capability=a%7Bb%7D', 'limit=3'])(
-    'refuses ?%s with 400 INVALID_QUERY',
-    async (qs) => {
-      const res = await withInflux.app.inject({ url: `/v1/stats?${qs}` });
-      expect(res.statusCode).toBe(400);
-      expect(res.json()).toMatchObject({ error: 'INVALID_QUERY', message: expect.any(String) });
-    },
-  );
+  it.each([
+    'window=15',
+    'window=32d',
+    'window=15m%3B%20DROP',
+    'by=region',
+    'capability=a%7Bb%7D',
+    'limit=3',
+  ])('refuses ?%s with 400 INVALID_QUERY', async (qs) => {
+    const res = await withInflux.app.inject({ url: `/v1/stats?${qs}` });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'INVALID_QUERY', message: expect.any(String) });
+  });
 
   it('answers 503 EVENTS_UNAVAILABLE without INFLUX_URL', async () => {
     const r = await router();
     const res = await r.app.inject({ url: '/v1/stats' });
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBe('1');
-    expect(res.json()).toMatchObject({ error: 'EVENTS_UNAVAILABLE', message: expect.stringContaining('INFLUX_URL') });
+    expect(res.json()).toMatchObject({
+      error: 'EVENTS_UNAVAILABLE',
+      message: expect.stringContaining('INFLUX_URL'),
+    });
   });
 
   it('answers 503 EVENTS_UNAVAILABLE when InfluxDB does not answer, and dispatch is unaffected', async () => {

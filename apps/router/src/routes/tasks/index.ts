@@ -12,7 +12,13 @@ import {
   TaskView,
   type SubmitBatchItem,
 } from '@agent-reach/protocol';
-import { bindRequestLog, describeError, httpError, isRedisUnavailable, resolveTraceId } from '@agent-reach/service-kit';
+import {
+  bindRequestLog,
+  describeError,
+  httpError,
+  isRedisUnavailable,
+  resolveTraceId,
+} from '@agent-reach/service-kit';
 import type { ResultWaiter } from '../../callbacks/result-waiter.ts';
 import type { Dispatcher, SubmitOutcome } from '../../dispatch/dispatcher.ts';
 import type { TaskReader } from '../../tasks/task-reader.ts';
@@ -30,29 +36,47 @@ export interface TasksRouteDeps {
 const errors = { 400: ErrorReply, 404: ErrorReply, 413: ErrorReply, 503: ErrorReply };
 
 /** Submitting tasks (one, with or without waiting for the result, or many at once) and reading their state. */
-export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (app, { dispatcher, tasks, waiter, batchBodyLimit }) => {
+export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
+  app,
+  { dispatcher, tasks, waiter, batchBodyLimit },
+) => {
   app.post(
     '/v1/tasks',
-    { schema: { querystring: SubmitQuery, body: SubmitBody, response: { 200: SubmitReply, 202: SubmitReply, ...errors } } },
+    {
+      schema: {
+        querystring: SubmitQuery,
+        body: SubmitBody,
+        response: { 200: SubmitReply, 202: SubmitReply, ...errors },
+      },
+    },
     async (request, reply) => {
       // The trace id follows the task (stream entry, acks, events) and this request's logs.
       const traceId = resolveTraceId(request.body.trace_id, request.headers.traceparent);
       const waitMs = request.query.wait_ms ?? 0;
       if (waitMs > 0 && request.body.callback_topic !== undefined) {
-        throw httpError('INVALID_QUERY', 'wait_ms answers with the result itself: leave callback_topic out, or read the topic instead of waiting');
+        throw httpError(
+          'INVALID_QUERY',
+          'wait_ms answers with the result itself: leave callback_topic out, or read the topic instead of waiting',
+        );
       }
       const taskId = waitMs > 0 ? (request.body.task_id ?? randomUUID()) : request.body.task_id;
       bindRequestLog(request, reply, { trace_id: traceId, task_id: taskId });
       if (waitMs === 0) {
         const outcome = await dispatcher.submit({ ...request.body, trace_id: traceId });
-        if (!request.body.task_id) bindRequestLog(request, reply, { task_id: outcome.reply.task_id });
+        if (!request.body.task_id)
+          bindRequestLog(request, reply, { task_id: outcome.reply.task_id });
         return reply.code(outcome.created ? 202 : 200).send(outcome.reply);
       }
       // Registered before the submission, so the result cannot arrive unseen.
       const expectation = waiter.expect(taskId as string, waitMs);
       let outcome: SubmitOutcome;
       try {
-        outcome = await dispatcher.submit({ ...request.body, task_id: taskId, trace_id: traceId, callback_topic: waiter.topic });
+        outcome = await dispatcher.submit({
+          ...request.body,
+          task_id: taskId,
+          trace_id: traceId,
+          callback_topic: waiter.topic,
+        });
       } catch (err: unknown) {
         expectation.cancel();
         throw err;
@@ -63,24 +87,38 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (app
         return reply.code(200).send(outcome.reply);
       }
       const msg = await expectation.result;
-      return msg ? reply.code(200).send(withResult(outcome.reply, msg)) : reply.code(202).send(outcome.reply);
+      return msg
+        ? reply.code(200).send(withResult(outcome.reply, msg))
+        : reply.code(202).send(outcome.reply);
     },
   );
 
   app.post(
     '/v1/tasks/batch',
-    { bodyLimit: batchBodyLimit, schema: { body: SubmitBatchBody, response: { 200: SubmitBatchReply, ...errors } } },
+    {
+      bodyLimit: batchBodyLimit,
+      schema: { body: SubmitBatchBody, response: { 200: SubmitBatchReply, ...errors } },
+    },
     async (request) => {
       // Submitted concurrently: their Redis commands share round trips on the auto-pipelined connection.
       const results = await Promise.all(
         request.body.tasks.map(async (task): Promise<SubmitBatchItem> => {
           try {
-            const outcome = await dispatcher.submit({ ...task, trace_id: resolveTraceId(task.trace_id, request.headers.traceparent) });
+            const outcome = await dispatcher.submit({
+              ...task,
+              trace_id: resolveTraceId(task.trace_id, request.headers.traceparent),
+            });
             return { http_status: outcome.created ? 202 : 200, ...outcome.reply };
           } catch (err: unknown) {
             const described = describeError(err as FastifyError, isRedisUnavailable);
-            if (described.status >= 500 && described.code === 'INTERNAL') request.log.error({ err, task_id: task.task_id }, 'batch item failed');
-            return { http_status: described.status, ...(task.task_id ? { task_id: task.task_id } : {}), error: described.code, message: described.message };
+            if (described.status >= 500 && described.code === 'INTERNAL')
+              request.log.error({ err, task_id: task.task_id }, 'batch item failed');
+            return {
+              http_status: described.status,
+              ...(task.task_id ? { task_id: task.task_id } : {}),
+              error: described.code,
+              message: described.message,
+            };
           }
         }),
       );
@@ -93,7 +131,11 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (app
     { schema: { params: TaskParams, response: { 200: TaskView, ...errors } } },
     async (request) => {
       const view = await tasks.view(request.params.task_id);
-      if (!view) throw httpError('TASK_NOT_FOUND', `task ${request.params.task_id} is unknown or has expired`);
+      if (!view)
+        throw httpError(
+          'TASK_NOT_FOUND',
+          `task ${request.params.task_id} is unknown or has expired`,
+        );
       return view;
     },
   );

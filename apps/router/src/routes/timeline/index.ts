@@ -1,5 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { TimelineReply, timelineFromInflux, withGaps, type StageRecord } from '@agent-reach/analytics';
+import {
+  TimelineReply,
+  timelineFromInflux,
+  withGaps,
+  type StageRecord,
+} from '@agent-reach/analytics';
 import { ErrorReply, TaskParams } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
 import { eventsUnavailable, type EventsReader } from '../../observability/events-reader.ts';
@@ -28,28 +33,46 @@ function fromRedis(entry: Record<string, unknown> & { stage: string; at: number 
  * A task's stages with the gap between them: from Redis while the task's state is there, from
  * its points in InfluxDB once that state expired.
  */
-export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRouteDeps> = async (app, { tasks, events }) => {
+export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRouteDeps> = async (
+  app,
+  { tasks, events },
+) => {
   app.get(
     '/v1/tasks/:task_id/timeline',
-    { schema: { params: TaskParams, response: { 200: TimelineReply, 400: ErrorReply, 404: ErrorReply, 503: ErrorReply } } },
+    {
+      schema: {
+        params: TaskParams,
+        response: { 200: TimelineReply, 400: ErrorReply, 404: ErrorReply, 503: ErrorReply },
+      },
+    },
     async (request) => {
       const taskId = request.params.task_id;
       const view = await tasks.view(taskId);
       if (view) {
-        const stages = withGaps(view.timeline.map((e) => fromRedis(e as Record<string, unknown> & typeof e)));
+        const stages = withGaps(
+          view.timeline.map((e) => fromRedis(e as Record<string, unknown> & typeof e)),
+        );
         return { task_id: taskId, source: 'redis' as const, stages };
       }
       if (!events?.influx) {
-        throw httpError('TASK_NOT_FOUND', `task ${taskId} is unknown or has expired (InfluxDB is not configured to look further back)`);
+        throw httpError(
+          'TASK_NOT_FOUND',
+          `task ${taskId} is unknown or has expired (InfluxDB is not configured to look further back)`,
+        );
       }
       let stages;
       try {
-        stages = await timelineFromInflux(events.influx, taskId, { lookback: events.timelineLookback });
+        stages = await timelineFromInflux(events.influx, taskId, {
+          lookback: events.timelineLookback,
+        });
       } catch (err: unknown) {
         throw eventsUnavailable(err, request.log);
       }
       if (stages.length === 0) {
-        throw httpError('TASK_NOT_FOUND', `task ${taskId} is unknown: not in Redis, nor in InfluxDB over the last ${events.timelineLookback}`);
+        throw httpError(
+          'TASK_NOT_FOUND',
+          `task ${taskId} is unknown: not in Redis, nor in InfluxDB over the last ${events.timelineLookback}`,
+        );
       }
       return { task_id: taskId, source: 'influxdb' as const, stages };
     },

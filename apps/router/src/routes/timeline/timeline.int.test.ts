@@ -22,12 +22,35 @@ beforeAll(async () => {
   const common = { capability: 'tl-echo', task_id: taskId };
   // Attempt 1 on agent-a fails, the retry goes to agent-b and completes; written out of order.
   await writeEvents(influxUrl, influxBucket, [
-    { ...common, stage: 'completed', agent_id: 'agent-b', attempt: 2, at: t0 + 4000, latency_ms: 40, duration_ms: 35 },
+    {
+      ...common,
+      stage: 'completed',
+      agent_id: 'agent-b',
+      attempt: 2,
+      at: t0 + 4000,
+      latency_ms: 40,
+      duration_ms: 35,
+    },
     { ...common, stage: 'sent', agent_id: 'agent-a', attempt: 1, at: t0 },
     { ...common, stage: 'received', agent_id: 'agent-a', attempt: 1, at: t0 + 12, latency_ms: 12 },
-    { ...common, stage: 'failed', agent_id: 'agent-a', attempt: 1, at: t0 + 50, latency_ms: 38, reason: 'boom' },
+    {
+      ...common,
+      stage: 'failed',
+      agent_id: 'agent-a',
+      attempt: 1,
+      at: t0 + 50,
+      latency_ms: 38,
+      reason: 'boom',
+    },
     { ...common, stage: 'sent', agent_id: 'agent-b', attempt: 2, at: t0 + 3000 },
-    { ...common, stage: 'received', agent_id: 'agent-b', attempt: 2, at: t0 + 3960, latency_ms: 960 },
+    {
+      ...common,
+      stage: 'received',
+      agent_id: 'agent-b',
+      attempt: 2,
+      at: t0 + 3960,
+      latency_ms: 960,
+    },
   ]);
   withInflux = await router({ url: influxUrl, bucket: influxBucket });
 });
@@ -46,10 +69,24 @@ describe('GET /v1/tasks/:task_id/timeline from InfluxDB', () => {
       stages: [
         { stage: 'sent', at: t0, gap_ms: 0, agent_id: 'agent-a', attempt: 1 },
         { stage: 'received', at: t0 + 12, gap_ms: 12, agent_id: 'agent-a', attempt: 1 },
-        { stage: 'failed', at: t0 + 50, gap_ms: 38, agent_id: 'agent-a', attempt: 1, reason: 'boom' },
+        {
+          stage: 'failed',
+          at: t0 + 50,
+          gap_ms: 38,
+          agent_id: 'agent-a',
+          attempt: 1,
+          reason: 'boom',
+        },
         { stage: 'sent', at: t0 + 3000, gap_ms: 2950, agent_id: 'agent-b', attempt: 2 },
         { stage: 'received', at: t0 + 3960, gap_ms: 960, agent_id: 'agent-b', attempt: 2 },
-        { stage: 'completed', at: t0 + 4000, gap_ms: 40, agent_id: 'agent-b', attempt: 2, duration_ms: 35 },
+        {
+          stage: 'completed',
+          at: t0 + 4000,
+          gap_ms: 40,
+          agent_id: 'agent-b',
+          attempt: 2,
+          duration_ms: 35,
+        },
       ],
     });
   });
@@ -57,12 +94,17 @@ describe('GET /v1/tasks/:task_id/timeline from InfluxDB', () => {
   it('answers 404 TASK_NOT_FOUND when neither Redis nor InfluxDB has the task', async () => {
     const res = await withInflux.app.inject({ url: `/v1/tasks/${uniqueName('nope')}/timeline` });
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toMatchObject({ error: 'TASK_NOT_FOUND', message: expect.stringContaining('InfluxDB') });
+    expect(res.json()).toMatchObject({
+      error: 'TASK_NOT_FOUND',
+      message: expect.stringContaining('InfluxDB'),
+    });
   });
 
   it('answers 404 without INFLUX_URL, and 503 EVENTS_UNAVAILABLE when InfluxDB does not answer', async () => {
     const none = await router();
-    expect((await none.app.inject({ url: `/v1/tasks/${taskId}/timeline` })).json()).toMatchObject({ error: 'TASK_NOT_FOUND' });
+    expect((await none.app.inject({ url: `/v1/tasks/${taskId}/timeline` })).json()).toMatchObject({
+      error: 'TASK_NOT_FOUND',
+    });
     const down = await router({ url: `http://127.0.0.1:${await freePort()}`, bucket: 'reach' });
     const res = await down.app.inject({ url: `/v1/tasks/${taskId}/timeline` });
     expect(res.statusCode).toBe(503);

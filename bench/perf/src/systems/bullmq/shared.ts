@@ -18,6 +18,7 @@ export interface BenchReturn {
 /** QueueEvents gives the return value parsed, but older releases gave the JSON text. */
 export function parseReturn(value: unknown): BenchReturn | undefined {
   const v: unknown = typeof value === 'string' ? JSON.parse(value) : value;
-  if (typeof v === 'object' && v !== null && typeof (v as BenchReturn).k === 'string') return v as BenchReturn;
+  if (typeof v === 'object' && v !== null && typeof (v as BenchReturn).k === 'string')
+    return v as BenchReturn;
   return undefined;
 }

@@ -21,7 +21,18 @@ const loop = (async () => {
   while (!closed) {
     let reply: GroupReply;
     try {
-      reply = (await reader.xreadgroup('GROUP', FLOOR.group, name, 'COUNT', 100, 'BLOCK', 1000, 'STREAMS', FLOOR.tasks, '>')) as GroupReply;
+      reply = (await reader.xreadgroup(
+        'GROUP',
+        FLOOR.group,
+        name,
+        'COUNT',
+        100,
+        'BLOCK',
+        1000,
+        'STREAMS',
+        FLOOR.tasks,
+        '>',
+      )) as GroupReply;
     } catch {
       if (!closed) await new Promise((r) => setTimeout(r, 100));
       continue;
@@ -37,7 +48,9 @@ const loop = (async () => {
       pipe.xack(FLOOR.tasks, FLOOR.group, id);
       pipe.xadd(fields[3] as string, '*', 'k', key, 'r', at);
     }
-    pipe.exec().catch((err: unknown) => process.stderr.write(`floor pipeline failed: ${String(err)}\n`));
+    pipe
+      .exec()
+      .catch((err: unknown) => process.stderr.write(`floor pipeline failed: ${String(err)}\n`));
   }
 })();
 

@@ -15,7 +15,11 @@ export const FLOOR = {
  * Follows a completion stream (XREAD BLOCK on its own connection) and hands each entry's task key
  * and receipt time to `onDone`, until `close()`.
  */
-export function followCompletions(redisUrl: string, stream: string, onDone: (key: string, receivedAt: number) => void): { close(): Promise<void> } {
+export function followCompletions(
+  redisUrl: string,
+  stream: string,
+  onDone: (key: string, receivedAt: number) => void,
+): { close(): Promise<void> } {
   const conn = new Redis(redisUrl, { maxRetriesPerRequest: null });
   let closed = false;
   const loop = (async () => {

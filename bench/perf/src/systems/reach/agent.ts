@@ -16,7 +16,10 @@ const agent = new ReachAgent({
   agentId: env('AGENT_ID'),
   capabilities: [env('BENCH_CAPABILITY')],
   maxConcurrency: envInt('MAX_CONCURRENCY', 100),
-  logger: pino({ level: process.env['LOG_LEVEL'] ?? 'warn', base: { agent: process.env['AGENT_ID'] } }),
+  logger: pino({
+    level: process.env['LOG_LEVEL'] ?? 'warn',
+    base: { agent: process.env['AGENT_ID'] },
+  }),
   handler: () => Promise.resolve({ r: monoMs() }),
 });
 
@@ -25,7 +28,9 @@ agent.start();
 agent.ready().then(
   (reg) => announceReady({ agent_id: reg.agent_id, epoch: reg.epoch }),
   (err: unknown) => {
-    process.stderr.write(`agent could not register: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `agent could not register: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -35,7 +35,12 @@ interface BatchItem {
   message?: string;
 }
 
-const taskBody = (key: string) => ({ task_id: key, capability, payload: { n: 1 }, callback_topic: topic });
+const taskBody = (key: string) => ({
+  task_id: key,
+  capability,
+  payload: { n: 1 },
+  callback_topic: topic,
+});
 
 /** Submissions of one tick in one `POST /v1/tasks/batch`; results come from the long-poll. */
 function batchTarget(pool: Pool, maxBatch: number): Target {
@@ -57,7 +62,9 @@ function batchTarget(pool: Pool, maxBatch: number): Target {
       const text = `${item.http_status} ${item.error ?? ''}: ${item.message ?? ''}`;
       // 429 AT_CAPACITY (every agent at max_concurrency), 503 NO_AGENT or STORE_UNAVAILABLE:
       // "retry shortly", which the SDK's run() does too.
-      return item.http_status === 429 || item.http_status === 503 ? new RetryLater(text) : new Error(`router answered ${text}`);
+      return item.http_status === 429 || item.http_status === 503
+        ? new RetryLater(text)
+        : new Error(`router answered ${text}`);
     });
   }, maxBatch);
   return { submit };
@@ -93,7 +100,11 @@ function waitTarget(pool: Pool, sink: ResultSink): Target {
       });
       const text = await res.body.text();
       if (res.statusCode === 200) {
-        const reply = JSON.parse(text) as { status: string; result?: { r?: number }; error?: string };
+        const reply = JSON.parse(text) as {
+          status: string;
+          result?: { r?: number };
+          error?: string;
+        };
         if (reply.status === 'completed') sink.complete(key, reply.result?.r ?? NaN);
         else sink.fail(key, new Error(`${reply.status}: ${reply.error ?? ''}`));
         return;
@@ -104,7 +115,11 @@ function waitTarget(pool: Pool, sink: ResultSink): Target {
   };
 }
 
-async function pollResults(client: Client, sink: ResultSink, isClosed: () => boolean): Promise<void> {
+async function pollResults(
+  client: Client,
+  sink: ResultSink,
+  isClosed: () => boolean,
+): Promise<void> {
   let cursor = '0';
   while (!isClosed()) {
     try {
@@ -120,27 +135,42 @@ async function pollResults(client: Client, sink: ResultSink, isClosed: () => boo
       const reply = (await res.body.json()) as { items: CallbackItem[]; cursor: string };
       cursor = reply.cursor;
       for (const item of reply.items) {
-        if (item.status === 'completed') sink.complete(item.task_id, (item.result as { r?: number } | undefined)?.r ?? NaN);
+        if (item.status === 'completed')
+          sink.complete(item.task_id, (item.result as { r?: number } | undefined)?.r ?? NaN);
         else sink.fail(item.task_id, new Error(`${item.status}: ${item.error ?? ''}`));
       }
     } catch (err: unknown) {
       if (isClosed()) return;
-      process.stderr.write(`long-poll failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.stderr.write(
+        `long-poll failed: ${err instanceof Error ? err.message : String(err)}\n`,
+      );
       await new Promise((r) => setTimeout(r, 100));
     }
   }
 }
 
 serveCaller(async (sink) => {
-  const queuedPool = new Pool(routerUrl, { connections: envInt('SUBMIT_CONNECTIONS', 64), pipelining: 1 });
-  const httpPool = new Pool(routerUrl, { connections: envInt('HTTP_CONNECTIONS', 50), pipelining: 1 });
-  const poller = new Client(routerUrl, { headersTimeout: POLL_WAIT_MS + 10_000, bodyTimeout: POLL_WAIT_MS + 10_000 });
+  const queuedPool = new Pool(routerUrl, {
+    connections: envInt('SUBMIT_CONNECTIONS', 64),
+    pipelining: 1,
+  });
+  const httpPool = new Pool(routerUrl, {
+    connections: envInt('HTTP_CONNECTIONS', 50),
+    pipelining: 1,
+  });
+  const poller = new Client(routerUrl, {
+    headersTimeout: POLL_WAIT_MS + 10_000,
+    bodyTimeout: POLL_WAIT_MS + 10_000,
+  });
   let closed = false;
   const polling = pollResults(poller, sink, () => closed);
   return {
     queued: batchTarget(queuedPool, envInt('SUBMIT_BATCH', 256)),
     // A client that waits for its result, each of the 50 concurrent tasks holding a connection.
-    http: process.env['REACH_HTTP_STYLE'] === 'wait' ? waitTarget(httpPool, sink) : pollStyleTarget(httpPool),
+    http:
+      process.env['REACH_HTTP_STYLE'] === 'wait'
+        ? waitTarget(httpPool, sink)
+        : pollStyleTarget(httpPool),
     async close() {
       closed = true;
       await Promise.allSettled([queuedPool.destroy(), httpPool.destroy(), poller.destroy()]);
