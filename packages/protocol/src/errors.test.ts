@@ -10,7 +10,7 @@ describe('docs/errors.md', () => {
     const section = doc.split(`\n## ${code}\n`)[1]?.split('\n## ')[0]?.trim() ?? '';
     expect(section.length).toBeGreaterThan(20);
     expect(doc).toMatch(
-      new RegExp(`\\| \`${code}\` \\| ${ERROR_CODES[code as keyof typeof ERROR_CODES]} \\|`),
+      new RegExp(`\\| \`${code}\` +\\| ${ERROR_CODES[code as keyof typeof ERROR_CODES]} +\\|`),
     );
   });
 });
