@@ -60,6 +60,8 @@ export interface RegistryOptions {
   dispatchGraceMs: number;
   /** A retry that finds no agent for this long is dead-lettered (no_agent). @default 300000 (env REACH_NO_AGENT_WAIT_MS) */
   noAgentWaitMs: number;
+  /** An agent at or above this share of max_concurrency is skipped while another has room (retries route with it, as the router does). @default 0.85 (env REACH_WATERMARK) */
+  watermark: number;
   /** @default 'info' (env LOG_LEVEL) */
   logLevel: string;
 }
@@ -92,6 +94,7 @@ const EnvSchema = Type.Object({
   REACH_DLQ_RETENTION_S: Type.Integer({ default: 604800, minimum: 1 }),
   REACH_DISPATCH_GRACE_MS: Type.Integer({ default: 10000, minimum: 100 }),
   REACH_NO_AGENT_WAIT_MS: Type.Integer({ default: 300000, minimum: 100 }),
+  REACH_WATERMARK: Type.Number({ default: 0.85, exclusiveMinimum: 0, maximum: 1 }),
   LOG_LEVEL: Type.String({ default: 'info' }),
 });
 
@@ -149,6 +152,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     dlqRetentionS: e.REACH_DLQ_RETENTION_S,
     dispatchGraceMs: e.REACH_DISPATCH_GRACE_MS,
     noAgentWaitMs: e.REACH_NO_AGENT_WAIT_MS,
+    watermark: e.REACH_WATERMARK,
     logLevel: e.LOG_LEVEL,
     ...(e.REACH_INSTANCE_ID ? { instanceId: e.REACH_INSTANCE_ID } : {}),
   };
@@ -185,6 +189,7 @@ export function compileRegistryOptions(opts: Partial<RegistryOptions> = {}): Reg
     dlqRetentionS: 604800,
     dispatchGraceMs: 10000,
     noAgentWaitMs: 300000,
+    watermark: 0.85,
     logLevel: 'info',
     ...opts,
   };
