@@ -1,101 +1,135 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { envSchema } from 'env-schema';
-import { DEFAULT_PREFIX } from '@agent-reach/protocol';
+import { SHARED_DEFAULTS, SHARED_ENV, setOnly } from '@agent-reach/protocol';
 
-/** Settings of registry-sync. */
+/**
+ * Settings of registry-sync; the defaults are {@link REGISTRY_DEFAULTS}. Those marked
+ * "published" are written to Redis (`keys.settings()`, see `PUBLISHED_SETTINGS`) at start-up and
+ * with every snapshot, and routers use them over their own.
+ */
 export interface RegistryOptions {
-  /** @default 8080 (env REGISTRY_PORT) */
+  /** (env REGISTRY_PORT) */
   port: number;
-  /** @default '0.0.0.0' (env HOST) */
+  /** (env HOST) */
   host: string;
-  /** @default 'redis://127.0.0.1:6379' (env REDIS_URL) */
+  /** (env REDIS_URL) */
   redisUrl: string;
-  /** Key prefix; tests use a random one. @default 'reach' (env REACH_PREFIX) */
+  /** Key prefix; tests use a random one. (env REACH_PREFIX) */
   prefix: string;
-  /** Interval agents are told to heartbeat at. @default 5000 (env REACH_HEARTBEAT_MS) */
+  /** Interval agents are told to heartbeat at; published. (env REACH_HEARTBEAT_MS) */
   heartbeatIntervalMs: number;
-  /** Lease age after which an agent is SUSPECT. @default 15000 (env REACH_SUSPECT_MS) */
+  /** Lease age after which an agent is SUSPECT; published. (env REACH_SUSPECT_MS) */
   suspectMs: number;
-  /** Lease age after which an agent is OFFLINE. @default 30000 (env REACH_OFFLINE_MS) */
+  /** Lease age after which an agent is OFFLINE; published. (env REACH_OFFLINE_MS) */
   offlineMs: number;
-  /** How often the registry snapshot is written. @default 5000 (env REACH_SNAPSHOT_MS) */
+  /**
+   * How often the registry snapshot is written at least; every status change writes one within
+   * 50 ms besides. Published. (env REACH_SNAPSHOT_MS)
+   */
   snapshotIntervalMs: number;
-  /** How often leases are checked. @default 1000 (env REACH_SWEEP_MS) */
+  /** How often leases are checked. (env REACH_SWEEP_MS) */
   sweepIntervalMs: number;
-  /** How long a final task's state stays in Redis. @default 86400 (env REACH_TASK_RETENTION_S) */
+  /** How long a final task's state stays in Redis, seconds. (env REACH_TASK_RETENTION_S) */
   taskRetentionS: number;
-  /** How long an idle callback topic is kept. @default 604800 (env REACH_CALLBACK_RETENTION_S) */
+  /** How long an idle callback topic is kept, seconds; published. (env REACH_CALLBACK_RETENTION_S) */
   callbackRetentionS: number;
-  /** Approximate cap on entries per callback topic. @default 100000 (env REACH_CALLBACK_MAXLEN) */
+  /** Approximate cap on entries per callback topic; published. (env REACH_CALLBACK_MAXLEN) */
   callbackMaxLen: number;
-  /** Largest accepted request body in bytes. @default 65536 (env REACH_REGISTRY_BODY_LIMIT) */
+  /** Largest accepted request body in bytes. (env REACH_REGISTRY_BODY_LIMIT) */
   bodyLimitBytes: number;
-  /** Name of this instance in consumer groups. @default hostname-pid (env REACH_INSTANCE_ID) */
+  /** Name of this instance in consumer groups; `sync-<pid>` when unset. (env REACH_INSTANCE_ID) */
   instanceId: string;
-  /** Attempts in all before a task is dead-lettered. @default 4 (env REACH_MAX_ATTEMPTS) */
+  /** Attempts in all before a task is dead-lettered; published. (env REACH_MAX_ATTEMPTS) */
   maxAttempts: number;
-  /** First retry backoff; doubles each attempt, ±20 % jitter. @default 2000 (env REACH_RETRY_BASE_MS) */
+  /** First retry backoff; doubles each attempt, ±20 % jitter. Published. (env REACH_RETRY_BASE_MS) */
   retryBaseMs: number;
-  /** Longest retry backoff. @default 120000 (env REACH_RETRY_CAP_MS) */
+  /** Longest retry backoff; published. (env REACH_RETRY_CAP_MS) */
   retryCapMs: number;
-  /** A task without a receipt this long after it was sent is retried. @default 30000 (env REACH_RECEIPT_TIMEOUT_MS) */
+  /** A task without a receipt this long after it was sent is retried; published. (env REACH_RECEIPT_TIMEOUT_MS) */
   receiptTimeoutMs: number;
-  /** An agent whose inbox holds a task unread this long is SUSPECT, heartbeats or not. @default 10000 (env REACH_CONSUME_BOUND_MS) */
+  /** An agent whose inbox holds a task unread this long is SUSPECT, heartbeats or not. (env REACH_CONSUME_BOUND_MS) */
   consumeBoundMs: number;
-  /** How often each live agent is sent a probe task through its inbox. @default 10000 (env REACH_PROBE_MS) */
+  /** How often each live agent is sent a probe task through its inbox. (env REACH_PROBE_MS) */
   probeIntervalMs: number;
-  /** A completion slower than this counts toward ejection. @default 3000 (env REACH_SLOW_MS) */
+  /** A completion slower than this counts toward ejection. (env REACH_SLOW_MS) */
   slowMs: number;
-  /** Per-capability slow thresholds, e.g. {"summarise": 20000}. @default {} (env REACH_SLOW_MS_BY_CAPABILITY, JSON) */
+  /** Per-capability slow thresholds, e.g. {"summarise": 20000}. (env REACH_SLOW_MS_BY_CAPABILITY, JSON) */
   slowMsByCapability: Record<string, number>;
-  /** Consecutive slow completions that eject an agent. @default 5 */
+  /** Consecutive slow completions that eject an agent (no variable). */
   slowStreak: number;
-  /** How long an ejected agent gets no tasks, seconds. @default 30 (env REACH_EJECT_S) */
+  /** How long an ejected agent gets no tasks, seconds. (env REACH_EJECT_S) */
   ejectS: number;
-  /** Largest share of a capability's agents ejected at once. @default 0.5 (env REACH_EJECT_MAX_SHARE) */
+  /** Largest share of a capability's agents ejected at once. (env REACH_EJECT_MAX_SHARE) */
   ejectMaxShare: number;
-  /** How long dead letters are kept, seconds. @default 604800 (env REACH_DLQ_RETENTION_S) */
+  /** How long dead letters are kept, seconds; published. (env REACH_DLQ_RETENTION_S) */
   dlqRetentionS: number;
-  /** An assigned task still undelivered after this long is re-driven. @default 10000 (env REACH_DISPATCH_GRACE_MS) */
+  /** An assigned task still undelivered after this long is re-driven; published. (env REACH_DISPATCH_GRACE_MS) */
   dispatchGraceMs: number;
-  /** A retry that finds no agent for this long is dead-lettered (no_agent). @default 300000 (env REACH_NO_AGENT_WAIT_MS) */
+  /** A retry that finds no agent for this long is dead-lettered (no_agent). (env REACH_NO_AGENT_WAIT_MS) */
   noAgentWaitMs: number;
-  /** An agent at or above this share of max_concurrency is skipped while another has room (retries route with it, as the router does). @default 0.85 (env REACH_WATERMARK) */
+  /**
+   * An agent at or above this share of max_concurrency is skipped while another has room; retries
+   * route with it as the router does. Published. (env REACH_WATERMARK)
+   */
   watermark: number;
-  /** @default 'info' (env LOG_LEVEL) */
+  /** (env LOG_LEVEL) */
   logLevel: string;
 }
 
+/** Every default of {@link RegistryOptions}, each written once (shared ones in `SHARED_DEFAULTS`). */
+export const REGISTRY_DEFAULTS = {
+  host: SHARED_DEFAULTS.host,
+  redisUrl: SHARED_DEFAULTS.redisUrl,
+  prefix: SHARED_DEFAULTS.prefix,
+  logLevel: SHARED_DEFAULTS.logLevel,
+  offlineMs: SHARED_DEFAULTS.offlineMs,
+  snapshotIntervalMs: SHARED_DEFAULTS.snapshotIntervalMs,
+  dispatchGraceMs: SHARED_DEFAULTS.dispatchGraceMs,
+  watermark: SHARED_DEFAULTS.watermark,
+  dlqRetentionS: SHARED_DEFAULTS.dlqRetentionS,
+  callbackRetentionS: SHARED_DEFAULTS.callbackRetentionS,
+  callbackMaxLen: SHARED_DEFAULTS.callbackMaxLen,
+  port: 8080,
+  heartbeatIntervalMs: 5000,
+  suspectMs: 15_000,
+  sweepIntervalMs: 1000,
+  taskRetentionS: 86_400,
+  bodyLimitBytes: 65_536,
+  maxAttempts: 4,
+  retryBaseMs: 2000,
+  retryCapMs: 120_000,
+  receiptTimeoutMs: 30_000,
+  consumeBoundMs: 10_000,
+  probeIntervalMs: 10_000,
+  slowMs: 3000,
+  slowMsByCapability: {},
+  slowStreak: 5,
+  ejectS: 30,
+  ejectMaxShare: 0.5,
+  noAgentWaitMs: 300_000,
+} as const satisfies Omit<RegistryOptions, 'instanceId'>;
+
+// No defaults here: an unset variable is left out, and compileRegistryOptions fills it in.
 const EnvSchema = Type.Object({
-  REGISTRY_PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535 }),
-  HOST: Type.String({ default: '0.0.0.0' }),
-  REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379' }),
-  REACH_PREFIX: Type.String({ default: DEFAULT_PREFIX, pattern: '^[A-Za-z0-9_.:-]{1,64}$' }),
-  REACH_HEARTBEAT_MS: Type.Integer({ default: 5000, minimum: 50 }),
-  REACH_SUSPECT_MS: Type.Integer({ default: 15000, minimum: 100 }),
-  REACH_OFFLINE_MS: Type.Integer({ default: 30000, minimum: 200 }),
-  REACH_SNAPSHOT_MS: Type.Integer({ default: 5000, minimum: 50 }),
-  REACH_SWEEP_MS: Type.Integer({ default: 1000, minimum: 20 }),
-  REACH_TASK_RETENTION_S: Type.Integer({ default: 86400, minimum: 1 }),
-  REACH_CALLBACK_RETENTION_S: Type.Integer({ default: 604800, minimum: 1 }),
-  REACH_CALLBACK_MAXLEN: Type.Integer({ default: 100000, minimum: 100 }),
-  REACH_REGISTRY_BODY_LIMIT: Type.Integer({ default: 65536, minimum: 1024 }),
+  ...SHARED_ENV,
+  REGISTRY_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  REACH_HEARTBEAT_MS: Type.Optional(Type.Integer({ minimum: 50 })),
+  REACH_SUSPECT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
+  REACH_SWEEP_MS: Type.Optional(Type.Integer({ minimum: 20 })),
+  REACH_TASK_RETENTION_S: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_REGISTRY_BODY_LIMIT: Type.Optional(Type.Integer({ minimum: 1024 })),
   REACH_INSTANCE_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
-  REACH_MAX_ATTEMPTS: Type.Integer({ default: 4, minimum: 1 }),
-  REACH_RETRY_BASE_MS: Type.Integer({ default: 2000, minimum: 0 }),
-  REACH_RETRY_CAP_MS: Type.Integer({ default: 120000, minimum: 0 }),
-  REACH_RECEIPT_TIMEOUT_MS: Type.Integer({ default: 30000, minimum: 100 }),
-  REACH_CONSUME_BOUND_MS: Type.Integer({ default: 10000, minimum: 100 }),
-  REACH_PROBE_MS: Type.Integer({ default: 10000, minimum: 100 }),
-  REACH_SLOW_MS: Type.Integer({ default: 3000, minimum: 1 }),
-  REACH_SLOW_MS_BY_CAPABILITY: Type.String({ default: '{}' }),
-  REACH_EJECT_S: Type.Integer({ default: 30, minimum: 1 }),
-  REACH_EJECT_MAX_SHARE: Type.Number({ default: 0.5, minimum: 0, maximum: 1 }),
-  REACH_DLQ_RETENTION_S: Type.Integer({ default: 604800, minimum: 1 }),
-  REACH_DISPATCH_GRACE_MS: Type.Integer({ default: 10000, minimum: 100 }),
-  REACH_NO_AGENT_WAIT_MS: Type.Integer({ default: 300000, minimum: 100 }),
-  REACH_WATERMARK: Type.Number({ default: 0.85, exclusiveMinimum: 0, maximum: 1 }),
-  LOG_LEVEL: Type.String({ default: 'info' }),
+  REACH_MAX_ATTEMPTS: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_RETRY_BASE_MS: Type.Optional(Type.Integer({ minimum: 0 })),
+  REACH_RETRY_CAP_MS: Type.Optional(Type.Integer({ minimum: 0 })),
+  REACH_RECEIPT_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
+  REACH_CONSUME_BOUND_MS: Type.Optional(Type.Integer({ minimum: 100 })),
+  REACH_PROBE_MS: Type.Optional(Type.Integer({ minimum: 100 })),
+  REACH_SLOW_MS: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_SLOW_MS_BY_CAPABILITY: Type.Optional(Type.String()),
+  REACH_EJECT_S: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_EJECT_MAX_SHARE: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  REACH_NO_AGENT_WAIT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
 });
 
 function slowMap(text: string): Record<string, number> {
@@ -122,10 +156,13 @@ function slowMap(text: string): Record<string, number> {
 }
 type Env = Static<typeof EnvSchema>;
 
-/** Reads and checks the environment; throws a message naming the bad variable. */
+/**
+ * Reads and checks the environment; throws a message naming the bad variable. Only the variables
+ * that are set appear in the result; compileRegistryOptions fills in the rest.
+ */
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<RegistryOptions> {
   const e = envSchema<Env>({ schema: EnvSchema, data: env, dotenv: false });
-  return {
+  const given: Partial<RegistryOptions> = {
     port: e.REGISTRY_PORT,
     host: e.HOST,
     redisUrl: e.REDIS_URL,
@@ -146,7 +183,10 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     consumeBoundMs: e.REACH_CONSUME_BOUND_MS,
     probeIntervalMs: e.REACH_PROBE_MS,
     slowMs: e.REACH_SLOW_MS,
-    slowMsByCapability: slowMap(e.REACH_SLOW_MS_BY_CAPABILITY),
+    slowMsByCapability:
+      e.REACH_SLOW_MS_BY_CAPABILITY === undefined
+        ? undefined
+        : slowMap(e.REACH_SLOW_MS_BY_CAPABILITY),
     ejectS: e.REACH_EJECT_S,
     ejectMaxShare: e.REACH_EJECT_MAX_SHARE,
     dlqRetentionS: e.REACH_DLQ_RETENTION_S,
@@ -154,43 +194,17 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     noAgentWaitMs: e.REACH_NO_AGENT_WAIT_MS,
     watermark: e.REACH_WATERMARK,
     logLevel: e.LOG_LEVEL,
-    ...(e.REACH_INSTANCE_ID ? { instanceId: e.REACH_INSTANCE_ID } : {}),
+    instanceId: e.REACH_INSTANCE_ID || undefined,
   };
+  return setOnly(given);
 }
 
 /** Resolves settings once, filling defaults and checking that the lease bounds make sense. */
 export function compileRegistryOptions(opts: Partial<RegistryOptions> = {}): RegistryOptions {
   const o: RegistryOptions = {
-    port: 8080,
-    host: '0.0.0.0',
-    redisUrl: 'redis://127.0.0.1:6379',
-    prefix: DEFAULT_PREFIX,
-    heartbeatIntervalMs: 5000,
-    suspectMs: 15000,
-    offlineMs: 30000,
-    snapshotIntervalMs: 5000,
-    sweepIntervalMs: 1000,
-    taskRetentionS: 86400,
-    callbackRetentionS: 604800,
-    callbackMaxLen: 100000,
-    bodyLimitBytes: 65536,
+    ...REGISTRY_DEFAULTS,
+    slowMsByCapability: { ...REGISTRY_DEFAULTS.slowMsByCapability },
     instanceId: `sync-${process.pid}`,
-    maxAttempts: 4,
-    retryBaseMs: 2000,
-    retryCapMs: 120000,
-    receiptTimeoutMs: 30000,
-    consumeBoundMs: 10000,
-    probeIntervalMs: 10000,
-    slowMs: 3000,
-    slowMsByCapability: {},
-    slowStreak: 5,
-    ejectS: 30,
-    ejectMaxShare: 0.5,
-    dlqRetentionS: 604800,
-    dispatchGraceMs: 10000,
-    noAgentWaitMs: 300000,
-    watermark: 0.85,
-    logLevel: 'info',
     ...opts,
   };
   if (!(o.heartbeatIntervalMs < o.suspectMs && o.suspectMs < o.offlineMs)) {

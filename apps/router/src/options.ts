@@ -1,82 +1,105 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { envSchema } from 'env-schema';
-import { DEFAULT_PREFIX } from '@agent-reach/protocol';
+import { SHARED_DEFAULTS, SHARED_ENV, setOnly } from '@agent-reach/protocol';
 import { WINDOW_PATTERN } from '@agent-reach/analytics';
 
-/** Settings of the router. */
+/**
+ * Settings of the router; the defaults are {@link ROUTER_DEFAULTS}. Those marked "shared" are
+ * registry-sync's: once it has published them (`keys.settings()`), the router uses its values
+ * over these and warns at start-up about one set here that differs (see `SharedSettings`).
+ */
 export interface RouterOptions {
-  /** @default 8081 (env ROUTER_PORT) */
+  /** (env ROUTER_PORT) */
   port: number;
-  /** @default '0.0.0.0' (env HOST) */
+  /** (env HOST) */
   host: string;
-  /** @default 'redis://127.0.0.1:6379' (env REDIS_URL) */
+  /** (env REDIS_URL) */
   redisUrl: string;
-  /** @default 'reach' (env REACH_PREFIX) */
+  /** (env REACH_PREFIX) */
   prefix: string;
-  /** Lease age past which an agent gets no task, re-checked at delivery. @default 30000 (env REACH_OFFLINE_MS) */
+  /** Lease age past which an agent gets no task, re-checked at delivery; shared. (env REACH_OFFLINE_MS) */
   offlineMs: number;
-  /** How often the snapshot is re-read besides notifications. @default 5000 (env REACH_SNAPSHOT_MS) */
+  /** How often the snapshot is re-read besides notifications. (env REACH_SNAPSHOT_MS) */
   snapshotIntervalMs: number;
-  /** Largest task payload once serialised, bytes. @default 1048576 (env REACH_MAX_PAYLOAD_BYTES) */
+  /** Largest task payload once serialised, bytes. (env REACH_MAX_PAYLOAD_BYTES) */
   maxPayloadBytes: number;
-  /** Task timeout when the caller gives none, seconds; 0 for none. @default 0 (env REACH_DEFAULT_TIMEOUT_S) */
+  /** Task timeout when the caller gives none, seconds; 0 for none. (env REACH_DEFAULT_TIMEOUT_S) */
   defaultTimeoutS: number;
-  /** Candidates tried per submission before NO_AGENT. @default 3 (env REACH_MAX_CANDIDATES) */
+  /** Candidates tried per submission before NO_AGENT. (env REACH_MAX_CANDIDATES) */
   maxCandidates: number;
-  /** Connections for long-polls on callback topics. @default 64 (env REACH_CALLBACK_CONNECTIONS) */
+  /** Connections for long-polls on callback topics. (env REACH_CALLBACK_CONNECTIONS) */
   callbackConnections: number;
-  /** Hops past which a task submitted during another's handling is a loop. @default 10 (env REACH_MAX_HOPS) */
+  /** Hops past which a task submitted during another's handling is a loop. (env REACH_MAX_HOPS) */
   maxHops: number;
-  /** How long a claimed task may stay undelivered before registry-sync re-drives it. @default 10000 (env REACH_DISPATCH_GRACE_MS) */
+  /** How long a claimed task may stay undelivered before registry-sync re-drives it; shared. (env REACH_DISPATCH_GRACE_MS) */
   dispatchGraceMs: number;
-  /** How long dead letters are kept, seconds. @default 604800 (env REACH_DLQ_RETENTION_S) */
+  /** How long dead letters are kept, seconds; shared. (env REACH_DLQ_RETENTION_S) */
   dlqRetentionS: number;
-  /** How long an idle callback topic is kept, seconds. @default 604800 (env REACH_CALLBACK_RETENTION_S) */
+  /** How long an idle callback topic is kept, seconds; shared. (env REACH_CALLBACK_RETENTION_S) */
   callbackRetentionS: number;
-  /** Approximate cap on entries per callback topic. @default 100000 (env REACH_CALLBACK_MAXLEN) */
+  /** Approximate cap on entries per callback topic; shared. (env REACH_CALLBACK_MAXLEN) */
   callbackMaxLen: number;
-  /** How far back a task's timeline is looked for in InfluxDB once its Redis state expired. @default '30d' (env REACH_TIMELINE_LOOKBACK) */
+  /** How far back a task's timeline is looked for in InfluxDB once its Redis state expired. (env REACH_TIMELINE_LOOKBACK) */
   timelineLookback: string;
-  /** An agent at or above this share of max_concurrency is skipped while another has room. @default 0.85 (env REACH_WATERMARK) */
+  /** An agent at or above this share of max_concurrency is skipped while another has room; shared. (env REACH_WATERMARK) */
   watermark: number;
-  /** Per capability, when every agent is at capacity: queue in the pool or 429. @default {} = reject (env REACH_BACKPRESSURE, JSON) */
+  /** Per capability, when every agent is at capacity: queue in the pool or 429; `{}` rejects. (env REACH_BACKPRESSURE, JSON) */
   backpressure: Record<string, 'queue' | 'reject'>;
-  /** How long a session sticks to its agent, seconds. @default 3600 (env REACH_SESSION_TTL_S) */
+  /** How long a session sticks to its agent, seconds. (env REACH_SESSION_TTL_S) */
   sessionTtlS: number;
-  /** How long a submission that finds every agent at capacity waits for a free slot before 429 AT_CAPACITY; 0 answers at once. @default 200 (env REACH_ADMISSION_WAIT_MS) */
+  /** How long a submission that finds every agent at capacity waits for a free slot before 429 AT_CAPACITY; 0 answers at once. (env REACH_ADMISSION_WAIT_MS) */
   admissionWaitMs: number;
-  /** How long a pooled task without timeout_s waits for an agent. @default 300000 (env REACH_POOL_WAIT_MS) */
+  /** How long a pooled task without timeout_s waits for an agent. (env REACH_POOL_WAIT_MS) */
   poolWaitMs: number;
-  /** A Redis command unanswered this long fails the request with 503. @default 800 (env REACH_STORE_TIMEOUT_MS) */
+  /** A Redis command unanswered this long fails the request with 503. (env REACH_STORE_TIMEOUT_MS) */
   storeTimeoutMs: number;
-  /** @default 'info' (env LOG_LEVEL) */
+  /** (env LOG_LEVEL) */
   logLevel: string;
 }
 
+/** Every default of {@link RouterOptions}, each written once (shared ones in `SHARED_DEFAULTS`). */
+export const ROUTER_DEFAULTS = {
+  host: SHARED_DEFAULTS.host,
+  redisUrl: SHARED_DEFAULTS.redisUrl,
+  prefix: SHARED_DEFAULTS.prefix,
+  logLevel: SHARED_DEFAULTS.logLevel,
+  offlineMs: SHARED_DEFAULTS.offlineMs,
+  snapshotIntervalMs: SHARED_DEFAULTS.snapshotIntervalMs,
+  dispatchGraceMs: SHARED_DEFAULTS.dispatchGraceMs,
+  watermark: SHARED_DEFAULTS.watermark,
+  dlqRetentionS: SHARED_DEFAULTS.dlqRetentionS,
+  callbackRetentionS: SHARED_DEFAULTS.callbackRetentionS,
+  callbackMaxLen: SHARED_DEFAULTS.callbackMaxLen,
+  port: 8081,
+  maxPayloadBytes: 1_048_576,
+  defaultTimeoutS: 0,
+  maxCandidates: 3,
+  callbackConnections: 64,
+  maxHops: 10,
+  timelineLookback: '30d',
+  storeTimeoutMs: 800,
+  backpressure: {},
+  sessionTtlS: 3600,
+  admissionWaitMs: 200,
+  poolWaitMs: 300_000,
+} as const satisfies RouterOptions;
+
+// No defaults here: an unset variable is left out, and compileRouterOptions fills it in (so the
+// router can tell a shared setting it was given from a default, see SharedSettings).
 const EnvSchema = Type.Object({
-  ROUTER_PORT: Type.Integer({ default: 8081, minimum: 0, maximum: 65535 }),
-  HOST: Type.String({ default: '0.0.0.0' }),
-  REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379' }),
-  REACH_PREFIX: Type.String({ default: DEFAULT_PREFIX, pattern: '^[A-Za-z0-9_.:-]{1,64}$' }),
-  REACH_OFFLINE_MS: Type.Integer({ default: 30000, minimum: 200 }),
-  REACH_SNAPSHOT_MS: Type.Integer({ default: 5000, minimum: 50 }),
-  REACH_MAX_PAYLOAD_BYTES: Type.Integer({ default: 1048576, minimum: 1024 }),
-  REACH_DEFAULT_TIMEOUT_S: Type.Integer({ default: 0, minimum: 0 }),
-  REACH_MAX_CANDIDATES: Type.Integer({ default: 3, minimum: 1 }),
-  REACH_CALLBACK_CONNECTIONS: Type.Integer({ default: 64, minimum: 1 }),
-  REACH_MAX_HOPS: Type.Integer({ default: 10, minimum: 1 }),
-  REACH_DISPATCH_GRACE_MS: Type.Integer({ default: 10000, minimum: 100 }),
-  REACH_DLQ_RETENTION_S: Type.Integer({ default: 604800, minimum: 1 }),
-  REACH_CALLBACK_RETENTION_S: Type.Integer({ default: 604800, minimum: 1 }),
-  REACH_CALLBACK_MAXLEN: Type.Integer({ default: 100000, minimum: 100 }),
-  REACH_TIMELINE_LOOKBACK: Type.String({ default: '30d', pattern: WINDOW_PATTERN }),
-  REACH_STORE_TIMEOUT_MS: Type.Integer({ default: 800, minimum: 50 }),
-  REACH_WATERMARK: Type.Number({ default: 0.85, exclusiveMinimum: 0, maximum: 1 }),
-  REACH_BACKPRESSURE: Type.String({ default: '{}' }),
-  REACH_SESSION_TTL_S: Type.Integer({ default: 3600, minimum: 1 }),
-  REACH_ADMISSION_WAIT_MS: Type.Integer({ default: 200, minimum: 0, maximum: 60000 }),
-  REACH_POOL_WAIT_MS: Type.Integer({ default: 300000, minimum: 100 }),
-  LOG_LEVEL: Type.String({ default: 'info' }),
+  ...SHARED_ENV,
+  ROUTER_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  REACH_MAX_PAYLOAD_BYTES: Type.Optional(Type.Integer({ minimum: 1024 })),
+  REACH_DEFAULT_TIMEOUT_S: Type.Optional(Type.Integer({ minimum: 0 })),
+  REACH_MAX_CANDIDATES: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_CALLBACK_CONNECTIONS: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_MAX_HOPS: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_TIMELINE_LOOKBACK: Type.Optional(Type.String({ pattern: WINDOW_PATTERN })),
+  REACH_STORE_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 50 })),
+  REACH_BACKPRESSURE: Type.Optional(Type.String()),
+  REACH_SESSION_TTL_S: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_ADMISSION_WAIT_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 60000 })),
+  REACH_POOL_WAIT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
 });
 type Env = Static<typeof EnvSchema>;
 
@@ -103,10 +126,13 @@ function backpressureMap(text: string): Record<string, 'queue' | 'reject'> {
   return out;
 }
 
-/** Reads and checks the environment; throws a message naming the bad variable. */
+/**
+ * Reads and checks the environment; throws a message naming the bad variable. Only the variables
+ * that are set appear in the result; compileRouterOptions fills in the rest.
+ */
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<RouterOptions> {
   const e = envSchema<Env>({ schema: EnvSchema, data: env, dotenv: false });
-  return {
+  const given: Partial<RouterOptions> = {
     port: e.ROUTER_PORT,
     host: e.HOST,
     redisUrl: e.REDIS_URL,
@@ -125,40 +151,17 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Ro
     timelineLookback: e.REACH_TIMELINE_LOOKBACK,
     storeTimeoutMs: e.REACH_STORE_TIMEOUT_MS,
     watermark: e.REACH_WATERMARK,
-    backpressure: backpressureMap(e.REACH_BACKPRESSURE),
+    backpressure:
+      e.REACH_BACKPRESSURE === undefined ? undefined : backpressureMap(e.REACH_BACKPRESSURE),
     sessionTtlS: e.REACH_SESSION_TTL_S,
     admissionWaitMs: e.REACH_ADMISSION_WAIT_MS,
     poolWaitMs: e.REACH_POOL_WAIT_MS,
     logLevel: e.LOG_LEVEL,
   };
+  return setOnly(given);
 }
 
 /** Resolves settings once, filling defaults. */
 export function compileRouterOptions(opts: Partial<RouterOptions> = {}): RouterOptions {
-  return {
-    port: 8081,
-    host: '0.0.0.0',
-    redisUrl: 'redis://127.0.0.1:6379',
-    prefix: DEFAULT_PREFIX,
-    offlineMs: 30000,
-    snapshotIntervalMs: 5000,
-    maxPayloadBytes: 1048576,
-    defaultTimeoutS: 0,
-    maxCandidates: 3,
-    callbackConnections: 64,
-    maxHops: 10,
-    dispatchGraceMs: 10000,
-    dlqRetentionS: 604800,
-    callbackRetentionS: 604800,
-    callbackMaxLen: 100000,
-    timelineLookback: '30d',
-    storeTimeoutMs: 800,
-    watermark: 0.85,
-    backpressure: {},
-    sessionTtlS: 3600,
-    admissionWaitMs: 200,
-    poolWaitMs: 300000,
-    logLevel: 'info',
-    ...opts,
-  };
+  return { ...ROUTER_DEFAULTS, backpressure: { ...ROUTER_DEFAULTS.backpressure }, ...opts };
 }

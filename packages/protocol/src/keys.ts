@@ -2,6 +2,12 @@ import { isValidId } from './ids.ts';
 
 /** Consumer group every agent inbox and capability pool is read with. */
 export const WORKER_GROUP = 'workers';
+/**
+ * Consumer a pull agent hands a pool entry to when it may not take the task (docs/PROTOCOL.md §4,
+ * Pull agents): the entry stays pending in the `workers` group, off the agent's own list, until
+ * registry-sync puts it back in the pool for an agent that may take it.
+ */
+export const RELEASED_CONSUMER = '__released';
 /** Consumer group registry-sync instances share on the acks stream. */
 export const SYNC_GROUP = 'sync';
 /** Default key prefix. */
@@ -20,7 +26,13 @@ export interface ReachKeys {
   agent(agentId: string): string;
   /** Stream: the agent's push inbox. */
   inbox(agentId: string): string;
-  /** Hash: task_id → `attempt|message_id|sent_at_ms` for tasks delivered and not yet finished. */
+  /**
+   * Hash: task_id → one entry per delivered, unfinished task attempt (its count is the agent's
+   * live inflight count):
+   * `<attempt>|<entry id>|<sent_at ms>|<deadline_ms, 0 = none>|<received_at ms, 0 until the receipt>|<epoch>`,
+   * then `|pool=<capability>` for a task a pull agent took from a pool (`<entry id>` is then the
+   * pool entry's) or `|probe` for a liveness probe.
+   */
   pending(agentId: string): string;
   /** Hash: a task's state. */
   task(taskId: string): string;
@@ -40,6 +52,12 @@ export interface ReachKeys {
   snapshotVersion(): string;
   /** Pub/sub channel announcing a new snapshot version. */
   snapshotChannel(): string;
+  /**
+   * Hash: the settings registry-sync runs with that routers and tools share, environment variable
+   * name → value (`REACH_OFFLINE_MS` → `30000`), see `PUBLISHED_SETTINGS`. Written at start-up and
+   * with every snapshot; routers use these values over their own.
+   */
+  settings(): string;
   /** String: a lease lock for a duty that must run once across instances. */
   lock(name: string): string;
   /** Hash: counters kept by the server (refused acks, dropped events, …). */
@@ -94,6 +112,7 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX): ReachKeys {
     snapshot: () => `${p}:snapshot`,
     snapshotVersion: () => `${p}:snapshot:version`,
     snapshotChannel: () => `${p}:snapshot:ch`,
+    settings: () => `${p}:settings`,
     lock: (name) => `${p}:lock:${checkId('lock', name)}`,
     stats: () => `${p}:stats`,
     fleetEvents: () => `${p}:events`,

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { SHARED_DEFAULTS } from '@agent-reach/protocol';
+import { compileRegistryOptions, optionsFromEnv, REGISTRY_DEFAULTS } from './options.ts';
+
+describe('registry-sync options', () => {
+  it('keeps the documented defaults', () => {
+    expect(compileRegistryOptions()).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      redisUrl: 'redis://127.0.0.1:6379',
+      prefix: 'reach',
+      heartbeatIntervalMs: 5000,
+      suspectMs: 15000,
+      offlineMs: 30000,
+      snapshotIntervalMs: 5000,
+      sweepIntervalMs: 1000,
+      taskRetentionS: 86400,
+      callbackRetentionS: 604800,
+      callbackMaxLen: 100000,
+      bodyLimitBytes: 65536,
+      instanceId: `sync-${process.pid}`,
+      maxAttempts: 4,
+      retryBaseMs: 2000,
+      retryCapMs: 120000,
+      receiptTimeoutMs: 30000,
+      consumeBoundMs: 10000,
+      probeIntervalMs: 10000,
+      slowMs: 3000,
+      slowMsByCapability: {},
+      slowStreak: 5,
+      ejectS: 30,
+      ejectMaxShare: 0.5,
+      dlqRetentionS: 604800,
+      dispatchGraceMs: 10000,
+      noAgentWaitMs: 300000,
+      watermark: 0.85,
+      logLevel: 'info',
+    });
+  });
+
+  it('takes the settings both services read from SHARED_DEFAULTS', () => {
+    expect(REGISTRY_DEFAULTS).toMatchObject(SHARED_DEFAULTS);
+  });
+
+  it('returns only the variables that are set, so compile fills in the same defaults', () => {
+    expect(optionsFromEnv({})).toEqual({});
+    expect(compileRegistryOptions(optionsFromEnv({}))).toEqual(compileRegistryOptions());
+    expect(
+      optionsFromEnv({
+        REACH_OFFLINE_MS: '600',
+        REACH_WATERMARK: '0.5',
+        REACH_SLOW_MS_BY_CAPABILITY: '{"summarise": 20000}',
+        REACH_INSTANCE_ID: 'sync-a',
+      }),
+    ).toEqual({
+      offlineMs: 600,
+      watermark: 0.5,
+      slowMsByCapability: { summarise: 20000 },
+      instanceId: 'sync-a',
+    });
+  });
+
+  it.each([
+    [{ REACH_OFFLINE_MS: '100' }, /REACH_OFFLINE_MS/],
+    [{ REACH_WATERMARK: '0' }, /REACH_WATERMARK/],
+    [{ REACH_SLOW_MS_BY_CAPABILITY: '[1]' }, /REACH_SLOW_MS_BY_CAPABILITY/],
+  ])('names the bad variable in %j', (env, message) => {
+    expect(() => optionsFromEnv(env)).toThrow(message);
+  });
+
+  it('checks the lease bounds', () => {
+    expect(() => compileRegistryOptions({ suspectMs: 40_000 })).toThrow(/REACH_SUSPECT_MS/);
+  });
+});
