@@ -23,6 +23,62 @@ describe('task entries', () => {
     expect(decodeTask(encodeTask(task))).toEqual({ ok: true, value: task });
   });
 
+  it('round-trips the placement fields, leaving out empty ones', () => {
+    const base = {
+      task_id: 't1',
+      capability: 'echo',
+      payload: 'null',
+      attempt: 1,
+      trace_id: '',
+      callback_topic: '',
+      deadline_ms: 0,
+    };
+    const placed = {
+      ...base,
+      tags: ['gpu', 'fast'],
+      region: 'eu',
+      region_policy: 'strict' as const,
+    };
+    const fields = encodeTask(placed);
+    expect(fields).toEqual(
+      expect.arrayContaining(['tags', '["gpu","fast"]', 'region', 'eu', 'region_policy', 'strict']),
+    );
+    expect(decodeTask(fields)).toEqual({ ok: true, value: placed });
+    // No tags, no region: no fields, and a policy without a region is not written.
+    const bare = encodeTask({ ...base, tags: [], region: '', region_policy: 'strict' });
+    expect(bare).not.toContain('tags');
+    expect(bare).not.toContain('region');
+    expect(bare).not.toContain('region_policy');
+    expect(decodeTask(bare)).toEqual({ ok: true, value: base });
+  });
+
+  it("reads a raw producer's empty placement fields as none, and a region without a policy as prefer", () => {
+    const raw = ['task_id', 't1', 'capability', 'echo', 'attempt', '1'];
+    expect(decodeTask([...raw, 'tags', '', 'region', '', 'region_policy', 'nonsense'])).toEqual({
+      ok: true,
+      value: expect.not.objectContaining({ tags: expect.anything(), region: expect.anything() }),
+    });
+    expect(decodeTask([...raw, 'tags', '[]'])).toMatchObject({ ok: true });
+    expect(decodeTask([...raw, 'region', 'us'])).toMatchObject({
+      ok: true,
+      value: { region: 'us', region_policy: 'prefer' },
+    });
+  });
+
+  it('refuses an entry whose placement cannot be read: it must not run anywhere it should not', () => {
+    const raw = ['task_id', 't1', 'capability', 'echo', 'attempt', '1'];
+    for (const bad of [
+      ['tags', 'gpu'],
+      ['tags', '{"gpu":true}'],
+      ['tags', '["gpu", 3]'],
+      ['tags', '["{slot}"]'],
+      ['region', 'e u'],
+      ['region', 'eu', 'region_policy', 'strictly'],
+    ]) {
+      expect(decodeTask([...raw, ...bad])).toMatchObject({ ok: false });
+    }
+  });
+
   it('refuses entries without a valid task_id or attempt', () => {
     expect(decodeTask(['capability', 'echo', 'attempt', '1']).ok).toBe(false);
     expect(decodeTask(['task_id', 't1', 'capability', 'echo', 'attempt', 'zero']).ok).toBe(false);

@@ -18,6 +18,12 @@ export interface TaskMessage {
   parent_task_id?: string;
   /** How many submissions deep this task is (0 for a caller's own). */
   hops?: number;
+  /** Routing tags the agent must have (each among its tags or capabilities); absent when none. */
+  tags?: string[];
+  /** The region the task asks for; absent when none. */
+  region?: string;
+  /** With `region`: `strict` (only an agent there) or `prefer` (the default). */
+  region_policy?: 'strict' | 'prefer';
 }
 
 /** A receipt, completion or failure reported by a worker on the acks stream. */
@@ -76,6 +82,41 @@ export function recordToFields(
   return out;
 }
 
+const REGION = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * The placement fields of a task entry. A task whose constraints cannot be read must not run
+ * anywhere it should not, so anything unreadable is an error, never "no constraint"; empty
+ * values (`tags` `[]` or '', `region` '') mean none, and a region without a policy is `prefer`.
+ */
+function decodePlacement(
+  r: Record<string, string>,
+): Decoded<Pick<TaskMessage, 'tags' | 'region' | 'region_policy'>> {
+  const out: Pick<TaskMessage, 'tags' | 'region' | 'region_policy'> = {};
+  const tagsText = r[TaskField.tags];
+  if (tagsText !== undefined && tagsText !== '') {
+    let tags: unknown;
+    try {
+      tags = JSON.parse(tagsText);
+    } catch {
+      tags = undefined;
+    }
+    if (!Array.isArray(tags) || !tags.every(isValidId))
+      return { ok: false, error: 'tags must be a JSON array of tag ids' };
+    if (tags.length > 0) out.tags = tags;
+  }
+  const region = r[TaskField.region];
+  if (region !== undefined && region !== '') {
+    if (!REGION.test(region)) return { ok: false, error: 'region is invalid' };
+    const policy = r[TaskField.regionPolicy] || 'prefer';
+    if (policy !== 'strict' && policy !== 'prefer')
+      return { ok: false, error: 'region_policy must be strict or prefer' };
+    out.region = region;
+    out.region_policy = policy;
+  }
+  return { ok: true, value: out };
+}
+
 function toInt(value: string | undefined): number | undefined {
   if (value === undefined || !/^-?\d{1,16}$/.test(value)) return undefined;
   return Number(value);
@@ -93,10 +134,16 @@ export function encodeTask(task: TaskMessage): string[] {
     [TaskField.deadlineMs]: task.deadline_ms,
     [TaskField.parentTaskId]: task.parent_task_id || undefined,
     [TaskField.hops]: task.hops || undefined,
+    [TaskField.tags]: task.tags && task.tags.length > 0 ? JSON.stringify(task.tags) : undefined,
+    [TaskField.region]: task.region || undefined,
+    [TaskField.regionPolicy]: task.region ? task.region_policy : undefined,
   });
 }
 
-/** Decodes a task entry read from an inbox or pool. */
+/**
+ * Decodes a task entry read from an inbox or pool. An entry whose placement fields (`tags`,
+ * `region`, `region_policy`) cannot be read is refused like any malformed entry.
+ */
 export function decodeTask(fields: readonly string[]): Decoded<TaskMessage> {
   const r = fieldsToRecord(fields);
   const taskId = r[TaskField.taskId];
@@ -106,6 +153,8 @@ export function decodeTask(fields: readonly string[]): Decoded<TaskMessage> {
   const attempt = toInt(r[TaskField.attempt]);
   if (attempt === undefined || attempt < 1)
     return { ok: false, error: 'attempt missing or invalid' };
+  const placement = decodePlacement(r);
+  if (!placement.ok) return placement;
   return {
     ok: true,
     value: {
@@ -118,6 +167,7 @@ export function decodeTask(fields: readonly string[]): Decoded<TaskMessage> {
       deadline_ms: toInt(r[TaskField.deadlineMs]) ?? 0,
       ...(r[TaskField.parentTaskId] ? { parent_task_id: r[TaskField.parentTaskId] } : {}),
       ...(toInt(r[TaskField.hops]) ? { hops: toInt(r[TaskField.hops]) } : {}),
+      ...placement.value,
     },
   };
 }

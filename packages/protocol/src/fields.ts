@@ -12,6 +12,18 @@ export const TaskField = {
   deadlineMs: 'deadline_ms',
   parentTaskId: 'parent_task_id',
   hops: 'hops',
+  /**
+   * Routing tags the agent must have (each among its tags or capabilities): JSON array text,
+   * omitted when none.
+   */
+  tags: 'tags',
+  /** The region the task asks for; omitted when none. */
+  region: 'region',
+  /**
+   * `strict` (only an agent of `region` may take it) or `prefer` (one of `region` when any can);
+   * omitted when the task names no region, and `prefer` when missing.
+   */
+  regionPolicy: 'region_policy',
 } as const;
 
 /** Capability of the liveness probes registry-sync sends through agents' inboxes. */
