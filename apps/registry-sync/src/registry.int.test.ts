@@ -5,7 +5,7 @@ import { decodeSnapshot, encodeAck, reachKeys, type RegisterReply } from '@agent
 import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from './index.ts';
 import { defineCommands } from './commands/index.ts';
-import { LeaseSweeper } from './duties/lease-sweeper.ts';
+import { LeaseSweeper } from './sweeps/lease-sweeper.ts';
 import { ConsumerJanitor } from './sweeps/consumer-janitor.ts';
 
 let service: RegistryService;

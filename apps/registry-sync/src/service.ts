@@ -14,7 +14,7 @@ import { AckApplier } from './acks/ack-applier.ts';
 import { AckConsumer } from './acks/ack-consumer.ts';
 import { Housekeeper } from './duties/housekeeper.ts';
 import { LeaseLock } from './duties/lease-lock.ts';
-import { LeaseSweeper } from './duties/lease-sweeper.ts';
+import { LeaseSweeper } from './sweeps/lease-sweeper.ts';
 import { SnapshotWriter } from './duties/snapshot-writer.ts';
 import { FleetEventLog } from './fleet/fleet-event-log.ts';
 import { compileRegistryOptions, type RegistryOptions } from './options.ts';
@@ -82,6 +82,9 @@ export async function createRegistryService(
   const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
   const fleet = new FleetEventLog(redis, keys, logger.child({ module: 'fleet' }));
   const registry = new AgentRegistry(redis, keys, options);
+  // Routers read the lease and retry settings from here (and again with every snapshot).
+  const snapshots = new SnapshotWriter({ redis, keys, registry, settings: options, logger });
+  await snapshots.publishSettings();
   const snapshot = new SnapshotHolder(redis, subscriber, keys, options.snapshotIntervalMs, logger);
   await snapshot.start();
   const delivery = new Delivery(redis, keys, options.offlineMs);
@@ -120,7 +123,7 @@ export async function createRegistryService(
         options.receiptTimeoutMs,
         logger,
       ),
-      snapshots: new SnapshotWriter(redis, keys, registry),
+      snapshots,
       registry,
     },
     options,

@@ -7,7 +7,7 @@ import type { Ejector } from '../sweeps/ejector.ts';
 import type { InflightSweeper } from '../sweeps/inflight-sweeper.ts';
 import type { Prober } from '../sweeps/prober.ts';
 import type { LeaseLock } from './lease-lock.ts';
-import type { LeaseSweeper, Transition } from './lease-sweeper.ts';
+import type { LeaseSweeper, Transition } from '../sweeps/lease-sweeper.ts';
 import type { SnapshotWriter } from './snapshot-writer.ts';
 
 /** Timing of the housekeeping duties. */
@@ -40,7 +40,10 @@ const JANITOR_INTERVAL_MS = 30_000;
 /**
  * Runs the duties that must happen once across registry-sync instances while holding the lease
  * lock: lease transitions, taking back tasks that will not finish where they are, ejecting slow
- * outliers, dispatching due retries, probing agents, and the periodic snapshot. When a pass finds
+ * outliers, dispatching due retries, probing agents, and the periodic snapshot. A pass that
+ * changes an agent's status (a lease transition, an ejection) publishes a snapshot at once
+ * (`SnapshotWriter.soon`, coalesced over 50 ms) instead of leaving routers to learn of it from the
+ * periodic one, which stays as the floor. When a pass finds
  * that it could not run for a while (Redis paused or unreachable), leases get that time back for
  * a moment, so a store outage does not mark the whole fleet OFFLINE.
  */
@@ -92,6 +95,7 @@ export class Housekeeper {
     this.state = 'closed';
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    await this.duties.snapshots.close();
     await this.duties.lock.release().catch(() => undefined);
   }
 
@@ -142,8 +146,12 @@ export class Housekeeper {
         );
         this.onTransition(t);
       }
+      // Routers hear of it before the rest of the pass runs: reclaiming an OFFLINE agent's tasks
+      // can take a while, and no new task should go to it meanwhile.
+      if (transitions.length > 0) d.snapshots.soon();
       if (grace === 0) await d.inflight.sweep(now);
       const ejected = await d.ejector.sweep(now);
+      if (ejected.length > 0) d.snapshots.soon();
       await d.due.process(now);
       await d.pools.sweep();
       const views = await d.registry.list();
@@ -152,11 +160,7 @@ export class Housekeeper {
         this.lastJanitorAt = now;
         await d.janitor.sweep();
       }
-      if (
-        transitions.length > 0 ||
-        ejected.length > 0 ||
-        now - this.lastSnapshotAt >= this.settings.snapshotIntervalMs
-      ) {
+      if (now - this.lastSnapshotAt >= this.settings.snapshotIntervalMs) {
         await d.snapshots.write(views);
         this.lastSnapshotAt = now;
       }

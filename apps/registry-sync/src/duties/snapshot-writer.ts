@@ -1,18 +1,63 @@
 import type { Redis } from 'ioredis';
-import type { AgentView, ReachKeys, SnapshotAgent } from '@agent-reach/protocol';
+import type { Logger } from 'pino';
+import {
+  encodeSettings,
+  PUBLISHED_SETTINGS,
+  type AgentView,
+  type PublishedSettingName,
+  type PublishedSettings,
+  type ReachKeys,
+  type SnapshotAgent,
+} from '@agent-reach/protocol';
 import type { AgentRegistry } from '../registry/agent-registry.ts';
 
-/** Writes the versioned registry snapshot routers read. */
+/** Changes that arrive within this long of each other are published in one snapshot. */
+export const SNAPSHOT_COALESCE_MS = 50;
+
+/** What the snapshot writer needs. */
+export interface SnapshotWriterDeps {
+  redis: Redis;
+  keys: ReachKeys;
+  registry: AgentRegistry;
+  /** The settings this instance runs with; those in `PUBLISHED_SETTINGS` are published. */
+  settings: PublishedSettings & { instanceId: string };
+  logger: Logger;
+  /** How long `soon()` gathers changes before one write. @default SNAPSHOT_COALESCE_MS */
+  coalesceMs?: number;
+}
+
+/**
+ * Writes the versioned registry snapshot routers read, and beside it the settings routers share
+ * with registry-sync (`keys.settings()`), so a router that reloads the snapshot finds them too.
+ */
 export class SnapshotWriter {
-  constructor(
-    private readonly redis: Redis,
-    private readonly keys: ReachKeys,
-    private readonly registry: AgentRegistry,
-  ) {}
+  private readonly published: PublishedSettings;
+  private readonly log: Logger;
+  private readonly coalesceMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(private readonly deps: SnapshotWriterDeps) {
+    const out = {} as PublishedSettings;
+    for (const name of Object.keys(PUBLISHED_SETTINGS) as PublishedSettingName[])
+      out[name] = deps.settings[name];
+    this.published = out;
+    this.log = deps.logger.child({ module: 'snapshot-writer' });
+    this.coalesceMs = deps.coalesceMs ?? SNAPSHOT_COALESCE_MS;
+  }
+
+  /** Writes the published settings (at start-up; every snapshot writes them again). */
+  async publishSettings(): Promise<void> {
+    await this.deps.redis.hset(
+      this.deps.keys.settings(),
+      encodeSettings(this.published, this.deps.settings.instanceId, Date.now()),
+    );
+  }
 
   /** Reads every agent (or uses the views given) and writes a new snapshot; returns its version. */
   async write(given?: readonly AgentView[]): Promise<number> {
-    const views = given ?? (await this.registry.list());
+    const views = given ?? (await this.deps.registry.list());
     const agents: SnapshotAgent[] = views.map((v) => ({
       agent_id: v.agent_id,
       instance_id: v.instance_id,
@@ -31,12 +76,43 @@ export class SnapshotWriter {
       ...(v.weight !== 1 ? { weight: v.weight } : {}),
       ...(Object.keys(v.ewma_ms).length > 0 ? { ewma_ms: v.ewma_ms } : {}),
     }));
-    const [version] = await this.redis.reachSnapshot(
-      this.keys.snapshot(),
-      this.keys.snapshotVersion(),
+    // Sent before the snapshot on the same connection: a router that reloads on the snapshot's
+    // notification reads these settings already written (a lost key comes back this way too).
+    const settings = this.publishSettings();
+    const [version] = await this.deps.redis.reachSnapshot(
+      this.deps.keys.snapshot(),
+      this.deps.keys.snapshotVersion(),
       JSON.stringify(agents),
-      this.keys.snapshotChannel(),
+      this.deps.keys.snapshotChannel(),
     );
+    await settings;
     return version;
+  }
+
+  /**
+   * Writes a snapshot within `coalesceMs` (50 ms): after a status change, so routers learn of it
+   * at once instead of at the next periodic snapshot. The changes of one burst share one write.
+   * A failure is logged, not thrown: the periodic snapshot follows anyway.
+   */
+  soon(): void {
+    if (this.closed || this.timer) return;
+    this.timer = setTimeout(() => {
+      // Cleared before the write starts: a change during the write gets a write of its own.
+      this.timer = undefined;
+      this.writing = this.writing.then(() =>
+        this.write().then(
+          () => undefined,
+          (err: unknown) => this.log.warn({ err }, 'snapshot write after a status change failed'),
+        ),
+      );
+    }, this.coalesceMs);
+  }
+
+  /** Drops a write not yet started and waits for one under way. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.writing;
   }
 }

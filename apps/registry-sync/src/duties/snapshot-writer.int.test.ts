@@ -1,0 +1,150 @@
+/**
+ * Status changes reach a router's snapshot at once, not at the periodic snapshot; and the
+ * settings routers share are published beside the snapshot.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { SnapshotHolder } from '@agent-reach/dispatch';
+import {
+  decodeSettings,
+  decodeSnapshot,
+  reachKeys,
+  type AgentStatus,
+  type ReachKeys,
+  type RegisterReply,
+} from '@agent-reach/protocol';
+import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
+import { createRegistryService, type RegistryService } from '../index.ts';
+import { AgentRegistry } from '../registry/agent-registry.ts';
+import { SnapshotWriter } from './snapshot-writer.ts';
+
+const silent = pino({ level: 'silent' });
+
+/** Fast leases; the periodic snapshot far away, so only the writes after a change can be seen. */
+const settings = {
+  heartbeatIntervalMs: 100,
+  suspectMs: 400,
+  offlineMs: 800,
+  sweepIntervalMs: 50,
+  snapshotIntervalMs: 60_000,
+  probeIntervalMs: 60_000,
+};
+
+let service: RegistryService;
+let redis: Redis;
+let prefix: string;
+let keys: ReachKeys;
+const closers: (() => Promise<unknown>)[] = [];
+
+async function start(extra: { housekeeping?: boolean } = {}): Promise<void> {
+  service = await createRegistryService(
+    { redisUrl: testServices().redisUrl, prefix, ...settings },
+    { logger: silent, ...extra },
+  );
+}
+
+async function register(agentId: string): Promise<RegisterReply> {
+  const res = await service.app.inject({
+    method: 'POST',
+    url: '/v1/agents/register',
+    payload: { agent_id: agentId, capabilities: ['echo'], max_concurrency: 1 },
+  });
+  expect(res.statusCode).toBe(200);
+  return res.json<RegisterReply>();
+}
+
+/** A router's view of the registry: a SnapshotHolder that re-reads only every 60 s by itself. */
+async function routerView(): Promise<SnapshotHolder> {
+  const conn = new Redis(testServices().redisUrl);
+  const subscriber = new Redis(testServices().redisUrl);
+  const holder = new SnapshotHolder(conn, subscriber, keys, 60_000, silent);
+  await holder.start();
+  closers.push(async () => {
+    await holder.close();
+    await conn.quit();
+  });
+  return holder;
+}
+
+beforeEach(() => {
+  prefix = randomPrefix();
+  keys = reachKeys(prefix);
+  redis = new Redis(testServices().redisUrl);
+});
+
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  await service.close();
+  const left = await redis.keys(`${prefix}:*`);
+  if (left.length > 0) await redis.del(...left);
+  await redis.quit();
+});
+
+describe('snapshots after status changes', () => {
+  it('shows a router an agent whose lease lapsed as SUSPECT, then OFFLINE, long before the periodic snapshot', async () => {
+    await start();
+    const view = await routerView();
+    await register('lapsing');
+    await waitFor(() => view.agent('lapsing')?.status === 'HEALTHY', {
+      timeoutMs: 5000,
+      message: 'the registration reaches the router',
+    });
+    const started = Date.now();
+    const seen = new Set<AgentStatus | undefined>();
+    // No heartbeats: the lease lapses after 400 ms (SUSPECT) and 800 ms (OFFLINE).
+    await waitFor(
+      () => {
+        const status = view.agent('lapsing')?.status;
+        seen.add(status);
+        return status === 'OFFLINE';
+      },
+      { timeoutMs: 10_000, intervalMs: 10, message: 'the router sees the agent OFFLINE' },
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(seen).toContain('SUSPECT');
+  });
+
+  it('writes one snapshot for a burst of changes', async () => {
+    await start({ housekeeping: false });
+    const writer = new SnapshotWriter({
+      redis: service.redis,
+      keys,
+      registry: new AgentRegistry(service.redis, keys, service.options),
+      settings: service.options,
+      logger: silent,
+    });
+    await register('a1');
+    const before = decodeSnapshot(await redis.get(keys.snapshot()))?.version ?? 0;
+    for (let i = 0; i < 20; i++) writer.soon();
+    const after = await waitFor(
+      async () => {
+        const version = decodeSnapshot(await redis.get(keys.snapshot()))?.version ?? 0;
+        return version > before && version;
+      },
+      { timeoutMs: 5000, message: 'a snapshot after the burst' },
+    );
+    // close() waits for a write under way; none other was started.
+    await writer.close();
+    expect(after).toBe(before + 1);
+    expect(decodeSnapshot(await redis.get(keys.snapshot()))?.version).toBe(before + 1);
+  });
+});
+
+describe('published settings', () => {
+  it('are written at start-up and again with each snapshot', async () => {
+    await start({ housekeeping: false });
+    expect(decodeSettings(await redis.hgetall(keys.settings()))).toMatchObject({
+      heartbeatIntervalMs: 100,
+      suspectMs: 400,
+      offlineMs: 800,
+      snapshotIntervalMs: 60_000,
+      watermark: 0.85,
+      maxAttempts: 4,
+    });
+    expect(await redis.hget(keys.settings(), 'published_by')).toBe(service.options.instanceId);
+    await redis.del(keys.settings());
+    await register('a1');
+    expect(await redis.hget(keys.settings(), 'REACH_OFFLINE_MS')).toBe('800');
+  });
+});
