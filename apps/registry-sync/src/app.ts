@@ -6,7 +6,7 @@ import {
   installErrorHandling,
   isRedisUnavailable,
 } from '@agent-reach/service-kit';
-import type { FleetEventLog } from './fleet/fleet-event-log.ts';
+import type { FleetEventLog } from '@agent-reach/dispatch';
 import type { AgentRegistry } from './registry/agent-registry.ts';
 import { agentsRoutes } from './routes/agents/index.ts';
 import { registerObservability } from './plugins/observability.ts';

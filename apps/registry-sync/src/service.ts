@@ -3,9 +3,12 @@ import pino, { type Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
 import {
   CallbackPublisher,
+  DeadLetterer,
   Delivery,
   defineDispatchCommands,
+  FleetEventLog,
   SnapshotHolder,
+  TaskSender,
 } from '@agent-reach/dispatch';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
 import { buildRegistryApp } from './app.ts';
@@ -16,7 +19,6 @@ import { Housekeeper } from './duties/housekeeper.ts';
 import { LeaseLock } from './duties/lease-lock.ts';
 import { LeaseSweeper } from './sweeps/lease-sweeper.ts';
 import { SnapshotWriter } from './duties/snapshot-writer.ts';
-import { FleetEventLog } from './fleet/fleet-event-log.ts';
 import { compileRegistryOptions, type RegistryOptions } from './options.ts';
 import { AgentRegistry } from './registry/agent-registry.ts';
 import { createRegistryObservability } from './plugins/observability.ts';
@@ -27,7 +29,7 @@ import { Ejector } from './sweeps/ejector.ts';
 import { InflightSweeper } from './sweeps/inflight-sweeper.ts';
 import { Prober } from './sweeps/prober.ts';
 import { TaskOutcomes } from './tasks/outcomes.ts';
-import { RetryDispatcher } from './tasks/retry-dispatcher.ts';
+import { Resender } from './tasks/resender.ts';
 
 /** A running registry-sync: the HTTP app plus its background duties. */
 export interface RegistryService {
@@ -69,7 +71,7 @@ export async function createRegistryService(
   const acks = connect(options.redisUrl, false);
   defineCommands(redis);
   defineDispatchCommands(redis);
-  defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow']);
+  defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow', 'requeue']);
   defineDispatchCommands(acks, ['publish-callback']);
   for (const conn of [redis, blocking, subscriber, acks]) {
     conn.on('error', (err: Error) =>
@@ -89,17 +91,41 @@ export async function createRegistryService(
   await snapshot.start();
   const delivery = new Delivery(redis, keys, options.offlineMs);
   const callbacks = new CallbackPublisher(redis, keys, options);
-  const outcomes = new TaskOutcomes(redis, keys, events, callbacks, fleet, options, logger);
-  const dispatcher = new RetryDispatcher(
+  const outcomes = new TaskOutcomes({
+    redis,
+    keys,
+    events,
+    fleet,
+    deadLetters: new DeadLetterer({
+      redis,
+      keys,
+      events,
+      callbacks,
+      fleet,
+      logger,
+      dlqRetentionS: options.dlqRetentionS,
+    }),
+    settings: options,
+    logger,
+  });
+  const watermark = () => options.watermark;
+  const resender = new Resender({
     redis,
     keys,
     snapshot,
-    delivery,
+    watermark,
+    sender: new TaskSender({
+      redis,
+      keys,
+      delivery,
+      snapshot,
+      events,
+      logger,
+    }),
     outcomes,
-    events,
-    options,
+    settings: options,
     logger,
-  );
+  });
   const housekeeper = new Housekeeper(
     {
       lock: new LeaseLock(
@@ -109,9 +135,9 @@ export async function createRegistryService(
         Math.max(3 * options.sweepIntervalMs, 3000),
       ),
       leases: new LeaseSweeper(redis, keys, options),
-      inflight: new InflightSweeper(redis, keys, outcomes, dispatcher, fleet, options, logger),
+      inflight: new InflightSweeper(redis, keys, outcomes, resender, fleet, options, logger),
       ejector: new Ejector(redis, keys, fleet, options, logger),
-      due: new DueProcessor(redis, keys, dispatcher, options.dlqRetentionS),
+      due: new DueProcessor(redis, keys, resender, options.dlqRetentionS),
       prober: new Prober(delivery, options.probeIntervalMs, logger),
       janitor: new ConsumerJanitor(redis, keys, logger),
       pools: new PoolDrainer(
@@ -119,7 +145,7 @@ export async function createRegistryService(
         keys,
         snapshot,
         outcomes,
-        dispatcher,
+        resender,
         options.receiptTimeoutMs,
         logger,
       ),
@@ -177,7 +203,7 @@ export async function createRegistryService(
     close: () =>
       (closing ??= (async () => {
         await app.close();
-        dispatcher.close();
+        resender.close();
         await consumer.close();
         await housekeeper.close();
         await snapshot.close();

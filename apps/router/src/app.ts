@@ -8,7 +8,7 @@ import {
 } from '@agent-reach/service-kit';
 import type { CallbackReader } from './callbacks/callback-reader.ts';
 import type { ResultWaiter } from './callbacks/result-waiter.ts';
-import type { Dispatcher } from './dispatch/dispatcher.ts';
+import type { Submitter } from './submit/submitter.ts';
 import type { TaskReader } from './tasks/task-reader.ts';
 import type { SnapshotHolder } from '@agent-reach/dispatch';
 import { callbacksRoutes } from './routes/callbacks/index.ts';
@@ -26,7 +26,7 @@ import type { EventsReader } from './observability/events-reader.ts';
 /** Collaborators the router's HTTP app is built from. */
 export interface RouterAppDeps {
   redis: Redis;
-  dispatcher: Dispatcher;
+  submitter: Submitter;
   tasks: TaskReader;
   callbacks: CallbackReader;
   /** Holds `POST /v1/tasks?wait_ms=` replies until the result arrives. */
@@ -34,7 +34,8 @@ export interface RouterAppDeps {
   snapshot: SnapshotHolder;
   deadLetters: DeadLetters;
   keys: ReachKeys;
-  watermark: number;
+  /** The concurrency watermark in force. */
+  watermark: () => number;
   maxPayloadBytes: number;
   logger?: FastifyServerOptions['loggerInstance'];
   /** Metrics and console; without it the app has docs only. */
@@ -62,7 +63,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
     }
   });
   await app.register(tasksRoutes, {
-    dispatcher: deps.dispatcher,
+    submitter: deps.submitter,
     tasks: deps.tasks,
     waiter: deps.waiter,
     // A batch carries many payloads: room for 16 MiB of them, or one of the full limit.

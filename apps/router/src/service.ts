@@ -8,13 +8,15 @@ import { ResultWaiter } from './callbacks/result-waiter.ts';
 import { CallbackReader } from './callbacks/callback-reader.ts';
 import {
   CallbackPublisher,
+  DeadLetterer,
   Delivery,
   defineDispatchCommands,
+  FleetEventLog,
   SnapshotHolder,
+  TaskSender,
 } from '@agent-reach/dispatch';
 import { DeadLetters } from './dlq/dead-letters.ts';
-import { Pool } from './dispatch/pool.ts';
-import { Dispatcher } from './dispatch/dispatcher.ts';
+import { Submitter } from './submit/submitter.ts';
 import { compileRouterOptions, type RouterOptions } from './options.ts';
 import { TaskReader } from './tasks/task-reader.ts';
 import { createRouterObservability } from './plugins/observability.ts';
@@ -84,20 +86,35 @@ export async function createRouterService(
   observability.watchSnapshot(snapshot);
   const tasks = new TaskReader(redis, keys);
   const delivery = new Delivery(redis, keys, options.offlineMs);
-  const publisher = new CallbackPublisher(redis, keys, options);
-  const taskPool = new Pool(redis, keys, delivery, tasks, events, options);
-  const dispatcher = new Dispatcher(
+  const watermark = () => options.watermark;
+  const submitter = new Submitter({
     redis,
     keys,
     snapshot,
+    watermark,
     delivery,
-    taskPool,
-    publisher,
+    sender: new TaskSender({
+      redis,
+      keys,
+      delivery,
+      snapshot,
+      events,
+      logger,
+      sessionTtlS: options.sessionTtlS,
+    }),
+    deadLetters: new DeadLetterer({
+      redis,
+      keys,
+      events,
+      callbacks: new CallbackPublisher(redis, keys, options),
+      fleet: new FleetEventLog(redis, keys, logger.child({ module: 'fleet' })),
+      logger,
+      dlqRetentionS: options.dlqRetentionS,
+    }),
     tasks,
-    events,
-    options,
+    settings: options,
     logger,
-  );
+  });
   const deadLetters = new DeadLetters(redis, keys);
   const callbacks = new CallbackReader(redis, pool, keys);
   const waitConn = new Redis(options.redisUrl, { maxRetriesPerRequest: null, retryStrategy });
@@ -108,14 +125,14 @@ export async function createRouterService(
   waiter.start();
   const app = await buildRouterApp({
     redis,
-    dispatcher,
+    submitter,
     tasks,
     callbacks,
     waiter,
     snapshot,
     deadLetters,
     keys,
-    watermark: options.watermark,
+    watermark,
     maxPayloadBytes: options.maxPayloadBytes,
     logger,
     observability,
@@ -134,7 +151,7 @@ export async function createRouterService(
       (closing ??= (async () => {
         // Long-polls and submissions waiting for a slot end first so app.close() does not wait for them.
         pool.close();
-        dispatcher.close();
+        submitter.close();
         await waiter.close();
         await app.close();
         await snapshot.close();

@@ -8,6 +8,7 @@ import {
   type TaskMessage,
   type TimelineEntry,
 } from '@agent-reach/protocol';
+import { decodeDeliverReply, type DeliverReply } from './commands/replies.ts';
 
 /** The agent a delivery targets, as the snapshot showed it. */
 export interface DeliveryTarget {
@@ -15,23 +16,8 @@ export interface DeliveryTarget {
   epoch: number;
 }
 
-/** Why a chosen agent did not take a task. */
-export type DeliveryRefusal = 'gone' | 'epoch_changed' | 'not_live' | 'full';
-
 /** Outcome of one delivery try. */
-export type DeliveryResult =
-  | { ok: true; messageId: string; sentAt: number; inflight: number }
-  | { ok: false; refusal: DeliveryRefusal };
-
-/** What the deliver script answers for one task. */
-type DeliverReply = [number, string?, number?, number?];
-
-const REFUSALS: Record<number, DeliveryRefusal> = {
-  [-1]: 'gone',
-  [-2]: 'epoch_changed',
-  [-3]: 'not_live',
-  [-4]: 'full',
-};
+export type DeliveryResult = DeliverReply;
 
 /** Why an agent was chosen, kept in the `sent` stage of the timeline. */
 export interface RoutingRecord {
@@ -44,28 +30,49 @@ export interface RoutingRecord {
   [key: string]: unknown;
 }
 
+/** What the `sent` stage records for one attempt. */
+export interface SentRecord {
+  taskId: string;
+  /** '' for a task put in its capability's pool. */
+  agentId: string;
+  attempt: number;
+  messageId: string;
+  sentAt: number;
+  routing?: RoutingRecord;
+  /** For a pooled task: its pool stream and when it expires there unclaimed. */
+  pooled?: { stream: string; dueAt: number };
+  /**
+   * The score of the task's due entry when the sender set or read it: the entry is dropped only
+   * if it is still that one (a late record must not drop the entry of the retry that followed a
+   * fast failure). Without it the entry is dropped whatever it is.
+   */
+  watchdogAt?: number;
+}
+
 /**
  * Delivers task attempts to agents' inboxes (the agent re-verified in the same script) and
- * records the `sent` stage. Used by the router for submissions and by registry-sync for retries.
+ * records the `sent` stage. Only the task sender (send/task-sender.ts) and the prober use it.
  */
 export class Delivery {
   /** Watchdog entries in the due set, batched per tick. */
   readonly watch: DueWatch;
   /** The deliveries of one tick, one script call per agent. */
-  private readonly batches: Coalescer<(string | number)[], DeliverReply>;
+  private readonly batches: Coalescer<(string | number)[], unknown[]>;
 
+  /** `offlineMs`: the lease age past which an agent is not delivered to (read at each call). */
   constructor(
     private readonly redis: Redis,
     private readonly keys: ReachKeys,
-    private readonly offlineMs: number,
+    offlineMs: number | (() => number),
   ) {
+    const offline = typeof offlineMs === 'number' ? () => offlineMs : offlineMs;
     this.watch = new DueWatch(redis, keys.due());
     this.batches = new Coalescer((id, tasks) =>
       this.redis.reachDeliver(
         this.keys.agent(id),
         this.keys.inbox(id),
         this.keys.pending(id),
-        this.offlineMs,
+        offline(),
         ...tasks.flat(),
       ),
     );
@@ -74,7 +81,7 @@ export class Delivery {
   /** One delivery try to `agent`. */
   async deliver(agent: DeliveryTarget, task: TaskMessage): Promise<DeliveryResult> {
     const fields = encodeTask(task);
-    const [code, messageId = '', sentAt = 0, inflight = 0] = await this.batches.call(
+    const reply = await this.batches.call(
       agent.agent_id,
       [
         agent.epoch,
@@ -87,53 +94,38 @@ export class Delivery {
       ],
       task.payload.length,
     );
-    if (code < 0) return { ok: false, refusal: REFUSALS[code] ?? 'gone' };
-    return { ok: true, messageId, sentAt, inflight };
+    return decodeDeliverReply(reply);
   }
 
   /**
    * Records `sent` for the attempt and drops the task's watchdog entry in the due set (or, for a
-   * pooled task, moves it to when the task expires unclaimed), in one round trip. With
-   * `watchdogAt` (the entry's score when the caller set or read it) the entry is dropped only if
-   * it is still that one: a late record must not drop the entry of the retry that followed a fast
-   * failure.
+   * pooled task, moves it to when the task expires unclaimed), in one round trip.
    */
-  async markSent(
-    taskId: string,
-    agentId: string,
-    attempt: number,
-    messageId: string,
-    sentAt: number,
-    routing: RoutingRecord = {},
-    pooled?: { stream: string; dueAt: number },
-    watchdogAt?: number,
-  ): Promise<void> {
+  async markSent(r: SentRecord): Promise<void> {
     const entry: TimelineEntry & { routing?: RoutingRecord } = {
       stage: 'sent',
-      at: sentAt,
-      agent_id: agentId,
-      attempt,
-      message_id: messageId,
+      at: r.sentAt,
+      attempt: r.attempt,
+      message_id: r.messageId,
     };
-    if (Object.keys(routing).length > 0) entry.routing = routing;
-    if (agentId) entry.agent_id = agentId;
-    else delete entry.agent_id;
+    if (r.agentId) entry.agent_id = r.agentId;
+    if (r.routing && Object.keys(r.routing).length > 0) entry.routing = r.routing;
     // Two commands on the auto-pipelined connection: they leave together with the other
     // commands of this tick, in order, without a pipeline object per task.
     const sent = this.redis.reachMarkSent(
-      this.keys.task(taskId),
-      this.keys.timeline(taskId),
-      attempt,
-      messageId,
-      sentAt,
-      pooled ? pooled.stream : this.keys.inbox(agentId),
+      this.keys.task(r.taskId),
+      this.keys.timeline(r.taskId),
+      r.attempt,
+      r.messageId,
+      r.sentAt,
+      r.pooled ? r.pooled.stream : this.keys.inbox(r.agentId),
       JSON.stringify(entry),
     );
-    const due = pooled
-      ? this.redis.zadd(this.keys.due(), pooled.dueAt, taskId)
-      : watchdogAt !== undefined
-        ? this.watch.unwatch(taskId, watchdogAt)
-        : this.redis.zrem(this.keys.due(), taskId);
+    const due = r.pooled
+      ? this.redis.zadd(this.keys.due(), r.pooled.dueAt, r.taskId)
+      : r.watchdogAt !== undefined
+        ? this.watch.unwatch(r.taskId, r.watchdogAt)
+        : this.redis.zrem(this.keys.due(), r.taskId);
     await Promise.all([sent, due]);
   }
 }

@@ -8,9 +8,9 @@ export { defineCommands as defineDispatchCommands } from './commands/index.ts';
 export {
   Delivery,
   type DeliveryResult,
-  type DeliveryRefusal,
   type DeliveryTarget,
   type RoutingRecord,
+  type SentRecord,
 } from './delivery.ts';
 export { DueWatch } from './due-watch.ts';
 export { CallbackPublisher, type CallbackSettings } from './callbacks.ts';
@@ -25,3 +25,45 @@ export {
   type PolicySettings,
   type RouteRequest,
 } from './routing/policy.ts';
+export { FleetEventLog } from './fleet-event-log.ts';
+export {
+  REPLY_CODES,
+  decodeReplayReply,
+  type DeliveryRefusal,
+  type ReplyRefusal,
+} from './commands/replies.ts';
+export {
+  attemptMessage,
+  readStoredTask,
+  type RegionPolicy,
+  type StoredTask,
+  type TaskConstraints,
+  type TaskSpec,
+} from './task/task-spec.ts';
+export { traceOf, type Lineage } from './task/lineage.ts';
+export {
+  onlyExcludedFor,
+  policyWith,
+  routeRequestFor,
+  routeTask,
+  type RouteOptions,
+  type Routed,
+  type RoutingContext,
+} from './send/route-task.ts';
+export {
+  assignRetry,
+  claimSubmission,
+  type AttemptClaim,
+  type RetryAssignment,
+  type SubmissionClaim,
+  type Taken,
+} from './send/attempt-claims.ts';
+export {
+  TaskSender,
+  type PoolReason,
+  type SendOutcome,
+  type SendRequest,
+  type SendTarget,
+  type TaskSenderOptions,
+} from './send/task-sender.ts';
+export { DeadLetterer, type DeadLettererOptions, type DeadTask } from './send/dead-letterer.ts';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { ReachKeys } from '@agent-reach/protocol';
-import type { RetryDispatcher } from '../tasks/retry-dispatcher.ts';
+import type { Resender } from '../tasks/resender.ts';
 
 const BATCH = 200;
 
@@ -12,7 +12,7 @@ export class DueProcessor {
   constructor(
     private readonly redis: Redis,
     private readonly keys: ReachKeys,
-    private readonly dispatcher: RetryDispatcher,
+    private readonly resender: Resender,
     private readonly dlqRetentionS: number,
   ) {}
 
@@ -20,7 +20,7 @@ export class DueProcessor {
   async process(now: number): Promise<number> {
     const ids = await this.redis.zrangebyscore(this.keys.due(), '-inf', now, 'LIMIT', 0, BATCH);
     let sent = 0;
-    for (const id of ids) if ((await this.dispatcher.dispatch(id, now)) === 'sent') sent++;
+    for (const id of ids) if ((await this.resender.resend(id, now)) === 'sent') sent++;
     await this.redis.zremrangebyscore(this.keys.dlq(), '-inf', now - this.dlqRetentionS * 1000);
     return sent;
   }

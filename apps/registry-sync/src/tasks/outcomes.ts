@@ -1,9 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DeadReason, ReachKeys } from '@agent-reach/protocol';
-import type { CallbackPublisher } from '@agent-reach/dispatch';
+import type { DeadLetterer, FleetEventLog } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
-import type { FleetEventLog } from '../fleet/fleet-event-log.ts';
 import { backoffMs, type BackoffSettings } from './backoff.ts';
 
 /** Settings that decide a failed attempt's fate. */
@@ -44,125 +43,151 @@ export type RetryDecision =
   | { kind: 'dead'; reason: string; capability: string }
   | { kind: 'skipped' };
 
+/** retry-2.lua's reply, decoded here only. */
+type RetryReply =
+  | { kind: 'retry'; attempt: number; capability: string; dueAt: number; traceId: string }
+  | {
+      kind: 'dead';
+      attempt: number;
+      capability: string;
+      callbackTopic: string;
+      reason: string;
+      traceId: string;
+    }
+  /** -1 no such task, -6 the attempt moved on, -7 already final. */
+  | { kind: 'skipped' };
+
+function decodeRetryReply(raw: readonly unknown[]): RetryReply {
+  const [code, attempt, capability, topic, extra, traceId] = raw as [
+    number,
+    number?,
+    string?,
+    string?,
+    (number | string)?,
+    string?,
+  ];
+  if (code === 1) {
+    return {
+      kind: 'retry',
+      attempt: attempt ?? 0,
+      capability: capability ?? '',
+      dueAt: Number(extra ?? 0),
+      traceId: traceId ?? '',
+    };
+  }
+  if (code === 2) {
+    return {
+      kind: 'dead',
+      attempt: attempt ?? 0,
+      capability: capability ?? '',
+      callbackTopic: topic ?? '',
+      reason: String(extra ?? ''),
+      traceId: traceId ?? '',
+    };
+  }
+  return { kind: 'skipped' };
+}
+
+/** What deciding an attempt's fate needs. */
+export interface TaskOutcomesOptions {
+  redis: Redis;
+  keys: ReachKeys;
+  events: EventSink;
+  fleet: FleetEventLog;
+  deadLetters: DeadLetterer;
+  settings: OutcomeSettings;
+  logger: Logger;
+}
+
 /**
  * Retries with backoff or dead-letters a task attempt, atomically per task, and announces the
- * decision: a due entry for the retry, the DLQ index, a callback notice and events for a death.
+ * decision: a due entry, an event and a fleet event for a retry; a death through the one
+ * dead-letter announcement.
  */
 export class TaskOutcomes {
   private readonly log: Logger;
 
-  constructor(
-    private readonly redis: Redis,
-    private readonly keys: ReachKeys,
-    private readonly events: EventSink,
-    private readonly callbacks: CallbackPublisher,
-    private readonly fleet: FleetEventLog,
-    private readonly settings: OutcomeSettings,
-    logger: Logger,
-  ) {
-    this.log = logger.child({ module: 'outcomes' });
+  constructor(private readonly o: TaskOutcomesOptions) {
+    this.log = o.logger.child({ module: 'outcomes' });
   }
 
   /** Decides and records; safe to call twice for the same attempt (the second is skipped). */
   async retry(req: RetryRequest): Promise<RetryDecision> {
+    const { redis, keys, settings } = this.o;
     const now = Date.now();
-    const dueAt = req.immediate ? now : now + backoffMs(req.attempt, this.settings);
+    const dueAt = req.immediate ? now : now + backoffMs(req.attempt, settings);
     // The due entry goes first: if this process dies before the state changes, the entry finds
     // a task that is not waiting and is dropped; the other order could strand a waiting task.
     const replies =
-      (await this.redis
+      (await redis
         .pipeline()
-        .zadd(this.keys.due(), dueAt, req.taskId)
+        .zadd(keys.due(), dueAt, req.taskId)
         .reachRetry(
-          this.keys.task(req.taskId),
-          this.keys.timeline(req.taskId),
+          keys.task(req.taskId),
+          keys.timeline(req.taskId),
           req.attempt,
           req.reason,
-          this.settings.maxAttempts,
+          settings.maxAttempts,
           dueAt,
           req.terminal ?? '',
-          this.settings.dlqRetentionS,
+          settings.dlqRetentionS,
           req.error ?? '',
           req.agentId ?? '',
         )
         .exec()) ?? [];
-    const [err, reply] = replies[1] ?? [new Error('retry: empty reply')];
+    const [err, raw] = replies[1] ?? [new Error('retry: empty reply')];
     if (err) throw err;
-    const [code, attempt = 0, capability = '', topic = '', extra = '', traceId = ''] = reply as [
-      number,
-      number?,
-      string?,
-      string?,
-      (number | string)?,
-      string?,
-    ];
-    if (code < 0) return { kind: 'skipped' };
+    const reply = decodeRetryReply(raw as unknown[]);
+    if (reply.kind === 'skipped') return reply;
     // The task's trace id goes with its events and log lines, as with every other stage.
-    const trace = traceId ? { trace_id: traceId } : {};
-    if (code === 1) {
+    const trace = reply.traceId ? { trace_id: reply.traceId } : {};
+    if (reply.kind === 'retry') {
       this.log.info(
-        { task_id: req.taskId, ...trace, attempt, reason: req.reason, due_at: extra },
+        {
+          task_id: req.taskId,
+          ...trace,
+          attempt: reply.attempt,
+          reason: req.reason,
+          due_at: reply.dueAt,
+        },
         'task retry scheduled',
       );
-      this.fleet.append({
+      this.o.fleet.append({
         kind: 'retried',
         task_id: req.taskId,
-        capability,
-        attempt,
+        capability: reply.capability,
+        attempt: reply.attempt,
         reason: req.reason,
         ...(req.agentId ? { agent_id: req.agentId } : {}),
       });
-      this.events.write({
+      this.o.events.write({
         stage: 'retried',
-        capability,
+        capability: reply.capability,
         agent_id: req.agentId || '-',
         task_id: req.taskId,
-        attempt,
+        attempt: reply.attempt,
         at: now,
         reason: req.reason,
         ...trace,
       });
-      return { kind: 'retry', attempt, dueAt: Number(extra), capability };
+      return {
+        kind: 'retry',
+        attempt: reply.attempt,
+        dueAt: reply.dueAt,
+        capability: reply.capability,
+      };
     }
-    const reason = String(extra);
-    await this.redis
-      .pipeline()
-      .zadd(this.keys.dlq(), now, req.taskId)
-      .zrem(this.keys.due(), req.taskId)
-      .exec();
-    this.log.warn(
-      { task_id: req.taskId, ...trace, attempt, reason, error: req.error },
-      'task dead-lettered',
-    );
-    this.fleet.append({
-      kind: 'dead',
-      task_id: req.taskId,
-      capability,
-      attempt,
-      reason,
-      ...(req.agentId ? { agent_id: req.agentId } : {}),
-    });
-    this.events.write({
-      stage: 'dead',
-      capability,
-      agent_id: req.agentId || '-',
-      task_id: req.taskId,
-      attempt,
+    await this.o.deadLetters.announce({
+      taskId: req.taskId,
+      capability: reply.capability,
+      attempt: reply.attempt,
+      reason: reply.reason,
+      ...(req.agentId ? { agentId: req.agentId } : {}),
+      ...(req.error !== undefined ? { error: req.error } : {}),
+      callbackTopic: reply.callbackTopic,
+      traceId: reply.traceId,
       at: now,
-      reason,
-      ...trace,
     });
-    if (topic) {
-      await this.callbacks.publish(topic, {
-        task_id: req.taskId,
-        status: 'dead',
-        capability,
-        agent_id: req.agentId ?? '',
-        attempt,
-        error: reason,
-        completed_at: now,
-      });
-    }
-    return { kind: 'dead', reason, capability };
+    return { kind: 'dead', reason: reply.reason, capability: reply.capability };
   }
 }

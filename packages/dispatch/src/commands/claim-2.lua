@@ -6,8 +6,10 @@
   KEYS[1] task hash   KEYS[2] task timeline list
   ARGV[1] nonce   ARGV[2] task_id   ARGV[3] capability   ARGV[4] payload (JSON text)
   ARGV[5] callback_topic   ARGV[6] trace_id   ARGV[7] timeout ms (0 = none)
-  ARGV[8] agent_id   ARGV[9] agent epoch   ARGV[10] parent_task_id or ""   ARGV[11] hops
-  ARGV[12] agents on the trace (JSON array)
+  ARGV[8] agent_id ("" for a pooled task)   ARGV[9] agent epoch
+  ARGV[10..18] the task's constraints, which every later send reads (task-spec.ts
+  constraintArgs): tags (JSON array), region, region_policy, session_id, parent_task_id, hops,
+  agents on the trace (JSON array), tenant, priority
 
   Output: { 0 created | 1 ours already (re-sent or re-assigned), created_at_ms, deadline_ms }
           { 2 } when the task_id belongs to an earlier submission
@@ -28,6 +30,8 @@ redis.call('HSET', KEYS[1],
   'task_id', ARGV[2], 'capability', ARGV[3], 'payload', ARGV[4], 'callback_topic', ARGV[5],
   'trace_id', ARGV[6], 'status', 'accepted', 'attempt', 1, 'agent_id', ARGV[8], 'epoch', ARGV[9],
   'nonce', ARGV[1], 'created_at', now, 'assigned_at', now, 'deadline_ms', deadline,
-  'parent_task_id', ARGV[10], 'hops', ARGV[11], 'trace_agents', ARGV[12])
+  'tags', ARGV[10], 'region', ARGV[11], 'region_policy', ARGV[12], 'session_id', ARGV[13],
+  'parent_task_id', ARGV[14], 'hops', ARGV[15], 'trace_agents', ARGV[16], 'tenant', ARGV[17],
+  'priority', ARGV[18])
 redis.call('RPUSH', KEYS[2], '{"stage":"accepted","at":' .. now .. '}')
 return { 0, now, deadline }

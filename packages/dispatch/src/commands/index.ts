@@ -7,15 +7,15 @@ type Arg = string | number;
 /** Scripts this service owns, typed (ioredis `defineCommand` + RedisCommander augmentation). */
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    reachClaim(...args: Arg[]): Result<[number, number?, number?], Context>;
-    reachDeliver(...args: Arg[]): Result<[number, string?, number?, number?][], Context>;
+    reachClaim(...args: Arg[]): Result<unknown[], Context>;
+    reachDeliver(...args: Arg[]): Result<unknown[][], Context>;
     reachMarkSent(...args: Arg[]): Result<string | null, Context>;
     reachReleaseClaim(...args: Arg[]): Result<number, Context>;
-    reachAssign(...args: Arg[]): Result<[number, number?, number?, number?], Context>;
+    reachAssign(...args: Arg[]): Result<unknown[], Context>;
     reachUnassign(...args: Arg[]): Result<number, Context>;
     reachPublishCallback(...args: Arg[]): Result<(string | number)[], Context>;
     reachReject(...args: Arg[]): Result<number, Context>;
-    reachReplay(...args: Arg[]): Result<[number, number?, string?], Context>;
+    reachReplay(...args: Arg[]): Result<unknown[], Context>;
     reachUnwatch(...args: Arg[]): Result<number, Context>;
   }
 }

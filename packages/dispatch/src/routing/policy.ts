@@ -1,9 +1,9 @@
 import type { SnapshotAgent } from '@agent-reach/protocol';
-import { exclusionCode, RoutingDecision, type Decision } from './decision.ts';
+import { exclusionCode, RoutingDecision, type Decision } from './routing-decision.ts';
 import type { HashRing } from './hash-ring.ts';
 import { scoreOffsets } from './score-offsets.ts';
 
-export type { Candidate, Decision, Exclusion } from './decision.ts';
+export type { Candidate, Decision, Exclusion } from './routing-decision.ts';
 
 /**
  * The freshest inflight count of an agent: loads the router learned after the snapshot was written

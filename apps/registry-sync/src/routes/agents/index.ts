@@ -10,7 +10,7 @@ import {
   RegisterReply,
 } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
-import type { FleetEventLog } from '../../fleet/fleet-event-log.ts';
+import type { FleetEventLog } from '@agent-reach/dispatch';
 import type { AgentRegistry } from '../../registry/agent-registry.ts';
 import { parseBearer, type ParsedToken } from '../../registry/token.ts';
 

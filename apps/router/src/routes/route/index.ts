@@ -1,15 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Redis } from 'ioredis';
 import { ErrorReply, RouteQuery, RouteReply, type ReachKeys } from '@agent-reach/protocol';
-import type { SnapshotHolder } from '@agent-reach/dispatch';
-import { route } from '../../dispatch/decision.ts';
+import { routeTask, type SnapshotHolder } from '@agent-reach/dispatch';
+import { specFromSubmit } from '../../submit/task-spec.ts';
 
 /** What the route explanation needs. */
 export interface RouteRouteDeps {
   redis: Redis;
   keys: ReachKeys;
   snapshot: SnapshotHolder;
-  watermark: number;
+  /** The concurrency watermark in force. */
+  watermark: () => number;
 }
 
 /** `GET /v1/route`: the decision the router would make for a task, explained, without delivering. */
@@ -25,19 +26,20 @@ export const routeRoutes: FastifyPluginAsyncTypebox<RouteRouteDeps> = async (app
     async (request) => {
       const q = request.query;
       const tags = q.tags ? q.tags.split(',').filter((t) => t !== '') : undefined;
-      const routed = await route(
-        deps.redis,
-        deps.keys,
-        deps.snapshot,
+      // The same routing a submission of this task would get.
+      const spec = specFromSubmit(
+        q.task_id ?? 'route-query',
         {
-          taskId: q.task_id ?? 'route-query',
           capability: q.capability,
+          payload: null,
           ...(tags ? { tags } : {}),
-          ...(q.region ? { region: q.region, regionPolicy: q.region_policy ?? 'prefer' } : {}),
-          ...(q.session_id ? { sessionId: q.session_id } : {}),
+          ...(q.region ? { region: q.region, region_policy: q.region_policy ?? 'prefer' } : {}),
+          ...(q.session_id ? { session_id: q.session_id } : {}),
         },
-        deps.watermark,
+        'null',
+        undefined,
       );
+      const routed = await routeTask(deps, spec);
       const best = routed.decision.ranked[0];
       const order = new Map(routed.decision.ranked.map((c, i) => [c.agent.agent_id, i]));
       const candidates = [...routed.decision.all]

@@ -13,32 +13,28 @@ describe('the sent record and the due set', () => {
     // Attempt 1 was claimed with a watchdog entry; it failed fast and its retry is due later.
     await redis.hset(keys.task('t-late'), 'status', 'retry_wait', 'attempt', 2);
     await redis.zadd(keys.due(), watchdogAt + 250, 't-late');
-    await delivery.markSent(
-      't-late',
-      'agent-1',
-      1,
-      '1-1',
-      watchdogAt - 5000,
-      {},
-      undefined,
+    await delivery.markSent({
+      taskId: 't-late',
+      agentId: 'agent-1',
+      attempt: 1,
+      messageId: '1-1',
+      sentAt: watchdogAt - 5000,
       watchdogAt,
-    );
+    });
     expect(await redis.zscore(keys.due(), 't-late')).toBe(String(watchdogAt + 250));
     expect(await redis.lrange(keys.timeline('t-late'), 0, -1)).toEqual([]);
 
     // The usual order: the record lands while the watchdog entry is still the one set.
     await redis.hset(keys.task('t-ok'), 'status', 'accepted', 'attempt', 1);
     await redis.zadd(keys.due(), watchdogAt, 't-ok');
-    await delivery.markSent(
-      't-ok',
-      'agent-1',
-      1,
-      '1-2',
-      watchdogAt - 5000,
-      {},
-      undefined,
+    await delivery.markSent({
+      taskId: 't-ok',
+      agentId: 'agent-1',
+      attempt: 1,
+      messageId: '1-2',
+      sentAt: watchdogAt - 5000,
       watchdogAt,
-    );
+    });
     expect(await redis.zscore(keys.due(), 't-ok')).toBeNull();
     expect(await redis.hget(keys.task('t-ok'), 'status')).toBe('sent');
   });

@@ -1,0 +1,217 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ReachKeys } from '@agent-reach/protocol';
+import {
+  assignRetry,
+  CapacityWaiter,
+  readStoredTask,
+  routeTask,
+  type Decision,
+  type RoutingContext,
+  type SnapshotHolder,
+  type StoredTask,
+  type TaskSender,
+} from '@agent-reach/dispatch';
+import type { TaskOutcomes } from './outcomes.ts';
+
+/** Settings of re-sends. */
+export interface ResendSettings {
+  dispatchGraceMs: number;
+  noAgentWaitMs: number;
+}
+
+/** What a resender works with. */
+export interface ResenderOptions {
+  redis: Redis;
+  keys: ReachKeys;
+  snapshot: SnapshotHolder;
+  /** The concurrency watermark in force. */
+  watermark: () => number;
+  sender: TaskSender;
+  outcomes: TaskOutcomes;
+  settings: ResendSettings;
+  logger: Logger;
+}
+
+/** What happened to a due task. */
+export type ResendResult = 'sent' | 'waiting' | 'skipped' | 'dead';
+
+const WAIT_AGAIN_MS = 1000;
+/** How long an announcement of parked retries counts without being renewed (a pass renews it every 20 ms at most). */
+const ANNOUNCE_TTL_MS = 1000;
+/**
+ * How long a retry stays parked before it lets go (its due entry brings it back within a second).
+ * Long, so the routers see it waiting without gaps: each sweep would otherwise park it anew.
+ */
+const PARK_MS = 60_000;
+const MAX_CANDIDATES = 3;
+
+/**
+ * Sends every task again that waits for another attempt — a retry after its backoff, a task
+ * taken back from a dead or stuck agent, a task drained from its pool, a replayed dead letter, a
+ * submission a router claimed and never delivered. The task is routed by the constraints stored
+ * with it (tags, region and its policy, session, trace), preferring another agent than the last,
+ * and sent through the one task sender with an assignment only one sender wins. A task that
+ * finds no agent waits and is tried again.
+ */
+export class Resender {
+  private readonly log: Logger;
+  private readonly routing: RoutingContext;
+  /** Retries that found every agent busy, waiting in this process for a slot to free. */
+  private readonly capacity: CapacityWaiter;
+  /** task_id → capability of the retries parked here. */
+  private readonly parked = new Map<string, string>();
+
+  constructor(private readonly o: ResenderOptions) {
+    this.log = o.logger.child({ module: 'resender' });
+    this.routing = { redis: o.redis, keys: o.keys, snapshot: o.snapshot, watermark: o.watermark };
+    // Routers leave freed slots to the retries parked here: they read how many there are.
+    this.capacity = new CapacityWaiter(o.redis, o.keys, o.snapshot, {
+      announce: (capability) => this.announce(capability),
+    });
+  }
+
+  /** Lets the parked retries go; their due entries bring them back at the next sweep. */
+  close(): void {
+    this.capacity.close();
+  }
+
+  /** Sends one task from the due set again, if it is due. */
+  async resend(taskId: string, now: number = Date.now()): Promise<ResendResult> {
+    const { redis, keys } = this.o;
+    const task = await readStoredTask(redis, keys, taskId);
+    if (task?.status === 'sent' && !task.agentId && task.capability) {
+      return this.expirePooled(task, now);
+    }
+    if (!task || !task.capability || (task.status !== 'retry_wait' && task.status !== 'accepted')) {
+      await redis.zrem(keys.due(), taskId);
+      return 'skipped';
+    }
+    const waiting = task.status === 'retry_wait' && task.dueAt <= now;
+    const stale =
+      task.status === 'accepted' && now - task.assignedAt >= this.o.settings.dispatchGraceMs;
+    if (!waiting && !stale) return 'skipped';
+    // A retry prefers another agent than the one that just failed it: that one comes last.
+    const route = () =>
+      routeTask(this.routing, task, {
+        picks: MAX_CANDIDATES,
+        ...(task.agentId ? { avoid: task.agentId } : {}),
+      });
+    let decision = (await route()).decision;
+    // Every agent may only look full (counts as old as the snapshot): read the true counts first.
+    if (decision.count() === 0 && (await this.capacity.room(task.capability, decision)) > 0) {
+      decision = (await route()).decision;
+    }
+    const candidates = decision.best(MAX_CANDIDATES);
+    const since = task.dueAt || task.assignedAt || now;
+    if (candidates.length === 0) return this.noAgent(task, since, now, busy(decision));
+    const outcome = await this.o.sender.send({
+      task,
+      claim: assignRetry(redis, keys, {
+        taskId,
+        attempt: task.attempt,
+        nonce: randomUUID(),
+        graceMs: this.o.settings.dispatchGraceMs,
+      }),
+      to: { agents: candidates, count: decision.count() },
+      reason: stale ? 'undelivered' : 'retry',
+      ...(task.agentId ? { previousAgent: task.agentId } : {}),
+      // A retry's due entry has the task's due_at as its score: dropped only while it is still that one.
+      ...(waiting && task.dueAt ? { watchdogAt: task.dueAt } : {}),
+    });
+    if (outcome.kind === 'not_ours') return 'skipped';
+    if (outcome.kind === 'refused') return this.noAgent(task, since, now, outcome.someFull);
+    await outcome.recorded;
+    this.log.info(
+      { task_id: taskId, attempt: outcome.attempt, agent_id: outcome.agentId },
+      'task sent again',
+    );
+    return 'sent';
+  }
+
+  /** A task that waited in its pool until its due time without any agent taking it. */
+  private async expirePooled(task: StoredTask, now: number): Promise<ResendResult> {
+    const { taskId, attempt, capability, messageId } = task;
+    const deadline = task.deadlineMs;
+    const terminal = deadline > 0 && now >= deadline ? 'deadline' : 'no_agent';
+    const decision = await this.o.outcomes.retry({ taskId, attempt, reason: terminal, terminal });
+    if (messageId) await this.o.redis.xdel(this.o.keys.pool(capability), messageId);
+    return decision.kind === 'dead' ? 'dead' : 'skipped';
+  }
+
+  /**
+   * No agent took the task. When live agents serve the capability but all are at capacity
+   * (`busy`), it waits for a slot as long as it takes, up to its deadline: busy agents are not
+   * missing ones. It is parked here meanwhile, tried again the moment a slot frees, and its due
+   * entry brings it back a second later should this process stop. Otherwise it is dead-lettered
+   * (`no_agent`) once it waited `noAgentWaitMs`.
+   */
+  private async noAgent(
+    task: StoredTask,
+    since: number,
+    now: number,
+    busy: boolean,
+  ): Promise<ResendResult> {
+    const { taskId, capability, attempt } = task;
+    const deadline = task.deadlineMs;
+    const terminal = busy
+      ? deadline > 0 && now >= deadline
+        ? 'deadline'
+        : undefined
+      : now - since >= this.o.settings.noAgentWaitMs
+        ? 'no_agent'
+        : undefined;
+    if (terminal) {
+      const decision = await this.o.outcomes.retry({ taskId, attempt, reason: terminal, terminal });
+      return decision.kind === 'dead' ? 'dead' : 'skipped';
+    }
+    await this.o.redis.zadd(this.o.keys.due(), 'XX', now + WAIT_AGAIN_MS, taskId);
+    if (busy) this.park(taskId, capability);
+    return 'waiting';
+  }
+
+  /**
+   * Holds the retry here until a slot of `capability` frees, then tries again, as long as it
+   * finds the agents busy. The sweeps still find the task through its due entry every second
+   * meanwhile (and send it if they see room first), and take it again if this process stops.
+   */
+  private park(taskId: string, capability: string): void {
+    if (this.parked.has(taskId)) return;
+    this.parked.set(taskId, capability);
+    void this.holdForSlot(taskId, capability).finally(() => {
+      this.parked.delete(taskId);
+      void this.announce(capability).catch(() => undefined);
+    });
+  }
+
+  private async holdForSlot(taskId: string, capability: string): Promise<void> {
+    try {
+      while (await this.capacity.wait(capability, PARK_MS)) {
+        // A sweep may try it at the same time: the assignment lets one of them send it. Busy
+        // again, it stays parked (noAgent finds it in `parked`) and waits for the next slot.
+        if ((await this.resend(taskId)) !== 'waiting') return;
+      }
+    } catch (err: unknown) {
+      this.log.warn({ err, task_id: taskId }, 'parked retry not sent; the next sweep tries again');
+    }
+  }
+
+  /**
+   * Tells routers how many retries of `capability` this process holds (`retriesWaiting`, kept
+   * ANNOUNCE_TTL_MS, renewed on every pass of the capability's wait), or that none are left.
+   */
+  private announce(capability: string): Promise<unknown> {
+    let waiting = 0;
+    for (const c of this.parked.values()) if (c === capability) waiting++;
+    const key = this.o.keys.retriesWaiting(capability);
+    return waiting > 0
+      ? this.o.redis.set(key, waiting, 'PX', ANNOUNCE_TTL_MS)
+      : this.o.redis.del(key);
+  }
+}
+
+/** Live agents serve the capability and every one of them is at capacity. */
+function busy(decision: Decision): boolean {
+  return decision.count() === 0 && decision.all.some((c) => c.excluded === 'full');
+}

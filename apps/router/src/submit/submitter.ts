@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ReachKeys, SubmitBody, SubmitReply } from '@agent-reach/protocol';
+import { httpError } from '@agent-reach/service-kit';
+import {
+  CapacityWaiter,
+  claimSubmission,
+  onlyExcludedFor,
+  routeTask,
+  traceOf,
+  type DeadLetterer,
+  type Delivery,
+  type PoolReason,
+  type Routed,
+  type RoutingContext,
+  type SendOutcome,
+  type SnapshotHolder,
+  type TaskSender,
+  type TaskSpec,
+} from '@agent-reach/dispatch';
+import type { TaskReader } from '../tasks/task-reader.ts';
+import { specFromSubmit } from './task-spec.ts';
+
+/** Settings of submissions. */
+export interface SubmitSettings {
+  /** Largest payload, serialised, in bytes. */
+  maxPayloadBytes: number;
+  /** Timeout when the caller gives none, seconds (0 = none). */
+  defaultTimeoutS: number;
+  /** Candidates tried before answering NO_AGENT. */
+  maxCandidates: number;
+  /** Hops past which a task is dead-lettered as a loop. */
+  maxHops: number;
+  /** How long a claimed task may stay undelivered before registry-sync re-drives it. */
+  dispatchGraceMs: number;
+  /** How long a dead task is kept. */
+  dlqRetentionS: number;
+  /** Per capability: queue in the pool or answer 429 when every agent is at capacity. */
+  backpressure: Record<string, 'queue' | 'reject'>;
+  /** How long a submission that finds every agent at capacity waits for a slot before 429. */
+  admissionWaitMs: number;
+  /** How long a pooled task without timeout_s waits for an agent before it is dead (no_agent). */
+  poolWaitMs: number;
+}
+
+/** What a submitter works with. */
+export interface SubmitterOptions {
+  redis: Redis;
+  keys: ReachKeys;
+  snapshot: SnapshotHolder;
+  /** The concurrency watermark in force (published by registry-sync). */
+  watermark: () => number;
+  delivery: Delivery;
+  sender: TaskSender;
+  deadLetters: DeadLetterer;
+  tasks: TaskReader;
+  settings: SubmitSettings;
+  logger: Logger;
+}
+
+/** Outcome of a submission: a new task (202) or the existing one for a repeated task_id (200). */
+export interface SubmitOutcome {
+  created: boolean;
+  reply: SubmitReply;
+}
+
+/**
+ * The router's side of a submission: admission (a short wait for a slot when every agent is
+ * busy), the loop check, the routing decision from the snapshot held in memory, and the choice
+ * between agents, the capability's pool, AT_CAPACITY and NO_AGENT. The send itself is the task
+ * sender's, the one every send of a task goes through.
+ */
+export class Submitter {
+  private readonly log: Logger;
+  private readonly routing: RoutingContext;
+  // Freed slots go to the retries registry-sync holds first (`retriesWaiting`), then to submissions.
+  private readonly capacity: CapacityWaiter;
+
+  constructor(private readonly o: SubmitterOptions) {
+    this.log = o.logger.child({ module: 'submit' });
+    this.routing = { redis: o.redis, keys: o.keys, snapshot: o.snapshot, watermark: o.watermark };
+    this.capacity = new CapacityWaiter(o.redis, o.keys, o.snapshot, {
+      reserved: async (capability) =>
+        Number(await o.redis.get(o.keys.retriesWaiting(capability))) || 0,
+    });
+  }
+
+  /** Answers every waiting submission (429) and stops holding new ones. */
+  close(): void {
+    this.capacity.close();
+  }
+
+  /**
+   * Submits a task; throws NO_AGENT, AT_CAPACITY, PAYLOAD_TOO_LARGE or a store error. A task
+   * that finds every agent at capacity waits up to `admissionWaitMs` for a slot before AT_CAPACITY.
+   */
+  async submit(body: SubmitBody): Promise<SubmitOutcome> {
+    const { settings } = this.o;
+    const payload = JSON.stringify(body.payload ?? null);
+    if (Buffer.byteLength(payload) > settings.maxPayloadBytes) {
+      throw httpError(
+        'PAYLOAD_TOO_LARGE',
+        `payload is over the limit of ${settings.maxPayloadBytes} bytes once serialised`,
+      );
+    }
+    const taskId = body.task_id ?? randomUUID();
+    const lineage = body.parent_task_id
+      ? await traceOf(this.o.redis, this.o.keys, body.parent_task_id)
+      : undefined;
+    const spec = specFromSubmit(taskId, body, payload, lineage);
+    const until = Date.now() + settings.admissionWaitMs;
+    for (;;) {
+      try {
+        return await this.submitOnce(spec, body);
+      } catch (err: unknown) {
+        if ((err as { code?: unknown }).code !== 'AT_CAPACITY') throw err;
+        if (!(await this.capacity.wait(spec.capability, until - Date.now()))) throw err;
+      }
+    }
+  }
+
+  private async submitOnce(spec: TaskSpec, body: SubmitBody): Promise<SubmitOutcome> {
+    const { settings, snapshot } = this.o;
+    const batch = body.mode === 'batch';
+    // The candidates tried, plus the runner-up the sent stage records.
+    const route = () =>
+      routeTask(this.routing, spec, { reserve: !batch, picks: settings.maxCandidates + 1 });
+    let routed = await route();
+    if (routed.decision.count() === 0) {
+      // A registration may be newer than the snapshot held: look once more before refusing.
+      await snapshot.reload();
+      routed = await route();
+    }
+    if (
+      routed.push.length === 0 &&
+      !batch &&
+      (await this.capacity.room(spec.capability, routed.decision)) > 0
+    ) {
+      // Counted full on stale counts: Redis says an agent has room (beyond what waiting retries get).
+      routed = await route();
+    }
+    const reserved = batch ? undefined : routed.push[0]?.agent.agent_id;
+    if (
+      spec.parentTaskId &&
+      (spec.hops > settings.maxHops || onlyExcludedFor(routed.decision, ['on_trace']))
+    ) {
+      if (reserved) snapshot.settle(reserved);
+      return this.rejectAsLoop(spec);
+    }
+    // Whether every live agent is only full is worked out when no agent took the task (it reads
+    // every agent's exclusion, which a delivered task never needs).
+    let allFull = (): boolean => onlyExcludedFor(routed.decision, ['full', 'watermark']);
+    if (reserved) {
+      const outcome = await this.send(spec, body, routed);
+      if (outcome.kind !== 'refused') return this.answer(spec, outcome);
+      this.log.info(
+        { task_id: spec.taskId, capability: spec.capability, refusals: outcome.refusals },
+        'no candidate took the task',
+      );
+      allFull = () => outcome.allFull;
+    } else if (batch) {
+      return this.toPool(spec, body, 'batch');
+    } else if (routed.pull.length > 0) {
+      return this.toPool(spec, body, 'pull_agents');
+    }
+    if (body.on_no_agent === 'queue') return this.toPool(spec, body, 'no_agent');
+    const existing = body.task_id ? await this.o.tasks.submitView(spec.taskId) : undefined;
+    if (existing) return { created: false, reply: existing };
+    if (allFull()) {
+      if (settings.backpressure[spec.capability] === 'queue') {
+        return this.toPool(spec, body, 'at_capacity');
+      }
+      throw httpError(
+        'AT_CAPACITY',
+        `every live agent of ${spec.capability} is at max_concurrency; retry shortly or queue with on_no_agent`,
+      );
+    }
+    const tags = spec.tags.length > 0 ? ` with tags ${spec.tags.join(',')}` : '';
+    throw httpError('NO_AGENT', `no live agent serves capability ${spec.capability}${tags}`);
+  }
+
+  private send(spec: TaskSpec, body: SubmitBody, routed: Routed): Promise<SendOutcome> {
+    const watchdogAt = Date.now() + this.o.settings.dispatchGraceMs;
+    return this.o.sender.send({
+      task: spec,
+      claim: this.claim(spec, body, watchdogAt),
+      to: {
+        agents: routed.push,
+        count: routed.pushCount,
+        tries: this.o.settings.maxCandidates,
+        firstReserved: true,
+      },
+      // The first claim adds the watchdog entry; the `sent` record drops it only if it is still that one.
+      watchdogAt,
+    });
+  }
+
+  private async toPool(spec: TaskSpec, body: SubmitBody, reason: PoolReason) {
+    const watchdogAt = Date.now() + this.o.settings.dispatchGraceMs;
+    const outcome = await this.o.sender.send({
+      task: spec,
+      claim: this.claim(spec, body, watchdogAt),
+      to: { pool: reason, waitMs: this.o.settings.poolWaitMs },
+    });
+    return this.answer(spec, outcome);
+  }
+
+  private claim(spec: TaskSpec, body: SubmitBody, watchdogAt: number) {
+    return claimSubmission(this.o.redis, this.o.keys, this.o.delivery.watch, {
+      task: spec,
+      nonce: randomUUID(),
+      timeoutMs: (body.timeout_s ?? this.o.settings.defaultTimeoutS) * 1000,
+      watchdogAt,
+    });
+  }
+
+  private async answer(spec: TaskSpec, outcome: SendOutcome): Promise<SubmitOutcome> {
+    if (outcome.kind === 'sent') {
+      return {
+        created: true,
+        reply: {
+          task_id: spec.taskId,
+          status: 'sent',
+          agent_id: outcome.agentId,
+          stream: outcome.stream,
+          message_id: outcome.messageId,
+        },
+      };
+    }
+    // The task_id belongs to an earlier submission: answer with that task.
+    const existing = await this.o.tasks.submitView(spec.taskId);
+    if (existing) return { created: false, reply: existing };
+    throw httpError('STORE_UNAVAILABLE', `task ${spec.taskId} is being written; retry`);
+  }
+
+  /** Records a submission that is dead on arrival as a loop, visible in the DLQ. */
+  private async rejectAsLoop(spec: TaskSpec): Promise<SubmitOutcome> {
+    if (!(await this.o.deadLetters.deadOnArrival(spec, 'loop'))) {
+      const existing = await this.o.tasks.submitView(spec.taskId);
+      if (existing) return { created: false, reply: existing };
+    }
+    return {
+      created: true,
+      reply: { task_id: spec.taskId, status: 'dead', agent_id: '', stream: '', message_id: '' },
+    };
+  }
+}

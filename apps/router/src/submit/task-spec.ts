@@ -1,0 +1,31 @@
+import type { SubmitBody } from '@agent-reach/protocol';
+import type { Lineage, TaskSpec } from '@agent-reach/dispatch';
+
+/**
+ * The task a submission asks for, with the constraints every send of it will read: what the
+ * caller gave, and the trace it inherits from its parent (`lineage`, read once per submission).
+ */
+export function specFromSubmit(
+  taskId: string,
+  body: SubmitBody,
+  payload: string,
+  lineage: Lineage | undefined,
+): TaskSpec {
+  return {
+    taskId,
+    capability: body.capability,
+    payload,
+    callbackTopic: body.callback_topic ?? '',
+    traceId: body.trace_id ?? '',
+    // Sorted: the same set of tags is stored the same way whatever order the caller gave.
+    tags: body.tags ? [...body.tags].sort() : [],
+    region: body.region ?? '',
+    regionPolicy: body.region_policy ?? 'prefer',
+    sessionId: body.session_id ?? '',
+    parentTaskId: body.parent_task_id ?? '',
+    hops: lineage?.hops ?? 0,
+    traceAgents: lineage?.agents ?? [],
+    tenant: '',
+    priority: 0,
+  };
+}

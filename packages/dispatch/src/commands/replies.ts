@@ -1,0 +1,79 @@
+/**
+ * The replies of this package's scripts, decoded in one place per script into named fields.
+ * Failures are negative integers in the scripts' headers; `REPLY_CODES` is the one map of them.
+ */
+
+/** What a negative reply code of a dispatch script means. */
+export const REPLY_CODES = {
+  [-1]: 'not_found',
+  [-2]: 'epoch_changed',
+  [-3]: 'not_live',
+  [-4]: 'full',
+  [-8]: 'held_elsewhere',
+  [-9]: 'not_dead',
+} as const;
+
+/** A refusal named by `REPLY_CODES`. */
+export type ReplyRefusal = (typeof REPLY_CODES)[keyof typeof REPLY_CODES];
+
+function refusal(code: number): ReplyRefusal {
+  return REPLY_CODES[code as keyof typeof REPLY_CODES] ?? 'not_found';
+}
+
+/** claim-2.lua: the task_id claimed for this submission, or another submission's task. */
+export type ClaimReply =
+  { ours: true; created: boolean; createdAt: number; deadlineMs: number } | { ours: false };
+
+export function decodeClaimReply(raw: readonly unknown[]): ClaimReply {
+  const [state, createdAt, deadlineMs] = raw as [number, number?, number?];
+  if (state === 2) return { ours: false };
+  return {
+    ours: true,
+    created: state === 0,
+    createdAt: createdAt ?? 0,
+    deadlineMs: deadlineMs ?? 0,
+  };
+}
+
+/** assign-2.lua: the attempt taken for the chosen agent, or why not. */
+export type AssignReply =
+  | { ok: true; attempt: number; createdAt: number; deadlineMs: number }
+  | { ok: false; refusal: ReplyRefusal };
+
+export function decodeAssignReply(raw: readonly unknown[]): AssignReply {
+  const [code, attempt, createdAt, deadlineMs] = raw as [number, number?, number?, number?];
+  if (code < 0) return { ok: false, refusal: refusal(code) };
+  return {
+    ok: true,
+    attempt: attempt ?? 0,
+    createdAt: createdAt ?? 0,
+    deadlineMs: deadlineMs ?? 0,
+  };
+}
+
+/** Why a chosen agent did not take a task. */
+export type DeliveryRefusal = 'gone' | 'epoch_changed' | 'not_live' | 'full';
+
+/** deliver-3.lua, per task: delivered (or delivered before, for a re-sent command), or refused. */
+export type DeliverReply =
+  | { ok: true; messageId: string; sentAt: number; inflight: number }
+  | { ok: false; refusal: DeliveryRefusal };
+
+export function decodeDeliverReply(raw: readonly unknown[]): DeliverReply {
+  const [code, messageId, sentAt, inflight] = raw as [number, string?, number?, number?];
+  if (code >= 0) {
+    return { ok: true, messageId: messageId ?? '', sentAt: sentAt ?? 0, inflight: inflight ?? 0 };
+  }
+  const why = refusal(code);
+  return { ok: false, refusal: why === 'not_found' ? 'gone' : (why as DeliveryRefusal) };
+}
+
+/** replay-2.lua: the dead task sent again as a new attempt, or why not. */
+export type ReplayReply =
+  { ok: true; attempt: number; capability: string } | { ok: false; refusal: ReplyRefusal };
+
+export function decodeReplayReply(raw: readonly unknown[]): ReplayReply {
+  const [code, attempt, capability] = raw as [number, number?, string?];
+  if (code < 0) return { ok: false, refusal: refusal(code) };
+  return { ok: true, attempt: attempt ?? 0, capability: capability ?? '' };
+}

@@ -1,0 +1,114 @@
+import type { Redis } from 'ioredis';
+import type { ReachKeys } from '@agent-reach/protocol';
+import { decodeAssignReply, decodeClaimReply } from '../commands/replies.ts';
+import type { DueWatch } from '../due-watch.ts';
+import type { DeliveryTarget } from '../delivery.ts';
+import { constraintArgs, type TaskSpec } from '../task/task-spec.ts';
+
+/** An attempt taken for one agent (or for the pool): what its stream entry needs. */
+export type Taken =
+  { ok: true; attempt: number; createdAt: number; deadlineMs: number } | { ok: false };
+
+/**
+ * How a send takes the task's attempt before delivering it, and gives it back when no candidate
+ * took it. A submission claims the task_id (and creates the task); a later send re-assigns the
+ * waiting task. Either way only one sender wins a given attempt.
+ */
+export interface AttemptClaim {
+  /** Takes (or re-takes, for the next candidate) the attempt for `agent`; none for a pool. */
+  take(agent: DeliveryTarget | undefined): Promise<Taken>;
+  /** Gives the attempt back: no candidate took the task. */
+  release(): Promise<void>;
+}
+
+/** A new submission's claim (claim-2.lua). */
+export interface SubmissionClaim {
+  task: TaskSpec;
+  /** Identifies this submission across re-sent commands. */
+  nonce: string;
+  /** 0 for none. */
+  timeoutMs: number;
+  /** The watchdog entry's score in the due set, added in the same round trip as the first claim. */
+  watchdogAt: number;
+}
+
+/**
+ * Claims the task_id of a submission with the idempotency check and stores the task with its
+ * constraints. The watchdog entry goes out just before the first claim, in the tick's one ZADD
+ * (due-watch.ts), so a router that dies after claiming leaves the task to registry-sync.
+ */
+export function claimSubmission(
+  redis: Redis,
+  keys: ReachKeys,
+  watch: DueWatch,
+  c: SubmissionClaim,
+): AttemptClaim {
+  const t = c.task;
+  let first = true;
+  return {
+    async take(agent) {
+      const claim = () =>
+        redis.reachClaim(
+          keys.task(t.taskId),
+          keys.timeline(t.taskId),
+          c.nonce,
+          t.taskId,
+          t.capability,
+          t.payload,
+          t.callbackTopic,
+          t.traceId,
+          c.timeoutMs,
+          agent?.agent_id ?? '',
+          agent?.epoch ?? 0,
+          ...constraintArgs(t),
+        );
+      const raw = first ? await watch.watchThen(t.taskId, c.watchdogAt, claim) : await claim();
+      first = false;
+      const reply = decodeClaimReply(raw);
+      return reply.ours
+        ? { ok: true, attempt: 1, createdAt: reply.createdAt, deadlineMs: reply.deadlineMs }
+        : { ok: false };
+    },
+    async release() {
+      // The caller's 503 leaves nothing behind: the claim and its watchdog entry both go.
+      await redis
+        .pipeline()
+        .reachReleaseClaim(keys.task(t.taskId), keys.timeline(t.taskId), c.nonce)
+        .zrem(keys.due(), t.taskId)
+        .exec();
+    },
+  };
+}
+
+/** A waiting task's re-assignment (assign-2.lua). */
+export interface RetryAssignment {
+  taskId: string;
+  /** The attempt the task is at; the assignment moves only that one. */
+  attempt: number;
+  nonce: string;
+  /** How long an assignment may stay undelivered before another sender re-takes it. */
+  graceMs: number;
+}
+
+/** Takes a task that waits for another attempt for the chosen agent, one sender per attempt. */
+export function assignRetry(redis: Redis, keys: ReachKeys, a: RetryAssignment): AttemptClaim {
+  return {
+    async take(agent) {
+      const reply = decodeAssignReply(
+        await redis.reachAssign(
+          keys.task(a.taskId),
+          keys.timeline(a.taskId),
+          a.nonce,
+          a.attempt,
+          agent?.agent_id ?? '',
+          agent?.epoch ?? 0,
+          a.graceMs,
+        ),
+      );
+      return reply.ok ? { ...reply, ok: true } : { ok: false };
+    },
+    async release() {
+      await redis.reachUnassign(keys.task(a.taskId), a.nonce);
+    },
+  };
+}

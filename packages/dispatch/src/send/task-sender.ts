@@ -1,0 +1,287 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { encodeTask, type ReachKeys } from '@agent-reach/protocol';
+import type { EventSink } from '@agent-reach/events';
+import type { Delivery, RoutingRecord } from '../delivery.ts';
+import type { Candidate } from '../routing/policy.ts';
+import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
+import { attemptMessage, type TaskSpec } from '../task/task-spec.ts';
+import type { AttemptClaim } from './attempt-claims.ts';
+
+/** Why a task went to its capability's pool. */
+export type PoolReason = 'batch' | 'pull_agents' | 'no_agent' | 'at_capacity';
+
+/** Where a send goes: the ranked candidates, tried in order, or the capability's pool. */
+export type SendTarget =
+  | {
+      agents: readonly Candidate[];
+      /** How many candidates the decision had in all (recorded with the `sent` stage). */
+      count: number;
+      /** How many of `agents` to try. @default all */
+      tries?: number;
+      /** The first candidate was already counted in the snapshot when it was chosen. */
+      firstReserved?: boolean;
+    }
+  | {
+      pool: PoolReason;
+      /** How long the task waits in the pool for an agent when it has no deadline. */
+      waitMs: number;
+    };
+
+/** One send of one attempt of a task. */
+export interface SendRequest {
+  task: TaskSpec;
+  /** How the attempt is taken: a submission's claim or a retry's assignment. */
+  claim: AttemptClaim;
+  to: SendTarget;
+  /** Why this send happens (kept in the `sent` stage): `retry`, `undelivered`, … */
+  reason?: string;
+  /** The agent of the attempt before this one. */
+  previousAgent?: string;
+  /** The task's due entry score the `sent` record may drop (Delivery.markSent). */
+  watchdogAt?: number;
+}
+
+/** What a send did. */
+export type SendOutcome =
+  | {
+      kind: 'sent';
+      attempt: number;
+      /** '' for a pooled task. */
+      agentId: string;
+      stream: string;
+      messageId: string;
+      sentAt: number;
+      /** Settles once the `sent` stage is recorded (it is written in the background). */
+      recorded: Promise<void>;
+    }
+  | {
+      kind: 'refused';
+      /** `agent_id:refusal` of each candidate tried. */
+      refusals: string[];
+      /** Every candidate tried was full. */
+      allFull: boolean;
+      /** Some candidate tried was full. */
+      someFull: boolean;
+    }
+  /** The attempt was not ours to take: another submission owns the task_id, or the task moved on. */
+  | { kind: 'not_ours' };
+
+/** What the sender works with. */
+export interface TaskSenderOptions {
+  redis: Redis;
+  keys: ReachKeys;
+  delivery: Delivery;
+  snapshot: SnapshotHolder;
+  events: EventSink;
+  logger: Logger;
+  /**
+   * How long a session sticks to the agent its task was sent to, seconds; without it a send
+   * leaves the session where it was.
+   */
+  sessionTtlS?: number;
+}
+
+/**
+ * The one writer of the `sent` stage: every send of a task — first, batch, retry, reclaim, pool
+ * drain, replay — takes its attempt, delivers it with the constraints the task carries, records
+ * `sent` (timeline, due set, event, session) here, and nowhere else.
+ */
+export class TaskSender {
+  private readonly log: Logger;
+
+  constructor(private readonly o: TaskSenderOptions) {
+    this.log = o.logger.child({ module: 'task-sender' });
+  }
+
+  /** Sends one attempt of `req.task` to the first candidate that takes it, or to its pool. */
+  send(req: SendRequest): Promise<SendOutcome> {
+    return 'pool' in req.to ? this.toPool(req, req.to) : this.toAgents(req, req.to);
+  }
+
+  private async toAgents(
+    req: SendRequest,
+    to: Extract<SendTarget, { agents: unknown }>,
+  ): Promise<SendOutcome> {
+    const { snapshot, delivery } = this.o;
+    const tried = to.agents.slice(0, to.tries ?? to.agents.length);
+    const refusals: string[] = [];
+    let full = 0;
+    // A reserved first candidate is given back if the send ends before its delivery.
+    let outstanding = to.firstReserved ? tried[0]?.agent.agent_id : undefined;
+    try {
+      for (const [i, candidate] of tried.entries()) {
+        const agent = candidate.agent;
+        const taken = await req.claim.take(agent);
+        if (!taken.ok) return { kind: 'not_ours' };
+        if (outstanding === agent.agent_id && i === 0) outstanding = undefined;
+        else snapshot.reserve(agent.agent_id);
+        const message = attemptMessage(req.task, taken.attempt, taken.deadlineMs);
+        let result;
+        try {
+          result = await delivery.deliver(agent, message);
+        } catch (err: unknown) {
+          snapshot.settle(agent.agent_id);
+          throw err;
+        }
+        const refusedFull = !result.ok && result.refusal === 'full';
+        snapshot.settle(
+          agent.agent_id,
+          result.ok ? result.inflight : refusedFull ? agent.max_concurrency : undefined,
+        );
+        if (!result.ok) {
+          refusals.push(`${agent.agent_id}:${result.refusal}`);
+          if (refusedFull) full++;
+          continue;
+        }
+        const runnerUp = to.agents[i + 1];
+        const routing: RoutingRecord = {
+          score: Number(candidate.score.toFixed(4)),
+          load: Number(candidate.load.toFixed(4)),
+          candidates: to.count,
+          ...(runnerUp
+            ? {
+                runner_up: runnerUp.agent.agent_id,
+                runner_up_score: Number(runnerUp.score.toFixed(4)),
+              }
+            : {}),
+          snapshot_age_ms: snapshot.info().age_ms,
+          ...this.why(req, refusals),
+        };
+        return this.sent(req, {
+          attempt: taken.attempt,
+          createdAt: taken.createdAt,
+          agentId: agent.agent_id,
+          stream: this.o.keys.inbox(agent.agent_id),
+          messageId: result.messageId,
+          sentAt: result.sentAt,
+          routing,
+        });
+      }
+    } finally {
+      if (outstanding) snapshot.settle(outstanding);
+    }
+    await req.claim.release();
+    return {
+      kind: 'refused',
+      refusals,
+      allFull: tried.length > 0 && full === tried.length,
+      someFull: full > 0,
+    };
+  }
+
+  private async toPool(
+    req: SendRequest,
+    to: Extract<SendTarget, { pool: unknown }>,
+  ): Promise<SendOutcome> {
+    const { redis, keys } = this.o;
+    const taken = await req.claim.take(undefined);
+    if (!taken.ok) return { kind: 'not_ours' };
+    const capability = req.task.capability;
+    const stream = keys.pool(capability);
+    const fields = encodeTask(attemptMessage(req.task, taken.attempt, taken.deadlineMs));
+    const added =
+      (await redis
+        .pipeline()
+        .time()
+        .xadd(stream, '*', ...fields)
+        .sadd(keys.pools(), capability)
+        .exec()) ?? [];
+    const [, time] = added[0] ?? [];
+    const [xerr, messageId] = added[1] ?? [new Error('xadd: empty reply')];
+    if (xerr) throw xerr;
+    const [sec, usec] = (time as [string, string] | undefined) ?? [
+      String(Math.floor(Date.now() / 1000)),
+      '0',
+    ];
+    const sentAt = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+    const expiresAt = taken.deadlineMs > 0 ? taken.deadlineMs : sentAt + to.waitMs;
+    return this.sent(req, {
+      attempt: taken.attempt,
+      createdAt: taken.createdAt,
+      agentId: '',
+      stream,
+      messageId: messageId as string,
+      sentAt,
+      routing: { pool: capability, reason: to.pool, ...this.why(req, []) },
+      pooled: { stream, dueAt: expiresAt },
+    });
+  }
+
+  private why(req: SendRequest, refusals: readonly string[]): RoutingRecord {
+    const notes: string[] = [];
+    if (req.reason) notes.push(req.reason);
+    if (refusals.length > 0) notes.push(`re-routed after ${refusals.join(', ')}`);
+    return {
+      ...(notes.length > 0 ? { reason: notes.join('; ') } : {}),
+      ...(req.previousAgent ? { previous_agent: req.previousAgent } : {}),
+    };
+  }
+
+  /**
+   * The XADD returned an id: the attempt is sent. The stage's record rides the same
+   * auto-pipelined connection in the background (a later read on this connection is served after
+   * it; the due-set watchdog covers a process that dies first); the event is written at once.
+   */
+  private sent(
+    req: SendRequest,
+    s: {
+      attempt: number;
+      createdAt: number;
+      agentId: string;
+      stream: string;
+      messageId: string;
+      sentAt: number;
+      routing: RoutingRecord;
+      pooled?: { stream: string; dueAt: number };
+    },
+  ): SendOutcome {
+    const { redis, keys, delivery, events } = this.o;
+    const task = req.task;
+    const writes: Promise<unknown>[] = [
+      delivery.markSent({
+        taskId: task.taskId,
+        agentId: s.agentId,
+        attempt: s.attempt,
+        messageId: s.messageId,
+        sentAt: s.sentAt,
+        routing: s.routing,
+        ...(s.pooled ? { pooled: s.pooled } : {}),
+        ...(req.watchdogAt !== undefined ? { watchdogAt: req.watchdogAt } : {}),
+      }),
+    ];
+    if (task.sessionId && s.agentId && this.o.sessionTtlS !== undefined) {
+      writes.push(redis.set(keys.session(task.sessionId), s.agentId, 'EX', this.o.sessionTtlS));
+    }
+    const recorded = Promise.all(writes).then(
+      () => undefined,
+      (err: unknown) =>
+        this.log.warn(
+          { err, task_id: task.taskId },
+          'sent stage not recorded; the watchdog will check the task',
+        ),
+    );
+    events.write({
+      stage: 'sent',
+      capability: task.capability,
+      agent_id: s.agentId || 'pool',
+      task_id: task.taskId,
+      attempt: s.attempt,
+      at: s.sentAt,
+      // From acceptance to the first send; a later attempt's wait is the retry's backoff.
+      ...(s.attempt === 1 && s.createdAt > 0
+        ? { latency_ms: Math.max(0, s.sentAt - s.createdAt) }
+        : {}),
+      ...(task.traceId ? { trace_id: task.traceId } : {}),
+    });
+    return {
+      kind: 'sent',
+      attempt: s.attempt,
+      agentId: s.agentId,
+      stream: s.stream,
+      messageId: s.messageId,
+      sentAt: s.sentAt,
+      recorded,
+    };
+  }
+}

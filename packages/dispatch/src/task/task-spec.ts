@@ -1,0 +1,163 @@
+import type { Redis } from 'ioredis';
+import type { ReachKeys, TaskMessage } from '@agent-reach/protocol';
+
+/** How strictly a task keeps to its region. */
+export type RegionPolicy = 'strict' | 'prefer';
+
+/**
+ * What a task asks of the agent that runs it. Stored with the task when it is accepted, and read
+ * back by every later send (retry, reclaim, pool drain, replay), so no send routes without it.
+ */
+export interface TaskConstraints {
+  /** Tags every agent that takes the task must have (or serve as a capability). */
+  tags: readonly string[];
+  /** The region asked for; '' for none. */
+  region: string;
+  /** `strict`: never outside `region`; `prefer`: elsewhere only when no agent there is live. */
+  regionPolicy: RegionPolicy;
+  /** The session whose agent the task sticks to while it is healthy; '' for none. */
+  sessionId: string;
+  /** The task whose handling submitted this one; '' for a caller's own. */
+  parentTaskId: string;
+  /** Submissions deep: the parent's hops + 1 (0 for a caller's own). */
+  hops: number;
+  /** Agents that handled the task's ancestors: never routed to (a loop). */
+  traceAgents: readonly string[];
+  /** Reserved for tenants: '' until tenants exist. */
+  tenant: string;
+  /** Reserved for task priority: 0 until priorities exist. */
+  priority: number;
+}
+
+/** A task as every send of it needs it: what the caller gave, and its constraints. */
+export interface TaskSpec extends TaskConstraints {
+  taskId: string;
+  capability: string;
+  /** JSON text of the caller's payload. */
+  payload: string;
+  /** '' when the caller gave no callback topic. */
+  callbackTopic: string;
+  /** '' when the task has none. */
+  traceId: string;
+}
+
+/** A task as stored: its spec plus where it stands. */
+export interface StoredTask extends TaskSpec {
+  status: string;
+  attempt: number;
+  /** Epoch ms; 0 for none. */
+  deadlineMs: number;
+  /** The agent of the current (or last) attempt; '' for a pooled task. */
+  agentId: string;
+  assignedAt: number;
+  /** When a task waiting for a retry is due. */
+  dueAt: number;
+  messageId: string;
+}
+
+/** Task hash fields of the constraints (claim-2.lua and reject-2.lua write them). */
+const CONSTRAINT_FIELDS = [
+  'tags',
+  'region',
+  'region_policy',
+  'session_id',
+  'parent_task_id',
+  'hops',
+  'trace_agents',
+  'tenant',
+  'priority',
+] as const;
+
+const STORED_FIELDS = [
+  'task_id',
+  'capability',
+  'payload',
+  'callback_topic',
+  'trace_id',
+  'status',
+  'attempt',
+  'deadline_ms',
+  'agent_id',
+  'assigned_at',
+  'due_at',
+  'message_id',
+  ...CONSTRAINT_FIELDS,
+] as const;
+
+/** The constraints as the claim and reject scripts take them, in their ARGV order. */
+export function constraintArgs(c: TaskConstraints): (string | number)[] {
+  return [
+    JSON.stringify(c.tags),
+    c.region,
+    c.region ? c.regionPolicy : '',
+    c.sessionId,
+    c.parentTaskId,
+    c.hops,
+    JSON.stringify(c.traceAgents),
+    c.tenant,
+    c.priority,
+  ];
+}
+
+function stringList(text: string | null | undefined): string[] {
+  if (!text) return [];
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? parsed.filter((t): t is string => typeof t === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Reads a task's spec and state in one HMGET; undefined when the task is unknown. */
+export async function readStoredTask(
+  redis: Redis,
+  keys: ReachKeys,
+  taskId: string,
+): Promise<StoredTask | undefined> {
+  const values = await redis.hmget(keys.task(taskId), ...STORED_FIELDS);
+  const v = Object.fromEntries(STORED_FIELDS.map((f, i) => [f, values[i] ?? null])) as Record<
+    (typeof STORED_FIELDS)[number],
+    string | null
+  >;
+  if (!v.status) return undefined;
+  return {
+    taskId,
+    capability: v.capability ?? '',
+    payload: v.payload ?? 'null',
+    callbackTopic: v.callback_topic ?? '',
+    traceId: v.trace_id ?? '',
+    status: v.status,
+    attempt: Number(v.attempt ?? 0),
+    deadlineMs: Number(v.deadline_ms ?? 0),
+    agentId: v.agent_id ?? '',
+    assignedAt: Number(v.assigned_at ?? 0),
+    dueAt: Number(v.due_at ?? 0),
+    messageId: v.message_id ?? '',
+    tags: stringList(v.tags),
+    region: v.region ?? '',
+    regionPolicy: v.region_policy === 'strict' ? 'strict' : 'prefer',
+    sessionId: v.session_id ?? '',
+    parentTaskId: v.parent_task_id ?? '',
+    hops: Number(v.hops ?? 0),
+    traceAgents: stringList(v.trace_agents),
+    tenant: v.tenant ?? '',
+    priority: Number(v.priority ?? 0),
+  };
+}
+
+/** The stream entry of one attempt of the task: what an agent reads. */
+export function attemptMessage(spec: TaskSpec, attempt: number, deadlineMs: number): TaskMessage {
+  return {
+    task_id: spec.taskId,
+    capability: spec.capability,
+    payload: spec.payload,
+    attempt,
+    trace_id: spec.traceId,
+    callback_topic: spec.callbackTopic,
+    deadline_ms: deadlineMs,
+    ...(spec.parentTaskId ? { parent_task_id: spec.parentTaskId, hops: spec.hops } : {}),
+    ...(spec.tags.length > 0 ? { tags: [...spec.tags] } : {}),
+    ...(spec.region ? { region: spec.region, region_policy: spec.regionPolicy } : {}),
+  };
+}
