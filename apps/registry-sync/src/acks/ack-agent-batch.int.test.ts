@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { reachKeys, type ReachKeys } from '@agent-reach/protocol';
 import { randomPrefix, testServices } from '@agent-reach/testkit';
-import { defineCommands } from '../commands/index.ts';
+import { decodeAckAgentReplies, defineCommands } from '../commands/index.ts';
 
 let redis: Redis;
 let keys: ReachKeys;
@@ -49,19 +49,17 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
   it('applies each ack as if alone: slots freed, inbox entries deleted, speed folded in order', async () => {
     await redis.hset(keys.agent('a1'), 'epoch', 1, 'status', 'HEALTHY', 'ewma:cap', '100');
     await deliverPending(['t1', 't2', 't3']);
-    const replies = await redis.reachAckAgent(
-      keys.agent('a1'),
-      keys.pending('a1'),
-      keys.inbox('a1'),
-      ...completion('t1', 200),
-      ...completion('t2', 300),
-      ...completion('t3', 50),
+    const replies = decodeAckAgentReplies(
+      await redis.reachAckAgent(
+        keys.agent('a1'),
+        keys.pending('a1'),
+        keys.inbox('a1'),
+        ...completion('t1', 200),
+        ...completion('t2', 300),
+        ...completion('t3', 50),
+      ),
     );
-    expect(replies.map((r) => [r[0], r[3]])).toEqual([
-      [0, 1],
-      [0, 1],
-      [0, 1],
-    ]);
+    expect(replies.map((r) => r.ok && r.speedTracked)).toEqual([true, true, true]);
     expect(await redis.hlen(keys.pending('a1'))).toBe(0);
     expect(await redis.xlen(keys.inbox('a1'))).toBe(0);
     // EWMA with weight 0.5 over 100 → 200 → 300 → 50: 150, 225, 137.5.
@@ -92,15 +90,17 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
       `1|${(await redis.xadd(keys.inbox('a1'), '*', 'task_id', 't2')) as string}|0|0|0|2`,
     );
     const current = ['completed', 't2', 2, 1, Date.now(), '', '', '', '', 100, 0.5, 0];
-    const replies = await redis.reachAckAgent(
-      keys.agent('a1'),
-      keys.pending('a1'),
-      keys.inbox('a1'),
-      ...completion('t1', 10),
-      ...current,
+    const replies = decodeAckAgentReplies(
+      await redis.reachAckAgent(
+        keys.agent('a1'),
+        keys.pending('a1'),
+        keys.inbox('a1'),
+        ...completion('t1', 10),
+        ...current,
+      ),
     );
-    expect(replies[0]).toEqual([-2]);
-    expect(replies[1]?.[0]).toBe(0);
+    expect(replies[0]).toEqual({ ok: false, refusal: 'stale_epoch' });
+    expect(replies[1]?.ok).toBe(true);
     expect(await redis.hkeys(keys.pending('a1'))).toEqual(['t1']);
     expect(await redis.xlen(keys.inbox('a1'))).toBe(1);
   });
@@ -109,16 +109,96 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
     await redis.hset(keys.agent('a1'), 'epoch', 1, 'status', 'SUSPECT', 'zombie', '1');
     await deliverPending(['t1', 't2']);
     const receipt = (t: string) => ['received', t, 1, 1, Date.now(), '', '', '', '', 100, 0.5, 0];
-    const replies = await redis.reachAckAgent(
-      keys.agent('a1'),
-      keys.pending('a1'),
-      keys.inbox('a1'),
-      ...receipt('t1'),
-      ...receipt('t2'),
+    const replies = decodeAckAgentReplies(
+      await redis.reachAckAgent(
+        keys.agent('a1'),
+        keys.pending('a1'),
+        keys.inbox('a1'),
+        ...receipt('t1'),
+        ...receipt('t2'),
+      ),
     );
-    expect(replies.map((r) => r[0])).toEqual([0, 0]);
+    expect(replies.map((r) => r.ok)).toEqual([true, true]);
     expect(await redis.hmget(keys.agent('a1'), 'status', 'zombie')).toEqual(['HEALTHY', null]);
     // Receipts keep the slots.
     expect(await redis.hlen(keys.pending('a1'))).toBe(2);
+  });
+
+  it('knows a probe by its pending entry: the mark survives the receipt, and a probe records no speed', async () => {
+    await redis.hset(keys.agent('a1'), 'epoch', 1, 'status', 'HEALTHY', 'slow_streak', 3);
+    const [probeEntry] = await deliverPending(['probe:a1:1', 'probe:x']);
+    // What deliver-3.lua writes for a probe; 'probe:x' is a caller's task with a probe-like id.
+    await redis.hset(keys.pending('a1'), 'probe:a1:1', `1|${probeEntry}|${Date.now()}|0|0|1|probe`);
+    const receipt = (t: string) => ['received', t, 1, 1, Date.now(), '', '', '', '', 100, 0.5, 0];
+    const received = decodeAckAgentReplies(
+      await redis.reachAckAgent(
+        keys.agent('a1'),
+        keys.pending('a1'),
+        keys.inbox('a1'),
+        ...receipt('probe:a1:1'),
+        ...receipt('probe:x'),
+      ),
+    );
+    expect(received.map((r) => r.ok && r.probe)).toEqual([true, false]);
+    expect(await redis.hget(keys.pending('a1'), 'probe:a1:1')).toMatch(
+      /^1\|[^|]+\|\d+\|0\|\d+\|1\|probe$/,
+    );
+    const done = decodeAckAgentReplies(
+      await redis.reachAckAgent(
+        keys.agent('a1'),
+        keys.pending('a1'),
+        keys.inbox('a1'),
+        ...completion('probe:a1:1', 0),
+      ),
+    );
+    expect(done[0]).toMatchObject({ ok: true, probe: true, speedTracked: false });
+    expect(await redis.hmget(keys.agent('a1'), 'slow_streak', 'ewma:cap')).toEqual(['3', null]);
+  });
+
+  it('hands the agent’s placement to the task step for an ack that may take a pooled task', async () => {
+    await redis.hset(
+      keys.agent('a1'),
+      'epoch',
+      1,
+      'status',
+      'HEALTHY',
+      'region',
+      'us',
+      'tags',
+      '["gpu"]',
+      'capabilities',
+      '["embed"]',
+    );
+    await deliverPending(['pushed']);
+    const ack = (stage: string, t: string, pool = '', entry = '') => [
+      stage,
+      t,
+      1,
+      1,
+      Date.now(),
+      pool,
+      entry,
+      '',
+      '',
+      100,
+      0.5,
+      0,
+    ];
+    const replies = decodeAckAgentReplies(
+      await redis.reachAckAgent(
+        keys.agent('a1'),
+        keys.pending('a1'),
+        keys.inbox('a1'),
+        ...ack('received', 'pooled', 'embed', '1-1'),
+        ...ack('received', 'pushed'),
+      ),
+    );
+    expect(replies[0]).toMatchObject({
+      ok: true,
+      placement: { region: 'us', tags: ['gpu'], capabilities: ['embed'] },
+    });
+    // An inbox delivery: the router chose this agent.
+    expect(replies[1]).not.toHaveProperty('placement');
+    expect(await redis.hget(keys.pending('a1'), 'pooled')).toMatch(/\|pool=embed$/);
   });
 });

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import {
   Coalescer,
   decodeAck,
+  PROBE_CAPABILITY,
   streamIdMs,
   WORKER_GROUP,
   type AckMessage,
@@ -13,7 +14,12 @@ import {
 import type { CallbackPublisher } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
-import { isProbeTask } from '../sweeps/prober.ts';
+import {
+  decodeAckAgentReplies,
+  decodeAckTaskReply,
+  type AckAgentReply,
+  type ScriptRefusal,
+} from '../commands/index.ts';
 
 /** Settings the applier needs. */
 export interface AckSettings {
@@ -25,22 +31,28 @@ export interface AckSettings {
 /** Weight of the newest sample in the execution-time EWMA routers read. */
 const EWMA_ALPHA = 0.2;
 
-/** Why an ack changed nothing. */
+/**
+ * Why an ack changed nothing (counted as `acks_refused:<reason>`): a script's refusal, or an
+ * entry that does not decode. `not_eligible`: a pull agent reported a pooled task it may not
+ * take (its region or tags do not meet the task's).
+ */
 export type AckRefusal =
-  'malformed' | 'unknown_agent' | 'stale_epoch' | 'unknown_task' | 'not_assigned' | 'duplicate';
+  | 'malformed'
+  | Extract<
+      ScriptRefusal,
+      | 'unknown_agent'
+      | 'stale_epoch'
+      | 'unknown_task'
+      | 'not_assigned'
+      | 'duplicate'
+      | 'not_eligible'
+    >;
 
 /** Outcome of applying one ack entry. */
 export type AckOutcome = { applied: true; final: boolean } | { applied: false; reason: AckRefusal };
 
-/** What the agent step (ack-agent-3.lua) answers for one ack. */
-type AgentStepReply = [number, number?, string?, number?];
-
-const AGENT_REFUSALS: Record<number, AckRefusal> = { [-1]: 'unknown_agent', [-2]: 'stale_epoch' };
-const TASK_REFUSALS: Record<number, AckRefusal> = {
-  [-1]: 'unknown_task',
-  [-6]: 'not_assigned',
-  [-7]: 'duplicate',
-};
+/** The agent step of an ack that it applied. */
+type AgentStep = Extract<AckAgentReply, { ok: true }>;
 
 /**
  * Turns one entry of the acks stream into task state, a callback-topic entry and an event.
@@ -50,7 +62,7 @@ const TASK_REFUSALS: Record<number, AckRefusal> = {
 export class AckApplier {
   private readonly log: Logger;
   /** The agent steps of one tick's acks, one script call per agent. */
-  private readonly agentSteps: Coalescer<(string | number)[], AgentStepReply>;
+  private readonly agentSteps: Coalescer<(string | number)[], AckAgentReply>;
 
   constructor(
     private readonly redis: Redis,
@@ -62,12 +74,14 @@ export class AckApplier {
     logger: Logger,
   ) {
     this.log = logger.child({ module: 'acks' });
-    this.agentSteps = new Coalescer((agentId, steps) =>
-      this.redis.reachAckAgent(
-        this.keys.agent(agentId),
-        this.keys.pending(agentId),
-        this.keys.inbox(agentId),
-        ...steps.flat(),
+    this.agentSteps = new Coalescer(async (agentId, steps) =>
+      decodeAckAgentReplies(
+        await this.redis.reachAckAgent(
+          this.keys.agent(agentId),
+          this.keys.pending(agentId),
+          this.keys.inbox(agentId),
+          ...steps.flat(),
+        ),
       ),
     );
   }
@@ -81,42 +95,40 @@ export class AckApplier {
     }
     const ack = decoded.value;
     const at = streamIdMs(entryId);
-    const probe = isProbeTask(ack.task_id);
-    // A completion that names its capability has its speed recorded in the same step.
+    // A completion that names its capability has its speed recorded in the same step (not a
+    // probe's: the step knows a probe by its pending entry).
     const speedCapability =
-      ack.stage === 'completed' && !probe && ack.duration_ms !== undefined
-        ? (ack.capability ?? '')
-        : '';
-    const [agentCode, sentAt = 0, poolEntry = '', speedTracked = 0] = await this.agentSteps.call(
-      ack.agent_id,
-      [
-        ack.stage,
-        ack.task_id,
-        ack.epoch,
-        ack.attempt,
-        at,
-        ack.pool ?? '',
-        ack.message_id ?? '',
-        speedCapability,
-        ack.duration_ms ?? '',
-        this.slowMsFor(speedCapability),
-        EWMA_ALPHA,
-        ack.received_ago_ms !== undefined ? 1 : 0,
-      ],
-    );
-    if (agentCode < 0) {
-      const reason = AGENT_REFUSALS[agentCode] ?? 'unknown_agent';
+      ack.stage === 'completed' && ack.duration_ms !== undefined ? (ack.capability ?? '') : '';
+    const step = await this.agentSteps.call(ack.agent_id, [
+      ack.stage,
+      ack.task_id,
+      ack.epoch,
+      ack.attempt,
+      at,
+      ack.pool ?? '',
+      ack.message_id ?? '',
+      speedCapability,
+      ack.duration_ms ?? '',
+      this.slowMsFor(speedCapability),
+      EWMA_ALPHA,
+      ack.received_ago_ms !== undefined ? 1 : 0,
+    ]);
+    if (!step.ok) {
+      const reason = step.refusal;
       this.log.warn(
         { task_id: ack.task_id, agent_id: ack.agent_id, epoch: ack.epoch, reason },
         'ack refused',
       );
       return this.refuse(reason);
     }
-    if (probe) {
+    const { sentAt } = step;
+    // A probe is told apart by its pending entry alone (deliver-3.lua marks it), never by its
+    // task_id, which callers choose.
+    if (step.probe) {
       if (ack.stage === 'completed' && sentAt > 0) {
         this.events.write({
           stage: 'probe',
-          capability: '_probe',
+          capability: PROBE_CAPABILITY,
           agent_id: ack.agent_id,
           task_id: ack.task_id,
           attempt: 1,
@@ -126,14 +138,16 @@ export class AckApplier {
       }
       return { applied: true, final: ack.stage !== 'received' };
     }
-    const outcome = await this.applyToTask(ack, at, sentAt, speedTracked === 1);
-    if (ack.pool) await this.settlePoolEntry(ack, outcome, poolEntry);
+    const outcome = await this.applyToTask(ack, at, step);
+    if (ack.pool) await this.settlePoolEntry(ack, outcome, step.poolEntry);
     return outcome;
   }
 
   /**
    * A pull agent's task lives in its capability's pool: a finished one leaves the pool, and a
-   * receipt the task refused (another agent took it first) gives the slot back.
+   * receipt the task refused gives the slot back — another agent took it first, or this one may
+   * not take it; then the entry goes back into the pool for an agent that may (a worker that
+   * ignored the constraints may still acknowledge the old entry, which no longer matters).
    */
   private async settlePoolEntry(
     ack: AckMessage,
@@ -141,7 +155,10 @@ export class AckApplier {
     poolEntry: string,
   ): Promise<void> {
     const pool = ack.pool as string;
-    if (!outcome.applied && outcome.reason === 'not_assigned') {
+    if (
+      !outcome.applied &&
+      (outcome.reason === 'not_assigned' || outcome.reason === 'not_eligible')
+    ) {
       await this.redis.reachRelease(
         this.keys.agent(ack.agent_id),
         this.keys.pending(ack.agent_id),
@@ -150,21 +167,21 @@ export class AckApplier {
         ack.attempt,
         WORKER_GROUP,
       );
+      if (outcome.reason === 'not_eligible' && ack.message_id)
+        await this.redis.reachRequeue(this.keys.pool(pool), WORKER_GROUP, ack.message_id);
       return;
     }
     if (poolEntry) await this.redis.xdel(this.keys.pool(pool), poolEntry);
   }
 
   /**
-   * `deliveredAt` is the delivery time the agent's pending entry holds (written in the same
+   * `step.sentAt` is the delivery time the agent's pending entry holds (written in the same
    * script as the XADD): a worker can report receipt before the router's `sent` record lands.
+   * `step.placement`, when the ack may take a pooled task, lets the task step check the task's
+   * constraints against the agent.
    */
-  private async applyToTask(
-    ack: AckMessage,
-    at: number,
-    deliveredAt: number,
-    speedTracked: boolean,
-  ): Promise<AckOutcome> {
+  private async applyToTask(ack: AckMessage, at: number, step: AgentStep): Promise<AckOutcome> {
+    const { placement } = step;
     const entry: TimelineEntry = {
       stage: ack.stage,
       at,
@@ -179,49 +196,45 @@ export class AckApplier {
       foldedAt !== undefined
         ? { stage: 'received', at: foldedAt, agent_id: ack.agent_id, attempt: ack.attempt }
         : undefined;
-    const res = await this.redis.reachAckTask(
-      this.keys.task(ack.task_id),
-      this.keys.timeline(ack.task_id),
-      ack.stage,
-      ack.attempt,
-      ack.agent_id,
-      ack.epoch,
-      at,
-      ack.result ?? '',
-      ack.error ?? '',
-      ack.duration_ms ?? '',
-      this.settings.taskRetentionS,
-      JSON.stringify(entry),
-      foldedAt ?? '',
-      folded ? JSON.stringify(folded) : '',
+    const res = decodeAckTaskReply(
+      await this.redis.reachAckTask(
+        this.keys.task(ack.task_id),
+        this.keys.timeline(ack.task_id),
+        ack.stage,
+        ack.attempt,
+        ack.agent_id,
+        ack.epoch,
+        at,
+        ack.result ?? '',
+        ack.error ?? '',
+        ack.duration_ms ?? '',
+        this.settings.taskRetentionS,
+        JSON.stringify(entry),
+        foldedAt ?? '',
+        folded ? JSON.stringify(folded) : '',
+        placement ? 1 : '',
+        placement?.region ?? '',
+        JSON.stringify(placement?.tags ?? []),
+        JSON.stringify(placement?.capabilities ?? []),
+      ),
     );
-    const [
-      code,
-      capability = '',
-      topic = '',
-      traceId = '',
-      receivedAt = 0,
-      recordedSentAt = 0,
-      attempt = 0,
-      final = 0,
-      foldedRecorded = 0,
-    ] = res;
-    const sentAt = recordedSentAt > 0 ? recordedSentAt : deliveredAt;
-    if (code === -7) {
+    if (!res.ok && res.refusal === 'duplicate') {
       // Already applied: a re-processed entry still makes sure what follows it happened.
       if (ack.stage === 'completed') await this.publishStored(ack.task_id);
       if (ack.stage === 'failed') await this.decideFailure(ack);
       return this.refuse('duplicate');
     }
-    if (code < 0) {
-      const reason = TASK_REFUSALS[code] ?? 'unknown_task';
+    if (!res.ok) {
+      const reason = res.refusal;
       this.log.warn(
         { task_id: ack.task_id, agent_id: ack.agent_id, attempt: ack.attempt, reason },
         'ack refused',
       );
       return this.refuse(reason);
     }
-    if (foldedRecorded === 1) {
+    const { capability, callbackTopic: topic, traceId, receivedAt, attempt, final } = res;
+    const sentAt = res.sentAt > 0 ? res.sentAt : step.sentAt;
+    if (res.foldedRecorded) {
       this.events.write({
         stage: 'received',
         capability,
@@ -252,8 +265,8 @@ export class AckApplier {
     if (ack.stage === 'completed') {
       // Both need only what the task step returned: one round trip for the two.
       await Promise.all([
-        speedTracked ? undefined : this.trackSpeed(ack.agent_id, capability, ack.duration_ms),
-        final === 1 && topic
+        step.speedTracked ? undefined : this.trackSpeed(ack.agent_id, capability, ack.duration_ms),
+        final && topic
           ? this.callbacks.publish(topic, {
               task_id: ack.task_id,
               status: 'completed',
@@ -267,7 +280,7 @@ export class AckApplier {
           : undefined,
       ]);
     }
-    return { applied: true, final: final === 1 };
+    return { applied: true, final };
   }
 
   private async decideFailure(ack: AckMessage): Promise<void> {

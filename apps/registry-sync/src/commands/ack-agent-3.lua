@@ -22,28 +22,44 @@
   ARGV[11] EWMA weight of the new sample
   ARGV[12] "1" when a completion or failure stands for its receipt too (the worker folded it)
 
-  Pending entry: attempt|entry id|sent_at|deadline_ms|received_at|epoch[|pool=<capability>]
+  Pending entry: attempt|entry id|sent_at|deadline_ms|received_at|epoch, then |pool=<capability>
+  (a pull agent's pool task) or |probe (a liveness probe, marked by deliver-3.lua); a receipt
+  keeps the marks.
 
   Output: per ack, { 0, sent_at_ms or 0, pool entry id to delete or "", 1 when the speed was
-  recorded here }, or an error: { -1 } no such agent, { -2 } stale epoch (while the attempt still
-  holds its slot)
+  recorded here, 1 when the entry was a probe's } — with the agent's region, tags (JSON array)
+  and capabilities (JSON array) appended when the ack may take a pooled task (it names a pool,
+  or the agent holds no entry for it), for the task step to check the task's constraints — or an
+  error: { -5 } no such agent, { -2 } stale epoch (while the attempt still holds its slot)
 ]]
 local ARGS_PER_ACK = 12
 
 -- The agent record, read once for the batch and kept up to date with what the acks write.
-local rec = redis.call('HMGET', KEYS[1], 'epoch', 'zombie', 'status', 'slow_streak')
+local rec = redis.call('HMGET', KEYS[1], 'epoch', 'zombie', 'status', 'slow_streak', 'region', 'tags', 'capabilities')
 local speeds = {}
 -- Inbox entries of finished tasks, deleted together at the end.
 local finished = {}
 
+-- The reply of one applied ack; `placed`: the ack may take a pooled task, so the agent's
+-- placement goes with it.
+local function reply(sentAt, poolEntry, tracked, probe, placed)
+  local out = { 0, sentAt, poolEntry, tracked, probe and 1 or 0 }
+  if placed then
+    out[6] = rec[5] or ''
+    out[7] = rec[6] or '[]'
+    out[8] = rec[7] or '[]'
+  end
+  return out
+end
+
 local function apply(A)
-  if not rec[1] then return { -1 } end
+  if not rec[1] then return { -5 } end
   if tonumber(rec[1]) ~= tonumber(A[3]) then
     -- A completion or failure whose slot is already free is the replay of an ack this script
     -- applied before the task step failed (a crash or an outage in between): the task's own
     -- check (agent, epoch, attempt) decides, so a newer instance registering meanwhile cannot
     -- strand the task. A task taken back has a new attempt there and refuses it.
-    if A[1] ~= 'received' and not redis.call('HGET', KEYS[2], A[2]) then return { 0, 0, '' } end
+    if A[1] ~= 'received' and not redis.call('HGET', KEYS[2], A[2]) then return reply(0, '', 0, false, true) end
     return { -2 }
   end
   if (A[1] == 'received' or A[12] == '1') and rec[2] then
@@ -56,30 +72,35 @@ local function apply(A)
     end
   end
   local p = redis.call('HGET', KEYS[2], A[2])
+  local pooled = A[6] ~= ''
   if not p then
-    if A[6] ~= '' and A[1] == 'received' then
+    if pooled and A[1] == 'received' then
       redis.call('HSET', KEYS[2], A[2], table.concat({ A[4], A[7], A[5], 0, A[5], A[3] }, '|') .. '|pool=' .. A[6])
-      return { 0, 0, '' }
+      return reply(0, '', 0, false, true)
     end
-    if A[6] ~= '' then return { 0, 0, A[7] } end
-    return { 0, 0, '' }
+    if pooled then return reply(0, A[7], 0, false, true) end
+    return reply(0, '', 0, false, true)
   end
-  local attempt, msgId, sentAt, deadline, receivedAt, epoch = string.match(p, '^(%d+)|([^|]*)|(%d+)|(%d+)|(%d+)|(%d+)')
-  if not attempt then return { 0, 0, '' } end
-  local pool = string.match(p, '|pool=([^|]+)$')
-  if A[4] ~= '0' and A[4] ~= attempt then return { 0, 0, '' } end
-  if tonumber(epoch) ~= tonumber(A[3]) then return { 0, 0, '' } end
+  local attempt, msgId, sentAt, deadline, receivedAt, epoch, marks = string.match(p, '^(%d+)|([^|]*)|(%d+)|(%d+)|(%d+)|(%d+)(.*)$')
+  if not attempt then return reply(0, '', 0, false, pooled) end
+  local pool = nil
+  local probe = false
+  for mark in string.gmatch(marks, '|([^|]+)') do
+    if mark == 'probe' then probe = true
+    elseif string.sub(mark, 1, 5) == 'pool=' then pool = string.sub(mark, 6) end
+  end
+  if A[4] ~= '0' and A[4] ~= attempt then return reply(0, '', 0, false, pooled) end
+  if tonumber(epoch) ~= tonumber(A[3]) then return reply(0, '', 0, false, pooled) end
   if A[1] == 'received' then
     if receivedAt == '0' then
-      local entry = table.concat({ attempt, msgId, sentAt, deadline, A[5], epoch }, '|')
-      if pool then entry = entry .. '|pool=' .. pool end
-      redis.call('HSET', KEYS[2], A[2], entry)
+      redis.call('HSET', KEYS[2], A[2], table.concat({ attempt, msgId, sentAt, deadline, A[5], epoch }, '|') .. marks)
     end
-    return { 0, tonumber(sentAt), '' }
+    return reply(tonumber(sentAt), '', 0, probe, pooled)
   end
   redis.call('HDEL', KEYS[2], A[2])
   local tracked = 0
-  if A[1] == 'completed' and A[8] ~= '' and A[9] ~= '' then
+  -- A probe's speed says nothing of the agent's work (and would reset its slow streak).
+  if A[1] == 'completed' and A[8] ~= '' and A[9] ~= '' and not probe then
     local speedField = 'ewma:' .. A[8]
     if speeds[speedField] == nil then speeds[speedField] = redis.call('HGET', KEYS[1], speedField) end
     local d = tonumber(A[9])
@@ -94,9 +115,9 @@ local function apply(A)
     redis.call('HSET', KEYS[1], speedField, speeds[speedField], 'slow_streak', streak)
     tracked = 1
   end
-  if pool then return { 0, tonumber(sentAt), msgId, tracked } end
+  if pool then return reply(tonumber(sentAt), msgId, tracked, probe, pooled) end
   if msgId ~= '' then finished[#finished + 1] = msgId end
-  return { 0, tonumber(sentAt), '', tracked }
+  return reply(tonumber(sentAt), '', tracked, probe, pooled)
 end
 
 local out = {}

@@ -3,7 +3,10 @@
   attempt the task is assigned to. A stage arriving twice, or after the task is final, changes
   nothing, so re-processing an ack after a crash is safe. A failure is recorded here; whether it
   is retried or dead-lettered is the retry script's decision. A task waiting in a capability
-  pool is taken by the first pull agent that reports it.
+  pool is taken by the first pull agent that reports it and may take it: of the task's region
+  when its region_policy is strict, with each of its tags among the agent's tags or capabilities
+  (what packages/protocol placement.ts decides for workers). Constraints that cannot be read
+  let nobody take it.
 
   KEYS[1] task hash   KEYS[2] task timeline list
   ARGV[1] stage   ARGV[2] attempt (0 = current)   ARGV[3] agent_id   ARGV[4] epoch
@@ -12,18 +15,43 @@
   ARGV[10] timeline entry (JSON)
   ARGV[11] received_at ms of a receipt the worker folded into this completion or failure, or ""
   ARGV[12] that receipt's timeline entry (JSON)
+  ARGV[13] "1" when the agent's placement follows (an ack that may take a pooled task), else ""
+  ARGV[14] agent region   ARGV[15] agent tags (JSON array)   ARGV[16] agent capabilities (JSON array)
 
   Output: { 0, capability, callback_topic, trace_id, received_at_ms, sent_at_ms, attempt, final (0|1),
             1 when a folded receipt was recorded here }
   Errors: -1 no such task, -6 not the current assignment (other agent, epoch or attempt),
-          -7 stage already applied or task final
+          -7 stage already applied or task final, -10 a pooled task this agent may not take
 ]]
+
+-- Whether the agent of this ack may take the pooled task (ARGV[13..16]).
+local function mayTake()
+  if ARGV[13] ~= '1' then return true end
+  local c = redis.call('HMGET', KEYS[1], 'tags', 'region', 'region_policy')
+  if c[2] and c[2] ~= '' and c[3] == 'strict' and c[2] ~= ARGV[14] then return false end
+  if not c[1] or c[1] == '' or c[1] == '[]' then return true end
+  local ok, wanted = pcall(cjson.decode, c[1])
+  if not ok or type(wanted) ~= 'table' then return false end
+  local offered = {}
+  for _, list in ipairs({ ARGV[15], ARGV[16] }) do
+    local fine, items = pcall(cjson.decode, list)
+    if fine and type(items) == 'table' then
+      for _, item in ipairs(items) do offered[item] = true end
+    end
+  end
+  for _, tag in ipairs(wanted) do
+    if not offered[tag] then return false end
+  end
+  return true
+end
+
 local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'agent_id', 'epoch',
   'capability', 'callback_topic', 'trace_id', 'received_at', 'sent_at')
 if not cur[1] then return { -1 } end
 local attempt = tonumber(cur[2])
 if cur[3] == '' and cur[1] == 'sent' and (ARGV[2] == '0' or tonumber(ARGV[2]) == attempt) then
-  -- A pooled task: the first pull agent to report it takes it.
+  -- A pooled task: the first pull agent to report it takes it, if it may.
+  if not mayTake() then return { -10 } end
   redis.call('HSET', KEYS[1], 'agent_id', ARGV[3], 'epoch', ARGV[4])
   cur[3] = ARGV[3]
   cur[4] = ARGV[4]

@@ -6,10 +6,10 @@
   ARGV[1] token hash   ARGV[2] token epoch
 
   Output: { epoch, pending count }
-  Errors: -1 no such agent, -2 stale epoch, -3 wrong token
+  Errors: -5 no such agent, -2 stale epoch, -3 wrong token
 ]]
 local cur = redis.call('HMGET', KEYS[1], 'epoch', 'token_hash')
-if not cur[1] then return { -1 } end
+if not cur[1] then return { -5 } end
 if cur[2] ~= ARGV[1] then
   if tonumber(ARGV[2]) and tonumber(ARGV[2]) < tonumber(cur[1]) then return { -2, tonumber(cur[1]) } end
   return { -3 }

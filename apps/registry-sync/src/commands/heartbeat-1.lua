@@ -8,10 +8,10 @@
   ARGV[5] ready: 1 to report ready, "" to leave as is
 
   Output: { epoch, status, previous status, now_ms }
-  Errors: -1 no such agent, -2 stale epoch (a newer instance registered), -3 wrong token
+  Errors: -5 no such agent, -2 stale epoch (a newer instance registered), -3 wrong token
 ]]
 local cur = redis.call('HMGET', KEYS[1], 'epoch', 'token_hash', 'status', 'ready', 'zombie')
-if not cur[1] then return { -1 } end
+if not cur[1] then return { -5 } end
 if cur[2] ~= ARGV[1] then
   if tonumber(ARGV[2]) and tonumber(ARGV[2]) < tonumber(cur[1]) then return { -2, tonumber(cur[1]) } end
   return { -3 }

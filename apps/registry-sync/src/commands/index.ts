@@ -2,33 +2,37 @@ import { fileURLToPath } from 'node:url';
 import type { Redis, Result } from 'ioredis';
 import { defineScripts } from '@agent-reach/service-kit';
 
+export * from './refusals.ts';
+export * from './replies.ts';
+
 type Arg = string | number;
 
-/** Scripts this service owns, typed (ioredis `defineCommand` + RedisCommander augmentation). */
+/**
+ * Scripts this service owns (ioredis `defineCommand` + RedisCommander augmentation). Their replies
+ * are `unknown` here: each is decoded by its `decodeXxxReply` in replies.ts, with the one map of
+ * refusal codes in refusals.ts. (lease and snapshot still carry their raw tuple types until their
+ * callers decode them; retry belongs to the retry path.)
+ */
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    reachRegister(...args: Arg[]): Result<[number, number, number], Context>;
-    reachHeartbeat(...args: Arg[]): Result<[number, string?, string?, number?], Context>;
-    reachDeregister(...args: Arg[]): Result<[number, number?], Context>;
+    reachRegister(...args: Arg[]): Result<unknown, Context>;
+    reachHeartbeat(...args: Arg[]): Result<unknown, Context>;
+    reachDeregister(...args: Arg[]): Result<unknown, Context>;
     reachLease(...args: Arg[]): Result<[string, string, number, number], Context>;
-    reachAckAgent(...args: Arg[]): Result<[number, number?, string?, number?][], Context>;
-    reachAckTask(
-      ...args: Arg[]
-    ): Result<
-      [number, string?, string?, string?, number?, number?, number?, number?, number?],
-      Context
-    >;
+    reachAckAgent(...args: Arg[]): Result<unknown, Context>;
+    reachAckTask(...args: Arg[]): Result<unknown, Context>;
     reachSnapshot(...args: Arg[]): Result<[number, number], Context>;
-    reachLock(...args: Arg[]): Result<number, Context>;
+    reachLock(...args: Arg[]): Result<unknown, Context>;
     reachRetry(
       ...args: Arg[]
     ): Result<[number, number?, string?, string?, (number | string)?, string?], Context>;
-    reachRelease(...args: Arg[]): Result<[number, string, string], Context>;
-    reachSlow(...args: Arg[]): Result<number, Context>;
-    reachSuspect(...args: Arg[]): Result<number, Context>;
-    reachEject(...args: Arg[]): Result<number, Context>;
-    reachDelConsumer(...args: Arg[]): Result<number, Context>;
-    reachServe(...args: Arg[]): Result<number, Context>;
+    reachRelease(...args: Arg[]): Result<unknown, Context>;
+    reachSlow(...args: Arg[]): Result<unknown, Context>;
+    reachSuspect(...args: Arg[]): Result<unknown, Context>;
+    reachEject(...args: Arg[]): Result<unknown, Context>;
+    reachDelConsumer(...args: Arg[]): Result<unknown, Context>;
+    reachServe(...args: Arg[]): Result<unknown, Context>;
+    reachRequeue(...args: Arg[]): Result<unknown, Context>;
   }
 }
 
@@ -48,6 +52,7 @@ const NAMES: Record<string, string> = {
   eject: 'reachEject',
   delconsumer: 'reachDelConsumer',
   serve: 'reachServe',
+  requeue: 'reachRequeue',
 };
 
 const dir = fileURLToPath(new URL('.', import.meta.url));

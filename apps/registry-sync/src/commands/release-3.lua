@@ -15,7 +15,7 @@ if not p then return { 0, '', '' } end
 local attempt, msgId = string.match(p, '^(%d+)|([^|]*)|')
 if attempt ~= ARGV[2] then return { 0, '', '' } end
 redis.call('HDEL', KEYS[2], ARGV[1])
-local pool = string.match(p, '|pool=([^|]+)$')
+local pool = string.match(p, '|pool=([^|]+)')
 if pool then return { 1, pool, msgId } end
 if msgId and msgId ~= '' then
   redis.pcall('XACK', KEYS[3], ARGV[3], msgId)

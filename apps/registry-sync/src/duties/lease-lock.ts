@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { decodeLockReply } from '../commands/index.ts';
 
 /** A Redis lease lock for a duty that must run on one instance at a time. */
 export class LeaseLock {
@@ -11,7 +12,7 @@ export class LeaseLock {
 
   /** Takes or renews the lock; true while this instance holds it. */
   async hold(): Promise<boolean> {
-    return (await this.redis.reachLock(this.key, this.owner, this.leaseMs)) === 1;
+    return decodeLockReply(await this.redis.reachLock(this.key, this.owner, this.leaseMs));
   }
 
   /** Gives the lock up if this instance holds it. */

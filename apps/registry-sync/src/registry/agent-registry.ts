@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
+  PROBE_CAPABILITY,
   WORKER_GROUP,
   type AgentView,
   type HeartbeatBody,
@@ -12,6 +13,13 @@ import {
   toAgentView,
 } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
+import {
+  decodeDeregisterReply,
+  decodeHeartbeatReply,
+  decodeRegisterReply,
+  decodeServeReply,
+  type AgentAuthRefusal,
+} from '../commands/index.ts';
 
 import { formatToken, mintSecret, type ParsedToken } from './token.ts';
 
@@ -37,10 +45,17 @@ export class AgentRegistry {
 
   /** Registers or refreshes an agent instance. */
   async register(body: RegisterBody): Promise<Registration> {
+    // Probe tasks are delivered with the probe mark (deliver-3.lua) by capability: an agent
+    // serving `_probe` would let a caller's task pass for a probe.
+    if (body.capabilities.includes(PROBE_CAPABILITY))
+      throw httpError(
+        'INVALID_BODY',
+        `capability ${PROBE_CAPABILITY} is reserved for liveness probes; leave it out of capabilities`,
+      );
     const instanceId = body.instance_id ?? randomUUID();
     const { secret, secretHash } = mintSecret();
     const id = body.agent_id;
-    const [epoch, , isNew] = await this.redis.reachRegister(
+    const registered = await this.redis.reachRegister(
       this.keys.agent(id),
       this.keys.inbox(id),
       this.keys.pending(id),
@@ -59,6 +74,7 @@ export class AgentRegistry {
       body.priority ?? 0,
       body.weight ?? 1,
     );
+    const { epoch, newInstance } = decodeRegisterReply(registered);
     await this.redis.sadd(this.keys.agents(), id);
     const pools = body.channel === 'pull' ? body.capabilities.map((c) => this.keys.pool(c)) : [];
     for (const pool of pools) {
@@ -69,7 +85,7 @@ export class AgentRegistry {
         });
     }
     return {
-      newInstance: isNew === 1,
+      newInstance,
       reply: {
         agent_id: id,
         instance_id: instanceId,
@@ -87,7 +103,7 @@ export class AgentRegistry {
 
   /** Switches an agent out of observation mode. */
   async serve(agentId: string): Promise<void> {
-    if ((await this.redis.reachServe(this.keys.agent(agentId))) !== 1) {
+    if (!decodeServeReply(await this.redis.reachServe(this.keys.agent(agentId)))) {
       throw httpError('AGENT_NOT_FOUND', `agent ${agentId} is not registered`);
     }
   }
@@ -113,29 +129,31 @@ export class AgentRegistry {
       .then((r) => r ?? []);
     if (!pipelineResult) throw new Error('heartbeat: empty reply');
     if (pipelineResult[0]) throw pipelineResult[0];
-    const res = pipelineResult[1] as [number, string?, string?, number?];
-    this.throwOnAuth(agentId, res[0], res[1]);
+    const res = decodeHeartbeatReply(pipelineResult[1]);
+    if (!res.ok) this.throwRefusal(agentId, res);
     return {
       agent_id: agentId,
-      epoch: res[0],
-      status: res[1] as AgentStatus,
-      previous: res[2] as AgentStatus,
+      epoch: res.epoch,
+      status: res.status,
+      previous: res.previous,
       lease_ms: this.settings.offlineMs,
     };
   }
 
   /** Starts draining an agent. */
   async deregister(agentId: string, token: ParsedToken): Promise<AgentAck> {
-    const res = await this.redis.reachDeregister(
-      this.keys.agent(agentId),
-      this.keys.pending(agentId),
-      token.secretHash,
-      token.epoch,
+    const res = decodeDeregisterReply(
+      await this.redis.reachDeregister(
+        this.keys.agent(agentId),
+        this.keys.pending(agentId),
+        token.secretHash,
+        token.epoch,
+      ),
     );
-    this.throwOnAuth(agentId, res[0], res[1]);
+    if (!res.ok) this.throwRefusal(agentId, res);
     return {
       agent_id: agentId,
-      epoch: res[0],
+      epoch: res.epoch,
       status: 'DRAINING',
       lease_ms: this.settings.offlineMs,
     };
@@ -172,19 +190,20 @@ export class AgentRegistry {
     return views;
   }
 
-  private throwOnAuth(agentId: string, code: number, extra: unknown): void {
-    if (code === -1)
-      throw httpError('AGENT_NOT_FOUND', `agent ${agentId} is not registered; register again`);
-    if (code === -2) {
-      throw httpError(
-        'STALE_EPOCH',
-        `a newer instance of ${agentId} registered (epoch ${String(extra)}); this instance is fenced off`,
-      );
+  private throwRefusal(agentId: string, res: AgentAuthRefusal): never {
+    switch (res.refusal) {
+      case 'unknown_agent':
+        throw httpError('AGENT_NOT_FOUND', `agent ${agentId} is not registered; register again`);
+      case 'stale_epoch':
+        throw httpError(
+          'STALE_EPOCH',
+          `a newer instance of ${agentId} registered (epoch ${res.currentEpoch}); this instance is fenced off`,
+        );
+      case 'wrong_token':
+        throw httpError(
+          'UNAUTHORIZED',
+          'token does not match this agent; use the token from the register reply',
+        );
     }
-    if (code === -3)
-      throw httpError(
-        'UNAUTHORIZED',
-        'token does not match this agent; use the token from the register reply',
-      );
   }
 }

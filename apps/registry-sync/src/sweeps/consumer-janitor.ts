@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
+import { decodeDelConsumerReply } from '../commands/index.ts';
 
 /** Consumers idle this long, other than the agent's current instance, are removed once empty. */
 const IDLE_MS = 60_000;
@@ -41,7 +42,10 @@ export class ConsumerJanitor {
         const name = String(info[info.indexOf('name') + 1]);
         const idle = Number(info[info.indexOf('idle') + 1]);
         if (name === current || idle < this.idleMs) continue;
-        if ((await this.redis.reachDelConsumer(this.keys.inbox(id), WORKER_GROUP, name)) === 1) {
+        const deleted = decodeDelConsumerReply(
+          await this.redis.reachDelConsumer(this.keys.inbox(id), WORKER_GROUP, name),
+        );
+        if (deleted) {
           removed++;
           this.log.info(
             { agent_id: id, consumer: name },

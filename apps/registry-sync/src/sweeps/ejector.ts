@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ReachKeys } from '@agent-reach/protocol';
-import type { FleetEventLog } from '../fleet/fleet-event-log.ts';
+import { decodeEjectReply } from '../commands/index.ts';
+import type { FleetEventLog } from '@agent-reach/dispatch';
 
 /** Outlier-detection settings. */
 export interface EjectSettings {
@@ -56,11 +57,8 @@ export class Ejector {
           (ejected.get(c) ?? 0) + 1 <= Math.floor((live.get(c) ?? 0) * this.settings.ejectMaxShare),
       );
       if (!allowed) continue;
-      if (
-        (await this.redis.reachEject(this.keys.agent(r.id), now + this.settings.ejectS * 1000)) !==
-        1
-      )
-        continue;
+      const until = now + this.settings.ejectS * 1000;
+      if (!decodeEjectReply(await this.redis.reachEject(this.keys.agent(r.id), until))) continue;
       for (const c of r.capabilities) ejected.set(c, (ejected.get(c) ?? 0) + 1);
       out.push(r.id);
       this.log.warn(

@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
-import type { FleetEventLog } from '../fleet/fleet-event-log.ts';
-import type { RetryDispatcher } from '../tasks/retry-dispatcher.ts';
+import type { FleetEventLog } from '@agent-reach/dispatch';
+import type { Resender } from '../tasks/resender.ts';
 import type { RetryReason, TaskOutcomes } from '../tasks/outcomes.ts';
+import { decodeReleaseReply, decodeSuspectReply } from '../commands/index.ts';
 import { parsePendingEntry, type PendingEntry } from './pending-entry.ts';
-import { isProbeTask } from './prober.ts';
 
 /** Bounds the sweep applies. */
 export interface InflightSettings {
@@ -44,7 +44,7 @@ export class InflightSweeper {
     private readonly redis: Redis,
     private readonly keys: ReachKeys,
     private readonly outcomes: TaskOutcomes,
-    private readonly dispatcher: RetryDispatcher,
+    private readonly resender: Resender,
     private readonly fleet: FleetEventLog,
     private readonly settings: InflightSettings,
     logger: Logger,
@@ -74,7 +74,7 @@ export class InflightSweeper {
     if (agent.status === null) return 'agent_gone';
     if (agent.status === 'OFFLINE') return 'agent_offline';
     if (e.epoch < agent.epoch) return 'fenced';
-    if (isProbeTask(e.taskId))
+    if (e.probe)
       return e.receivedAt === 0 && now - e.sentAt >= this.settings.consumeBoundMs
         ? 'receipt_timeout'
         : undefined;
@@ -86,7 +86,7 @@ export class InflightSweeper {
   }
 
   private async takeBack(agentId: string, e: PendingEntry, reason: RetryReason): Promise<void> {
-    if (!isProbeTask(e.taskId)) {
+    if (!e.probe) {
       const decision = await this.outcomes.retry({
         taskId: e.taskId,
         attempt: e.attempt,
@@ -96,8 +96,7 @@ export class InflightSweeper {
         ...(reason === 'deadline' ? { terminal: 'deadline' as const } : {}),
       });
       // Add to the next agent first, then acknowledge on this one.
-      if (decision.kind === 'retry' && REROUTE.has(reason))
-        await this.dispatcher.dispatch(e.taskId);
+      if (decision.kind === 'retry' && REROUTE.has(reason)) await this.resender.resend(e.taskId);
       this.log.info(
         {
           task_id: e.taskId,
@@ -109,27 +108,28 @@ export class InflightSweeper {
         'task taken back',
       );
     }
-    const [, pool, poolEntry] = await this.redis.reachRelease(
-      this.keys.agent(agentId),
-      this.keys.pending(agentId),
-      this.keys.inbox(agentId),
-      e.taskId,
-      e.attempt,
-      WORKER_GROUP,
+    const { pool } = decodeReleaseReply(
+      await this.redis.reachRelease(
+        this.keys.agent(agentId),
+        this.keys.pending(agentId),
+        this.keys.inbox(agentId),
+        e.taskId,
+        e.attempt,
+        WORKER_GROUP,
+      ),
     );
-    if (pool && poolEntry) {
+    if (pool) {
       // A pull agent's task: its entry in the pool is acknowledged and deleted too.
       await this.redis
         .pipeline()
-        .xack(this.keys.pool(pool), WORKER_GROUP, poolEntry)
-        .xdel(this.keys.pool(pool), poolEntry)
+        .xack(this.keys.pool(pool.capability), WORKER_GROUP, pool.entryId)
+        .xdel(this.keys.pool(pool.capability), pool.entryId)
         .exec();
     }
   }
 
   private async suspect(agentId: string): Promise<void> {
-    const changed = await this.redis.reachSuspect(this.keys.agent(agentId));
-    if (changed === 1) {
+    if (decodeSuspectReply(await this.redis.reachSuspect(this.keys.agent(agentId)))) {
       this.log.warn(
         { agent_id: agentId },
         'agent leaves tasks unread: SUSPECT until it consumes again',

@@ -11,7 +11,17 @@ describe('parsePendingEntry', () => {
       deadlineMs: 5000,
       receivedAt: 1200,
       epoch: 3,
+      probe: false,
     });
+  });
+
+  it('reads the marks of a probe and of a pool task', () => {
+    expect(parsePendingEntry('probe:a:1', '1|1717-0|1000|0|0|3|probe')).toMatchObject({
+      probe: true,
+    });
+    expect(parsePendingEntry('probe:a:1', '1|1717-0|1000|0|0|3')).toMatchObject({ probe: false });
+    const pooled = parsePendingEntry('t1', '1|1717-0|1000|0|1100|3|pool=embed');
+    expect(pooled).toMatchObject({ pool: 'embed', probe: false, receivedAt: 1100 });
   });
 
   it('refuses malformed entries', () => {

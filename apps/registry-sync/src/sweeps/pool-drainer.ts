@@ -1,9 +1,16 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { decodeTask, encodeTask, WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
+import {
+  decodeTask,
+  placementMiss,
+  RELEASED_CONSUMER,
+  WORKER_GROUP,
+  type ReachKeys,
+} from '@agent-reach/protocol';
 import { decide, isPull, isPush, type SnapshotHolder } from '@agent-reach/dispatch';
+import { decodeRequeueReply } from '../commands/index.ts';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
-import type { RetryDispatcher } from '../tasks/retry-dispatcher.ts';
+import type { Resender } from '../tasks/resender.ts';
 
 /** The consumer name registry-sync reads pools with. */
 const DISPATCHER = '__dispatcher';
@@ -15,7 +22,9 @@ type Entries = [string, string[]][];
  * Looks after capability pools. A pool whose capability has no live pull agent but push agents
  * with room is drained into them (a task queued while no agent was live is delivered when one
  * appears, of either channel). Entries a pull agent read and never reported within the receipt
- * timeout are put back for others.
+ * timeout are put back for others; so are, at once, those a pull agent released because it may
+ * not take their task (handed to {@link RELEASED_CONSUMER}), once a live pull agent that may take
+ * it is known.
  */
 export class PoolDrainer {
   private readonly log: Logger;
@@ -25,7 +34,7 @@ export class PoolDrainer {
     private readonly keys: ReachKeys,
     private readonly snapshot: SnapshotHolder,
     private readonly outcomes: TaskOutcomes,
-    private readonly dispatcher: RetryDispatcher,
+    private readonly resender: Resender,
     private readonly receiptTimeoutMs: number,
     logger: Logger,
   ) {
@@ -43,6 +52,7 @@ export class PoolDrainer {
       }
       await this.ensureGroup(pool);
       moved += await this.requeueAbandoned(pool);
+      moved += await this.requeueReleased(pool, capability);
       const decision = decide(
         this.snapshot.agentsFor(capability),
         { taskId: capability, capability },
@@ -92,14 +102,18 @@ export class PoolDrainer {
           immediate: true,
         });
         // Delivered to a push agent first, then acknowledged in the pool.
-        if (decision.kind === 'retry') await this.dispatcher.dispatch(task.value.task_id);
+        if (decision.kind === 'retry') await this.resender.resend(task.value.task_id);
       }
     }
     await this.redis.pipeline().xack(pool, WORKER_GROUP, entryId).xdel(pool, entryId).exec();
     return 1;
   }
 
-  /** Entries read by a pull agent that never reported them go back into the pool. */
+  /**
+   * Entries read by a pull agent that never reported them go back into the pool. Released
+   * entries still waiting for an agent that may take them come back this way too, every receipt
+   * timeout.
+   */
   private async requeueAbandoned(pool: string): Promise<number> {
     const [, claimed] = (await this.redis.xautoclaim(
       pool,
@@ -112,25 +126,67 @@ export class PoolDrainer {
     )) as [string, Entries];
     let requeued = 0;
     for (const [id, fields] of claimed ?? []) {
-      if (!Array.isArray(fields)) continue;
-      const task = decodeTask(fields);
-      const pipeline = this.redis.pipeline();
-      if (task.ok) {
-        const [status, agentId] = await this.redis.hmget(
-          this.keys.task(task.value.task_id),
-          'status',
-          'agent_id',
-        );
-        if (status === 'sent' && !agentId) {
-          pipeline.xadd(pool, '*', ...encodeTask(task.value));
-          requeued++;
-        }
-      }
-      await pipeline.xack(pool, WORKER_GROUP, id).xdel(pool, id).exec();
+      if (await this.putBack(pool, id, Array.isArray(fields) ? fields : null)) requeued++;
     }
     if (requeued > 0)
       this.log.info({ pool, requeued }, 'pool entries a pull agent never reported were put back');
     return requeued;
+  }
+
+  /**
+   * Entries a pull agent released (it may not take their task: region or tags) go back into the
+   * pool at the next sweep rather than after the receipt timeout, but only once a live pull agent
+   * that may take the task is known: until then they wait, held by {@link RELEASED_CONSUMER}, so
+   * an entry nobody may take does not circle between the pool and the agents that refuse it.
+   */
+  private async requeueReleased(pool: string, capability: string): Promise<number> {
+    const held = (await this.redis.xpending(
+      pool,
+      WORKER_GROUP,
+      '-',
+      '+',
+      BATCH,
+      RELEASED_CONSUMER,
+    )) as [string, string, number, number][];
+    if (held.length === 0) return 0;
+    const takers = this.snapshot
+      .agentsFor(capability)
+      .filter((a) => isPull(a) && (a.status === 'HEALTHY' || a.status === 'SUSPECT'));
+    let requeued = 0;
+    for (const [id] of held) {
+      const [entry] = await this.redis.xrange(pool, id, id);
+      const fields = entry?.[1] ?? null;
+      const task = fields ? decodeTask(fields) : undefined;
+      if (task?.ok && !takers.some((a) => placementMiss(task.value, a) === undefined)) continue;
+      if (await this.putBack(pool, id, fields)) requeued++;
+    }
+    if (requeued > 0)
+      this.log.debug(
+        { pool, requeued },
+        'released pool entries put back for agents that may take them',
+      );
+    return requeued;
+  }
+
+  /**
+   * Puts a pool entry back as a new entry (requeue-1.lua) while its task still waits in the pool;
+   * otherwise, or when the entry cannot be read, acknowledges and deletes it. True when put back.
+   */
+  private async putBack(pool: string, id: string, fields: string[] | null): Promise<boolean> {
+    const task = fields ? decodeTask(fields) : undefined;
+    if (task?.ok) {
+      const [status, agentId] = await this.redis.hmget(
+        this.keys.task(task.value.task_id),
+        'status',
+        'agent_id',
+      );
+      if (status === 'sent' && !agentId)
+        return (
+          decodeRequeueReply(await this.redis.reachRequeue(pool, WORKER_GROUP, id)) !== undefined
+        );
+    }
+    await this.redis.pipeline().xack(pool, WORKER_GROUP, id).xdel(pool, id).exec();
+    return false;
   }
 
   private async ensureGroup(pool: string): Promise<void> {

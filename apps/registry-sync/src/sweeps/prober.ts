@@ -2,18 +2,13 @@ import type { Logger } from 'pino';
 import { PROBE_CAPABILITY, type AgentView } from '@agent-reach/protocol';
 import type { Delivery } from '@agent-reach/dispatch';
 
-const PROBE_PREFIX = 'probe:';
-
-/** True for the task ids of liveness probes. */
-export function isProbeTask(taskId: string): boolean {
-  return taskId.startsWith(PROBE_PREFIX);
-}
-
 /**
  * Sends each live agent a small probe task through its inbox every interval: the real path, so
  * an agent whose heartbeat thread lives while its task loop is stuck leaves the probe unread,
  * and the in-flight sweep marks it SUSPECT. Agents with no free slot are not probed (their
- * slots show consumption already).
+ * slots show consumption already). A probe's task_id (`probe:<agent>:<time>`) is only a name:
+ * callers choose task_ids too, so the acks side and the sweeper know a probe by the mark the
+ * deliver script puts on its pending entry (`|probe`), never by its id.
  */
 export class Prober {
   private readonly lastProbe = new Map<string, number>();
@@ -42,7 +37,7 @@ export class Prober {
       if (now - last < this.intervalMs) continue;
       this.lastProbe.set(agent.agent_id, now);
       const res = await this.delivery.deliver(agent, {
-        task_id: `${PROBE_PREFIX}${agent.agent_id}:${now}`,
+        task_id: `probe:${agent.agent_id}:${now}`,
         capability: PROBE_CAPABILITY,
         payload: JSON.stringify({ probe_at: now }),
         attempt: 1,

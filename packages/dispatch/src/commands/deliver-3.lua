@@ -11,7 +11,9 @@
   probe (agents in observation mode take probes only), how many task entry fields and values
   follow, then those
 
-  Pending entry: attempt|entry id|sent_at|deadline_ms|received_at (0 until receipt)|epoch
+  Pending entry: attempt|entry id|sent_at|deadline_ms|received_at (0 until receipt)|epoch, then
+  |probe for a probe: registry-sync tells probes from callers' tasks by this mark alone (a caller
+  chooses its task_id, never this hash)
 
   Output: per task, { 0 delivered | 1 already delivered, message_id, sent_at_ms, inflight after },
   or an error: { -1 } agent gone, { -2 } epoch changed, { -3 } not live (status, lease or
@@ -41,7 +43,9 @@ local function deliver(epoch, taskId, attempt, deadline, probe, first, last)
   for i = first, last do entry[#entry + 1] = ARGV[i] end
   local id = redis.call(unpack(entry))
   -- A re-delivery under a new attempt replaces the entry: the count does not grow.
-  inflight = inflight + redis.call('HSET', KEYS[3], taskId, attempt .. '|' .. id .. '|' .. now .. '|' .. deadline .. '|0|' .. epoch)
+  local pending = attempt .. '|' .. id .. '|' .. now .. '|' .. deadline .. '|0|' .. epoch
+  if probe == '1' then pending = pending .. '|probe' end
+  inflight = inflight + redis.call('HSET', KEYS[3], taskId, pending)
   return { 0, id, now, inflight }
 end
 
