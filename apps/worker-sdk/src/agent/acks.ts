@@ -1,4 +1,10 @@
-import { Coalescer, encodeAck, type AckMessage, type RegisterReply } from '@agent-reach/protocol';
+import {
+  Coalescer,
+  encodeAck,
+  RELEASED_CONSUMER,
+  type AckMessage,
+  type RegisterReply,
+} from '@agent-reach/protocol';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Backoff, type CompiledBackoff } from '../util/backoff.ts';
@@ -129,6 +135,31 @@ export class AckWriter {
   /** XACKs an entry that cannot be run (undecodable or trimmed), so it is not delivered again. */
   async drop(origin: ReadOrigin, messageId: string): Promise<void> {
     await this.#write('drop', 1, () => this.ctx.redis.xack(origin.stream, origin.group, messageId));
+  }
+
+  /**
+   * Hands a pool entry this agent may not take to the group's {@link RELEASED_CONSUMER}: it stays
+   * pending in the group, unacknowledged and unreported, off this consumer's list, and
+   * registry-sync puts it back in the pool for an agent that may take it. If the hand-over
+   * fails, the entry stays on this consumer's list and registry-sync takes it back after the
+   * receipt timeout, so a failure is only logged.
+   */
+  async release(origin: ReadOrigin, messageId: string): Promise<void> {
+    try {
+      await this.ctx.redis.xclaim(
+        origin.stream,
+        origin.group,
+        RELEASED_CONSUMER,
+        0,
+        messageId,
+        'JUSTID',
+      );
+    } catch (err: unknown) {
+      this.ctx.logger.warn(
+        { err, stream: origin.stream, messageId },
+        'could not release a pool entry; the server puts it back after the receipt timeout',
+      );
+    }
   }
 
   #ack(

@@ -133,6 +133,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       acks,
       submitter: new RouterSubmitter({ routerUrl: o.routerUrl, timeoutMs: o.requestTimeoutMs }),
       completedCacheSize: o.completedCacheSize,
+      placement: { region: o.region, tags: o.tags, capabilities: o.capabilities },
       logger: child('runner'),
     });
     const consumer = new Consumer({

@@ -50,10 +50,18 @@ export interface ReachAgentOptions {
    */
   maxConcurrency?: number;
   /**
-   * Region label the router may filter on.
+   * Region label the router may filter on. A pull agent leaves pool tasks that ask for another
+   * region with `region_policy: 'strict'` to agents of that region.
    * @default undefined (the server's default)
    */
   region?: string;
+  /**
+   * Routing tags besides the capabilities (0–64 ids): a task that asks for tags goes only to an
+   * agent that has each of them as a tag or capability. A pull agent leaves pool tasks that ask
+   * for a tag it lacks to agents that have it.
+   * @default []
+   */
+  tags?: readonly string[];
   /**
    * Delivery channel. `push`: the router sends each task to this agent's own inbox stream.
    * `pull`: the agent also takes tasks from the shared pool stream of each of its capabilities
@@ -129,6 +137,7 @@ export interface CompiledAgentOptions {
   readonly capabilities: readonly string[];
   readonly maxConcurrency: number;
   readonly region: string | undefined;
+  readonly tags: readonly string[];
   readonly channel: Channel;
   readonly meta: Record<string, unknown> | undefined;
   readonly ready: boolean;
@@ -182,6 +191,10 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
       `region must match ^[A-Za-z0-9_.-]{1,64}$, got ${JSON.stringify(options.region)}`,
     );
   }
+  const tags = [...(options.tags ?? [])];
+  if (tags.length > 64) throw new RangeError('tags must hold at most 64 ids');
+  tags.forEach((t, i) => id(`tags[${i}]`, t));
+  if (new Set(tags).size !== tags.length) throw new TypeError('tags must be unique');
   if (options.ready !== undefined && typeof options.ready !== 'boolean')
     throw new TypeError('ready must be a boolean');
   return Object.freeze({
@@ -194,6 +207,7 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
     capabilities: Object.freeze(capabilities),
     maxConcurrency: intIn('maxConcurrency', options.maxConcurrency ?? 1, 1, 10_000),
     region: options.region,
+    tags: Object.freeze(tags),
     channel,
     meta: options.meta,
     ready: options.ready ?? true,

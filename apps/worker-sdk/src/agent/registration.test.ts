@@ -35,6 +35,16 @@ describe('registerBody', () => {
       channel: 'push',
     });
   });
+  it('sends region and tags when given', () => {
+    const placed = compileAgentOptions({
+      agentId: 'a',
+      capabilities: ['c'],
+      region: 'eu',
+      tags: ['gpu'],
+      handler: () => Promise.resolve(1),
+    });
+    expect(registerBody(placed, true)).toMatchObject({ region: 'eu', tags: ['gpu'] });
+  });
   it('sends ready: false for a two-phase start not yet done', () => {
     expect(registerBody(o, false)).toMatchObject({ agent_id: 'a', ready: false });
   });

@@ -32,6 +32,7 @@ export function registerBody(options: CompiledAgentOptions, ready: boolean): Reg
     channel: options.channel,
   };
   if (options.region !== undefined) body.region = options.region;
+  if (options.tags.length > 0) body.tags = [...options.tags];
   if (options.meta !== undefined) body.meta = options.meta;
   if (!ready) body.ready = false;
   return body;

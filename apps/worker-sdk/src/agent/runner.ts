@@ -1,4 +1,10 @@
-import { decodeTask, PROBE_CAPABILITY, type TaskMessage } from '@agent-reach/protocol';
+import {
+  decodeTask,
+  placementMiss,
+  PROBE_CAPABILITY,
+  type AgentPlacement,
+  type TaskMessage,
+} from '@agent-reach/protocol';
 import type { Logger } from 'pino';
 import { errorText, isRetryable, TaskAbortedError } from '../errors.ts';
 import { LruMap } from '../util/lru.ts';
@@ -15,6 +21,8 @@ export interface TaskRunnerContext {
   submitter: TaskSubmitter;
   /** How many completed task_ids to remember. */
   completedCacheSize: number;
+  /** What the agent offers (region, tags, capabilities): a pool task asking for more is left to others. */
+  placement: AgentPlacement;
   logger: Logger;
   /** Clock in epoch ms for deadlines; injectable for tests. */
   now?: () => number;
@@ -76,6 +84,10 @@ export class TaskRunner {
         continue;
       }
       const task = decoded.value;
+      if (origin.kind === 'pool' && this.#release(entry, task, origin)) {
+        done.push(Promise.resolve());
+        continue;
+      }
       const target: AckTarget = {
         taskId: task.task_id,
         attempt: task.attempt,
@@ -105,6 +117,24 @@ export class TaskRunner {
     for (const { entry, task, target } of tasks)
       done.push(this.#handle(entry, task, target, receipts));
     return done;
+  }
+
+  /**
+   * A pool task this agent may not take (a strict region of elsewhere, a tag it lacks) is not
+   * run and not reported: its entry is released unacknowledged (AckWriter.release) and its slot
+   * is freed at once, so an agent that may take it gets it. Tasks from the agent's own inbox are
+   * not checked: the router chose this agent for them, by the same rule (and may have chosen it
+   * outside a preferred region).
+   */
+  #release(entry: StreamEntry, task: TaskMessage, origin: ReadOrigin): boolean {
+    const miss = placementMiss(task, this.ctx.placement);
+    if (miss === undefined) return false;
+    this.ctx.logger.debug(
+      { task_id: task.task_id, messageId: entry.id, stream: origin.stream, miss },
+      'pool task this agent may not take; released for another',
+    );
+    void this.ctx.acks.release(origin, entry.id);
+    return true;
   }
 
   /** Aborts every running handler's signal (forced shutdown). */
