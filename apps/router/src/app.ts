@@ -15,7 +15,7 @@ import { callbacksRoutes } from './routes/callbacks/index.ts';
 import { tasksRoutes } from './routes/tasks/index.ts';
 import { dlqRoutes } from './routes/dlq/index.ts';
 import { routeRoutes } from './routes/route/index.ts';
-import type { ReachKeys } from '@agent-reach/protocol';
+import { ERROR_CODES, type ErrorCode, type ReachKeys } from '@agent-reach/protocol';
 import type { DeadLetters } from './dlq/dead-letters.ts';
 import { registerObservability, type RouterObservability } from './plugins/observability.ts';
 import { consoleRoutes } from './routes/console/index.ts';
@@ -54,13 +54,24 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   installErrorHandling(app, isRedisUnavailable);
   // Docs and metrics learn routes from hooks: before any route.
   await registerObservability(app, deps.observability?.metrics);
+  // Ready once Redis answers and the router holds a registry snapshot to route by: before
+  // registry-sync has written one, every submission would get NO_AGENT.
   app.get('/healthz', async (_request, reply) => {
+    const fail = (error: ErrorCode, message: string) =>
+      reply.code(ERROR_CODES[error]).header('retry-after', '1').send({ error, message });
     try {
       await deps.redis.ping();
-      return { status: 'ok', snapshot: deps.snapshot.info() };
     } catch {
-      return reply.code(503).send({ error: 'STORE_UNAVAILABLE', message: 'Redis does not answer' });
+      return fail('STORE_UNAVAILABLE', 'Redis does not answer');
     }
+    const snapshot = deps.snapshot.info();
+    if (snapshot.version === 0) {
+      return fail(
+        'NO_SNAPSHOT',
+        'no registry snapshot yet: start registry-sync on the same Redis and REACH_PREFIX',
+      );
+    }
+    return { status: 'ok', snapshot };
   });
   await app.register(tasksRoutes, {
     submitter: deps.submitter,

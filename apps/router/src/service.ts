@@ -19,6 +19,7 @@ import { DeadLetters } from './dlq/dead-letters.ts';
 import { Submitter } from './submit/submitter.ts';
 import { compileRouterOptions, type RouterOptions } from './options.ts';
 import { TaskReader } from './tasks/task-reader.ts';
+import { SharedSettings } from './settings/shared-settings.ts';
 import { createRouterObservability } from './plugins/observability.ts';
 import { createEventsReader } from './observability/events-reader.ts';
 
@@ -29,6 +30,8 @@ export interface RouterService {
   redis: Redis;
   events: EventSink;
   snapshot: SnapshotHolder;
+  /** The settings shared with registry-sync, as published by it once it has (see SharedSettings). */
+  settings: SharedSettings;
   /** Starts listening on options.port/host; returns the address. */
   listen(): Promise<string>;
   /** Stops accepting, finishes in-flight requests, flushes events. Idempotent. */
@@ -81,12 +84,16 @@ export async function createRouterService(
     logger,
   });
   const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
+  // registry-sync's lease, retry and retention settings win over this router's own.
+  const shared = new SharedSettings({ redis, keys, own: options, given: opts, logger });
+  await shared.start(subscriber, options.snapshotIntervalMs);
+  const live = shared.over(options);
   const snapshot = new SnapshotHolder(redis, subscriber, keys, options.snapshotIntervalMs, logger);
   await snapshot.start();
   observability.watchSnapshot(snapshot);
   const tasks = new TaskReader(redis, keys);
-  const delivery = new Delivery(redis, keys, options.offlineMs);
-  const watermark = () => options.watermark;
+  const delivery = new Delivery(redis, keys, () => shared.offlineMs);
+  const watermark = () => shared.watermark;
   const submitter = new Submitter({
     redis,
     keys,
@@ -106,13 +113,13 @@ export async function createRouterService(
       redis,
       keys,
       events,
-      callbacks: new CallbackPublisher(redis, keys, options),
+      callbacks: new CallbackPublisher(redis, keys, live),
       fleet: new FleetEventLog(redis, keys, logger.child({ module: 'fleet' })),
       logger,
       dlqRetentionS: options.dlqRetentionS,
     }),
     tasks,
-    settings: options,
+    settings: live,
     logger,
   });
   const deadLetters = new DeadLetters(redis, keys);
@@ -146,6 +153,7 @@ export async function createRouterService(
     redis,
     events,
     snapshot,
+    settings: shared,
     listen: () => app.listen({ port: options.port, host: options.host }),
     close: () =>
       (closing ??= (async () => {
@@ -154,6 +162,7 @@ export async function createRouterService(
         submitter.close();
         await waiter.close();
         await app.close();
+        shared.close();
         await snapshot.close();
         await events.close();
         await redis.quit().catch(() => undefined);

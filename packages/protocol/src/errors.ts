@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   NO_AGENT: 503,
   STORE_UNAVAILABLE: 503,
   EVENTS_UNAVAILABLE: 503,
+  NO_SNAPSHOT: 503,
 } as const;
 
 /** A stable error code. */

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatsReply } from '@agent-reach/analytics';
 import { uniqueName, writeEvents } from '@agent-reach/analytics/testing';
 import type { TaskEvent } from '@agent-reach/events';
+import { reachKeys } from '@agent-reach/protocol';
 import { freePort, testServices } from '@agent-reach/testkit';
 import type { RouterService } from '../../index.ts';
 import { routerFactory } from '../../testing/routers.ts';
@@ -117,6 +118,13 @@ describe('GET /v1/stats', () => {
     const res = await r.app.inject({ url: '/v1/stats?window=5m' });
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ error: 'EVENTS_UNAVAILABLE' });
+    // Healthy all the same once it holds a snapshot (registry-sync's part, written by hand here).
+    await r.redis.set(
+      reachKeys(r.options.prefix).snapshot(),
+      JSON.stringify({ version: 1, written_at: Date.now(), agents: [] }),
+    );
+    await r.snapshot.reload();
     expect((await r.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+    await r.redis.del(reachKeys(r.options.prefix).snapshot());
   });
 });
