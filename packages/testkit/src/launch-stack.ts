@@ -54,7 +54,7 @@ Agent-Reach is running.
   influxdb                ${o.data.influxUrl}  (database ${o.bucket})
   demo agents             ${AGENTS.join(', ')}  (capability "echo": the result is the payload)
 
-Try it (a new agent can take one snapshot interval, 5 s, to become routable):
+Try it (an agent is routed to as soon as its registration is answered):
   curl -s -XPOST localhost:${o.routerPort}/v1/tasks -H 'content-type: application/json' -d '{"capability":"echo","payload":{"hello":"world"}}'
   curl -s localhost:${o.routerPort}/v1/tasks/<task_id>
 
@@ -188,6 +188,7 @@ export async function launchStack(root: string): Promise<number> {
       healthy(`${registryUrl}/healthz`),
       60_000,
     );
+    // The router answers /healthz with 200 once it holds registry-sync's first snapshot.
     await service('router', entries.router, common);
     const routerHealth = `http://127.0.0.1:${routerPort}/healthz`;
     await untilUp(`router answering ${routerHealth}`, healthy(routerHealth), 60_000);

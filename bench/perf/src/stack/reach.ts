@@ -51,6 +51,8 @@ export async function startReach({
       30_000,
       child,
     );
+  // Started side by side: the router's /healthz answers 200 only once it holds registry-sync's
+  // first snapshot (503 NO_SNAPSHOT before), so its wait covers registry-sync starting too.
   const [registry, routing] = await Promise.all([
     spawnListening(
       children,
