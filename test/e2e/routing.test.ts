@@ -87,7 +87,11 @@ describe('three routers, one burst', () => {
     expect(codes.filter((c) => c === 202)).toHaveLength(5);
     expect(codes.filter((c) => c === 429)).toHaveLength(25);
     const refused = replies.find((r) => r.statusCode === 429);
-    expect(refused?.json()).toMatchObject({ error: 'AT_CAPACITY' });
+    // The 429 names the task_id the router made: a retry with it can never run the task twice.
+    expect(refused?.json()).toMatchObject({
+      error: 'AT_CAPACITY',
+      task_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     expect(refused?.headers['retry-after']).toBeDefined();
     expect(
       (await redis.hkeys(reachKeys(prefix).pending('tiny'))).filter((t) => !t.startsWith('probe:')),
@@ -135,9 +139,9 @@ describe('admission wait', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(75);
     // Nothing frees now: 429 after the router's wait (REACH_ADMISSION_WAIT_MS, 200 ms by default).
     const refusedAt = Date.now();
-    const third = await submit({ capability: 'narrow', payload: 3 });
+    const third = await submit({ task_id: 'narrow-3', capability: 'narrow', payload: 3 });
     expect(third.statusCode).toBe(429);
-    expect(third.json()).toMatchObject({ error: 'AT_CAPACITY' });
+    expect(third.json()).toMatchObject({ error: 'AT_CAPACITY', task_id: 'narrow-3' });
     expect(Date.now() - refusedAt).toBeGreaterThanOrEqual(190);
   });
 });

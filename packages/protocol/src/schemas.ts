@@ -209,7 +209,11 @@ export const SubmitBatchItem = Type.Object({
   http_status: Type.Integer({
     description: 'The status POST /v1/tasks would have answered: 202, 200, 4xx or 503',
   }),
-  task_id: Type.Optional(Type.String()),
+  task_id: Type.Optional(
+    Type.String({
+      description: 'Present on every item; on a 429 or 503 item, retry with it (idempotent)',
+    }),
+  ),
   status: Type.Optional(Type.Union(TASK_STATUSES.map((s) => Type.Literal(s)))),
   agent_id: Type.Optional(Type.String()),
   stream: Type.Optional(Type.String()),
@@ -303,6 +307,12 @@ export type CallbacksReply = Static<typeof CallbacksReply>;
 export const ErrorReply = Type.Object({
   error: Type.String({ description: 'Stable code, listed in docs/errors.md' }),
   message: Type.String(),
+  task_id: Type.Optional(
+    Type.String({
+      description:
+        "On a submission's error: its task_id (the caller's, or the one the router made). A 429 or 5xx submission may have been accepted: retry with this task_id, which never runs it twice",
+    }),
+  ),
 });
 export type ErrorReply = Static<typeof ErrorReply>;
 

@@ -1,6 +1,17 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CODES, isErrorCode, type ErrorCode } from '@agent-reach/protocol';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The task a submission is about, set by its route before anything can fail: an error reply
+     * to the request carries it as `task_id`, because a 429 or 5xx submission may have been
+     * accepted all the same and the caller retries with that same task_id (idempotent).
+     */
+    errorTaskId: string | undefined;
+  }
+}
+
 /** Tells whether an error means the store (Redis) cannot be reached right now. */
 export type StoreErrorPredicate = (err: unknown) => boolean;
 
@@ -68,20 +79,27 @@ export function describeError(
 
 /**
  * Installs the error and not-found handlers every service uses: each error reply is
- * `{error: CODE, message}` with a stable code; a client's mistake is never a 500.
+ * `{error: CODE, message}` with a stable code, plus `task_id` when the route set
+ * `request.errorTaskId`; a client's mistake is never a 500.
  */
 export function installErrorHandling(
   app: FastifyInstance,
   isStoreError: StoreErrorPredicate,
 ): void {
+  app.decorateRequest('errorTaskId', undefined);
   // Bodies are JSON only: anything else is a 415, not a confusing schema error.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const mapped = describeError(err, isStoreError);
+    const taskId = request.errorTaskId;
     if (mapped.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: mapped.code, status: mapped.status }, mapped.message);
     if (mapped.status === 503 || mapped.status === 429) void reply.header('retry-after', '1');
-    return reply.code(mapped.status).send({ error: mapped.code, message: mapped.message });
+    return reply.code(mapped.status).send({
+      error: mapped.code,
+      message: mapped.message,
+      ...(taskId === undefined ? {} : { task_id: taskId }),
+    });
   });
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
     reply.code(404).send({

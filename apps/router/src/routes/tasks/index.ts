@@ -20,13 +20,13 @@ import {
   resolveTraceId,
 } from '@agent-reach/service-kit';
 import type { ResultWaiter } from '../../callbacks/result-waiter.ts';
-import type { Dispatcher, SubmitOutcome } from '../../dispatch/dispatcher.ts';
+import type { Submitter, SubmitOutcome } from '../../submit/submitter.ts';
 import type { TaskReader } from '../../tasks/task-reader.ts';
 import { withResult } from './waited-reply.ts';
 
 /** What the task routes need. */
 export interface TasksRouteDeps {
-  dispatcher: Dispatcher;
+  submitter: Submitter;
   tasks: TaskReader;
   waiter: ResultWaiter;
   /** Body limit of a batch submission, bytes. */
@@ -34,11 +34,13 @@ export interface TasksRouteDeps {
 }
 
 const errors = { 400: ErrorReply, 404: ErrorReply, 413: ErrorReply, 503: ErrorReply };
+/** A submission's error replies; from a 429 or 5xx the caller retries with the reply's task_id. */
+const submitErrors = { ...errors, 429: ErrorReply, 500: ErrorReply };
 
 /** Submitting tasks (one, with or without waiting for the result, or many at once) and reading their state. */
 export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
   app,
-  { dispatcher, tasks, waiter, batchBodyLimit },
+  { submitter, tasks, waiter, batchBodyLimit },
 ) => {
   app.post(
     '/v1/tasks',
@@ -46,12 +48,18 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
       schema: {
         querystring: SubmitQuery,
         body: SubmitBody,
-        response: { 200: SubmitReply, 202: SubmitReply, ...errors },
+        response: { 200: SubmitReply, 202: SubmitReply, ...submitErrors },
       },
     },
     async (request, reply) => {
+      // The task_id is fixed before anything can fail and every error reply carries it: a
+      // submission answered 429 or 5xx may have reached Redis all the same, and a retry with
+      // this task_id is then answered 200 with that task instead of running it twice.
+      const taskId = request.body.task_id ?? randomUUID();
+      request.errorTaskId = taskId;
       // The trace id follows the task (stream entry, acks, events) and this request's logs.
       const traceId = resolveTraceId(request.body.trace_id, request.headers.traceparent);
+      bindRequestLog(request, reply, { trace_id: traceId, task_id: taskId });
       const waitMs = request.query.wait_ms ?? 0;
       if (waitMs > 0 && request.body.callback_topic !== undefined) {
         throw httpError(
@@ -59,19 +67,19 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
           'wait_ms answers with the result itself: leave callback_topic out, or read the topic instead of waiting',
         );
       }
-      const taskId = waitMs > 0 ? (request.body.task_id ?? randomUUID()) : request.body.task_id;
-      bindRequestLog(request, reply, { trace_id: traceId, task_id: taskId });
       if (waitMs === 0) {
-        const outcome = await dispatcher.submit({ ...request.body, trace_id: traceId });
-        if (!request.body.task_id)
-          bindRequestLog(request, reply, { task_id: outcome.reply.task_id });
+        const outcome = await submitter.submit({
+          ...request.body,
+          task_id: taskId,
+          trace_id: traceId,
+        });
         return reply.code(outcome.created ? 202 : 200).send(outcome.reply);
       }
       // Registered before the submission, so the result cannot arrive unseen.
-      const expectation = waiter.expect(taskId as string, waitMs);
+      const expectation = waiter.expect(taskId, waitMs);
       let outcome: SubmitOutcome;
       try {
-        outcome = await dispatcher.submit({
+        outcome = await submitter.submit({
           ...request.body,
           task_id: taskId,
           trace_id: traceId,
@@ -103,19 +111,22 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
       // Submitted concurrently: their Redis commands share round trips on the auto-pipelined connection.
       const results = await Promise.all(
         request.body.tasks.map(async (task): Promise<SubmitBatchItem> => {
+          // As for one submission: a refused item names the task_id to retry it with.
+          const taskId = task.task_id ?? randomUUID();
           try {
-            const outcome = await dispatcher.submit({
+            const outcome = await submitter.submit({
               ...task,
+              task_id: taskId,
               trace_id: resolveTraceId(task.trace_id, request.headers.traceparent),
             });
             return { http_status: outcome.created ? 202 : 200, ...outcome.reply };
           } catch (err: unknown) {
             const described = describeError(err as FastifyError, isRedisUnavailable);
             if (described.status >= 500 && described.code === 'INTERNAL')
-              request.log.error({ err, task_id: task.task_id }, 'batch item failed');
+              request.log.error({ err, task_id: taskId }, 'batch item failed');
             return {
               http_status: described.status,
-              ...(task.task_id ? { task_id: task.task_id } : {}),
+              task_id: taskId,
               error: described.code,
               message: described.message,
             };
