@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   NonRetryableError,
   ReachError,
+  ReachConnectionError,
   ReachHttpError,
+  SubmitFailedError,
   TaskAbortedError,
   TaskFailedError,
   errorText,
@@ -10,6 +12,7 @@ import {
   isReachError,
   isReachHttpError,
   isRetryable,
+  isSubmitFailedError,
   isTaskFailedError,
 } from './errors.ts';
 
@@ -23,6 +26,28 @@ describe('errors', () => {
     expect(isReachHttpError(e) && isReachError(e)).toBe(true);
     expect(e).toBeInstanceOf(ReachError);
     expect(new ReachHttpError('GET x', 502, '<html>').code).toBe('HTTP_502');
+  });
+
+  it('SubmitFailedError names the task_id and the last try, answered or not', () => {
+    const http = new ReachHttpError('POST http://x/v1/tasks', 503, {
+      error: 'STORE_UNAVAILABLE',
+      message: 'down',
+      task_id: 't-1',
+    });
+    const answered = new SubmitFailedError('t-1', 3, http);
+    expect(answered).toMatchObject({
+      name: 'SubmitFailedError',
+      taskId: 't-1',
+      attempts: 3,
+      code: 'STORE_UNAVAILABLE',
+      status: 503,
+      lastError: http,
+      cause: http,
+    });
+    expect(answered.message).toContain('t-1');
+    expect(isSubmitFailedError(answered) && isReachError(answered)).toBe(true);
+    const unanswered = new SubmitFailedError('t-2', 1, new ReachConnectionError('POST x', true, 1));
+    expect(unanswered).toMatchObject({ taskId: 't-2', code: undefined, status: undefined });
   });
 
   it('isRetryable: false for NonRetryableError and anything with retryable === false', () => {

@@ -64,6 +64,43 @@ export function isReachConnectionError(value: unknown): value is ReachConnection
   return value instanceof ReachConnectionError;
 }
 
+/**
+ * A submission got no definite answer: every try ended in a 5xx, a 429 or a lost connection, and
+ * the client stopped retrying (`submitMaxAttempts`, `submitRetryTimeoutMs`, or `run()`'s timeout).
+ * The router may have accepted the task all the same — a 503 can follow a write that reached
+ * Redis — so submit it again later with the same {@link taskId}: a repeat answers 200 with the
+ * existing task and never runs it twice. Thrown by `ReachClient.submit()` and `run()`.
+ */
+export class SubmitFailedError extends ReachError {
+  override readonly name = 'SubmitFailedError';
+  /** The task_id every try carried (the caller's, or the one the client made): retry with it. */
+  readonly taskId: string;
+  /** Tries made, the first included. */
+  readonly attempts: number;
+  /** The last try's stable code (`STORE_UNAVAILABLE`, `NO_AGENT`, `AT_CAPACITY`, `INTERNAL`, `HTTP_502`…), or undefined when no answer came. */
+  readonly code: string | undefined;
+  /** The last try's HTTP status, or undefined when no answer came. */
+  readonly status: number | undefined;
+  /** The last try's error (also `cause`). */
+  readonly lastError: ReachHttpError | ReachConnectionError;
+  constructor(taskId: string, attempts: number, lastError: ReachHttpError | ReachConnectionError) {
+    super(
+      `task ${taskId} not confirmed after ${attempts} ${attempts === 1 ? 'try' : 'tries'} (${lastError.message}); submit it again with the same task_id`,
+      { cause: lastError },
+    );
+    this.taskId = taskId;
+    this.attempts = attempts;
+    this.code = isReachHttpError(lastError) ? lastError.code : undefined;
+    this.status = isReachHttpError(lastError) ? lastError.status : undefined;
+    this.lastError = lastError;
+  }
+}
+
+/** True when `value` is a {@link SubmitFailedError}. */
+export function isSubmitFailedError(value: unknown): value is SubmitFailedError {
+  return value instanceof SubmitFailedError;
+}
+
 /** A reply had a 2xx status but did not match the wire contract (a version mismatch, usually). */
 export class ReachProtocolError extends ReachError {
   override readonly name = 'ReachProtocolError';

@@ -8,6 +8,7 @@ import {
   isReachConnectionError,
   isReachHttpError,
   isResultTimeoutError,
+  isSubmitFailedError,
   isTaskFailedError,
   type TaskFailedError,
 } from '../errors.ts';
@@ -20,12 +21,16 @@ let h: Harness;
 let router: RouterDouble;
 let agent: ReachAgent;
 let client: ReachClient;
+/** Handler runs per task_id. */
+let runs: Map<string, number>;
 
 beforeEach(async () => {
   h = await startHarness();
+  runs = new Map();
   agent = h.agent({
     maxConcurrency: 4,
     handler: (task) => {
+      runs.set(task.taskId, (runs.get(task.taskId) ?? 0) + 1);
       if (task.payload === 'fail')
         return Promise.reject(new NonRetryableError('refused on purpose'));
       return Promise.resolve(task.payload);
@@ -156,13 +161,109 @@ describe('ReachClient', () => {
     },
   );
 
+  it.each(['STORE_UNAVAILABLE', 'drop'] as const)(
+    'submit() retries with the same task_id when a delivered task was answered %s, and it runs once',
+    async (how) => {
+      router.loseReplies(1, how);
+      const before = router.submits.length;
+      const reply = await client.submit({ capability: 'echo', payload: how });
+      const tries = router.submits.slice(before);
+      // The first try delivered the task; the second, with the same task_id, got it back (200).
+      expect(tries).toHaveLength(2);
+      expect(new Set(tries.map((t) => t.task_id))).toEqual(new Set([reply.task_id]));
+      expect(reply.task_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(await client.result(reply.task_id)).toMatchObject({
+        status: 'completed',
+        result: how,
+      });
+      expect(runs.get(reply.task_id)).toBe(1);
+    },
+  );
+
+  it('submit() gives up after submitMaxAttempts with a SubmitFailedError naming the task_id', async () => {
+    const quick = new ReachClient({
+      routerUrl: router.url,
+      submitMaxAttempts: 3,
+      submitRetry: { baseMs: 10, capMs: 20 },
+      logger: testLogger(),
+    });
+    try {
+      router.refuseSubmits(3);
+      const before = router.submits.length;
+      const err: unknown = await quick
+        .submit({ capability: 'echo', payload: 'later' })
+        .catch((e: unknown) => e);
+      const tries = router.submits.slice(before);
+      expect(tries).toHaveLength(3);
+      expect(isSubmitFailedError(err)).toBe(true);
+      expect(err).toMatchObject({
+        name: 'SubmitFailedError',
+        taskId: tries[0]?.task_id,
+        attempts: 3,
+        code: 'NO_AGENT',
+        status: 503,
+      });
+      expect(new Set(tries.map((t) => t.task_id)).size).toBe(1);
+      // The error reply named the same task_id; a later submission with it is the same task.
+      const failed = err as { taskId: string; lastError: unknown };
+      expect(isReachHttpError(failed.lastError) && failed.lastError.body).toMatchObject({
+        task_id: failed.taskId,
+      });
+      const again = await quick.submit({ task_id: failed.taskId, capability: 'echo', payload: 1 });
+      expect(again.task_id).toBe(failed.taskId);
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it('submit() stops retrying at submitRetryTimeoutMs, and at once when the client is closed', async () => {
+    const quick = new ReachClient({
+      routerUrl: router.url,
+      submitMaxAttempts: 1000,
+      submitRetryTimeoutMs: 300,
+      submitRetry: { baseMs: 20, capMs: 40 },
+      logger: testLogger(),
+    });
+    const patient = new ReachClient({
+      routerUrl: router.url,
+      submitRetry: { baseMs: 60_000, capMs: 60_000 },
+      submitRetryTimeoutMs: 600_000,
+      logger: testLogger(),
+    });
+    try {
+      router.refuseSubmits(1000, 'AT_CAPACITY');
+      let started = Date.now();
+      const timedOut: unknown = await quick
+        .submit({ task_id: 'given-id', capability: 'echo', payload: 1 })
+        .catch((e: unknown) => e);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(timedOut).toMatchObject({
+        name: 'SubmitFailedError',
+        taskId: 'given-id',
+        code: 'AT_CAPACITY',
+      });
+      expect((timedOut as { attempts: number }).attempts).toBeGreaterThan(1);
+
+      const before = router.submits.length;
+      started = Date.now();
+      const pending = patient.submit({ capability: 'echo', payload: 1 }).catch((e: unknown) => e);
+      await waitFor(() => router.submits.length > before, { message: 'first try sent' });
+      await patient.close();
+      const closed = await pending;
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(closed).toMatchObject({
+        name: 'SubmitFailedError',
+        taskId: router.submits[before]?.task_id,
+        attempts: 1,
+      });
+    } finally {
+      router.refuseSubmits(0);
+      await quick.close();
+      await patient.close();
+    }
+  });
+
   it('turns error replies into ReachHttpError with the stable code', async () => {
-    const noAgent: unknown = await client
-      .submit({ capability: 'nobody', payload: 1 })
-      .catch((e: unknown) => e);
-    expect(isReachHttpError(noAgent) && noAgent.code === 'NO_AGENT' && noAgent.status === 503).toBe(
-      true,
-    );
     const bad: unknown = await client
       .submit({ capability: 'has space', payload: 1 })
       .catch((e: unknown) => e);
@@ -188,16 +289,20 @@ describe('ReachClient', () => {
     });
   });
 
-  it('reports an unreachable router as ReachConnectionError', async () => {
+  it('reports an unreachable router as ReachConnectionError, after its retries', async () => {
     const gone = new ReachClient({
       routerUrl: 'http://127.0.0.1:9',
       requestTimeoutMs: 2000,
+      submitMaxAttempts: 2,
+      submitRetry: { baseMs: 10, capMs: 20 },
       logger: testLogger(),
     });
     const err: unknown = await gone
       .submit({ capability: 'echo', payload: 1 })
       .catch((e: unknown) => e);
-    expect(isReachConnectionError(err)).toBe(true);
+    expect(isSubmitFailedError(err) && err.attempts === 2 && err.code === undefined).toBe(true);
+    expect(isSubmitFailedError(err) && isReachConnectionError(err.lastError)).toBe(true);
+    expect(isSubmitFailedError(err) && err.cause === err.lastError).toBe(true);
     await gone.close();
   });
 });

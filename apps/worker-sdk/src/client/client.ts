@@ -14,14 +14,17 @@ import {
   isReachConnectionError,
   isReachHttpError,
   ReachClosedError,
+  SubmitFailedError,
   TaskFailedError,
+  type ReachConnectionError,
+  type ReachHttpError,
 } from '../errors.ts';
 import { Backoff } from '../util/backoff.ts';
 import { checkReply } from '../util/check.ts';
 import { joinUrl, requestOk } from '../util/http.ts';
-import { sleep } from '../util/sleep.ts';
+import { abortReason, sleep } from '../util/sleep.ts';
 import { CallbackPoller } from './callbacks.ts';
-import { postTask, postTaskBatch } from './router-api.ts';
+import { postTask, postTaskBatch, type RouterTarget } from './router-api.ts';
 import {
   compileClientOptions,
   type CompiledClientOptions,
@@ -49,7 +52,7 @@ export interface ResultOptions {
 export interface RunOptions extends ResultOptions {
   /**
    * The task's id; a repeat returns the existing task, so a `run()` retried after a network
-   * error does not run the work twice.
+   * error does not run the work twice (a `SubmitFailedError` names the one it used).
    * @default a random UUID
    */
   taskId?: string;
@@ -66,6 +69,17 @@ export interface RunOptions extends ResultOptions {
 }
 
 /**
+ * A submit failure that says nothing about whether the task was accepted, and that a try with the
+ * same task_id may get past: a 5xx, a 429 (backpressure), or no answer at all.
+ */
+function isTransientSubmitError(err: unknown): err is ReachHttpError | ReachConnectionError {
+  return (
+    (isReachHttpError(err) && (err.status >= 500 || err.status === 429)) ||
+    isReachConnectionError(err)
+  );
+}
+
+/**
  * The callers' side: submit tasks by capability and await their results from this client's
  * callback topic, read by one shared long-poll loop.
  */
@@ -74,6 +88,8 @@ export class ReachClient {
   readonly options: CompiledClientOptions;
   readonly #log: Logger;
   readonly #poller: CallbackPoller;
+  /** Aborted by `close()`: cuts a submit's backoff short. */
+  readonly #closing = new AbortController();
   #closed: Promise<void> | undefined;
 
   /** Checks the options (throws on a bad one); sends nothing yet. */
@@ -97,19 +113,20 @@ export class ReachClient {
   }
 
   /**
-   * `POST /v1/tasks`. Resolves with the router's reply (202 new, 200 when the task_id existed);
-   * rejects with a {@link ReachHttpError} (`code` e.g. `NO_AGENT`, `INVALID_BODY`) on any other
-   * status, or a {@link ReachConnectionError} when no answer came.
+   * `POST /v1/tasks`. Resolves with the router's reply (202 new, 200 when the task_id existed).
+   * Every try carries the same task_id (`req.task_id`, or one made here): a 5xx, a 429 or a
+   * lost connection is retried with backoff (`submitRetry`) up to `submitMaxAttempts` tries and
+   * `submitRetryTimeoutMs`, then rejects with a {@link SubmitFailedError} naming the task_id to
+   * submit again with later (the task may have been accepted; a repeat never runs it twice).
+   * Rejects at once with a {@link ReachHttpError} for a client error (`INVALID_BODY`,
+   * `PAYLOAD_TOO_LARGE`…), and with the signal's reason when `signal` aborts.
    */
   async submit(req: SubmitRequest, signal?: AbortSignal): Promise<SubmitReply> {
     if (this.#closed !== undefined) throw new ReachClosedError('client');
-    const body: SubmitBody = {
-      ...req,
-      callback_topic: req.callback_topic ?? this.options.callbackTopic,
-    };
-    return postTask(
-      { routerUrl: this.options.routerUrl, timeoutMs: this.options.requestTimeoutMs },
-      body,
+    const { submitMaxAttempts, submitRetryTimeoutMs } = this.options;
+    return this.#submitWithRetry(
+      { ...this.#bodyOf(req), task_id: req.task_id ?? randomUUID() },
+      { maxAttempts: submitMaxAttempts, deadline: Date.now() + submitRetryTimeoutMs },
       signal,
     );
   }
@@ -131,15 +148,8 @@ export class ReachClient {
       throw new RangeError(
         `submitBatch takes at most ${MAX_BATCH_TASKS} tasks, got ${reqs.length}`,
       );
-    const bodies = reqs.map((req): SubmitBody => ({
-      ...req,
-      callback_topic: req.callback_topic ?? this.options.callbackTopic,
-    }));
-    return postTaskBatch(
-      { routerUrl: this.options.routerUrl, timeoutMs: this.options.requestTimeoutMs },
-      bodies,
-      signal,
-    );
+    const bodies = reqs.map((req) => this.#bodyOf(req));
+    return postTaskBatch(this.#target(), bodies, signal);
   }
 
   /**
@@ -158,19 +168,25 @@ export class ReachClient {
   /**
    * Submits and awaits: resolves with the result value when the task completed, rejects with a
    * {@link TaskFailedError} when it ended failed or dead (then `error` is the dead-letter
-   * reason: `max_attempts`, `deadline`, `loop`, `not_retryable`, `no_agent`). A 503, a 429 or a lost connection on submit
-   * is retried with backoff (same task_id) within the timeout; other errors are thrown as is.
+   * reason: `max_attempts`, `deadline`, `loop`, `not_retryable`, `no_agent`). A 5xx, a 429 or a
+   * lost connection on submit is retried with backoff (same task_id) within the timeout, then
+   * rejects with a {@link SubmitFailedError} naming the task_id; other errors are thrown as is.
    */
   async run<T = unknown>(
     capability: string,
     payload: unknown,
     options: RunOptions = {},
   ): Promise<T> {
+    if (this.#closed !== undefined) throw new ReachClosedError('client');
     const deadline = Date.now() + (options.timeoutMs ?? this.options.resultTimeoutMs);
-    const req: SubmitRequest = { task_id: options.taskId ?? randomUUID(), capability, payload };
+    const req: SubmitRequest = { capability, payload };
     if (options.timeoutS !== undefined) req.timeout_s = options.timeoutS;
     if (options.traceId !== undefined) req.trace_id = options.traceId;
-    const submitted = await this.#submitWithRetry(req, deadline, options.signal);
+    const submitted = await this.#submitWithRetry(
+      { ...this.#bodyOf(req), task_id: options.taskId ?? randomUUID() },
+      { maxAttempts: Number.POSITIVE_INFINITY, deadline },
+      options.signal,
+    );
     const item = await this.result(submitted.task_id, {
       ...options,
       timeoutMs: Math.max(0, deadline - Date.now()),
@@ -193,35 +209,54 @@ export class ReachClient {
 
   /** Stops the poll loop; pending `result()` calls reject with {@link ReachClosedError}. Idempotent. */
   close(): Promise<void> {
-    this.#closed ??= this.#poller.close();
+    if (this.#closed === undefined) {
+      this.#closing.abort();
+      this.#closed = this.#poller.close();
+    }
     return this.#closed;
   }
 
+  #target(): RouterTarget {
+    return { routerUrl: this.options.routerUrl, timeoutMs: this.options.requestTimeoutMs };
+  }
+
+  #bodyOf(req: SubmitRequest): SubmitBody {
+    return { ...req, callback_topic: req.callback_topic ?? this.options.callbackTopic };
+  }
+
+  /**
+   * Sends `body` until a 2xx or a definite refusal. A 5xx, a 429 or a lost connection says
+   * nothing about whether the task was accepted (a 503 can follow a claim that reached Redis),
+   * so it is tried again with the same task_id: the router answers a repeat with the existing
+   * task. Out of tries, time, or a closed client: {@link SubmitFailedError} with that task_id.
+   */
   async #submitWithRetry(
-    req: SubmitRequest,
-    deadline: number,
+    body: SubmitBody & { task_id: string },
+    bounds: { maxAttempts: number; deadline: number },
     signal: AbortSignal | undefined,
   ): Promise<SubmitReply> {
     const backoff = new Backoff(this.options.submitRetry);
-    for (;;) {
+    const wake =
+      signal === undefined ? this.#closing.signal : AbortSignal.any([signal, this.#closing.signal]);
+    for (let attempt = 1; ; attempt++) {
+      let failure: ReachHttpError | ReachConnectionError;
       try {
-        return await this.submit(req, signal);
+        return await postTask(this.#target(), body, signal);
       } catch (err: unknown) {
-        // 503: no agent yet or the store is away; 429: every agent is at capacity (backpressure).
-        const transient =
-          (isReachHttpError(err) && (err.status === 503 || err.status === 429)) ||
-          isReachConnectionError(err);
-        const delayMs = backoff.next();
-        if (
-          !transient ||
-          Date.now() + delayMs >= deadline ||
-          signal?.aborted === true ||
-          this.#closed !== undefined
-        )
-          throw err;
-        this.#log.debug({ err, task_id: req.task_id, delayMs }, 'submit failed; retrying');
-        await sleep(delayMs, signal);
+        if (!isTransientSubmitError(err)) throw err;
+        failure = err;
       }
+      const delayMs = backoff.next();
+      if (
+        attempt >= bounds.maxAttempts ||
+        Date.now() + delayMs >= bounds.deadline ||
+        this.#closed !== undefined
+      )
+        throw new SubmitFailedError(body.task_id, attempt, failure);
+      this.#log.debug({ err: failure, task_id: body.task_id, delayMs }, 'submit failed; retrying');
+      await sleep(delayMs, wake);
+      if (signal?.aborted === true) throw abortReason(signal);
+      if (this.#closed !== undefined) throw new SubmitFailedError(body.task_id, attempt, failure);
     }
   }
 

@@ -48,13 +48,24 @@ export interface ReachClientOptions {
    */
   pollRetry?: BackoffOptions;
   /**
-   * Backoff between submit attempts inside `run()`, which retries a 503 (`NO_AGENT`: no agent
-   * yet; `STORE_UNAVAILABLE`), a 429 (`AT_CAPACITY`: every agent busy) or a lost connection
-   * until its timeout. Safe
-   * because `run()` fixes the task_id, so a repeat cannot create a second task.
+   * Backoff between the tries of one submission. `submit()` and `run()` retry a 5xx
+   * (`STORE_UNAVAILABLE`, `NO_AGENT`, `INTERNAL`, a proxy's 502), a 429 (`AT_CAPACITY`) or a lost
+   * connection or timeout, always with the same task_id (the caller's, or one the client makes),
+   * so a try that was accepted although its answer said otherwise is not run twice.
    * @default { baseMs: 100, capMs: 2000, jitter: 0.2 }
    */
   submitRetry?: BackoffOptions;
+  /**
+   * Most tries of one `submit()`, the first included; then it throws a `SubmitFailedError` with
+   * the task_id. `run()` retries until its own timeout instead.
+   * @default 8
+   */
+  submitMaxAttempts?: number;
+  /**
+   * `submit()` starts no new try after this long since its first (a try under way finishes).
+   * @default 30000
+   */
+  submitRetryTimeoutMs?: number;
   /**
    * pino logger.
    * @default pino({ name: 'agent-reach' })
@@ -73,6 +84,8 @@ export interface CompiledClientOptions {
   readonly resultTimeoutMs: number;
   readonly pollRetry: CompiledBackoff;
   readonly submitRetry: CompiledBackoff;
+  readonly submitMaxAttempts: number;
+  readonly submitRetryTimeoutMs: number;
   readonly logger: Logger;
 }
 
@@ -110,6 +123,13 @@ export function compileClientOptions(options: ReachClientOptions = {}): Compiled
     ),
     pollRetry: compileBackoff(options.pollRetry, { baseMs: 250, capMs: 5000, jitter: 0.2 }),
     submitRetry: compileBackoff(options.submitRetry, { baseMs: 100, capMs: 2000, jitter: 0.2 }),
+    submitMaxAttempts: intIn('submitMaxAttempts', options.submitMaxAttempts ?? 8, 1, 1000),
+    submitRetryTimeoutMs: intIn(
+      'submitRetryTimeoutMs',
+      options.submitRetryTimeoutMs ?? 30_000,
+      0,
+      24 * 3600_000,
+    ),
     logger: options.logger ?? pino({ name: 'agent-reach' }),
   });
 }

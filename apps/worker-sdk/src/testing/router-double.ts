@@ -30,6 +30,11 @@ export interface RouterDouble {
   published(topic: string): CallbackItem[];
   /** Answer the next `n` submits with 503 NO_AGENT, or with 429 AT_CAPACITY (backpressure). */
   refuseSubmits(n: number, as?: 'NO_AGENT' | 'AT_CAPACITY'): void;
+  /**
+   * Deliver the next `n` new submissions but lose the answer, as a router whose Redis connection
+   * broke after the delivery does: answer 503 STORE_UNAVAILABLE, or drop the connection unanswered.
+   */
+  loseReplies(n: number, how: 'STORE_UNAVAILABLE' | 'drop'): void;
   /** Accept the next submit (202) and dead-letter it at once with this reason, as the loop guard does. */
   deadLetterNext(reason: DeadReason): void;
   /** Publishes an item as the server would (e.g. a dead letter). */
@@ -41,8 +46,14 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-function fail(res: ServerResponse, status: number, code: ErrorCode, message: string): void {
-  send(res, status, { error: code, message });
+function fail(
+  res: ServerResponse,
+  status: number,
+  code: ErrorCode,
+  message: string,
+  taskId?: string,
+): void {
+  send(res, status, { error: code, message, ...(taskId === undefined ? {} : { task_id: taskId }) });
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -72,6 +83,8 @@ export async function startRouterDouble(opts: {
   let seq = 0;
   let refusing = 0;
   let refusal: 'NO_AGENT' | 'AT_CAPACITY' = 'NO_AGENT';
+  let losing = 0;
+  let loss: 'STORE_UNAVAILABLE' | 'drop' = 'STORE_UNAVAILABLE';
   let deadLetter: DeadReason | undefined;
   let closed = false;
 
@@ -121,17 +134,24 @@ export async function startRouterDouble(opts: {
       if (!Value.Check(SubmitBody, body))
         return fail(res, 400, 'INVALID_BODY', 'body does not match SubmitBody');
       submits.push(body);
+      // As the router does: the task_id is fixed first, and every error reply carries it.
+      const taskId = body.task_id ?? randomUUID();
       if (refusing > 0) {
         refusing -= 1;
         return refusal === 'AT_CAPACITY'
-          ? fail(res, 429, 'AT_CAPACITY', 'every agent is at max_concurrency; retry shortly')
-          : fail(res, 503, 'NO_AGENT', 'every agent is busy; retry shortly');
+          ? fail(
+              res,
+              429,
+              'AT_CAPACITY',
+              'every agent is at max_concurrency; retry shortly',
+              taskId,
+            )
+          : fail(res, 503, 'NO_AGENT', 'every agent is busy; retry shortly', taskId);
       }
-      const known = body.task_id === undefined ? undefined : tasks.get(body.task_id);
+      const known = tasks.get(taskId);
       if (known !== undefined) return send(res, 200, known.reply);
       if (body.capability !== opts.capability)
-        return fail(res, 503, 'NO_AGENT', `no live agent serves ${body.capability}`);
-      const taskId = body.task_id ?? randomUUID();
+        return fail(res, 503, 'NO_AGENT', `no live agent serves ${body.capability}`, taskId);
       const stream = opts.keys.inbox(opts.agentId);
       const topic = body.callback_topic ?? '';
       // One more hop than the parent (a parent the router never saw counts as a caller's own).
@@ -182,6 +202,11 @@ export async function startRouterDouble(opts: {
         message_id: messageId,
       };
       tasks.set(taskId, { reply, body, topic, created: Date.now(), hops });
+      if (losing > 0) {
+        losing -= 1;
+        if (loss === 'drop') return void res.destroy();
+        return fail(res, 503, 'STORE_UNAVAILABLE', 'the store (Redis) is unavailable', taskId);
+      }
       return send(res, 202, reply);
     }
     const task = /^\/v1\/tasks\/([^/]+)$/.exec(url.pathname);
@@ -251,6 +276,10 @@ export async function startRouterDouble(opts: {
     refuseSubmits: (n, as = 'NO_AGENT') => {
       refusing = n;
       refusal = as;
+    },
+    loseReplies: (n, how) => {
+      losing = n;
+      loss = how;
     },
     deadLetterNext: (reason) => void (deadLetter = reason),
     publish,
