@@ -40,6 +40,8 @@ const dead = {
 
 let stub: StubServer;
 let router: string[];
+/** task_id of every POST /v1/tasks the stub received. */
+const submittedIds: (string | undefined)[] = [];
 
 beforeAll(async () => {
   stub = await startStub({
@@ -56,7 +58,13 @@ beforeAll(async () => {
       body: { error: 'NOT_DEAD', message: 'task task-live is not dead' },
     },
     'POST /v1/tasks': ({ body }) => {
-      const { capability } = JSON.parse(body) as { capability: string };
+      const { capability, task_id } = JSON.parse(body) as { capability: string; task_id?: string };
+      submittedIds.push(task_id);
+      if (capability === 'down')
+        return {
+          status: 503,
+          body: { error: 'STORE_UNAVAILABLE', message: 'retry shortly', task_id },
+        };
       return {
         status: 202,
         body: {
@@ -122,6 +130,20 @@ describe('reach dlq', () => {
     const refused = await reach(['dlq', 'replay', 'task-live', ...router]);
     expect(refused.code).toBe(3);
     expect(refused.err).toBe('reach: NOT_DEAD: task task-live is not dead\n');
+  });
+});
+
+describe('reach submit', () => {
+  it('sends a task_id of its own, and names it for a retry when the answer is a 503', async () => {
+    const run = await reach(['submit', 'down', '{"n":1}', ...router]);
+    expect(run.code).toBe(3);
+    const id = submittedIds.at(-1);
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(run.err).toContain(`add --task-id ${id}`);
+    expect(run.err).toContain('reach: STORE_UNAVAILABLE: retry shortly');
+    const again = await reach(['submit', 'down', '{"n":1}', '--task-id', 'mine-1', ...router]);
+    expect(submittedIds.at(-1)).toBe('mine-1');
+    expect(again.err).toContain('add --task-id mine-1');
   });
 });
 

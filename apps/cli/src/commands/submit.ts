@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   FINAL_TASK_STATUSES,
   type SubmitBody,
@@ -6,7 +7,7 @@ import {
 } from '@agent-reach/protocol';
 import { seconds } from '../args.ts';
 import { printJson, printLines, type Context } from '../context.ts';
-import { EXIT, UsageError } from '../errors.ts';
+import { EXIT, isApiError, isNetworkError, UsageError } from '../errors.ts';
 import { inline, ms } from '../format.ts';
 import { ProgressLine } from '../progress.ts';
 
@@ -21,14 +22,19 @@ function parsePayload(text: string): unknown {
   }
 }
 
-function bodyOf(ctx: Context): SubmitBody {
+function bodyOf(ctx: Context): SubmitBody & { task_id: string } {
   const [capability, json, ...rest] = ctx.args;
   if (capability === undefined || json === undefined || rest.length > 0) {
     throw new UsageError('usage: reach submit <capability> <json> [--wait] [--timeout 30]');
   }
   const o = ctx.options;
-  const body: SubmitBody = { capability, payload: parsePayload(json) };
-  if (o['task-id'] !== undefined) body.task_id = o['task-id'];
+  // A task_id of our own, so that a submission whose answer was lost can be sent again as the
+  // same task (the router answers a repeat with the existing one and never runs it twice).
+  const body: SubmitBody & { task_id: string } = {
+    task_id: o['task-id'] ?? randomUUID(),
+    capability,
+    payload: parsePayload(json),
+  };
   if (o['trace-id'] !== undefined) body.trace_id = o['trace-id'];
   if (o['callback-topic'] !== undefined) body.callback_topic = o['callback-topic'];
   if (o['task-timeout'] !== undefined)
@@ -69,7 +75,18 @@ export async function submitCommand(ctx: Context): Promise<number> {
   const waitS = seconds('timeout', ctx.options.timeout, 30);
   if (ctx.options.timeout !== undefined && !ctx.options.wait)
     throw new UsageError('--timeout goes with --wait');
-  const reply = await ctx.router.request<SubmitReply>('/v1/tasks', { body });
+  let reply: SubmitReply;
+  try {
+    reply = await ctx.router.request<SubmitReply>('/v1/tasks', { body });
+  } catch (err: unknown) {
+    // A 429, a 5xx or no answer: the task may have been accepted all the same.
+    if ((isApiError(err) && (err.status === 429 || err.status >= 500)) || isNetworkError(err)) {
+      ctx.io.err(
+        `reach: task ${body.task_id} may have been accepted before this failure; to retry it without running it twice, add --task-id ${body.task_id}\n`,
+      );
+    }
+    throw err;
+  }
   if (!ctx.options.wait) {
     if (ctx.json) printJson(ctx, reply);
     else printLines(ctx, `task ${reply.task_id} ${reply.status} to ${reply.agent_id || '-'}`);
