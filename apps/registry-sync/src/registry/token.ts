@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /**
  * An agent token is `<epoch>.<secret>`. Only a hash of the secret is stored. The epoch in the
@@ -31,11 +31,4 @@ export function parseBearer(header: string | undefined): ParsedToken | undefined
   const match = /^Bearer (\d{1,15})\.([A-Za-z0-9_-]{16,128})$/.exec(header.trim());
   if (!match) return undefined;
   return { epoch: Number(match[1]), secretHash: hashSecret(match[2] as string) };
-}
-
-/** Constant-time comparison of two hex hashes. */
-export function sameHash(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
