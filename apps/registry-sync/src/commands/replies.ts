@@ -28,6 +28,21 @@ function str(script: string, raw: unknown, at: number): string {
   return value;
 }
 
+/** An integer slot a script may leave empty (a field of a hash that lacks it): 0 then. */
+function count(script: string, raw: unknown, at: number): number {
+  const value = list(script, raw)[at];
+  return value === null || value === undefined ? 0 : asInt(script, raw, value, `slot ${at + 1}`);
+}
+
+/** A string slot a script may leave empty: a hash field it read that does not exist is nil. */
+function text(script: string, raw: unknown, at: number): string {
+  const value = list(script, raw)[at];
+  if (value === null || value === undefined) return '';
+  if (typeof value !== 'string')
+    throw new ScriptReplyError(script, raw, `slot ${at + 1} is not a string`);
+  return value;
+}
+
 function flag(script: string, raw: unknown): boolean {
   if (raw !== 0 && raw !== 1) throw new ScriptReplyError(script, raw, 'not 0 or 1');
   return raw === 1;
@@ -86,7 +101,7 @@ export function decodeHeartbeatReply(raw: unknown): HeartbeatReply {
     ok: true,
     epoch: int(s, raw, 0),
     status: str(s, raw, 1) as AgentStatus,
-    previous: str(s, raw, 2) as AgentStatus,
+    previous: text(s, raw, 2) as AgentStatus,
     nowMs: int(s, raw, 3),
   };
 }
@@ -200,14 +215,14 @@ export function decodeAckTaskReply(raw: unknown): AckTaskReply {
   }
   return {
     ok: true,
-    capability: str(s, raw, 1),
-    callbackTopic: str(s, raw, 2),
-    traceId: str(s, raw, 3),
-    receivedAt: int(s, raw, 4),
-    sentAt: int(s, raw, 5),
-    attempt: int(s, raw, 6),
-    final: int(s, raw, 7) === 1,
-    foldedRecorded: int(s, raw, 8) === 1,
+    capability: text(s, raw, 1),
+    callbackTopic: text(s, raw, 2),
+    traceId: text(s, raw, 3),
+    receivedAt: count(s, raw, 4),
+    sentAt: count(s, raw, 5),
+    attempt: count(s, raw, 6),
+    final: count(s, raw, 7) === 1,
+    foldedRecorded: count(s, raw, 8) === 1,
   };
 }
 

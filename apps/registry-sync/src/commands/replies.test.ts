@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import {
+  decodeAckAgentReply,
+  decodeAckTaskReply,
+  decodeDeregisterReply,
+  decodeHeartbeatReply,
+  decodeReleaseReply,
+  decodeRequeueReply,
+  isScriptReplyError,
+} from './index.ts';
+
+describe('script replies', () => {
+  it('name the slots of ack-task-2.lua, reading a hash field the task lacks as empty', () => {
+    expect(decodeAckTaskReply([0, 'echo', null, null, 0, 10, 2, 1, 0])).toEqual({
+      ok: true,
+      capability: 'echo',
+      callbackTopic: '',
+      traceId: '',
+      receivedAt: 0,
+      sentAt: 10,
+      attempt: 2,
+      final: true,
+      foldedRecorded: false,
+    });
+  });
+
+  it('turn codes into refusals through the one map, and refuse a code the script does not answer', () => {
+    expect(decodeAckTaskReply([-10])).toEqual({ ok: false, refusal: 'not_eligible' });
+    expect(decodeAckTaskReply([-7])).toEqual({ ok: false, refusal: 'duplicate' });
+    expect(decodeAckAgentReply([-5])).toEqual({ ok: false, refusal: 'unknown_agent' });
+    expect(decodeHeartbeatReply([-2, 4])).toEqual({
+      ok: false,
+      refusal: 'stale_epoch',
+      currentEpoch: 4,
+    });
+    expect(decodeDeregisterReply([-3])).toEqual({ ok: false, refusal: 'wrong_token' });
+    let caught: unknown;
+    try {
+      decodeAckAgentReply([-6]);
+    } catch (err: unknown) {
+      caught = err;
+    }
+    expect(isScriptReplyError(caught)).toBe(true);
+    expect(() => decodeAckTaskReply('nonsense')).toThrow(/ack-task-2.lua/);
+  });
+
+  it('read the agent step with its probe mark and, for a pooled ack, the agent’s placement', () => {
+    expect(decodeAckAgentReply([0, 5, '', 0, 1])).toEqual({
+      ok: true,
+      sentAt: 5,
+      poolEntry: '',
+      speedTracked: false,
+      probe: true,
+    });
+    expect(decodeAckAgentReply([0, 0, '1-1', 1, 0, 'eu', '["gpu"]', '["embed"]'])).toMatchObject({
+      placement: { region: 'eu', tags: ['gpu'], capabilities: ['embed'] },
+    });
+  });
+
+  it('read release and requeue', () => {
+    expect(decodeReleaseReply([1, 'embed', '1-1'])).toEqual({
+      released: true,
+      pool: { capability: 'embed', entryId: '1-1' },
+    });
+    expect(decodeReleaseReply([0, '', ''])).toEqual({ released: false });
+    expect(decodeRequeueReply('')).toBeUndefined();
+    expect(decodeRequeueReply('2-0')).toBe('2-0');
+  });
+});
