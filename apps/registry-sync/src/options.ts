@@ -63,6 +63,11 @@ export interface RegistryOptions {
   ejectMaxShare: number;
   /** How long dead letters are kept, seconds; published. (env REACH_DLQ_RETENTION_S) */
   dlqRetentionS: number;
+  /**
+   * How long a session sticks to the agent a retry sent its task to, seconds; shared with the
+   * router. (env REACH_SESSION_TTL_S)
+   */
+  sessionTtlS: number;
   /** An assigned task still undelivered after this long is re-driven; published. (env REACH_DISPATCH_GRACE_MS) */
   dispatchGraceMs: number;
   /** A retry that finds no agent for this long is dead-lettered (no_agent). (env REACH_NO_AGENT_WAIT_MS) */
@@ -87,6 +92,7 @@ export const REGISTRY_DEFAULTS = {
   dispatchGraceMs: SHARED_DEFAULTS.dispatchGraceMs,
   watermark: SHARED_DEFAULTS.watermark,
   dlqRetentionS: SHARED_DEFAULTS.dlqRetentionS,
+  sessionTtlS: SHARED_DEFAULTS.sessionTtlS,
   callbackRetentionS: SHARED_DEFAULTS.callbackRetentionS,
   callbackMaxLen: SHARED_DEFAULTS.callbackMaxLen,
   port: 8080,
@@ -190,6 +196,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     ejectS: e.REACH_EJECT_S,
     ejectMaxShare: e.REACH_EJECT_MAX_SHARE,
     dlqRetentionS: e.REACH_DLQ_RETENTION_S,
+    sessionTtlS: e.REACH_SESSION_TTL_S,
     dispatchGraceMs: e.REACH_DISPATCH_GRACE_MS,
     noAgentWaitMs: e.REACH_NO_AGENT_WAIT_MS,
     watermark: e.REACH_WATERMARK,

@@ -3,12 +3,9 @@ import pino, { type Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
 import {
   CallbackPublisher,
-  DeadLetterer,
-  Delivery,
+  createSendPath,
   defineDispatchCommands,
-  FleetEventLog,
   SnapshotHolder,
-  TaskSender,
 } from '@agent-reach/dispatch';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
 import { buildRegistryApp } from './app.ts';
@@ -82,46 +79,35 @@ export async function createRegistryService(
 
   const observability = createRegistryObservability({ redis, keys, logger });
   const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
-  const fleet = new FleetEventLog(redis, keys, logger.child({ module: 'fleet' }));
   const registry = new AgentRegistry(redis, keys, options);
   // Routers read the lease and retry settings from here (and again with every snapshot).
   const snapshots = new SnapshotWriter({ redis, keys, registry, settings: options, logger });
   await snapshots.publishSettings();
   const snapshot = new SnapshotHolder(redis, subscriber, keys, options.snapshotIntervalMs, logger);
   await snapshot.start();
-  const delivery = new Delivery(redis, keys, options.offlineMs);
-  const callbacks = new CallbackPublisher(redis, keys, options);
+  const { delivery, sender, deadLetters, fleet } = createSendPath({
+    redis,
+    keys,
+    snapshot,
+    events,
+    logger,
+    settings: options,
+  });
   const outcomes = new TaskOutcomes({
     redis,
     keys,
     events,
     fleet,
-    deadLetters: new DeadLetterer({
-      redis,
-      keys,
-      events,
-      callbacks,
-      fleet,
-      logger,
-      dlqRetentionS: options.dlqRetentionS,
-    }),
+    deadLetters,
     settings: options,
     logger,
   });
-  const watermark = () => options.watermark;
   const resender = new Resender({
     redis,
     keys,
     snapshot,
-    watermark,
-    sender: new TaskSender({
-      redis,
-      keys,
-      delivery,
-      snapshot,
-      events,
-      logger,
-    }),
+    watermark: () => options.watermark,
+    sender,
     outcomes,
     settings: options,
     logger,

@@ -45,7 +45,7 @@ export interface RouterOptions {
   watermark: number;
   /** Per capability, when every agent is at capacity: queue in the pool or 429; `{}` rejects. (env REACH_BACKPRESSURE, JSON) */
   backpressure: Record<string, 'queue' | 'reject'>;
-  /** How long a session sticks to its agent, seconds. (env REACH_SESSION_TTL_S) */
+  /** How long a session sticks to its agent, seconds; shared. (env REACH_SESSION_TTL_S) */
   sessionTtlS: number;
   /** How long a submission that finds every agent at capacity waits for a free slot before 429 AT_CAPACITY; 0 answers at once. (env REACH_ADMISSION_WAIT_MS) */
   admissionWaitMs: number;
@@ -79,7 +79,7 @@ export const ROUTER_DEFAULTS = {
   timelineLookback: '30d',
   storeTimeoutMs: 800,
   backpressure: {},
-  sessionTtlS: 3600,
+  sessionTtlS: SHARED_DEFAULTS.sessionTtlS,
   admissionWaitMs: 200,
   poolWaitMs: 300_000,
 } as const satisfies RouterOptions;
@@ -97,7 +97,6 @@ const EnvSchema = Type.Object({
   REACH_TIMELINE_LOOKBACK: Type.Optional(Type.String({ pattern: WINDOW_PATTERN })),
   REACH_STORE_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 50 })),
   REACH_BACKPRESSURE: Type.Optional(Type.String()),
-  REACH_SESSION_TTL_S: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_ADMISSION_WAIT_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 60000 })),
   REACH_POOL_WAIT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
 });

@@ -6,15 +6,7 @@ import { buildRouterApp } from './app.ts';
 import { BlockingPool } from './callbacks/blocking-pool.ts';
 import { ResultWaiter } from './callbacks/result-waiter.ts';
 import { CallbackReader } from './callbacks/callback-reader.ts';
-import {
-  CallbackPublisher,
-  DeadLetterer,
-  Delivery,
-  defineDispatchCommands,
-  FleetEventLog,
-  SnapshotHolder,
-  TaskSender,
-} from '@agent-reach/dispatch';
+import { createSendPath, defineDispatchCommands, SnapshotHolder } from '@agent-reach/dispatch';
 import { DeadLetters } from './dlq/dead-letters.ts';
 import { Submitter } from './submit/submitter.ts';
 import { compileRouterOptions, type RouterOptions } from './options.ts';
@@ -92,7 +84,18 @@ export async function createRouterService(
   await snapshot.start();
   observability.watchSnapshot(snapshot);
   const tasks = new TaskReader(redis, keys);
-  const delivery = new Delivery(redis, keys, () => shared.offlineMs);
+  const {
+    delivery,
+    sender,
+    deadLetters: deaths,
+  } = createSendPath({
+    redis,
+    keys,
+    snapshot,
+    events,
+    logger,
+    settings: live,
+  });
   const watermark = () => shared.watermark;
   const submitter = new Submitter({
     redis,
@@ -100,24 +103,8 @@ export async function createRouterService(
     snapshot,
     watermark,
     delivery,
-    sender: new TaskSender({
-      redis,
-      keys,
-      delivery,
-      snapshot,
-      events,
-      logger,
-      sessionTtlS: options.sessionTtlS,
-    }),
-    deadLetters: new DeadLetterer({
-      redis,
-      keys,
-      events,
-      callbacks: new CallbackPublisher(redis, keys, live),
-      fleet: new FleetEventLog(redis, keys, logger.child({ module: 'fleet' })),
-      logger,
-      dlqRetentionS: options.dlqRetentionS,
-    }),
+    sender,
+    deadLetters: deaths,
     tasks,
     settings: live,
     logger,

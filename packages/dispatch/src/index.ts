@@ -67,3 +67,9 @@ export {
   type TaskSenderOptions,
 } from './send/task-sender.ts';
 export { DeadLetterer, type DeadLettererOptions, type DeadTask } from './send/dead-letterer.ts';
+export {
+  createSendPath,
+  type SendPath,
+  type SendPathOptions,
+  type SendPathSettings,
+} from './send/send-path.ts';

@@ -20,6 +20,8 @@ export const SHARED_DEFAULTS = {
   /** An agent at or above this share of max_concurrency is skipped while another has room. */
   watermark: 0.85,
   dlqRetentionS: 604_800,
+  /** How long a session sticks to the agent its last task was sent to, seconds. */
+  sessionTtlS: 3600,
   callbackRetentionS: 604_800,
   callbackMaxLen: 100_000,
 } as const;
@@ -41,6 +43,7 @@ export const SHARED_ENV = {
   REACH_DISPATCH_GRACE_MS: Type.Optional(Type.Integer({ minimum: 100 })),
   REACH_WATERMARK: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
   REACH_DLQ_RETENTION_S: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_SESSION_TTL_S: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_CALLBACK_RETENTION_S: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_CALLBACK_MAXLEN: Type.Optional(Type.Integer({ minimum: 100 })),
   LOG_LEVEL: Type.Optional(Type.String()),

@@ -1,4 +1,4 @@
-import type { SnapshotAgent } from '@agent-reach/protocol';
+import { SHARED_DEFAULTS, type SnapshotAgent } from '@agent-reach/protocol';
 import { exclusionCode, RoutingDecision, type Decision } from './routing-decision.ts';
 import type { HashRing } from './hash-ring.ts';
 import { scoreOffsets } from './score-offsets.ts';
@@ -47,7 +47,7 @@ export interface PolicySettings {
 }
 
 export const DEFAULT_POLICY: PolicySettings = {
-  watermark: 0.85,
+  watermark: SHARED_DEFAULTS.watermark,
   slowFactor: 1.5,
   slowPenalty: 0.25,
   maxBias: 0.05,

@@ -31,8 +31,8 @@ export interface DeadLettererOptions {
   callbacks: CallbackPublisher;
   fleet: FleetEventLog;
   logger: Logger;
-  /** How long a dead task is kept, seconds. */
-  dlqRetentionS: number;
+  /** How long a dead task is kept, seconds (read at each use: the published value may change). */
+  dlqRetentionS: () => number;
 }
 
 /**
@@ -63,7 +63,7 @@ export class DeadLetterer {
       spec.callbackTopic,
       spec.traceId,
       reason,
-      this.o.dlqRetentionS,
+      this.o.dlqRetentionS(),
       ...constraintArgs(spec),
     );
     if (created !== 1) return false;

@@ -75,11 +75,8 @@ export interface TaskSenderOptions {
   snapshot: SnapshotHolder;
   events: EventSink;
   logger: Logger;
-  /**
-   * How long a session sticks to the agent its task was sent to, seconds; without it a send
-   * leaves the session where it was.
-   */
-  sessionTtlS?: number;
+  /** How long a session sticks to the agent its task was sent to, seconds. */
+  sessionTtlS: number;
 }
 
 /**
@@ -250,7 +247,7 @@ export class TaskSender {
         ...(req.watchdogAt !== undefined ? { watchdogAt: req.watchdogAt } : {}),
       }),
     ];
-    if (task.sessionId && s.agentId && this.o.sessionTtlS !== undefined) {
+    if (task.sessionId && s.agentId) {
       writes.push(redis.set(keys.session(task.sessionId), s.agentId, 'EX', this.o.sessionTtlS));
     }
     const recorded = Promise.all(writes).then(

@@ -1,0 +1,70 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ReachKeys } from '@agent-reach/protocol';
+import type { EventSink } from '@agent-reach/events';
+import { CallbackPublisher, type CallbackSettings } from '../callbacks.ts';
+import { Delivery } from '../delivery.ts';
+import { FleetEventLog } from '../fleet-event-log.ts';
+import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
+import { DeadLetterer } from './dead-letterer.ts';
+import { TaskSender } from './task-sender.ts';
+
+/** Settings of the send path; each is read when it is used, so a getter can follow a change. */
+export interface SendPathSettings extends CallbackSettings {
+  /** Lease age past which an agent is not delivered to. */
+  offlineMs: number;
+  /** How long a dead task is kept, seconds. */
+  dlqRetentionS: number;
+  /** How long a session sticks to the agent its task was sent to, seconds. */
+  sessionTtlS: number;
+}
+
+/** What the send path is built from. */
+export interface SendPathOptions {
+  redis: Redis;
+  keys: ReachKeys;
+  snapshot: SnapshotHolder;
+  events: EventSink;
+  logger: Logger;
+  settings: SendPathSettings;
+}
+
+/** The send path's parts, as both services use them. */
+export interface SendPath {
+  delivery: Delivery;
+  sender: TaskSender;
+  deadLetters: DeadLetterer;
+  callbacks: CallbackPublisher;
+  fleet: FleetEventLog;
+}
+
+/** Builds the one send path and the one dead-letter announcement on a connection. */
+export function createSendPath(o: SendPathOptions): SendPath {
+  const { redis, keys, snapshot, events, logger, settings } = o;
+  const delivery = new Delivery(redis, keys, () => settings.offlineMs);
+  const callbacks = new CallbackPublisher(redis, keys, settings);
+  const fleet = new FleetEventLog(redis, keys, logger.child({ module: 'fleet' }));
+  return {
+    delivery,
+    callbacks,
+    fleet,
+    sender: new TaskSender({
+      redis,
+      keys,
+      delivery,
+      snapshot,
+      events,
+      logger,
+      sessionTtlS: settings.sessionTtlS,
+    }),
+    deadLetters: new DeadLetterer({
+      redis,
+      keys,
+      events,
+      callbacks,
+      fleet,
+      logger,
+      dlqRetentionS: () => settings.dlqRetentionS,
+    }),
+  };
+}
