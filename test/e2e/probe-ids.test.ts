@@ -7,23 +7,46 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { reachKeys, type CallbacksReply } from '@agent-reach/protocol';
-import type { ReachAgent } from '@agent-reach/worker-sdk';
+import pino from 'pino';
+import { ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
-import { startAgent } from '../support/agents.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 let redis: Redis;
 let agent: ReachAgent | undefined;
 const handled: string[] = [];
+/** Task ids of the probes the agent answered (it logs each at debug level). */
+const probesAnswered: string[] = [];
 
 beforeAll(async () => {
   stack = await startStack({ env: { ...FAST_LEASES, REACH_PROBE_MS: '200' } });
   redis = new Redis(stack.redisUrl);
-  agent = await startAgent(stack, 'probe-ids-1', ['probe-ids'], (task) => {
-    handled.push(task.taskId);
-    return Promise.resolve({ echoed: task.payload });
+  const logger = pino(
+    { level: 'debug' },
+    {
+      write: (line: string) => {
+        const entry = JSON.parse(line) as { msg?: string; task_id?: string };
+        if (entry.msg === 'answering liveness probe' && entry.task_id)
+          probesAnswered.push(entry.task_id);
+      },
+    },
+  );
+  agent = new ReachAgent({
+    registryUrl: stack.registryUrl,
+    routerUrl: stack.routerUrl,
+    redisUrl: stack.redisUrl,
+    agentId: 'probe-ids-1',
+    capabilities: ['probe-ids'],
+    maxConcurrency: 4,
+    handler: (task) => {
+      handled.push(task.taskId);
+      return Promise.resolve({ echoed: task.payload });
+    },
+    shutdownTimeoutMs: 2000,
+    logger,
   });
+  await agent.start().ready();
 });
 
 afterAll(async () => {
@@ -35,17 +58,14 @@ afterAll(async () => {
 describe('a caller task whose task_id starts with probe:', () => {
   it('is run by the agent and completes with its callback, while real probes are answered beside it', async () => {
     const keys = reachKeys(stack.prefix);
-    // A real probe of this agent, delivered with its mark, then answered.
-    const probeId = await waitFor(
-      async () => {
-        const pending = Object.entries(await redis.hgetall(keys.pending('probe-ids-1')));
-        return pending.find(([, v]) => v.endsWith('|probe'))?.[0];
-      },
-      { message: 'a liveness probe delivered', timeoutMs: 10_000 },
-    );
+    // A real probe of this agent, answered, and its slot freed by registry-sync.
+    const probeId = await waitFor(() => probesAnswered[0], {
+      message: 'a liveness probe answered',
+      timeoutMs: 10_000,
+    });
     expect(probeId).toMatch(/^probe:probe-ids-1:/);
     await waitFor(async () => !(await redis.hexists(keys.pending('probe-ids-1'), probeId)), {
-      message: 'the probe answered',
+      message: 'the probe’s slot freed',
     });
 
     const submitted = await http(`${stack.routerUrl}/v1/tasks`, {
