@@ -3,7 +3,6 @@ import { DueWatch } from './due-watch.ts';
 import {
   Coalescer,
   encodeTask,
-  PROBE_CAPABILITY,
   type ReachKeys,
   type TaskMessage,
   type TimelineEntry,
@@ -78,8 +77,15 @@ export class Delivery {
     );
   }
 
-  /** One delivery try to `agent`. */
-  async deliver(agent: DeliveryTarget, task: TaskMessage): Promise<DeliveryResult> {
+  /**
+   * One delivery try to `agent`. A liveness probe says so (`probe`): its pending entry is marked,
+   * which is how registry-sync tells a probe from a caller's task — never by its id.
+   */
+  async deliver(
+    agent: DeliveryTarget,
+    task: TaskMessage,
+    opts: { probe?: boolean } = {},
+  ): Promise<DeliveryResult> {
     const fields = encodeTask(task);
     const reply = await this.batches.call(
       agent.agent_id,
@@ -88,7 +94,7 @@ export class Delivery {
         task.task_id,
         task.attempt,
         task.deadline_ms,
-        task.capability === PROBE_CAPABILITY ? 1 : 0,
+        opts.probe ? 1 : 0,
         fields.length,
         ...fields,
       ],

@@ -18,10 +18,10 @@ declare module 'ioredis' {
     reachRegister(...args: Arg[]): Result<unknown, Context>;
     reachHeartbeat(...args: Arg[]): Result<unknown, Context>;
     reachDeregister(...args: Arg[]): Result<unknown, Context>;
-    reachLease(...args: Arg[]): Result<[string, string, number, number], Context>;
+    reachLease(...args: Arg[]): Result<unknown, Context>;
     reachAckAgent(...args: Arg[]): Result<unknown, Context>;
     reachAckTask(...args: Arg[]): Result<unknown, Context>;
-    reachSnapshot(...args: Arg[]): Result<[number, number], Context>;
+    reachSnapshot(...args: Arg[]): Result<unknown, Context>;
     reachLock(...args: Arg[]): Result<unknown, Context>;
     reachRetry(
       ...args: Arg[]

@@ -149,7 +149,7 @@ export class Housekeeper {
       // Routers hear of it before the rest of the pass runs: reclaiming an OFFLINE agent's tasks
       // can take a while, and no new task should go to it meanwhile.
       if (transitions.length > 0) d.snapshots.soon();
-      if (grace === 0) await d.inflight.sweep(now);
+      if (grace === 0 && (await d.inflight.sweep(now)).suspected > 0) d.snapshots.soon();
       const ejected = await d.ejector.sweep(now);
       if (ejected.length > 0) d.snapshots.soon();
       await d.due.process(now);

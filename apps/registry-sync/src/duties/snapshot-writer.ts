@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { decodeSnapshotReply } from '../commands/index.ts';
 import type { Logger } from 'pino';
 import {
   encodeSettings,
@@ -79,11 +80,13 @@ export class SnapshotWriter {
     // Sent before the snapshot on the same connection: a router that reloads on the snapshot's
     // notification reads these settings already written (a lost key comes back this way too).
     const settings = this.publishSettings();
-    const [version] = await this.deps.redis.reachSnapshot(
-      this.deps.keys.snapshot(),
-      this.deps.keys.snapshotVersion(),
-      JSON.stringify(agents),
-      this.deps.keys.snapshotChannel(),
+    const { version } = decodeSnapshotReply(
+      await this.deps.redis.reachSnapshot(
+        this.deps.keys.snapshot(),
+        this.deps.keys.snapshotVersion(),
+        JSON.stringify(agents),
+        this.deps.keys.snapshotChannel(),
+      ),
     );
     await settings;
     return version;

@@ -52,9 +52,13 @@ export class InflightSweeper {
     this.log = logger.child({ module: 'inflight-sweeper' });
   }
 
-  /** One pass; returns how many attempts were taken back. */
-  async sweep(now: number): Promise<number> {
+  /**
+   * One pass; returns how many attempts were taken back and how many agents it marked SUSPECT
+   * (a status change the routers must learn of at once).
+   */
+  async sweep(now: number): Promise<{ taken: number; suspected: number }> {
     let taken = 0;
+    let suspected = 0;
     for (const agent of await this.load()) {
       let unconsumed = false;
       for (const entry of agent.entries) {
@@ -65,9 +69,15 @@ export class InflightSweeper {
         await this.takeBack(agent.id, entry, reason);
         taken++;
       }
-      if (unconsumed && !agent.zombie && agent.status === 'HEALTHY') await this.suspect(agent.id);
+      if (
+        unconsumed &&
+        !agent.zombie &&
+        agent.status === 'HEALTHY' &&
+        (await this.suspect(agent.id))
+      )
+        suspected++;
     }
-    return taken;
+    return { taken, suspected };
   }
 
   private reasonFor(agent: AgentState, e: PendingEntry, now: number): RetryReason | undefined {
@@ -128,20 +138,21 @@ export class InflightSweeper {
     }
   }
 
-  private async suspect(agentId: string): Promise<void> {
-    if (decodeSuspectReply(await this.redis.reachSuspect(this.keys.agent(agentId)))) {
-      this.log.warn(
-        { agent_id: agentId },
-        'agent leaves tasks unread: SUSPECT until it consumes again',
-      );
-      this.fleet.append({
-        kind: 'status',
-        agent_id: agentId,
-        from: 'HEALTHY',
-        to: 'SUSPECT',
-        reason: 'not_consuming',
-      });
-    }
+  /** Marks the agent SUSPECT; true when its status changed. */
+  private async suspect(agentId: string): Promise<boolean> {
+    if (!decodeSuspectReply(await this.redis.reachSuspect(this.keys.agent(agentId)))) return false;
+    this.log.warn(
+      { agent_id: agentId },
+      'agent leaves tasks unread: SUSPECT until it consumes again',
+    );
+    this.fleet.append({
+      kind: 'status',
+      agent_id: agentId,
+      from: 'HEALTHY',
+      to: 'SUSPECT',
+      reason: 'not_consuming',
+    });
+    return true;
   }
 
   private async load(): Promise<AgentState[]> {

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { decodeLeaseReply } from '../commands/index.ts';
 import type { AgentStatus, ReachKeys } from '@agent-reach/protocol';
 
 /** A change of an agent's status found by a sweep. */
@@ -44,16 +45,16 @@ export class LeaseSweeper {
     replies.forEach(([err, reply], i) => {
       const id = ids[i] as string;
       if (err || !reply) return;
-      const [from, to, age] = reply as [string, string, number, number];
-      if (from === 'NONE') gone.push(id);
-      else if (from !== to) {
+      const { previous, status, leaseAgeMs } = decodeLeaseReply(reply);
+      if (previous === 'NONE') gone.push(id);
+      else if (previous !== status) {
         transitions.push({
           agent_id: id,
-          from: from as AgentStatus,
-          to: to as AgentStatus | 'GONE',
-          lease_age_ms: age,
+          from: previous,
+          to: status as AgentStatus | 'GONE',
+          lease_age_ms: leaseAgeMs,
         });
-        if (to === 'GONE') gone.push(id);
+        if (status === 'GONE') gone.push(id);
       }
     });
     if (gone.length > 0) await this.redis.srem(this.keys.agents(), ...gone);

@@ -36,15 +36,19 @@ export class Prober {
       }
       if (now - last < this.intervalMs) continue;
       this.lastProbe.set(agent.agent_id, now);
-      const res = await this.delivery.deliver(agent, {
-        task_id: `probe:${agent.agent_id}:${now}`,
-        capability: PROBE_CAPABILITY,
-        payload: JSON.stringify({ probe_at: now }),
-        attempt: 1,
-        trace_id: '',
-        callback_topic: '',
-        deadline_ms: 0,
-      });
+      const res = await this.delivery.deliver(
+        agent,
+        {
+          task_id: `probe:${agent.agent_id}:${now}`,
+          capability: PROBE_CAPABILITY,
+          payload: JSON.stringify({ probe_at: now }),
+          attempt: 1,
+          trace_id: '',
+          callback_topic: '',
+          deadline_ms: 0,
+        },
+        { probe: true },
+      );
       if (res.ok) sent++;
       else
         this.log.debug({ agent_id: agent.agent_id, refusal: res.refusal }, 'probe not delivered');
