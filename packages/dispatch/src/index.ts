@@ -73,3 +73,4 @@ export {
   type SendPathOptions,
   type SendPathSettings,
 } from './send/send-path.ts';
+export { noticeStage, type StageNotice } from './send/stage-notice.ts';

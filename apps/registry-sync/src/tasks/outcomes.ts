@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DeadReason, ReachKeys } from '@agent-reach/protocol';
-import type { DeadLetterer, FleetEventLog } from '@agent-reach/dispatch';
+import { noticeStage, type DeadLetterer, type FleetEventLog } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import { backoffMs, type BackoffSettings } from './backoff.ts';
 
@@ -152,23 +152,15 @@ export class TaskOutcomes {
         },
         'task retry scheduled',
       );
-      this.o.fleet.append({
-        kind: 'retried',
-        task_id: req.taskId,
-        capability: reply.capability,
-        attempt: reply.attempt,
-        reason: req.reason,
-        ...(req.agentId ? { agent_id: req.agentId } : {}),
-      });
-      this.o.events.write({
+      noticeStage(this.o.fleet, this.o.events, {
         stage: 'retried',
+        taskId: req.taskId,
         capability: reply.capability,
-        agent_id: req.agentId || '-',
-        task_id: req.taskId,
         attempt: reply.attempt,
-        at: now,
         reason: req.reason,
-        ...trace,
+        ...(req.agentId ? { agentId: req.agentId } : {}),
+        traceId: reply.traceId,
+        at: now,
       });
       return {
         kind: 'retry',

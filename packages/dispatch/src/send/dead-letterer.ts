@@ -5,6 +5,7 @@ import type { EventSink } from '@agent-reach/events';
 import type { CallbackPublisher } from '../callbacks.ts';
 import type { FleetEventLog } from '../fleet-event-log.ts';
 import { constraintArgs, type TaskSpec } from '../task/task-spec.ts';
+import { noticeStage } from './stage-notice.ts';
 
 /** A task whose state a script just moved to `dead`. */
 export interface DeadTask {
@@ -94,24 +95,7 @@ export class DeadLetterer {
       },
       'task dead-lettered',
     );
-    this.o.fleet.append({
-      kind: 'dead',
-      task_id: d.taskId,
-      capability: d.capability,
-      attempt: d.attempt,
-      reason: d.reason,
-      ...(d.agentId ? { agent_id: d.agentId } : {}),
-    });
-    this.o.events.write({
-      stage: 'dead',
-      capability: d.capability,
-      agent_id: d.agentId || '-',
-      task_id: d.taskId,
-      attempt: d.attempt,
-      at: d.at,
-      reason: d.reason,
-      ...trace,
-    });
+    noticeStage(this.o.fleet, this.o.events, { stage: 'dead', ...d });
     if (d.callbackTopic) {
       await this.o.callbacks.publish(d.callbackTopic, {
         task_id: d.taskId,
