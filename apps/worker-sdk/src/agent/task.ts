@@ -42,8 +42,9 @@ export interface TaskContext {
    * `parent_task_id` set to this task's id and `trace_id` to this trace, so the router can tell
    * a loop (an agent already on the trace, or too many hops) and dead-letter it with reason
    * `loop`. No callback topic unless `req` names one. Cancelled by this task's `signal` and by
-   * `signal` when given. Rejects like `ReachClient.submit()` (no retry: pass a `task_id` to
-   * make a repeat safe).
+   * `signal` when given. Tried once, unlike `ReachClient.submit()`: an error reply rejects with
+   * `ReachHttpError`, and a 5xx or 429 reply names the task_id to submit again with (pass a
+   * `task_id` of your own to make a repeat safe whatever happens).
    */
   submit(req: ChildTaskRequest, signal?: AbortSignal): Promise<SubmitReply>;
 }
