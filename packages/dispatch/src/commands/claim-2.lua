@@ -7,9 +7,9 @@
   ARGV[1] nonce   ARGV[2] task_id   ARGV[3] capability   ARGV[4] payload (JSON text)
   ARGV[5] callback_topic   ARGV[6] trace_id   ARGV[7] timeout ms (0 = none)
   ARGV[8] agent_id ("" for a pooled task)   ARGV[9] agent epoch
-  ARGV[10..18] the task's constraints, which every later send reads (task-spec.ts
-  constraintArgs): tags (JSON array), region, region_policy, session_id, parent_task_id, hops,
-  agents on the trace (JSON array), tenant, priority
+  ARGV[10..] the task's constraints that are set, as field and value pairs (task-spec.ts
+  constraintArgs), which every later send reads: tags (JSON array), region, region_policy,
+  session_id, parent_task_id, hops, trace_agents (JSON array), tenant, priority
 
   Output: { 0 created | 1 ours already (re-sent or re-assigned), created_at_ms, deadline_ms }
           { 2 } when the task_id belongs to an earlier submission
@@ -26,12 +26,12 @@ if cur[2] then
 end
 local deadline = 0
 if tonumber(ARGV[7]) > 0 then deadline = now + tonumber(ARGV[7]) end
+-- ARGV[10..]: only the constraints the task has (a missing field reads as none), so the hash of
+-- a task without any stays as small as it was.
 redis.call('HSET', KEYS[1],
   'task_id', ARGV[2], 'capability', ARGV[3], 'payload', ARGV[4], 'callback_topic', ARGV[5],
   'trace_id', ARGV[6], 'status', 'accepted', 'attempt', 1, 'agent_id', ARGV[8], 'epoch', ARGV[9],
   'nonce', ARGV[1], 'created_at', now, 'assigned_at', now, 'deadline_ms', deadline,
-  'tags', ARGV[10], 'region', ARGV[11], 'region_policy', ARGV[12], 'session_id', ARGV[13],
-  'parent_task_id', ARGV[14], 'hops', ARGV[15], 'trace_agents', ARGV[16], 'tenant', ARGV[17],
-  'priority', ARGV[18])
+  unpack(ARGV, 10))
 redis.call('RPUSH', KEYS[2], '{"stage":"accepted","at":' .. now .. '}')
 return { 0, now, deadline }

@@ -5,7 +5,8 @@
   KEYS[1] task hash   KEYS[2] task timeline list
   ARGV[1] task_id   ARGV[2] capability   ARGV[3] payload   ARGV[4] callback_topic
   ARGV[5] trace_id   ARGV[6] reason   ARGV[7] retention seconds
-  ARGV[8..16] the task's constraints, as claim-2.lua takes them (a replay sends by them)
+  ARGV[8..] the task's constraints that are set, as field and value pairs, as claim-2.lua takes
+  them (a replay sends by them)
 
   Output: 1 recorded, 0 the task_id already exists
 ]]
@@ -15,9 +16,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('HSET', KEYS[1], 'task_id', ARGV[1], 'capability', ARGV[2], 'payload', ARGV[3],
   'callback_topic', ARGV[4], 'trace_id', ARGV[5], 'status', 'dead', 'dead_reason', ARGV[6],
   'dead_at', now, 'attempt', 0, 'agent_id', '', 'epoch', 0, 'created_at', now, 'deadline_ms', 0,
-  'tags', ARGV[8], 'region', ARGV[9], 'region_policy', ARGV[10], 'session_id', ARGV[11],
-  'parent_task_id', ARGV[12], 'hops', ARGV[13], 'trace_agents', ARGV[14], 'tenant', ARGV[15],
-  'priority', ARGV[16])
+  unpack(ARGV, 8))
 redis.call('RPUSH', KEYS[2], '{"stage":"accepted","at":' .. now .. '}',
   '{"stage":"dead","at":' .. now .. ',"attempt":0,"reason":' .. cjson.encode(ARGV[6]) .. '}')
 redis.call('EXPIRE', KEYS[1], ARGV[7])

@@ -84,19 +84,26 @@ const STORED_FIELDS = [
   ...CONSTRAINT_FIELDS,
 ] as const;
 
-/** The constraints as the claim and reject scripts take them, in their ARGV order. */
-export function constraintArgs(c: TaskConstraints): (string | number)[] {
-  return [
-    JSON.stringify(c.tags),
-    c.region,
-    c.region ? c.regionPolicy : '',
-    c.sessionId,
-    c.parentTaskId,
-    c.hops,
-    JSON.stringify(c.traceAgents),
-    c.tenant,
-    c.priority,
-  ];
+/**
+ * The constraints the task has, as the field and value pairs the claim and reject scripts store:
+ * an empty one is left out (a missing field reads as none in `readStoredTask`), so a task without
+ * constraints costs no more to store than one before constraints were stored.
+ */
+export function constraintArgs(c: TaskConstraints): string[] {
+  const out: string[] = [];
+  const add = (field: (typeof CONSTRAINT_FIELDS)[number], value: string, none: string) => {
+    if (value !== none) out.push(field, value);
+  };
+  add('tags', JSON.stringify(c.tags), '[]');
+  add('region', c.region, '');
+  add('region_policy', c.region ? c.regionPolicy : '', '');
+  add('session_id', c.sessionId, '');
+  add('parent_task_id', c.parentTaskId, '');
+  add('hops', String(c.hops), '0');
+  add('trace_agents', JSON.stringify(c.traceAgents), '[]');
+  add('tenant', c.tenant, '');
+  add('priority', String(c.priority), '0');
+  return out;
 }
 
 function stringList(text: string | null | undefined): string[] {
