@@ -40,12 +40,8 @@ export interface SentRecord {
   routing?: RoutingRecord;
   /** For a pooled task: its pool stream and when it expires there unclaimed. */
   pooled?: { stream: string; dueAt: number };
-  /**
-   * The score of the task's due entry when the sender set or read it: the entry is dropped only
-   * if it is still that one (a late record must not drop the entry of the retry that followed a
-   * fast failure). Without it the entry is dropped whatever it is.
-   */
-  watchdogAt?: number;
+  /** A watchdog entry (`#<task_id>` in the due set) covers this send: it is dropped once sent. */
+  watched?: boolean;
 }
 
 /**
@@ -104,8 +100,8 @@ export class Delivery {
   }
 
   /**
-   * Records `sent` for the attempt and drops the task's watchdog entry in the due set (or, for a
-   * pooled task, moves it to when the task expires unclaimed), in one round trip.
+   * Records `sent` for the attempt and drops the task's watchdog entry in the due set (a pooled
+   * task gets its own entry for when it expires unclaimed), in one round trip.
    */
   async markSent(r: SentRecord): Promise<void> {
     const entry: TimelineEntry & { routing?: RoutingRecord } = {
@@ -127,11 +123,9 @@ export class Delivery {
       r.pooled ? r.pooled.stream : this.keys.inbox(r.agentId),
       JSON.stringify(entry),
     );
-    const due = r.pooled
-      ? this.redis.zadd(this.keys.due(), r.pooled.dueAt, r.taskId)
-      : r.watchdogAt !== undefined
-        ? this.watch.unwatch(r.taskId, r.watchdogAt)
-        : this.redis.zrem(this.keys.due(), r.taskId);
-    await Promise.all([sent, due]);
+    const due: Promise<unknown>[] = [];
+    if (r.pooled) due.push(this.redis.zadd(this.keys.due(), r.pooled.dueAt, r.taskId));
+    if (r.watched) due.push(this.watch.unwatch(r.taskId));
+    await Promise.all([sent, ...due]);
   }
 }

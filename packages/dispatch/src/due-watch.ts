@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { watchdogMember } from '@agent-reach/protocol';
 
 interface Watched {
   taskId: string;
@@ -9,16 +10,17 @@ interface Watched {
 }
 
 /**
- * The due set's watchdog entries of the router's hot path, one command per event-loop tick
- * instead of one per task: the entries of every submission claimed in a tick go out in one
- * `ZADD NX`, immediately followed — same write on the auto-pipelined connection, in this order —
- * by the claims themselves, so a router that dies after a claim has always sent its watchdog
- * entry first. Their removals after the `sent` record are gathered the same way into one
- * conditional-removal script call (unwatch-1.lua).
+ * The due set's watchdog entries (`#<task_id>`, keys.ts `watchdogMember`) over sends in progress,
+ * one command per event-loop tick instead of one per task: the entries of every submission claimed
+ * in a tick go out in one `ZADD NX`, immediately followed — same write on the auto-pipelined
+ * connection, in this order — by the claims themselves, so a router that dies after a claim has
+ * always sent its watchdog entry first. Once the tasks are sent their entries go in one `ZREM`
+ * per tick, without a check: the watchdog member is the sender's own, and a retry that a fast
+ * failure scheduled meanwhile has the task's own member (`<task_id>`), which this never touches.
  */
 export class DueWatch {
   #adds: Watched[] = [];
-  #drops: (string | number)[] = [];
+  #drops: string[] = [];
   #dropsFlush: Promise<unknown> | undefined;
 
   constructor(
@@ -46,15 +48,28 @@ export class DueWatch {
     });
   }
 
-  /** Drops the task's watchdog entry if it still has the score `at` (a retry's entry stays). */
-  unwatch(taskId: string, at: number): Promise<unknown> {
-    this.#drops.push(taskId, at);
+  /**
+   * Turns the task's own due entry (a retry that is due) into a watchdog entry at `at`, in one
+   * atomic step, before a sender takes the task: from then on the task's own member belongs to
+   * whatever the attempt being sent leads to (a fast failure's retry), the watchdog to this send.
+   */
+  async takeOver(taskId: string, at: number): Promise<void> {
+    await this.redis
+      .multi()
+      .zadd(this.dueKey, 'NX', at, watchdogMember(taskId))
+      .zrem(this.dueKey, taskId)
+      .exec();
+  }
+
+  /** Drops the task's watchdog entry: its send is done (sent, or handed back to the due set). */
+  unwatch(taskId: string): Promise<unknown> {
+    this.#drops.push(watchdogMember(taskId));
     return (this.#dropsFlush ??= new Promise<unknown>((resolve, reject) => {
       process.nextTick(() => {
-        const args = this.#drops;
+        const members = this.#drops;
         this.#drops = [];
         this.#dropsFlush = undefined;
-        this.redis.reachUnwatch(this.dueKey, ...args).then(resolve, reject);
+        this.redis.zrem(this.dueKey, ...members).then(resolve, reject);
       });
     }));
   }
@@ -63,7 +78,7 @@ export class DueWatch {
     const batch = this.#adds;
     this.#adds = [];
     const args: (string | number)[] = [];
-    for (const w of batch) args.push(w.at, w.taskId);
+    for (const w of batch) args.push(w.at, watchdogMember(w.taskId));
     // Replies come in the order sent: a failed ZADD rejects its commands before their replies settle them.
     this.redis.zadd(this.dueKey, 'NX', ...args).catch((err: unknown) => {
       for (const w of batch) w.reject(err);

@@ -81,6 +81,22 @@ export interface ReachKeys {
   retriesWaiting(capability: string): string;
 }
 
+/**
+ * The due set's member for a watchdog over a send in progress, `#<task_id>`: a submission a router
+ * claimed and has not delivered yet, or a retry being sent. Only the sender that set it drops it,
+ * without a check: a `#` is never part of an id, so dropping it can never remove the task's own
+ * entry (`<task_id>`: a retry's backoff, a replay, a pooled task's expiry) that a fast failure may
+ * have written meanwhile.
+ */
+export function watchdogMember(taskId: string): string {
+  return `#${taskId}`;
+}
+
+/** The task_id a member of the due set stands for (`<task_id>` or its watchdog `#<task_id>`). */
+export function dueTaskId(member: string): string {
+  return member.startsWith('#') ? member.slice(1) : member;
+}
+
 function checkId(kind: string, id: string): string {
   if (!isValidId(id))
     throw new TypeError(`invalid ${kind} id for a Redis key: ${JSON.stringify(id)}`);

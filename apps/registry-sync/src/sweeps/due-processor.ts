@@ -1,12 +1,13 @@
 import type { Redis } from 'ioredis';
-import type { ReachKeys } from '@agent-reach/protocol';
+import { dueTaskId, type ReachKeys } from '@agent-reach/protocol';
 import type { Resender } from '../tasks/resender.ts';
 
 const BATCH = 200;
 
 /**
  * Dispatches the tasks whose time has come in the due set: retries after their backoff,
- * replayed dead letters, and submissions a router claimed but never delivered.
+ * replayed dead letters, and (through their watchdog entries, `#<task_id>`) submissions a router
+ * claimed but never delivered.
  */
 export class DueProcessor {
   constructor(
@@ -18,9 +19,12 @@ export class DueProcessor {
 
   /** One pass; returns how many tasks were sent. */
   async process(now: number): Promise<number> {
-    const ids = await this.redis.zrangebyscore(this.keys.due(), '-inf', now, 'LIMIT', 0, BATCH);
+    const members = await this.redis.zrangebyscore(this.keys.due(), '-inf', now, 'LIMIT', 0, BATCH);
     let sent = 0;
-    for (const id of ids) if ((await this.resender.resend(id, now)) === 'sent') sent++;
+    for (const member of members) {
+      const via = member === dueTaskId(member) ? 'due' : 'watchdog';
+      if ((await this.resender.resend(dueTaskId(member), now, via)) === 'sent') sent++;
+    }
     await this.redis.zremrangebyscore(this.keys.dlq(), '-inf', now - this.dlqRetentionS * 1000);
     return sent;
   }

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { ReachKeys } from '@agent-reach/protocol';
+import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import {
   assignRetry,
   CapacityWaiter,
+  DueWatch,
   readStoredTask,
   routeTask,
   type Decision,
@@ -62,10 +63,13 @@ export class Resender {
   private readonly capacity: CapacityWaiter;
   /** task_id → capability of the retries parked here. */
   private readonly parked = new Map<string, string>();
+  /** The due set's watchdog entries over this process's sends. */
+  private readonly watch: DueWatch;
 
   constructor(private readonly o: ResenderOptions) {
     this.log = o.logger.child({ module: 'resender' });
     this.routing = { redis: o.redis, keys: o.keys, snapshot: o.snapshot, watermark: o.watermark };
+    this.watch = new DueWatch(o.redis, o.keys.due());
     // Routers leave freed slots to the retries parked here: they read how many there are.
     this.capacity = new CapacityWaiter(o.redis, o.keys, o.snapshot, {
       announce: (capability) => this.announce(capability),
@@ -77,15 +81,27 @@ export class Resender {
     this.capacity.close();
   }
 
-  /** Sends one task from the due set again, if it is due. */
-  async resend(taskId: string, now: number = Date.now()): Promise<ResendResult> {
+  /**
+   * Sends one task from the due set again, if it is due. `watchdog`: the due entry found was the
+   * watchdog over a send (`#<task_id>`), which only re-drives a claim left undelivered.
+   */
+  async resend(
+    taskId: string,
+    now: number = Date.now(),
+    via: 'due' | 'watchdog' = 'due',
+  ): Promise<ResendResult> {
     const { redis, keys } = this.o;
     const task = await readStoredTask(redis, keys, taskId);
+    if (via === 'watchdog' && task?.status !== 'accepted') {
+      // The send it watched is over: whatever follows has the task's own entry.
+      await redis.zrem(keys.due(), watchdogMember(taskId));
+      return 'skipped';
+    }
     if (task?.status === 'sent' && !task.agentId && task.capability) {
       return this.expirePooled(task, now);
     }
     if (!task || !task.capability || (task.status !== 'retry_wait' && task.status !== 'accepted')) {
-      await redis.zrem(keys.due(), taskId);
+      await redis.zrem(keys.due(), taskId, watchdogMember(taskId));
       return 'skipped';
     }
     const waiting = task.status === 'retry_wait' && task.dueAt <= now;
@@ -106,6 +122,9 @@ export class Resender {
     const candidates = decision.best(MAX_CANDIDATES);
     const since = task.dueAt || task.assignedAt || now;
     if (candidates.length === 0) return this.noAgent(task, since, now, busy(decision));
+    // From here a watchdog entry covers the send; the retry's own entry is left to whatever the
+    // attempt being sent leads to (a fast failure schedules the next one there).
+    if (waiting) await this.watch.takeOver(taskId, now + this.o.settings.dispatchGraceMs);
     const outcome = await this.o.sender.send({
       task,
       claim: assignRetry(redis, keys, {
@@ -117,8 +136,7 @@ export class Resender {
       to: { agents: candidates, count: decision.count() },
       reason: stale ? 'undelivered' : 'retry',
       ...(task.agentId ? { previousAgent: task.agentId } : {}),
-      // A retry's due entry has the task's due_at as its score: dropped only while it is still that one.
-      ...(waiting && task.dueAt ? { watchdogAt: task.dueAt } : {}),
+      watched: true,
     });
     if (outcome.kind === 'not_ours') return 'skipped';
     if (outcome.kind === 'refused') return this.noAgent(task, since, now, outcome.someFull);
@@ -166,7 +184,12 @@ export class Resender {
       const decision = await this.o.outcomes.retry({ taskId, attempt, reason: terminal, terminal });
       return decision.kind === 'dead' ? 'dead' : 'skipped';
     }
-    await this.o.redis.zadd(this.o.keys.due(), 'XX', now + WAIT_AGAIN_MS, taskId);
+    // Back to the task's own entry: a send that was tried handed its watchdog over.
+    await this.o.redis
+      .multi()
+      .zadd(this.o.keys.due(), now + WAIT_AGAIN_MS, taskId)
+      .zrem(this.o.keys.due(), watchdogMember(taskId))
+      .exec();
     if (busy) this.park(taskId, capability);
     return 'waiting';
   }

@@ -1,45 +1,49 @@
 import { describe, expect, it } from 'vitest';
 import { Delivery, DueWatch } from '@agent-reach/dispatch';
+import { watchdogMember } from '@agent-reach/protocol';
 import { waitFor } from '@agent-reach/testkit';
 import { useScratchRedis } from '../testing/scratch-redis.ts';
 
 const scratch = useScratchRedis();
 
 describe('the sent record and the due set', () => {
-  it('drops the watchdog entry it set, but not the entry of a retry that followed a fast failure', async () => {
+  it('drops the watchdog entry it set, but never the entry of a retry that followed a fast failure', async () => {
     const { redis, keys } = scratch;
     const delivery = new Delivery(redis, keys, 15_000);
     const watchdogAt = 1_700_000_000_000;
     // Attempt 1 was claimed with a watchdog entry; it failed fast and its retry is due later.
     await redis.hset(keys.task('t-late'), 'status', 'retry_wait', 'attempt', 2);
-    await redis.zadd(keys.due(), watchdogAt + 250, 't-late');
+    await redis.zadd(keys.due(), watchdogAt, watchdogMember('t-late'), watchdogAt + 250, 't-late');
     await delivery.markSent({
       taskId: 't-late',
       agentId: 'agent-1',
       attempt: 1,
       messageId: '1-1',
       sentAt: watchdogAt - 5000,
-      watchdogAt,
+      watched: true,
     });
-    expect(await redis.zscore(keys.due(), 't-late')).toBe(String(watchdogAt + 250));
+    expect(await redis.zrange(keys.due(), 0, -1, 'WITHSCORES')).toEqual([
+      't-late',
+      String(watchdogAt + 250),
+    ]);
     expect(await redis.lrange(keys.timeline('t-late'), 0, -1)).toEqual([]);
 
-    // The usual order: the record lands while the watchdog entry is still the one set.
+    // The usual order: the record lands while the task waits for it.
     await redis.hset(keys.task('t-ok'), 'status', 'accepted', 'attempt', 1);
-    await redis.zadd(keys.due(), watchdogAt, 't-ok');
+    await redis.zadd(keys.due(), watchdogAt, watchdogMember('t-ok'));
     await delivery.markSent({
       taskId: 't-ok',
       agentId: 'agent-1',
       attempt: 1,
       messageId: '1-2',
       sentAt: watchdogAt - 5000,
-      watchdogAt,
+      watched: true,
     });
-    expect(await redis.zscore(keys.due(), 't-ok')).toBeNull();
+    expect(await redis.zscore(keys.due(), watchdogMember('t-ok'))).toBeNull();
     expect(await redis.hget(keys.task('t-ok'), 'status')).toBe('sent');
   });
 
-  it('sends the watchdog entries of one tick in one ZADD, before the commands that follow them, and drops them in one call', async () => {
+  it('sends the watchdog entries of one tick in one ZADD, before the commands that follow them, and drops them in one ZREM', async () => {
     const { redis, keys } = scratch;
     const watch = new DueWatch(redis, keys.due());
     // What reaches Redis, in order, for this test's due key (other tests share the server).
@@ -51,21 +55,30 @@ describe('the sent record and the due set', () => {
     const ids = Array.from({ length: 10 }, (_, i) => `w-${i}`);
     // Each follow-up command sees its own entry already there.
     const seen = await Promise.all(
-      ids.map((id, i) => watch.watchThen(id, 1000 + i, () => redis.zscore(keys.due(), id))),
+      ids.map((id, i) =>
+        watch.watchThen(id, 1000 + i, () => redis.zscore(keys.due(), watchdogMember(id))),
+      ),
     );
     expect(seen).toEqual(ids.map((_, i) => String(1000 + i)));
     await waitFor(() => seenByRedis.length >= 11);
-    monitor.disconnect();
-    expect(seenByRedis).toEqual(['zadd', ...ids.map(() => 'zscore')]);
     // NX: an existing entry keeps its score.
     await watch.watchThen('w-0', 5, () => Promise.resolve());
-    expect(await redis.zscore(keys.due(), 'w-0')).toBe('1000');
-    // Dropped only where the score still matches.
-    await Promise.all([
-      watch.unwatch('w-0', 1000),
-      watch.unwatch('w-1', 999),
-      watch.unwatch('w-2', 1002),
+    expect(await redis.zscore(keys.due(), watchdogMember('w-0'))).toBe('1000');
+    // Dropped in one ZREM per tick; the tasks' own entries stay.
+    await redis.zadd(keys.due(), 7, 'w-1');
+    await Promise.all(ids.slice(0, 3).map((id) => watch.unwatch(id)));
+    await waitFor(() => seenByRedis.length >= 15);
+    monitor.disconnect();
+    expect(seenByRedis).toEqual([
+      'zadd',
+      ...ids.map(() => 'zscore'),
+      'zadd',
+      'zscore',
+      'zadd',
+      'zrem',
     ]);
-    expect(await redis.zmscore(keys.due(), 'w-0', 'w-1', 'w-2')).toEqual([null, '1001', null]);
+    expect(
+      (await redis.zrange(keys.due(), 0, -1)).filter((m) => m.replace('#', '').startsWith('w-')),
+    ).toEqual(['w-1', ...ids.slice(3).map((id) => watchdogMember(id))]);
   });
 });

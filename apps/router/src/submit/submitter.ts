@@ -191,8 +191,8 @@ export class Submitter {
         tries: this.o.settings.maxCandidates,
         firstReserved: true,
       },
-      // The first claim adds the watchdog entry; the `sent` record drops it only if it is still that one.
-      watchdogAt,
+      // The first claim adds the watchdog entry (`#<task_id>`); the send drops it once sent.
+      watched: true,
     });
   }
 
@@ -202,6 +202,7 @@ export class Submitter {
       task: spec,
       claim: this.claim(spec, body, watchdogAt),
       to: { pool: reason, waitMs: this.o.settings.poolWaitMs },
+      watched: true,
     });
     return this.answer(spec, outcome);
   }

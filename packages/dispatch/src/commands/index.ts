@@ -16,7 +16,6 @@ declare module 'ioredis' {
     reachPublishCallback(...args: Arg[]): Result<(string | number)[], Context>;
     reachReject(...args: Arg[]): Result<number, Context>;
     reachReplay(...args: Arg[]): Result<unknown[], Context>;
-    reachUnwatch(...args: Arg[]): Result<number, Context>;
   }
 }
 
@@ -30,7 +29,6 @@ const NAMES: Record<string, string> = {
   'publish-callback': 'reachPublishCallback',
   reject: 'reachReject',
   replay: 'reachReplay',
-  unwatch: 'reachUnwatch',
 };
 
 const dir = fileURLToPath(new URL('.', import.meta.url));

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ReachKeys } from '@agent-reach/protocol';
+import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import { decodeAssignReply, decodeClaimReply } from '../commands/replies.ts';
 import type { DueWatch } from '../due-watch.ts';
 import type { DeliveryTarget } from '../delivery.ts';
@@ -74,7 +74,7 @@ export function claimSubmission(
       await redis
         .pipeline()
         .reachReleaseClaim(keys.task(t.taskId), keys.timeline(t.taskId), c.nonce)
-        .zrem(keys.due(), t.taskId)
+        .zrem(keys.due(), watchdogMember(t.taskId))
         .exec();
     },
   };

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { ReachKeys } from '@agent-reach/protocol';
+import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { CallbackPublisher } from '../callbacks.ts';
 import type { FleetEventLog } from '../fleet-event-log.ts';
@@ -83,7 +83,11 @@ export class DeadLetterer {
   /** Indexes the dead task for the DLQ and tells everyone who watches. */
   async announce(d: DeadTask): Promise<void> {
     const { redis, keys } = this.o;
-    await redis.pipeline().zadd(keys.dlq(), d.at, d.taskId).zrem(keys.due(), d.taskId).exec();
+    await redis
+      .pipeline()
+      .zadd(keys.dlq(), d.at, d.taskId)
+      .zrem(keys.due(), d.taskId, watchdogMember(d.taskId))
+      .exec();
     const trace = d.traceId ? { trace_id: d.traceId } : {};
     this.log.warn(
       {

@@ -38,8 +38,8 @@ export interface SendRequest {
   reason?: string;
   /** The agent of the attempt before this one. */
   previousAgent?: string;
-  /** The task's due entry score the `sent` record may drop (Delivery.markSent). */
-  watchdogAt?: number;
+  /** A watchdog entry in the due set (`#<task_id>`) covers this send; dropped once it is sent. */
+  watched?: boolean;
 }
 
 /** What a send did. */
@@ -244,7 +244,7 @@ export class TaskSender {
         sentAt: s.sentAt,
         routing: s.routing,
         ...(s.pooled ? { pooled: s.pooled } : {}),
-        ...(req.watchdogAt !== undefined ? { watchdogAt: req.watchdogAt } : {}),
+        ...(req.watched ? { watched: true } : {}),
       }),
     ];
     if (task.sessionId && s.agentId) {
