@@ -113,7 +113,7 @@ async function runE2e(opts: BenchOptions): Promise<number> {
       .map((c) => `${c.name.slice('reach-'.length)} ${processRssMiB(c.pid).toFixed(0)}`);
     if (rss.length > 0) out(`Agent-Reach resident memory after the runs, MiB: ${rss.join(', ')}`);
     out('');
-    out('targets (issue 6):');
+    out('targets (issue 16):');
     for (const line of targetLines(records)) out(`  ${line}`);
     const all = Object.values(records).flatMap((byKind) => Object.values(byKind).flat());
     // A task that failed is a bug; one without a result when the run ended is a system that

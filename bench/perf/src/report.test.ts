@@ -60,6 +60,22 @@ describe('headline', () => {
     expect(h.redis_cpu_per_task_ratio_vs_bullmq).toBe(0.25);
   });
 
+  it("gives Agent-Reach's commands, script calls and CPU per task in a flood, and BullMQ's CPU", () => {
+    const withScripts = (evalsha: number, total: number): RunRecord => ({
+      ...rec(100, 1, 2, 1),
+      commands: { evalsha, hset: 2, xadd: 3 },
+      cpu: { caller: 0, front: 0, sync: 0, workers: 0, redis: 0, total },
+    });
+    const h = headline({
+      reach: { flood: [withScripts(2, 0.4), withScripts(3, 0.6), withScripts(1, 0.5)] },
+      bullmq: { flood: [withScripts(3, 0.7)] },
+    });
+    expect(h.redis_cmds_per_task).toBe(7);
+    expect(h.script_calls_per_task).toBe(2);
+    expect(h.cpu_ms_per_task).toBe(0.5);
+    expect(h.bullmq_cpu_ms_per_task).toBe(0.7);
+  });
+
   it('prints exactly the keys of the issue, in order', () => {
     const line = headlineJson(headline(records));
     expect(Object.keys(JSON.parse(line) as object)).toEqual(HEADLINE_KEYS);

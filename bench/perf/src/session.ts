@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { startOwnRedis, type OwnRedis } from '@agent-reach/testkit';
 import { sleep } from './clock.ts';
 import { measureRun, type RunRecord } from './measure.ts';
+import type { Mode } from './load/protocol.ts';
 import type { BenchOptions, SystemName } from './options.ts';
 import { rotate, runPlan, warmupPlan } from './plan.ts';
 import { ChildSet } from './proc/children.ts';
@@ -94,6 +95,9 @@ export class Session {
       system: RunningSystem,
       kind: ReturnType<typeof runPlan>[number],
     ): Promise<RunRecord> => {
+      // The previous run's stragglers are worked off before their system is frozen.
+      await this.quiesce();
+      await this.focus(system, kind.req.mode);
       await system.betweenRuns();
       await this.quiesce();
       const id = `${system.name}-${kind.key}-${process.pid}-${seq++}`;
@@ -139,9 +143,32 @@ export class Session {
   }
 
   /**
-   * Waits until Redis is nearly idle (the systems' background work only: heartbeats, sweeps,
-   * blocked reads), so a run never starts while the previous one's stragglers are still being
-   * worked off. Gives up after `drainMs` and says so.
+   * Lets only what a run of `system` in `mode` uses work during it. Redis' CPU and command counts
+   * are server-wide, so every other system's processes are frozen (SIGSTOP: their heartbeats,
+   * sweeps and blocked reads would be charged to this run), and so are the system's own http-only
+   * processes (BullMQ's and the floor's gateways) outside the http mode. Then its caller sets up
+   * what the mode needs (BullMQ's caller follows QueueEvents only outside the http mode).
+   */
+  private async focus(system: RunningSystem, mode: Mode): Promise<void> {
+    const used = system.processes.filter((p) => mode === 'http' || !system.httpOnly.includes(p));
+    for (const other of this.systems)
+      for (const p of other.processes) if (!used.includes(p)) this.children.pause(p);
+    const woken = used.filter((p) => this.children.resume(p));
+    if (woken.length > 0) await system.awake();
+    system.caller.send({ type: 'prepare', mode });
+    const reply = await system.caller.next(
+      (m) => m.type === 'prepared' && m['mode'] === mode,
+      30_000,
+      `the caller to prepare for ${mode}`,
+    );
+    if (typeof reply['error'] === 'string')
+      throw new Error(`${system.name} caller could not prepare for ${mode}: ${reply['error']}`);
+  }
+
+  /**
+   * Waits until Redis is nearly idle (background work only: heartbeats, sweeps, blocked reads),
+   * so a run never starts while the previous one's stragglers are still being worked off. Gives
+   * up after `drainMs` and says so.
    */
   private async quiesce(): Promise<void> {
     const admin = this.admin;

@@ -1,6 +1,6 @@
 import { announceReady, exitWithParent } from './child.ts';
 import { closedLoop, openLoop, type Target } from './loops.ts';
-import type { FromCaller, RunRequest, ToCaller } from './protocol.ts';
+import type { FromCaller, Mode, RunRequest, ToCaller } from './protocol.ts';
 import { Tracker } from './tracker.ts';
 
 /** Where results are reported: to the current run's tracker. */
@@ -16,6 +16,11 @@ export interface CallerSystem {
   queued: Target;
   /** http: one HTTP request per task, answered with its result. */
   http: Target;
+  /**
+   * Before each run, outside the measured window: set up what `mode` needs and tear down what
+   * it does not use, so that nothing the run does not need works during it.
+   */
+  prepare?(mode: Mode): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -54,6 +59,22 @@ export function serveCaller(setup: (sink: ResultSink) => Promise<CallerSystem>):
     (system) => {
       let queue = Promise.resolve();
       process.on('message', (msg: ToCaller) => {
+        if (msg.type === 'prepare') {
+          const { mode } = msg;
+          queue = queue.then(async () => {
+            try {
+              await system.prepare?.(mode);
+              reply({ type: 'prepared', mode });
+            } catch (err: unknown) {
+              reply({
+                type: 'prepared',
+                mode,
+                error: err instanceof Error ? err.message : String(err),
+              });
+            }
+          });
+          return;
+        }
         if (msg.type !== 'run') return;
         queue = queue.then(async () => {
           try {

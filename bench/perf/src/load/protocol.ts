@@ -46,11 +46,15 @@ export interface RunResult {
   firstRetry?: string;
 }
 
-/** Orchestrator → caller. */
-export type ToCaller = { type: 'run'; req: RunRequest };
+/**
+ * Orchestrator → caller. `prepare` comes before each run, outside its measured window: the caller
+ * sets up or tears down what only some modes use, and answers `prepared`.
+ */
+export type ToCaller = { type: 'run'; req: RunRequest } | { type: 'prepare'; mode: Mode };
 
 /** Caller → orchestrator. */
 export type FromCaller =
   | { type: 'ready' }
+  | { type: 'prepared'; mode: Mode; error?: string }
   | { type: 'result'; result: RunResult }
   | { type: 'run-error'; id: string; message: string };

@@ -60,7 +60,27 @@ export class ChildSet {
     stop: (graceMs: number) => Promise<void>;
   }[] = [];
 
+  /** Children frozen by {@link pause} (SIGSTOP) and not yet woken. */
+  private readonly paused = new Set<number>();
+
   constructor(private readonly sessionDir: string) {}
+
+  /**
+   * Freezes a child with SIGSTOP (another system's run is being measured); idempotent. It keeps
+   * its connections and state, and uses no CPU until {@link resume}.
+   */
+  pause(child: Child): void {
+    if (child.hasExited() || this.paused.has(child.pid)) return;
+    signal(child.pid, 'SIGSTOP');
+    this.paused.add(child.pid);
+  }
+
+  /** Wakes a child {@link pause} froze (SIGCONT); true when it was frozen. */
+  resume(child: Child): boolean {
+    if (!this.paused.delete(child.pid)) return false;
+    signal(child.pid, 'SIGCONT');
+    return true;
+  }
 
   /** Every child started so far, in start order. */
   list(): readonly Child[] {
@@ -158,6 +178,9 @@ export class ChildSet {
     };
     const stop = async (graceMs: number) => {
       if (done) return;
+      // A frozen child would hold SIGTERM until woken.
+      this.paused.delete(pid);
+      signal(pid, 'SIGCONT');
       signal(pid, 'SIGTERM');
       const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), graceMs).unref());
       if ((await Promise.race([exited, timer])) === 'timeout') {
@@ -171,6 +194,8 @@ export class ChildSet {
 
   /** Stops every child by pid (SIGTERM, then SIGKILL after `graceMs`), newest first. Idempotent. */
   async stopAll(graceMs = 8000): Promise<void> {
+    // Everyone awake first: an agent deregisters on its way out, from a registry that must answer.
+    for (const { child } of this.children) this.resume(child);
     for (const { child, stop } of [...this.children].reverse()) {
       await stop(graceMs);
       await forgetPid(this.sessionDir, child.name);

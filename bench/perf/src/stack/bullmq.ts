@@ -57,5 +57,6 @@ export async function startBullmq(
     processes: [caller, gateway, ...workers],
     httpOnly: [gateway],
     betweenRuns: () => Promise.resolve(),
+    awake: () => Promise.resolve(),
   };
 }

@@ -67,5 +67,6 @@ export async function startFloor(
       for (const s of streams) pipe.xtrim(s, 'MAXLEN', 0);
       await pipe.exec();
     },
+    awake: () => Promise.resolve(),
   };
 }

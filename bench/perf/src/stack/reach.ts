@@ -11,6 +11,19 @@ export const REACH_PREFIX = 'bench';
 /** The capability every bench agent serves. */
 export const REACH_CAPABILITY = 'bench-noop';
 
+/**
+ * Agent-Reach is frozen (SIGSTOP) while the other systems run, for up to tens of seconds, its
+ * agents with it: lease and unread-inbox thresholds past any pause, so that registry-sync does not
+ * take the silence for dead agents when it wakes before their next heartbeat. Thresholds only —
+ * heartbeats, sweeps, snapshots and probes keep their default cadence, so what Agent-Reach does
+ * in the background during its own runs is what it does in production.
+ */
+const PAUSE_PROOF = {
+  REACH_SUSPECT_MS: '600000',
+  REACH_OFFLINE_MS: '1200000',
+  REACH_CONSUME_BOUND_MS: '600000',
+};
+
 /** Where the router's and registry-sync's `server.ts` are, found through their package names. */
 function serverEntry(pkg: string): string {
   return join(dirname(fileURLToPath(import.meta.resolve(pkg))), 'server.ts');
@@ -41,6 +54,7 @@ export async function startReach({
     HOST: '127.0.0.1',
     LOG_LEVEL: opts.serviceLogLevel,
     INFLUX_URL: '',
+    ...PAUSE_PROOF,
   };
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const echo = opts.verbose;
@@ -137,5 +151,21 @@ export async function startReach({
     processes: [caller, router, sync, ...agents],
     httpOnly: [],
     betweenRuns: () => Promise.resolve(),
+    // Woken together, registry-sync and the agents catch up on their overdue timers at once; go
+    // on once every agent is HEALTHY and the router holds a snapshot of them all.
+    awake: () =>
+      until(
+        'every agent HEALTHY after a pause',
+        async () => {
+          const list = (await getJson(`${registryUrl}/v1/agents`)) as
+            { agents?: { status?: string }[] } | undefined;
+          const healthy = (list?.agents ?? []).filter((a) => a.status === 'HEALTHY').length;
+          const health = (await getJson(`${routerUrl}/healthz`)) as
+            { snapshot?: { agents?: number } } | undefined;
+          return healthy >= opts.workers && (health?.snapshot?.agents ?? 0) >= opts.workers;
+        },
+        20_000,
+        router,
+      ),
   };
 }

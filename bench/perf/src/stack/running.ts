@@ -13,6 +13,11 @@ export interface RunningSystem {
   httpOnly: Child[];
   /** Tidies up between runs, outside the measured window (e.g. trims streams). */
   betweenRuns(): Promise<void>;
+  /**
+   * Resolves once the system is ready for a run again after its processes were woken from a
+   * pause (SIGSTOP while another system ran); outside the measured window.
+   */
+  awake(): Promise<void>;
 }
 
 /** Entry files of the bench children, from this folder. */

@@ -7,10 +7,12 @@ import Fastify from 'fastify';
 import { Queue, QueueEvents } from 'bullmq';
 import { announceReady, envInt, exitWithParent } from '../../load/child.ts';
 import { GATEWAY_PATH } from '../../load/gateway-target.ts';
-import { connection, parseReturn, QUEUE } from './shared.ts';
+import { connection, parseReturn, QUEUE, QUEUE_OPTIONS } from './shared.ts';
 
-const queue = new Queue(QUEUE, { connection: connection() });
+const queue = new Queue(QUEUE, { ...QUEUE_OPTIONS, connection: connection() });
 const events = new QueueEvents(QUEUE, { connection: connection() });
+// Each request waiting in waitUntilFinished listens for the queue closing: 50 at once is expected.
+queue.setMaxListeners(0);
 const app = Fastify({ logger: false });
 
 app.post<{ Body: { k: string } }>(GATEWAY_PATH, async (request) => {
