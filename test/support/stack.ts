@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { entryOf } from '@agent-reach/launcher';
 import {
   onFreePort,
   randomPrefix,
@@ -22,9 +22,6 @@ export interface Stack {
   router: ServiceProcess;
   stop(): Promise<void>;
 }
-
-const entry = (app: string) =>
-  fileURLToPath(new URL(`../../apps/${app}/src/server.ts`, import.meta.url));
 
 /** Fast lease settings so that tests about liveness finish in seconds. */
 export const FAST_LEASES = {
@@ -69,7 +66,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const { port: registryPort, started: registry } = await onFreePort('registry-sync', (port) =>
     startNodeService({
       name: 'registry-sync',
-      entry: entry('registry-sync'),
+      entry: entryOf('registry-sync'),
       env: { ...base, REGISTRY_PORT: String(port) },
       healthUrl: `http://127.0.0.1:${port}/healthz`,
     }),
@@ -102,7 +99,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 export function startRouter(env: Record<string, string>, port: number): Promise<ServiceProcess> {
   return startNodeService({
     name: `router-${port}`,
-    entry: entry('router'),
+    entry: entryOf('router'),
     env: { ...env, ROUTER_PORT: String(port) },
     healthUrl: `http://127.0.0.1:${port}/healthz`,
   });

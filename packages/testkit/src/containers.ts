@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { createInfluxDatabase } from './local-influx.ts';
+import { createInfluxDatabase } from '@agent-reach/process-kit';
 
 /** Servers running in containers (testcontainers), for one test run. */
 export interface ContainerStack {

@@ -6,13 +6,27 @@ import { inject } from 'vitest';
 import type { ReachServicesInfo } from './provided.ts';
 
 export { startServices, type Services, type StartServicesOptions } from './services.ts';
-export { startNodeService, type NodeServiceOptions, type ServiceProcess } from './node-service.ts';
-export { waitFor, WaitTimeoutError, isWaitTimeoutError, type WaitForOptions } from './wait.ts';
-export { freePort, onFreePort, randomPrefix } from './net.ts';
 export { startOwnRedis, type OwnRedis } from './own-redis.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
-export { livePidFrom, removePid, writePid } from './pidfile.ts';
-export { MissingBinaryError, isMissingBinaryError, INSTALL_HINT } from './binaries.ts';
+// Processes, ports and polling come from @agent-reach/process-kit, which the launcher shares.
+export {
+  startNodeService,
+  type NodeServiceOptions,
+  type ServiceProcess,
+  waitFor,
+  WaitTimeoutError,
+  isWaitTimeoutError,
+  type WaitForOptions,
+  freePort,
+  onFreePort,
+  randomPrefix,
+  livePidFrom,
+  removePid,
+  writePid,
+  MissingBinaryError,
+  isMissingBinaryError,
+  INSTALL_HINT,
+} from '@agent-reach/process-kit';
 export type { ReachServicesInfo } from './provided.ts';
 
 /**

@@ -1,12 +1,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { requireBinaries, type ServerBinary } from './binaries.ts';
-import { startRedisServer } from './local-redis.ts';
-import { startInfluxd } from './local-influx.ts';
-import { startInfluxV2Proxy } from './nginx.ts';
-import { freePort, portTaken } from './net.ts';
-import type { ManagedProcess } from './proc.ts';
+import {
+  freePort,
+  portTaken,
+  requireBinaries,
+  startInfluxd,
+  startInfluxV2Proxy,
+  startRedisServer,
+  type ManagedProcess,
+  type ServerBinary,
+} from '@agent-reach/process-kit';
 
 /** Local servers in a fresh temp directory, for one test run. */
 export interface LocalStack {

@@ -1,10 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { requireBinaries } from './binaries.ts';
-import { startRedisServer } from './local-redis.ts';
-import { freePort } from './net.ts';
-import type { ManagedProcess } from './proc.ts';
+import {
+  freePort,
+  requireBinaries,
+  startRedisServer,
+  type ManagedProcess,
+} from '@agent-reach/process-kit';
 
 /** A redis-server a test owns: to kill, pause and restart without touching the shared one. */
 export interface OwnRedis {

@@ -1,4 +1,4 @@
-import { createInfluxDatabase } from './local-influx.ts';
+import { createInfluxDatabase } from '@agent-reach/process-kit';
 import { hasDockerRuntime, startContainerStack } from './containers.ts';
 import { startLocalStack } from './local-stack.ts';
 

@@ -1,11 +1,16 @@
 import { join } from 'node:path';
-import { requireBinaries, type ServerBinary } from './binaries.ts';
-import { startRedisServer } from './local-redis.ts';
-import { startInfluxd } from './local-influx.ts';
-import { startInfluxV2Proxy } from './nginx.ts';
-import { freePort, isPortFree } from './net.ts';
-import { removePid, writePid } from './pidfile.ts';
-import type { ManagedProcess } from './proc.ts';
+import {
+  freePort,
+  isPortFree,
+  removePid,
+  requireBinaries,
+  startInfluxd,
+  startInfluxV2Proxy,
+  startRedisServer,
+  writePid,
+  type ManagedProcess,
+  type ServerBinary,
+} from '@agent-reach/process-kit';
 
 /** Options for {@link startDataServices}. */
 export interface DataServicesOptions {

@@ -1,15 +1,24 @@
 /**
  * `npm start`: Redis and InfluxDB (given or local, data in `.reach/`), registry-sync, the router
- * and three echo agents, with prefixed output, until Ctrl-C. Run by infra/bootstrap/start.mjs
- * once dependencies are installed. Printing is this module's job.
+ * and three echo agents, with prefixed output, until Ctrl-C. Run by src/main.ts, which
+ * infra/bootstrap/start.mjs starts once dependencies are installed and the build is up to date.
+ * Printing is this module's job.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  httpStatus,
+  isPortFree,
+  livePidFrom,
+  removePid,
+  startNodeService,
+  stopLeftovers,
+  waitFor,
+  writePid,
+  type ServiceProcess,
+} from '@agent-reach/process-kit';
+import { entryOf } from './entries.ts';
 import { startDataServices, type DataServices } from './stack-data.ts';
-import { startNodeService, type ServiceProcess } from './node-service.ts';
-import { httpStatus, isPortFree } from './net.ts';
-import { livePidFrom, removePid, stopLeftovers, writePid } from './pidfile.ts';
-import { waitFor } from './wait.ts';
 
 /** Anything we started, as the launcher sees it. */
 type Child = Pick<ServiceProcess, 'name' | 'pid' | 'exited' | 'stop' | 'kill'>;
@@ -88,11 +97,6 @@ export async function launchStack(root: string): Promise<number> {
   const routerPort = Number(env.ROUTER_PORT || 8081);
   const registryUrl = `http://127.0.0.1:${registryPort}`;
   const bucket = env.INFLUX_BUCKET || 'reach';
-  const entries = {
-    'registry-sync': join(root, 'apps/registry-sync/src/server.ts'),
-    router: join(root, 'apps/router/src/server.ts'),
-    agent: join(root, 'apps/worker-sdk/examples/echo-agent.ts'),
-  };
 
   const children: Child[] = []; // in start order; stopped in reverse, agents first
   let state: 'starting' | 'running' | 'stopping' = 'starting';
@@ -157,6 +161,12 @@ export async function launchStack(root: string): Promise<number> {
 
   let data: DataServices | undefined;
   try {
+    // Resolved here so that a missing build is reported like any other start-up failure.
+    const entries = {
+      'registry-sync': entryOf('registry-sync'),
+      router: entryOf('router'),
+      agent: entryOf('echo-agent'),
+    };
     for (const [what, file] of Object.entries(entries)) {
       if (!existsSync(file)) throw new Error(`the ${what} entry ${file} does not exist`);
     }

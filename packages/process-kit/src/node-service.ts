@@ -24,7 +24,7 @@ export interface ServiceProcess {
 export interface NodeServiceOptions {
   /** Used in messages and output prefixes. */
   name: string;
-  /** Absolute path of the `.ts` (or `.js`) entry file. */
+  /** Absolute path of the entry file: TypeScript runs through tsx, JavaScript as built. */
   entry: string;
   /** Added to (and overriding) this process's environment. */
   env: Record<string, string>;
@@ -39,6 +39,12 @@ export interface NodeServiceOptions {
   /** Own process group, so a terminal's Ctrl-C reaches only the parent. @default false */
   detached?: boolean;
 }
+
+/**
+ * The export condition under which the workspace packages resolve to their built JavaScript
+ * (`dist/`) instead of their TypeScript sources: `node --conditions=agent-reach-dist …`.
+ */
+export const DIST_CONDITION = 'agent-reach-dist';
 
 let tsxLoader: string | undefined;
 
@@ -55,8 +61,15 @@ function packageDirOf(file: string): string {
   }
 }
 
+/** How node runs `entry`: a built one with {@link DIST_CONDITION}, a TypeScript one through tsx. */
+export function nodeArgsFor(entry: string): string[] {
+  return /\.[cm]?ts$/.test(entry)
+    ? ['--import', tsxLoaderUrl(), entry]
+    : [`--conditions=${DIST_CONDITION}`, entry];
+}
+
 /**
- * Spawns `node --import tsx <entry>` with `env` on top of this process's environment, keeps its
+ * Spawns `node <entry>` (see {@link nodeArgsFor}) with `env` on top of this process's environment, keeps its
  * output for failure messages, and (with `healthUrl`) waits until the service answers 200.
  * If it exits or the deadline passes first, it is stopped and the error shows its output.
  */
@@ -64,7 +77,7 @@ export async function startNodeService(opts: NodeServiceOptions): Promise<Servic
   const proc = await spawnManaged({
     name: opts.name,
     command: process.execPath,
-    args: ['--import', tsxLoaderUrl(), opts.entry],
+    args: nodeArgsFor(opts.entry),
     env: { ...process.env, ...opts.env },
     cwd: opts.cwd ?? packageDirOf(opts.entry),
     onLine: opts.onLine,
