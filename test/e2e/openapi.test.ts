@@ -90,6 +90,7 @@ describe('OpenAPI', () => {
   it('router: /docs/json lists every endpoint and /docs serves the UI', async () => {
     await checkDocs(stack.routerUrl, {
       '/healthz': ['get'],
+      '/livez': ['get'],
       '/metrics': ['get'],
       '/v1/tasks': ['post'],
       '/v1/tasks/{task_id}': ['get'],
@@ -105,6 +106,7 @@ describe('OpenAPI', () => {
   it('registry-sync: /docs/json lists every endpoint and /docs serves the UI', async () => {
     await checkDocs(stack.registryUrl, {
       '/healthz': ['get'],
+      '/livez': ['get'],
       '/metrics': ['get'],
       '/v1/agents/register': ['post'],
       '/v1/agents/{agent_id}/heartbeat': ['post'],

@@ -33,6 +33,10 @@ export async function buildRegistryApp(deps: RegistryAppDeps) {
   installErrorHandling(app, isRedisUnavailable);
   // Docs and metrics learn routes from hooks: before any route.
   await registerObservability(app, deps.metrics);
+  // Liveness: 200 while the process serves HTTP, without touching Redis, so that an
+  // orchestrator restarts a hung process but not every replica through a Redis outage (that is
+  // readiness, /healthz).
+  app.get('/livez', async () => ({ status: 'ok' }));
   app.get('/healthz', async (_request, reply) => {
     try {
       await deps.redis.ping();

@@ -54,6 +54,10 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   installErrorHandling(app, isRedisUnavailable);
   // Docs and metrics learn routes from hooks: before any route.
   await registerObservability(app, deps.observability?.metrics);
+  // Liveness: 200 while the process serves HTTP, without touching Redis, so that an
+  // orchestrator restarts a hung process but not every replica through a Redis outage (that is
+  // readiness, /healthz).
+  app.get('/livez', async () => ({ status: 'ok' }));
   // Ready once Redis answers and the router holds a registry snapshot to route by: before
   // registry-sync has written one, every submission would get NO_AGENT.
   app.get('/healthz', async (_request, reply) => {
