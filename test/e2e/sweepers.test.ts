@@ -116,9 +116,8 @@ describe('two sweepers at once', () => {
       clearInterval(beat);
     }
     for (const id of ids) {
-      const tl = (await redis.lrange(keys.timeline(id), 0, -1)).map(
-        (l) => JSON.parse(l) as { stage: string; agent_id?: string },
-      );
+      const res = await router.app.inject({ url: `/v1/tasks/${id}` });
+      const tl = res.json<{ timeline: { stage: string; agent_id?: string }[] }>().timeline;
       expect(tl.filter((e) => e.stage === 'retried')).toHaveLength(1);
       expect(tl.filter((e) => e.stage === 'sent').map((e) => e.agent_id)).toEqual([
         'gone-1',

@@ -1,12 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DueWatch } from './due-watch.ts';
-import {
-  Coalescer,
-  encodeTask,
-  type ReachKeys,
-  type TaskMessage,
-  type TimelineEntry,
-} from '@agent-reach/protocol';
+import { Coalescer, encodeTask, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
 import { decodeDeliverReply, type DeliverReply } from './commands/replies.ts';
 
 /** The agent a delivery targets, as the snapshot showed it. */
@@ -18,35 +12,25 @@ export interface DeliveryTarget {
 /** Outcome of one delivery try. */
 export type DeliveryResult = DeliverReply;
 
-/** Why an agent was chosen, kept in the `sent` stage of the timeline. */
-export interface RoutingRecord {
-  score?: number;
-  load?: number;
-  candidates?: number;
-  runner_up?: string;
-  snapshot_age_ms?: number;
-  reason?: string;
-  [key: string]: unknown;
-}
-
-/** What the `sent` stage records for one attempt. */
-export interface SentRecord {
+/** A task put in its capability's pool: what its `sent` record holds. */
+export interface PooledRecord {
   taskId: string;
-  /** '' for a task put in its capability's pool. */
-  agentId: string;
   attempt: number;
+  /** The pool stream and the entry's id there. */
+  stream: string;
   messageId: string;
   sentAt: number;
-  routing?: RoutingRecord;
-  /** For a pooled task: its pool stream and when it expires there unclaimed. */
-  pooled?: { stream: string; dueAt: number };
+  /** When the task expires in the pool unclaimed (its own entry in the due set). */
+  dueAt: number;
   /** A watchdog entry (`#<task_id>` in the due set) covers this send: it is dropped once sent. */
   watched?: boolean;
 }
 
 /**
- * Delivers task attempts to agents' inboxes (the agent re-verified in the same script) and
- * records the `sent` stage. Only the task sender (send/task-sender.ts) and the prober use it.
+ * Delivers task attempts to agents' inboxes (the agent re-verified in the same script). The
+ * delivery's pending entry in the agent's slot is the `sent` record: the task hash gets its
+ * `sent_at` from there with the first ack (see task/timeline.ts). Only the task sender
+ * (send/task-sender.ts) and the prober use it.
  */
 export class Delivery {
   /** Watchdog entries in the due set, batched per tick. */
@@ -100,32 +84,21 @@ export class Delivery {
   }
 
   /**
-   * Records `sent` for the attempt and drops the task's watchdog entry in the due set (a pooled
-   * task gets its own entry for when it expires unclaimed), in one round trip.
+   * Records `sent` for a task put in its capability's pool (no agent holds a pending entry for
+   * it), its expiry in the due set, and drops its watchdog entry, in one round trip.
    */
-  async markSent(r: SentRecord): Promise<void> {
-    const entry: TimelineEntry & { routing?: RoutingRecord } = {
-      stage: 'sent',
-      at: r.sentAt,
-      attempt: r.attempt,
-      message_id: r.messageId,
-    };
-    if (r.agentId) entry.agent_id = r.agentId;
-    if (r.routing && Object.keys(r.routing).length > 0) entry.routing = r.routing;
-    // Two commands on the auto-pipelined connection: they leave together with the other
-    // commands of this tick, in order, without a pipeline object per task.
-    const sent = this.redis.reachMarkSent(
-      this.keys.task(r.taskId),
-      this.keys.timeline(r.taskId),
-      r.attempt,
-      r.messageId,
-      r.sentAt,
-      r.pooled ? r.pooled.stream : this.keys.inbox(r.agentId),
-      JSON.stringify(entry),
-    );
-    const due: Promise<unknown>[] = [];
-    if (r.pooled) due.push(this.redis.zadd(this.keys.due(), r.pooled.dueAt, r.taskId));
-    if (r.watched) due.push(this.watch.unwatch(r.taskId));
-    await Promise.all([sent, ...due]);
+  async recordPooled(r: PooledRecord): Promise<void> {
+    // On the auto-pipelined connection: they leave together with the other commands of this tick.
+    await Promise.all([
+      this.redis.reachRecordPooled(
+        this.keys.task(r.taskId),
+        r.attempt,
+        r.messageId,
+        r.sentAt,
+        r.stream,
+      ),
+      this.redis.zadd(this.keys.due(), r.dueAt, r.taskId),
+      r.watched ? this.watch.unwatch(r.taskId) : undefined,
+    ]);
   }
 }

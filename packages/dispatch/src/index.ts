@@ -9,9 +9,16 @@ export {
   Delivery,
   type DeliveryResult,
   type DeliveryTarget,
-  type RoutingRecord,
-  type SentRecord,
+  type PooledRecord,
 } from './delivery.ts';
+export {
+  packRoute,
+  taskTimeline,
+  unpackRoute,
+  type RoutingRecord,
+  type TaskTimeline,
+} from './task/timeline.ts';
+export { parsePendingEntry, type PendingEntry } from './task/pending-entry.ts';
 export { DueWatch } from './due-watch.ts';
 export { CallbackPublisher, type CallbackSettings } from './callbacks.ts';
 export {

@@ -175,27 +175,27 @@ export class AckApplier {
   }
 
   /**
-   * `step.sentAt` is the delivery time the agent's pending entry holds (written in the same
-   * script as the XADD): a worker can report receipt before the router's `sent` record lands.
-   * `step.placement`, when the ack may take a pooled task, lets the task step check the task's
-   * constraints against the agent.
+   * `step.sentAt` and `step.entryId` are the delivery the agent's pending entry holds (written in
+   * the same script as the XADD): the attempt's `sent` stage, which the task step copies into
+   * the task with the attempt's first ack. `step.placement`, when the ack may take a pooled task,
+   * lets the task step check the task's constraints against the agent.
    */
   private async applyToTask(ack: AckMessage, at: number, step: AgentStep): Promise<AckOutcome> {
     const { placement } = step;
-    const entry: TimelineEntry = {
-      stage: ack.stage,
-      at,
-      agent_id: ack.agent_id,
-      attempt: ack.attempt,
-    };
-    if (ack.duration_ms !== undefined) entry.duration_ms = ack.duration_ms;
-    if (ack.error !== undefined) entry.error = ack.error;
+    // The ordinary stages are fields of the task; a failure is a timeline list entry as well.
+    const failure: TimelineEntry | undefined =
+      ack.stage === 'failed'
+        ? {
+            stage: 'failed',
+            at,
+            agent_id: ack.agent_id,
+            attempt: ack.attempt,
+            ...(ack.duration_ms !== undefined ? { duration_ms: ack.duration_ms } : {}),
+            ...(ack.error !== undefined ? { error: ack.error } : {}),
+          }
+        : undefined;
     // A receipt the worker folded into this ack: received when it read the entry, by Redis' clock.
     const foldedAt = ack.received_ago_ms !== undefined ? at - ack.received_ago_ms : undefined;
-    const folded: TimelineEntry | undefined =
-      foldedAt !== undefined
-        ? { stage: 'received', at: foldedAt, agent_id: ack.agent_id, attempt: ack.attempt }
-        : undefined;
     const res = decodeAckTaskReply(
       await this.redis.reachAckTask(
         this.keys.task(ack.task_id),
@@ -209,13 +209,14 @@ export class AckApplier {
         ack.error ?? '',
         ack.duration_ms ?? '',
         this.settings.taskRetentionS,
-        JSON.stringify(entry),
+        failure ? JSON.stringify(failure) : '',
         foldedAt ?? '',
-        folded ? JSON.stringify(folded) : '',
+        step.sentAt > 0 ? step.sentAt : '',
+        step.sentAt > 0 ? step.entryId : '',
         placement ? 1 : '',
         placement?.region ?? '',
-        JSON.stringify(placement?.tags ?? []),
-        JSON.stringify(placement?.capabilities ?? []),
+        placement ? JSON.stringify(placement.tags) : '',
+        placement ? JSON.stringify(placement.capabilities) : '',
       ),
     );
     if (!res.ok && res.refusal === 'duplicate') {

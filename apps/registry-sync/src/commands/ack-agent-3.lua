@@ -27,7 +27,8 @@
   keeps the marks.
 
   Output: per ack, { 0, sent_at_ms or 0, pool entry id to delete or "", 1 when the speed was
-  recorded here, 1 when the entry was a probe's } — with the agent's region, tags (JSON array)
+  recorded here, 1 when the entry was a probe's, the delivery's entry id or "" (with sent_at, the
+  attempt's sent stage for the task step) } — with the agent's region, tags (JSON array)
   and capabilities (JSON array) appended when the ack may take a pooled task (it names a pool,
   or the agent holds no entry for it), for the task step to check the task's constraints — or an
   error: { -5 } no such agent, { -2 } stale epoch (while the attempt still holds its slot)
@@ -42,12 +43,12 @@ local finished = {}
 
 -- The reply of one applied ack; `placed`: the ack may take a pooled task, so the agent's
 -- placement goes with it.
-local function reply(sentAt, poolEntry, tracked, probe, placed)
-  local out = { 0, sentAt, poolEntry, tracked, probe and 1 or 0 }
+local function reply(sentAt, poolEntry, tracked, probe, placed, entryId)
+  local out = { 0, sentAt, poolEntry, tracked, probe and 1 or 0, entryId or '' }
   if placed then
-    out[6] = rec[5] or ''
-    out[7] = rec[6] or '[]'
-    out[8] = rec[7] or '[]'
+    out[7] = rec[5] or ''
+    out[8] = rec[6] or '[]'
+    out[9] = rec[7] or '[]'
   end
   return out
 end
@@ -95,7 +96,7 @@ local function apply(A)
     if receivedAt == '0' then
       redis.call('HSET', KEYS[2], A[2], table.concat({ attempt, msgId, sentAt, deadline, A[5], epoch }, '|') .. marks)
     end
-    return reply(tonumber(sentAt), '', 0, probe, pooled)
+    return reply(tonumber(sentAt), '', 0, probe, pooled, msgId)
   end
   redis.call('HDEL', KEYS[2], A[2])
   local tracked = 0
@@ -115,9 +116,9 @@ local function apply(A)
     redis.call('HSET', KEYS[1], speedField, speeds[speedField], 'slow_streak', streak)
     tracked = 1
   end
-  if pool then return reply(tonumber(sentAt), msgId, tracked, probe, pooled) end
+  if pool then return reply(tonumber(sentAt), msgId, tracked, probe, pooled, msgId) end
   if msgId ~= '' then finished[#finished + 1] = msgId end
-  return reply(tonumber(sentAt), '', tracked, probe, pooled)
+  return reply(tonumber(sentAt), '', tracked, probe, pooled, msgId)
 end
 
 local out = {}

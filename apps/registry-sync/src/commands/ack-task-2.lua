@@ -8,15 +8,20 @@
   (what packages/protocol placement.ts decides for workers). Constraints that cannot be read
   let nobody take it.
 
+  The ordinary stages are fields of the task hash (task/timeline.ts in packages/dispatch builds
+  the timeline from them): a receipt writes received_at, a completion completed_at, and the first
+  ack of an attempt copies its sent_at and message_id from the agent's pending entry. Only a
+  failure, an exceptional stage, is a timeline list entry.
+
   KEYS[1] task hash   KEYS[2] task timeline list
   ARGV[1] stage   ARGV[2] attempt (0 = current)   ARGV[3] agent_id   ARGV[4] epoch
   ARGV[5] at_ms (Redis time of the ack)   ARGV[6] result (JSON text, completed)
   ARGV[7] error (failed)   ARGV[8] duration_ms or ""   ARGV[9] retention seconds once final
-  ARGV[10] timeline entry (JSON)
+  ARGV[10] the failure's timeline entry (JSON), "" for other stages
   ARGV[11] received_at ms of a receipt the worker folded into this completion or failure, or ""
-  ARGV[12] that receipt's timeline entry (JSON)
-  ARGV[13] "1" when the agent's placement follows (an ack that may take a pooled task), else ""
-  ARGV[14] agent region   ARGV[15] agent tags (JSON array)   ARGV[16] agent capabilities (JSON array)
+  ARGV[12] sent_at ms of the attempt (the agent's pending entry), or ""   ARGV[13] its message_id
+  ARGV[14] "1" when the agent's placement follows (an ack that may take a pooled task), else ""
+  ARGV[15] agent region   ARGV[16] agent tags (JSON array)   ARGV[17] agent capabilities (JSON array)
 
   Output: { 0, capability, callback_topic, trace_id, received_at_ms, sent_at_ms, attempt, final (0|1),
             1 when a folded receipt was recorded here }
@@ -24,16 +29,16 @@
           -7 stage already applied or task final, -10 a pooled task this agent may not take
 ]]
 
--- Whether the agent of this ack may take the pooled task (ARGV[13..16]).
+-- Whether the agent of this ack may take the pooled task (ARGV[14..17]).
 local function mayTake()
-  if ARGV[13] ~= '1' then return true end
+  if ARGV[14] ~= '1' then return true end
   local c = redis.call('HMGET', KEYS[1], 'tags', 'region', 'region_policy')
-  if c[2] and c[2] ~= '' and c[3] == 'strict' and c[2] ~= ARGV[14] then return false end
+  if c[2] and c[2] ~= '' and c[3] == 'strict' and c[2] ~= ARGV[15] then return false end
   if not c[1] or c[1] == '' or c[1] == '[]' then return true end
   local ok, wanted = pcall(cjson.decode, c[1])
   if not ok or type(wanted) ~= 'table' then return false end
   local offered = {}
-  for _, list in ipairs({ ARGV[15], ARGV[16] }) do
+  for _, list in ipairs({ ARGV[16], ARGV[17] }) do
     local fine, items = pcall(cjson.decode, list)
     if fine and type(items) == 'table' then
       for _, item in ipairs(items) do offered[item] = true end
@@ -46,7 +51,7 @@ local function mayTake()
 end
 
 local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'agent_id', 'epoch',
-  'capability', 'callback_topic', 'trace_id', 'received_at', 'sent_at')
+  'capability', 'callback_topic', 'trace_id', 'received_at', 'sent_at', 'tl')
 if not cur[1] then return { -1 } end
 local attempt = tonumber(cur[2])
 if cur[3] == '' and cur[1] == 'sent' and (ARGV[2] == '0' or tonumber(ARGV[2]) == attempt) then
@@ -63,24 +68,30 @@ local status = cur[1]
 local final = status == 'completed' or status == 'dead'
 local receivedAt = tonumber(cur[8]) or 0
 local sentAt = tonumber(cur[9]) or 0
+-- One HSET for everything this ack records.
+local fields = {}
+if sentAt == 0 and ARGV[12] ~= '' then
+  -- The attempt's first ack: its sent stage comes from the delivery's pending entry.
+  sentAt = tonumber(ARGV[12])
+  fields[#fields + 1] = 'sent_at'
+  fields[#fields + 1] = ARGV[12]
+  fields[#fields + 1] = 'message_id'
+  fields[#fields + 1] = ARGV[13]
+end
 local out = { 0, cur[5], cur[6], cur[7], receivedAt, sentAt, attempt, 0, 0 }
 
 if ARGV[1] == 'received' then
   if receivedAt > 0 or final then return { -7 } end
   out[5] = tonumber(ARGV[5])
   if status == 'accepted' or status == 'sent' then
-    redis.call('HSET', KEYS[1], 'received_at', ARGV[5], 'status', 'received')
+    redis.call('HSET', KEYS[1], 'received_at', ARGV[5], 'status', 'received', unpack(fields))
   else
-    redis.call('HSET', KEYS[1], 'received_at', ARGV[5])
+    redis.call('HSET', KEYS[1], 'received_at', ARGV[5], unpack(fields))
   end
-  redis.call('RPUSH', KEYS[2], ARGV[10])
   return out
 end
 
 if final or status == 'failed' then return { -7 } end
--- One HSET and one RPUSH for everything this ack records.
-local fields = {}
-local entries = {}
 if ARGV[11] ~= '' and receivedAt == 0 then
   -- The worker ended the task before its receipt went out: both stages come from this ack.
   receivedAt = tonumber(ARGV[11])
@@ -88,21 +99,20 @@ if ARGV[11] ~= '' and receivedAt == 0 then
   out[9] = 1
   fields[#fields + 1] = 'received_at'
   fields[#fields + 1] = ARGV[11]
-  entries[#entries + 1] = ARGV[12]
 end
-entries[#entries + 1] = ARGV[10]
 if ARGV[8] ~= '' then
   fields[#fields + 1] = 'duration_ms'
   fields[#fields + 1] = ARGV[8]
 end
-redis.call('RPUSH', KEYS[2], unpack(entries))
 if ARGV[1] == 'failed' then
-  redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[7], unpack(fields))
+  redis.call('RPUSH', KEYS[2], ARGV[10])
+  redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[7], 'tl', 1, unpack(fields))
   return out
 end
-redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[6], 'completed_at', ARGV[5], unpack(fields))
-redis.call('HDEL', KEYS[1], 'payload', 'nonce')
+-- Final: the payload and the nonce are no longer needed (emptied in the same HSET).
+redis.call('HSET', KEYS[1], 'status', 'completed', 'result', ARGV[6], 'completed_at', ARGV[5],
+  'payload', '', 'nonce', '', unpack(fields))
 redis.call('EXPIRE', KEYS[1], ARGV[9])
-redis.call('EXPIRE', KEYS[2], ARGV[9])
+if cur[10] then redis.call('EXPIRE', KEYS[2], ARGV[9]) end
 out[8] = 1
 return out

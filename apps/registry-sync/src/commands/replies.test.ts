@@ -45,14 +45,18 @@ describe('script replies', () => {
   });
 
   it('read the agent step with its probe mark and, for a pooled ack, the agent’s placement', () => {
-    expect(decodeAckAgentReply([0, 5, '', 0, 1])).toEqual({
+    expect(decodeAckAgentReply([0, 5, '', 0, 1, '5-0'])).toEqual({
       ok: true,
       sentAt: 5,
       poolEntry: '',
       speedTracked: false,
       probe: true,
+      entryId: '5-0',
     });
-    expect(decodeAckAgentReply([0, 0, '1-1', 1, 0, 'eu', '["gpu"]', '["embed"]'])).toMatchObject({
+    expect(
+      decodeAckAgentReply([0, 0, '1-1', 1, 0, '1-1', 'eu', '["gpu"]', '["embed"]']),
+    ).toMatchObject({
+      entryId: '1-1',
       placement: { region: 'eu', tags: ['gpu'], capabilities: ['embed'] },
     });
   });

@@ -148,6 +148,8 @@ export type AckAgentReply = Reply<
     speedTracked: boolean;
     /** The pending entry was a liveness probe's (marked by deliver-3.lua). */
     probe: boolean;
+    /** The delivery's entry id (the inbox's, or the pool's); '' when unknown. */
+    entryId: string;
     /** The agent's region, tags and capabilities, when the ack may take a pooled task. */
     placement?: Required<AgentPlacement>;
   },
@@ -167,12 +169,13 @@ export function decodeAckAgentReply(raw: unknown): AckAgentReply {
     poolEntry: str(s, raw, 2),
     speedTracked: int(s, raw, 3) === 1,
     probe: int(s, raw, 4) === 1,
-    ...(slots.length > 5
+    entryId: text(s, raw, 5),
+    ...(slots.length > 6
       ? {
           placement: {
-            region: str(s, raw, 5),
-            tags: jsonList(s, raw, 6),
-            capabilities: jsonList(s, raw, 7),
+            region: str(s, raw, 6),
+            tags: jsonList(s, raw, 7),
+            capabilities: jsonList(s, raw, 8),
           },
         }
       : {}),

@@ -3,18 +3,25 @@
   backoff (retry_wait), or the dead-letter state with a reason. Only the expected attempt moves,
   so the same decision taken twice (two sweepers, a re-processed ack) happens once.
 
+  The attempt's ordinary stages are fields of the task hash (task/timeline.ts in
+  packages/dispatch): before the next attempt reuses them, its sent and received stages move to
+  the timeline list, ahead of the retried or dead entry, and the fields are cleared.
+
   KEYS[1] task hash   KEYS[2] task timeline list
   ARGV[1] expected attempt   ARGV[2] reason (agent_offline, receipt_timeout, failed, …)
   ARGV[3] max attempts in all   ARGV[4] due_at ms for the next attempt
   ARGV[5] terminal reason, or "" (not_retryable, deadline, loop, no_agent: dead at once)
   ARGV[6] retention seconds for a dead task   ARGV[7] error text or ""
   ARGV[8] agent the attempt was on, or ""
+  ARGV[9] sent_at ms of the attempt when the caller holds its delivery (the agent's pending
+  entry) and no ack copied it into the task yet, or ""   ARGV[10] that delivery's entry id
 
   Output: { 1 retry, next attempt, capability, callback_topic, due_at, trace_id }
           { 2 dead, attempt, capability, callback_topic, reason, trace_id }
   Errors: -1 no such task, -6 attempt moved on, -7 already final
 ]]
-local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'capability', 'callback_topic', 'deadline_ms', 'budget_from', 'trace_id')
+local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'capability', 'callback_topic',
+  'deadline_ms', 'budget_from', 'trace_id', 'agent_id', 'sent_at', 'message_id', 'received_at', 'route')
 if not cur[1] then return { -1 } end
 if tonumber(cur[2]) ~= tonumber(ARGV[1]) then return { -6 } end
 if cur[1] == 'completed' or cur[1] == 'dead' then return { -7 } end
@@ -29,12 +36,30 @@ if dead == '' then
   if used >= tonumber(ARGV[3]) then dead = 'max_attempts'
   elseif deadline > 0 and due >= deadline then dead = 'deadline' end
 end
+
+-- The attempt's sent and received stages, from the task's fields (or the caller's delivery).
+local entries = {}
+local sentAt, msgId = cur[9], cur[10]
+if (tonumber(sentAt) or 0) == 0 and ARGV[9] ~= '' then sentAt, msgId = ARGV[9], ARGV[10] end
+local agent = cur[8] or ''
+if (tonumber(sentAt) or 0) > 0 then
+  local e = '{"stage":"sent","at":' .. sentAt .. ',"attempt":' .. cur[2] .. ',"message_id":' .. cjson.encode(msgId or '')
+  if agent ~= '' then e = e .. ',"agent_id":' .. cjson.encode(agent) end
+  if cur[12] then e = e .. ',"route":' .. cjson.encode(cur[12]) end
+  entries[#entries + 1] = e .. '}'
+end
+if (tonumber(cur[11]) or 0) > 0 then
+  entries[#entries + 1] = '{"stage":"received","at":' .. cur[11] .. ',"agent_id":' .. cjson.encode(agent) .. ',"attempt":' .. cur[2] .. '}'
+end
+
 local from = ''
 if ARGV[8] ~= '' then from = ',"agent_id":' .. cjson.encode(ARGV[8]) end
 if dead ~= '' then
-  redis.call('HSET', KEYS[1], 'status', 'dead', 'dead_reason', dead, 'dead_at', now)
+  redis.call('HSET', KEYS[1], 'status', 'dead', 'dead_reason', dead, 'dead_at', now,
+    'sent_at', 0, 'received_at', 0, 'tl', 1)
   if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[7]) end
-  redis.call('RPUSH', KEYS[2], '{"stage":"dead","at":' .. now .. ',"attempt":' .. attempt .. ',"reason":' .. cjson.encode(dead) .. from .. '}')
+  entries[#entries + 1] = '{"stage":"dead","at":' .. now .. ',"attempt":' .. attempt .. ',"reason":' .. cjson.encode(dead) .. from .. '}'
+  redis.call('RPUSH', KEYS[2], unpack(entries))
   redis.call('EXPIRE', KEYS[1], ARGV[6])
   redis.call('EXPIRE', KEYS[2], ARGV[6])
   return { 2, attempt, cur[3], cur[4], dead, cur[7] or '' }
@@ -42,6 +67,8 @@ end
 attempt = attempt + 1
 -- Moving a queued task from its pool to a push agent is no failure: it costs no attempt.
 if ARGV[2] == 'unpooled' then redis.call('HINCRBY', KEYS[1], 'budget_from', 1) end
-redis.call('HSET', KEYS[1], 'status', 'retry_wait', 'attempt', attempt, 'due_at', due, 'received_at', 0)
-redis.call('RPUSH', KEYS[2], '{"stage":"retried","at":' .. now .. ',"attempt":' .. attempt .. ',"reason":' .. cjson.encode(ARGV[2]) .. ',"due_at":' .. due .. from .. '}')
+redis.call('HSET', KEYS[1], 'status', 'retry_wait', 'attempt', attempt, 'due_at', due,
+  'received_at', 0, 'sent_at', 0, 'tl', 1)
+entries[#entries + 1] = '{"stage":"retried","at":' .. now .. ',"attempt":' .. attempt .. ',"reason":' .. cjson.encode(ARGV[2]) .. ',"due_at":' .. due .. from .. '}'
+redis.call('RPUSH', KEYS[2], unpack(entries))
 return { 1, attempt, cur[3], cur[4], due, cur[7] or '' }

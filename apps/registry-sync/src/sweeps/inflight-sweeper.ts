@@ -1,11 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
-import type { FleetEventLog } from '@agent-reach/dispatch';
+import { parsePendingEntry, type FleetEventLog, type PendingEntry } from '@agent-reach/dispatch';
 import type { Resender } from '../tasks/resender.ts';
 import type { RetryReason, TaskOutcomes } from '../tasks/outcomes.ts';
 import { decodeReleaseReply, decodeSuspectReply } from '../commands/index.ts';
-import { parsePendingEntry, type PendingEntry } from './pending-entry.ts';
 
 /** Bounds the sweep applies. */
 export interface InflightSettings {
@@ -103,6 +102,7 @@ export class InflightSweeper {
         reason,
         agentId,
         immediate: REROUTE.has(reason),
+        sent: { at: e.sentAt, messageId: e.messageId },
         ...(reason === 'deadline' ? { terminal: 'deadline' as const } : {}),
       });
       // Add to the next agent first, then acknowledge on this one.

@@ -35,6 +35,11 @@ export interface RetryRequest {
   terminal?: DeadReason;
   /** Due now instead of after the backoff (re-routing away from a dead agent). */
   immediate?: boolean;
+  /**
+   * The attempt's delivery, when the caller holds it (the agent's pending entry): its `sent`
+   * stage, for a task no ack reached (the task step copies it into the task otherwise).
+   */
+  sent?: { at: number; messageId: string };
 }
 
 /** The decision taken. */
@@ -133,6 +138,8 @@ export class TaskOutcomes {
           settings.dlqRetentionS,
           req.error ?? '',
           req.agentId ?? '',
+          req.sent?.at ?? '',
+          req.sent?.messageId ?? '',
         )
         .exec()) ?? [];
     const [err, raw] = replies[1] ?? [new Error('retry: empty reply')];

@@ -6,6 +6,7 @@ import {
   assignRetry,
   CapacityWaiter,
   DueWatch,
+  parsePendingEntry,
   readStoredTask,
   routeTask,
   type Decision,
@@ -108,6 +109,12 @@ export class Resender {
     const stale =
       task.status === 'accepted' && now - task.assignedAt >= this.o.settings.dispatchGraceMs;
     if (!waiting && !stale) return 'skipped';
+    if (stale && (await this.delivered(task))) {
+      // Its sender stopped after the delivery: the agent holds the attempt, and its acks (or
+      // the inflight sweep, should the agent fail) take the task from here.
+      await redis.zrem(keys.due(), taskId, watchdogMember(taskId));
+      return 'skipped';
+    }
     // A retry prefers another agent than the one that just failed it: that one comes last.
     const route = () =>
       routeTask(this.routing, task, {
@@ -146,6 +153,13 @@ export class Resender {
       'task sent again',
     );
     return 'sent';
+  }
+
+  /** The task's agent holds a delivery of its current attempt (a pending entry for it). */
+  private async delivered(task: StoredTask): Promise<boolean> {
+    if (!task.agentId) return false;
+    const value = await this.o.redis.hget(this.o.keys.pending(task.agentId), task.taskId);
+    return value !== null && parsePendingEntry(task.taskId, value)?.attempt === task.attempt;
   }
 
   /** A task that waited in its pool until its due time without any agent taking it. */

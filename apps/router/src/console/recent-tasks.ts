@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { ReachKeys, TimelineEntry } from '@agent-reach/protocol';
+import { parsePendingEntry, taskTimeline, type PendingEntry } from '@agent-reach/dispatch';
 import type { TaskEvent } from '@agent-reach/events';
 
 /**
@@ -63,15 +64,6 @@ export interface TaskSample {
 }
 
 type Reply = [Error | null, unknown][];
-
-function parse(line: string): TimelineEntry | undefined {
-  try {
-    const e = JSON.parse(line) as TimelineEntry;
-    return typeof e.at === 'number' && typeof e.stage === 'string' ? e : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Latencies of a task's last attempt, and each agent's completions and failures. */
 export function summarise(
@@ -147,19 +139,38 @@ export class TaskSampler {
     if (ids.length === 0) return { points: [], agents };
     const pipeline = this.redis.pipeline();
     for (const id of ids)
-      pipeline
-        .hmget(this.keys.task(id), 'status', 'capability')
-        .lrange(this.keys.timeline(id), 0, -1);
+      pipeline.hgetall(this.keys.task(id)).lrange(this.keys.timeline(id), 0, -1);
     const replies = ((await pipeline.exec()) ?? []) as Reply;
-    const points: LatencyPoint[] = [];
-    ids.forEach((id, i) => {
-      const [fErr, fields] = replies[2 * i] ?? [null, []];
+    const read = ids.map((id, i) => {
+      const [fErr, hash] = replies[2 * i] ?? [null, {}];
       const [tErr, lines] = replies[2 * i + 1] ?? [null, []];
-      if (fErr || tErr) return;
-      const timeline = (lines as string[]).flatMap((l) => parse(l) ?? []);
-      const point = summarise(id, fields as (string | null)[], timeline, agents);
-      if (point) points.push(point);
+      return fErr || tErr
+        ? undefined
+        : { id, hash: hash as Record<string, string>, lines: lines as string[] };
     });
+    // A task not acknowledged yet has its `sent` stage in its agent's pending entry.
+    const waiting = read.filter(
+      (r) => r?.hash.status === 'accepted' && r.hash.agent_id && !(Number(r.hash.sent_at) > 0),
+    );
+    const deliveries = new Map<string, PendingEntry>();
+    if (waiting.length > 0) {
+      const lookup = this.redis.pipeline();
+      for (const r of waiting) lookup.hget(this.keys.pending(r?.hash.agent_id ?? ''), r?.id ?? '');
+      const found = ((await lookup.exec()) ?? []) as Reply;
+      waiting.forEach((r, i) => {
+        const [err, value] = found[i] ?? [null, null];
+        const entry =
+          !err && typeof value === 'string' && r ? parsePendingEntry(r.id, value) : undefined;
+        if (entry && r) deliveries.set(r.id, entry);
+      });
+    }
+    const points: LatencyPoint[] = [];
+    for (const r of read) {
+      if (!r?.hash.status) continue;
+      const { status, timeline } = taskTimeline(r.hash, r.lines, deliveries.get(r.id));
+      const point = summarise(r.id, [status, r.hash.capability ?? null], timeline, agents);
+      if (point) points.push(point);
+    }
     points.sort((a, b) => a.at - b.at);
     return { points, agents };
   }

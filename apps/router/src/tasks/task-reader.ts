@@ -1,23 +1,6 @@
 import type { Redis } from 'ioredis';
-import type {
-  ReachKeys,
-  SubmitReply,
-  TaskStatus,
-  TaskView,
-  TimelineEntry,
-} from '@agent-reach/protocol';
-
-// For stages written in the same millisecond: the order they happen in a task's life.
-const STAGE_ORDER: Record<string, number> = {
-  replayed: 0,
-  accepted: 0,
-  sent: 1,
-  received: 2,
-  completed: 3,
-  failed: 3,
-  retried: 4,
-  dead: 5,
-};
+import type { ReachKeys, SubmitReply, TaskStatus, TaskView } from '@agent-reach/protocol';
+import { parsePendingEntry, taskTimeline, type PendingEntry } from '@agent-reach/dispatch';
 
 function parseJson(text: string | undefined): unknown {
   if (text === undefined) return undefined;
@@ -35,6 +18,21 @@ export class TaskReader {
     private readonly keys: ReachKeys,
   ) {}
 
+  /**
+   * The delivery of the task's current attempt that its agent holds, for a task whose first ack
+   * has not reached it yet (`accepted`, no `sent_at`): its `sent` stage lives there until then.
+   */
+  private async delivery(
+    taskId: string,
+    status: string | null | undefined,
+    agentId: string | null | undefined,
+    sentAt: string | null | undefined,
+  ): Promise<PendingEntry | undefined> {
+    if (status !== 'accepted' || !agentId || Number(sentAt ?? 0) > 0) return undefined;
+    const value = await this.redis.hget(this.keys.pending(agentId), taskId);
+    return value === null ? undefined : parsePendingEntry(taskId, value);
+  }
+
   /** The task with its timeline in time order, or undefined when unknown or expired. */
   async view(taskId: string): Promise<TaskView | undefined> {
     const [[, hash], [, list]] = ((await this.redis
@@ -43,14 +41,11 @@ export class TaskReader {
       .lrange(this.keys.timeline(taskId), 0, -1)
       .exec()) ?? []) as [[unknown, Record<string, string>], [unknown, string[]]];
     if (!hash?.status) return undefined;
-    const timeline = (list ?? [])
-      .map((line) => parseJson(line) as TimelineEntry)
-      .filter((e) => e && typeof e.at === 'number')
-      // Stages are written by different processes; order by time, then by lifecycle order.
-      .sort((a, b) => a.at - b.at || (STAGE_ORDER[a.stage] ?? 9) - (STAGE_ORDER[b.stage] ?? 9));
+    const pending = await this.delivery(taskId, hash.status, hash.agent_id, hash.sent_at);
+    const { status, timeline } = taskTimeline(hash, list ?? [], pending);
     const view: TaskView = {
       task_id: taskId,
-      status: hash.status as TaskStatus,
+      status,
       capability: hash.capability ?? '',
       agent_id: hash.agent_id ?? '',
       attempts: Number(hash.attempt ?? 0),
@@ -70,20 +65,26 @@ export class TaskReader {
 
   /** The submit reply for an existing task (a repeated task_id), or undefined. */
   async submitView(taskId: string): Promise<SubmitReply | undefined> {
-    const [status, agentId, stream, messageId] = await this.redis.hmget(
+    const [status, agentId, stream, messageId, attempt, sentAt] = await this.redis.hmget(
       this.keys.task(taskId),
       'status',
       'agent_id',
       'stream',
       'message_id',
+      'attempt',
+      'sent_at',
     );
     if (!status) return undefined;
+    const pending = await this.delivery(taskId, status, agentId, sentAt);
+    const delivered = pending !== undefined && pending.attempt === Number(attempt);
     return {
       task_id: taskId,
-      status: status as TaskStatus,
+      status: delivered ? 'sent' : (status as TaskStatus),
       agent_id: agentId ?? '',
-      stream: stream ?? '',
-      message_id: messageId ?? '',
+      // A pooled task keeps its pool stream; a pushed one, once delivered, is in its agent's inbox.
+      stream:
+        stream || (agentId && (delivered || status !== 'accepted') ? this.keys.inbox(agentId) : ''),
+      message_id: delivered ? pending.messageId : (messageId ?? ''),
     };
   }
 }

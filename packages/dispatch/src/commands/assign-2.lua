@@ -2,11 +2,12 @@
   Takes a task that waits for a retry (retry_wait) for delivery to the chosen agent. Only one
   dispatcher wins a given attempt, so two sweepers running at once re-route a task once. The
   winner may re-assign (next candidate) with the same nonce; a stale assignment (a dispatcher
-  that died between assigning and delivering) is re-taken with a new attempt after the grace.
+  that died between assigning and delivering: the caller checked that the agent holds no
+  delivery of it) is re-taken with a new attempt after the grace.
 
   KEYS[1] task hash   KEYS[2] task timeline list
   ARGV[1] nonce   ARGV[2] expected attempt   ARGV[3] agent_id   ARGV[4] agent epoch
-  ARGV[5] grace ms for a stale assignment
+  ARGV[5] grace ms for a stale assignment   ARGV[6] the routing record of the send (packRoute)
 
   Output: { 0, attempt, created_at, deadline_ms } when assigned to the caller
   Errors: -1 no such task, -8 someone else holds it or the state moved on
@@ -16,6 +17,8 @@ if not cur[1] then return { -1 } end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local attempt = tonumber(cur[2])
+-- 'tl': the task has a timeline list (its expiry is set with the hash's once final).
+local listed = {}
 if attempt ~= tonumber(ARGV[2]) then return { -8 } end
 if cur[1] == 'retry_wait' or (cur[1] == 'accepted' and cur[3] == ARGV[1]) then
   -- ours to assign
@@ -23,9 +26,11 @@ elseif cur[1] == 'accepted' and now - (tonumber(cur[4]) or 0) >= tonumber(ARGV[5
   -- a dispatcher died after assigning: a new attempt, so a late delivery of the old one is refused
   attempt = attempt + 1
   redis.call('RPUSH', KEYS[2], '{"stage":"retried","at":' .. now .. ',"attempt":' .. attempt .. ',"reason":"undelivered"}')
+  listed = { 'tl', 1 }
 else
   return { -8 }
 end
 redis.call('HSET', KEYS[1], 'status', 'accepted', 'attempt', attempt, 'nonce', ARGV[1],
-  'agent_id', ARGV[3], 'epoch', ARGV[4], 'assigned_at', now, 'received_at', 0)
+  'agent_id', ARGV[3], 'epoch', ARGV[4], 'assigned_at', now, 'received_at', 0, 'sent_at', 0,
+  'route', ARGV[6], unpack(listed))
 return { 0, attempt, tonumber(cur[5]) or 0, tonumber(cur[6]) or 0 }

@@ -1,13 +1,16 @@
 --[[
   Claims a task_id for a submission and assigns it to the chosen agent, atomically with the
   idempotency check. The request's nonce tells a re-sent command (ioredis replays commands after
-  a dropped connection) from a second submission of the same task_id.
+  a dropped connection) from a second submission of the same task_id. The task's `accepted`
+  stage is its created_at; its `sent` stage is the delivery's pending entry, then the fields the
+  first ack copies (no timeline list entry for either: task/timeline.ts).
 
-  KEYS[1] task hash   KEYS[2] task timeline list
+  KEYS[1] task hash   KEYS[2] task timeline list (unused: a claim writes no list entry)
   ARGV[1] nonce   ARGV[2] task_id   ARGV[3] capability   ARGV[4] payload (JSON text)
   ARGV[5] callback_topic   ARGV[6] trace_id   ARGV[7] timeout ms (0 = none)
   ARGV[8] agent_id ("" for a pooled task)   ARGV[9] agent epoch
-  ARGV[10..] the task's constraints that are set, as field and value pairs (task-spec.ts
+  ARGV[10] the routing record of the send (task/timeline.ts packRoute)
+  ARGV[11..] the task's constraints that are set, as field and value pairs (task-spec.ts
   constraintArgs), which every later send reads: tags (JSON array), region, region_policy,
   session_id, parent_task_id, hops, trace_agents (JSON array), tenant, priority
 
@@ -20,18 +23,17 @@ local cur = redis.call('HMGET', KEYS[1], 'nonce', 'status', 'created_at', 'deadl
 if cur[2] then
   if cur[1] ~= ARGV[1] then return { 2 } end
   if cur[2] == 'accepted' then
-    redis.call('HSET', KEYS[1], 'agent_id', ARGV[8], 'epoch', ARGV[9], 'assigned_at', now)
+    redis.call('HSET', KEYS[1], 'agent_id', ARGV[8], 'epoch', ARGV[9], 'assigned_at', now, 'route', ARGV[10])
   end
   return { 1, tonumber(cur[3]), tonumber(cur[4]) }
 end
 local deadline = 0
 if tonumber(ARGV[7]) > 0 then deadline = now + tonumber(ARGV[7]) end
--- ARGV[10..]: only the constraints the task has (a missing field reads as none), so the hash of
+-- ARGV[11..]: only the constraints the task has (a missing field reads as none), so the hash of
 -- a task without any stays as small as it was.
 redis.call('HSET', KEYS[1],
   'task_id', ARGV[2], 'capability', ARGV[3], 'payload', ARGV[4], 'callback_topic', ARGV[5],
   'trace_id', ARGV[6], 'status', 'accepted', 'attempt', 1, 'agent_id', ARGV[8], 'epoch', ARGV[9],
   'nonce', ARGV[1], 'created_at', now, 'assigned_at', now, 'deadline_ms', deadline,
-  unpack(ARGV, 10))
-redis.call('RPUSH', KEYS[2], '{"stage":"accepted","at":' .. now .. '}')
+  'route', ARGV[10], unpack(ARGV, 11))
 return { 0, now, deadline }

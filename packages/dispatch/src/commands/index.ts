@@ -9,7 +9,7 @@ declare module 'ioredis' {
   interface RedisCommander<Context> {
     reachClaim(...args: Arg[]): Result<unknown[], Context>;
     reachDeliver(...args: Arg[]): Result<unknown[][], Context>;
-    reachMarkSent(...args: Arg[]): Result<string | null, Context>;
+    reachRecordPooled(...args: Arg[]): Result<string | null, Context>;
     reachReleaseClaim(...args: Arg[]): Result<number, Context>;
     reachAssign(...args: Arg[]): Result<unknown[], Context>;
     reachUnassign(...args: Arg[]): Result<number, Context>;
@@ -22,7 +22,7 @@ declare module 'ioredis' {
 const NAMES: Record<string, string> = {
   claim: 'reachClaim',
   deliver: 'reachDeliver',
-  'mark-sent': 'reachMarkSent',
+  'record-pooled': 'reachRecordPooled',
   'release-claim': 'reachReleaseClaim',
   assign: 'reachAssign',
   unassign: 'reachUnassign',

@@ -16,9 +16,9 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('HSET', KEYS[1], 'task_id', ARGV[1], 'capability', ARGV[2], 'payload', ARGV[3],
   'callback_topic', ARGV[4], 'trace_id', ARGV[5], 'status', 'dead', 'dead_reason', ARGV[6],
   'dead_at', now, 'attempt', 0, 'agent_id', '', 'epoch', 0, 'created_at', now, 'deadline_ms', 0,
-  unpack(ARGV, 8))
-redis.call('RPUSH', KEYS[2], '{"stage":"accepted","at":' .. now .. '}',
-  '{"stage":"dead","at":' .. now .. ',"attempt":0,"reason":' .. cjson.encode(ARGV[6]) .. '}')
+  'tl', 1, unpack(ARGV, 8))
+-- The accepted stage is created_at; the death is exceptional, so it goes in the list.
+redis.call('RPUSH', KEYS[2], '{"stage":"dead","at":' .. now .. ',"attempt":0,"reason":' .. cjson.encode(ARGV[6]) .. '}')
 redis.call('EXPIRE', KEYS[1], ARGV[7])
 redis.call('EXPIRE', KEYS[2], ARGV[7])
 return 1

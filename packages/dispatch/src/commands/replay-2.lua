@@ -15,7 +15,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local attempt = tonumber(cur[2]) + 1
 redis.call('HSET', KEYS[1], 'status', 'retry_wait', 'attempt', attempt, 'budget_from', attempt - 1,
-  'due_at', now, 'received_at', 0, 'assigned_at', now)
+  'due_at', now, 'received_at', 0, 'sent_at', 0, 'assigned_at', now, 'tl', 1)
 redis.call('HDEL', KEYS[1], 'dead_reason', 'dead_at', 'error')
 local deadline = tonumber(cur[4]) or 0
 if deadline > 0 then

@@ -15,8 +15,11 @@ export type Taken =
  * waiting task. Either way only one sender wins a given attempt.
  */
 export interface AttemptClaim {
-  /** Takes (or re-takes, for the next candidate) the attempt for `agent`; none for a pool. */
-  take(agent: DeliveryTarget | undefined): Promise<Taken>;
+  /**
+   * Takes (or re-takes, for the next candidate) the attempt for `agent`, none for a pool, with
+   * the send's routing record (task/timeline.ts `packRoute`), which the `sent` stage shows.
+   */
+  take(agent: DeliveryTarget | undefined, route: string): Promise<Taken>;
   /** Gives the attempt back: no candidate took the task. */
   release(): Promise<void>;
 }
@@ -46,7 +49,7 @@ export function claimSubmission(
   const t = c.task;
   let first = true;
   return {
-    async take(agent) {
+    async take(agent, route) {
       const claim = () =>
         redis.reachClaim(
           keys.task(t.taskId),
@@ -60,6 +63,7 @@ export function claimSubmission(
           c.timeoutMs,
           agent?.agent_id ?? '',
           agent?.epoch ?? 0,
+          route,
           ...constraintArgs(t),
         );
       const raw = first ? await watch.watchThen(t.taskId, c.watchdogAt, claim) : await claim();
@@ -93,7 +97,7 @@ export interface RetryAssignment {
 /** Takes a task that waits for another attempt for the chosen agent, one sender per attempt. */
 export function assignRetry(redis: Redis, keys: ReachKeys, a: RetryAssignment): AttemptClaim {
   return {
-    async take(agent) {
+    async take(agent, route) {
       const reply = decodeAssignReply(
         await redis.reachAssign(
           keys.task(a.taskId),
@@ -103,6 +107,7 @@ export function assignRetry(redis: Redis, keys: ReachKeys, a: RetryAssignment): 
           agent?.agent_id ?? '',
           agent?.epoch ?? 0,
           a.graceMs,
+          route,
         ),
       );
       return reply.ok ? { ...reply, ok: true } : { ok: false };

@@ -2,7 +2,8 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { encodeTask, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
-import type { Delivery, RoutingRecord } from '../delivery.ts';
+import type { Delivery } from '../delivery.ts';
+import { packRoute, type RoutingRecord } from '../task/timeline.ts';
 import type { Candidate } from '../routing/policy.ts';
 import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
 import { attemptMessage, type TaskSpec } from '../task/task-spec.ts';
@@ -52,7 +53,7 @@ export type SendOutcome =
       stream: string;
       messageId: string;
       sentAt: number;
-      /** Settles once the `sent` stage is recorded (it is written in the background). */
+      /** Settles once the send's follow-ups (watchdog entry, pooled record, session) are written. */
       recorded: Promise<void>;
     }
   | {
@@ -109,7 +110,22 @@ export class TaskSender {
     try {
       for (const [i, candidate] of tried.entries()) {
         const agent = candidate.agent;
-        const taken = await req.claim.take(agent);
+        const runnerUp = to.agents[i + 1];
+        // Recorded with the claim: the delivery's pending entry and this are the `sent` stage.
+        const routing: RoutingRecord = {
+          score: Number(candidate.score.toFixed(4)),
+          load: Number(candidate.load.toFixed(4)),
+          candidates: to.count,
+          snapshot_age_ms: snapshot.info().age_ms,
+          ...(runnerUp
+            ? {
+                runner_up: runnerUp.agent.agent_id,
+                runner_up_score: Number(runnerUp.score.toFixed(4)),
+              }
+            : {}),
+          ...this.why(req, refusals),
+        };
+        const taken = await req.claim.take(agent, packRoute(routing));
         if (!taken.ok) return { kind: 'not_ours' };
         if (outstanding === agent.agent_id && i === 0) outstanding = undefined;
         else snapshot.reserve(agent.agent_id);
@@ -131,20 +147,6 @@ export class TaskSender {
           if (refusedFull) full++;
           continue;
         }
-        const runnerUp = to.agents[i + 1];
-        const routing: RoutingRecord = {
-          score: Number(candidate.score.toFixed(4)),
-          load: Number(candidate.load.toFixed(4)),
-          candidates: to.count,
-          ...(runnerUp
-            ? {
-                runner_up: runnerUp.agent.agent_id,
-                runner_up_score: Number(runnerUp.score.toFixed(4)),
-              }
-            : {}),
-          snapshot_age_ms: snapshot.info().age_ms,
-          ...this.why(req, refusals),
-        };
         return this.sent(req, {
           attempt: taken.attempt,
           createdAt: taken.createdAt,
@@ -152,7 +154,6 @@ export class TaskSender {
           stream: this.o.keys.inbox(agent.agent_id),
           messageId: result.messageId,
           sentAt: result.sentAt,
-          routing,
         });
       }
     } finally {
@@ -172,9 +173,12 @@ export class TaskSender {
     to: Extract<SendTarget, { pool: unknown }>,
   ): Promise<SendOutcome> {
     const { redis, keys } = this.o;
-    const taken = await req.claim.take(undefined);
-    if (!taken.ok) return { kind: 'not_ours' };
     const capability = req.task.capability;
+    const taken = await req.claim.take(
+      undefined,
+      packRoute({ pool: capability, reason: to.pool, ...this.why(req, []) }),
+    );
+    if (!taken.ok) return { kind: 'not_ours' };
     const stream = keys.pool(capability);
     const fields = encodeTask(attemptMessage(req.task, taken.attempt, taken.deadlineMs));
     const added =
@@ -200,8 +204,7 @@ export class TaskSender {
       stream,
       messageId: messageId as string,
       sentAt,
-      routing: { pool: capability, reason: to.pool, ...this.why(req, []) },
-      pooled: { stream, dueAt: expiresAt },
+      pooled: { dueAt: expiresAt },
     });
   }
 
@@ -216,9 +219,10 @@ export class TaskSender {
   }
 
   /**
-   * The XADD returned an id: the attempt is sent. The stage's record rides the same
-   * auto-pipelined connection in the background (a later read on this connection is served after
-   * it; the due-set watchdog covers a process that dies first); the event is written at once.
+   * The XADD returned an id: the attempt is sent. What is left rides the same auto-pipelined
+   * connection in the background — the watchdog entry's removal (a process that dies first leaves
+   * it to registry-sync, which finds the delivery), a pooled task's record, the session; the
+   * event is written at once.
    */
   private sent(
     req: SendRequest,
@@ -229,24 +233,27 @@ export class TaskSender {
       stream: string;
       messageId: string;
       sentAt: number;
-      routing: RoutingRecord;
-      pooled?: { stream: string; dueAt: number };
+      pooled?: { dueAt: number };
     },
   ): SendOutcome {
     const { redis, keys, delivery, events } = this.o;
     const task = req.task;
-    const writes: Promise<unknown>[] = [
-      delivery.markSent({
-        taskId: task.taskId,
-        agentId: s.agentId,
-        attempt: s.attempt,
-        messageId: s.messageId,
-        sentAt: s.sentAt,
-        routing: s.routing,
-        ...(s.pooled ? { pooled: s.pooled } : {}),
-        ...(req.watched ? { watched: true } : {}),
-      }),
-    ];
+    const writes: Promise<unknown>[] = [];
+    if (s.pooled) {
+      writes.push(
+        delivery.recordPooled({
+          taskId: task.taskId,
+          attempt: s.attempt,
+          stream: s.stream,
+          messageId: s.messageId,
+          sentAt: s.sentAt,
+          dueAt: s.pooled.dueAt,
+          ...(req.watched ? { watched: true } : {}),
+        }),
+      );
+    } else if (req.watched) {
+      writes.push(delivery.watch.unwatch(task.taskId));
+    }
     if (task.sessionId && s.agentId) {
       writes.push(redis.set(keys.session(task.sessionId), s.agentId, 'EX', this.o.sessionTtlS));
     }
@@ -255,7 +262,7 @@ export class TaskSender {
       (err: unknown) =>
         this.log.warn(
           { err, task_id: task.taskId },
-          'sent stage not recorded; the watchdog will check the task',
+          'send not followed up; the watchdog will check the task',
         ),
     );
     events.write({

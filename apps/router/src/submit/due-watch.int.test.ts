@@ -6,7 +6,7 @@ import { useScratchRedis } from '../testing/scratch-redis.ts';
 
 const scratch = useScratchRedis();
 
-describe('the sent record and the due set', () => {
+describe('the due set around a send', () => {
   it('drops the watchdog entry it set, but never the entry of a retry that followed a fast failure', async () => {
     const { redis, keys } = scratch;
     const delivery = new Delivery(redis, keys, 15_000);
@@ -14,33 +14,33 @@ describe('the sent record and the due set', () => {
     // Attempt 1 was claimed with a watchdog entry; it failed fast and its retry is due later.
     await redis.hset(keys.task('t-late'), 'status', 'retry_wait', 'attempt', 2);
     await redis.zadd(keys.due(), watchdogAt, watchdogMember('t-late'), watchdogAt + 250, 't-late');
-    await delivery.markSent({
-      taskId: 't-late',
-      agentId: 'agent-1',
-      attempt: 1,
-      messageId: '1-1',
-      sentAt: watchdogAt - 5000,
-      watched: true,
-    });
+    await delivery.watch.unwatch('t-late');
     expect(await redis.zrange(keys.due(), 0, -1, 'WITHSCORES')).toEqual([
       't-late',
       String(watchdogAt + 250),
     ]);
-    expect(await redis.lrange(keys.timeline('t-late'), 0, -1)).toEqual([]);
+  });
 
-    // The usual order: the record lands while the task waits for it.
-    await redis.hset(keys.task('t-ok'), 'status', 'accepted', 'attempt', 1);
-    await redis.zadd(keys.due(), watchdogAt, watchdogMember('t-ok'));
-    await delivery.markSent({
-      taskId: 't-ok',
-      agentId: 'agent-1',
+  it('records a pooled task as sent, with its expiry in the due set instead of its watchdog', async () => {
+    const { redis, keys } = scratch;
+    const delivery = new Delivery(redis, keys, 15_000);
+    await redis.hset(keys.task('t-pool'), 'status', 'accepted', 'attempt', 1, 'agent_id', '');
+    await redis.zadd(keys.due(), 5, watchdogMember('t-pool'));
+    await delivery.recordPooled({
+      taskId: 't-pool',
       attempt: 1,
-      messageId: '1-2',
-      sentAt: watchdogAt - 5000,
+      stream: keys.pool('embed'),
+      messageId: '7-0',
+      sentAt: 7,
+      dueAt: 60_007,
       watched: true,
     });
-    expect(await redis.zscore(keys.due(), watchdogMember('t-ok'))).toBeNull();
-    expect(await redis.hget(keys.task('t-ok'), 'status')).toBe('sent');
+    expect(
+      await redis.hmget(keys.task('t-pool'), 'status', 'sent_at', 'message_id', 'stream'),
+    ).toEqual(['sent', '7', '7-0', keys.pool('embed')]);
+    expect(await redis.zscore(keys.due(), watchdogMember('t-pool'))).toBeNull();
+    expect(await redis.zscore(keys.due(), 't-pool')).toBe('60007');
+    expect(await redis.exists(keys.timeline('t-pool'))).toBe(0);
   });
 
   it('sends the watchdog entries of one tick in one ZADD, before the commands that follow them, and drops them in one ZREM', async () => {
