@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DueWatch } from './due-watch.ts';
+import { RedisClock } from './redis-clock.ts';
 import { Coalescer, encodeTask, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
 import { decodeDeliverReply, type DeliverReply } from './commands/replies.ts';
 
@@ -35,6 +36,8 @@ export interface PooledRecord {
 export class Delivery {
   /** Watchdog entries in the due set, batched per tick. */
   readonly watch: DueWatch;
+  /** Redis server time as the deliveries' replies show it (a claim's `created_at`). */
+  readonly clock = new RedisClock();
   /** The deliveries of one tick, one script call per agent. */
   private readonly batches: Coalescer<(string | number)[], unknown[]>;
 
@@ -80,7 +83,9 @@ export class Delivery {
       ],
       task.payload.length,
     );
-    return decodeDeliverReply(reply);
+    const result = decodeDeliverReply(reply);
+    if (result.ok) this.clock.observe(result.sentAt);
+    return result;
   }
 
   /**

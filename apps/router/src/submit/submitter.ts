@@ -208,7 +208,7 @@ export class Submitter {
   }
 
   private claim(spec: TaskSpec, body: SubmitBody, watchdogAt: number) {
-    return claimSubmission(this.o.redis, this.o.keys, this.o.delivery.watch, {
+    return claimSubmission(this.o.redis, this.o.keys, this.o.delivery, {
       task: spec,
       nonce: randomUUID(),
       timeoutMs: (body.timeout_s ?? this.o.settings.defaultTimeoutS) * 1000,

@@ -10,15 +10,16 @@
   ARGV[5] callback_topic   ARGV[6] trace_id   ARGV[7] timeout ms (0 = none)
   ARGV[8] agent_id ("" for a pooled task)   ARGV[9] agent epoch
   ARGV[10] the routing record of the send (task/timeline.ts packRoute)
-  ARGV[11..] the task's constraints that are set, as field and value pairs (task-spec.ts
+  ARGV[11] now: Redis time as the router reads it (redis-clock.ts), epoch ms — the task's own
+  times (created_at, its deadline) only; no lease arithmetic happens here
+  ARGV[12..] the task's constraints that are set, as field and value pairs (task-spec.ts
   constraintArgs), which every later send reads: tags (JSON array), region, region_policy,
   session_id, parent_task_id, hops, trace_agents (JSON array), tenant, priority
 
   Output: { 0 created | 1 ours already (re-sent or re-assigned), created_at_ms, deadline_ms }
           { 2 } when the task_id belongs to an earlier submission
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = ARGV[11]
 local cur = redis.call('HMGET', KEYS[1], 'nonce', 'status', 'created_at', 'deadline_ms')
 if cur[2] then
   if cur[1] ~= ARGV[1] then return { 2 } end
@@ -27,13 +28,18 @@ if cur[2] then
   end
   return { 1, tonumber(cur[3]), tonumber(cur[4]) }
 end
+-- Values go to Redis as the strings they came in as: Lua turns a number into text slowly.
 local deadline = 0
-if tonumber(ARGV[7]) > 0 then deadline = now + tonumber(ARGV[7]) end
--- ARGV[11..]: only the constraints the task has (a missing field reads as none), so the hash of
+local deadlineText = '0'
+if ARGV[7] ~= '0' then
+  deadline = tonumber(now) + tonumber(ARGV[7])
+  deadlineText = deadline
+end
+-- ARGV[12..]: only the constraints the task has (a missing field reads as none), so the hash of
 -- a task without any stays as small as it was.
 redis.call('HSET', KEYS[1],
   'task_id', ARGV[2], 'capability', ARGV[3], 'payload', ARGV[4], 'callback_topic', ARGV[5],
-  'trace_id', ARGV[6], 'status', 'accepted', 'attempt', 1, 'agent_id', ARGV[8], 'epoch', ARGV[9],
-  'nonce', ARGV[1], 'created_at', now, 'assigned_at', now, 'deadline_ms', deadline,
-  'route', ARGV[10], unpack(ARGV, 11))
-return { 0, now, deadline }
+  'trace_id', ARGV[6], 'status', 'accepted', 'attempt', '1', 'agent_id', ARGV[8], 'epoch', ARGV[9],
+  'nonce', ARGV[1], 'created_at', now, 'assigned_at', now, 'deadline_ms', deadlineText,
+  'route', ARGV[10], unpack(ARGV, 12))
+return { 0, tonumber(now), deadline }

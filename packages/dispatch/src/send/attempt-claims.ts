@@ -1,8 +1,7 @@
 import type { Redis } from 'ioredis';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import { decodeAssignReply, decodeClaimReply } from '../commands/replies.ts';
-import type { DueWatch } from '../due-watch.ts';
-import type { DeliveryTarget } from '../delivery.ts';
+import type { Delivery, DeliveryTarget } from '../delivery.ts';
 import { constraintArgs, type TaskSpec } from '../task/task-spec.ts';
 
 /** An attempt taken for one agent (or for the pool): what its stream entry needs. */
@@ -38,14 +37,17 @@ export interface SubmissionClaim {
 /**
  * Claims the task_id of a submission with the idempotency check and stores the task with its
  * constraints. The watchdog entry goes out just before the first claim, in the tick's one ZADD
- * (due-watch.ts), so a router that dies after claiming leaves the task to registry-sync.
+ * (due-watch.ts), so a router that dies after claiming leaves the task to registry-sync. The
+ * task's `created_at` is the Redis time the deliveries' replies show (`delivery.clock`): the
+ * claim asks Redis for no `TIME`.
  */
 export function claimSubmission(
   redis: Redis,
   keys: ReachKeys,
-  watch: DueWatch,
+  delivery: Pick<Delivery, 'watch' | 'clock'>,
   c: SubmissionClaim,
 ): AttemptClaim {
+  const { watch, clock } = delivery;
   const t = c.task;
   let first = true;
   return {
@@ -64,6 +66,7 @@ export function claimSubmission(
           agent?.agent_id ?? '',
           agent?.epoch ?? 0,
           route,
+          clock.now(),
           ...constraintArgs(t),
         );
       const raw = first ? await watch.watchThen(t.taskId, c.watchdogAt, claim) : await claim();

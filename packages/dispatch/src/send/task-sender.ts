@@ -196,6 +196,7 @@ export class TaskSender {
       '0',
     ];
     const sentAt = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+    this.o.delivery.clock.observe(sentAt);
     const expiresAt = taken.deadlineMs > 0 ? taken.deadlineMs : sentAt + to.waitMs;
     return this.sent(req, {
       attempt: taken.attempt,

@@ -162,6 +162,10 @@ export function taskTimeline(
       ...(hash.duration_ms !== undefined ? { duration_ms: num(hash.duration_ms) } : {}),
     });
   }
+  // created_at is the router's reading of Redis time (redis-clock.ts), which may be a little
+  // late: acceptance comes first all the same.
+  const accepted = entries.find((e) => e.stage === 'accepted');
+  if (accepted) for (const e of entries) if (e.at < accepted.at) accepted.at = e.at;
   // Stages are written by different processes; order by time, then by lifecycle order.
   entries.sort((a, b) => a.at - b.at || (STAGE_ORDER[a.stage] ?? 9) - (STAGE_ORDER[b.stage] ?? 9));
   return { status, timeline: entries };
