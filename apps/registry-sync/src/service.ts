@@ -8,6 +8,7 @@ import {
   SnapshotHolder,
 } from '@agent-reach/dispatch';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
+import { watchStuckCommands } from '@agent-reach/service-kit';
 import { buildRegistryApp } from './app.ts';
 import { defineCommands } from './commands/index.ts';
 import { AckApplier } from './acks/ack-applier.ts';
@@ -41,15 +42,20 @@ export interface RegistryService {
   close(): Promise<void>;
 }
 
-/** Redis settings: fail fast while Redis is away, reconnect by itself when it returns. */
+/**
+ * Redis settings: fail fast while Redis is away, reconnect by itself when it returns. Commands
+ * on a connection without blocking reads fail when Redis gives no answer for 5 s (a frozen
+ * server), found by a periodic check rather than a timer per command (ioredis commandTimeout).
+ */
 function connect(url: string, blocking: boolean): Redis {
-  return new Redis(url, {
+  const redis = new Redis(url, {
     lazyConnect: true,
     enableAutoPipelining: !blocking,
     maxRetriesPerRequest: blocking ? null : 2,
-    ...(blocking ? {} : { commandTimeout: 5000 }),
     retryStrategy: (times) => Math.min(50 * times, 1000),
   });
+  if (!blocking) watchStuckCommands(redis, 5000);
+  return redis;
 }
 
 /** Wires registry-sync from settings. */

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
+import { watchStuckCommands } from '@agent-reach/service-kit';
 import { buildRouterApp } from './app.ts';
 import { BlockingPool } from './callbacks/blocking-pool.ts';
 import { ResultWaiter } from './callbacks/result-waiter.ts';
@@ -39,16 +40,17 @@ export async function createRouterService(
   const logger = extra.logger ?? pino({ level: options.logLevel, base: { service: 'router' } });
   const keys = reachKeys(options.prefix);
   // While Redis is away a request fails within a second (503 STORE_UNAVAILABLE) instead of
-  // hanging: one reconnection try per command, reconnections at most 400 ms apart, and a command
-  // that gets no answer (a frozen server) times out.
+  // hanging: one reconnection try per command, reconnections at most 400 ms apart, and commands
+  // that get no answer (a frozen server) fail after storeTimeoutMs — found by a periodic check
+  // rather than ioredis' commandTimeout, which starts a timer for every command.
   const retryStrategy = (times: number) => Math.min(50 * times, 400);
   const redis = new Redis(options.redisUrl, {
     lazyConnect: true,
     enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
-    commandTimeout: options.storeTimeoutMs,
     retryStrategy,
   });
+  watchStuckCommands(redis, options.storeTimeoutMs);
   const subscriber = new Redis(options.redisUrl, {
     lazyConnect: true,
     maxRetriesPerRequest: null,
