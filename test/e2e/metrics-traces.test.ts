@@ -22,7 +22,7 @@ beforeAll(async () => {
   // Two attempts 200 ms apart: the retried and dead stages within a test's time.
   stack = await startStack({
     influx: 'v1',
-    env: { LOG_LEVEL: 'info', REACH_RETRY_BASE_MS: '200', REACH_MAX_ATTEMPTS: '2' },
+    env: { LOG_LEVEL: 'debug', REACH_RETRY_BASE_MS: '200', REACH_MAX_ATTEMPTS: '2' },
   });
   worker = await RawWorker.start(
     stack,
@@ -102,7 +102,7 @@ describe('a trace id from traceparent', () => {
     expect(rows.map((r) => r.stage).sort()).toEqual(['completed', 'received', 'sent']);
     for (const r of rows) expect(r.trace_id).toBe(TRACE);
 
-    // Router: the submit's request log; registry-sync: a line per stage it recorded.
+    // Router: the submit's request log; registry-sync: a line per stage it recorded (at debug).
     const routerLogs = await waitFor(
       () => {
         const lines = logLines(stack.router.output()).filter(

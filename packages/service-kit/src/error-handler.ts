@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CODES, isErrorCode, type ErrorCode } from '@agent-reach/protocol';
+import { DebugRequestLog } from './request-log.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -130,11 +131,13 @@ function schemaErrorFormatter(errors: SchemaError[], dataVar: string): Error {
 
 /**
  * Fastify options both services share. Ajv keeps unknown properties so that
- * `additionalProperties: false` rejects a misspelt field instead of silently dropping it.
+ * `additionalProperties: false` rejects a misspelt field instead of silently dropping it; a
+ * request's received and answered lines are at `debug` ({@link DebugRequestLog}).
  */
 export function baseFastifyOptions(bodyLimit: number) {
   return {
     bodyLimit,
+    logController: new DebugRequestLog(),
     schemaErrorFormatter,
     ajv: {
       customOptions: { removeAdditional: false as const, coerceTypes: true, useDefaults: true },

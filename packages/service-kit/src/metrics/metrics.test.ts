@@ -40,8 +40,9 @@ describe('observeTaskEvents', () => {
     const registry = createMetricsRegistry('test', { defaultMetrics: false });
     const sink = new MemorySink();
     const lines: Record<string, unknown>[] = [];
+    // A line per stage of every task is a debug line.
     const logger = pino(
-      { level: 'info' },
+      { level: 'debug' },
       { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) },
     );
     const noticed: string[] = [];

@@ -59,8 +59,9 @@ export function observeTaskEvents(sink: EventSink, opts: TaskEventObserverOption
           event.latency_ms / 1000,
         );
       }
-      // Liveness probes are checks, not work: logged only at debug.
-      log[event.stage === 'probe' ? 'debug' : 'info'](
+      // A line per stage of every task: at debug, as the task's timeline and InfluxDB hold the
+      // stages anyway, and at info they would cost more than recording them.
+      log.debug(
         {
           task_id: event.task_id,
           trace_id: event.trace_id,
