@@ -6,17 +6,9 @@ import {
   type ReachKeys,
 } from '@agent-reach/protocol';
 import type { BlockingPool } from './blocking-pool.ts';
+import { RawJson } from './raw-json.ts';
 
 type XReadReply = [string, [string, string[]][]][] | null;
-
-/** A result as JSON when it parses (it always should: agents send JSON text), else the text. */
-export function parseResult(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
 
 /** Reads a callback topic from a cursor, long-polling when nothing is there yet. */
 export class CallbackReader {
@@ -47,7 +39,8 @@ export class CallbackReader {
         attempt: msg.attempt,
         completed_at: msg.completed_at,
       };
-      if (msg.result !== undefined) item.result = parseResult(msg.result);
+      // Spliced into the reply as the JSON text it is (callbacksReplyJson), never parsed here.
+      if (msg.result !== undefined) item.result = new RawJson(msg.result);
       if (msg.error !== undefined) item.error = msg.error;
       if (msg.duration_ms !== undefined) item.duration_ms = msg.duration_ms;
       return item;

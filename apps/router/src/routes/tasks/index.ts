@@ -23,6 +23,9 @@ import type { ResultWaiter } from '../../callbacks/result-waiter.ts';
 import type { Submitter, SubmitOutcome } from '../../submit/submitter.ts';
 import type { TaskReader } from '../../tasks/task-reader.ts';
 import { withResult } from './waited-reply.ts';
+import { jsonWithRawResult } from '../../callbacks/raw-json.ts';
+
+const JSON_UTF8 = 'application/json; charset=utf-8';
 
 /** What the task routes need. */
 export interface TasksRouteDeps {
@@ -95,8 +98,13 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
         return reply.code(200).send(outcome.reply);
       }
       const msg = await expectation.result;
+      // The result goes out as the JSON text its callback entry holds (jsonWithRawResult).
       return msg
-        ? reply.code(200).send(withResult(outcome.reply, msg))
+        ? reply
+            .code(200)
+            .type(JSON_UTF8)
+            .serializer(jsonWithRawResult)
+            .send(withResult(outcome.reply, msg))
         : reply.code(202).send(outcome.reply);
     },
   );
