@@ -3,6 +3,7 @@ export * from './error-handler.ts';
 export * from './redis-errors.ts';
 export * from './scripts.ts';
 export * from './stuck-commands.ts';
+export * from './nonce.ts';
 export * from './request-log.ts';
 export * from './run-main.ts';
 export * from './trace-context.ts';

@@ -149,7 +149,7 @@ export class TaskOutcomes {
     // The task's trace id goes with its events and log lines, as with every other stage.
     const trace = reply.traceId ? { trace_id: reply.traceId } : {};
     if (reply.kind === 'retry') {
-      this.log.info(
+      this.log.debug(
         {
           task_id: req.taskId,
           ...trace,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
@@ -15,6 +14,7 @@ import {
   type StoredTask,
   type TaskSender,
 } from '@agent-reach/dispatch';
+import { nextNonce } from '@agent-reach/service-kit';
 import type { TaskOutcomes } from './outcomes.ts';
 
 /** Settings of re-sends. */
@@ -137,7 +137,7 @@ export class Resender {
       claim: assignRetry(redis, keys, {
         taskId,
         attempt: task.attempt,
-        nonce: randomUUID(),
+        nonce: nextNonce(),
         graceMs: this.o.settings.dispatchGraceMs,
       }),
       to: { agents: candidates, count: decision.count() },
@@ -148,7 +148,7 @@ export class Resender {
     if (outcome.kind === 'not_ours') return 'skipped';
     if (outcome.kind === 'refused') return this.noAgent(task, since, now, outcome.someFull);
     await outcome.recorded;
-    this.log.info(
+    this.log.debug(
       { task_id: taskId, attempt: outcome.attempt, agent_id: outcome.agentId },
       'task sent again',
     );

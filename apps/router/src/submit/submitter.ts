@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ReachKeys, SubmitBody, SubmitReply } from '@agent-reach/protocol';
-import { httpError } from '@agent-reach/service-kit';
+import { httpError, nextNonce } from '@agent-reach/service-kit';
 import {
   CapacityWaiter,
   claimSubmission,
@@ -154,7 +154,7 @@ export class Submitter {
     if (reserved) {
       const outcome = await this.send(spec, body, routed);
       if (outcome.kind !== 'refused') return this.answer(spec, outcome);
-      this.log.info(
+      this.log.debug(
         { task_id: spec.taskId, capability: spec.capability, refusals: outcome.refusals },
         'no candidate took the task',
       );
@@ -210,7 +210,7 @@ export class Submitter {
   private claim(spec: TaskSpec, body: SubmitBody, watchdogAt: number) {
     return claimSubmission(this.o.redis, this.o.keys, this.o.delivery, {
       task: spec,
-      nonce: randomUUID(),
+      nonce: nextNonce(),
       timeoutMs: (body.timeout_s ?? this.o.settings.defaultTimeoutS) * 1000,
       watchdogAt,
     });
