@@ -72,8 +72,32 @@ export async function createRegistryService(
   const subscriber = connect(options.redisUrl, true);
   // The acks' hot path on a connection of its own, with only the scripts it runs (see defineScripts).
   const acks = connect(options.redisUrl, false);
-  defineCommands(redis);
-  defineDispatchCommands(redis);
+  // Each connection gets only the scripts it runs (see defineScripts); a script a connection
+  // comes to run is added to its list. The main one: the agents' API, sweeps and duties, and
+  // retries with their deliveries and dead letters.
+  defineCommands(redis, [
+    'register',
+    'heartbeat',
+    'deregister',
+    'serve',
+    'lease',
+    'snapshot',
+    'lock',
+    'retry',
+    'release',
+    'suspect',
+    'eject',
+    'delconsumer',
+    'requeue',
+  ]);
+  defineDispatchCommands(redis, [
+    'assign',
+    'unassign',
+    'deliver',
+    'record-pooled',
+    'reject',
+    'publish-callback',
+  ]);
   defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow', 'requeue']);
   defineDispatchCommands(acks, ['publish-callback']);
   for (const conn of [redis, blocking, subscriber, acks]) {

@@ -56,7 +56,19 @@ export async function createRouterService(
     maxRetriesPerRequest: null,
     retryStrategy,
   });
-  defineDispatchCommands(redis);
+  // Only the scripts the router runs (ioredis copies every script defined on a connection onto
+  // each of its pipelines, one per event-loop turn): submissions and their deliveries, pool
+  // entries, refusals and dead letters with their callbacks, DLQ replays. A script this
+  // connection comes to run is added here; assign and unassign are registry-sync's (retries).
+  defineDispatchCommands(redis, [
+    'claim',
+    'release-claim',
+    'deliver',
+    'record-pooled',
+    'reject',
+    'publish-callback',
+    'replay',
+  ]);
   await redis.connect();
   await subscriber.connect();
   for (const conn of [redis, subscriber]) {
