@@ -220,7 +220,7 @@ describe('a stale instance', () => {
     expect(entries.length).toBeGreaterThan(0);
     const pending = await redis.hgetall(keys.pending('twin'));
     for (const value of Object.values(pending))
-      expect(value.split('|')[5]).toBe(String(fresh.body.epoch));
+      expect(value.split('|')[1]).toBe(String(fresh.body.epoch));
   });
 });
 

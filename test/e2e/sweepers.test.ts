@@ -75,7 +75,7 @@ describe('two sweepers at once', () => {
         url: '/v1/tasks',
         payload: { capability: 'twice', payload: i },
       });
-      expect(res.statusCode).toBe(202);
+      expect(res.statusCode, res.body).toBe(202);
       ids.push(res.json<{ task_id: string }>().task_id);
     }
     const other = await register({

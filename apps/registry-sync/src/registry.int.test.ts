@@ -339,7 +339,7 @@ describe('acks', () => {
     });
     const keys = reachKeys(prefix);
     // Task t1 was delivered to the old instance and still holds its slot.
-    await redis.hset(keys.pending('a1'), 't1', `1|1-1|0|0|0|${old.epoch}`);
+    await redis.hset(keys.pending('a1'), 't1', `1|${old.epoch}||1-1|0|0`);
     await redis.xadd(
       keys.acks(),
       '*',

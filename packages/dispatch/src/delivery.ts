@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { DueWatch } from './due-watch.ts';
 import { RedisClock } from './redis-clock.ts';
 import { Coalescer, encodeTask, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
-import { decodeDeliverReply, type DeliverReply } from './commands/replies.ts';
+import { decodeDeliverReplies, type DeliverReply } from './commands/replies.ts';
 
 /** The agent a delivery targets, as the snapshot showed it. */
 export interface DeliveryTarget {
@@ -39,7 +39,7 @@ export class Delivery {
   /** Redis server time as the deliveries' replies show it (a claim's `created_at`). */
   readonly clock = new RedisClock();
   /** The deliveries of one tick, one script call per agent. */
-  private readonly batches: Coalescer<(string | number)[], unknown[]>;
+  private readonly batches: Coalescer<(string | number)[], DeliverReply>;
 
   /** `offlineMs`: the lease age past which an agent is not delivered to (read at each call). */
   constructor(
@@ -49,13 +49,15 @@ export class Delivery {
   ) {
     const offline = typeof offlineMs === 'number' ? () => offlineMs : offlineMs;
     this.watch = new DueWatch(redis, keys.due());
-    this.batches = new Coalescer((id, tasks) =>
-      this.redis.reachDeliver(
-        this.keys.agent(id),
-        this.keys.inbox(id),
-        this.keys.pending(id),
-        offline(),
-        ...tasks.flat(),
+    this.batches = new Coalescer(async (id, tasks) =>
+      decodeDeliverReplies(
+        await this.redis.reachDeliver(
+          this.keys.agent(id),
+          this.keys.inbox(id),
+          this.keys.pending(id),
+          offline(),
+          ...tasks.flat(),
+        ),
       ),
     );
   }
@@ -70,7 +72,7 @@ export class Delivery {
     opts: { probe?: boolean } = {},
   ): Promise<DeliveryResult> {
     const fields = encodeTask(task);
-    const reply = await this.batches.call(
+    const result = await this.batches.call(
       agent.agent_id,
       [
         agent.epoch,
@@ -83,7 +85,6 @@ export class Delivery {
       ],
       task.payload.length,
     );
-    const result = decodeDeliverReply(reply);
     if (result.ok) this.clock.observe(result.sentAt);
     return result;
   }

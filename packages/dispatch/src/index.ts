@@ -18,7 +18,7 @@ export {
   type RoutingRecord,
   type TaskTimeline,
 } from './task/timeline.ts';
-export { parsePendingEntry, type PendingEntry } from './task/pending-entry.ts';
+export { formatPendingEntry, parsePendingEntry, type PendingEntry } from './task/pending-entry.ts';
 export { DueWatch } from './due-watch.ts';
 export { CallbackPublisher, type CallbackSettings } from './callbacks.ts';
 export {

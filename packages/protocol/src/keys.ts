@@ -29,9 +29,9 @@ export interface ReachKeys {
   /**
    * Hash: task_id → one entry per delivered, unfinished task attempt (its count is the agent's
    * live inflight count):
-   * `<attempt>|<entry id>|<sent_at ms>|<deadline_ms, 0 = none>|<received_at ms, 0 until the receipt>|<epoch>`,
-   * then `|pool=<capability>` for a task a pull agent took from a pool (`<entry id>` is then the
-   * pool entry's) or `|probe` for a liveness probe.
+   * `<attempt>|<epoch>|<mark>|<entry id>|<received_at ms, 0 until the receipt>|<deadline_ms, 0 = none>`,
+   * the mark empty, `probe` for a liveness probe or `pool=<capability>` for a task a pull agent
+   * took from a pool (`<entry id>` is then the pool entry's). The delivery time is the entry id's.
    */
   pending(agentId: string): string;
   /** Hash: a task's state. */

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { reachKeys, type ReachKeys } from '@agent-reach/protocol';
+import { formatPendingEntry } from '@agent-reach/dispatch';
 import { randomPrefix, testServices } from '@agent-reach/testkit';
 import { decodeAckAgentReplies, defineCommands } from '../commands/index.ts';
 
@@ -35,12 +36,16 @@ const completion = (taskId: string, durationMs: number, slowMs = 100) => [
   0,
 ];
 
+/** What deliver-3.lua writes for attempt 1 under `epoch`. */
+const entry = (id: string, epoch = 1, probe = false) =>
+  formatPendingEntry({ attempt: 1, epoch, messageId: id, receivedAt: 0, deadlineMs: 0, probe });
+
 async function deliverPending(taskIds: string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const t of taskIds) {
     const id = await redis.xadd(keys.inbox('a1'), '*', 'task_id', t);
     ids.push(id as string);
-    await redis.hset(keys.pending('a1'), t, `1|${id}|${Date.now()}|0|0|1`);
+    await redis.hset(keys.pending('a1'), t, entry(id as string));
   }
   return ids;
 }
@@ -68,6 +73,32 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
     expect(await redis.hget(keys.agent('a1'), 'slow_streak')).toBe('0');
   });
 
+  it('applies a receipt and the completion of the same task in one call, in order', async () => {
+    await redis.hset(keys.agent('a1'), 'epoch', 1, 'status', 'HEALTHY');
+    const [id] = await deliverPending(['t1', 't2']);
+    const receipt = (t: string) => ['received', t, 1, 1, 1234, '', '', '', '', 100, 0.5, 0];
+    const replies = decodeAckAgentReplies(
+      await redis.reachAckAgent(
+        keys.agent('a1'),
+        keys.pending('a1'),
+        keys.inbox('a1'),
+        ...receipt('t1'),
+        ...receipt('t2'),
+        ...completion('t1', 5),
+        ...receipt('t2'),
+      ),
+    );
+    expect(replies.map((r) => r.ok && r.entryId)).toEqual([
+      id,
+      expect.any(String),
+      id,
+      expect.any(String),
+    ]);
+    expect(await redis.hkeys(keys.pending('a1'))).toEqual(['t2']);
+    expect(await redis.hget(keys.pending('a1'), 't2')).toMatch(/^1\|1\|\|[^|]+\|1234\|0$/);
+    expect(await redis.xlen(keys.inbox('a1'))).toBe(1);
+  });
+
   it('counts a slow streak across the acks of one call', async () => {
     await redis.hset(keys.agent('a1'), 'epoch', 1, 'status', 'HEALTHY', 'slow_streak', 2);
     await deliverPending(['t1', 't2']);
@@ -87,7 +118,7 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
     await redis.hset(
       keys.pending('a1'),
       't2',
-      `1|${(await redis.xadd(keys.inbox('a1'), '*', 'task_id', 't2')) as string}|0|0|0|2`,
+      entry((await redis.xadd(keys.inbox('a1'), '*', 'task_id', 't2')) as string, 2),
     );
     const current = ['completed', 't2', 2, 1, Date.now(), '', '', '', '', 100, 0.5, 0];
     const replies = decodeAckAgentReplies(
@@ -128,7 +159,7 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
     await redis.hset(keys.agent('a1'), 'epoch', 1, 'status', 'HEALTHY', 'slow_streak', 3);
     const [probeEntry] = await deliverPending(['probe:a1:1', 'probe:x']);
     // What deliver-3.lua writes for a probe; 'probe:x' is a caller's task with a probe-like id.
-    await redis.hset(keys.pending('a1'), 'probe:a1:1', `1|${probeEntry}|${Date.now()}|0|0|1|probe`);
+    await redis.hset(keys.pending('a1'), 'probe:a1:1', entry(probeEntry as string, 1, true));
     const receipt = (t: string) => ['received', t, 1, 1, Date.now(), '', '', '', '', 100, 0.5, 0];
     const received = decodeAckAgentReplies(
       await redis.reachAckAgent(
@@ -141,7 +172,7 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
     );
     expect(received.map((r) => r.ok && r.probe)).toEqual([true, false]);
     expect(await redis.hget(keys.pending('a1'), 'probe:a1:1')).toMatch(
-      /^1\|[^|]+\|\d+\|0\|\d+\|1\|probe$/,
+      /^1\|1\|probe\|[^|]+\|[1-9]\d*\|0$/,
     );
     const done = decodeAckAgentReplies(
       await redis.reachAckAgent(
@@ -199,6 +230,8 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
     });
     // An inbox delivery: the router chose this agent.
     expect(replies[1]).not.toHaveProperty('placement');
-    expect(await redis.hget(keys.pending('a1'), 'pooled')).toMatch(/\|pool=embed$/);
+    expect(await redis.hget(keys.pending('a1'), 'pooled')).toMatch(
+      /^1\|1\|pool=embed\|1-1\|\d+\|0$/,
+    );
   });
 });

@@ -10,8 +10,12 @@
   slot and the task are tracked like a pushed one. A completion that names its capability and
   duration and releases the slot also updates the agent's execution-time EWMA for that capability
   and its slow streak (what slow-1.lua does for acks without a capability). Running it twice for
-  the same ack is harmless. One call applies every ack of a batch for the agent, in order, each as
-  if applied alone.
+  the same ack is harmless.
+
+  One call applies every ack of a batch for the agent, in order, each as if applied alone: the
+  agent record (with the EWMAs the batch needs) and the acks' pending entries are read once, and
+  what the batch changes is written once at the end — the pending entries in one HSET and one
+  HDEL, the EWMAs and slow streak in one HSET, the finished inbox entries in one XDEL.
 
   KEYS[1] agent record hash   KEYS[2] agent pending hash   KEYS[3] agent inbox stream
   ARGV: 12 per ack, the n-th ack's k-th at ARGV[12 (n - 1) + k]:
@@ -22,108 +26,154 @@
   ARGV[11] EWMA weight of the new sample
   ARGV[12] "1" when a completion or failure stands for its receipt too (the worker folded it)
 
-  Pending entry: attempt|entry id|sent_at|deadline_ms|received_at|epoch, then |pool=<capability>
-  (a pull agent's pool task) or |probe (a liveness probe, marked by deliver-3.lua); a receipt
-  keeps the marks.
+  Pending entry (deliver-3.lua): attempt|epoch|mark|entry id|received_at|deadline_ms, the mark ""
+  or "probe" or "pool=<capability>"; an ack compares its own "attempt|epoch|" with the entry's
+  start, so nothing is parsed as a number. A receipt keeps the mark.
 
-  Output: per ack, { 0, sent_at_ms or 0, pool entry id to delete or "", 1 when the speed was
-  recorded here, 1 when the entry was a probe's, the delivery's entry id or "" (with sent_at, the
-  attempt's sent stage for the task step) } — with the agent's region, tags (JSON array)
-  and capabilities (JSON array) appended when the ack may take a pooled task (it names a pool,
-  or the agent holds no entry for it), for the task step to check the task's constraints — or an
-  error: { -5 } no such agent, { -2 } stale epoch (while the attempt still holds its slot)
+  Output: the agent's region, tags (JSON array) and capabilities (JSON array) — for the task step
+  to check a pooled task's constraints — then six slots per ack: 0, the delivery's entry id or ""
+  (its time is the attempt's sent stage), the pool entry id to delete or "", 1 when the speed was
+  recorded here, 1 when the entry was a probe's, 1 when the ack may take a pooled task (it names
+  a pool, or the agent holds no entry for it: the placement applies); or a refusal, -5 no such
+  agent or -2 stale epoch (while the attempt still holds its slot), and "", "", 0, 0, 0
 ]]
 local ARGS_PER_ACK = 12
 
--- The agent record, read once for the batch and kept up to date with what the acks write.
-local rec = redis.call('HMGET', KEYS[1], 'epoch', 'zombie', 'status', 'slow_streak', 'region', 'tags', 'capabilities')
-local speeds = {}
--- Inbox entries of finished tasks, deleted together at the end.
-local finished = {}
-
--- The reply of one applied ack; `placed`: the ack may take a pooled task, so the agent's
--- placement goes with it.
-local function reply(sentAt, poolEntry, tracked, probe, placed, entryId)
-  local out = { 0, sentAt, poolEntry, tracked, probe and 1 or 0, entryId or '' }
-  if placed then
-    out[7] = rec[5] or ''
-    out[8] = rec[6] or '[]'
-    out[9] = rec[7] or '[]'
+-- The agent record and the EWMAs of the capabilities the batch's completions name, in one read.
+local fields = { 'epoch', 'zombie', 'status', 'slow_streak', 'region', 'tags', 'capabilities' }
+local speedAt = {}
+for base = 0, #ARGV - 1, ARGS_PER_ACK do
+  local cap = ARGV[base + 8]
+  if cap ~= '' and not speedAt[cap] then
+    fields[#fields + 1] = 'ewma:' .. cap
+    speedAt[cap] = #fields
+  end
+end
+local rec = redis.call('HMGET', KEYS[1], unpack(fields))
+local out = { rec[5] or '', rec[6] or '[]', rec[7] or '[]' }
+if not rec[1] then
+  for _ = 1, #ARGV, ARGS_PER_ACK do
+    for _, v in ipairs({ -5, '', '', 0, 0, 0 }) do out[#out + 1] = v end
   end
   return out
 end
 
-local function apply(A)
-  if not rec[1] then return { -5 } end
-  if tonumber(rec[1]) ~= tonumber(A[3]) then
+-- The acks' pending entries, read once and kept up to date as the acks apply.
+local ids = {}
+for base = 0, #ARGV - 1, ARGS_PER_ACK do ids[#ids + 1] = ARGV[base + 2] end
+local found = redis.call('HMGET', KEYS[2], unpack(ids))
+local pending = {}
+local changed = {}
+for i = 1, #ids do
+  if pending[ids[i]] == nil then pending[ids[i]] = found[i] end
+end
+local speeds = {}
+local streak = nil
+local finished = {}
+local consuming = false
+
+local function reply(code, entryId, poolEntry, tracked, probe, placed)
+  out[#out + 1] = code
+  out[#out + 1] = entryId
+  out[#out + 1] = poolEntry
+  out[#out + 1] = tracked
+  out[#out + 1] = probe and 1 or 0
+  out[#out + 1] = placed and 1 or 0
+end
+
+local function apply(base)
+  local stage, taskId, epoch, attempt = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]
+  local pooled = ARGV[base + 6] ~= ''
+  local p = pending[taskId]
+  if rec[1] ~= epoch then
     -- A completion or failure whose slot is already free is the replay of an ack this script
     -- applied before the task step failed (a crash or an outage in between): the task's own
     -- check (agent, epoch, attempt) decides, so a newer instance registering meanwhile cannot
     -- strand the task. A task taken back has a new attempt there and refuses it.
-    if A[1] ~= 'received' and not redis.call('HGET', KEYS[2], A[2]) then return reply(0, '', 0, false, true) end
-    return { -2 }
+    if stage ~= 'received' and not p then return reply(0, '', '', 0, false, true) end
+    return reply(-2, '', '', 0, false, false)
   end
-  if (A[1] == 'received' or A[12] == '1') and rec[2] then
-    -- The task loop is consuming again: the agent is no zombie.
-    redis.call('HDEL', KEYS[1], 'zombie')
-    rec[2] = false
-    if rec[3] == 'SUSPECT' then
-      redis.call('HSET', KEYS[1], 'status', 'HEALTHY')
-      rec[3] = 'HEALTHY'
-    end
-  end
-  local p = redis.call('HGET', KEYS[2], A[2])
-  local pooled = A[6] ~= ''
+  if stage == 'received' or ARGV[base + 12] == '1' then consuming = true end
   if not p then
-    if pooled and A[1] == 'received' then
-      redis.call('HSET', KEYS[2], A[2], table.concat({ A[4], A[7], A[5], 0, A[5], A[3] }, '|') .. '|pool=' .. A[6])
-      return reply(0, '', 0, false, true)
+    if pooled and stage == 'received' then
+      pending[taskId] = attempt .. '|' .. epoch .. '|pool=' .. ARGV[base + 6] .. '|' .. ARGV[base + 7] .. '|' .. ARGV[base + 5] .. '|0'
+      changed[taskId] = true
+      return reply(0, '', '', 0, false, true)
     end
-    if pooled then return reply(0, A[7], 0, false, true) end
-    return reply(0, '', 0, false, true)
+    if pooled then return reply(0, '', ARGV[base + 7], 0, false, true) end
+    return reply(0, '', '', 0, false, true)
   end
-  local attempt, msgId, sentAt, deadline, receivedAt, epoch, marks = string.match(p, '^(%d+)|([^|]*)|(%d+)|(%d+)|(%d+)|(%d+)(.*)$')
-  if not attempt then return reply(0, '', 0, false, pooled) end
-  local pool = nil
-  local probe = false
-  for mark in string.gmatch(marks, '|([^|]+)') do
-    if mark == 'probe' then probe = true
-    elseif string.sub(mark, 1, 5) == 'pool=' then pool = string.sub(mark, 6) end
+  -- attempt|epoch|mark|entry id|received_at|deadline_ms
+  local prefix = attempt .. '|' .. epoch .. '|'
+  if attempt == '0' then
+    -- A worker that gave no attempt means whichever was delivered (of its epoch).
+    local a = string.match(p, '^(%d+)|')
+    if a then prefix = a .. '|' .. epoch .. '|' end
   end
-  if A[4] ~= '0' and A[4] ~= attempt then return reply(0, '', 0, false, pooled) end
-  if tonumber(epoch) ~= tonumber(A[3]) then return reply(0, '', 0, false, pooled) end
-  if A[1] == 'received' then
-    if receivedAt == '0' then
-      redis.call('HSET', KEYS[2], A[2], table.concat({ attempt, msgId, sentAt, deadline, A[5], epoch }, '|') .. marks)
+  if string.sub(p, 1, #prefix) ~= prefix then return reply(0, '', '', 0, false, pooled) end
+  local markEnd = string.find(p, '|', #prefix + 1, true)
+  local idEnd = markEnd and string.find(p, '|', markEnd + 1, true)
+  if not idEnd then return reply(0, '', '', 0, false, pooled) end
+  local mark = string.sub(p, #prefix + 1, markEnd - 1)
+  local entryId = string.sub(p, markEnd + 1, idEnd - 1)
+  local probe = mark == 'probe'
+  if stage == 'received' then
+    if string.sub(p, idEnd + 1, idEnd + 2) == '0|' then
+      pending[taskId] = string.sub(p, 1, idEnd) .. ARGV[base + 5] .. string.sub(p, idEnd + 2)
+      changed[taskId] = true
     end
-    return reply(tonumber(sentAt), '', 0, probe, pooled, msgId)
+    return reply(0, entryId, '', 0, probe, pooled)
   end
-  redis.call('HDEL', KEYS[2], A[2])
+  pending[taskId] = false
+  changed[taskId] = true
   local tracked = 0
   -- A probe's speed says nothing of the agent's work (and would reset its slow streak).
-  if A[1] == 'completed' and A[8] ~= '' and A[9] ~= '' and not probe then
-    local speedField = 'ewma:' .. A[8]
-    if speeds[speedField] == nil then speeds[speedField] = redis.call('HGET', KEYS[1], speedField) end
-    local d = tonumber(A[9])
-    local alpha = tonumber(A[11])
-    local prev = tonumber(speeds[speedField])
+  local cap = ARGV[base + 8]
+  if stage == 'completed' and cap ~= '' and ARGV[base + 9] ~= '' and not probe then
+    local field = 'ewma:' .. cap
+    local d = tonumber(ARGV[base + 9])
+    local alpha = tonumber(ARGV[base + 11])
+    local prev = speeds[field] or tonumber(rec[speedAt[cap]])
     local speed = d
     if prev then speed = alpha * d + (1 - alpha) * prev end
-    local streak = 0
-    if d > tonumber(A[10]) then streak = (tonumber(rec[4]) or 0) + 1 end
-    speeds[speedField] = string.format('%.1f', speed)
+    speeds[field] = speed
+    streak = 0
+    if d > tonumber(ARGV[base + 10]) then streak = (tonumber(rec[4]) or 0) + 1 end
     rec[4] = streak
-    redis.call('HSET', KEYS[1], speedField, speeds[speedField], 'slow_streak', streak)
     tracked = 1
   end
-  if pool then return reply(tonumber(sentAt), msgId, tracked, probe, pooled, msgId) end
-  if msgId ~= '' then finished[#finished + 1] = msgId end
-  return reply(tonumber(sentAt), '', tracked, probe, pooled, msgId)
+  if string.sub(mark, 1, 5) == 'pool=' then return reply(0, entryId, entryId, tracked, probe, pooled) end
+  if entryId ~= '' then finished[#finished + 1] = entryId end
+  return reply(0, entryId, '', tracked, probe, pooled)
 end
 
-local out = {}
-for base = 0, #ARGV - 1, ARGS_PER_ACK do
-  out[#out + 1] = apply({ unpack(ARGV, base + 1, base + ARGS_PER_ACK) })
+for base = 0, #ARGV - 1, ARGS_PER_ACK do apply(base) end
+
+-- What the batch changed, written once.
+if consuming and rec[2] then
+  -- The task loop is consuming again: the agent is no zombie.
+  redis.call('HDEL', KEYS[1], 'zombie')
+  if rec[3] == 'SUSPECT' then redis.call('HSET', KEYS[1], 'status', 'HEALTHY') end
+end
+local writes, drops = {}, {}
+for taskId in pairs(changed) do
+  local v = pending[taskId]
+  if v then
+    writes[#writes + 1] = taskId
+    writes[#writes + 1] = v
+  else
+    drops[#drops + 1] = taskId
+  end
+end
+if #writes > 0 then redis.call('HSET', KEYS[2], unpack(writes)) end
+if #drops > 0 then redis.call('HDEL', KEYS[2], unpack(drops)) end
+if streak ~= nil then
+  local update = { 'slow_streak', streak }
+  for field, speed in pairs(speeds) do
+    update[#update + 1] = field
+    update[#update + 1] = string.format('%.1f', speed)
+  end
+  redis.call('HSET', KEYS[1], unpack(update))
 end
 if #finished > 0 then redis.call('XDEL', KEYS[3], unpack(finished)) end
 return out

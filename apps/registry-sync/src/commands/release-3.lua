@@ -8,15 +8,16 @@
   KEYS[3] agent inbox stream
   ARGV[1] task_id   ARGV[2] attempt   ARGV[3] consumer group
 
+  Pending entry: attempt|epoch|mark|entry id|received_at|deadline_ms (deliver-3.lua)
+
   Output: { 1 released | 0 nothing to release, pool capability or "", pool entry id or "" }
 ]]
 local p = redis.call('HGET', KEYS[2], ARGV[1])
 if not p then return { 0, '', '' } end
-local attempt, msgId = string.match(p, '^(%d+)|([^|]*)|')
+local attempt, mark, msgId = string.match(p, '^(%d+)|%d+|([^|]*)|([^|]*)|')
 if attempt ~= ARGV[2] then return { 0, '', '' } end
 redis.call('HDEL', KEYS[2], ARGV[1])
-local pool = string.match(p, '|pool=([^|]+)')
-if pool then return { 1, pool, msgId } end
+if string.sub(mark, 1, 5) == 'pool=' then return { 1, string.sub(mark, 6), msgId } end
 if msgId and msgId ~= '' then
   redis.pcall('XACK', KEYS[3], ARGV[3], msgId)
   redis.call('XDEL', KEYS[3], msgId)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  decodeAckAgentReply,
+  decodeAckAgentReplies,
   decodeAckTaskReply,
   decodeDeregisterReply,
   decodeHeartbeatReply,
@@ -27,7 +27,9 @@ describe('script replies', () => {
   it('turn codes into refusals through the one map, and refuse a code the script does not answer', () => {
     expect(decodeAckTaskReply([-10])).toEqual({ ok: false, refusal: 'not_eligible' });
     expect(decodeAckTaskReply([-7])).toEqual({ ok: false, refusal: 'duplicate' });
-    expect(decodeAckAgentReply([-5])).toEqual({ ok: false, refusal: 'unknown_agent' });
+    expect(decodeAckAgentReplies(['', '[]', '[]', -5, '', '', 0, 0, 0])).toEqual([
+      { ok: false, refusal: 'unknown_agent' },
+    ]);
     expect(decodeHeartbeatReply([-2, 4])).toEqual({
       ok: false,
       refusal: 'stale_epoch',
@@ -36,7 +38,7 @@ describe('script replies', () => {
     expect(decodeDeregisterReply([-3])).toEqual({ ok: false, refusal: 'wrong_token' });
     let caught: unknown;
     try {
-      decodeAckAgentReply([-6]);
+      decodeAckAgentReplies(['', '[]', '[]', -6, '', '', 0, 0, 0]);
     } catch (err: unknown) {
       caught = err;
     }
@@ -44,21 +46,26 @@ describe('script replies', () => {
     expect(() => decodeAckTaskReply('nonsense')).toThrow(/ack-task-2.lua/);
   });
 
-  it('read the agent step with its probe mark and, for a pooled ack, the agent’s placement', () => {
-    expect(decodeAckAgentReply([0, 5, '', 0, 1, '5-0'])).toEqual({
-      ok: true,
-      sentAt: 5,
-      poolEntry: '',
-      speedTracked: false,
-      probe: true,
-      entryId: '5-0',
-    });
+  it('read the agent steps of a batch with their probe marks and, for a pooled ack, the agent’s placement', () => {
+    const placement = ['eu', '["gpu"]', '["embed"]'];
+    expect(decodeAckAgentReplies([...placement, 0, '5-0', '', 0, 1, 0])).toEqual([
+      { ok: true, sentAt: 5, poolEntry: '', speedTracked: false, probe: true, entryId: '5-0' },
+    ]);
     expect(
-      decodeAckAgentReply([0, 0, '1-1', 1, 0, '1-1', 'eu', '["gpu"]', '["embed"]']),
-    ).toMatchObject({
-      entryId: '1-1',
-      placement: { region: 'eu', tags: ['gpu'], capabilities: ['embed'] },
-    });
+      decodeAckAgentReplies([...placement, 0, '1-1', '1-1', 1, 0, 1, -5, '', '', 0, 0, 0]),
+    ).toEqual([
+      {
+        ok: true,
+        sentAt: 1,
+        poolEntry: '1-1',
+        speedTracked: true,
+        probe: false,
+        entryId: '1-1',
+        placement: { region: 'eu', tags: ['gpu'], capabilities: ['embed'] },
+      },
+      { ok: false, refusal: 'unknown_agent' },
+    ]);
+    expect(() => decodeAckAgentReplies([...placement, 0, '1-1'])).toThrow(/ack-agent-3.lua/);
   });
 
   it('read release and requeue', () => {

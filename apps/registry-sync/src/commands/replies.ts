@@ -3,7 +3,7 @@
  * map (refusals.ts). The layouts are the ones each script's header documents; a reply of another
  * shape throws a {@link ScriptReplyError}.
  */
-import type { AgentPlacement, AgentStatus } from '@agent-reach/protocol';
+import { streamIdMs, type AgentPlacement, type AgentStatus } from '@agent-reach/protocol';
 import { refusalOf, ScriptReplyError, type Refused, type Reply } from './refusals.ts';
 
 function list(script: string, raw: unknown): unknown[] {
@@ -140,7 +140,7 @@ export function decodeLeaseReply(raw: unknown): LeaseReply {
 /** One ack's agent step (ack-agent-3.lua). */
 export type AckAgentReply = Reply<
   {
-    /** When the attempt was delivered (the pending entry's time); 0 when unknown. */
+    /** When the attempt was delivered (its entry id's time); 0 when unknown. */
     sentAt: number;
     /** The pool entry to delete once the task step agrees; '' for none. */
     poolEntry: string;
@@ -156,35 +156,39 @@ export type AckAgentReply = Reply<
   'unknown_agent' | 'stale_epoch'
 >;
 
-/** Decodes one ack's reply of ack-agent-3.lua (the script answers one per ack, in order). */
-export function decodeAckAgentReply(raw: unknown): AckAgentReply {
-  const s = 'ack-agent-3.lua';
-  const code = int(s, raw, 0);
-  if (code < 0)
-    return { ok: false, refusal: refusalOf(s, code, ['unknown_agent', 'stale_epoch'], raw) };
-  const slots = list(s, raw);
-  return {
-    ok: true,
-    sentAt: int(s, raw, 1),
-    poolEntry: str(s, raw, 2),
-    speedTracked: int(s, raw, 3) === 1,
-    probe: int(s, raw, 4) === 1,
-    entryId: text(s, raw, 5),
-    ...(slots.length > 6
-      ? {
-          placement: {
-            region: str(s, raw, 6),
-            tags: jsonList(s, raw, 7),
-            capabilities: jsonList(s, raw, 8),
-          },
-        }
-      : {}),
-  };
-}
-
-/** Decodes ack-agent-3.lua's reply to a batch: one reply per ack. */
+/**
+ * Decodes ack-agent-3.lua's reply to a batch: the agent's placement, then six slots per ack
+ * (code, entry id, pool entry, speed tracked, probe, placement applies), one reply per ack.
+ */
 export function decodeAckAgentReplies(raw: unknown): AckAgentReply[] {
-  return list('ack-agent-3.lua', raw).map(decodeAckAgentReply);
+  const s = 'ack-agent-3.lua';
+  const slots = list(s, raw);
+  if (slots.length < 3 || (slots.length - 3) % 6 !== 0)
+    throw new ScriptReplyError(s, raw, 'not a placement and six slots per ack');
+  const placement = {
+    region: text(s, raw, 0),
+    tags: jsonList(s, raw, 1),
+    capabilities: jsonList(s, raw, 2),
+  };
+  const out: AckAgentReply[] = [];
+  for (let i = 3; i < slots.length; i += 6) {
+    const code = int(s, raw, i);
+    if (code < 0) {
+      out.push({ ok: false, refusal: refusalOf(s, code, ['unknown_agent', 'stale_epoch'], raw) });
+      continue;
+    }
+    const entryId = text(s, raw, i + 1);
+    out.push({
+      ok: true,
+      sentAt: entryId ? streamIdMs(entryId) : 0,
+      poolEntry: text(s, raw, i + 2),
+      speedTracked: int(s, raw, i + 3) === 1,
+      probe: int(s, raw, i + 4) === 1,
+      entryId,
+      ...(int(s, raw, i + 5) === 1 ? { placement } : {}),
+    });
+  }
+  return out;
 }
 
 /** The task step of an ack (ack-task-2.lua). */

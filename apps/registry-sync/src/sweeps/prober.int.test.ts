@@ -94,7 +94,7 @@ describe('liveness probes', () => {
       },
       { message: 'a probe delivered' },
     );
-    expect(entry).toMatch(/\|probe$/);
+    expect(entry).toMatch(/^1\|\d+\|probe\|/);
     const [[, fields] = ['', []]] = await redis.xrange(keys.inbox('a1'), '-', '+');
     expect(fields).toEqual(
       expect.arrayContaining(['task_id', taskId, 'capability', PROBE_CAPABILITY]),
@@ -132,7 +132,7 @@ describe('liveness probes', () => {
       trace_id: '',
       sent_at: Date.now(),
     });
-    await redis.hset(keys.pending('a1'), taskId, `1|${entryId}|${Date.now()}|0|0|${reg.epoch}`);
+    await redis.hset(keys.pending('a1'), taskId, `1|${reg.epoch}||${entryId}|0|0`);
     await ack(reg, taskId, { stage: 'received' });
     await ack(reg, taskId, {
       stage: 'completed',

@@ -108,7 +108,7 @@ describe('GET /v1/console/agents', () => {
       registered_at: String(now),
       lease_at: String(now - 1500),
     });
-    await redis.hset(keys.pending('ag-1'), 'task-a', '1|1-0|0');
+    await redis.hset(keys.pending('ag-1'), 'task-a', '1|1||1-0|0|0');
     // A task this router sent, completed by ag-1.
     await redis.hset(keys.task('c-1'), { status: 'completed', capability: 'echo' });
     const tl = [

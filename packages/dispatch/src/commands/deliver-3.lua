@@ -3,7 +3,9 @@
   still hold the epoch the router saw, be HEALTHY or SUSPECT, not be ejected, have a lease
   younger than the offline bound on Redis server time, and have a free slot. The same task
   attempt delivered twice (a re-sent command) returns the first delivery. One call delivers
-  every task of a tick for the agent, in order, each checked as if delivered alone.
+  every task of a tick for the agent, in order, each checked as if delivered alone; the agent's
+  record, its inflight count and its pending entries are read once, and the new pending entries
+  written once, for the whole call.
 
   KEYS[1] agent record hash   KEYS[2] agent inbox stream   KEYS[3] agent pending hash
   ARGV[1] offline bound ms
@@ -11,49 +13,92 @@
   probe (agents in observation mode take probes only), how many task entry fields and values
   follow, then those
 
-  Pending entry: attempt|entry id|sent_at|deadline_ms|received_at (0 until receipt)|epoch, then
-  |probe for a probe: registry-sync tells probes from callers' tasks by this mark alone (a caller
-  chooses its task_id, never this hash)
+  Pending entry (keys.ts `pending()`): attempt|epoch|mark|entry id|received_at|deadline_ms, with
+  received_at 0 until the receipt and mark "" — or "probe" for a probe: registry-sync tells probes
+  from callers' tasks by this mark alone (a caller chooses its task_id, never this hash). The
+  delivery time is the entry id's.
 
-  Output: per task, { 0 delivered | 1 already delivered, message_id, sent_at_ms, inflight after },
-  or an error: { -1 } agent gone, { -2 } epoch changed, { -3 } not live (status, lease or
-  ejected), { -4, inflight } no free slot
+  Output: Redis time now (ms), then per task three slots: 0 delivered | 1 already delivered, its
+  entry id, the inflight count after it — or a refusal: -1 agent gone, -2 epoch changed, -3 not
+  live (status, lease or ejected), -4 no free slot (with the inflight count), "" and 0 filling
+  the slots it leaves empty
 ]]
 local rec = redis.call('HMGET', KEYS[1], 'epoch', 'status', 'max_concurrency', 'lease_at', 'ejected_until', 'observe')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local live = rec[1] and (rec[2] == 'HEALTHY' or rec[2] == 'SUSPECT') and now - tonumber(rec[4]) < tonumber(ARGV[1])
   and (tonumber(rec[5]) or 0) <= now
-
--- The agent's inflight count, read once and counted on as this call delivers.
-local inflight = nil
-
-local function deliver(epoch, taskId, attempt, deadline, probe, first, last)
-  if not rec[1] then return { -1 } end
-  if tonumber(rec[1]) ~= tonumber(epoch) then return { -2 } end
-  if not live or (rec[6] == '1' and probe ~= '1') then return { -3 } end
-  local existing = redis.call('HGET', KEYS[3], taskId)
-  if existing then
-    local a, msgId, sentAt = string.match(existing, '^(%d+)|([^|]*)|(%d+)')
-    if a == attempt then return { 1, msgId, tonumber(sentAt), redis.call('HLEN', KEYS[3]) } end
+local out = { now }
+if not rec[1] or not live then
+  -- Nothing is delivered: every task gets the agent's refusal, without reading further.
+  local a = 2
+  while a <= #ARGV do
+    local code = -3
+    if not rec[1] then code = -1 elseif tonumber(rec[1]) ~= tonumber(ARGV[a]) then code = -2 end
+    out[#out + 1] = code
+    out[#out + 1] = ''
+    out[#out + 1] = 0
+    a = a + 6 + tonumber(ARGV[a + 5])
   end
-  if inflight == nil then inflight = redis.call('HLEN', KEYS[3]) end
-  if inflight >= tonumber(rec[3]) then return { -4, inflight } end
-  local entry = { 'XADD', KEYS[2], '*' }
-  for i = first, last do entry[#entry + 1] = ARGV[i] end
-  local id = redis.call(unpack(entry))
-  -- A re-delivery under a new attempt replaces the entry: the count does not grow.
-  local pending = attempt .. '|' .. id .. '|' .. now .. '|' .. deadline .. '|0|' .. epoch
-  if probe == '1' then pending = pending .. '|probe' end
-  inflight = inflight + redis.call('HSET', KEYS[3], taskId, pending)
-  return { 0, id, now, inflight }
+  return out
 end
 
-local out = {}
+-- The pending entries of the call's tasks, read once and kept up to date as tasks are delivered.
+local ids = {}
 local a = 2
 while a <= #ARGV do
+  ids[#ids + 1] = ARGV[a + 1]
+  a = a + 6 + tonumber(ARGV[a + 5])
+end
+local found = redis.call('HMGET', KEYS[3], unpack(ids))
+local pending = {}
+for i = 1, #ids do
+  if pending[ids[i]] == nil then pending[ids[i]] = found[i] end
+end
+local inflight = redis.call('HLEN', KEYS[3])
+local max = tonumber(rec[3])
+local writes = {}
+
+a = 2
+while a <= #ARGV do
+  local epoch, taskId, attempt, deadline, probe = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   local n = tonumber(ARGV[a + 5])
-  out[#out + 1] = deliver(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], a + 6, a + 5 + n)
+  local existing = pending[taskId]
+  local prefix = attempt .. '|' .. epoch .. '|'
+  if tonumber(rec[1]) ~= tonumber(epoch) then
+    out[#out + 1] = -2
+    out[#out + 1] = ''
+    out[#out + 1] = 0
+  elseif rec[6] == '1' and probe ~= '1' then
+    out[#out + 1] = -3
+    out[#out + 1] = ''
+    out[#out + 1] = 0
+  elseif existing and string.sub(existing, 1, #prefix) == prefix then
+    -- Delivered already (a re-sent command): the first delivery stands.
+    local markEnd = string.find(existing, '|', #prefix + 1, true)
+    local idEnd = string.find(existing, '|', markEnd + 1, true)
+    out[#out + 1] = 1
+    out[#out + 1] = string.sub(existing, markEnd + 1, idEnd - 1)
+    out[#out + 1] = inflight
+  elseif inflight >= max then
+    out[#out + 1] = -4
+    out[#out + 1] = ''
+    out[#out + 1] = inflight
+  else
+    local id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, a + 6, a + 5 + n))
+    local mark = ''
+    if probe == '1' then mark = 'probe' end
+    local value = prefix .. mark .. '|' .. id .. '|0|' .. deadline
+    -- A re-delivery under a new attempt replaces the entry: the count does not grow.
+    if not existing then inflight = inflight + 1 end
+    pending[taskId] = value
+    writes[#writes + 1] = taskId
+    writes[#writes + 1] = value
+    out[#out + 1] = 0
+    out[#out + 1] = id
+    out[#out + 1] = inflight
+  end
   a = a + 6 + n
 end
+if #writes > 0 then redis.call('HSET', KEYS[3], unpack(writes)) end
 return out

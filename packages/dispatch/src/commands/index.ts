@@ -8,7 +8,7 @@ type Arg = string | number;
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     reachClaim(...args: Arg[]): Result<unknown[], Context>;
-    reachDeliver(...args: Arg[]): Result<unknown[][], Context>;
+    reachDeliver(...args: Arg[]): Result<unknown[], Context>;
     reachRecordPooled(...args: Arg[]): Result<string | null, Context>;
     reachReleaseClaim(...args: Arg[]): Result<number, Context>;
     reachAssign(...args: Arg[]): Result<unknown[], Context>;

@@ -1,3 +1,5 @@
+import { streamIdMs } from '@agent-reach/protocol';
+
 /**
  * The replies of this package's scripts, decoded in one place per script into named fields.
  * Failures are negative integers in the scripts' headers; `REPLY_CODES` is the one map of them.
@@ -59,13 +61,30 @@ export type DeliverReply =
   | { ok: true; messageId: string; sentAt: number; inflight: number }
   | { ok: false; refusal: DeliveryRefusal };
 
-export function decodeDeliverReply(raw: readonly unknown[]): DeliverReply {
-  const [code, messageId, sentAt, inflight] = raw as [number, string?, number?, number?];
-  if (code >= 0) {
-    return { ok: true, messageId: messageId ?? '', sentAt: sentAt ?? 0, inflight: inflight ?? 0 };
+/**
+ * deliver-3.lua's reply to a call: Redis time, then three slots per task (code, entry id,
+ * inflight count). A task's delivery time is its entry id's (a re-sent command's first delivery
+ * keeps its own).
+ */
+export function decodeDeliverReplies(raw: readonly unknown[]): DeliverReply[] {
+  const out: DeliverReply[] = [];
+  for (let i = 1; i + 2 < raw.length; i += 3) {
+    const code = raw[i] as number;
+    const id = raw[i + 1];
+    const messageId = typeof id === 'string' ? id : '';
+    if (code >= 0) {
+      out.push({
+        ok: true,
+        messageId,
+        sentAt: streamIdMs(messageId),
+        inflight: Number(raw[i + 2] ?? 0),
+      });
+      continue;
+    }
+    const why = refusal(code);
+    out.push({ ok: false, refusal: why === 'not_found' ? 'gone' : (why as DeliveryRefusal) });
   }
-  const why = refusal(code);
-  return { ok: false, refusal: why === 'not_found' ? 'gone' : (why as DeliveryRefusal) };
+  return out;
 }
 
 /** replay-2.lua: the dead task sent again as a new attempt, or why not. */
