@@ -23,7 +23,7 @@ import type { ResultWaiter } from '../../callbacks/result-waiter.ts';
 import type { Submitter, SubmitOutcome } from '../../submit/submitter.ts';
 import type { TaskReader } from '../../tasks/task-reader.ts';
 import { withResult } from './waited-reply.ts';
-import { jsonWithRawResult } from '../../callbacks/raw-json.ts';
+import { submitReplyJson } from '../../callbacks/raw-json.ts';
 
 const JSON_UTF8 = 'application/json; charset=utf-8';
 
@@ -98,12 +98,12 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
         return reply.code(200).send(outcome.reply);
       }
       const msg = await expectation.result;
-      // The result goes out as the JSON text its callback entry holds (jsonWithRawResult).
+      // The result goes out as the JSON text its callback entry holds (submitReplyJson).
       return msg
         ? reply
             .code(200)
             .type(JSON_UTF8)
-            .serializer(jsonWithRawResult)
+            .serializer(submitReplyJson)
             .send(withResult(outcome.reply, msg))
         : reply.code(202).send(outcome.reply);
     },

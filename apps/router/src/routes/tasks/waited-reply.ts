@@ -3,7 +3,7 @@ import { RawJson } from '../../callbacks/raw-json.ts';
 
 /**
  * A waited submission's reply once its result arrived: the final status, with the result (as
- * its JSON text: send with `jsonWithRawResult`) or the error.
+ * its JSON text: send with `submitReplyJson`) or the error.
  */
 export function withResult(reply: SubmitReply, msg: CallbackMessage): SubmitReply {
   const out: SubmitReply = {
