@@ -14,12 +14,16 @@ export interface CallbackSettings {
   callbackMaxLen: number;
 }
 
+/** A completion's mark lives in its topic's marks hash for the minute it completed in. */
+const MARK_MINUTE_MS = 60_000;
+
 /**
  * Publishes final results on callback topics, once each: a completion once per task_id, a
  * dead-letter notice once per attempt (a replayed task may complete later). The results of one
- * tick for the same topic go to Redis in one script call.
+ * tick for the same topic (and minute) go to Redis in one script call.
  */
 export class CallbackPublisher {
+  /** Keyed `<minute>|<topic>` (a topic never holds a `|`). */
   private readonly batches: Coalescer<CallbackMessage, string | null>;
 
   constructor(
@@ -27,33 +31,45 @@ export class CallbackPublisher {
     private readonly keys: ReachKeys,
     private readonly settings: CallbackSettings,
   ) {
-    this.batches = new Coalescer((topic, msgs) => this.publishAll(topic, msgs));
+    this.batches = new Coalescer((key, msgs) => {
+      const bar = key.indexOf('|');
+      return this.publishAll(key.slice(bar + 1), Number(key.slice(0, bar)), msgs);
+    });
   }
 
   /** Publishes `msg` on `topic`; returns the entry id, or null when it was already published. */
   publish(topic: string, msg: CallbackMessage): Promise<string | null> {
-    return this.batches.call(topic, msg, (msg.result?.length ?? 0) + (msg.error?.length ?? 0));
+    // The same minute as the completion's `completed_at` in the task: a re-processed ack finds
+    // its mark there.
+    const minute = Math.floor(msg.completed_at / MARK_MINUTE_MS);
+    return this.batches.call(
+      `${minute}|${topic}`,
+      msg,
+      (msg.result?.length ?? 0) + (msg.error?.length ?? 0),
+    );
   }
 
   private async publishAll(
     topic: string,
+    minute: number,
     msgs: readonly CallbackMessage[],
   ): Promise<(string | null)[]> {
-    const marks: string[] = [];
+    const notices: string[] = [];
     const entries: (string | number)[] = [];
     for (const msg of msgs) {
-      marks.push(
-        msg.status === 'completed'
-          ? this.keys.callbackSeen(topic, msg.task_id)
-          : this.keys.callbackDeadSeen(topic, msg.task_id, msg.attempt),
-      );
+      let mark = msg.task_id;
+      if (msg.status !== 'completed') {
+        notices.push(this.keys.callbackDeadSeen(topic, msg.task_id, msg.attempt));
+        mark = `#${2 + notices.length}`;
+      }
       const fields = encodeCallback(msg);
-      entries.push(fields.length, ...fields);
+      entries.push(mark, fields.length, ...fields);
     }
     const ids = await this.redis.reachPublishCallback(
-      1 + marks.length,
+      2 + notices.length,
       this.keys.callback(topic),
-      ...marks,
+      this.keys.callbackMarks(topic, minute),
+      ...notices,
       this.settings.callbackRetentionS,
       this.settings.callbackMaxLen,
       this.settings.callbackRetentionS,

@@ -42,8 +42,11 @@ export interface ReachKeys {
   acks(): string;
   /** Stream: a caller's callback topic. */
   callback(topic: string): string;
-  /** String: marks that a task's completion was already published to the topic. */
-  callbackSeen(topic: string, taskId: string): string;
+  /**
+   * Hash: task_id → marks that the task's completion was already published to the topic, one hash
+   * per topic and minute of completion (`minute` = completed_at ms ÷ 60,000, rounded down).
+   */
+  callbackMarks(topic: string, minute: number): string;
   /** String: marks that a task attempt's dead-letter notice was already published. */
   callbackDeadSeen(topic: string, taskId: string, attempt: number): string;
   /** String: the latest registry snapshot as JSON. */
@@ -122,7 +125,7 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX): ReachKeys {
     timeline: (id) => `${taskTag(id)}:tl`,
     acks: () => `${p}:acks`,
     callback: (topic) => topicTag(topic),
-    callbackSeen: (topic, taskId) => `${topicTag(topic)}:seen:${checkId('task', taskId)}`,
+    callbackMarks: (topic, minute) => `${topicTag(topic)}:marks:${Math.floor(minute)}`,
     callbackDeadSeen: (topic, taskId, attempt) =>
       `${topicTag(topic)}:dead:${checkId('task', taskId)}:${attempt}`,
     snapshot: () => `${p}:snapshot`,

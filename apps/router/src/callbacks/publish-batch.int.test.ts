@@ -36,6 +36,10 @@ describe('results published in the same tick', () => {
     ]);
     expect(ids.map((id) => id !== null)).toEqual([true, true, false, true, true, true]);
     expect(await publisher.publish('me', result('t2'))).toBeNull();
+    expect(await publisher.publish('me', result('t3', 'dead', 1))).toBeNull();
+    // The completions' marks: one hash per topic and minute of completion, not a key per task.
+    expect((await redis.hkeys(keys.callbackMarks('me', 0))).sort()).toEqual(['t1', 't2']);
+    expect(await redis.ttl(keys.callbackMarks('me', 0))).toBeGreaterThan(0);
     const entries = await redis.xrange(keys.callback('me'), '-', '+');
     expect(
       entries
