@@ -17,6 +17,7 @@ describe('registry-sync options', () => {
       taskRetentionS: 86400,
       callbackRetentionS: 604800,
       callbackMaxLen: 100000,
+      shards: 1,
       bodyLimitBytes: 65536,
       instanceId: `sync-${process.pid}`,
       maxAttempts: 4,

@@ -35,6 +35,12 @@ export interface RegistryOptions {
   callbackRetentionS: number;
   /** Approximate cap on entries per callback topic; published. (env REACH_CALLBACK_MAXLEN) */
   callbackMaxLen: number;
+  /**
+   * Shards of the acks stream and the due set (hash-tagged keys, so a Redis Cluster has no single
+   * hot slot); published. May grow while tasks are in flight, never shrink. (env REACH_SHARDS)
+   * @default 1
+   */
+  shards: number;
   /** Largest accepted request body in bytes. (env REACH_REGISTRY_BODY_LIMIT) */
   bodyLimitBytes: number;
   /** Name of this instance in consumer groups; `sync-<pid>` when unset. (env REACH_INSTANCE_ID) */
@@ -95,6 +101,7 @@ export const REGISTRY_DEFAULTS = {
   sessionTtlS: SHARED_DEFAULTS.sessionTtlS,
   callbackRetentionS: SHARED_DEFAULTS.callbackRetentionS,
   callbackMaxLen: SHARED_DEFAULTS.callbackMaxLen,
+  shards: SHARED_DEFAULTS.shards,
   port: 8080,
   heartbeatIntervalMs: 5000,
   suspectMs: 15_000,
@@ -181,6 +188,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     taskRetentionS: e.REACH_TASK_RETENTION_S,
     callbackRetentionS: e.REACH_CALLBACK_RETENTION_S,
     callbackMaxLen: e.REACH_CALLBACK_MAXLEN,
+    shards: e.REACH_SHARDS,
     bodyLimitBytes: e.REACH_REGISTRY_BODY_LIMIT,
     maxAttempts: e.REACH_MAX_ATTEMPTS,
     retryBaseMs: e.REACH_RETRY_BASE_MS,

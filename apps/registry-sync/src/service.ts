@@ -66,9 +66,10 @@ export async function createRegistryService(
   const options = compileRegistryOptions(opts);
   const logger =
     extra.logger ?? pino({ level: options.logLevel, base: { service: 'registry-sync' } });
-  const keys = reachKeys(options.prefix);
+  const keys = reachKeys(options.prefix, () => options.shards);
   const redis = connect(options.redisUrl, false);
-  const blocking = connect(options.redisUrl, true);
+  // One blocking connection per shard of the acks stream: a consumer reads each.
+  const blockings = Array.from({ length: options.shards }, () => connect(options.redisUrl, true));
   const subscriber = connect(options.redisUrl, true);
   // The acks' hot path on a connection of its own, with only the scripts it runs (see defineScripts).
   const acks = connect(options.redisUrl, false);
@@ -100,7 +101,7 @@ export async function createRegistryService(
   ]);
   defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow', 'requeue']);
   defineDispatchCommands(acks, ['publish-callback']);
-  for (const conn of [redis, blocking, subscriber, acks]) {
+  for (const conn of [redis, ...blockings, subscriber, acks]) {
     conn.on('error', (err: Error) =>
       logger.warn({ err, module: 'redis' }, 'redis connection error'),
     );
@@ -188,13 +189,16 @@ export async function createRegistryService(
     options,
     logger,
   );
-  const consumer = new AckConsumer(
-    blocking,
-    acks,
-    keys,
-    applier,
-    { consumer: options.instanceId },
-    logger,
+  const consumers = blockings.map(
+    (blocking, shard) =>
+      new AckConsumer(
+        blocking,
+        acks,
+        keys,
+        applier,
+        { consumer: options.instanceId, stream: keys.acks(shard) },
+        logger,
+      ),
   );
   const app = await buildRegistryApp({
     redis,
@@ -205,7 +209,7 @@ export async function createRegistryService(
     logger,
     metrics: observability.metrics,
   });
-  await consumer.start();
+  await Promise.all(consumers.map((c) => c.start()));
   if (extra.housekeeping !== false) housekeeper.start();
 
   let closing: Promise<void> | undefined;
@@ -220,7 +224,7 @@ export async function createRegistryService(
       (closing ??= (async () => {
         await app.close();
         resender.close();
-        await consumer.close();
+        await Promise.all(consumers.map((c) => c.close()));
         await housekeeper.close();
         await snapshot.close();
         await events.close();

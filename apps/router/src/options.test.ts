@@ -20,6 +20,7 @@ describe('router options', () => {
       dlqRetentionS: 604800,
       callbackRetentionS: 604800,
       callbackMaxLen: 100000,
+      shards: 1,
       timelineLookback: '30d',
       storeTimeoutMs: 800,
       watermark: 0.85,

@@ -39,6 +39,12 @@ export interface RouterOptions {
   callbackRetentionS: number;
   /** Approximate cap on entries per callback topic; shared. (env REACH_CALLBACK_MAXLEN) */
   callbackMaxLen: number;
+  /**
+   * Shards of the acks stream and the due set (hash-tagged keys, so a Redis Cluster has no single
+   * hot slot); shared. May grow while tasks are in flight, never shrink. (env REACH_SHARDS)
+   * @default 1
+   */
+  shards: number;
   /** How far back a task's timeline is looked for in InfluxDB once its Redis state expired. (env REACH_TIMELINE_LOOKBACK) */
   timelineLookback: string;
   /** An agent at or above this share of max_concurrency is skipped while another has room; shared. (env REACH_WATERMARK) */
@@ -70,6 +76,7 @@ export const ROUTER_DEFAULTS = {
   dlqRetentionS: SHARED_DEFAULTS.dlqRetentionS,
   callbackRetentionS: SHARED_DEFAULTS.callbackRetentionS,
   callbackMaxLen: SHARED_DEFAULTS.callbackMaxLen,
+  shards: SHARED_DEFAULTS.shards,
   port: 8081,
   maxPayloadBytes: 1_048_576,
   defaultTimeoutS: 0,
@@ -147,6 +154,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Ro
     dlqRetentionS: e.REACH_DLQ_RETENTION_S,
     callbackRetentionS: e.REACH_CALLBACK_RETENTION_S,
     callbackMaxLen: e.REACH_CALLBACK_MAXLEN,
+    shards: e.REACH_SHARDS,
     timelineLookback: e.REACH_TIMELINE_LOOKBACK,
     storeTimeoutMs: e.REACH_STORE_TIMEOUT_MS,
     watermark: e.REACH_WATERMARK,

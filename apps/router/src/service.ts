@@ -38,7 +38,9 @@ export async function createRouterService(
 ): Promise<RouterService> {
   const options = compileRouterOptions(opts);
   const logger = extra.logger ?? pino({ level: options.logLevel, base: { service: 'router' } });
-  const keys = reachKeys(options.prefix);
+  // The shard count of the due set: the router's own until registry-sync's is read (below).
+  let shards = () => options.shards;
+  const keys = reachKeys(options.prefix, () => shards());
   // While Redis is away a request fails within a second (503 STORE_UNAVAILABLE) instead of
   // hanging: one reconnection try per command, reconnections at most 400 ms apart, and commands
   // that get no answer (a frozen server) fail after storeTimeoutMs — found by a periodic check
@@ -92,6 +94,7 @@ export async function createRouterService(
   const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
   // registry-sync's lease, retry and retention settings win over this router's own.
   const shared = new SharedSettings({ redis, keys, own: options, given: opts, logger });
+  shards = () => shared.shards;
   await shared.start(subscriber, options.snapshotIntervalMs);
   const live = shared.over(options);
   const snapshot = new SnapshotHolder(redis, subscriber, keys, options.snapshotIntervalMs, logger);

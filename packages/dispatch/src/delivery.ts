@@ -48,7 +48,7 @@ export class Delivery {
     offlineMs: number | (() => number),
   ) {
     const offline = typeof offlineMs === 'number' ? () => offlineMs : offlineMs;
-    this.watch = new DueWatch(redis, keys.due());
+    this.watch = new DueWatch(redis, keys);
     this.batches = new Coalescer(async (id, tasks) =>
       decodeDeliverReplies(
         await this.redis.reachDeliver(
@@ -103,7 +103,7 @@ export class Delivery {
         r.sentAt,
         r.stream,
       ),
-      this.redis.zadd(this.keys.due(), r.dueAt, r.taskId),
+      this.redis.zadd(this.keys.dueOf(r.taskId), r.dueAt, r.taskId),
       r.watched ? this.watch.unwatch(r.taskId) : undefined,
     ]);
   }

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { watchdogMember } from '@agent-reach/protocol';
+import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 
 interface Watched {
   taskId: string;
@@ -12,10 +12,10 @@ interface Watched {
 /**
  * The due set's watchdog entries (`#<task_id>`, keys.ts `watchdogMember`) over sends in progress,
  * one command per event-loop tick instead of one per task: the entries of every submission claimed
- * in a tick go out in one `ZADD NX`, immediately followed — same write on the auto-pipelined
+ * in a tick go out in one `ZADD NX` per shard of the due set, immediately followed — same write on the auto-pipelined
  * connection, in this order — by the claims themselves, so a router that dies after a claim has
  * always sent its watchdog entry first. Once the tasks are sent their entries go in one `ZREM`
- * per tick, without a check: the watchdog member is the sender's own, and a retry that a fast
+ * per shard and tick, without a check: the watchdog member is the sender's own, and a retry that a fast
  * failure scheduled meanwhile has the task's own member (`<task_id>`), which this never touches.
  */
 export class DueWatch {
@@ -23,9 +23,10 @@ export class DueWatch {
   #drops: string[] = [];
   #dropsFlush: Promise<unknown> | undefined;
 
+  /** The due set's shards come from `keys.dueOf(taskId)`: one command per shard and tick. */
   constructor(
     private readonly redis: Redis,
-    private readonly dueKey: string,
+    private readonly keys: Pick<ReachKeys, 'dueOf'>,
   ) {}
 
   /**
@@ -54,35 +55,47 @@ export class DueWatch {
    * whatever the attempt being sent leads to (a fast failure's retry), the watchdog to this send.
    */
   async takeOver(taskId: string, at: number): Promise<void> {
-    await this.redis
-      .multi()
-      .zadd(this.dueKey, 'NX', at, watchdogMember(taskId))
-      .zrem(this.dueKey, taskId)
-      .exec();
+    const due = this.keys.dueOf(taskId);
+    await this.redis.multi().zadd(due, 'NX', at, watchdogMember(taskId)).zrem(due, taskId).exec();
   }
 
   /** Drops the task's watchdog entry: its send is done (sent, or handed back to the due set). */
   unwatch(taskId: string): Promise<unknown> {
-    this.#drops.push(watchdogMember(taskId));
+    this.#drops.push(taskId);
     return (this.#dropsFlush ??= new Promise<unknown>((resolve, reject) => {
       process.nextTick(() => {
-        const members = this.#drops;
+        const byKey = this.#byKey(this.#drops, (taskId) => [watchdogMember(taskId)]);
         this.#drops = [];
         this.#dropsFlush = undefined;
-        this.redis.zrem(this.dueKey, ...members).then(resolve, reject);
+        Promise.all(
+          [...byKey].map(([due, members]) => this.redis.zrem(due, ...(members as string[]))),
+        ).then(resolve, reject);
       });
     }));
+  }
+
+  /** The arguments of each task grouped by its shard of the due set. */
+  #byKey<T>(items: readonly T[], args: (item: T) => (string | number)[]) {
+    const byKey = new Map<string, (string | number)[]>();
+    for (const item of items) {
+      const key = this.keys.dueOf(typeof item === 'string' ? item : (item as Watched).taskId);
+      const list = byKey.get(key);
+      if (list) list.push(...args(item));
+      else byKey.set(key, args(item));
+    }
+    return byKey;
   }
 
   readonly #flushAdds = (): void => {
     const batch = this.#adds;
     this.#adds = [];
-    const args: (string | number)[] = [];
-    for (const w of batch) args.push(w.at, watchdogMember(w.taskId));
+    const byKey = this.#byKey(batch, (w) => [w.at, watchdogMember(w.taskId)]);
     // Replies come in the order sent: a failed ZADD rejects its commands before their replies settle them.
-    this.redis.zadd(this.dueKey, 'NX', ...args).catch((err: unknown) => {
-      for (const w of batch) w.reject(err);
-    });
+    for (const [due, args] of byKey) {
+      this.redis.zadd(due, 'NX', ...args).catch((err: unknown) => {
+        for (const w of batch) if (this.keys.dueOf(w.taskId) === due) w.reject(err);
+      });
+    }
     for (const w of batch) w.command().then(w.resolve, w.reject);
   };
 }

@@ -38,8 +38,18 @@ export interface ReachKeys {
   task(taskId: string): string;
   /** List: a task's timeline entries as JSON. */
   timeline(taskId: string): string;
-  /** Stream: receipts and completions from every worker. */
-  acks(): string;
+  /**
+   * How many shards the acks stream and the due set have (`REACH_SHARDS`, read at each use: a
+   * router takes registry-sync's published value).
+   */
+  shards(): number;
+  /**
+   * Stream: receipts and completions, shard `shard` (default 0) of the acks stream. Shard 0 is
+   * `<prefix>:acks` (the only one with one shard); shard i > 0 is `<prefix>:{acks:<i>}`.
+   */
+  acks(shard?: number): string;
+  /** The acks stream shard of an agent's acks (its register reply's `acks_stream`). */
+  acksOf(agentId: string): string;
   /** Stream: a caller's callback topic. */
   callback(topic: string): string;
   /**
@@ -67,8 +77,13 @@ export interface ReachKeys {
   stats(): string;
   /** Stream: fleet events (registrations, status changes, retries, dead letters), capped. */
   fleetEvents(): string;
-  /** Sorted set: task_id → when it needs attention (a retry that is due, a delivery to check). */
-  due(): string;
+  /**
+   * Sorted set: task_id → when it needs attention (a retry that is due, a delivery to check),
+   * shard `shard` (default 0) of the due set: `<prefix>:due`, then `<prefix>:{due:<i>}`.
+   */
+  due(shard?: number): string;
+  /** The due set shard of a task. */
+  dueOf(taskId: string): string;
   /** Sorted set: dead-lettered task_id → when it died. */
   dlq(): string;
   /** Stream: a capability's task pool that pull agents read with the `workers` group. */
@@ -106,8 +121,28 @@ function checkId(kind: string, id: string): string {
   return id;
 }
 
-/** Builds every Redis key under `prefix` (default `reach`). */
-export function reachKeys(prefix: string = DEFAULT_PREFIX): ReachKeys {
+/**
+ * The shard (0 … `shards` − 1) an id belongs to: FNV-1a of the id, modulo the shard count. Every
+ * process that shares the count computes the same one.
+ */
+export function shardOf(id: string, shards: number): number {
+  if (!(shards > 1)) return 0;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % Math.floor(shards);
+}
+
+/**
+ * Builds every Redis key under `prefix` (default `reach`). `shards` gives the shard count of the
+ * acks stream and the due set when it is read (default 1).
+ */
+export function reachKeys(
+  prefix: string = DEFAULT_PREFIX,
+  shards: () => number = () => 1,
+): ReachKeys {
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) {
     throw new TypeError(`invalid key prefix ${JSON.stringify(prefix)}`);
   }
@@ -123,7 +158,12 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX): ReachKeys {
     pending: (id) => `${agentTag(id)}:pending`,
     task: (id) => taskTag(id),
     timeline: (id) => `${taskTag(id)}:tl`,
-    acks: () => `${p}:acks`,
+    shards,
+    acks: (shard = 0) => (shard === 0 ? `${p}:acks` : `${p}:{acks:${shard}}`),
+    acksOf: (agentId) => {
+      const shard = shardOf(agentId, shards());
+      return shard === 0 ? `${p}:acks` : `${p}:{acks:${shard}}`;
+    },
     callback: (topic) => topicTag(topic),
     callbackMarks: (topic, minute) => `${topicTag(topic)}:marks:${Math.floor(minute)}`,
     callbackDeadSeen: (topic, taskId, attempt) =>
@@ -135,7 +175,11 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX): ReachKeys {
     lock: (name) => `${p}:lock:${checkId('lock', name)}`,
     stats: () => `${p}:stats`,
     fleetEvents: () => `${p}:events`,
-    due: () => `${p}:due`,
+    due: (shard = 0) => (shard === 0 ? `${p}:due` : `${p}:{due:${shard}}`),
+    dueOf: (taskId) => {
+      const shard = shardOf(taskId, shards());
+      return shard === 0 ? `${p}:due` : `${p}:{due:${shard}}`;
+    },
     dlq: () => `${p}:dlq`,
     pool: (cap) => `${p}:{pool:${checkId('capability', cap)}}`,
     pools: () => `${p}:pools`,

@@ -22,6 +22,7 @@ const values: PublishedSettings = {
   dlqRetentionS: 604800,
   callbackRetentionS: 604800,
   callbackMaxLen: 100000,
+  shards: 1,
 };
 
 describe('published settings', () => {

@@ -24,6 +24,12 @@ export const SHARED_DEFAULTS = {
   sessionTtlS: 3600,
   callbackRetentionS: 604_800,
   callbackMaxLen: 100_000,
+  /**
+   * How many shards the acks stream and the due set are split into, each under its own hash tag,
+   * so that a Redis Cluster has no single hot slot (keys.ts `acksOf`, `dueOf`). 1: the single
+   * `acks` and `due` keys. It may grow while tasks are in flight, never shrink.
+   */
+  shards: 1,
 } as const;
 
 /** The key prefix pattern (`REACH_PREFIX`); `reachKeys` refuses any other. */
@@ -46,6 +52,7 @@ export const SHARED_ENV = {
   REACH_SESSION_TTL_S: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_CALLBACK_RETENTION_S: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_CALLBACK_MAXLEN: Type.Optional(Type.Integer({ minimum: 100 })),
+  REACH_SHARDS: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
   LOG_LEVEL: Type.Optional(Type.String()),
 };
 
@@ -76,6 +83,7 @@ export const PUBLISHED_SETTINGS = {
   dlqRetentionS: 'REACH_DLQ_RETENTION_S',
   callbackRetentionS: 'REACH_CALLBACK_RETENTION_S',
   callbackMaxLen: 'REACH_CALLBACK_MAXLEN',
+  shards: 'REACH_SHARDS',
 } as const;
 
 /** A setting registry-sync publishes. */

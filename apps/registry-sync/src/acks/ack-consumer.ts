@@ -15,6 +15,8 @@ const RETRY_OWN_MAX_MS = 30_000;
 export interface AckConsumerSettings {
   /** Consumer name of this instance in the `sync` group. */
   consumer: string;
+  /** The shard of the acks stream this consumer reads (`keys.acks(shard)`). @default keys.acks() */
+  stream?: string;
   /** @default 1000 */
   blockMs?: number;
   /** @default 200 */
@@ -22,7 +24,7 @@ export interface AckConsumerSettings {
 }
 
 /**
- * Reads the acks stream in the `sync` consumer group (shared by every registry-sync instance)
+ * Reads a shard of the acks stream in the `sync` consumer group (shared by every registry-sync instance)
  * on its own blocking connection, applies each entry, then XACKs and deletes it. Entries left
  * pending by a crashed instance are claimed after a minute (XAUTOCLAIM) and applied again,
  * which is safe because applying is idempotent.
@@ -48,6 +50,7 @@ export class AckConsumer {
   private readonly busy = new Set<string>();
   private toAck: string[] = [];
   private flushing: Promise<void> | undefined;
+  private readonly stream: string;
 
   constructor(
     private readonly blocking: Redis,
@@ -57,7 +60,8 @@ export class AckConsumer {
     private readonly settings: AckConsumerSettings,
     logger: Logger,
   ) {
-    this.log = logger.child({ module: 'ack-consumer' });
+    this.stream = settings.stream ?? keys.acks();
+    this.log = logger.child({ module: 'ack-consumer', stream: this.stream });
     this.chains = new AckChains(
       async (id, fields) => {
         await applier.apply(id, fields);
@@ -100,7 +104,7 @@ export class AckConsumer {
 
   private async ensureGroup(): Promise<void> {
     try {
-      await this.redis.xgroup('CREATE', this.keys.acks(), SYNC_GROUP, '0', 'MKSTREAM');
+      await this.redis.xgroup('CREATE', this.stream, SYNC_GROUP, '0', 'MKSTREAM');
     } catch (err: unknown) {
       if (!(err instanceof Error) || !err.message.startsWith('BUSYGROUP')) throw err;
     }
@@ -122,7 +126,7 @@ export class AckConsumer {
           'BLOCK',
           this.retryOwnAt > 0 ? Math.min(blockMs, 250) : blockMs,
           'STREAMS',
-          this.keys.acks(),
+          this.stream,
           '>',
         )) as StreamReply;
         const entries = reply?.[0]?.[1] ?? [];
@@ -156,8 +160,8 @@ export class AckConsumer {
       const replies =
         (await this.redis
           .pipeline()
-          .xack(this.keys.acks(), SYNC_GROUP, ...done)
-          .xdel(this.keys.acks(), ...done)
+          .xack(this.stream, SYNC_GROUP, ...done)
+          .xdel(this.stream, ...done)
           .exec()) ?? [];
       const failed = replies.find(([err]) => err !== null)?.[0];
       if (failed) throw failed;
@@ -201,7 +205,7 @@ export class AckConsumer {
     if (now - this.lastClaimAt < 10_000) return;
     this.lastClaimAt = now;
     const reply = (await this.redis.xautoclaim(
-      this.keys.acks(),
+      this.stream,
       SYNC_GROUP,
       this.settings.consumer,
       60_000,

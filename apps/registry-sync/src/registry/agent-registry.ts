@@ -93,7 +93,8 @@ export class AgentRegistry {
         token: formatToken(epoch, secret),
         stream: this.keys.inbox(id),
         group: WORKER_GROUP,
-        acks_stream: this.keys.acks(),
+        // The shard of the acks stream this agent reports to (one shard: the single acks stream).
+        acks_stream: this.keys.acksOf(id),
         heartbeat_interval_ms: this.settings.heartbeatIntervalMs,
         lease_ms: this.settings.offlineMs,
         pools,

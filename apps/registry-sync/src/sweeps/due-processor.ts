@@ -5,7 +5,7 @@ import type { Resender } from '../tasks/resender.ts';
 const BATCH = 200;
 
 /**
- * Dispatches the tasks whose time has come in the due set: retries after their backoff,
+ * Dispatches the tasks whose time has come in the due set (every shard of it): retries after their backoff,
  * replayed dead letters, and (through their watchdog entries, `#<task_id>`) submissions a router
  * claimed but never delivered.
  */
@@ -19,11 +19,20 @@ export class DueProcessor {
 
   /** One pass; returns how many tasks were sent. */
   async process(now: number): Promise<number> {
-    const members = await this.redis.zrangebyscore(this.keys.due(), '-inf', now, 'LIMIT', 0, BATCH);
     let sent = 0;
-    for (const member of members) {
-      const via = member === dueTaskId(member) ? 'due' : 'watchdog';
-      if ((await this.resender.resend(dueTaskId(member), now, via)) === 'sent') sent++;
+    for (let shard = 0; shard < this.keys.shards(); shard++) {
+      const members = await this.redis.zrangebyscore(
+        this.keys.due(shard),
+        '-inf',
+        now,
+        'LIMIT',
+        0,
+        BATCH,
+      );
+      for (const member of members) {
+        const via = member === dueTaskId(member) ? 'due' : 'watchdog';
+        if ((await this.resender.resend(dueTaskId(member), now, via)) === 'sent') sent++;
+      }
     }
     await this.redis.zremrangebyscore(this.keys.dlq(), '-inf', now - this.dlqRetentionS * 1000);
     return sent;

@@ -126,7 +126,7 @@ export class TaskOutcomes {
     const replies =
       (await redis
         .pipeline()
-        .zadd(keys.due(), dueAt, req.taskId)
+        .zadd(keys.dueOf(req.taskId), dueAt, req.taskId)
         .reachRetry(
           keys.task(req.taskId),
           keys.timeline(req.taskId),

@@ -70,7 +70,7 @@ export class Resender {
   constructor(private readonly o: ResenderOptions) {
     this.log = o.logger.child({ module: 'resender' });
     this.routing = { redis: o.redis, keys: o.keys, snapshot: o.snapshot, watermark: o.watermark };
-    this.watch = new DueWatch(o.redis, o.keys.due());
+    this.watch = new DueWatch(o.redis, o.keys);
     // Routers leave freed slots to the retries parked here: they read how many there are.
     this.capacity = new CapacityWaiter(o.redis, o.keys, o.snapshot, {
       announce: (capability) => this.announce(capability),
@@ -95,14 +95,14 @@ export class Resender {
     const task = await readStoredTask(redis, keys, taskId);
     if (via === 'watchdog' && task?.status !== 'accepted') {
       // The send it watched is over: whatever follows has the task's own entry.
-      await redis.zrem(keys.due(), watchdogMember(taskId));
+      await redis.zrem(keys.dueOf(taskId), watchdogMember(taskId));
       return 'skipped';
     }
     if (task?.status === 'sent' && !task.agentId && task.capability) {
       return this.expirePooled(task, now);
     }
     if (!task || !task.capability || (task.status !== 'retry_wait' && task.status !== 'accepted')) {
-      await redis.zrem(keys.due(), taskId, watchdogMember(taskId));
+      await redis.zrem(keys.dueOf(taskId), taskId, watchdogMember(taskId));
       return 'skipped';
     }
     const waiting = task.status === 'retry_wait' && task.dueAt <= now;
@@ -112,7 +112,7 @@ export class Resender {
     if (stale && (await this.delivered(task))) {
       // Its sender stopped after the delivery: the agent holds the attempt, and its acks (or
       // the inflight sweep, should the agent fail) take the task from here.
-      await redis.zrem(keys.due(), taskId, watchdogMember(taskId));
+      await redis.zrem(keys.dueOf(taskId), taskId, watchdogMember(taskId));
       return 'skipped';
     }
     // A retry prefers another agent than the one that just failed it: that one comes last.
@@ -201,8 +201,8 @@ export class Resender {
     // Back to the task's own entry: a send that was tried handed its watchdog over.
     await this.o.redis
       .multi()
-      .zadd(this.o.keys.due(), now + WAIT_AGAIN_MS, taskId)
-      .zrem(this.o.keys.due(), watchdogMember(taskId))
+      .zadd(this.o.keys.dueOf(taskId), now + WAIT_AGAIN_MS, taskId)
+      .zrem(this.o.keys.dueOf(taskId), watchdogMember(taskId))
       .exec();
     if (busy) this.park(taskId, capability);
     return 'waiting';

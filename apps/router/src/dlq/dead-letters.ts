@@ -59,7 +59,7 @@ export class DeadLetters {
     const replies =
       (await this.redis
         .pipeline()
-        .zadd(this.keys.due(), Date.now(), taskId)
+        .zadd(this.keys.dueOf(taskId), Date.now(), taskId)
         .reachReplay(this.keys.task(taskId), this.keys.timeline(taskId))
         .exec()) ?? [];
     const [err, reply] = replies[1] ?? [new Error('replay: empty reply')];

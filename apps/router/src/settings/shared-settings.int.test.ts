@@ -31,6 +31,7 @@ const published: PublishedSettings = {
   dlqRetentionS: SHARED_DEFAULTS.dlqRetentionS,
   callbackRetentionS: SHARED_DEFAULTS.callbackRetentionS,
   callbackMaxLen: SHARED_DEFAULTS.callbackMaxLen,
+  shards: SHARED_DEFAULTS.shards,
 };
 
 interface LogLine {

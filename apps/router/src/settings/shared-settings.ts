@@ -10,7 +10,8 @@ import {
 /**
  * The settings the router shares with registry-sync and takes from it once published: the lease
  * bound the delivery re-checks, the dispatch grace registry-sync re-drives after, the watermark
- * retries route with, and the retention of dead letters and callback topics both write.
+ * retries route with, the retention of dead letters and callback topics both write, and the
+ * shard count of the due set both write to.
  */
 export const ROUTER_SHARED_SETTINGS = [
   'offlineMs',
@@ -19,6 +20,7 @@ export const ROUTER_SHARED_SETTINGS = [
   'dlqRetentionS',
   'callbackRetentionS',
   'callbackMaxLen',
+  'shards',
 ] as const;
 
 /** A setting the router takes from registry-sync. */
@@ -95,6 +97,11 @@ export class SharedSettings {
   /** Approximate cap on entries per callback topic. */
   get callbackMaxLen(): number {
     return this.values.callbackMaxLen;
+  }
+
+  /** Shards of the acks stream and the due set (`REACH_SHARDS`). */
+  get shards(): number {
+    return this.values.shards;
   }
 
   /** `published` once registry-sync's values are in force, `own` before. */

@@ -81,7 +81,7 @@ export function claimSubmission(
       await redis
         .pipeline()
         .reachReleaseClaim(keys.task(t.taskId), keys.timeline(t.taskId), c.nonce)
-        .zrem(keys.due(), watchdogMember(t.taskId))
+        .zrem(keys.dueOf(t.taskId), watchdogMember(t.taskId))
         .exec();
     },
   };

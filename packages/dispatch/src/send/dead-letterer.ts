@@ -86,7 +86,7 @@ export class DeadLetterer {
     await redis
       .pipeline()
       .zadd(keys.dlq(), d.at, d.taskId)
-      .zrem(keys.due(), d.taskId, watchdogMember(d.taskId))
+      .zrem(keys.dueOf(d.taskId), d.taskId, watchdogMember(d.taskId))
       .exec();
     const trace = d.traceId ? { trace_id: d.traceId } : {};
     this.log.warn(

@@ -75,15 +75,18 @@ function groupDepth(name: string, reply: unknown): StreamDepth | undefined {
  * the keyspace.
  */
 async function readFleet(redis: Redis, keys: ReachKeys, maxAgents: number): Promise<FleetSample> {
-  const first = ((await redis
-    .pipeline()
-    .get(keys.snapshot())
-    .zcard(keys.dlq())
-    .zcard(keys.due())
-    .xlen(keys.acks())
-    .hgetall(keys.stats())
-    .exec()) ?? []) as Reply;
+  const head = redis.pipeline().get(keys.snapshot()).zcard(keys.dlq()).hgetall(keys.stats());
+  // Every shard of the due set and of the acks stream.
+  const shards = keys.shards();
+  for (let shard = 0; shard < shards; shard++) head.zcard(keys.due(shard)).xlen(keys.acks(shard));
+  const first = ((await head.exec()) ?? []) as Reply;
   const value = (i: number): unknown => (first[i]?.[0] ? undefined : first[i]?.[1]);
+  let due = 0;
+  let acksBacklog = 0;
+  for (let shard = 0; shard < shards; shard++) {
+    due += Number(value(3 + 2 * shard) ?? 0);
+    acksBacklog += Number(value(4 + 2 * shard) ?? 0);
+  }
   const snapshot = decodeSnapshot((value(0) as string | null | undefined) ?? null);
   const agents = [...(snapshot?.agents ?? [])].sort((a, b) => (a.agent_id < b.agent_id ? -1 : 1));
   const byStatus: Record<string, number> = Object.fromEntries(AGENT_STATUSES.map((s) => [s, 0]));
@@ -103,7 +106,7 @@ async function readFleet(redis: Redis, keys: ReachKeys, maxAgents: number): Prom
     replies[i]?.[0] ? undefined : groupDepth(name, replies[i]?.[1]);
   const inboxes = sampled.flatMap((a, i) => depth(i, a.agent_id) ?? []);
   const pools = capabilities.flatMap((c, i) => depth(sampled.length + i, c) ?? []);
-  const stats = (value(4) as Record<string, string> | undefined) ?? {};
+  const stats = (value(2) as Record<string, string> | undefined) ?? {};
   const counters = Object.entries(stats)
     .slice(0, MAX_STORE_COUNTERS)
     .map(([k, v]): [string, number] => [k, Number(v)])
@@ -114,8 +117,8 @@ async function readFleet(redis: Redis, keys: ReachKeys, maxAgents: number): Prom
     inboxes,
     pools,
     deadLetters: Number(value(1) ?? 0),
-    due: Number(value(2) ?? 0),
-    acksBacklog: Number(value(3) ?? 0),
+    due,
+    acksBacklog,
     counters,
   };
 }
