@@ -16,30 +16,27 @@
   constraintArgs), which every later send reads: tags (JSON array), region, region_policy,
   session_id, parent_task_id, hops, trace_agents (JSON array), tenant, priority
 
-  Output: { 0 created | 1 ours already (re-sent or re-assigned), created_at_ms, deadline_ms }
-          { 2 } when the task_id belongs to an earlier submission
+  Output: 0 created (its created_at is ARGV[11], its deadline ARGV[7] after it: no reply table)
+          { 1 ours already (re-sent or re-assigned), created_at_ms, deadline_ms }
+          2 when the task_id belongs to an earlier submission
 ]]
 local now = ARGV[11]
 local cur = redis.call('HMGET', KEYS[1], 'nonce', 'status', 'created_at', 'deadline_ms')
 if cur[2] then
-  if cur[1] ~= ARGV[1] then return { 2 } end
+  if cur[1] ~= ARGV[1] then return 2 end
   if cur[2] == 'accepted' then
     redis.call('HSET', KEYS[1], 'agent_id', ARGV[8], 'epoch', ARGV[9], 'assigned_at', now, 'route', ARGV[10])
   end
   return { 1, tonumber(cur[3]), tonumber(cur[4]) }
 end
 -- Values go to Redis as the strings they came in as: Lua turns a number into text slowly.
-local deadline = 0
-local deadlineText = '0'
-if ARGV[7] ~= '0' then
-  deadline = tonumber(now) + tonumber(ARGV[7])
-  deadlineText = deadline
-end
+local deadline = '0'
+if ARGV[7] ~= '0' then deadline = tonumber(now) + tonumber(ARGV[7]) end
 -- ARGV[12..]: only the constraints the task has (a missing field reads as none), so the hash of
 -- a task without any stays as small as it was.
 redis.call('HSET', KEYS[1],
   'task_id', ARGV[2], 'capability', ARGV[3], 'payload', ARGV[4], 'callback_topic', ARGV[5],
   'trace_id', ARGV[6], 'status', 'accepted', 'attempt', '1', 'agent_id', ARGV[8], 'epoch', ARGV[9],
-  'nonce', ARGV[1], 'created_at', now, 'assigned_at', now, 'deadline_ms', deadlineText,
+  'nonce', ARGV[1], 'created_at', now, 'assigned_at', now, 'deadline_ms', deadline,
   'route', ARGV[10], unpack(ARGV, 12))
-return { 0, tonumber(now), deadline }
+return 0

@@ -7,7 +7,7 @@ type Arg = string | number;
 /** Scripts this service owns, typed (ioredis `defineCommand` + RedisCommander augmentation). */
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    reachClaim(...args: Arg[]): Result<unknown[], Context>;
+    reachClaim(...args: Arg[]): Result<number | unknown[], Context>;
     reachDeliver(...args: Arg[]): Result<unknown[], Context>;
     reachRecordPooled(...args: Arg[]): Result<string | null, Context>;
     reachReleaseClaim(...args: Arg[]): Result<number, Context>;

@@ -26,7 +26,23 @@ function refusal(code: number): ReplyRefusal {
 export type ClaimReply =
   { ours: true; created: boolean; createdAt: number; deadlineMs: number } | { ours: false };
 
-export function decodeClaimReply(raw: readonly unknown[]): ClaimReply {
+/**
+ * claim-2.lua answers a created task with 0 alone: its times are the ones the claim passed
+ * (`now`, and the deadline `timeoutMs` after it), so the script builds no reply table for them.
+ */
+export function decodeClaimReply(
+  raw: number | readonly unknown[],
+  sent: { now: number; timeoutMs: number },
+): ClaimReply {
+  if (typeof raw === 'number') {
+    if (raw === 2) return { ours: false };
+    return {
+      ours: true,
+      created: raw === 0,
+      createdAt: sent.now,
+      deadlineMs: sent.timeoutMs > 0 ? sent.now + sent.timeoutMs : 0,
+    };
+  }
   const [state, createdAt, deadlineMs] = raw as [number, number?, number?];
   if (state === 2) return { ours: false };
   return {

@@ -52,6 +52,7 @@ export function claimSubmission(
   let first = true;
   return {
     async take(agent, route) {
+      const now = Math.floor(clock.now());
       const claim = () =>
         redis.reachClaim(
           keys.task(t.taskId),
@@ -66,12 +67,12 @@ export function claimSubmission(
           agent?.agent_id ?? '',
           agent?.epoch ?? 0,
           route,
-          clock.now(),
+          now,
           ...constraintArgs(t),
         );
       const raw = first ? await watch.watchThen(t.taskId, c.watchdogAt, claim) : await claim();
       first = false;
-      const reply = decodeClaimReply(raw);
+      const reply = decodeClaimReply(raw, { now, timeoutMs: c.timeoutMs });
       return reply.ours
         ? { ok: true, attempt: 1, createdAt: reply.createdAt, deadlineMs: reply.deadlineMs }
         : { ok: false };
