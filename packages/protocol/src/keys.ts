@@ -59,9 +59,9 @@ export interface ReachKeys {
   callbackMarks(topic: string, minute: number): string;
   /** String: marks that a task attempt's dead-letter notice was already published. */
   callbackDeadSeen(topic: string, taskId: string, attempt: number): string;
-  /** String: the latest registry snapshot as JSON. */
+  /** String: the latest registry snapshot as JSON (`{snapshot}` hash tag, with its version). */
   snapshot(): string;
-  /** Counter: the latest snapshot version. */
+  /** Counter: the latest snapshot version (the snapshot's hash tag). */
   snapshotVersion(): string;
   /** Pub/sub channel announcing a new snapshot version. */
   snapshotChannel(): string;
@@ -168,8 +168,9 @@ export function reachKeys(
     callbackMarks: (topic, minute) => `${topicTag(topic)}:marks:${Math.floor(minute)}`,
     callbackDeadSeen: (topic, taskId, attempt) =>
       `${topicTag(topic)}:dead:${checkId('task', taskId)}:${attempt}`,
-    snapshot: () => `${p}:snapshot`,
-    snapshotVersion: () => `${p}:snapshot:version`,
+    // One hash tag: snapshot-2.lua writes both in one step.
+    snapshot: () => `${p}:{snapshot}`,
+    snapshotVersion: () => `${p}:{snapshot}:version`,
     snapshotChannel: () => `${p}:snapshot:ch`,
     settings: () => `${p}:settings`,
     lock: (name) => `${p}:lock:${checkId('lock', name)}`,
