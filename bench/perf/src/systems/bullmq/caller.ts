@@ -12,10 +12,10 @@ import { env, envInt } from '../../load/child.ts';
 import { serveCaller } from '../../load/caller.ts';
 import { gatewayTarget } from '../../load/gateway-target.ts';
 import { autoBatch } from '../../load/auto-batch.ts';
-import { connection, parseReturn, QUEUE, QUEUE_OPTIONS } from './shared.ts';
+import { connection, parseReturn, QUEUE, CALLER_QUEUE_OPTIONS } from './shared.ts';
 
 serveCaller(async (sink) => {
-  const queue = new Queue(QUEUE, { ...QUEUE_OPTIONS, connection: connection() });
+  const queue = new Queue(QUEUE, { ...CALLER_QUEUE_OPTIONS, connection: connection() });
   const redis = new Redis(env('REDIS_URL'));
   await queue.waitUntilReady();
   let events: QueueEvents | undefined;

@@ -7,9 +7,9 @@ import Fastify from 'fastify';
 import { Queue, QueueEvents } from 'bullmq';
 import { announceReady, envInt, exitWithParent } from '../../load/child.ts';
 import { GATEWAY_PATH } from '../../load/gateway-target.ts';
-import { connection, parseReturn, QUEUE, QUEUE_OPTIONS } from './shared.ts';
+import { connection, parseReturn, QUEUE, GATEWAY_QUEUE_OPTIONS } from './shared.ts';
 
-const queue = new Queue(QUEUE, { ...QUEUE_OPTIONS, connection: connection() });
+const queue = new Queue(QUEUE, { ...GATEWAY_QUEUE_OPTIONS, connection: connection() });
 const events = new QueueEvents(QUEUE, { connection: connection() });
 // Each request waiting in waitUntilFinished listens for the queue closing: 50 at once is expected.
 queue.setMaxListeners(0);
