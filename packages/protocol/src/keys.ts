@@ -16,7 +16,9 @@ export const DEFAULT_PREFIX = 'reach';
 /**
  * The one key builder (BullMQ's QueueKeys). Keys that a single script touches together share a
  * hash tag: `{a:<agent>}` for an agent's record, inbox and pending deliveries, `{t:<task>}` for a
- * task's state and timeline, `{cb:<topic>}` for a callback topic and its de-duplication marks.
+ * task's state and timeline, `{cb:<topic>}` for a callback topic and its de-duplication marks,
+ * `{snapshot}` for the snapshot and its version; the acks stream and the due set are split into
+ * `shards()` keys of their own tags (docs/PROTOCOL.md §8).
  */
 export interface ReachKeys {
   readonly prefix: string;
