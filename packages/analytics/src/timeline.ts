@@ -1,4 +1,5 @@
 import { queryStatements, type InfluxSource } from './influx-source.ts';
+import { byStageTime } from '@agent-reach/events';
 import { loadQuery, renderQuery, stringLiteral } from './queries.ts';
 import type { TimelineStage } from './schemas.ts';
 import { parseWindow, timeFilter } from './window.ts';
@@ -15,27 +16,12 @@ export interface StageRecord {
   reason?: string | null | undefined;
 }
 
-/** Lifecycle order, to sort stages recorded in the same millisecond by different processes. */
-const STAGE_ORDER: Record<string, number> = {
-  replayed: 0,
-  accepted: 0,
-  sent: 1,
-  received: 2,
-  completed: 3,
-  failed: 3,
-  retried: 4,
-  dead: 5,
-  probe: 6,
-};
-
 /**
  * Orders stages by time (then by lifecycle order) and adds `gap_ms`, the time since the stage
  * before (0 for the first).
  */
 export function withGaps(records: readonly StageRecord[]): TimelineStage[] {
-  const sorted = [...records].sort(
-    (a, b) => a.at - b.at || (STAGE_ORDER[a.stage] ?? 9) - (STAGE_ORDER[b.stage] ?? 9),
-  );
+  const sorted = [...records].sort(byStageTime);
   let previous: number | undefined;
   return sorted.map((r) => {
     const stage: TimelineStage = {

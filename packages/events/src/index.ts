@@ -31,3 +31,4 @@ export {
   quoteIdentifier,
   type InfluxQueryOptions,
 } from './influxql.ts';
+export { byStageTime } from './stage-order.ts';

@@ -1,4 +1,5 @@
 import type { TaskStatus, TimelineEntry } from '@agent-reach/protocol';
+import { byStageTime } from '@agent-reach/events';
 import type { PendingEntry } from './pending-entry.ts';
 
 /** Why an agent was chosen, kept with the `sent` stage of the timeline. */
@@ -60,18 +61,6 @@ export function unpackRoute(text: string): RoutingRecord {
   }
   return out;
 }
-
-// For stages written in the same millisecond: the order they happen in a task's life.
-const STAGE_ORDER: Record<string, number> = {
-  replayed: 0,
-  accepted: 0,
-  sent: 1,
-  received: 2,
-  completed: 3,
-  failed: 3,
-  retried: 4,
-  dead: 5,
-};
 
 /** A task's status and timeline as the API shows them. */
 export interface TaskTimeline {
@@ -167,6 +156,6 @@ export function taskTimeline(
   const accepted = entries.find((e) => e.stage === 'accepted');
   if (accepted) for (const e of entries) if (e.at < accepted.at) accepted.at = e.at;
   // Stages are written by different processes; order by time, then by lifecycle order.
-  entries.sort((a, b) => a.at - b.at || (STAGE_ORDER[a.stage] ?? 9) - (STAGE_ORDER[b.stage] ?? 9));
+  entries.sort(byStageTime);
   return { status, timeline: entries };
 }

@@ -1,0 +1,23 @@
+/**
+ * Lifecycle order of a task's stages, for stages recorded in the same millisecond by different
+ * processes (a receipt can be written before the `sent` record that precedes it).
+ */
+const STAGE_ORDER: Readonly<Record<string, number>> = {
+  replayed: 0,
+  accepted: 0,
+  sent: 1,
+  received: 2,
+  completed: 3,
+  failed: 3,
+  retried: 4,
+  dead: 5,
+  probe: 6,
+};
+
+/** Orders stages by time, then by lifecycle order (unknown stages last): a sort comparator. */
+export function byStageTime(
+  a: { at: number; stage: string },
+  b: { at: number; stage: string },
+): number {
+  return a.at - b.at || (STAGE_ORDER[a.stage] ?? 9) - (STAGE_ORDER[b.stage] ?? 9);
+}
