@@ -1,4 +1,5 @@
 export * from './ids.ts';
+export * from './tenants.ts';
 export * from './keys.ts';
 export * from './states.ts';
 export * from './fields.ts';

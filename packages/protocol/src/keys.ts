@@ -1,4 +1,4 @@
-import { isValidId } from './ids.ts';
+import { isValidScopedId } from './tenants.ts';
 
 /** Consumer group every agent inbox and capability pool is read with. */
 export const WORKER_GROUP = 'workers';
@@ -99,6 +99,18 @@ export interface ReachKeys {
    * kept 1 s); a router holding submissions of the capability leaves that many freed slots to them.
    */
   retriesWaiting(capability: string): string;
+  /** Set: the ids of every API key (docs/SECURITY.md). */
+  apiKeys(): string;
+  /** Hash: one API key's record (hash of its secret, tenant, role, capabilities, label, expiry). */
+  apiKey(keyId: string): string;
+  /** Pub/sub channel announcing a revoked or changed API key (its key_id as the message). */
+  apiKeysChannel(): string;
+  /** Sorted set: an API key's tasks in flight (scoped task id → accepted at ms), for its quota. */
+  inflightOf(keyId: string): string;
+  /** Prefix of the request-rate counters of `@fastify/rate-limit`'s Redis store. */
+  rateLimitPrefix(): string;
+  /** Stream: malformed stream entries set aside where an operator can see them (capped). */
+  parked(): string;
 }
 
 /**
@@ -117,8 +129,9 @@ export function dueTaskId(member: string): string {
   return member.startsWith('#') ? member.slice(1) : member;
 }
 
+/** Ids in keys may be scoped to a tenant (`<tenant>/<id>`, see `scopedId`). */
 function checkId(kind: string, id: string): string {
-  if (!isValidId(id))
+  if (!isValidScopedId(id))
     throw new TypeError(`invalid ${kind} id for a Redis key: ${JSON.stringify(id)}`);
   return id;
 }
@@ -188,5 +201,11 @@ export function reachKeys(
     pools: () => `${p}:pools`,
     session: (id) => `${p}:{s:${checkId('session', id)}}`,
     retriesWaiting: (cap) => `${p}:retries_waiting:${checkId('capability', cap)}`,
+    apiKeys: () => `${p}:keys`,
+    apiKey: (id) => `${p}:key:${checkId('key', id)}`,
+    apiKeysChannel: () => `${p}:keys:ch`,
+    inflightOf: (id) => `${p}:{q:${checkId('key', id)}}:inflight`,
+    rateLimitPrefix: () => `${p}:rl:`,
+    parked: () => `${p}:parked`,
   };
 }

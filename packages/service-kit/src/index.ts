@@ -9,3 +9,4 @@ export * from './run-main.ts';
 export * from './trace-context.ts';
 export * from './api-docs.ts';
 export * from './metrics/index.ts';
+export * from './auth/principal.ts';
