@@ -53,6 +53,10 @@ export interface SnapshotAgent {
   weight?: number;
   /** Execution-time EWMA per capability, ms. */
   ewma_ms?: Record<string, number>;
+  /** The tenant of the key that registered the agent; absent for the default tenant. */
+  tenant?: string;
+  /** Registered with an operator key as serving every tenant; absent for false. */
+  shared?: boolean;
 }
 
 /** The versioned registry snapshot routers hold in memory. */
