@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { envSchema } from 'env-schema';
+import { redisExtrasFromEnv, type RedisConnectionExtras } from '@agent-reach/service-kit';
 import { SHARED_DEFAULTS, SHARED_ENV, setOnly } from '@agent-reach/protocol';
 
 /**
@@ -14,6 +15,8 @@ export interface RegistryOptions {
   host: string;
   /** (env REDIS_URL) */
   redisUrl: string;
+  /** TLS files, credentials and sentinels besides the URL (env REDIS_TLS_CA, REDIS_TLS_CERT, REDIS_TLS_KEY, REDIS_USERNAME, REDIS_PASSWORD, REDIS_SENTINELS, REDIS_SENTINEL_NAME). @default undefined (the URL alone) */
+  redisConnection?: RedisConnectionExtras;
   /** Key prefix; tests use a random one. (env REACH_PREFIX) */
   prefix: string;
   /** Interval agents are told to heartbeat at; published. (env REACH_HEARTBEAT_MS) */
@@ -179,6 +182,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     port: e.REGISTRY_PORT,
     host: e.HOST,
     redisUrl: e.REDIS_URL,
+    redisConnection: redisExtrasFromEnv(env),
     prefix: e.REACH_PREFIX,
     heartbeatIntervalMs: e.REACH_HEARTBEAT_MS,
     suspectMs: e.REACH_SUSPECT_MS,

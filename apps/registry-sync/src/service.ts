@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
 import {
@@ -8,7 +8,11 @@ import {
   SnapshotHolder,
 } from '@agent-reach/dispatch';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
-import { watchStuckCommands } from '@agent-reach/service-kit';
+import {
+  createRedis,
+  watchStuckCommands,
+  type RedisConnectionSettings,
+} from '@agent-reach/service-kit';
 import { buildRegistryApp } from './app.ts';
 import { defineCommands } from './commands/index.ts';
 import { AckApplier } from './acks/ack-applier.ts';
@@ -47,8 +51,8 @@ export interface RegistryService {
  * on a connection without blocking reads fail when Redis gives no answer for 5 s (a frozen
  * server), found by a periodic check rather than a timer per command (ioredis commandTimeout).
  */
-function connect(url: string, blocking: boolean): Redis {
-  const redis = new Redis(url, {
+function connect(connection: RedisConnectionSettings, blocking: boolean): Redis {
+  const redis = createRedis(connection, {
     lazyConnect: true,
     enableAutoPipelining: !blocking,
     maxRetriesPerRequest: blocking ? null : 2,
@@ -67,12 +71,13 @@ export async function createRegistryService(
   const logger =
     extra.logger ?? pino({ level: options.logLevel, base: { service: 'registry-sync' } });
   const keys = reachKeys(options.prefix, () => options.shards);
-  const redis = connect(options.redisUrl, false);
+  const connection = { ...options.redisConnection, url: options.redisUrl };
+  const redis = connect(connection, false);
   // One blocking connection per shard of the acks stream: a consumer reads each.
-  const blockings = Array.from({ length: options.shards }, () => connect(options.redisUrl, true));
-  const subscriber = connect(options.redisUrl, true);
+  const blockings = Array.from({ length: options.shards }, () => connect(connection, true));
+  const subscriber = connect(connection, true);
   // The acks' hot path on a connection of its own, with only the scripts it runs (see defineScripts).
-  const acks = connect(options.redisUrl, false);
+  const acks = connect(connection, false);
   // Each connection gets only the scripts it runs (see defineScripts); a script a connection
   // comes to run is added to its list. The main one: the agents' API, sweeps and duties, and
   // retries with their deliveries and dead letters.

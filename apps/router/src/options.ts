@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { envSchema } from 'env-schema';
+import { redisExtrasFromEnv, type RedisConnectionExtras } from '@agent-reach/service-kit';
 import { SHARED_DEFAULTS, SHARED_ENV, setOnly } from '@agent-reach/protocol';
 import { WINDOW_PATTERN } from '@agent-reach/analytics';
 
@@ -15,6 +16,8 @@ export interface RouterOptions {
   host: string;
   /** (env REDIS_URL) */
   redisUrl: string;
+  /** TLS files, credentials and sentinels besides the URL (env REDIS_TLS_CA, REDIS_TLS_CERT, REDIS_TLS_KEY, REDIS_USERNAME, REDIS_PASSWORD, REDIS_SENTINELS, REDIS_SENTINEL_NAME). @default undefined (the URL alone) */
+  redisConnection?: RedisConnectionExtras;
   /** (env REACH_PREFIX) */
   prefix: string;
   /** Lease age past which an agent gets no task, re-checked at delivery; shared. (env REACH_OFFLINE_MS) */
@@ -142,6 +145,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Ro
     port: e.ROUTER_PORT,
     host: e.HOST,
     redisUrl: e.REDIS_URL,
+    redisConnection: redisExtrasFromEnv(env),
     prefix: e.REACH_PREFIX,
     offlineMs: e.REACH_OFFLINE_MS,
     snapshotIntervalMs: e.REACH_SNAPSHOT_MS,

@@ -1,8 +1,8 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
-import { watchStuckCommands } from '@agent-reach/service-kit';
+import { createRedis, watchStuckCommands } from '@agent-reach/service-kit';
 import { buildRouterApp } from './app.ts';
 import { BlockingPool } from './callbacks/blocking-pool.ts';
 import { ResultWaiter } from './callbacks/result-waiter.ts';
@@ -46,14 +46,15 @@ export async function createRouterService(
   // that get no answer (a frozen server) fail after storeTimeoutMs — found by a periodic check
   // rather than ioredis' commandTimeout, which starts a timer for every command.
   const retryStrategy = (times: number) => Math.min(50 * times, 400);
-  const redis = new Redis(options.redisUrl, {
+  const connection = { ...options.redisConnection, url: options.redisUrl };
+  const redis = createRedis(connection, {
     lazyConnect: true,
     enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
     retryStrategy,
   });
   watchStuckCommands(redis, options.storeTimeoutMs);
-  const subscriber = new Redis(options.redisUrl, {
+  const subscriber = createRedis(connection, {
     lazyConnect: true,
     maxRetriesPerRequest: null,
     retryStrategy,
@@ -79,7 +80,7 @@ export async function createRouterService(
     );
   }
   const pool = new BlockingPool(() => {
-    const conn = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, retryStrategy });
+    const conn = createRedis(connection, { maxRetriesPerRequest: 1, retryStrategy });
     conn.on('error', (err: Error) =>
       logger.debug({ err, module: 'redis' }, 'blocking connection error'),
     );
@@ -87,7 +88,7 @@ export async function createRouterService(
   }, options.callbackConnections);
   const observability = createRouterObservability({
     redis,
-    redisUrl: options.redisUrl,
+    connection,
     keys,
     logger,
   });
@@ -128,7 +129,7 @@ export async function createRouterService(
   });
   const deadLetters = new DeadLetters(redis, keys);
   const callbacks = new CallbackReader(redis, pool, keys);
-  const waitConn = new Redis(options.redisUrl, { maxRetriesPerRequest: null, retryStrategy });
+  const waitConn = createRedis(connection, { maxRetriesPerRequest: null, retryStrategy });
   waitConn.on('error', (err: Error) =>
     logger.debug({ err, module: 'redis' }, 'result wait connection error'),
   );

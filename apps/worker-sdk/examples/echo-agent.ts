@@ -3,11 +3,17 @@
  *
  *   node --import tsx apps/worker-sdk/examples/echo-agent.ts
  *
- * Environment: REGISTRY_URL, REDIS_URL, AGENT_ID, REACH_CAPABILITY, MAX_CONCURRENCY.
+ * Environment: REGISTRY_URL, REDIS_URL (with REDIS_TLS_*, REDIS_USERNAME, REDIS_PASSWORD,
+ * REDIS_SENTINELS: see redisConnectionFromEnv), AGENT_ID, REACH_CAPABILITY, MAX_CONCURRENCY.
  */
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
-import { installSignalHandlers, isReachClosedError, ReachAgent } from '@agent-reach/worker-sdk';
+import {
+  installSignalHandlers,
+  isReachClosedError,
+  ReachAgent,
+  redisConnectionFromEnv,
+} from '@agent-reach/worker-sdk';
 
 const env = process.env;
 const logger = pino({ name: 'echo-agent' });
@@ -15,7 +21,7 @@ const logger = pino({ name: 'echo-agent' });
 const maxConcurrency = Number(env['MAX_CONCURRENCY'] ?? '8');
 const agent = new ReachAgent({
   registryUrl: env['REGISTRY_URL'] ?? 'http://127.0.0.1:8080',
-  redisUrl: env['REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+  ...redisConnectionFromEnv(env),
   agentId: env['AGENT_ID'] ?? `echo-${randomBytes(4).toString('hex')}`,
   capabilities: [env['REACH_CAPABILITY'] ?? 'echo'],
   maxConcurrency,

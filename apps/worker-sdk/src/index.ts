@@ -10,6 +10,8 @@ export {
   type CompiledAgentOptions,
 } from './agent/options.ts';
 export type { ChildTaskRequest, TaskContext, TaskHandler } from './agent/task.ts';
+export { redisConnectionFromEnv } from './agent/redis-util.ts';
+export type { RedisConnectionExtras } from '@agent-reach/service-kit/redis';
 export {
   ReachClient,
   type SubmitRequest,

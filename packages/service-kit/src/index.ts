@@ -10,3 +10,4 @@ export * from './trace-context.ts';
 export * from './api-docs.ts';
 export * from './metrics/index.ts';
 export * from './auth/principal.ts';
+export * from './redis-connection.ts';

@@ -1,15 +1,17 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { EventSink } from '@agent-reach/events';
 import type { ReachKeys } from '@agent-reach/protocol';
 import type { SnapshotHolder } from '@agent-reach/dispatch';
 import {
+  createRedis,
   installHttpMetrics,
   installMetricsEndpoint,
   observeTaskEvents,
   registerApiDocs,
+  type RedisConnectionSettings,
 } from '@agent-reach/service-kit';
 import { createRouterConsole, type RouterConsole } from '../console/index.ts';
 import {
@@ -33,7 +35,8 @@ export interface RouterObservability {
 /** What {@link createRouterObservability} needs. */
 export interface RouterObservabilityDeps {
   redis: Redis;
-  redisUrl: string;
+  /** Where the console's own connections go. */
+  connection: RedisConnectionSettings;
   keys: ReachKeys;
   logger: Logger;
 }
@@ -47,7 +50,7 @@ export function createRouterObservability(deps: RouterObservabilityDeps): Router
     snapshot: () => snapshot,
   });
   const connect = () => {
-    const conn = new Redis(deps.redisUrl, { maxRetriesPerRequest: null });
+    const conn = createRedis(deps.connection, { maxRetriesPerRequest: null });
     conn.on('error', (err: Error) =>
       deps.logger.debug({ err, module: 'redis' }, 'console connection error'),
     );

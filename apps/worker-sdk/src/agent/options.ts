@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isValidId, PROBE_CAPABILITY, type Channel } from '@agent-reach/protocol';
 import type { RedisOptions } from 'ioredis';
+import type { RedisConnectionExtras } from '@agent-reach/service-kit/redis';
 import { pino, type Logger } from 'pino';
 import { compileBackoff, type BackoffOptions, type CompiledBackoff } from '../util/backoff.ts';
 import type { TaskHandler } from './task.ts';
@@ -28,6 +29,13 @@ export interface ReachAgentOptions {
    * @default {}
    */
   redisOptions?: RedisOptions;
+  /**
+   * TLS files (for a `rediss://` URL), credentials and sentinels besides `redisUrl`;
+   * {@link redisConnectionFromEnv} reads them from REDIS_TLS_CA, REDIS_TLS_CERT, REDIS_TLS_KEY,
+   * REDIS_USERNAME, REDIS_PASSWORD, REDIS_SENTINELS and REDIS_SENTINEL_NAME.
+   * @default {} (the URL alone)
+   */
+  redisConnection?: RedisConnectionExtras;
   /**
    * Stable name of the agent (`^[A-Za-z0-9_.:-]{1,128}$`). Required.
    * @default none
@@ -132,6 +140,7 @@ export interface CompiledAgentOptions {
   readonly routerUrl: string;
   readonly redisUrl: string;
   readonly redisOptions: RedisOptions;
+  readonly redisConnection: RedisConnectionExtras;
   readonly agentId: string;
   readonly instanceId: string;
   readonly capabilities: readonly string[];
@@ -202,6 +211,7 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
     routerUrl: baseUrl(options.routerUrl ?? 'http://127.0.0.1:8081'),
     redisUrl: options.redisUrl ?? 'redis://127.0.0.1:6379',
     redisOptions: options.redisOptions ?? {},
+    redisConnection: options.redisConnection ?? {},
     agentId: id('agentId', options.agentId),
     instanceId: id('instanceId', options.instanceId ?? randomUUID()),
     capabilities: Object.freeze(capabilities),

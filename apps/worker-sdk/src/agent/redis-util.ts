@@ -1,5 +1,10 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import {
+  createRedis,
+  redisExtrasFromEnv,
+  type RedisConnectionExtras,
+} from '@agent-reach/service-kit/redis';
 import type { CompiledAgentOptions } from './options.ts';
 import { settlesWithin } from '../util/sleep.ts';
 
@@ -52,18 +57,33 @@ export function redisErrorCode(err: unknown): string | undefined {
   return code;
 }
 
-/** Opens one ioredis connection for `role`, named so it shows in CLIENT LIST, with errors logged not thrown. */
+/** Credentials that win over every other source (the ones a registration issued, for instance). */
+export interface RedisCredentials {
+  username: string;
+  password: string;
+}
+
+/**
+ * Opens one ioredis connection for `role`, named so it shows in CLIENT LIST, with errors logged
+ * not thrown. The URL, TLS files, credentials and sentinels come from the options
+ * (`redisUrl`, `redisConnection`), then `redisOptions`, then `credentials` when given.
+ */
 export function openRedis(
   options: CompiledAgentOptions,
   role: 'cmd' | 'read',
   logger: Logger,
+  credentials?: RedisCredentials,
 ): Redis {
-  const redis = new Redis(options.redisUrl, {
-    // Acks of tasks that finish in the same tick leave in one write (never on the blocking reader).
-    enableAutoPipelining: role === 'cmd',
-    ...options.redisOptions,
-    connectionName: `reach:${options.agentId}:${role}`,
-  });
+  const redis = createRedis(
+    { ...options.redisConnection, url: options.redisUrl },
+    {
+      // Acks of tasks that finish in the same tick leave in one write (never on the blocking reader).
+      enableAutoPipelining: role === 'cmd',
+      ...options.redisOptions,
+      ...(credentials ?? {}),
+      connectionName: `reach:${options.agentId}:${role}`,
+    },
+  );
   // ioredis emits 'error' on every failed reconnect (and prints to stderr without a listener):
   // warn once per outage, then keep quiet until the connection is back.
   let down = false;
@@ -84,4 +104,20 @@ export async function closeRedis(redis: Redis, timeoutMs = 1000): Promise<void> 
   if (redis.status === 'end') return;
   const quit = redis.quit().catch(() => undefined);
   if (!(await settlesWithin(quit, timeoutMs))) redis.disconnect();
+}
+
+/**
+ * `redisUrl` and `redisConnection` of the agent options from the environment: REDIS_URL
+ * (default `redis://127.0.0.1:6379`), REDIS_TLS_CA, REDIS_TLS_CERT, REDIS_TLS_KEY (PEM file paths,
+ * with a `rediss://` URL), REDIS_USERNAME, REDIS_PASSWORD, REDIS_SENTINELS (`host:port,…`) and
+ * REDIS_SENTINEL_NAME. Throws a message naming a malformed variable.
+ */
+export function redisConnectionFromEnv(env: NodeJS.ProcessEnv = process.env): {
+  redisUrl: string;
+  redisConnection: RedisConnectionExtras;
+} {
+  return {
+    redisUrl: env['REDIS_URL'] || 'redis://127.0.0.1:6379',
+    redisConnection: redisExtrasFromEnv(env) ?? {},
+  };
 }
