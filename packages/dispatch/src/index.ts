@@ -26,6 +26,7 @@ export {
   DEFAULT_POLICY,
   isPull,
   isPush,
+  servesTenant,
   type Candidate,
   type Decision,
   type Exclusion,
@@ -41,6 +42,7 @@ export {
 } from './commands/replies.ts';
 export {
   attemptMessage,
+  poolOf,
   readStoredTask,
   type RegionPolicy,
   type StoredTask,

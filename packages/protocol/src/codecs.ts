@@ -1,5 +1,6 @@
 import { AckField, CallbackField, TaskField } from './fields.ts';
 import { isValidId } from './ids.ts';
+import { isValidScopedId, splitScopedId } from './tenants.ts';
 import { ACK_STAGES, type AckStage } from './states.ts';
 
 /** A task as it sits in an agent's inbox or a capability pool. */
@@ -147,7 +148,8 @@ export function encodeTask(task: TaskMessage): string[] {
 export function decodeTask(fields: readonly string[]): Decoded<TaskMessage> {
   const r = fieldsToRecord(fields);
   const taskId = r[TaskField.taskId];
-  if (!isValidId(taskId)) return { ok: false, error: 'task_id missing or invalid' };
+  // A tenant's task carries its scoped id (`<tenant>/<task_id>`).
+  if (!isValidScopedId(taskId)) return { ok: false, error: 'task_id missing or invalid' };
   const capability = r[TaskField.capability];
   if (!isValidId(capability)) return { ok: false, error: 'capability missing or invalid' };
   const attempt = toInt(r[TaskField.attempt]);
@@ -200,7 +202,8 @@ export function encodeAck(ack: AckMessage): string[] {
 export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
   const r = fieldsToRecord(fields);
   const taskId = r[AckField.taskId];
-  if (!isValidId(taskId)) return { ok: false, error: 'task_id missing or invalid' };
+  // A tenant's task carries its scoped id (`<tenant>/<task_id>`).
+  if (!isValidScopedId(taskId)) return { ok: false, error: 'task_id missing or invalid' };
   const stage = r[AckField.stage] as AckStage | undefined;
   if (stage === undefined || !ACK_STAGES.includes(stage)) {
     return { ok: false, error: `stage must be one of ${ACK_STAGES.join('|')}` };
@@ -237,7 +240,10 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
   }
   const pool = r[AckField.pool];
   if (pool !== undefined && pool !== '') {
-    if (!isValidId(pool)) return { ok: false, error: 'pool is not a valid capability' };
+    // The pool id: the capability, `<tenant>/<capability>` for a tenant's pool, whose tenant is
+    // the task's.
+    if (!isValidScopedId(pool) || splitScopedId(pool).tenant !== splitScopedId(taskId).tenant)
+      return { ok: false, error: "pool is not the pool of the task's tenant and capability" };
     const messageId = r[AckField.messageId] ?? '';
     if (!/^\d{1,20}-\d{1,20}$/.test(messageId))
       return { ok: false, error: 'message_id must be the pool entry id with pool' };

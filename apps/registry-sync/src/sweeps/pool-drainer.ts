@@ -2,15 +2,23 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import {
   decodeTask,
+  DEFAULT_TENANT,
   placementMiss,
   RELEASED_CONSUMER,
+  splitScopedId,
   WORKER_GROUP,
   type ReachKeys,
+  type SnapshotAgent,
 } from '@agent-reach/protocol';
 import { decide, isPull, isPush, type SnapshotHolder } from '@agent-reach/dispatch';
 import { decodeRequeueReply } from '../commands/index.ts';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
 import type { Resender } from '../tasks/resender.ts';
+
+/** A pull agent reads the pools of its own tenant (docs/PROTOCOL.md §4, Pull agents). */
+function readsPoolOf(agent: SnapshotAgent, tenant: string): boolean {
+  return isPull(agent) && (agent.tenant || DEFAULT_TENANT) === tenant;
+}
 
 /** The consumer name registry-sync reads pools with. */
 const DISPATCHER = '__dispatcher';
@@ -19,8 +27,8 @@ const BATCH = 50;
 type Entries = [string, string[]][];
 
 /**
- * Looks after capability pools. A pool whose capability has no live pull agent but push agents
- * with room is drained into them (a task queued while no agent was live is delivered when one
+ * Looks after capability pools, one per tenant and capability. A pool with no live pull agent of
+ * its tenant but push agents with room (of its tenant, or shared) is drained into them (a task queued while no agent was live is delivered when one
  * appears, of either channel). Entries a pull agent read and never reported within the receipt
  * timeout are put back for others; so are, at once, those a pull agent released because it may
  * not take their task (handed to {@link RELEASED_CONSUMER}), once a live pull agent that may take
@@ -44,22 +52,27 @@ export class PoolDrainer {
   /** One pass over the pools that may hold tasks; returns how many tasks moved. */
   async sweep(): Promise<number> {
     let moved = 0;
-    for (const capability of await this.redis.smembers(this.keys.pools())) {
-      const pool = this.keys.pool(capability);
+    for (const poolId of await this.redis.smembers(this.keys.pools())) {
+      // A tenant's pool of a capability: `<tenant>/<capability>` (bare for the default tenant).
+      const { tenant, id: capability } = splitScopedId(poolId);
+      const pool = this.keys.pool(poolId);
       if ((await this.redis.xlen(pool)) === 0) {
-        await this.redis.srem(this.keys.pools(), capability);
+        await this.redis.srem(this.keys.pools(), poolId);
         continue;
       }
       await this.ensureGroup(pool);
       moved += await this.requeueAbandoned(pool);
-      moved += await this.requeueReleased(pool, capability);
+      moved += await this.requeueReleased(pool, capability, tenant);
       const decision = decide(
         this.snapshot.agentsFor(capability),
-        { taskId: capability, capability },
+        { taskId: capability, capability, tenant },
         this.snapshot.ringFor(capability),
         this.snapshot.inflightOf,
       );
-      if (decision.ranked.some((c) => isPull(c.agent))) continue;
+      // Pull agents read their own tenant's pools only (a shared one too): while one of the
+      // pool's tenant is live, it takes the pool; otherwise push agents of the tenant and shared
+      // ones are given the tasks.
+      if (decision.ranked.some((c) => readsPoolOf(c.agent, tenant))) continue;
       const room = decision.ranked
         .filter((c) => isPush(c.agent))
         .reduce(
@@ -139,7 +152,7 @@ export class PoolDrainer {
    * that may take the task is known: until then they wait, held by {@link RELEASED_CONSUMER}, so
    * an entry nobody may take does not circle between the pool and the agents that refuse it.
    */
-  private async requeueReleased(pool: string, capability: string): Promise<number> {
+  private async requeueReleased(pool: string, capability: string, tenant: string): Promise<number> {
     const held = (await this.redis.xpending(
       pool,
       WORKER_GROUP,
@@ -151,7 +164,7 @@ export class PoolDrainer {
     if (held.length === 0) return 0;
     const takers = this.snapshot
       .agentsFor(capability)
-      .filter((a) => isPull(a) && (a.status === 'HEALTHY' || a.status === 'SUSPECT'));
+      .filter((a) => readsPoolOf(a, tenant) && (a.status === 'HEALTHY' || a.status === 'SUSPECT'));
     let requeued = 0;
     for (const [id] of held) {
       const [entry] = await this.redis.xrange(pool, id, id);

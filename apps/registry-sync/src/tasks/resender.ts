@@ -6,6 +6,7 @@ import {
   CapacityWaiter,
   DueWatch,
   parsePendingEntry,
+  poolOf,
   readStoredTask,
   routeTask,
   type Decision,
@@ -164,11 +165,11 @@ export class Resender {
 
   /** A task that waited in its pool until its due time without any agent taking it. */
   private async expirePooled(task: StoredTask, now: number): Promise<ResendResult> {
-    const { taskId, attempt, capability, messageId } = task;
+    const { taskId, attempt, messageId } = task;
     const deadline = task.deadlineMs;
     const terminal = deadline > 0 && now >= deadline ? 'deadline' : 'no_agent';
     const decision = await this.o.outcomes.retry({ taskId, attempt, reason: terminal, terminal });
-    if (messageId) await this.o.redis.xdel(this.o.keys.pool(capability), messageId);
+    if (messageId) await this.o.redis.xdel(this.o.keys.pool(poolOf(task)), messageId);
     return decision.kind === 'dead' ? 'dead' : 'skipped';
   }
 

@@ -2,6 +2,8 @@ import {
   decodeTask,
   placementMiss,
   PROBE_CAPABILITY,
+  scopedId,
+  splitScopedId,
   type AgentPlacement,
   type TaskMessage,
 } from '@agent-reach/protocol';
@@ -95,8 +97,10 @@ export class TaskRunner {
         origin,
         capability: task.capability,
       };
-      // A pool is a capability's: the server finds the pool entry from the capability and its id.
-      if (origin.kind === 'pool') target.pool = task.capability;
+      // A pool is a tenant's capability's (`<tenant>/<capability>`, the task's tenant): the server
+      // finds the pool entry from the pool id and the entry's id.
+      if (origin.kind === 'pool')
+        target.pool = scopedId(splitScopedId(task.task_id).tenant, task.capability);
       tasks.push({ entry, task, target });
     }
     // The batch's receipts leave together one tick after the read, handlers already started: a

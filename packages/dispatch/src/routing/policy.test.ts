@@ -50,6 +50,21 @@ describe('decide: the candidate filter, each exclusion explained', () => {
     ).toEqual(['s']);
   });
 
+  it('gives a tenant’s task only to agents of its tenant and shared ones', () => {
+    const fleet = [
+      agent('acme-1', { tenant: 'acme' }),
+      agent('globex-1', { tenant: 'globex' }),
+      agent('default-1'),
+      agent('shared-1', { shared: true }),
+    ];
+    const acme = run(fleet, { tenant: 'acme' });
+    expect(acme.order.sort()).toEqual(['acme-1', 'shared-1']);
+    expect(acme.why).toEqual({ 'globex-1': 'tenant', 'default-1': 'tenant' });
+    expect(run(fleet, { tenant: 'default' }).order.sort()).toEqual(['default-1', 'shared-1']);
+    // No tenant asked: every agent (a question about the fleet, not one tenant's task).
+    expect(run(fleet).order).toHaveLength(4);
+  });
+
   it('requires every tag of the task among the agent’s capabilities and tags', () => {
     const r = run(
       [

@@ -1,4 +1,4 @@
-import { SHARED_DEFAULTS, type SnapshotAgent } from '@agent-reach/protocol';
+import { DEFAULT_TENANT, SHARED_DEFAULTS, type SnapshotAgent } from '@agent-reach/protocol';
 import { exclusionCode, RoutingDecision, type Decision } from './routing-decision.ts';
 import type { HashRing } from './hash-ring.ts';
 import { scoreOffsets } from './score-offsets.ts';
@@ -32,6 +32,11 @@ export interface RouteRequest {
   exclude?: ReadonlySet<string>;
   /** A retry prefers another agent than this one. */
   avoid?: string;
+  /**
+   * The task's tenant: only agents of that tenant, or shared ones, may take it. Absent: any
+   * agent (a routing question that is not about one tenant's task).
+   */
+  tenant?: string;
 }
 
 /** Tunables of the policy. */
@@ -58,6 +63,7 @@ export const isPush = (agent: SnapshotAgent): boolean => agent.channel !== 'pull
 /** An agent that pulls its tasks from its capability's pool. */
 export const isPull = (agent: SnapshotAgent): boolean => agent.channel === 'pull';
 
+const TENANT = exclusionCode('tenant');
 const OFFLINE = exclusionCode('offline');
 const STARTING = exclusionCode('starting');
 const DRAINING = exclusionCode('draining');
@@ -76,8 +82,19 @@ function hasAll(agent: SnapshotAgent, tags: readonly string[]): boolean {
   return true;
 }
 
-/** The first exclusion of the status, ejection and tag filters, or 0. */
-function ineligible(a: SnapshotAgent, tags: readonly string[], now: number): number {
+/** True when `agent` may take tasks of `tenant`: its own tenant's, or every tenant's when shared. */
+export function servesTenant(agent: SnapshotAgent, tenant: string): boolean {
+  return agent.shared === true || (agent.tenant || DEFAULT_TENANT) === tenant;
+}
+
+/** The first exclusion of the tenant, status, ejection and tag filters, or 0. */
+function ineligible(
+  a: SnapshotAgent,
+  tags: readonly string[],
+  now: number,
+  tenant: string | undefined,
+): number {
+  if (tenant !== undefined && !servesTenant(a, tenant)) return TENANT;
   if (a.status === 'OFFLINE') return OFFLINE;
   if (a.status === 'STARTING') return STARTING;
   if (a.status === 'DRAINING') return DRAINING;
@@ -88,7 +105,7 @@ function ineligible(a: SnapshotAgent, tags: readonly string[], now: number): num
 
 /**
  * Decides which agents may take a task and in what order. Filters, each exclusion recorded:
- * status (HEALTHY; SUSPECT only when no HEALTHY candidate; never OFFLINE, STARTING, DRAINING or
+ * tenant (an agent of the task's tenant, or a shared one), status (HEALTHY; SUSPECT only when no HEALTHY candidate; never OFFLINE, STARTING, DRAINING or
  * ejected), tags, region (strict, or preferred with fallback), observation mode, the task's
  * trace, full agents, and the concurrency watermark (skipped while another has room). Score:
  * load ratio, plus a penalty for an agent slower than 1.5× the capability's mean, minus a small
@@ -128,7 +145,7 @@ export function decide(
     // Snapshot counts are finite integers; a count source that answers NaN must not unsettle
     // the ranking, so such an agent ranks last.
     score[i] = Number.isFinite(value) ? value : Number.MAX_VALUE;
-    const why = ineligible(a, tags, now);
+    const why = ineligible(a, tags, now, req.tenant);
     excluded[i] = why === 0 && inflight >= a.max_concurrency ? -FULL : why;
     if (why === 0 && req.region && a.region === req.region) inRegion++;
   }

@@ -3,6 +3,7 @@ import { rankAll, rankBest, type ScoredAgents } from './ranking.ts';
 
 /** Why an agent of the capability is not a candidate, in the order the filters apply. */
 export type Exclusion =
+  | 'tenant' // of another tenant, and not shared
   | 'offline'
   | 'starting'
   | 'draining'
@@ -17,6 +18,7 @@ export type Exclusion =
 
 /** Exclusion codes as `decide()` records them: 0 is a candidate, code c is `EXCLUSIONS[c - 1]`. */
 export const EXCLUSIONS: readonly Exclusion[] = [
+  'tenant',
   'offline',
   'starting',
   'draining',

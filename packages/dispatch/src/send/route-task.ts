@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ReachKeys } from '@agent-reach/protocol';
+import { DEFAULT_TENANT, type ReachKeys } from '@agent-reach/protocol';
 import {
   decide,
   DEFAULT_POLICY,
@@ -56,6 +56,8 @@ export function routeRequestFor(
   return {
     taskId: spec.taskId,
     capability: spec.capability,
+    // Every send of the task keeps to its tenant's agents and the shared ones.
+    tenant: spec.tenant || DEFAULT_TENANT,
     ...(spec.tags.length > 0 ? { tags: spec.tags } : {}),
     ...(spec.region ? { region: spec.region, regionPolicy: spec.regionPolicy } : {}),
     ...(extra.sessionAgent ? { sessionAgent: extra.sessionAgent } : {}),
@@ -104,6 +106,7 @@ export async function routeTask(
 
 /** Exclusions that say an agent cannot serve the task at all (not that it is busy or on the trace). */
 const UNSERVING = new Set([
+  'tenant',
   'offline',
   'starting',
   'draining',

@@ -6,7 +6,7 @@ import type { Delivery } from '../delivery.ts';
 import { packRoute, type RoutingRecord } from '../task/timeline.ts';
 import type { Candidate } from '../routing/policy.ts';
 import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
-import { attemptMessage, type TaskSpec } from '../task/task-spec.ts';
+import { attemptMessage, poolOf, type TaskSpec } from '../task/task-spec.ts';
 import type { AttemptClaim } from './attempt-claims.ts';
 
 /** Why a task went to its capability's pool. */
@@ -173,20 +173,21 @@ export class TaskSender {
     to: Extract<SendTarget, { pool: unknown }>,
   ): Promise<SendOutcome> {
     const { redis, keys } = this.o;
-    const capability = req.task.capability;
+    // A tenant's pooled tasks wait in its own pool of the capability, which its pull agents read.
+    const pool = poolOf(req.task);
     const taken = await req.claim.take(
       undefined,
-      packRoute({ pool: capability, reason: to.pool, ...this.why(req, []) }),
+      packRoute({ pool, reason: to.pool, ...this.why(req, []) }),
     );
     if (!taken.ok) return { kind: 'not_ours' };
-    const stream = keys.pool(capability);
+    const stream = keys.pool(pool);
     const fields = encodeTask(attemptMessage(req.task, taken.attempt, taken.deadlineMs));
     const added =
       (await redis
         .pipeline()
         .time()
         .xadd(stream, '*', ...fields)
-        .sadd(keys.pools(), capability)
+        .sadd(keys.pools(), pool)
         .exec()) ?? [];
     const [, time] = added[0] ?? [];
     const [xerr, messageId] = added[1] ?? [new Error('xadd: empty reply')];

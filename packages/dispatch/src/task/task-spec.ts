@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ReachKeys, TaskMessage } from '@agent-reach/protocol';
+import { DEFAULT_TENANT, scopedId, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
 
 /** How strictly a task keeps to its region. */
 export type RegionPolicy = 'strict' | 'prefer';
@@ -23,7 +23,10 @@ export interface TaskConstraints {
   hops: number;
   /** Agents that handled the task's ancestors: never routed to (a loop). */
   traceAgents: readonly string[];
-  /** Reserved for tenants: '' until tenants exist. */
+  /**
+   * The tenant of the key that submitted the task ('' for the default tenant): only its agents
+   * and shared ones take it, and its ids (task, topic, pool) are scoped to it (`scopedId`).
+   */
   tenant: string;
   /** Reserved for task priority: 0 until priorities exist. */
   priority: number;
@@ -101,7 +104,7 @@ export function constraintArgs(c: TaskConstraints): string[] {
   add('parent_task_id', c.parentTaskId, '');
   add('hops', String(c.hops), '0');
   add('trace_agents', JSON.stringify(c.traceAgents), '[]');
-  add('tenant', c.tenant, '');
+  add('tenant', c.tenant === DEFAULT_TENANT ? '' : c.tenant, '');
   add('priority', String(c.priority), '0');
   return out;
 }
@@ -167,4 +170,12 @@ export function attemptMessage(spec: TaskSpec, attempt: number, deadlineMs: numb
     ...(spec.tags.length > 0 ? { tags: [...spec.tags] } : {}),
     ...(spec.region ? { region: spec.region, region_policy: spec.regionPolicy } : {}),
   };
+}
+
+/**
+ * The pool a task of its tenant waits in when pooled: `scopedId(tenant, capability)` (the bare
+ * capability for the default tenant), read by the pull agents of that tenant.
+ */
+export function poolOf(spec: Pick<TaskSpec, 'tenant' | 'capability'>): string {
+  return scopedId(spec.tenant || DEFAULT_TENANT, spec.capability);
 }
