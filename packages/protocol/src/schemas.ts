@@ -3,6 +3,12 @@ import { ID_PATTERN } from './ids.ts';
 import { AGENT_STATUSES, TASK_STATUSES } from './states.ts';
 
 const Id = (description: string) => Type.String({ pattern: ID_PATTERN, description });
+/**
+ * An id as a requester names it: bare (its own tenant's) or `<tenant>/<id>` (another tenant's:
+ * operators only, docs/SECURITY.md).
+ */
+const ScopedIdRef = (description: string) =>
+  Type.String({ pattern: '^([a-z0-9][a-z0-9_-]{0,31}/)?[A-Za-z0-9_.:-]{1,128}$', description });
 
 /** `POST /v1/agents/register` body. */
 export const RegisterBody = Type.Object(
@@ -131,7 +137,9 @@ export const SubmitBody = Type.Object(
     callback_topic: Type.Optional(Id('Topic the final result is published to')),
     trace_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
     parent_task_id: Type.Optional(
-      Id('The task during whose handling this one is submitted (loop guard)'),
+      ScopedIdRef(
+        'The task during whose handling this one is submitted (loop guard), as its agent received it',
+      ),
     ),
     tags: Type.Optional(
       Type.Array(Id('Tag the agent must have besides the capability'), {
@@ -228,7 +236,9 @@ export const SubmitBatchReply = Type.Object({ results: Type.Array(SubmitBatchIte
 export type SubmitBatchReply = Static<typeof SubmitBatchReply>;
 
 /** Path parameters naming a task. */
-export const TaskParams = Type.Object({ task_id: Id('Task id') });
+export const TaskParams = Type.Object({
+  task_id: ScopedIdRef('Task id; `<tenant>/<task_id>` names another tenant’s (operators)'),
+});
 export type TaskParams = Static<typeof TaskParams>;
 
 const TimelineEntrySchema = Type.Object(
@@ -262,7 +272,9 @@ export const TaskView = Type.Object({
 export type TaskView = Static<typeof TaskView>;
 
 /** `GET /v1/callbacks/:topic` path parameters. */
-export const CallbackParams = Type.Object({ topic: Id('Callback topic') });
+export const CallbackParams = Type.Object({
+  topic: ScopedIdRef('Callback topic; `<tenant>/<topic>` names another tenant’s (operators)'),
+});
 export type CallbackParams = Static<typeof CallbackParams>;
 
 /** `GET /v1/callbacks/:topic` query. */
