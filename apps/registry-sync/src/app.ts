@@ -3,8 +3,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Redis } from 'ioredis';
 import {
   baseFastifyOptions,
+  installAuth,
   installErrorHandling,
   isRedisUnavailable,
+  type KeyVerifier,
 } from '@agent-reach/service-kit';
 import type { FleetEventLog } from '@agent-reach/dispatch';
 import type { AgentRegistry } from './registry/agent-registry.ts';
@@ -17,6 +19,11 @@ export interface RegistryAppDeps {
   redis: Redis;
   registry: AgentRegistry;
   bodyLimitBytes: number;
+  /**
+   * API keys (docs/SECURITY.md): whether requests need one, and what checks them. The agent
+   * routes that take the agent's token (heartbeat, serve, deregister) are `agent-token` routes.
+   */
+  auth: { required: boolean; verifier: KeyVerifier };
   onRegistryChange: () => Promise<void>;
   fleet: FleetEventLog;
   logger?: FastifyServerOptions['loggerInstance'];
@@ -31,13 +38,14 @@ export async function buildRegistryApp(deps: RegistryAppDeps) {
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandling(app, isRedisUnavailable);
+  installAuth(app, { required: deps.auth.required, verifier: deps.auth.verifier });
   // Docs and metrics learn routes from hooks: before any route.
   await registerObservability(app, deps.metrics);
   // Liveness: 200 while the process serves HTTP, without touching Redis, so that an
   // orchestrator restarts a hung process but not every replica through a Redis outage (that is
   // readiness, /healthz).
-  app.get('/livez', async () => ({ status: 'ok' }));
-  app.get('/healthz', async (_request, reply) => {
+  app.get('/livez', { config: { auth: 'public' } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { config: { auth: 'public' } }, async (_request, reply) => {
     try {
       await deps.redis.ping();
       return { status: 'ok' };

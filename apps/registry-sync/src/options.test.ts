@@ -6,7 +6,8 @@ describe('registry-sync options', () => {
   it('keeps the documented defaults', () => {
     expect(compileRegistryOptions()).toMatchObject({
       port: 8080,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
+      auth: 'auto',
       redisUrl: 'redis://127.0.0.1:6379',
       prefix: 'reach',
       heartbeatIntervalMs: 5000,

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { envSchema } from 'env-schema';
 import { redisExtrasFromEnv, type RedisConnectionExtras } from '@agent-reach/service-kit';
 import { SHARED_DEFAULTS, SHARED_ENV, setOnly } from '@agent-reach/protocol';
+import type { AuthSetting } from '@agent-reach/service-kit';
 
 /**
  * Settings of registry-sync; the defaults are {@link REGISTRY_DEFAULTS}. Those marked
@@ -11,8 +12,16 @@ import { SHARED_DEFAULTS, SHARED_ENV, setOnly } from '@agent-reach/protocol';
 export interface RegistryOptions {
   /** (env REGISTRY_PORT) */
   port: number;
-  /** (env HOST) */
+  /** Address to listen on; anything but loopback needs `adminKey` (docs/SECURITY.md). (env HOST) */
   host: string;
+  /**
+   * `auto`: API keys required unless `host` is loopback; `off`: never (loopback only);
+   * `required`: always. (env REACH_AUTH)
+   * @default 'auto'
+   */
+  auth: AuthSetting;
+  /** The bootstrap operator key of the default tenant, 32+ characters. (env REACH_ADMIN_KEY) */
+  adminKey?: string;
   /** (env REDIS_URL) */
   redisUrl: string;
   /** TLS files, credentials and sentinels besides the URL (env REDIS_TLS_CA, REDIS_TLS_CERT, REDIS_TLS_KEY, REDIS_USERNAME, REDIS_PASSWORD, REDIS_SENTINELS, REDIS_SENTINEL_NAME). @default undefined (the URL alone) */
@@ -100,6 +109,7 @@ export const REGISTRY_DEFAULTS = {
   snapshotIntervalMs: SHARED_DEFAULTS.snapshotIntervalMs,
   dispatchGraceMs: SHARED_DEFAULTS.dispatchGraceMs,
   watermark: SHARED_DEFAULTS.watermark,
+  auth: SHARED_DEFAULTS.auth,
   dlqRetentionS: SHARED_DEFAULTS.dlqRetentionS,
   sessionTtlS: SHARED_DEFAULTS.sessionTtlS,
   callbackRetentionS: SHARED_DEFAULTS.callbackRetentionS,
@@ -190,6 +200,8 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     snapshotIntervalMs: e.REACH_SNAPSHOT_MS,
     sweepIntervalMs: e.REACH_SWEEP_MS,
     taskRetentionS: e.REACH_TASK_RETENTION_S,
+    auth: e.REACH_AUTH,
+    adminKey: e.REACH_ADMIN_KEY,
     callbackRetentionS: e.REACH_CALLBACK_RETENTION_S,
     callbackMaxLen: e.REACH_CALLBACK_MAXLEN,
     shards: e.REACH_SHARDS,

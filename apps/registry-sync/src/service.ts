@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
 import {
   CallbackPublisher,
@@ -9,7 +9,10 @@ import {
 } from '@agent-reach/dispatch';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
 import {
+  ApiKeyStore,
   createRedis,
+  decideAuth,
+  serviceLogger,
   watchStuckCommands,
   type RedisConnectionSettings,
 } from '@agent-reach/service-kit';
@@ -68,8 +71,15 @@ export async function createRegistryService(
   extra: { logger?: Logger; events?: EventSinkOptions; housekeeping?: boolean } = {},
 ): Promise<RegistryService> {
   const options = compileRegistryOptions(opts);
-  const logger =
-    extra.logger ?? pino({ level: options.logLevel, base: { service: 'registry-sync' } });
+  const logger = extra.logger ?? serviceLogger('registry-sync', options.logLevel);
+  // Before any connection: a listener off loopback without an admin key does not start.
+  const auth = decideAuth({
+    service: 'registry-sync',
+    setting: options.auth,
+    hosts: [options.host],
+    adminKey: options.adminKey,
+  });
+  if (auth.warning) logger.warn({ module: 'auth' }, auth.warning);
   const keys = reachKeys(options.prefix, () => options.shards);
   const connection = { ...options.redisConnection, url: options.redisUrl };
   const redis = connect(connection, false);
@@ -115,6 +125,8 @@ export async function createRegistryService(
 
   const observability = createRegistryObservability({ redis, keys, logger });
   const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
+  const apiKeys = new ApiKeyStore({ redis, keys, adminKey: options.adminKey });
+  await apiKeys.listen(subscriber);
   const registry = new AgentRegistry(redis, keys, options);
   // Routers read the lease and retry settings from here (and again with every snapshot).
   const snapshots = new SnapshotWriter({ redis, keys, registry, settings: options, logger });
@@ -214,6 +226,7 @@ export async function createRegistryService(
     logger,
     metrics: observability.metrics,
   });
+    auth: { required: auth.required, verifier: apiKeys },
   await Promise.all(consumers.map((c) => c.start()));
   if (extra.housekeeping !== false) housekeeper.start();
 

@@ -1,10 +1,13 @@
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Redis } from 'ioredis';
+import cookie from '@fastify/cookie';
 import {
   baseFastifyOptions,
+  installAuth,
   installErrorHandling,
   isRedisUnavailable,
+  type ApiKeyStore,
 } from '@agent-reach/service-kit';
 import type { CallbackReader } from './callbacks/callback-reader.ts';
 import type { ResultWaiter } from './callbacks/result-waiter.ts';
@@ -19,6 +22,8 @@ import { ERROR_CODES, type ErrorCode, type ReachKeys } from '@agent-reach/protoc
 import type { DeadLetters } from './dlq/dead-letters.ts';
 import { registerObservability, type RouterObservability } from './plugins/observability.ts';
 import { consoleRoutes } from './routes/console/index.ts';
+import { consoleSessionRoutes } from './routes/console/session.ts';
+import { keysRoutes } from './routes/keys/index.ts';
 import { statsRoutes } from './routes/stats/index.ts';
 import { timelineRoutes } from './routes/timeline/index.ts';
 import type { EventsReader } from './observability/events-reader.ts';
@@ -37,6 +42,8 @@ export interface RouterAppDeps {
   /** The concurrency watermark in force. */
   watermark: () => number;
   maxPayloadBytes: number;
+  /** API keys (docs/SECURITY.md): whether requests need one, and the store that checks them. */
+  auth: { required: boolean; store: ApiKeyStore };
   logger?: FastifyServerOptions['loggerInstance'];
   /** Metrics and console; without it the app has docs only. */
   observability?: RouterObservability;
@@ -52,15 +59,18 @@ export async function buildRouterApp(deps: RouterAppDeps) {
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandling(app, isRedisUnavailable);
+  // The console's login cookie; then keys, checked before any route's body is read.
+  await app.register(cookie);
+  installAuth(app, { required: deps.auth.required, verifier: deps.auth.store });
   // Docs and metrics learn routes from hooks: before any route.
   await registerObservability(app, deps.observability?.metrics);
   // Liveness: 200 while the process serves HTTP, without touching Redis, so that an
   // orchestrator restarts a hung process but not every replica through a Redis outage (that is
   // readiness, /healthz).
-  app.get('/livez', async () => ({ status: 'ok' }));
+  app.get('/livez', { config: { auth: 'public' } }, async () => ({ status: 'ok' }));
   // Ready once Redis answers and the router holds a registry snapshot to route by: before
   // registry-sync has written one, every submission would get NO_AGENT.
-  app.get('/healthz', async (_request, reply) => {
+  app.get('/healthz', { config: { auth: 'public' } }, async (_request, reply) => {
     const fail = (error: ErrorCode, message: string) =>
       reply.code(ERROR_CODES[error]).header('retry-after', '1').send({ error, message });
     try {
@@ -94,6 +104,8 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   });
   await app.register(statsRoutes, { events: deps.eventsReader });
   await app.register(timelineRoutes, { tasks: deps.tasks, events: deps.eventsReader });
+  await app.register(keysRoutes, { store: deps.auth.store });
+  await app.register(consoleSessionRoutes, { verifier: deps.auth.store });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);
   return app;
 }

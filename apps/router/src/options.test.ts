@@ -6,7 +6,8 @@ describe('router options', () => {
   it('keeps the documented defaults', () => {
     expect(compileRouterOptions()).toEqual({
       port: 8081,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
+      auth: 'auto',
       redisUrl: 'redis://127.0.0.1:6379',
       prefix: 'reach',
       offlineMs: 30000,

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { envSchema } from 'env-schema';
 import { redisExtrasFromEnv, type RedisConnectionExtras } from '@agent-reach/service-kit';
 import { SHARED_DEFAULTS, SHARED_ENV, setOnly } from '@agent-reach/protocol';
+import type { AuthSetting } from '@agent-reach/service-kit';
 import { WINDOW_PATTERN } from '@agent-reach/analytics';
 
 /**
@@ -12,8 +13,16 @@ import { WINDOW_PATTERN } from '@agent-reach/analytics';
 export interface RouterOptions {
   /** (env ROUTER_PORT) */
   port: number;
-  /** (env HOST) */
+  /** Address to listen on; anything but loopback needs `adminKey` (docs/SECURITY.md). (env HOST) */
   host: string;
+  /**
+   * `auto`: API keys required unless `host` is loopback; `off`: never (loopback only);
+   * `required`: always. (env REACH_AUTH)
+   * @default 'auto'
+   */
+  auth: AuthSetting;
+  /** The bootstrap operator key of the default tenant, 32+ characters. (env REACH_ADMIN_KEY) */
+  adminKey?: string;
   /** (env REDIS_URL) */
   redisUrl: string;
   /** TLS files, credentials and sentinels besides the URL (env REDIS_TLS_CA, REDIS_TLS_CERT, REDIS_TLS_KEY, REDIS_USERNAME, REDIS_PASSWORD, REDIS_SENTINELS, REDIS_SENTINEL_NAME). @default undefined (the URL alone) */
@@ -69,6 +78,7 @@ export interface RouterOptions {
 /** Every default of {@link RouterOptions}, each written once (shared ones in `SHARED_DEFAULTS`). */
 export const ROUTER_DEFAULTS = {
   host: SHARED_DEFAULTS.host,
+  auth: SHARED_DEFAULTS.auth,
   redisUrl: SHARED_DEFAULTS.redisUrl,
   prefix: SHARED_DEFAULTS.prefix,
   logLevel: SHARED_DEFAULTS.logLevel,
@@ -144,6 +154,8 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Ro
   const given: Partial<RouterOptions> = {
     port: e.ROUTER_PORT,
     host: e.HOST,
+    auth: e.REACH_AUTH,
+    adminKey: e.REACH_ADMIN_KEY,
     redisUrl: e.REDIS_URL,
     redisConnection: redisExtrasFromEnv(env),
     prefix: e.REACH_PREFIX,

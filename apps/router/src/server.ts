@@ -1,10 +1,10 @@
-import pino from 'pino';
 import { eventSinkOptionsFromEnv } from '@agent-reach/events';
-import { runMain } from '@agent-reach/service-kit';
+import { runMain, serviceLogger } from '@agent-reach/service-kit';
 import { optionsFromEnv } from './options.ts';
 import { createRouterService } from './service.ts';
 
-const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'router' } });
+// Secrets (keys, tokens, cookies, Redis passwords) are redacted from every line.
+const logger = serviceLogger('router', process.env.LOG_LEVEL ?? 'info');
 
 runMain('router', logger, () =>
   createRouterService(optionsFromEnv(), { logger, events: eventSinkOptionsFromEnv(process.env) }),

@@ -1,8 +1,14 @@
 import type { Redis } from 'ioredis';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
-import { createRedis, watchStuckCommands } from '@agent-reach/service-kit';
+import {
+  ApiKeyStore,
+  createRedis,
+  decideAuth,
+  serviceLogger,
+  watchStuckCommands,
+} from '@agent-reach/service-kit';
 import { buildRouterApp } from './app.ts';
 import { BlockingPool } from './callbacks/blocking-pool.ts';
 import { ResultWaiter } from './callbacks/result-waiter.ts';
@@ -37,7 +43,15 @@ export async function createRouterService(
   extra: { logger?: Logger; events?: EventSinkOptions } = {},
 ): Promise<RouterService> {
   const options = compileRouterOptions(opts);
-  const logger = extra.logger ?? pino({ level: options.logLevel, base: { service: 'router' } });
+  const logger = extra.logger ?? serviceLogger('router', options.logLevel);
+  // Before any connection: a listener off loopback without an admin key does not start.
+  const auth = decideAuth({
+    service: 'router',
+    setting: options.auth,
+    hosts: [options.host],
+    adminKey: options.adminKey,
+  });
+  if (auth.warning) logger.warn({ module: 'auth' }, auth.warning);
   // The shard count of the due set: the router's own until registry-sync's is read (below).
   let shards = () => options.shards;
   const keys = reachKeys(options.prefix, () => shards());
@@ -74,6 +88,8 @@ export async function createRouterService(
   ]);
   await redis.connect();
   await subscriber.connect();
+  const apiKeys = new ApiKeyStore({ redis, keys, adminKey: options.adminKey });
+  await apiKeys.listen(subscriber);
   for (const conn of [redis, subscriber]) {
     conn.on('error', (err: Error) =>
       logger.warn({ err, module: 'redis' }, 'redis connection error'),
@@ -146,6 +162,7 @@ export async function createRouterService(
     keys,
     watermark,
     maxPayloadBytes: options.maxPayloadBytes,
+    auth: { required: auth.required, store: apiKeys },
     logger,
     observability,
     eventsReader: createEventsReader(extra.events, options.timelineLookback),

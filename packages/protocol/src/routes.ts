@@ -30,4 +30,8 @@ export const ROUTES = {
     const qs = params.toString();
     return `/v1/callbacks/${seg(topic)}${qs === '' ? '' : `?${qs}`}`;
   },
+  /** router: `POST` a new API key, `GET` the list (operator). */
+  keys: '/v1/keys',
+  /** router: `DELETE` (revoke) an API key (operator). */
+  key: (keyId: string): string => `/v1/keys/${seg(keyId)}`,
 } as const;

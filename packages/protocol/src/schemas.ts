@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ID_PATTERN } from './ids.ts';
+import { TENANT_PATTERN } from './tenants.ts';
 import { AGENT_STATUSES, TASK_STATUSES } from './states.ts';
 
 const Id = (description: string) => Type.String({ pattern: ID_PATTERN, description });
@@ -398,3 +399,81 @@ export const RouteReply = Type.Object({
   candidates: Type.Array(RouteCandidate),
 });
 export type RouteReply = Static<typeof RouteReply>;
+
+const KeyRole = Type.Union(
+  [Type.Literal('caller'), Type.Literal('operator'), Type.Literal('agent')],
+  {
+    description:
+      'caller: submits and reads its tenant’s tasks; operator: everything, every tenant; agent: registers agents (and submits child tasks)',
+  },
+);
+const KeyCapabilities = Type.Array(
+  Type.String({ pattern: `(${ID_PATTERN})|^\\*$`, description: 'Capability name, or * for any' }),
+  { minItems: 1, maxItems: 256, uniqueItems: true },
+);
+
+/** `POST /v1/keys` body. */
+export const CreateKeyBody = Type.Object(
+  {
+    tenant: Type.String({ pattern: TENANT_PATTERN, description: 'Tenant the key acts for' }),
+    role: KeyRole,
+    capabilities: Type.Optional(KeyCapabilities),
+    label: Type.Optional(
+      Type.String({ maxLength: 200, description: 'Free text: whose key it is' }),
+    ),
+    expires_at: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'Epoch ms after which the key is refused' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreateKeyBody = Static<typeof CreateKeyBody>;
+
+/** An API key as listed: never its secret. */
+export const KeyView = Type.Object({
+  key_id: Type.String({ description: 'Public id of the key (the part after rk_)' }),
+  tenant: Type.String(),
+  role: KeyRole,
+  capabilities: Type.Array(Type.String()),
+  label: Type.String(),
+  created_at: Type.Integer({ description: 'Epoch ms' }),
+  expires_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Epoch ms, or null' }),
+});
+export type KeyView = Static<typeof KeyView>;
+
+/** `POST /v1/keys` reply: the key itself, shown this once. */
+export const CreateKeyReply = Type.Object({
+  key_id: Type.String(),
+  key: Type.String({ description: 'Send as Authorization: Bearer <key>; shown only once' }),
+  tenant: Type.String(),
+  role: KeyRole,
+  capabilities: Type.Array(Type.String()),
+  label: Type.String(),
+  expires_at: Type.Union([Type.Integer(), Type.Null()]),
+});
+export type CreateKeyReply = Static<typeof CreateKeyReply>;
+
+/** `GET /v1/keys` reply. */
+export const KeysReply = Type.Object({ items: Type.Array(KeyView) });
+export type KeysReply = Static<typeof KeysReply>;
+
+/** `DELETE /v1/keys/:key_id` params. */
+export const KeyParams = Type.Object({
+  key_id: Type.String({ pattern: '^[0-9a-f]{16}$', description: 'Key id (16 hex digits)' }),
+});
+export type KeyParams = Static<typeof KeyParams>;
+
+/** `POST /v1/console/login` body. */
+export const ConsoleLoginBody = Type.Object(
+  { key: Type.String({ minLength: 1, maxLength: 512, description: 'An API key' }) },
+  { additionalProperties: false },
+);
+export type ConsoleLoginBody = Static<typeof ConsoleLoginBody>;
+
+/** `POST /v1/console/login` reply: who the console acts as. */
+export const ConsoleLoginReply = Type.Object({
+  key_id: Type.String(),
+  tenant: Type.String(),
+  role: KeyRole,
+});
+export type ConsoleLoginReply = Static<typeof ConsoleLoginReply>;

@@ -7,7 +7,10 @@ import { DEFAULT_PREFIX } from './keys.ts';
  * environment schemas carry no defaults.
  */
 export const SHARED_DEFAULTS = {
-  host: '0.0.0.0',
+  /** Loopback: a service is reachable from elsewhere only when HOST says so (docs/SECURITY.md). */
+  host: '127.0.0.1',
+  /** `REACH_AUTH`: open only while every listener is on loopback. */
+  auth: 'auto',
   redisUrl: 'redis://127.0.0.1:6379',
   prefix: DEFAULT_PREFIX,
   logLevel: 'info',
@@ -42,6 +45,10 @@ const PREFIX_PATTERN = '^[A-Za-z0-9_.:-]{1,64}$';
  */
 export const SHARED_ENV = {
   HOST: Type.Optional(Type.String()),
+  REACH_AUTH: Type.Optional(
+    Type.Union([Type.Literal('auto'), Type.Literal('off'), Type.Literal('required')]),
+  ),
+  REACH_ADMIN_KEY: Type.Optional(Type.String({ minLength: 1 })),
   REDIS_URL: Type.Optional(Type.String()),
   REACH_PREFIX: Type.Optional(Type.String({ pattern: PREFIX_PATTERN })),
   REACH_OFFLINE_MS: Type.Optional(Type.Integer({ minimum: 200 })),

@@ -9,5 +9,6 @@ export * from './run-main.ts';
 export * from './trace-context.ts';
 export * from './api-docs.ts';
 export * from './metrics/index.ts';
-export * from './auth/principal.ts';
+export * from './auth/index.ts';
+export * from './logger.ts';
 export * from './redis-connection.ts';

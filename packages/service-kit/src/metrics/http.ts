@@ -18,6 +18,8 @@ export function installMetricsEndpoint(app: FastifyInstance, registry: Registry)
   app.get(
     METRICS_PATH,
     {
+      // Scraped without a key (docs/SECURITY.md): counts and timings only, no ids or payloads.
+      config: { auth: 'public' },
       schema: {
         summary: 'Prometheus metrics of this instance',
         tags: ['operations'],

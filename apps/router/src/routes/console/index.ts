@@ -25,6 +25,10 @@ export interface ConsoleRouteDeps {
 }
 
 const tags = ['console'];
+/** The page and its files hold no data: served without a key, so it can show the login form. */
+const page = { auth: 'public' as const };
+/** The data the page shows: operators and callers (by the login cookie or a bearer key). */
+const reader = { roles: ['operator', 'caller'] as const };
 
 /** The operators' console page and the endpoints it reads. */
 export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async (
@@ -43,6 +47,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
   app.get(
     '/console',
     {
+      config: page,
       schema: {
         tags,
         summary: 'The console page (HTML)',
@@ -63,6 +68,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
   app.get(
     '/console/assets/:file',
     {
+      config: page,
       schema: {
         tags,
         summary: "The console page's scripts and styles",
@@ -79,6 +85,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
   app.get(
     '/v1/console/agents',
     {
+      config: reader,
       schema: {
         tags,
         summary: 'Every agent with status, load, heartbeat age and recent success rate',
@@ -92,6 +99,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
   app.get(
     '/v1/console/latency',
     {
+      config: reader,
       schema: {
         tags,
         summary: 'Stage latencies of the tasks this router sent recently',
@@ -108,6 +116,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
   app.get(
     '/v1/console/events',
     {
+      config: reader,
       schema: {
         tags,
         summary:

@@ -18,6 +18,8 @@ export const routeRoutes: FastifyPluginAsyncTypebox<RouteRouteDeps> = async (app
   app.get(
     '/v1/route',
     {
+      // Routing debug: which agents would take a task (operators and callers, not agents).
+      config: { roles: ['operator', 'caller'] },
       schema: {
         querystring: RouteQuery,
         response: { 200: RouteReply, 400: ErrorReply, 503: ErrorReply },

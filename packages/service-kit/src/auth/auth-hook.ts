@@ -1,0 +1,101 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { httpError } from '../errors.ts';
+import { OPEN_PRINCIPAL, ROLES, type Principal, type Role } from './principal.ts';
+
+/**
+ * How a route is authenticated (its fastify `config.auth`):
+ * - `key` (the default): an API key in `Authorization: Bearer <key>`, of a role in `config.roles`;
+ * - `public`: nothing (health, liveness, metrics, docs);
+ * - `agent-token`: the agent's own token from its register reply, which the route checks itself.
+ */
+export type RouteAuth = 'key' | 'public' | 'agent-token';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** How the route is authenticated. @default 'key' */
+    auth?: RouteAuth;
+    /** Roles whose keys may call a `key` route; another role gets 403. @default every role */
+    roles?: readonly Role[];
+  }
+}
+
+/** The cookie the console's login sets (HttpOnly, SameSite=Strict), read by GET routes. */
+export const SESSION_COOKIE = 'reach_key';
+
+/** Checks a presented key: its principal, or undefined when it is not valid now. */
+export interface KeyVerifier {
+  verify(presented: string): Promise<Principal | undefined>;
+}
+
+/** Settings of {@link installAuth}. */
+export interface AuthHookOptions {
+  /** False while auth is open (loopback): every request is {@link OPEN_PRINCIPAL}. */
+  required: boolean;
+  verifier: KeyVerifier;
+  /** URL prefixes that are public whatever their config says (docs pages added by plugins). */
+  publicPrefixes?: readonly string[];
+}
+
+const BEARER = /^Bearer +([\x21-\x7e]{1,512})$/i;
+
+/**
+ * The key a request presents: the bearer token, else, on a read (GET/HEAD), the console's
+ * session cookie. The cookie is SameSite=Strict and never changes anything, so another site
+ * cannot act with it.
+ */
+function presentedKey(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header === 'string') return BEARER.exec(header.trim())?.[1] ?? '';
+  if (request.method !== 'GET' && request.method !== 'HEAD') return undefined;
+  const cookies = (request as { cookies?: Record<string, string | undefined> }).cookies;
+  return cookies?.[SESSION_COOKIE] || undefined;
+}
+
+function isPublic(request: FastifyRequest, prefixes: readonly string[]): boolean {
+  const url = request.routeOptions.url;
+  return url !== undefined && prefixes.some((p) => url === p || url.startsWith(`${p}/`));
+}
+
+/**
+ * Installs the auth hook on a service's root instance (before its routes): sets
+ * `request.principal` on every `key` route, or answers 401 UNAUTHORIZED (no key, or not a valid
+ * one; keys are read from the header only, never the query string) or 403 FORBIDDEN (a role the
+ * route does not take). Runs at `onRequest`, before the body is read. On `public` and
+ * `agent-token` routes it sets no principal while auth is required.
+ */
+export function installAuth(app: FastifyInstance, opts: AuthHookOptions): void {
+  app.decorateRequest('principal', undefined);
+  if (!opts.required) {
+    // Synchronous: an async hook costs a promise and a microtask on every request.
+    app.addHook('onRequest', (request, _reply, done) => {
+      request.principal = OPEN_PRINCIPAL;
+      done();
+    });
+    return;
+  }
+  const prefixes = opts.publicPrefixes ?? ['/docs'];
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const config = request.routeOptions.config;
+    const auth = config.auth ?? 'key';
+    if (auth !== 'key' || isPublic(request, prefixes)) return;
+    const presented = presentedKey(request);
+    const principal = presented ? await opts.verifier.verify(presented) : undefined;
+    if (!principal) {
+      void reply.header('www-authenticate', 'Bearer');
+      throw httpError(
+        'UNAUTHORIZED',
+        presented === undefined
+          ? 'this endpoint needs an API key: send Authorization: Bearer <key>'
+          : 'the API key is not valid (unknown, revoked or expired)',
+      );
+    }
+    const roles = config.roles ?? ROLES;
+    if (!roles.includes(principal.role)) {
+      throw httpError(
+        'FORBIDDEN',
+        `a key of role ${principal.role} may not call this endpoint (roles: ${roles.join(', ')})`,
+      );
+    }
+    request.principal = principal;
+  });
+}
