@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decodeCallback, type CallbackMessage, type ReachKeys } from '@agent-reach/protocol';
+import { WAIT_TOPIC_PREFIX } from './wait-topic.ts';
 
 /** A submission waiting for its result: `result` resolves with it, or undefined when the wait ran out. */
 export interface Expectation {
@@ -24,7 +25,7 @@ interface Waiting {
  */
 export class ResultWaiter {
   /** The topic this router's waiting submissions are published to. */
-  readonly topic = `_wait.${randomBytes(8).toString('hex')}`;
+  readonly topic = `${WAIT_TOPIC_PREFIX}${randomBytes(8).toString('hex')}`;
   readonly #waiting = new Map<string, Waiting>();
   #cursor = '0';
   #running = false;

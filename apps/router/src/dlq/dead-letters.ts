@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { DlqItem, ReachKeys, ReplayReply } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
+import type { TenantScope } from '../tasks/tenant-scope.ts';
 
 /** Reading and replaying dead letters. */
 export class DeadLetters {
@@ -9,14 +10,23 @@ export class DeadLetters {
     private readonly keys: ReachKeys,
   ) {}
 
-  /** Newest dead letters first, optionally of one capability. */
-  async list(capability: string | undefined, limit: number): Promise<DlqItem[]> {
+  /**
+   * Newest dead letters first that `scope`'s requester may see (its tenant's; every tenant's for
+   * operators), optionally of one capability, named as the requester names tasks.
+   */
+  async list(
+    scope: TenantScope,
+    capability: string | undefined,
+    limit: number,
+  ): Promise<DlqItem[]> {
     const items: DlqItem[] = [];
     const gone: string[] = [];
     // Scan newest first in pages; a capability filter may need several pages.
     for (let offset = 0; items.length < limit && offset < 20_000; offset += 200) {
-      const ids = await this.redis.zrevrange(this.keys.dlq(), offset, offset + 199);
-      if (ids.length === 0) break;
+      const page = await this.redis.zrevrange(this.keys.dlq(), offset, offset + 199);
+      if (page.length === 0) break;
+      // One index for every tenant: another tenant's dead letters are skipped unread.
+      const ids = page.filter((id) => scope.sees(id));
       const pipeline = this.redis.pipeline();
       for (const id of ids)
         pipeline.hmget(
@@ -40,7 +50,7 @@ export class DeadLetters {
         if (capability && cap !== capability) return;
         if (items.length >= limit) return;
         items.push({
-          task_id: id,
+          task_id: scope.show(id),
           capability: cap ?? '',
           reason: reason ?? '',
           dead_at: Number(deadAt ?? 0),
@@ -54,7 +64,10 @@ export class DeadLetters {
     return items;
   }
 
-  /** Sends a dead task again as a fresh attempt; registry-sync delivers it. */
+  /**
+   * Sends a dead task (its scoped id) again as a fresh attempt; registry-sync delivers it. The
+   * reply names the scoped id.
+   */
   async replay(taskId: string): Promise<ReplayReply> {
     const replies =
       (await this.redis

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { ReachKeys, SubmitBody, SubmitReply } from '@agent-reach/protocol';
+import {
+  DEFAULT_TENANT,
+  type ReachKeys,
+  type SubmitBody,
+  type SubmitReply,
+} from '@agent-reach/protocol';
 import { httpError, nextNonce } from '@agent-reach/service-kit';
 import {
   CapacityWaiter,
@@ -92,10 +97,12 @@ export class Submitter {
   }
 
   /**
-   * Submits a task; throws NO_AGENT, AT_CAPACITY, PAYLOAD_TOO_LARGE or a store error. A task
-   * that finds every agent at capacity waits up to `admissionWaitMs` for a slot before AT_CAPACITY.
+   * Submits a task of `tenant`; throws NO_AGENT, AT_CAPACITY, PAYLOAD_TOO_LARGE or a store error.
+   * A task that finds every agent at capacity waits up to `admissionWaitMs` for a slot before
+   * AT_CAPACITY. The body's task_id, callback_topic and parent_task_id are the scoped ids
+   * (`scopedId(tenant, id)`) the task is kept under; the reply names the scoped task_id.
    */
-  async submit(body: SubmitBody): Promise<SubmitOutcome> {
+  async submit(body: SubmitBody, tenant: string = DEFAULT_TENANT): Promise<SubmitOutcome> {
     const { settings } = this.o;
     const payload = JSON.stringify(body.payload ?? null);
     if (Buffer.byteLength(payload) > settings.maxPayloadBytes) {
@@ -108,7 +115,7 @@ export class Submitter {
     const lineage = body.parent_task_id
       ? await traceOf(this.o.redis, this.o.keys, body.parent_task_id)
       : undefined;
-    const spec = specFromSubmit(taskId, body, payload, lineage);
+    const spec = specFromSubmit(taskId, body, payload, lineage, tenant);
     const until = Date.now() + settings.admissionWaitMs;
     for (;;) {
       try {

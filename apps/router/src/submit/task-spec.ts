@@ -1,15 +1,18 @@
-import type { SubmitBody } from '@agent-reach/protocol';
+import { DEFAULT_TENANT, type SubmitBody } from '@agent-reach/protocol';
 import type { Lineage, TaskSpec } from '@agent-reach/dispatch';
 
 /**
  * The task a submission asks for, with the constraints every send of it will read: what the
- * caller gave, and the trace it inherits from its parent (`lineage`, read once per submission).
+ * caller gave, the trace it inherits from its parent (`lineage`, read once per submission) and
+ * the submitting key's tenant. `body`'s ids (task_id, callback_topic, parent_task_id) are the
+ * scoped ones already (`<tenant>/<id>`).
  */
 export function specFromSubmit(
   taskId: string,
   body: SubmitBody,
   payload: string,
   lineage: Lineage | undefined,
+  tenant: string = DEFAULT_TENANT,
 ): TaskSpec {
   return {
     taskId,
@@ -25,7 +28,8 @@ export function specFromSubmit(
     parentTaskId: body.parent_task_id ?? '',
     hops: lineage?.hops ?? 0,
     traceAgents: lineage?.agents ?? [],
-    tenant: '',
+    // '' for the default tenant: nothing more to store than before tenants (constraintArgs).
+    tenant: tenant === DEFAULT_TENANT ? '' : tenant,
     priority: 0,
   };
 }

@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { ReachKeys, SubmitReply, TaskStatus, TaskView } from '@agent-reach/protocol';
 import { parsePendingEntry, taskTimeline, type PendingEntry } from '@agent-reach/dispatch';
+import { isWaitTopic } from '../callbacks/wait-topic.ts';
+import type { TenantScope } from './tenant-scope.ts';
 
 function parseJson(text: string | undefined): unknown {
   if (text === undefined) return undefined;
@@ -33,8 +35,12 @@ export class TaskReader {
     return value === null ? undefined : parsePendingEntry(taskId, value);
   }
 
-  /** The task with its timeline in time order, or undefined when unknown or expired. */
-  async view(taskId: string): Promise<TaskView | undefined> {
+  /**
+   * The task (its scoped id) with its timeline in time order, or undefined when unknown or
+   * expired; its ids as `scope`'s requester names them (the scoped ones without a scope).
+   */
+  async view(taskId: string, scope?: TenantScope): Promise<TaskView | undefined> {
+    const show = (id: string) => (scope ? scope.show(id) : id);
     const [[, hash], [, list]] = ((await this.redis
       .multi()
       .hgetall(this.keys.task(taskId))
@@ -44,7 +50,7 @@ export class TaskReader {
     const pending = await this.delivery(taskId, hash.status, hash.agent_id, hash.sent_at);
     const { status, timeline } = taskTimeline(hash, list ?? [], pending);
     const view: TaskView = {
-      task_id: taskId,
+      task_id: show(taskId),
       status,
       capability: hash.capability ?? '',
       agent_id: hash.agent_id ?? '',
@@ -53,12 +59,14 @@ export class TaskReader {
       deadline_ms: Number(hash.deadline_ms ?? 0),
       timeline,
     };
-    if (hash.callback_topic) view.callback_topic = hash.callback_topic;
+    // A waited submission's topic is the router's own: nobody reads it through the API.
+    if (hash.callback_topic && !isWaitTopic(hash.callback_topic))
+      view.callback_topic = show(hash.callback_topic);
     if (hash.trace_id) view.trace_id = hash.trace_id;
     if (hash.result !== undefined) view.result = parseJson(hash.result);
     if (hash.error !== undefined) view.error = hash.error;
     if (hash.dead_reason) view.dead_reason = hash.dead_reason;
-    if (hash.parent_task_id) view.parent_task_id = hash.parent_task_id;
+    if (hash.parent_task_id) view.parent_task_id = show(hash.parent_task_id);
     if (hash.hops) view.hops = Number(hash.hops);
     return view;
   }

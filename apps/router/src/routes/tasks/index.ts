@@ -17,13 +17,18 @@ import {
   describeError,
   httpError,
   isRedisUnavailable,
+  mayUseCapability,
+  principalOf,
   resolveTraceId,
+  type Principal,
 } from '@agent-reach/service-kit';
 import type { ResultWaiter } from '../../callbacks/result-waiter.ts';
 import type { Submitter, SubmitOutcome } from '../../submit/submitter.ts';
 import type { TaskReader } from '../../tasks/task-reader.ts';
 import { withResult } from './waited-reply.ts';
 import { submitReplyJson } from '../../callbacks/raw-json.ts';
+import { TenantScope } from '../../tasks/tenant-scope.ts';
+import type { InflightQuota } from '../../quotas/inflight-quota.ts';
 
 const JSON_UTF8 = 'application/json; charset=utf-8';
 
@@ -34,17 +39,75 @@ export interface TasksRouteDeps {
   waiter: ResultWaiter;
   /** Body limit of a batch submission, bytes. */
   batchBodyLimit: number;
+  /** Tasks in flight per key; without it, none is counted. */
+  quota?: InflightQuota;
 }
 
 const errors = { 400: ErrorReply, 404: ErrorReply, 413: ErrorReply, 503: ErrorReply };
+
+/**
+ * The body as the submitter takes it: the ids scoped to the submitting key's tenant. A key
+ * limited to capabilities submits only to those (403), and a parent task the key cannot see
+ * names nothing (404).
+ */
+function scopedBody<T extends SubmitBody>(
+  principal: Principal,
+  scope: TenantScope,
+  body: T,
+  taskId: string,
+): T {
+  if (!mayUseCapability(principal, body.capability)) {
+    throw httpError('FORBIDDEN', `this key may not submit to capability ${body.capability}`);
+  }
+  let parent: string | undefined;
+  if (body.parent_task_id !== undefined) {
+    parent = scope.resolve(body.parent_task_id);
+    if (parent === undefined)
+      throw httpError('TASK_NOT_FOUND', `parent task ${body.parent_task_id} is unknown`);
+  }
+  return {
+    ...body,
+    task_id: scope.own(taskId),
+    ...(body.callback_topic !== undefined
+      ? { callback_topic: scope.own(body.callback_topic) }
+      : {}),
+    ...(parent !== undefined ? { parent_task_id: parent } : {}),
+  };
+}
+
+/** A submit reply with the task_id as the requester names it. */
+function shown<R extends { task_id: string }>(scope: TenantScope, reply: R): R {
+  return { ...reply, task_id: scope.show(reply.task_id) };
+}
 /** A submission's error replies; from a 429 or 5xx the caller retries with the reply's task_id. */
 const submitErrors = { ...errors, 429: ErrorReply, 500: ErrorReply };
 
 /** Submitting tasks (one, with or without waiting for the result, or many at once) and reading their state. */
 export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
   app,
-  { submitter, tasks, waiter, batchBodyLimit },
+  { submitter, tasks, waiter, batchBodyLimit, quota },
 ) => {
+  /**
+   * Submits within the key's in-flight quota: the slot is taken before the submission and given
+   * back when no new task came of it (refused, or a repeated task_id).
+   */
+  const submitWithin = async (
+    principal: Principal,
+    body: SubmitBody,
+    tenant: string,
+  ): Promise<SubmitOutcome> => {
+    const slot = quota ? await quota.take(principal, body.task_id ?? '') : undefined;
+    let outcome: SubmitOutcome;
+    try {
+      outcome = await submitter.submit(body, tenant);
+    } catch (err: unknown) {
+      await slot?.release();
+      throw err;
+    }
+    if (!outcome.created || outcome.reply.status === 'dead') await slot?.release();
+    return outcome;
+  };
+
   app.post(
     '/v1/tasks',
     {
@@ -60,6 +123,8 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
       // this task_id is then answered 200 with that task instead of running it twice.
       const taskId = request.body.task_id ?? randomUUID();
       request.errorTaskId = taskId;
+      const principal = principalOf(request);
+      const scope = TenantScope.of(principal);
       // The trace id follows the task (stream entry, acks, events) and this request's logs.
       const traceId = resolveTraceId(request.body.trace_id, request.headers.traceparent);
       bindRequestLog(request, reply, { trace_id: traceId, task_id: taskId });
@@ -70,24 +135,21 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
           'wait_ms answers with the result itself: leave callback_topic out, or read the topic instead of waiting',
         );
       }
+      const body = scopedBody(principal, scope, { ...request.body, trace_id: traceId }, taskId);
       if (waitMs === 0) {
-        const outcome = await submitter.submit({
-          ...request.body,
-          task_id: taskId,
-          trace_id: traceId,
-        });
-        return reply.code(outcome.created ? 202 : 200).send(outcome.reply);
+        const outcome = await submitWithin(principal, body, scope.tenant);
+        return reply.code(outcome.created ? 202 : 200).send(shown(scope, outcome.reply));
       }
-      // Registered before the submission, so the result cannot arrive unseen.
-      const expectation = waiter.expect(taskId, waitMs);
+      // Registered before the submission, so the result cannot arrive unseen. The router's own
+      // wait topic is not scoped: its results come back here, never to a caller's read.
+      const expectation = waiter.expect(body.task_id as string, waitMs);
       let outcome: SubmitOutcome;
       try {
-        outcome = await submitter.submit({
-          ...request.body,
-          task_id: taskId,
-          trace_id: traceId,
-          callback_topic: waiter.topic,
-        });
+        outcome = await submitWithin(
+          principal,
+          { ...body, callback_topic: waiter.topic },
+          scope.tenant,
+        );
       } catch (err: unknown) {
         expectation.cancel();
         throw err;
@@ -95,7 +157,7 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
       if (!outcome.created) {
         // A repeated task_id: its result goes where the first submission said; answer what is known.
         expectation.cancel();
-        return reply.code(200).send(outcome.reply);
+        return reply.code(200).send(shown(scope, outcome.reply));
       }
       const msg = await expectation.result;
       // The result goes out as the JSON text its callback entry holds (submitReplyJson).
@@ -104,8 +166,8 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
             .code(200)
             .type(JSON_UTF8)
             .serializer(submitReplyJson)
-            .send(withResult(outcome.reply, msg))
-        : reply.code(202).send(outcome.reply);
+            .send(shown(scope, withResult(outcome.reply, msg)))
+        : reply.code(202).send(shown(scope, outcome.reply));
     },
   );
 
@@ -116,18 +178,22 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
       schema: { body: SubmitBatchBody, response: { 200: SubmitBatchReply, ...errors } },
     },
     async (request) => {
+      const principal = principalOf(request);
+      const scope = TenantScope.of(principal);
       // Submitted concurrently: their Redis commands share round trips on the auto-pipelined connection.
       const results = await Promise.all(
         request.body.tasks.map(async (task): Promise<SubmitBatchItem> => {
           // As for one submission: a refused item names the task_id to retry it with.
           const taskId = task.task_id ?? randomUUID();
           try {
-            const outcome = await submitter.submit({
-              ...task,
-              task_id: taskId,
-              trace_id: resolveTraceId(task.trace_id, request.headers.traceparent),
-            });
-            return { http_status: outcome.created ? 202 : 200, ...outcome.reply };
+            const body = scopedBody(
+              principal,
+              scope,
+              { ...task, trace_id: resolveTraceId(task.trace_id, request.headers.traceparent) },
+              taskId,
+            );
+            const outcome = await submitWithin(principal, body, scope.tenant);
+            return { http_status: outcome.created ? 202 : 200, ...shown(scope, outcome.reply) };
           } catch (err: unknown) {
             const described = describeError(err as FastifyError, isRedisUnavailable);
             if (described.status >= 500 && described.code === 'INTERNAL')
@@ -149,7 +215,10 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
     '/v1/tasks/:task_id',
     { schema: { params: TaskParams, response: { 200: TaskView, ...errors } } },
     async (request) => {
-      const view = await tasks.view(request.params.task_id);
+      // Another tenant's task is unknown here, as one that never existed (404, not 403).
+      const scope = TenantScope.of(principalOf(request));
+      const id = scope.resolve(request.params.task_id);
+      const view = id === undefined ? undefined : await tasks.view(id, scope);
       if (!view)
         throw httpError(
           'TASK_NOT_FOUND',

@@ -6,9 +6,10 @@ import {
   type StageRecord,
 } from '@agent-reach/analytics';
 import { ErrorReply, TaskParams } from '@agent-reach/protocol';
-import { httpError } from '@agent-reach/service-kit';
+import { httpError, principalOf } from '@agent-reach/service-kit';
 import { eventsUnavailable, type EventsReader } from '../../observability/events-reader.ts';
 import type { TaskReader } from '../../tasks/task-reader.ts';
+import { TenantScope } from '../../tasks/tenant-scope.ts';
 
 /** What the timeline route needs. */
 export interface TimelineRouteDeps {
@@ -46,8 +47,13 @@ export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRouteDeps> = asyn
       },
     },
     async (request) => {
+      // Another tenant's task is unknown here (404), as for GET /v1/tasks/:task_id.
+      const scope = TenantScope.of(principalOf(request));
       const taskId = request.params.task_id;
-      const view = await tasks.view(taskId);
+      const id = scope.resolve(taskId);
+      if (id === undefined)
+        throw httpError('TASK_NOT_FOUND', `task ${taskId} is unknown or has expired`);
+      const view = await tasks.view(id);
       if (view) {
         const stages = withGaps(
           view.timeline.map((e) => fromRedis(e as Record<string, unknown> & typeof e)),
@@ -62,7 +68,7 @@ export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRouteDeps> = asyn
       }
       let stages;
       try {
-        stages = await timelineFromInflux(events.influx, taskId, {
+        stages = await timelineFromInflux(events.influx, id, {
           lookback: events.timelineLookback,
         });
       } catch (err: unknown) {

@@ -1,0 +1,136 @@
+import type { Redis, Result } from 'ioredis';
+import { FINAL_TASK_STATUSES, type ReachKeys, type TaskStatus } from '@agent-reach/protocol';
+import { httpError, type Principal } from '@agent-reach/service-kit';
+import type { KeyLimits } from './key-limits.ts';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    reachInflightTake(
+      key: string,
+      member: string,
+      now: number,
+      max: number,
+      pruneBefore: number,
+      ttlMs: number,
+    ): Result<number, Context>;
+  }
+}
+
+/**
+ * Takes a slot of a key's in-flight quota, atomically across routers (one key, one slot).
+ *
+ * KEYS[1] the key's in-flight set (`inflightOf(keyId)`: scoped task_id → accepted at, ms)
+ * ARGV[1] the scoped task_id   ARGV[2] now, ms   ARGV[3] the quota
+ * ARGV[4] members accepted before this are dropped (a removal that never came)
+ * ARGV[5] the set's TTL, ms (an idle key's set goes away)
+ *
+ * Output: 1 taken, 2 the task_id holds a slot already (a repeated submission), 0 the quota is full
+ */
+const TAKE_LUA = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4])
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 2 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return 1
+`;
+
+/** A slot taken for a submission: given back when no new task came of it. */
+export interface QuotaSlot {
+  release(): Promise<void>;
+}
+
+const NOTHING_TO_RELEASE: QuotaSlot = { release: async () => undefined };
+
+/** How many of a full quota's oldest tasks are checked for an end per refused submission. */
+const RECONCILE_MAX = 1000;
+
+/** Settings of the in-flight quota. */
+export interface InflightQuotaOptions {
+  redis: Redis;
+  keys: ReachKeys;
+  limits: KeyLimits;
+  /**
+   * A task counts against its key for at most this long (then its slot is freed whether or not
+   * its end was seen), so a lost removal cannot block a key for ever. @default 24 h
+   */
+  maxAgeMs?: number;
+}
+
+const ENDED = new Set<string>(FINAL_TASK_STATUSES);
+
+/**
+ * Tasks in flight per key (docs/SECURITY.md, Quotas): a sorted set per key of its tasks accepted
+ * and not yet ended, shared by every router. A submission takes a slot (429 RATE_LIMITED with
+ * Retry-After when the key's `max_inflight` is reached); a submission that made no new task gives
+ * it back. A task's end — completed, dead-lettered (a final failure is one), or expired — frees
+ * its slot: when the quota is full, the oldest tasks of the set are looked up in one pipeline and
+ * those that ended leave it (ZREM, idempotent, whichever router or request does it), so no step of
+ * registry-sync's hot path pays for quotas. Slots older than `maxAgeMs` are dropped in any case.
+ * Keys without a quota (0) and requests while auth is off are not counted at all.
+ */
+export class InflightQuota {
+  readonly #maxAgeMs: number;
+
+  constructor(private readonly o: InflightQuotaOptions) {
+    this.#maxAgeMs = o.maxAgeMs ?? 24 * 3600_000;
+    if (!o.redis.reachInflightTake) {
+      o.redis.defineCommand('reachInflightTake', { numberOfKeys: 1, lua: TAKE_LUA });
+    }
+  }
+
+  /** Takes a slot for the scoped task_id, or throws RATE_LIMITED. */
+  async take(principal: Principal, taskId: string): Promise<QuotaSlot> {
+    if (principal.open) return NOTHING_TO_RELEASE;
+    const { maxInflight } = await this.o.limits.of(principal);
+    if (maxInflight <= 0) return NOTHING_TO_RELEASE;
+    const key = this.o.keys.inflightOf(principal.keyId);
+    let taken = await this.#take(key, taskId, maxInflight);
+    if (taken === 0 && (await this.reconcile(key)) > 0) {
+      taken = await this.#take(key, taskId, maxInflight);
+    }
+    if (taken === 0) {
+      // Answered with Retry-After: 1 (the error handler's, for every 429).
+      throw httpError(
+        'RATE_LIMITED',
+        `this key has ${maxInflight} tasks in flight, its quota: submit again once one ends`,
+      );
+    }
+    if (taken === 2) return NOTHING_TO_RELEASE;
+    return { release: () => this.#release(key, taskId) };
+  }
+
+  /** Drops the tasks of a key's set that ended; returns how many. */
+  async reconcile(key: string): Promise<number> {
+    const { redis, keys } = this.o;
+    const ids = await redis.zrange(key, 0, RECONCILE_MAX - 1);
+    if (ids.length === 0) return 0;
+    const pipeline = redis.pipeline();
+    for (const id of ids) pipeline.hget(keys.task(id), 'status');
+    const rows = (await pipeline.exec()) ?? [];
+    const ended = ids.filter((_, i) => {
+      const [err, status] = rows[i] ?? [null, null];
+      if (err) return false;
+      // Unknown (expired) or final: the task holds no slot any more.
+      return status === null || ENDED.has(status as TaskStatus);
+    });
+    if (ended.length > 0) await redis.zrem(key, ...ended);
+    return ended.length;
+  }
+
+  #take(key: string, taskId: string, max: number): Promise<number> {
+    const now = Date.now();
+    return this.o.redis.reachInflightTake(
+      key,
+      taskId,
+      now,
+      max,
+      now - this.#maxAgeMs,
+      this.#maxAgeMs,
+    );
+  }
+
+  async #release(key: string, taskId: string): Promise<void> {
+    await this.o.redis.zrem(key, taskId);
+  }
+}
