@@ -27,6 +27,9 @@ import { keysRoutes } from './routes/keys/index.ts';
 import { statsRoutes } from './routes/stats/index.ts';
 import { timelineRoutes } from './routes/timeline/index.ts';
 import type { EventsReader } from './observability/events-reader.ts';
+import { registerRateLimit } from './plugins/rate-limit.ts';
+import type { InflightQuota } from './quotas/inflight-quota.ts';
+import type { KeyLimits } from './quotas/key-limits.ts';
 
 /** Collaborators the router's HTTP app is built from. */
 export interface RouterAppDeps {
@@ -44,6 +47,8 @@ export interface RouterAppDeps {
   maxPayloadBytes: number;
   /** API keys (docs/SECURITY.md): whether requests need one, and the store that checks them. */
   auth: { required: boolean; store: ApiKeyStore };
+  /** Per-key quotas (docs/SECURITY.md): requests per second and tasks in flight; without it, none. */
+  quotas?: { limits: KeyLimits; inflight: InflightQuota };
   logger?: FastifyServerOptions['loggerInstance'];
   /** Metrics and console; without it the app has docs only. */
   observability?: RouterObservability;
@@ -64,6 +69,15 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   installAuth(app, { required: deps.auth.required, verifier: deps.auth.store });
   // Docs and metrics learn routes from hooks: before any route.
   await registerObservability(app, deps.observability?.metrics);
+  // Per-key request rates: after the auth hook names the key, on every route declared below.
+  if (deps.quotas) {
+    await registerRateLimit(app, {
+      redis: deps.redis,
+      keys: deps.keys,
+      limits: deps.quotas.limits,
+      open: !deps.auth.required,
+    });
+  }
   // Liveness: 200 while the process serves HTTP, without touching Redis, so that an
   // orchestrator restarts a hung process but not every replica through a Redis outage (that is
   // readiness, /healthz).
@@ -91,6 +105,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
     submitter: deps.submitter,
     tasks: deps.tasks,
     waiter: deps.waiter,
+    ...(deps.quotas ? { quota: deps.quotas.inflight } : {}),
     // A batch carries many payloads: room for 16 MiB of them, or one of the full limit.
     batchBodyLimit: Math.max(16 * 1024 * 1024, deps.maxPayloadBytes + 64 * 1024),
   });

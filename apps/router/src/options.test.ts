@@ -29,6 +29,8 @@ describe('router options', () => {
       sessionTtlS: 3600,
       admissionWaitMs: 200,
       poolWaitMs: 300000,
+      keyRatePerS: 0,
+      keyMaxInflight: 0,
       logLevel: 'info',
     });
   });

@@ -71,6 +71,18 @@ export interface RouterOptions {
   poolWaitMs: number;
   /** A Redis command unanswered this long fails the request with 503. (env REACH_STORE_TIMEOUT_MS) */
   storeTimeoutMs: number;
+  /**
+   * Requests per second of a key whose record sets no `rate_per_s`, across every router; while
+   * auth is off, per client address. 0 = unlimited. (env REACH_KEY_RATE_PER_S)
+   * @default 0
+   */
+  keyRatePerS: number;
+  /**
+   * Tasks in flight of a key whose record sets no `max_inflight`; 0 = unlimited (not counted while
+   * auth is off). (env REACH_KEY_MAX_INFLIGHT)
+   * @default 0
+   */
+  keyMaxInflight: number;
   /** (env LOG_LEVEL) */
   logLevel: string;
 }
@@ -102,6 +114,8 @@ export const ROUTER_DEFAULTS = {
   sessionTtlS: SHARED_DEFAULTS.sessionTtlS,
   admissionWaitMs: 200,
   poolWaitMs: 300_000,
+  keyRatePerS: 0,
+  keyMaxInflight: 0,
 } as const satisfies RouterOptions;
 
 // No defaults here: an unset variable is left out, and compileRouterOptions fills it in (so the
@@ -119,6 +133,8 @@ const EnvSchema = Type.Object({
   REACH_BACKPRESSURE: Type.Optional(Type.String()),
   REACH_ADMISSION_WAIT_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 60000 })),
   REACH_POOL_WAIT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
+  REACH_KEY_RATE_PER_S: Type.Optional(Type.Integer({ minimum: 0 })),
+  REACH_KEY_MAX_INFLIGHT: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 type Env = Static<typeof EnvSchema>;
 
@@ -179,6 +195,8 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Ro
     sessionTtlS: e.REACH_SESSION_TTL_S,
     admissionWaitMs: e.REACH_ADMISSION_WAIT_MS,
     poolWaitMs: e.REACH_POOL_WAIT_MS,
+    keyRatePerS: e.REACH_KEY_RATE_PER_S,
+    keyMaxInflight: e.REACH_KEY_MAX_INFLIGHT,
     logLevel: e.LOG_LEVEL,
   };
   return setOnly(given);

@@ -18,6 +18,8 @@ import { DeadLetters } from './dlq/dead-letters.ts';
 import { Submitter } from './submit/submitter.ts';
 import { compileRouterOptions, type RouterOptions } from './options.ts';
 import { TaskReader } from './tasks/task-reader.ts';
+import { InflightQuota } from './quotas/inflight-quota.ts';
+import { KeyLimits } from './quotas/key-limits.ts';
 import { SharedSettings } from './settings/shared-settings.ts';
 import { createRouterObservability } from './plugins/observability.ts';
 import { createEventsReader } from './observability/events-reader.ts';
@@ -144,6 +146,12 @@ export async function createRouterService(
     logger,
   });
   const deadLetters = new DeadLetters(redis, keys);
+  const limits = new KeyLimits({
+    redis,
+    keys,
+    defaults: { ratePerS: options.keyRatePerS, maxInflight: options.keyMaxInflight },
+  });
+  const quotas = { limits, inflight: new InflightQuota({ redis, keys, limits }) };
   const callbacks = new CallbackReader(redis, pool, keys);
   const waitConn = createRedis(connection, { maxRetriesPerRequest: null, retryStrategy });
   waitConn.on('error', (err: Error) =>
@@ -163,6 +171,7 @@ export async function createRouterService(
     watermark,
     maxPayloadBytes: options.maxPayloadBytes,
     auth: { required: auth.required, store: apiKeys },
+    quotas,
     logger,
     observability,
     eventsReader: createEventsReader(extra.events, options.timelineLookback),

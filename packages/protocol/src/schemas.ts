@@ -424,10 +424,28 @@ export const CreateKeyBody = Type.Object(
     expires_at: Type.Optional(
       Type.Integer({ minimum: 0, description: 'Epoch ms after which the key is refused' }),
     ),
+    rate_per_s: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1_000_000,
+        description:
+          'Requests per second across every router; 0 = unlimited; absent: REACH_KEY_RATE_PER_S',
+      }),
+    ),
+    max_inflight: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 10_000_000,
+        description: 'Tasks in flight; 0 = unlimited; absent: REACH_KEY_MAX_INFLIGHT',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type CreateKeyBody = Static<typeof CreateKeyBody>;
+
+const KeyQuota = (description: string) =>
+  Type.Union([Type.Integer(), Type.Null()], { description });
 
 /** An API key as listed: never its secret. */
 export const KeyView = Type.Object({
@@ -438,6 +456,8 @@ export const KeyView = Type.Object({
   label: Type.String(),
   created_at: Type.Integer({ description: 'Epoch ms' }),
   expires_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Epoch ms, or null' }),
+  rate_per_s: KeyQuota('Requests per second; null: the router default'),
+  max_inflight: KeyQuota('Tasks in flight; null: the router default'),
 });
 export type KeyView = Static<typeof KeyView>;
 
@@ -450,6 +470,8 @@ export const CreateKeyReply = Type.Object({
   capabilities: Type.Array(Type.String()),
   label: Type.String(),
   expires_at: Type.Union([Type.Integer(), Type.Null()]),
+  rate_per_s: KeyQuota('Requests per second; null: the router default'),
+  max_inflight: KeyQuota('Tasks in flight; null: the router default'),
 });
 export type CreateKeyReply = Static<typeof CreateKeyReply>;
 

@@ -74,9 +74,6 @@ export class InflightQuota {
 
   constructor(private readonly o: InflightQuotaOptions) {
     this.#maxAgeMs = o.maxAgeMs ?? 24 * 3600_000;
-    if (!o.redis.reachInflightTake) {
-      o.redis.defineCommand('reachInflightTake', { numberOfKeys: 1, lua: TAKE_LUA });
-    }
   }
 
   /** Takes a slot for the scoped task_id, or throws RATE_LIMITED. */
@@ -119,6 +116,11 @@ export class InflightQuota {
   }
 
   #take(key: string, taskId: string, max: number): Promise<number> {
+    // Defined once a key has a quota: ioredis copies every script of a connection onto each of
+    // its pipelines, which a deployment without quotas should not pay for.
+    if (!this.o.redis.reachInflightTake) {
+      this.o.redis.defineCommand('reachInflightTake', { numberOfKeys: 1, lua: TAKE_LUA });
+    }
     const now = Date.now();
     return this.o.redis.reachInflightTake(
       key,

@@ -15,6 +15,10 @@ export interface ApiKeyRecord {
   readonly createdAt: number;
   /** Epoch ms after which the key is refused; null for never. */
   readonly expiresAt: number | null;
+  /** Requests per second across every router; null: the router's default (REACH_KEY_RATE_PER_S). */
+  readonly ratePerS: number | null;
+  /** Tasks in flight; null: the router's default (REACH_KEY_MAX_INFLIGHT). */
+  readonly maxInflight: number | null;
 }
 
 /** What `create` needs; the rest has defaults. */
@@ -27,6 +31,10 @@ export interface NewApiKey {
   label?: string;
   /** Epoch ms; null or absent for a key that never expires. */
   expiresAt?: number | null;
+  /** Requests per second (0 = unlimited); null or absent for the router's default. */
+  ratePerS?: number | null;
+  /** Tasks in flight (0 = unlimited); null or absent for the router's default. */
+  maxInflight?: number | null;
 }
 
 /** Settings of an {@link ApiKeyStore}. */
@@ -64,7 +72,17 @@ const Field = {
   label: 'label',
   createdAt: 'created_at',
   expiresAt: 'expires_at',
+  // Quotas, read by the router's rate limit and in-flight quota (apps/router/src/quotas).
+  ratePerS: 'rate_per_s',
+  maxInflight: 'max_inflight',
 } as const;
+
+/** A stored quota: a whole number, or null when the field is unset. */
+function quotaField(value: string | undefined): number | null {
+  if (value === undefined || value === '') return null;
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 0 ? n : null;
+}
 
 interface Cached {
   /** null: no such key (cached as well, so a flood of unknown ids costs no Redis reads). */
@@ -96,6 +114,8 @@ function decode(
     label: hash[Field.label] ?? '',
     createdAt: Number(hash[Field.createdAt] ?? 0),
     expiresAt: expires ? Number(expires) : null,
+    ratePerS: quotaField(hash[Field.ratePerS]),
+    maxInflight: quotaField(hash[Field.maxInflight]),
   });
   return { record, secretHash };
 }
@@ -135,6 +155,8 @@ export class ApiKeyStore {
       label: input.label ?? '',
       createdAt: this.now(),
       expiresAt: input.expiresAt ?? null,
+      ratePerS: input.ratePerS ?? null,
+      maxInflight: input.maxInflight ?? null,
     });
     await this.redis
       .multi()
@@ -146,6 +168,8 @@ export class ApiKeyStore {
         [Field.label]: record.label,
         [Field.createdAt]: String(record.createdAt),
         [Field.expiresAt]: record.expiresAt === null ? '' : String(record.expiresAt),
+        [Field.ratePerS]: record.ratePerS === null ? '' : String(record.ratePerS),
+        [Field.maxInflight]: record.maxInflight === null ? '' : String(record.maxInflight),
       })
       .sadd(this.keys.apiKeys(), record.keyId)
       // Drops a cached "no such key" in every process.

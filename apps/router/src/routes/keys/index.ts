@@ -21,6 +21,8 @@ function view(record: ApiKeyRecord): KeyView {
     label: record.label,
     created_at: record.createdAt,
     expires_at: record.expiresAt,
+    rate_per_s: record.ratePerS,
+    max_inflight: record.maxInflight,
   };
 }
 
@@ -51,6 +53,8 @@ export const keysRoutes: FastifyPluginAsyncTypebox<{ store: ApiKeyStore }> = asy
         capabilities: body.capabilities ?? ['*'],
         label: body.label ?? '',
         expiresAt: body.expires_at ?? null,
+        ratePerS: body.rate_per_s ?? null,
+        maxInflight: body.max_inflight ?? null,
       });
       request.log.info(
         {
