@@ -6,7 +6,7 @@ import { writePublishManifest } from '@agent-reach/tsconfig/publish.mjs';
 
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts' },
+    entry: { index: 'src/index.ts', http: 'src/http.ts' },
     format: ['esm', 'cjs'],
     platform: 'node',
     target: 'node20',
@@ -26,6 +26,10 @@ export default defineConfig([
             '.': {
               import: { types: './index.d.mts', default: './index.mjs' },
               require: { types: './index.d.cts', default: './index.cjs' },
+            },
+            './http': {
+              import: { types: './http.d.mts', default: './http.mjs' },
+              require: { types: './http.d.cts', default: './http.cjs' },
             },
             './package.json': './package.json',
           },

@@ -10,6 +10,7 @@ export const DEFAULT_REGISTRY_URL = 'http://127.0.0.1:8080';
 const OPTIONS = {
   router: { type: 'string' },
   registry: { type: 'string' },
+  key: { type: 'string' },
   json: { type: 'boolean' },
   progress: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -23,9 +24,14 @@ const OPTIONS = {
   limit: { type: 'string' },
   window: { type: 'string' },
   by: { type: 'string' },
+  tenant: { type: 'string' },
+  role: { type: 'string' },
+  capabilities: { type: 'string' },
+  label: { type: 'string' },
+  'expires-at': { type: 'string' },
 } as const;
 
-const GLOBAL = ['router', 'registry', 'json', 'progress', 'help'];
+const GLOBAL = ['router', 'registry', 'key', 'json', 'progress', 'help'];
 
 /** The commands and the options of each. */
 export const COMMANDS: Record<string, readonly string[]> = {
@@ -34,6 +40,7 @@ export const COMMANDS: Record<string, readonly string[]> = {
   task: [],
   dlq: ['capability', 'limit'],
   stats: ['window', 'by', 'capability'],
+  keys: ['tenant', 'role', 'capabilities', 'label', 'expires-at'],
   help: [],
 };
 
@@ -64,10 +71,17 @@ Usage:
   reach dlq replay <task_id>                         send a dead letter again as a fresh attempt
   reach stats [--window 15m] [--by capability|agent] [--capability <name>]
                                                      success rate, receipt latency, execution time, completion rate
+  reach keys create --tenant <t> --role caller|operator|agent
+               [--capabilities a,b] [--label <text>] [--expires-at <ISO time or epoch ms>]
+                                                     make an API key (operator key); prints it once
+  reach keys list                                    API keys, without secrets
+  reach keys revoke <key_id>                         revoke a key: refused everywhere within a second
 
 Options:
   --router <url>     router URL (env REACH_ROUTER_URL, default ${DEFAULT_ROUTER_URL})
   --registry <url>   registry-sync URL (env REACH_REGISTRY_URL, default ${DEFAULT_REGISTRY_URL})
+  --key <key>        API key, sent as Authorization: Bearer (env REACH_KEY; needed when the
+                     services require keys, see docs/SECURITY.md)
   --json             machine-readable JSON on stdout instead of tables
   --progress         show the progress line of --wait even when stderr is not a terminal
   -h, --help         this help

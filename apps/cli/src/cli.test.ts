@@ -76,6 +76,42 @@ beforeAll(async () => {
         },
       };
     },
+    'POST /v1/keys': ({ body }) => {
+      const b = JSON.parse(body) as Record<string, unknown>;
+      return {
+        status: 201,
+        body: {
+          key_id: '0123456789abcdef',
+          key: `rk_0123456789abcdef_${'s'.repeat(43)}`,
+          tenant: b['tenant'],
+          role: b['role'],
+          capabilities: b['capabilities'] ?? ['*'],
+          label: b['label'] ?? '',
+          expires_at: b['expires_at'] ?? null,
+        },
+      };
+    },
+    'GET /v1/keys': {
+      status: 200,
+      body: {
+        items: [
+          {
+            key_id: '0123456789abcdef',
+            tenant: 'acme',
+            role: 'caller',
+            capabilities: ['echo'],
+            label: 'ci',
+            created_at: 1_700_000_000_000,
+            expires_at: null,
+          },
+        ],
+      },
+    },
+    'DELETE /v1/keys/0123456789abcdef': { status: 204, body: null },
+    'DELETE /v1/keys/ffffffffffffffff': {
+      status: 404,
+      body: { error: 'NOT_FOUND', message: 'no API key ffffffffffffffff' },
+    },
     'GET /v1/tasks/t-slow': { status: 200, body: view('t-slow', 'sent', ['accepted', 'sent']) },
     'GET /v1/tasks/t-doomed': {
       status: 200,
@@ -188,6 +224,78 @@ describe('reach submit --wait', () => {
     expect((await reach(['submit', 'echo', '1', '--timeout', '5', ...router])).err).toContain(
       '--timeout goes with --wait',
     );
+  });
+});
+
+describe('reach keys', () => {
+  it('creates a key with --key as the bearer, and prints it once', async () => {
+    const run = await reach([
+      'keys',
+      'create',
+      '--tenant',
+      'acme',
+      '--role',
+      'caller',
+      '--capabilities',
+      'echo, embed',
+      '--label',
+      'ci',
+      '--key',
+      'admin-key',
+      ...router,
+    ]);
+    expect(run).toMatchObject({ code: 0, err: '' });
+    expect(run.out).toContain(`rk_0123456789abcdef_${'s'.repeat(43)}`);
+    expect(run.out).toContain('only time the key is shown');
+    const sent = stub.requests.at(-1);
+    expect(sent?.authorization).toBe('Bearer admin-key');
+    expect(JSON.parse(sent?.body ?? '{}')).toEqual({
+      tenant: 'acme',
+      role: 'caller',
+      capabilities: ['echo', 'embed'],
+      label: 'ci',
+    });
+  });
+
+  it('lists and revokes keys, reading the key from REACH_KEY', async () => {
+    const list = await reach(['keys', 'list', ...router], { REACH_KEY: 'env-key' });
+    expect(list.code).toBe(0);
+    expect(list.out).toMatch(/KEY ID\s+TENANT\s+ROLE\s+CAPABILITIES\s+LABEL\s+CREATED\s+EXPIRES/);
+    expect(list.out).toMatch(/0123456789abcdef\s+acme\s+caller\s+echo\s+ci/);
+    expect(stub.requests.at(-1)?.authorization).toBe('Bearer env-key');
+    const gone = await reach(['keys', 'revoke', '0123456789abcdef', ...router]);
+    expect(gone).toMatchObject({
+      code: 0,
+      out: expect.stringContaining('revoked 0123456789abcdef'),
+    });
+    expect(stub.requests.at(-1)?.authorization).toBeUndefined();
+    const unknown = await reach(['keys', 'revoke', 'ffffffffffffffff', ...router]);
+    expect(unknown).toMatchObject({
+      code: 3,
+      err: 'reach: NOT_FOUND: no API key ffffffffffffffff\n',
+    });
+  });
+
+  it('refuses a bad role, a past expiry and a missing tenant', async () => {
+    expect(
+      (await reach(['keys', 'create', '--tenant', 'a', '--role', 'root', ...router])).err,
+    ).toContain('--role must be one of');
+    expect(
+      (
+        await reach([
+          'keys',
+          'create',
+          '--tenant',
+          'a',
+          '--role',
+          'caller',
+          '--expires-at',
+          '2001-01-01',
+          ...router,
+        ])
+      ).err,
+    ).toContain('--expires-at must be a future');
+    expect((await reach(['keys', 'create', '--role', 'caller', ...router])).code).toBe(2);
   });
 });
 

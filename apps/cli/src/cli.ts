@@ -3,7 +3,13 @@
  * figures. {@link runCli} is the whole program; main.ts only wires it to the process.
  * @packageDocumentation
  */
-import { ApiClient } from './api.ts';
+import {
+  isReachConnectionError,
+  isReachHttpError,
+  ReachHttpClient,
+  type ReachConnectionError,
+  type ReachHttpError,
+} from '@agent-reach/worker-sdk/http';
 import {
   DEFAULT_REGISTRY_URL,
   DEFAULT_ROUTER_URL,
@@ -13,11 +19,12 @@ import {
 } from './args.ts';
 import { agentsCommand } from './commands/agents.ts';
 import { dlqCommand } from './commands/dlq.ts';
+import { keysCommand } from './commands/keys.ts';
 import { statsCommand } from './commands/stats.ts';
 import { submitCommand } from './commands/submit.ts';
 import { taskCommand } from './commands/task.ts';
 import type { Context, Io } from './context.ts';
-import { EXIT, isApiError, isNetworkError, isUsageError } from './errors.ts';
+import { EXIT, isUsageError } from './errors.ts';
 
 export { EXIT } from './errors.ts';
 export type { Io } from './context.ts';
@@ -28,6 +35,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   task: taskCommand,
   dlq: dlqCommand,
   stats: statsCommand,
+  keys: keysCommand,
 };
 
 /** The {@link Io} of this process: stdout, stderr, its environment and terminal. */
@@ -58,12 +66,14 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
       return EXIT.usage;
     }
     const o = parsed.options;
+    // The API key: --key, else REACH_KEY; sent as a bearer header to both services.
+    const apiKey = o.key ?? (io.env.REACH_KEY?.trim() || undefined);
+    const client = (baseUrl: string) =>
+      new ReachHttpClient({ baseUrl, ...(apiKey === undefined ? {} : { apiKey }) });
     return await run({
       io,
-      router: new ApiClient(
-        serviceUrl('router', o.router, io.env.REACH_ROUTER_URL, DEFAULT_ROUTER_URL),
-      ),
-      registry: new ApiClient(
+      router: client(serviceUrl('router', o.router, io.env.REACH_ROUTER_URL, DEFAULT_ROUTER_URL)),
+      registry: client(
         serviceUrl('registry', o.registry, io.env.REACH_REGISTRY_URL, DEFAULT_REGISTRY_URL),
       ),
       args: parsed.args,
@@ -75,12 +85,12 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
       io.err(`reach: ${err.message}\nRun reach --help for usage.\n`);
       return EXIT.usage;
     }
-    if (isApiError(err)) {
-      io.err(`reach: ${err.code}: ${err.message}\n`);
+    if (isReachHttpError(err)) {
+      io.err(`reach: ${err.code}: ${serverMessage(err)}\n`);
       return EXIT.server;
     }
-    if (isNetworkError(err)) {
-      io.err(`reach: NETWORK: ${err.message}\n`);
+    if (isReachConnectionError(err)) {
+      io.err(`reach: NETWORK: ${unreachable(err)}\n`);
       return EXIT.server;
     }
     io.err(
@@ -88,4 +98,33 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
     );
     return EXIT.internal;
   }
+}
+
+/** The message of a server's error reply, or the start of a non-JSON one. */
+function serverMessage(err: ReachHttpError): string {
+  const body = err.body;
+  if (typeof body === 'object' && body !== null) {
+    const message = (body as { message?: unknown }).message;
+    if (typeof message === 'string') return message;
+  }
+  return typeof body === 'string' && body !== '' ? body.slice(0, 200) : `HTTP ${err.status}`;
+}
+
+/** `cannot reach <origin>: <why>` of a request that got no answer. */
+function unreachable(err: ReachConnectionError): string {
+  const url = err.request.split(' ')[1] ?? '';
+  let origin = url;
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    // Keep the request as it was written.
+  }
+  if (err.timedOut) return `cannot reach ${origin}: timed out`;
+  const cause =
+    err.cause instanceof Error && err.cause.cause instanceof Error ? err.cause.cause : err.cause;
+  const why =
+    cause instanceof Error
+      ? ((cause as NodeJS.ErrnoException).code ?? cause.message)
+      : String(cause);
+  return `cannot reach ${origin}: ${why}`;
 }

@@ -1,4 +1,4 @@
-import type { ApiClient } from './api.ts';
+import type { ReachHttpClient } from '@agent-reach/worker-sdk/http';
 import type { OptionValues } from './args.ts';
 
 /** Where `reach` writes, and what it knows of its terminal. Tests pass their own. */
@@ -15,8 +15,8 @@ export interface Io {
 /** Everything a command needs. */
 export interface Context {
   io: Io;
-  router: ApiClient;
-  registry: ApiClient;
+  router: ReachHttpClient;
+  registry: ReachHttpClient;
   /** Positional arguments after the command. */
   args: string[];
   options: OptionValues;

@@ -24,37 +24,5 @@ export function isUsageError(err: unknown): err is UsageError {
   return err instanceof UsageError;
 }
 
-/** The server answered with an error reply `{error: CODE, message}` (or a non-JSON error). */
-export class ApiError extends Error {
-  override readonly name = 'ApiError';
-  /** HTTP status. */
-  readonly status: number;
-  /** The stable error code (docs/errors.md), or `HTTP_<status>` when the reply had none. */
-  readonly code: string;
-  constructor(status: number, code: string, message: string) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
-
-/** True when `err` is an {@link ApiError}. */
-export function isApiError(err: unknown): err is ApiError {
-  return err instanceof ApiError;
-}
-
-/** The server could not be reached or did not answer in time. */
-export class NetworkError extends Error {
-  override readonly name = 'NetworkError';
-  /** The URL that was requested. */
-  readonly url: string;
-  constructor(url: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.url = url;
-  }
-}
-
-/** True when `err` is a {@link NetworkError}. */
-export function isNetworkError(err: unknown): err is NetworkError {
-  return err instanceof NetworkError;
-}
+// Server and network errors are the SDK's (@agent-reach/worker-sdk/http): ReachHttpError with
+// the server's stable code, ReachConnectionError when no answer came.

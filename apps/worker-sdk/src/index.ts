@@ -19,6 +19,11 @@ export {
   type RunOptions,
 } from './client/client.ts';
 export {
+  ReachHttpClient,
+  type HttpRequestOptions,
+  type ReachHttpClientOptions,
+} from './client/http-client.ts';
+export {
   compileClientOptions,
   type ReachClientOptions,
   type CompiledClientOptions,

@@ -7,7 +7,8 @@ import {
 } from '@agent-reach/protocol';
 import { seconds } from '../args.ts';
 import { printJson, printLines, type Context } from '../context.ts';
-import { EXIT, isApiError, isNetworkError, UsageError } from '../errors.ts';
+import { isReachConnectionError, isReachHttpError } from '@agent-reach/worker-sdk/http';
+import { EXIT, UsageError } from '../errors.ts';
 import { inline, ms } from '../format.ts';
 import { ProgressLine } from '../progress.ts';
 
@@ -80,7 +81,10 @@ export async function submitCommand(ctx: Context): Promise<number> {
     reply = await ctx.router.request<SubmitReply>('/v1/tasks', { body });
   } catch (err: unknown) {
     // A 429, a 5xx or no answer: the task may have been accepted all the same.
-    if ((isApiError(err) && (err.status === 429 || err.status >= 500)) || isNetworkError(err)) {
+    if (
+      (isReachHttpError(err) && (err.status === 429 || err.status >= 500)) ||
+      isReachConnectionError(err)
+    ) {
       ctx.io.err(
         `reach: task ${body.task_id} may have been accepted before this failure; to retry it without running it twice, add --task-id ${body.task_id}\n`,
       );

@@ -1,7 +1,8 @@
 import type { TimelineReply } from '@agent-reach/analytics';
 import type { TaskView } from '@agent-reach/protocol';
 import { printJson, printLines, type Context } from '../context.ts';
-import { isApiError, UsageError } from '../errors.ts';
+import { isReachHttpError } from '@agent-reach/worker-sdk/http';
+import { UsageError } from '../errors.ts';
 import { gap, inline, ms, table, time } from '../format.ts';
 
 async function viewOf(ctx: Context, taskId: string): Promise<TaskView | undefined> {
@@ -9,7 +10,7 @@ async function viewOf(ctx: Context, taskId: string): Promise<TaskView | undefine
     return await ctx.router.request<TaskView>(`/v1/tasks/${encodeURIComponent(taskId)}`);
   } catch (err: unknown) {
     // Expired from Redis: the timeline still comes from InfluxDB.
-    if (isApiError(err) && err.code === 'TASK_NOT_FOUND') return undefined;
+    if (isReachHttpError(err) && err.code === 'TASK_NOT_FOUND') return undefined;
     throw err;
   }
 }

@@ -11,6 +11,8 @@ export interface StubRequest {
   method: string;
   url: URL;
   body: string;
+  /** The Authorization header, if any. */
+  authorization: string | undefined;
 }
 
 /** A tiny HTTP server answering documented replies, to check how `reach` renders them. */
@@ -39,12 +41,21 @@ export async function startStub(routes: Record<string, StubReply>): Promise<Stub
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://stub');
       const body = await readBody(req);
-      requests.push({ method: req.method ?? 'GET', url, body });
+      requests.push({
+        method: req.method ?? 'GET',
+        url,
+        body,
+        authorization: req.headers.authorization,
+      });
       const route = routes[`${req.method ?? 'GET'} ${url.pathname}`];
       const reply =
         typeof route === 'function'
           ? route({ url, body })
           : (route ?? { status: 404, body: { error: 'NOT_FOUND', message: 'no route' } });
+      if (reply.status === 204) {
+        res.writeHead(204).end();
+        return;
+      }
       res.writeHead(reply.status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(reply.body));
     })();

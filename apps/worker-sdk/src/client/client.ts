@@ -201,6 +201,7 @@ export class ReachClient {
     const reply = await requestOk({
       method: 'GET',
       url,
+      token: this.options.apiKey,
       timeoutMs: this.options.requestTimeoutMs,
       signal,
     });
@@ -217,7 +218,11 @@ export class ReachClient {
   }
 
   #target(): RouterTarget {
-    return { routerUrl: this.options.routerUrl, timeoutMs: this.options.requestTimeoutMs };
+    return {
+      routerUrl: this.options.routerUrl,
+      timeoutMs: this.options.requestTimeoutMs,
+      apiKey: this.options.apiKey,
+    };
   }
 
   #bodyOf(req: SubmitRequest): SubmitBody {
@@ -269,6 +274,7 @@ export class ReachClient {
     const reply = await requestOk({
       method: 'GET',
       url,
+      token: this.options.apiKey,
       timeoutMs: requestTimeoutMs + pollWaitMs,
       signal,
     });

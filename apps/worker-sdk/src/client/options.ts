@@ -11,6 +11,12 @@ export interface ReachClientOptions {
    */
   routerUrl?: string;
   /**
+   * API key sent as `Authorization: Bearer <key>` with every request (docs/SECURITY.md); needed
+   * when the router requires keys.
+   * @default process.env.REACH_KEY
+   */
+  apiKey?: string;
+  /**
    * Topic this client's results are published to and read from. Give a stable one to read the
    * results of tasks submitted before a restart (it is read from the start).
    * @default `client-<random uuid>`
@@ -76,6 +82,7 @@ export interface ReachClientOptions {
 /** {@link ReachClientOptions} with every default filled in and checked. */
 export interface CompiledClientOptions {
   readonly routerUrl: string;
+  readonly apiKey: string | undefined;
   readonly callbackTopic: string;
   readonly requestTimeoutMs: number;
   readonly pollWaitMs: number;
@@ -105,6 +112,7 @@ export function compileClientOptions(options: ReachClientOptions = {}): Compiled
     );
   return Object.freeze({
     routerUrl: new URL(options.routerUrl ?? 'http://127.0.0.1:8081').toString().replace(/\/+$/, ''),
+    apiKey: options.apiKey ?? (process.env['REACH_KEY'] || undefined),
     callbackTopic,
     requestTimeoutMs: intIn('requestTimeoutMs', options.requestTimeoutMs ?? 10_000, 1, 600_000),
     pollWaitMs: intIn('pollWaitMs', options.pollWaitMs ?? 10_000, 0, 30_000),

@@ -14,6 +14,8 @@ export interface RouterTarget {
   routerUrl: string;
   /** Timeout of the request. */
   timeoutMs: number;
+  /** API key, sent as `Authorization: Bearer <key>`. */
+  apiKey?: string | undefined;
 }
 
 /**
@@ -28,7 +30,14 @@ export async function postTask(
   signal?: AbortSignal,
 ): Promise<SubmitReply> {
   const url = joinUrl(target.routerUrl, ROUTES.submit);
-  const reply = await requestOk({ method: 'POST', url, body, timeoutMs: target.timeoutMs, signal });
+  const reply = await requestOk({
+    method: 'POST',
+    url,
+    body,
+    token: target.apiKey,
+    timeoutMs: target.timeoutMs,
+    signal,
+  });
   return checkReply(SubmitReply, `POST ${url}`, reply);
 }
 
@@ -43,6 +52,7 @@ export async function postTaskBatch(
     method: 'POST',
     url,
     body: { tasks: bodies },
+    token: target.apiKey,
     timeoutMs: target.timeoutMs,
     signal,
   });

@@ -2,11 +2,11 @@ import { ReachConnectionError, ReachHttpError } from '../errors.ts';
 
 /** One JSON request. */
 export interface JsonRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   url: string;
   body?: unknown;
-  /** Sent as `Authorization: Bearer <token>`. */
-  token?: string;
+  /** Sent as `Authorization: Bearer <token>` (an API key or an agent's token). */
+  token?: string | undefined;
   /** The request fails with a {@link ReachConnectionError} (`timedOut`) after this long. */
   timeoutMs: number;
   /** Cancels the request (it then rejects with the signal's reason). */

@@ -1,0 +1,124 @@
+import {
+  ROUTES,
+  type CreateKeyBody,
+  type CreateKeyReply,
+  type KeysReply,
+} from '@agent-reach/protocol';
+import { printJson, printLines, type Context } from '../context.ts';
+import { UsageError } from '../errors.ts';
+import { table, time } from '../format.ts';
+
+const ROLES = ['caller', 'operator', 'agent'] as const;
+const USAGE_CREATE =
+  'usage: reach keys create --tenant <t> --role caller|operator|agent [--capabilities a,b] [--label <text>] [--expires-at <time>]';
+
+/** `--expires-at`: epoch ms, or an ISO time such as 2027-01-31T00:00:00Z. */
+function expiresAtOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(n) || n <= Date.now())
+    throw new UsageError(
+      `--expires-at must be a future ISO time or epoch ms, got ${JSON.stringify(value)}`,
+    );
+  return n;
+}
+
+function onlyFor(ctx: Context, sub: string): void {
+  const o = ctx.options;
+  const given = ['tenant', 'role', 'capabilities', 'label', 'expires-at'].filter(
+    (k) => o[k as keyof typeof o] !== undefined,
+  );
+  if (given.length > 0) throw new UsageError(`reach keys ${sub} takes no --${given.join(', --')}`);
+}
+
+async function create(ctx: Context): Promise<number> {
+  const { tenant, role, capabilities, label } = ctx.options;
+  if (ctx.args.length > 1 || tenant === undefined || role === undefined)
+    throw new UsageError(USAGE_CREATE);
+  if (!(ROLES as readonly string[]).includes(role))
+    throw new UsageError(`--role must be one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}`);
+  const expiresAt = expiresAtOf(ctx.options['expires-at']);
+  const body: CreateKeyBody = {
+    tenant,
+    role: role as CreateKeyBody['role'],
+    ...(capabilities === undefined
+      ? {}
+      : {
+          capabilities: capabilities
+            .split(',')
+            .map((c) => c.trim())
+            .filter(Boolean),
+        }),
+    ...(label === undefined ? {} : { label }),
+    ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
+  };
+  const reply = await ctx.router.request<CreateKeyReply>(ROUTES.keys, { body });
+  if (ctx.json) {
+    printJson(ctx, reply);
+    return 0;
+  }
+  printLines(
+    ctx,
+    reply.key,
+    '',
+    `key ${reply.key_id}: tenant ${reply.tenant}, role ${reply.role}, capabilities ${reply.capabilities.join(',')}${reply.expires_at === null ? '' : `, expires ${time(reply.expires_at)}`}`,
+    'This is the only time the key is shown: store it now (e.g. REACH_KEY=<key>).',
+  );
+  return 0;
+}
+
+async function list(ctx: Context): Promise<number> {
+  onlyFor(ctx, 'list');
+  if (ctx.args.length > 1) throw new UsageError('usage: reach keys list');
+  const reply = await ctx.router.request<KeysReply>(ROUTES.keys);
+  if (ctx.json) {
+    printJson(ctx, reply);
+    return 0;
+  }
+  if (reply.items.length === 0) {
+    printLines(ctx, 'no API keys (REACH_ADMIN_KEY is not listed)');
+    return 0;
+  }
+  const rows = reply.items.map((k) => [
+    k.key_id,
+    k.tenant,
+    k.role,
+    k.capabilities.join(','),
+    k.label,
+    time(k.created_at),
+    k.expires_at === null ? 'never' : time(k.expires_at),
+  ]);
+  printLines(
+    ctx,
+    table(['KEY ID', 'TENANT', 'ROLE', 'CAPABILITIES', 'LABEL', 'CREATED', 'EXPIRES'], rows),
+    '',
+    `${reply.items.length} key${reply.items.length === 1 ? '' : 's'}; revoke one with: reach keys revoke <key_id>`,
+  );
+  return 0;
+}
+
+async function revoke(ctx: Context): Promise<number> {
+  onlyFor(ctx, 'revoke');
+  const [, keyId, ...rest] = ctx.args;
+  if (keyId === undefined || rest.length > 0)
+    throw new UsageError('usage: reach keys revoke <key_id>');
+  await ctx.router.request<undefined>(ROUTES.key(keyId), { method: 'DELETE' });
+  if (ctx.json) printJson(ctx, { key_id: keyId, revoked: true });
+  else
+    printLines(ctx, `revoked ${keyId}: every router and registry-sync refuses it within a second`);
+  return 0;
+}
+
+/** `reach keys create|list|revoke`: API keys, on the router (an operator key). */
+export async function keysCommand(ctx: Context): Promise<number> {
+  switch (ctx.args[0]) {
+    case 'create':
+      return create(ctx);
+    case 'list':
+      return list(ctx);
+    case 'revoke':
+      return revoke(ctx);
+    default:
+      throw new UsageError('usage: reach keys create|list|revoke (see reach --help)');
+  }
+}
