@@ -199,3 +199,45 @@ describe('the chart queries on the same data', () => {
     expect(Math.max(...execution.map((r) => Number(r.p95)))).toBe(120);
   });
 });
+
+describe('fourFigures per tenant', () => {
+  it('counts only the tenant’s tasks (the default tenant’s have bare ids), every tenant’s without one', async () => {
+    const { influxUrl, influxBucket } = testServices();
+    const cap = uniqueName('fft');
+    const now = Date.now();
+    const done = (taskId: string, i: number): TaskEvent => ({
+      stage: 'completed',
+      capability: cap,
+      agent_id: agent1,
+      task_id: taskId,
+      attempt: 1,
+      at: now - MIN + i,
+      latency_ms: 5,
+    });
+    const events = [
+      done(`acme/${uniqueName('t')}`, 0),
+      done(`acme/${uniqueName('t')}`, 1),
+      done(`acme/${uniqueName('t')}`, 2),
+      done(`globex/${uniqueName('t')}`, 3),
+      done(uniqueName('t'), 4),
+      done(uniqueName('t'), 5),
+    ];
+    await writeEvents(influxUrl, influxBucket, events);
+    const completed = async (tenant?: string) =>
+      (
+        await fourFigures(source, {
+          window: '15m',
+          capability: cap,
+          groupBy: 'capability',
+          ...(tenant !== undefined ? { tenant } : {}),
+        })
+      ).groups[0]?.stages.completed ?? 0;
+    await waitFor(async () => (await completed()) === 6, {
+      message: 'the tenants’ events are not all queryable',
+    });
+    expect(await completed('acme')).toBe(3);
+    expect(await completed('globex')).toBe(1);
+    expect(await completed('default')).toBe(2);
+    expect(await completed('initech')).toBe(0);
+  });
+});

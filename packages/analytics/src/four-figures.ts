@@ -1,5 +1,8 @@
 import { queryStatements, type InfluxSource, type Row } from './influx-source.ts';
-import { loadQuery, regexLiteral, renderQuery } from './queries.ts';
+import { loadQuery, regexLiteral, renderQuery, stringLiteral } from './queries.ts';
+
+/** The tenant whose tasks carry bare ids and no `tenant` tag (`DEFAULT_TENANT` of the protocol). */
+const DEFAULT_TENANT = 'default';
 import type { FigureGroup } from './schemas.ts';
 import { parseWindow, timeFilter, type Window } from './window.ts';
 
@@ -14,6 +17,11 @@ export interface FourFiguresOptions {
   capability?: string;
   /** One row per capability or per agent. */
   groupBy: GroupBy;
+  /**
+   * Only tasks of this tenant (the events' `tenant` tag, absent for the default tenant); every
+   * tenant's when left out.
+   */
+  tenant?: string;
 }
 
 /** The four figures per group over a window. */
@@ -42,8 +50,14 @@ const FIGURE_QUERIES = [
  */
 export function fourFiguresStatements(opts: FourFiguresOptions): string[] {
   const window = parseWindow(opts.window);
+  // The tenant goes with the time filter: the shipped files (which the dashboards run as they
+  // are) need no variable of their own for it.
+  const tenant =
+    opts.tenant === undefined
+      ? ''
+      : `"tenant" = '${stringLiteral(opts.tenant === DEFAULT_TENANT ? '' : opts.tenant)}' AND `;
   const vars = {
-    timeFilter: timeFilter(window),
+    timeFilter: tenant + timeFilter(window),
     group: opts.groupBy,
     __range_s: window.seconds,
     ...(opts.capability !== undefined ? { capability: regexLiteral(opts.capability) } : {}),

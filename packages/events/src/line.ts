@@ -67,6 +67,10 @@ export function eventToLine(event: TaskEvent): string {
     .stringField('task_id', requireString(event, 'task_id'))
     .intField('attempt', event.attempt)
     .timestamp(uniqueNanos(event.at));
+  // A tenant's task has the scoped id `<tenant>/<task_id>`: its tenant is a tag, so stats can be
+  // read per tenant. The default tenant's (bare ids) have none: `"tenant" = ''` finds them.
+  const slash = event.task_id.indexOf('/');
+  if (slash > 0) point.tag('tenant', event.task_id.slice(0, slash));
   if (Number.isFinite(event.latency_ms)) point.floatField('latency_ms', event.latency_ms);
   if (Number.isFinite(event.duration_ms)) point.floatField('duration_ms', event.duration_ms);
   if (typeof event.trace_id === 'string' && event.trace_id !== '') {

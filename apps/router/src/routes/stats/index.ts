@@ -6,8 +6,8 @@ import {
   StatsReply,
   WINDOW_PATTERN,
 } from '@agent-reach/analytics';
-import { ErrorReply } from '@agent-reach/protocol';
-import { httpError } from '@agent-reach/service-kit';
+import { ErrorReply, TENANT_PATTERN } from '@agent-reach/protocol';
+import { httpError, principalOf, seesAllTenants } from '@agent-reach/service-kit';
 import {
   eventsNotConfigured,
   eventsUnavailable,
@@ -32,6 +32,13 @@ export const StatsQuery = Type.Object(
       default: 'capability',
       description: 'One row per capability or per agent',
     }),
+    tenant: Type.Optional(
+      Type.String({
+        pattern: TENANT_PATTERN,
+        description:
+          "Operators: only this tenant's tasks (every tenant's when absent). Other keys always see their own tenant's",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -43,7 +50,10 @@ export interface StatsRouteDeps {
   events: EventsReader | undefined;
 }
 
-/** The four figures from InfluxDB (docs/OBSERVABILITY.md). */
+/**
+ * The four figures from InfluxDB (docs/OBSERVABILITY.md): of the requester's tenant's tasks, or
+ * for operators of every tenant's (or of the one `tenant` names).
+ */
 export const statsRoutes: FastifyPluginAsyncTypebox<StatsRouteDeps> = async (app, { events }) => {
   app.get(
     '/v1/stats',
@@ -57,11 +67,14 @@ export const statsRoutes: FastifyPluginAsyncTypebox<StatsRouteDeps> = async (app
       const query: StatsQuery = request.query;
       if (!events?.influx) throw eventsNotConfigured();
       const capability = query.capability ? query.capability : undefined;
+      const principal = principalOf(request);
+      const tenant = seesAllTenants(principal) ? query.tenant : principal.tenant;
       try {
         const figures = await fourFigures(events.influx, {
           window: query.window,
           groupBy: query.by === 'agent' ? 'agent_id' : 'capability',
           ...(capability !== undefined ? { capability } : {}),
+          ...(tenant !== undefined ? { tenant } : {}),
         });
         return {
           window: figures.window.literal,
