@@ -4,6 +4,7 @@
 import { latencyChart, timelineChart } from './charts.js';
 import { byId, fmtClock, fmtMs, getJson, h } from './dom.js';
 import { FIGURES_WINDOW, figuresTable, loadFigures } from './figures.js';
+import { startSession } from './login.js';
 
 /**
  * @typedef {import('./charts.js').TimelineEntry} TimelineEntry
@@ -313,9 +314,14 @@ function every(fn, ms) {
   void tick();
 }
 
-every(refreshAgents, AGENTS_EVERY_MS);
-every(refreshLatency, LATENCY_EVERY_MS);
-every(refreshFigures, FIGURES_EVERY_MS);
-connectEvents();
-const fromHash = /^#task=(.+)$/.exec(location.hash)?.[1];
-if (fromHash) void lookUp(decodeURIComponent(fromHash));
+// Nothing is read until the console has a session: the login form shows otherwise.
+if (await startSession()) {
+  every(refreshAgents, AGENTS_EVERY_MS);
+  every(refreshLatency, LATENCY_EVERY_MS);
+  every(refreshFigures, FIGURES_EVERY_MS);
+  connectEvents();
+  const fromHash = /^#task=(.+)$/.exec(location.hash)?.[1];
+  if (fromHash) void lookUp(decodeURIComponent(fromHash));
+} else {
+  setConn('down', 'logged out');
+}
