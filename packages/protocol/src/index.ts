@@ -13,3 +13,4 @@ export * from './agent-record.ts';
 export * from './routes.ts';
 export * from './coalescer.ts';
 export * from './settings.ts';
+export * from './parked.ts';

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import {
   Coalescer,
   decodeAck,
+  entryShapeProblem,
   PROBE_CAPABILITY,
   streamIdMs,
   WORKER_GROUP,
@@ -14,6 +15,7 @@ import {
 import type { CallbackPublisher } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
+import { parkEntry } from './parking.ts';
 import {
   decodeAckAgentReplies,
   decodeAckTaskReply,
@@ -86,11 +88,18 @@ export class AckApplier {
     );
   }
 
-  /** Applies the ack in stream entry `entryId`. */
-  async apply(entryId: string, fields: string[]): Promise<AckOutcome> {
-    const decoded = decodeAck(fields);
+  /**
+   * Applies the ack in stream entry `entryId` of `stream`. A malformed entry (its shape, then its
+   * fields) is refused, counted and parked (see parkEntry), never thrown.
+   */
+  async apply(entryId: string, fields: string[], stream = this.keys.acks()): Promise<AckOutcome> {
+    const problem = entryShapeProblem(fields);
+    const decoded =
+      problem === undefined ? decodeAck(fields) : { ok: false as const, error: problem };
     if (!decoded.ok) {
       this.log.warn({ entry_id: entryId, problem: decoded.error }, 'malformed ack refused');
+      const park = { source: 'acks' as const, stream, entryId, fields, reason: decoded.error };
+      await parkEntry(this.redis, this.keys, park, this.log);
       return this.refuse('malformed');
     }
     const ack = decoded.value;

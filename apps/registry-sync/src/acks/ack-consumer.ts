@@ -64,7 +64,7 @@ export class AckConsumer {
     this.log = logger.child({ module: 'ack-consumer', stream: this.stream });
     this.chains = new AckChains(
       async (id, fields) => {
-        await applier.apply(id, fields);
+        await applier.apply(id, fields, this.stream);
       },
       {
         applied: (id) => {

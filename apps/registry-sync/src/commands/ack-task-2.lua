@@ -26,7 +26,8 @@
   Output: { 0, capability, callback_topic, trace_id, received_at_ms, sent_at_ms, attempt, final (0|1),
             1 when a folded receipt was recorded here }
   Errors: -1 no such task, -6 not the current assignment (other agent, epoch or attempt),
-          -7 stage already applied or task final, -10 a pooled task this agent may not take
+          -7 stage already applied or task final, -10 a pooled task this agent may not take;
+          a TRYAGAIN error reply for a pooled task not recorded as sent yet (applied again later)
 ]]
 
 -- Whether the agent of this ack may take the pooled task (ARGV[14..17]).
@@ -54,6 +55,12 @@ local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'agent_id', 'epoch
   'capability', 'callback_topic', 'trace_id', 'received_at', 'sent_at', 'tl')
 if not cur[1] then return { -1 } end
 local attempt = tonumber(cur[2])
+if cur[3] == '' and cur[1] == 'accepted' and ARGV[14] == '1' and (ARGV[2] == '0' or tonumber(ARGV[2]) == attempt) then
+  -- A pull agent read the pool entry before the router recorded it (record-pooled-1.lua runs once
+  -- the XADD answered): refused now, the ack would leave the task in the pool for good. An error
+  -- makes registry-sync apply the ack again shortly, by then against a 'sent' task.
+  return redis.error_reply('TRYAGAIN pooled task not recorded as sent yet')
+end
 if cur[3] == '' and cur[1] == 'sent' and (ARGV[2] == '0' or tonumber(ARGV[2]) == attempt) then
   -- A pooled task: the first pull agent to report it takes it, if it may.
   if not mayTake() then return { -10 } end

@@ -13,6 +13,7 @@ import {
   type CompiledAgentOptions,
   type ReachAgentOptions,
 } from './options.ts';
+import { EntryParker } from './parking.ts';
 import { closeRedis, openRedis } from './redis-util.ts';
 import { registerWithRetry } from './registration.ts';
 import { RegistryClient } from './registry-client.ts';
@@ -134,6 +135,12 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       submitter: new RouterSubmitter({ routerUrl: o.routerUrl, timeoutMs: o.requestTimeoutMs }),
       completedCacheSize: o.completedCacheSize,
       placement: { region: o.region, tags: o.tags, capabilities: o.capabilities },
+      parker: new EntryParker({
+        redis: cmd,
+        session,
+        agentId: o.agentId,
+        logger: child('parking'),
+      }),
       logger: child('runner'),
     });
     const consumer = new Consumer({

@@ -1,5 +1,6 @@
 import {
   decodeTask,
+  entryShapeProblem,
   placementMiss,
   PROBE_CAPABILITY,
   scopedId,
@@ -11,6 +12,7 @@ import type { Logger } from 'pino';
 import { errorText, isRetryable, TaskAbortedError } from '../errors.ts';
 import { LruMap } from '../util/lru.ts';
 import type { AckTarget, AckWriter, TaskOutcome } from './acks.ts';
+import type { EntryParker } from './parking.ts';
 import type { ReadOrigin, StreamEntry } from './redis-util.ts';
 import { childTaskBody, type TaskSubmitter } from './submitter.ts';
 import type { TaskHandler } from './task.ts';
@@ -25,6 +27,8 @@ export interface TaskRunnerContext {
   completedCacheSize: number;
   /** What the agent offers (region, tags, capabilities): a pool task asking for more is left to others. */
   placement: AgentPlacement;
+  /** Sets malformed entries aside; without it they are only skipped. */
+  parker?: EntryParker;
   logger: Logger;
   /** Clock in epoch ms for deadlines; injectable for tests. */
   now?: () => number;
@@ -73,16 +77,25 @@ export class TaskRunner {
     const tasks: { entry: StreamEntry; task: TaskMessage; target: AckTarget }[] = [];
     const done: Promise<void>[] = [];
     for (const { entry, origin } of batch) {
+      // A trimmed entry (read again from the pending list after it was deleted) is only skipped;
+      // one of the wrong shape or fields is also parked where an operator can see it.
+      const problem = entry.fields === null ? undefined : entryShapeProblem(entry.fields);
       const decoded =
         entry.fields === null
           ? { ok: false as const, error: 'entry was trimmed' }
-          : decodeTask(entry.fields);
+          : problem !== undefined
+            ? { ok: false as const, error: problem }
+            : decodeTask(entry.fields);
       if (!decoded.ok) {
         this.ctx.logger.error(
           { messageId: entry.id, stream: origin.stream, reason: decoded.error },
           'undecodable task entry; acknowledged and skipped',
         );
-        done.push(this.ctx.acks.drop(origin, entry.id));
+        const parked =
+          entry.fields === null ? undefined : this.ctx.parker?.park(origin, entry, decoded.error);
+        done.push(
+          Promise.all([parked, this.ctx.acks.drop(origin, entry.id)]).then(() => undefined),
+        );
         continue;
       }
       const task = decoded.value;
