@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { portOf, roleOf, ROLES, ROOT, unreadVariables } from './services.ts';
+import { authOf, portOf, roleOf, ROLES, ROOT, unreadVariables } from './services.ts';
 
 const DIR = join(ROOT, 'infra/compose');
 const text = readFileSync(join(DIR, 'compose.yaml'), 'utf8');
@@ -30,8 +30,13 @@ interface Service {
 }
 
 /** `${NAME:-default}` → default: the value Compose uses when NAME is not set. */
+// `${X:-default}` gives its default; `${X:?message}` (a variable the operator must set) a
+// stand-in value of 64 characters, as `openssl rand -hex 32` makes.
 const interpolate = (value: string) =>
-  value.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1').replace(/\$\$/g, '$');
+  value
+    .replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')
+    .replace(/\$\{[A-Z_]+:\?[^}]*\}/g, 'f'.repeat(64))
+    .replace(/\$\$/g, '$');
 
 const nginx = readFileSync(join(DIR, 'nginx.conf'), 'utf8');
 
@@ -77,6 +82,13 @@ describe('infra/compose/compose.yaml', () => {
       it('sets only variables the service reads, with values it accepts', () => {
         expect(unreadVariables(role, env)).toEqual([]);
         expect(env['REDIS_URL']).toBe('redis://redis:6379');
+      });
+
+      it('listens on every address with API keys required, and starts', () => {
+        expect(env['HOST']).toBe('0.0.0.0');
+        expect(authOf(role, env)).toEqual({ required: true });
+        const { REACH_ADMIN_KEY: _, ...without } = env;
+        expect(() => authOf(role, without)).toThrow(/REACH_ADMIN_KEY must be set/);
       });
 
       it('is reached through nginx on the port it listens on, published on the host', () => {

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DockerfileParser, type Instruction } from 'dockerfile-ast';
 import { describe, expect, it } from 'vitest';
-import { builtEntry, DIST_CONDITION, portOf, ROLES, ROOT } from './services.ts';
+import { authOf, builtEntry, DIST_CONDITION, portOf, ROLES, ROOT } from './services.ts';
 
 const dockerfile = DockerfileParser.parse(
   readFileSync(join(ROOT, 'infra/docker/Dockerfile'), 'utf8'),
@@ -52,6 +52,19 @@ describe('infra/docker/Dockerfile', () => {
     // The script tries each service's default port.
     const script = readFileSync(join(ROOT, command[1]!), 'utf8');
     for (const role of ROLES) expect(script).toContain(`'${portOf(role)}'`);
+  });
+
+  it('listens on every address with API keys required', () => {
+    const env = Object.fromEntries(
+      inRuntime('ENV').flatMap((i) =>
+        (i.getArgumentsContent() ?? '').split(/\s+/).map((kv) => kv.split('=') as [string, string]),
+      ),
+    );
+    expect(env).toMatchObject({ HOST: '0.0.0.0', REACH_AUTH: 'required' });
+    for (const role of ROLES) {
+      expect(() => authOf(role, env)).toThrow(/REACH_ADMIN_KEY must be set/);
+      expect(authOf(role, { ...env, REACH_ADMIN_KEY: 'f'.repeat(64) })).toEqual({ required: true });
+    }
   });
 
   it('exposes both services’ ports', () => {

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { portOf, roleOf, ROOT, unreadVariables, type Role } from './services.ts';
+import { authOf, portOf, roleOf, ROOT, unreadVariables, type Role } from './services.ts';
 
 const BASE = join(ROOT, 'infra/k8s/base');
 
@@ -115,6 +115,17 @@ describe('infra/k8s/base', () => {
       it('sets only variables the service reads, with values it accepts', () => {
         expect(unreadVariables(role, env)).toEqual([]);
         expect(env['HOST']).toBe('0.0.0.0');
+      });
+
+      it('requires API keys, with the admin key from a Secret', () => {
+        expect(env['REACH_AUTH']).toBe('required');
+        const admin = c.env?.find((e) => e.name === 'REACH_ADMIN_KEY');
+        expect(admin?.valueFrom).toEqual({
+          secretKeyRef: { name: 'agent-reach-admin', key: 'REACH_ADMIN_KEY' },
+        });
+        expect(authOf(role, { ...env, REACH_ADMIN_KEY: 'f'.repeat(64) })).toEqual({
+          required: true,
+        });
       });
 
       it('declares the port the service listens on, probed for readiness on /healthz and liveness on /livez', () => {

@@ -10,6 +10,7 @@ import {
   optionsFromEnv as registryOptionsFromEnv,
 } from '@agent-reach/registry-sync';
 import { compileRouterOptions, optionsFromEnv as routerOptionsFromEnv } from '@agent-reach/router';
+import { decideAuth, type AuthDecision } from '@agent-reach/service-kit';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -62,4 +63,16 @@ export function portOf(role: Role, env: Record<string, string> = {}): number {
   return role === 'router'
     ? compileRouterOptions(routerOptionsFromEnv(env)).port
     : compileRegistryOptions(registryOptionsFromEnv(env)).port;
+}
+
+/**
+ * What `role` decides about API keys when it starts with `env` (docs/SECURITY.md); throws the
+ * message it would refuse to start with (a non-loopback HOST without REACH_ADMIN_KEY, say).
+ */
+export function authOf(role: Role, env: Record<string, string>): AuthDecision {
+  const o =
+    role === 'router'
+      ? compileRouterOptions(routerOptionsFromEnv(env))
+      : compileRegistryOptions(registryOptionsFromEnv(env));
+  return decideAuth({ service: role, setting: o.auth, hosts: [o.host], adminKey: o.adminKey });
 }
