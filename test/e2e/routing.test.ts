@@ -312,24 +312,30 @@ describe('GET /v1/route', () => {
     );
   });
 
-  it('sends an observing agent probes only until it is switched to serve', async () => {
-    await register({
+  it('sends an observing agent probes only until it switches itself to serve', async () => {
+    const watcher = await register({
       agent_id: 'watcher',
       capabilities: ['watched'],
       max_concurrency: 10,
       observe: true,
     });
     expect((await submit({ capability: 'watched', payload: 1 })).statusCode).toBe(503);
-    const served = await sync.app.inject({ method: 'POST', url: '/v1/agents/watcher/serve' });
+    const serve = (agentId: string, token?: string) =>
+      sync.app.inject({
+        method: 'POST',
+        url: `/v1/agents/${agentId}/serve`,
+        ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
+      });
+    // Only the agent itself, with its token.
+    expect((await serve('watcher')).statusCode).toBe(401);
+    const served = await serve('watcher', watcher.token);
     expect(served.statusCode).toBe(200);
     expect(served.json()).toMatchObject({ agent_id: 'watcher', observe: false });
     await router().snapshot.reload();
     const res = await submit({ capability: 'watched', payload: 1 });
     expect(res.statusCode).toBe(202);
     expect(res.json()).toMatchObject({ agent_id: 'watcher' });
-    expect(
-      (await sync.app.inject({ method: 'POST', url: '/v1/agents/nobody/serve' })).statusCode,
-    ).toBe(404);
+    expect((await serve('nobody', watcher.token)).statusCode).toBe(404);
   });
 });
 

@@ -97,11 +97,19 @@ export interface RegistryOptions {
   watermark: number;
   /** (env LOG_LEVEL) */
   logLevel: string;
+  /**
+   * Each agent instance gets a Redis ACL user of its own (its inbox and pools to read, its acks
+   * stream shard to append to) in its register reply, and acks must be signed (docs/SECURITY.md).
+   * Needs a Redis user for registry-sync that may run ACL. (env REACH_AGENT_ACL, on|off)
+   * @default false
+   */
+  agentAcl: boolean;
 }
 
 /** Every default of {@link RegistryOptions}, each written once (shared ones in `SHARED_DEFAULTS`). */
 export const REGISTRY_DEFAULTS = {
   host: SHARED_DEFAULTS.host,
+  auth: SHARED_DEFAULTS.auth,
   redisUrl: SHARED_DEFAULTS.redisUrl,
   prefix: SHARED_DEFAULTS.prefix,
   logLevel: SHARED_DEFAULTS.logLevel,
@@ -109,7 +117,6 @@ export const REGISTRY_DEFAULTS = {
   snapshotIntervalMs: SHARED_DEFAULTS.snapshotIntervalMs,
   dispatchGraceMs: SHARED_DEFAULTS.dispatchGraceMs,
   watermark: SHARED_DEFAULTS.watermark,
-  auth: SHARED_DEFAULTS.auth,
   dlqRetentionS: SHARED_DEFAULTS.dlqRetentionS,
   sessionTtlS: SHARED_DEFAULTS.sessionTtlS,
   callbackRetentionS: SHARED_DEFAULTS.callbackRetentionS,
@@ -133,6 +140,7 @@ export const REGISTRY_DEFAULTS = {
   ejectS: 30,
   ejectMaxShare: 0.5,
   noAgentWaitMs: 300_000,
+  agentAcl: false,
 } as const satisfies Omit<RegistryOptions, 'instanceId'>;
 
 // No defaults here: an unset variable is left out, and compileRegistryOptions fills it in.
@@ -156,6 +164,7 @@ const EnvSchema = Type.Object({
   REACH_EJECT_S: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_EJECT_MAX_SHARE: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   REACH_NO_AGENT_WAIT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
+  REACH_AGENT_ACL: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')])),
 });
 
 function slowMap(text: string): Record<string, number> {
@@ -191,6 +200,8 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
   const given: Partial<RegistryOptions> = {
     port: e.REGISTRY_PORT,
     host: e.HOST,
+    auth: e.REACH_AUTH,
+    adminKey: e.REACH_ADMIN_KEY,
     redisUrl: e.REDIS_URL,
     redisConnection: redisExtrasFromEnv(env),
     prefix: e.REACH_PREFIX,
@@ -200,8 +211,6 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     snapshotIntervalMs: e.REACH_SNAPSHOT_MS,
     sweepIntervalMs: e.REACH_SWEEP_MS,
     taskRetentionS: e.REACH_TASK_RETENTION_S,
-    auth: e.REACH_AUTH,
-    adminKey: e.REACH_ADMIN_KEY,
     callbackRetentionS: e.REACH_CALLBACK_RETENTION_S,
     callbackMaxLen: e.REACH_CALLBACK_MAXLEN,
     shards: e.REACH_SHARDS,
@@ -226,6 +235,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     watermark: e.REACH_WATERMARK,
     logLevel: e.LOG_LEVEL,
     instanceId: e.REACH_INSTANCE_ID || undefined,
+    agentAcl: e.REACH_AGENT_ACL === undefined ? undefined : e.REACH_AGENT_ACL === 'on',
   };
   return setOnly(given);
 }

@@ -20,6 +20,8 @@ import { buildRegistryApp } from './app.ts';
 import { defineCommands } from './commands/index.ts';
 import { AckApplier } from './acks/ack-applier.ts';
 import { AckConsumer } from './acks/ack-consumer.ts';
+import { AckSignatures } from './acks/ack-signatures.ts';
+import { AgentAcl } from './acl/agent-acl.ts';
 import { Housekeeper } from './duties/housekeeper.ts';
 import { LeaseLock } from './duties/lease-lock.ts';
 import { LeaseSweeper } from './sweeps/lease-sweeper.ts';
@@ -123,11 +125,13 @@ export async function createRegistryService(
     await conn.connect();
   }
 
-  const observability = createRegistryObservability({ redis, keys, logger });
-  const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
   const apiKeys = new ApiKeyStore({ redis, keys, adminKey: options.adminKey });
   await apiKeys.listen(subscriber);
-  const registry = new AgentRegistry(redis, keys, options);
+  const observability = createRegistryObservability({ redis, keys, logger });
+  const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
+  // REACH_AGENT_ACL=on: a Redis user per agent instance, and signed acks (docs/SECURITY.md).
+  const agentAcl = options.agentAcl ? new AgentAcl(redis, keys, logger) : undefined;
+  const registry = new AgentRegistry(redis, keys, options, agentAcl);
   // Routers read the lease and retry settings from here (and again with every snapshot).
   const snapshots = new SnapshotWriter({ redis, keys, registry, settings: options, logger });
   await snapshots.publishSettings();
@@ -205,6 +209,7 @@ export async function createRegistryService(
     outcomes,
     options,
     logger,
+    agentAcl ? new AckSignatures(acks, keys) : undefined,
   );
   const consumers = blockings.map(
     (blocking, shard) =>
@@ -221,14 +226,15 @@ export async function createRegistryService(
     redis,
     registry,
     bodyLimitBytes: options.bodyLimitBytes,
+    auth: { required: auth.required, verifier: apiKeys },
     onRegistryChange: () => housekeeper.writeSnapshotNow(),
     fleet,
     logger,
     metrics: observability.metrics,
   });
-    auth: { required: auth.required, verifier: apiKeys },
   await Promise.all(consumers.map((c) => c.start()));
   if (extra.housekeeping !== false) housekeeper.start();
+  agentAcl?.start(Math.max(options.sweepIntervalMs, 1000));
 
   let closing: Promise<void> | undefined;
   return {
@@ -244,6 +250,7 @@ export async function createRegistryService(
         resender.close();
         await Promise.all(consumers.map((c) => c.close()));
         await housekeeper.close();
+        await agentAcl?.close();
         await snapshot.close();
         await events.close();
         await acks.quit().catch(() => undefined);

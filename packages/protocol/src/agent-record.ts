@@ -1,6 +1,7 @@
 import { AgentRecordField as F } from './snapshot.ts';
 import type { AgentView } from './schemas.ts';
 import type { AgentStatus, Channel } from './states.ts';
+import { DEFAULT_TENANT } from './tenants.ts';
 
 function int(value: string | undefined): number {
   const n = Number(value);
@@ -25,12 +26,24 @@ function ewmaOf(record: Record<string, string>): Record<string, number> {
   return out;
 }
 
+/** An agent as registry-sync sees it: the API's view with the instance and epoch always there. */
+export type FullAgentView = AgentView & Required<Pick<AgentView, 'instance_id' | 'epoch'>>;
+
+/**
+ * An agent as a key that is not an operator's sees it: without its instance_id and epoch, which
+ * are for operators only (docs/SECURITY.md).
+ */
+export function withoutInstance(view: AgentView): AgentView {
+  const { instance_id: _instance, epoch: _epoch, ...rest } = view;
+  return rest;
+}
+
 /** Turns an agent record hash into the API's view; undefined when the record is absent. */
 export function toAgentView(
   record: Record<string, string>,
   inflight: number,
   nowMs: number,
-): AgentView | undefined {
+): FullAgentView | undefined {
   const agentId = record[F.agentId];
   if (!agentId) return undefined;
   const leaseAt = int(record[F.leaseAt]);
@@ -38,6 +51,8 @@ export function toAgentView(
     agent_id: agentId,
     instance_id: record[F.instanceId] ?? '',
     epoch: int(record[F.epoch]),
+    tenant: record[F.tenant] || DEFAULT_TENANT,
+    shared: record[F.shared] === '1',
     status: (record[F.status] ?? 'OFFLINE') as AgentStatus,
     capabilities: json<string[]>(record[F.capabilities], []),
     max_concurrency: int(record[F.maxConcurrency]),

@@ -53,6 +53,11 @@ export const AckField = {
    * at the ack's time minus this.
    */
   receivedAgoMs: 'received_ago_ms',
+  /**
+   * HMAC-SHA256 (hex) of the entry's other fields under the instance's `ack_key`, required when the
+   * register reply carried one (see `signAck`, docs/PROTOCOL.md §4).
+   */
+  sig: 'sig',
 } as const;
 
 /** Fields of an entry on a callback topic. */

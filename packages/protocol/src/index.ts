@@ -4,6 +4,7 @@ export * from './keys.ts';
 export * from './states.ts';
 export * from './fields.ts';
 export * from './codecs.ts';
+export * from './ack-signature.ts';
 export * from './placement.ts';
 export * from './schemas.ts';
 export * from './errors.ts';

@@ -51,10 +51,25 @@ export const RegisterBody = Type.Object(
         description: 'Bias among agents of similar load; 1 is neutral',
       }),
     ),
+    shared: Type.Optional(
+      Type.Boolean({
+        description: 'Serve every tenant, not only the key’s own; operator keys only',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type RegisterBody = Static<typeof RegisterBody>;
+
+/**
+ * A Redis ACL user issued to one agent instance (`REACH_AGENT_ACL=on`): it may read only the
+ * agent's inbox and pools and append only to its acks stream (docs/SECURITY.md).
+ */
+export const RedisCredentials = Type.Object({
+  username: Type.String(),
+  password: Type.String(),
+});
+export type RedisCredentials = Static<typeof RedisCredentials>;
 
 /** `POST /v1/agents/register` reply. */
 export const RegisterReply = Type.Object({
@@ -70,6 +85,18 @@ export const RegisterReply = Type.Object({
   pools: Type.Array(Type.String(), {
     description: 'Pull agents: the capability pool streams to read with `group`',
   }),
+  tenant: Type.Optional(
+    Type.String({ description: 'The tenant of the registering key: whose tasks the agent serves' }),
+  ),
+  shared: Type.Optional(Type.Boolean({ description: 'Serves every tenant' })),
+  redis: Type.Optional(RedisCredentials),
+  ack_key: Type.Optional(
+    Type.String({
+      pattern: '^[0-9a-f]{64}$',
+      description:
+        'Present when acks must be signed: hex key of HMAC-SHA256 over each ack (docs/PROTOCOL.md §4)',
+    }),
+  ),
 });
 export type RegisterReply = Static<typeof RegisterReply>;
 
@@ -90,6 +117,8 @@ export const AgentAck = Type.Object({
   epoch: Type.Integer(),
   status: Type.Union(AGENT_STATUSES.map((s) => Type.Literal(s))),
   lease_ms: Type.Integer(),
+  /** New Redis credentials, when the agent's ACL user was made again (back from OFFLINE, Redis restarted). */
+  redis: Type.Optional(RedisCredentials),
 });
 export type AgentAck = Static<typeof AgentAck>;
 
@@ -100,8 +129,10 @@ export type AgentParams = Static<typeof AgentParams>;
 /** One agent as the API shows it. */
 export const AgentView = Type.Object({
   agent_id: Type.String(),
-  instance_id: Type.String(),
-  epoch: Type.Integer(),
+  instance_id: Type.Optional(Type.String({ description: 'Shown to operators only' })),
+  epoch: Type.Optional(Type.Integer({ description: 'Shown to operators only' })),
+  tenant: Type.String(),
+  shared: Type.Boolean(),
   status: Type.Union(AGENT_STATUSES.map((s) => Type.Literal(s))),
   capabilities: Type.Array(Type.String()),
   max_concurrency: Type.Integer(),

@@ -24,6 +24,17 @@ export const AgentRecordField = {
   observe: 'observe',
   priority: 'priority',
   weight: 'weight',
+  /** The tenant of the key that registered the agent (absent in records from before tenants: `default`). */
+  tenant: 'tenant',
+  /** `1` when an operator key registered the agent to serve every tenant. */
+  shared: 'shared',
+  /**
+   * Hex key of the instance's ack signatures (HMAC-SHA256, docs/PROTOCOL.md §4), and the previous
+   * instance's with its epoch, so acks it wrote before it was fenced still verify.
+   */
+  ackKey: 'ack_key',
+  ackKeyPrev: 'ack_key_prev',
+  ackEpochPrev: 'ack_epoch_prev',
   /** Prefix of per-capability execution-time EWMA fields: `ewma:<capability>`. */
   ewmaPrefix: 'ewma:',
 } as const;

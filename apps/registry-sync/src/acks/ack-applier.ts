@@ -14,6 +14,7 @@ import {
 } from '@agent-reach/protocol';
 import type { CallbackPublisher } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
+import type { AckSignatures } from './ack-signatures.ts';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
 import { parkEntry } from './parking.ts';
 import {
@@ -34,12 +35,14 @@ export interface AckSettings {
 const EWMA_ALPHA = 0.2;
 
 /**
- * Why an ack changed nothing (counted as `acks_refused:<reason>`): a script's refusal, or an
- * entry that does not decode. `not_eligible`: a pull agent reported a pooled task it may not
+ * Why an ack changed nothing (counted as `acks_refused:<reason>`): a script's refusal, an entry
+ * that does not decode, or (signed acks required) one without a valid signature (`bad_signature`).
+ * `not_eligible`: a pull agent reported a pooled task it may not
  * take (its region or tags do not meet the task's).
  */
 export type AckRefusal =
   | 'malformed'
+  | 'bad_signature'
   | Extract<
       ScriptRefusal,
       | 'unknown_agent'
@@ -74,6 +77,8 @@ export class AckApplier {
     private readonly outcomes: TaskOutcomes,
     private readonly settings: AckSettings,
     logger: Logger,
+    /** Given when acks must be signed (REACH_AGENT_ACL=on). */
+    private readonly signatures?: AckSignatures,
   ) {
     this.log = logger.child({ module: 'acks' });
     this.agentSteps = new Coalescer(async (agentId, steps) =>
@@ -103,6 +108,14 @@ export class AckApplier {
       return this.refuse('malformed');
     }
     const ack = decoded.value;
+    // With agents confined to Redis users of their own, only a signed ack counts (docs/SECURITY.md).
+    if (this.signatures && !(await this.signatures.verify(ack, fields))) {
+      this.log.warn(
+        { entry_id: entryId, task_id: ack.task_id, agent_id: ack.agent_id, epoch: ack.epoch },
+        'ack without a valid signature refused',
+      );
+      return this.refuse('bad_signature');
+    }
     const at = streamIdMs(entryId);
     // A completion that names its capability has its speed recorded in the same step (not a
     // probe's: the step knows a probe by its pending entry).

@@ -5,14 +5,14 @@
   KEYS[1] agent record hash   KEYS[2] agent pending hash
   ARGV[1] token hash   ARGV[2] token epoch
 
-  Output: { epoch, pending count }
+  Output: { epoch, pending count, instance_id }
   Errors: -5 no such agent, -2 stale epoch, -3 wrong token
 ]]
-local cur = redis.call('HMGET', KEYS[1], 'epoch', 'token_hash')
+local cur = redis.call('HMGET', KEYS[1], 'epoch', 'token_hash', 'instance_id')
 if not cur[1] then return { -5 } end
 if cur[2] ~= ARGV[1] then
   if tonumber(ARGV[2]) and tonumber(ARGV[2]) < tonumber(cur[1]) then return { -2, tonumber(cur[1]) } end
   return { -3 }
 end
 redis.call('HSET', KEYS[1], 'status', 'DRAINING')
-return { tonumber(cur[1]), redis.call('HLEN', KEYS[2]) }
+return { tonumber(cur[1]), redis.call('HLEN', KEYS[2]), cur[3] or '' }

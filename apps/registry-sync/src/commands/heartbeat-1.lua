@@ -7,10 +7,10 @@
   ARGV[1] token secret hash   ARGV[2] token epoch   ARGV[3] reported inflight   ARGV[4] busy (0|1)
   ARGV[5] ready: 1 to report ready, "" to leave as is
 
-  Output: { epoch, status, previous status, now_ms }
+  Output: { epoch, status, previous status, now_ms, instance_id }
   Errors: -5 no such agent, -2 stale epoch (a newer instance registered), -3 wrong token
 ]]
-local cur = redis.call('HMGET', KEYS[1], 'epoch', 'token_hash', 'status', 'ready', 'zombie')
+local cur = redis.call('HMGET', KEYS[1], 'epoch', 'token_hash', 'status', 'ready', 'zombie', 'instance_id')
 if not cur[1] then return { -5 } end
 if cur[2] ~= ARGV[1] then
   if tonumber(ARGV[2]) and tonumber(ARGV[2]) < tonumber(cur[1]) then return { -2, tonumber(cur[1]) } end
@@ -28,4 +28,4 @@ if prev ~= 'DRAINING' then
   else status = 'HEALTHY' end
 end
 redis.call('HSET', KEYS[1], 'lease_at', now, 'reported_inflight', ARGV[3], 'busy', ARGV[4], 'status', status, 'ready', ready)
-return { tonumber(cur[1]), status, prev, now }
+return { tonumber(cur[1]), status, prev, now, cur[6] or '' }

@@ -13,6 +13,7 @@ export const REFUSAL_CODES = {
   [-6]: 'not_assigned',
   [-7]: 'duplicate',
   [-10]: 'not_eligible',
+  [-11]: 'other_tenant',
 } as const;
 
 /** Why a script changed nothing. */

@@ -60,17 +60,35 @@ function jsonList(script: string, raw: unknown, at: number): string[] {
 }
 
 /** register-3.lua. */
-export interface RegisterScriptReply {
-  epoch: number;
-  nowMs: number;
-  /** A new instance_id (or a new agent), not the same instance registering again. */
-  newInstance: boolean;
-}
+export type RegisterScriptReply =
+  | {
+      ok: true;
+      epoch: number;
+      nowMs: number;
+      /** A new instance_id (or a new agent), not the same instance registering again. */
+      newInstance: boolean;
+      /** The instance's ack-signing key (kept when the same instance registers again). */
+      ackKey: string;
+      /** The instance this registration fenced off, or ''. */
+      fenced: string;
+    }
+  | (Refused<'other_tenant'> & { owner: string });
 
-/** Decodes register-3.lua's `{ epoch, now_ms, is_new_instance }`. */
+/** Decodes register-3.lua's `{ epoch, now_ms, is_new_instance, ack key, fenced instance }` or its refusal. */
 export function decodeRegisterReply(raw: unknown): RegisterScriptReply {
   const s = 'register-3.lua';
-  return { epoch: int(s, raw, 0), nowMs: int(s, raw, 1), newInstance: int(s, raw, 2) === 1 };
+  if (int(s, raw, 0) < 0) {
+    const refusal = refusalOf(s, int(s, raw, 0), ['other_tenant'], raw);
+    return { ok: false, refusal, owner: text(s, raw, 1) };
+  }
+  return {
+    ok: true,
+    epoch: int(s, raw, 0),
+    nowMs: int(s, raw, 1),
+    newInstance: int(s, raw, 2) === 1,
+    ackKey: text(s, raw, 3),
+    fenced: text(s, raw, 4),
+  };
 }
 
 /** The refusals of the token-checked agent scripts (heartbeat, deregister). */
@@ -90,10 +108,17 @@ function authRefusal(script: string, raw: unknown): AgentAuthRefusal {
 
 /** heartbeat-1.lua. */
 export type HeartbeatReply =
-  | { ok: true; epoch: number; status: AgentStatus; previous: AgentStatus; nowMs: number }
+  | {
+      ok: true;
+      epoch: number;
+      status: AgentStatus;
+      previous: AgentStatus;
+      nowMs: number;
+      instanceId: string;
+    }
   | AgentAuthRefusal;
 
-/** Decodes heartbeat-1.lua's `{ epoch, status, previous status, now_ms }` or its refusal. */
+/** Decodes heartbeat-1.lua's `{ epoch, status, previous status, now_ms, instance_id }` or its refusal. */
 export function decodeHeartbeatReply(raw: unknown): HeartbeatReply {
   const s = 'heartbeat-1.lua';
   if (int(s, raw, 0) < 0) return authRefusal(s, raw);
@@ -103,17 +128,19 @@ export function decodeHeartbeatReply(raw: unknown): HeartbeatReply {
     status: str(s, raw, 1) as AgentStatus,
     previous: text(s, raw, 2) as AgentStatus,
     nowMs: int(s, raw, 3),
+    instanceId: text(s, raw, 4),
   };
 }
 
 /** deregister-2.lua. */
-export type DeregisterReply = { ok: true; epoch: number; pending: number } | AgentAuthRefusal;
+export type DeregisterReply =
+  { ok: true; epoch: number; pending: number; instanceId: string } | AgentAuthRefusal;
 
-/** Decodes deregister-2.lua's `{ epoch, pending count }` or its refusal. */
+/** Decodes deregister-2.lua's `{ epoch, pending count, instance_id }` or its refusal. */
 export function decodeDeregisterReply(raw: unknown): DeregisterReply {
   const s = 'deregister-2.lua';
   if (int(s, raw, 0) < 0) return authRefusal(s, raw);
-  return { ok: true, epoch: int(s, raw, 0), pending: int(s, raw, 1) };
+  return { ok: true, epoch: int(s, raw, 0), pending: int(s, raw, 1), instanceId: text(s, raw, 2) };
 }
 
 /** lease-3.lua. */
@@ -278,9 +305,11 @@ export function decodeEjectReply(raw: unknown): boolean {
   return flag('eject-1.lua', raw);
 }
 
-/** Decodes serve-1.lua's reply: whether the agent serves now (false: no such agent). */
-export function decodeServeReply(raw: unknown): boolean {
-  return flag('serve-1.lua', raw);
+/** Decodes serve-1.lua's `{ epoch }` or its refusal (the agent's token is checked). */
+export function decodeServeReply(raw: unknown): { ok: true; epoch: number } | AgentAuthRefusal {
+  const s = 'serve-1.lua';
+  if (int(s, raw, 0) < 0) return authRefusal(s, raw);
+  return { ok: true, epoch: int(s, raw, 0) };
 }
 
 /** Decodes delconsumer-1.lua's reply: whether the consumer was deleted (false: it still holds entries). */

@@ -1,10 +1,18 @@
 --[[
-  Switches an agent out of observation mode: from now on it gets caller traffic.
+  Switches an agent out of observation mode: from now on it gets caller traffic. Only the agent
+  itself may, with its token (the same check as heartbeat-1.lua).
 
   KEYS[1] agent record hash
+  ARGV[1] token secret hash   ARGV[2] token epoch
 
-  Output: 1 switched (or already serving), 0 no such agent
+  Output: { epoch } switched (or already serving)
+  Errors: -5 no such agent, -2 stale epoch (a newer instance registered), -3 wrong token
 ]]
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local cur = redis.call('HMGET', KEYS[1], 'epoch', 'token_hash')
+if not cur[1] then return { -5 } end
+if cur[2] ~= ARGV[1] then
+  if tonumber(ARGV[2]) and tonumber(ARGV[2]) < tonumber(cur[1]) then return { -2, tonumber(cur[1]) } end
+  return { -3 }
+end
 redis.call('HSET', KEYS[1], 'observe', 0)
-return 1
+return { tonumber(cur[1]) }

@@ -2,9 +2,10 @@ import type { Redis } from 'ioredis';
 import { decodeSnapshotReply } from '../commands/index.ts';
 import type { Logger } from 'pino';
 import {
+  DEFAULT_TENANT,
   encodeSettings,
   PUBLISHED_SETTINGS,
-  type AgentView,
+  type FullAgentView,
   type PublishedSettingName,
   type PublishedSettings,
   type ReachKeys,
@@ -57,7 +58,7 @@ export class SnapshotWriter {
   }
 
   /** Reads every agent (or uses the views given) and writes a new snapshot; returns its version. */
-  async write(given?: readonly AgentView[]): Promise<number> {
+  async write(given?: readonly FullAgentView[]): Promise<number> {
     const views = given ?? (await this.deps.registry.list());
     const agents: SnapshotAgent[] = views.map((v) => ({
       agent_id: v.agent_id,
@@ -76,6 +77,8 @@ export class SnapshotWriter {
       ...(v.priority ? { priority: v.priority } : {}),
       ...(v.weight !== 1 ? { weight: v.weight } : {}),
       ...(Object.keys(v.ewma_ms).length > 0 ? { ewma_ms: v.ewma_ms } : {}),
+      ...(v.tenant !== DEFAULT_TENANT ? { tenant: v.tenant } : {}),
+      ...(v.shared ? { shared: true } : {}),
     }));
     // Sent before the snapshot on the same connection: a router that reloads on the snapshot's
     // notification reads these settings already written (a lost key comes back this way too).

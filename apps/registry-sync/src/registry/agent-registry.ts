@@ -1,9 +1,14 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
+  AgentRecordField as F,
+  DEFAULT_TENANT,
   PROBE_CAPABILITY,
+  scopedId,
   WORKER_GROUP,
-  type AgentView,
+  type Channel,
+  type FullAgentView,
+  type RedisCredentials,
   type HeartbeatBody,
   type ReachKeys,
   type RegisterBody,
@@ -12,7 +17,10 @@ import {
   type AgentStatus,
   toAgentView,
 } from '@agent-reach/protocol';
-import { httpError } from '@agent-reach/service-kit';
+import { httpError, OPEN_PRINCIPAL, type Principal } from '@agent-reach/service-kit';
+import type { AgentAcl } from '../acl/agent-acl.ts';
+import type { AgentAclScope } from '../acl/acl-rules.ts';
+import { checkRegistration } from './access.ts';
 import {
   decodeDeregisterReply,
   decodeHeartbeatReply,
@@ -29,22 +37,38 @@ export interface RegistrySettings {
   offlineMs: number;
 }
 
+/** A heartbeat's answer: the ack, the status before, and new Redis credentials when issued. */
+export type HeartbeatResult = AgentAck & { previous: AgentStatus };
+
 /** Result of a register call, with whether a new instance took over. */
 export interface Registration {
   reply: RegisterReply;
   newInstance: boolean;
 }
 
-/** Agents' registrations and leases; the only writer of registry state. */
+/**
+ * Agents' registrations and leases; the only writer of registry state. With `acl` (REACH_AGENT_ACL
+ * on), each instance gets a Redis ACL user of its own and must sign its acks (docs/SECURITY.md).
+ */
 export class AgentRegistry {
   constructor(
     private readonly redis: Redis,
     private readonly keys: ReachKeys,
     private readonly settings: RegistrySettings,
+    private readonly acl?: AgentAcl,
   ) {}
 
-  /** Registers or refreshes an agent instance. */
-  async register(body: RegisterBody): Promise<Registration> {
+  /** True when acks must carry a signature (each instance is confined to its own Redis user). */
+  get signedAcks(): boolean {
+    return this.acl !== undefined;
+  }
+
+  /**
+   * Registers or refreshes an agent instance for `principal` (an agent or operator key; the open
+   * principal while auth is off). The agent belongs to the key's tenant: an agent_id another
+   * tenant holds is refused (403), the running agent untouched.
+   */
+  async register(body: RegisterBody, principal: Principal = OPEN_PRINCIPAL): Promise<Registration> {
     // Probe tasks are delivered with the probe mark (deliver-3.lua) by capability: an agent
     // serving `_probe` would let a caller's task pass for a probe.
     if (body.capabilities.includes(PROBE_CAPABILITY))
@@ -52,37 +76,57 @@ export class AgentRegistry {
         'INVALID_BODY',
         `capability ${PROBE_CAPABILITY} is reserved for liveness probes; leave it out of capabilities`,
       );
+    checkRegistration(body, principal);
+    const tenant = principal.tenant;
+    const shared = body.shared === true;
     const instanceId = body.instance_id ?? randomUUID();
     const { secret, secretHash } = mintSecret();
     const id = body.agent_id;
-    const registered = await this.redis.reachRegister(
-      this.keys.agent(id),
-      this.keys.inbox(id),
-      this.keys.pending(id),
-      id,
-      instanceId,
-      JSON.stringify(body.capabilities),
-      body.max_concurrency,
-      body.region ?? '',
-      body.channel ?? 'push',
-      JSON.stringify(body.meta ?? {}),
-      secretHash,
-      WORKER_GROUP,
-      body.ready === false ? 0 : 1,
-      JSON.stringify(body.tags ?? []),
-      body.observe ? 1 : 0,
-      body.priority ?? 0,
-      body.weight ?? 1,
+    const channel = body.channel ?? 'push';
+    const registered = decodeRegisterReply(
+      await this.redis.reachRegister(
+        this.keys.agent(id),
+        this.keys.inbox(id),
+        this.keys.pending(id),
+        id,
+        instanceId,
+        JSON.stringify(body.capabilities),
+        body.max_concurrency,
+        body.region ?? '',
+        channel,
+        JSON.stringify(body.meta ?? {}),
+        secretHash,
+        WORKER_GROUP,
+        body.ready === false ? 0 : 1,
+        JSON.stringify(body.tags ?? []),
+        body.observe ? 1 : 0,
+        body.priority ?? 0,
+        body.weight ?? 1,
+        tenant,
+        shared ? 1 : 0,
+        randomBytes(32).toString('hex'),
+      ),
     );
-    const { epoch, newInstance } = decodeRegisterReply(registered);
+    if (!registered.ok)
+      throw httpError(
+        'FORBIDDEN',
+        `agent ${id} belongs to another tenant; choose another agent_id or register with a key of its tenant`,
+      );
+    const { epoch, newInstance, ackKey, fenced } = registered;
     await this.redis.sadd(this.keys.agents(), id);
-    const pools = body.channel === 'pull' ? body.capabilities.map((c) => this.keys.pool(c)) : [];
+    const pools = this.poolsOf(tenant, channel, body.capabilities);
     for (const pool of pools) {
       await this.redis
         .xgroup('CREATE', pool, WORKER_GROUP, '0', 'MKSTREAM')
         .catch((err: unknown) => {
           if (!(err instanceof Error) || !err.message.startsWith('BUSYGROUP')) throw err;
         });
+    }
+    let redis: RedisCredentials | undefined;
+    if (this.acl) {
+      // The fenced instance loses its Redis user, and with it its connections.
+      if (fenced !== '') await this.acl.remove(id, fenced);
+      redis = await this.acl.issue(id, instanceId, this.scopeOf(id, pools));
     }
     return {
       newInstance,
@@ -98,23 +142,76 @@ export class AgentRegistry {
         heartbeat_interval_ms: this.settings.heartbeatIntervalMs,
         lease_ms: this.settings.offlineMs,
         pools,
+        tenant,
+        shared,
+        ...(redis ? { redis, ack_key: ackKey } : {}),
       },
     };
   }
 
-  /** Switches an agent out of observation mode. */
-  async serve(agentId: string): Promise<void> {
-    if (!decodeServeReply(await this.redis.reachServe(this.keys.agent(agentId)))) {
-      throw httpError('AGENT_NOT_FOUND', `agent ${agentId} is not registered`);
-    }
+  /** A pull agent's pools: its capabilities' in its tenant (the names routers send pooled tasks to). */
+  private poolsOf(tenant: string, channel: Channel, capabilities: readonly string[]): string[] {
+    if (channel !== 'pull') return [];
+    return capabilities.map((c) => this.keys.pool(scopedId(tenant, c)));
   }
 
-  /** Renews a lease; returns the ack and the status the agent had before. */
+  private scopeOf(agentId: string, pools: readonly string[]): AgentAclScope {
+    return {
+      inbox: this.keys.inbox(agentId),
+      pools,
+      acksStream: this.keys.acksOf(agentId),
+    };
+  }
+
+  /**
+   * The instance's Redis user made again, when it is missing on some node (Redis restarted) or
+   * the agent is back from OFFLINE (the sweep removes the users of OFFLINE agents).
+   */
+  private async reissue(
+    agentId: string,
+    instanceId: string,
+    previous: AgentStatus,
+  ): Promise<RedisCredentials | undefined> {
+    if (!this.acl || instanceId === '') return undefined;
+    if (previous !== 'OFFLINE' && !(await this.acl.missing(agentId, instanceId))) return undefined;
+    const [capabilities, channel, tenant] = await this.redis.hmget(
+      this.keys.agent(agentId),
+      F.capabilities,
+      F.channel,
+      F.tenant,
+    );
+    let caps: string[] = [];
+    try {
+      const parsed: unknown = JSON.parse(capabilities ?? '[]');
+      if (Array.isArray(parsed)) caps = parsed.filter((c): c is string => typeof c === 'string');
+    } catch {
+      caps = [];
+    }
+    const pools = this.poolsOf(
+      tenant || DEFAULT_TENANT,
+      channel === 'pull' ? 'pull' : 'push',
+      caps,
+    );
+    return this.acl.issue(agentId, instanceId, this.scopeOf(agentId, pools));
+  }
+
+  /** Switches an agent out of observation mode; only the agent itself, with its token. */
+  async serve(agentId: string, token: ParsedToken): Promise<void> {
+    const res = decodeServeReply(
+      await this.redis.reachServe(this.keys.agent(agentId), token.secretHash, token.epoch),
+    );
+    if (!res.ok) this.throwRefusal(agentId, res);
+  }
+
+  /**
+   * Renews a lease; returns the ack and the status the agent had before, with new Redis
+   * credentials when the instance's user had to be made again.
+   */
   async heartbeat(
     agentId: string,
     token: ParsedToken,
     body: HeartbeatBody,
-  ): Promise<AgentAck & { previous: AgentStatus }> {
+  ): Promise<HeartbeatResult> {
     const [pipelineResult] = await this.redis
       .pipeline()
       .reachHeartbeat(
@@ -132,12 +229,14 @@ export class AgentRegistry {
     if (pipelineResult[0]) throw pipelineResult[0];
     const res = decodeHeartbeatReply(pipelineResult[1]);
     if (!res.ok) this.throwRefusal(agentId, res);
+    const redis = await this.reissue(agentId, res.instanceId, res.previous);
     return {
       agent_id: agentId,
       epoch: res.epoch,
       status: res.status,
       previous: res.previous,
       lease_ms: this.settings.offlineMs,
+      ...(redis ? { redis } : {}),
     };
   }
 
@@ -152,6 +251,8 @@ export class AgentRegistry {
       ),
     );
     if (!res.ok) this.throwRefusal(agentId, res);
+    // Its last acks are written: the instance's Redis user goes now.
+    await this.acl?.remove(agentId, res.instanceId);
     return {
       agent_id: agentId,
       epoch: res.epoch,
@@ -161,19 +262,19 @@ export class AgentRegistry {
   }
 
   /** Every registered agent, with its live inflight count. */
-  async list(): Promise<AgentView[]> {
+  async list(): Promise<FullAgentView[]> {
     const ids = (await this.redis.smembers(this.keys.agents())).sort();
     return this.views(ids);
   }
 
   /** One agent, or undefined. */
-  async get(agentId: string): Promise<AgentView | undefined> {
+  async get(agentId: string): Promise<FullAgentView | undefined> {
     const [view] = await this.views([agentId]);
     return view;
   }
 
   /** Reads records and live inflight counts for the ids in one pipeline. */
-  async views(ids: string[]): Promise<AgentView[]> {
+  async views(ids: string[]): Promise<FullAgentView[]> {
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline().time();
     for (const id of ids) pipeline.hgetall(this.keys.agent(id)).hlen(this.keys.pending(id));
@@ -181,7 +282,7 @@ export class AgentRegistry {
     const [, time] = replies[0] ?? [];
     const [sec, usec] = (time as [string, string] | undefined) ?? ['0', '0'];
     const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
-    const views: AgentView[] = [];
+    const views: FullAgentView[] = [];
     ids.forEach((_, i) => {
       const record = (replies[1 + 2 * i]?.[1] ?? {}) as Record<string, string>;
       const inflight = Number(replies[2 + 2 * i]?.[1] ?? 0);

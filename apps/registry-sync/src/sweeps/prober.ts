@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { PROBE_CAPABILITY, type AgentView } from '@agent-reach/protocol';
+import { PROBE_CAPABILITY, type FullAgentView } from '@agent-reach/protocol';
 import type { Delivery } from '@agent-reach/dispatch';
 
 /**
@@ -23,7 +23,7 @@ export class Prober {
   }
 
   /** Probes the agents due for one. */
-  async probe(agents: readonly AgentView[], now: number): Promise<number> {
+  async probe(agents: readonly FullAgentView[], now: number): Promise<number> {
     let sent = 0;
     for (const agent of agents) {
       if (agent.status !== 'HEALTHY' && agent.status !== 'SUSPECT') continue;

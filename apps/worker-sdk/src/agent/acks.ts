@@ -2,6 +2,7 @@ import {
   Coalescer,
   encodeAck,
   RELEASED_CONSUMER,
+  withAckSignature,
   type AckMessage,
   type RegisterReply,
 } from '@agent-reach/protocol';
@@ -9,6 +10,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Backoff, type CompiledBackoff } from '../util/backoff.ts';
 import { sleep } from '../util/sleep.ts';
+import { CREDENTIAL_ERROR_CODES } from './credentials.ts';
 import { redisErrorCode, type ReadOrigin } from './redis-util.ts';
 
 /** The final report of a task: completed with a result, or failed. */
@@ -74,7 +76,7 @@ export class AckWriter {
           this.ctx.redis.xadd(
             session.acks_stream,
             '*',
-            ...encodeAck(this.#ack(session, t, { stage: 'received' })),
+            ...ackFields(session, this.#ack(session, t, { stage: 'received' })),
           ),
         ),
       ),
@@ -122,7 +124,7 @@ export class AckWriter {
         this.ctx.redis.xadd(
           session.acks_stream,
           '*',
-          ...encodeAck(this.#ack(session, target, body)),
+          ...ackFields(session, this.#ack(session, target, body)),
         ),
         this.#xacks.call(
           JSON.stringify([target.origin.stream, target.origin.group]),
@@ -195,7 +197,9 @@ export class AckWriter {
         await send(session);
         return;
       } catch (err: unknown) {
-        if (redisErrorCode(err) !== undefined) {
+        const code = redisErrorCode(err);
+        // Credentials being issued again (Redis restarted, back from OFFLINE) are worth waiting for.
+        if (code !== undefined && !CREDENTIAL_ERROR_CODES.includes(code)) {
           this.ctx.logger.error({ err, what, count }, 'redis refused an ack write; not retrying');
           return;
         }
@@ -212,4 +216,13 @@ export class AckWriter {
       }
     }
   }
+}
+
+/**
+ * An ack's entry fields, signed when the registration carried an `ack_key` (the registry then
+ * refuses unsigned acks; docs/PROTOCOL.md §4).
+ */
+function ackFields(session: RegisterReply, ack: AckMessage): string[] {
+  const fields = encodeAck(ack);
+  return session.ack_key === undefined ? fields : withAckSignature(fields, session.ack_key);
 }

@@ -6,6 +6,7 @@ import { AgentFencedError, isReachHttpError, ReachClosedError } from '../errors.
 import { Deferred } from '../util/deferred.ts';
 import { settlesWithin } from '../util/sleep.ts';
 import { AckWriter } from './acks.ts';
+import { useCredentials } from './credentials.ts';
 import { Consumer, type ReadSource } from './consumer.ts';
 import { Heartbeat } from './heartbeat.ts';
 import {
@@ -90,7 +91,11 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       instance_id: this.options.instanceId,
     });
     this.#log = this.#base.child({ module: 'agent' });
-    this.#registry = new RegistryClient(this.options.registryUrl, this.options.requestTimeoutMs);
+    this.#registry = new RegistryClient(
+      this.options.registryUrl,
+      this.options.requestTimeoutMs,
+      this.options.apiKey,
+    );
     this.#slots = new Slots(this.options.maxConcurrency);
     this.#isReady = this.options.ready;
   }
@@ -163,6 +168,10 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       reportReady: () => this.#isReady && !o.ready,
       onAnswered: (body) => {
         if (body.ready === true) this.#readyTold.resolve(true);
+      },
+      onCredentials: (credentials) => {
+        this.#log.info('redis credentials issued again; used from the next connect');
+        for (const conn of [cmd, read]) useCredentials(conn, credentials);
       },
       logger: child('heartbeat'),
       onGone: () => this.#reregister(),
@@ -252,6 +261,9 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       );
       if (done === undefined || this.#closing !== undefined || this.#fenced) return;
       const { reply } = done;
+      // A confined agent (REACH_AGENT_ACL=on) reads and reports as its own Redis user.
+      if (reply.redis !== undefined && this.#wiring !== undefined)
+        for (const conn of [this.#wiring.cmd, this.#wiring.read]) useCredentials(conn, reply.redis);
       this.#session = reply;
       this.#wiring?.heartbeat.start();
       if (done.ready) this.#readyTold.resolve(true);

@@ -1,4 +1,9 @@
-import type { ErrorCode, HeartbeatBody, RegisterReply } from '@agent-reach/protocol';
+import type {
+  ErrorCode,
+  HeartbeatBody,
+  RedisCredentials,
+  RegisterReply,
+} from '@agent-reach/protocol';
 import type { Logger } from 'pino';
 import { isReachHttpError } from '../errors.ts';
 import type { RegistryClient } from './registry-client.ts';
@@ -20,6 +25,8 @@ export interface HeartbeatContext {
   reportReady(): boolean;
   /** The registry answered a heartbeat (2xx); `body` is what it was told. */
   onAnswered(body: HeartbeatBody): void;
+  /** The answer carried new Redis credentials (the registry made this instance's user again). */
+  onCredentials?(credentials: RedisCredentials): void;
   logger: Logger;
   /** The registry lost our record (404 AGENT_NOT_FOUND): register again. */
   onGone(): void;
@@ -75,7 +82,8 @@ export class Heartbeat {
     // told the registry `ready: false`, and the next beat puts that right.
     if (this.ctx.reportReady()) body.ready = true;
     try {
-      await this.ctx.registry.heartbeat(session, body);
+      const ack = await this.ctx.registry.heartbeat(session, body);
+      if (ack.redis !== undefined) this.ctx.onCredentials?.(ack.redis);
       if (this.#consecutiveFailures > 0)
         this.ctx.logger.info({ failures: this.#consecutiveFailures }, 'heartbeat recovered');
       this.#consecutiveFailures = 0;

@@ -37,6 +37,13 @@ export interface ReachAgentOptions {
    */
   redisConnection?: RedisConnectionExtras;
   /**
+   * API key sent as `Authorization: Bearer <key>` when registering: a key of role `agent` (or
+   * `operator`) whose capabilities cover the agent's. The agent is registered in the key's tenant.
+   * Not needed while the registry runs without auth (loopback).
+   * @default process.env.REACH_KEY
+   */
+  apiKey?: string;
+  /**
    * Stable name of the agent (`^[A-Za-z0-9_.:-]{1,128}$`). Required.
    * @default none
    */
@@ -141,6 +148,7 @@ export interface CompiledAgentOptions {
   readonly redisUrl: string;
   readonly redisOptions: RedisOptions;
   readonly redisConnection: RedisConnectionExtras;
+  readonly apiKey: string | undefined;
   readonly agentId: string;
   readonly instanceId: string;
   readonly capabilities: readonly string[];
@@ -212,6 +220,7 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
     redisUrl: options.redisUrl ?? 'redis://127.0.0.1:6379',
     redisOptions: options.redisOptions ?? {},
     redisConnection: options.redisConnection ?? {},
+    apiKey: options.apiKey ?? (process.env['REACH_KEY'] || undefined),
     agentId: id('agentId', options.agentId),
     instanceId: id('instanceId', options.instanceId ?? randomUUID()),
     capabilities: Object.freeze(capabilities),

@@ -82,6 +82,9 @@ export function openRedis(
       ...options.redisOptions,
       ...(credentials ?? {}),
       connectionName: `reach:${options.agentId}:${role}`,
+      // Connected by the first command, once registered: the register reply may carry the
+      // credentials to connect with (REACH_AGENT_ACL=on, see useCredentials).
+      lazyConnect: true,
     },
   );
   // ioredis emits 'error' on every failed reconnect (and prints to stderr without a listener):
@@ -102,6 +105,8 @@ export function openRedis(
 /** QUIT politely, falling back to a hard disconnect if Redis does not answer in time. */
 export async function closeRedis(redis: Redis, timeoutMs = 1000): Promise<void> {
   if (redis.status === 'end') return;
+  // Never connected (closed before registering): nothing to say goodbye to.
+  if (redis.status === 'wait') return redis.disconnect();
   const quit = redis.quit().catch(() => undefined);
   if (!(await settlesWithin(quit, timeoutMs))) redis.disconnect();
 }

@@ -13,16 +13,25 @@ export class RegistryClient {
   /**
    * @param baseUrl - registry-sync base URL
    * @param timeoutMs - timeout of each request
+   * @param apiKey - the agent key sent when registering (later calls carry the agent's token)
    */
   constructor(
     private readonly baseUrl: string,
     private readonly timeoutMs: number,
+    private readonly apiKey?: string,
   ) {}
 
-  /** `POST /v1/agents/register`. */
+  /** `POST /v1/agents/register` with the API key. */
   async register(body: RegisterBody, signal?: AbortSignal): Promise<RegisterReply> {
     const url = joinUrl(this.baseUrl, ROUTES.register);
-    const reply = await requestOk({ method: 'POST', url, body, timeoutMs: this.timeoutMs, signal });
+    const reply = await requestOk({
+      method: 'POST',
+      url,
+      body,
+      timeoutMs: this.timeoutMs,
+      signal,
+      ...(this.apiKey !== undefined ? { token: this.apiKey } : {}),
+    });
     return checkReply(RegisterReply, `POST ${url}`, reply);
   }
 

@@ -9,10 +9,11 @@ import {
   RegisterBody,
   RegisterReply,
 } from '@agent-reach/protocol';
-import { httpError } from '@agent-reach/service-kit';
+import { httpError, principalOf } from '@agent-reach/service-kit';
 import type { FleetEventLog } from '@agent-reach/dispatch';
 import type { AgentRegistry } from '../../registry/agent-registry.ts';
 import { parseBearer, type ParsedToken } from '../../registry/token.ts';
+import { agentAsSeenBy, seesAgent } from '../../registry/access.ts';
 
 /** What the agents routes need. */
 export interface AgentsRouteDeps {
@@ -26,6 +27,7 @@ export interface AgentsRouteDeps {
 const errors = {
   400: ErrorReply,
   401: ErrorReply,
+  403: ErrorReply,
   404: ErrorReply,
   409: ErrorReply,
   503: ErrorReply,
@@ -41,21 +43,31 @@ function bearer(header: string | undefined): ParsedToken {
   return token;
 }
 
-/** The agents' side of the HTTP API. */
+/**
+ * The agents' side of the HTTP API. Register takes an API key of role agent or operator (the auth
+ * plugin checks it and sets the principal); heartbeat, deregister and serve take the agent's own
+ * token from its register reply (`agent-token`: this file checks it); the listings take any key
+ * and show each key what it may see (docs/SECURITY.md).
+ */
 export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
   app,
   { registry, onRegistryChange, fleet },
 ) => {
   app.post(
     '/v1/agents/register',
-    { schema: { body: RegisterBody, response: { 200: RegisterReply, ...errors } } },
+    {
+      config: { auth: 'key', roles: ['agent', 'operator'] },
+      schema: { body: RegisterBody, response: { 200: RegisterReply, ...errors } },
+    },
     async (request) => {
-      const { reply, newInstance } = await registry.register(request.body);
+      const { reply, newInstance } = await registry.register(request.body, principalOf(request));
       request.log.info(
         {
           agent_id: reply.agent_id,
           instance_id: reply.instance_id,
           epoch: reply.epoch,
+          tenant: reply.tenant,
+          shared: reply.shared,
           new_instance: newInstance,
         },
         'agent registered',
@@ -76,6 +88,8 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
     // Every agent beats every few seconds: only problems are worth a log line.
     {
       logLevel: 'warn',
+      // The agent's own token from its register reply, checked by the registry (no API key).
+      config: { auth: 'agent-token' },
       schema: { params: AgentParams, body: HeartbeatBody, response: { 200: AgentAck, ...errors } },
     },
     async (request) => {
@@ -98,18 +112,23 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
         });
         await onRegistryChange();
       }
+      if (ack.redis) request.log.info({ agent_id: ack.agent_id }, 'agent redis user made again');
       return {
         agent_id: ack.agent_id,
         epoch: ack.epoch,
         status: ack.status,
         lease_ms: ack.lease_ms,
+        ...(ack.redis ? { redis: ack.redis } : {}),
       };
     },
   );
 
   app.post(
     '/v1/agents/:agent_id/deregister',
-    { schema: { params: AgentParams, response: { 200: AgentAck, ...errors } } },
+    {
+      config: { auth: 'agent-token' },
+      schema: { params: AgentParams, response: { 200: AgentAck, ...errors } },
+    },
     async (request) => {
       const ack = await registry.deregister(
         request.params.agent_id,
@@ -124,9 +143,12 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
 
   app.post(
     '/v1/agents/:agent_id/serve',
-    { schema: { params: AgentParams, response: { 200: AgentView, ...errors } } },
+    {
+      config: { auth: 'agent-token' },
+      schema: { params: AgentParams, response: { 200: AgentView, ...errors } },
+    },
     async (request) => {
-      await registry.serve(request.params.agent_id);
+      await registry.serve(request.params.agent_id, bearer(request.headers.authorization));
       request.log.info(
         { agent_id: request.params.agent_id },
         'agent switched from observing to serving',
@@ -143,19 +165,27 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
   app.get(
     '/v1/agents',
     { schema: { response: { 200: Type.Object({ agents: Type.Array(AgentView) }) } } },
-    async () => ({
-      agents: await registry.list(),
-    }),
+    async (request) => {
+      const principal = principalOf(request);
+      const views = await registry.list();
+      return {
+        agents: views
+          .filter((v) => seesAgent(principal, v))
+          .map((v) => agentAsSeenBy(principal, v)),
+      };
+    },
   );
 
   app.get(
     '/v1/agents/:agent_id',
     { schema: { params: AgentParams, response: { 200: AgentView, ...errors } } },
     async (request) => {
+      const principal = principalOf(request);
       const view = await registry.get(request.params.agent_id);
-      if (!view)
+      // Another tenant's agent is answered like one that does not exist.
+      if (!view || !seesAgent(principal, view))
         throw httpError('AGENT_NOT_FOUND', `agent ${request.params.agent_id} is not registered`);
-      return view;
+      return agentAsSeenBy(principal, view);
     },
   );
 };
