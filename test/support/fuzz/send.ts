@@ -1,0 +1,169 @@
+/**
+ * Sends fuzz requests to 127.0.0.1 and reports what came back: keep-alive HTTP through node's
+ * client for most requests, a fresh socket for the raw ones (bytes node's client refuses to
+ * write). Event streams are read up to their first bytes, then hung up.
+ */
+import http from 'node:http';
+import net from 'node:net';
+import type { FuzzRequest } from './requests.ts';
+
+/** What one request got. */
+export interface Outcome {
+  /** The HTTP status; for pipelined raw requests the highest of the replies. */
+  status?: number;
+  /** The `error` code of a JSON error reply. */
+  code?: string;
+  /** The server hung up without a reply, or no reply came in time, or the client failed. */
+  fault?: 'closed' | 'timeout' | 'client';
+  detail?: string;
+  ms: number;
+}
+
+/** How long a request may take before it counts as a hang. */
+export const REQUEST_TIMEOUT_MS = 15_000;
+const KEEP_BYTES = 4096;
+
+/** A keep-alive sender to one service. */
+export class Sender {
+  private readonly agent: http.Agent;
+
+  constructor(
+    private readonly baseUrl: string,
+    maxSockets: number,
+  ) {
+    this.agent = new http.Agent({ keepAlive: true, maxSockets });
+  }
+
+  /** Sends one request and waits for its outcome (never rejects). */
+  async send(req: FuzzRequest): Promise<Outcome> {
+    if (req.raw) return this.sendRaw(req);
+    const out = await this.sendHttp(req, this.agent);
+    // A kept-alive socket the server closed after an earlier request (its HTTP parser hangs up
+    // after a 431 without saying `Connection: close`): node's documented remedy is to send again
+    // on a new connection. A hang-up on a fresh connection is the request's own outcome.
+    return out.reused && out.fault === 'closed' ? this.sendHttp(req, false) : out;
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private sendHttp(
+    req: FuzzRequest,
+    agent: http.Agent | false,
+  ): Promise<Outcome & { reused?: boolean }> {
+    const url = new URL(this.baseUrl);
+    const started = performance.now();
+    return new Promise((resolve) => {
+      let done = false;
+      let r: http.ClientRequest | undefined;
+      const timer = setTimeout(() => {
+        finish({ fault: 'timeout' });
+        r?.destroy();
+      }, REQUEST_TIMEOUT_MS);
+      const finish = (o: Omit<Outcome, 'ms'>) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        resolve({
+          ...o,
+          ms: performance.now() - started,
+          ...(r?.reusedSocket ? { reused: true } : {}),
+        });
+      };
+      try {
+        r = http.request({
+          agent,
+          host: url.hostname,
+          port: url.port,
+          method: req.method,
+          path: req.target,
+          // Framed by its length whatever the method (node sends a GET's body unframed).
+          headers: req.body
+            ? { 'content-length': String(req.body.length), ...req.headers }
+            : req.headers,
+        });
+      } catch (err) {
+        finish({ fault: 'client', detail: (err as Error).message });
+        return;
+      }
+      const sent = r;
+      r.on('error', (err: NodeJS.ErrnoException) => {
+        const hungUp = ['ECONNRESET', 'EPIPE', 'ERR_STREAM_DESTROYED'].includes(err.code ?? '');
+        finish({ fault: hungUp ? 'closed' : 'client', detail: err.code ?? err.message });
+      });
+      r.on('response', (res) => {
+        const status = res.statusCode ?? 0;
+        if (String(res.headers['content-type']).startsWith('text/event-stream')) {
+          // A live stream: its head is the answer; hang up as a browser tab closing would.
+          res.once('data', () => {
+            finish({ status });
+            sent.destroy();
+          });
+          res.once('end', () => finish({ status }));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        res.on('data', (c: Buffer) => {
+          if (kept < KEEP_BYTES) chunks.push(c);
+          kept += c.length;
+        });
+        res.on('end', () => finish({ status, ...errorCode(Buffer.concat(chunks)) }));
+        res.on('error', () => finish({ status }));
+      });
+      r.end(req.body);
+    });
+  }
+
+  private sendRaw(req: FuzzRequest): Promise<Outcome> {
+    const url = new URL(this.baseUrl);
+    const started = performance.now();
+    return new Promise((resolve) => {
+      const chunks: Buffer[] = [];
+      let done = false;
+      const socket = net.connect({ host: url.hostname, port: Number(url.port) });
+      const finish = (fault?: Outcome['fault'], detail?: string) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        socket.destroy();
+        const text = Buffer.concat(chunks).toString('latin1');
+        const statuses = [...text.matchAll(/HTTP\/1\.[01] (\d{3})/g)].map((m) => Number(m[1]));
+        const ms = performance.now() - started;
+        if (statuses.length === 0) {
+          resolve({ fault: fault ?? 'closed', ms, ...(detail ? { detail } : {}) });
+          return;
+        }
+        const body = Buffer.from(text.slice(text.indexOf('\r\n\r\n') + 4), 'latin1');
+        resolve({ status: Math.max(...statuses), ...errorCode(body), ms });
+      };
+      const timer = setTimeout(() => finish('timeout'), REQUEST_TIMEOUT_MS);
+      socket.on('data', (c: Buffer) => {
+        if (chunks.reduce((n, x) => n + x.length, 0) < 64 * KEEP_BYTES) chunks.push(c);
+      });
+      socket.on('close', () => finish());
+      socket.on('error', (err: NodeJS.ErrnoException) => finish(undefined, err.code));
+      socket.write(req.raw!, () => {
+        // A request whose body never finishes: tell the server no more bytes are coming.
+        if (req.mayClose) socket.end();
+      });
+    });
+  }
+}
+
+function errorCode(body: Buffer): { code?: string } {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    if (
+      parsed &&
+      typeof parsed === 'object' &&
+      'error' in parsed &&
+      typeof parsed.error === 'string'
+    )
+      return { code: parsed.error };
+  } catch {
+    // Not JSON: no code.
+  }
+  return {};
+}
