@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Redis } from 'ioredis';
 import { ErrorReply, RouteQuery, RouteReply, type ReachKeys } from '@agent-reach/protocol';
 import { routeTask, type SnapshotHolder } from '@agent-reach/dispatch';
+import { principalOf, seesAllTenants } from '@agent-reach/service-kit';
 import { specFromSubmit } from '../../submit/task-spec.ts';
 
 /** What the route explanation needs. */
@@ -27,6 +28,9 @@ export const routeRoutes: FastifyPluginAsyncTypebox<RouteRouteDeps> = async (app
     },
     async (request) => {
       const q = request.query;
+      // A task of the requester's tenant; only operators see other tenants' agents listed.
+      const principal = principalOf(request);
+      const all = seesAllTenants(principal);
       const tags = q.tags ? q.tags.split(',').filter((t) => t !== '') : undefined;
       // The same routing a submission of this task would get.
       const spec = specFromSubmit(
@@ -40,11 +44,13 @@ export const routeRoutes: FastifyPluginAsyncTypebox<RouteRouteDeps> = async (app
         },
         'null',
         undefined,
+        principal.tenant,
       );
       const routed = await routeTask(deps, spec);
       const best = routed.decision.ranked[0];
       const order = new Map(routed.decision.ranked.map((c, i) => [c.agent.agent_id, i]));
-      const candidates = [...routed.decision.all]
+      const candidates = routed.decision.all
+        .filter((c) => all || c.excluded !== 'tenant')
         .sort(
           (a, b) =>
             (order.get(a.agent.agent_id) ?? 1e9) - (order.get(b.agent.agent_id) ?? 1e9) ||
