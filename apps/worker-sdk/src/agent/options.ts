@@ -86,6 +86,12 @@ export interface ReachAgentOptions {
    */
   channel?: Channel;
   /**
+   * Serve every tenant's tasks, not only those of the key's tenant. Only an operator key may
+   * register a shared agent (403 FORBIDDEN otherwise).
+   * @default false
+   */
+  shared?: boolean;
+  /**
    * Free-form metadata stored with the registration (at most 32 keys).
    * @default undefined
    */
@@ -156,6 +162,7 @@ export interface CompiledAgentOptions {
   readonly region: string | undefined;
   readonly tags: readonly string[];
   readonly channel: Channel;
+  readonly shared: boolean;
   readonly meta: Record<string, unknown> | undefined;
   readonly ready: boolean;
   readonly handler: TaskHandler;
@@ -228,6 +235,7 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
     region: options.region,
     tags: Object.freeze(tags),
     channel,
+    shared: options.shared === true,
     meta: options.meta,
     ready: options.ready ?? true,
     handler: options.handler,
