@@ -53,8 +53,11 @@ function banner(o: {
   registryUrl: string;
   data: DataServices;
   bucket: string;
+  /** API keys required: the curl lines send the admin key (by its variable, never its value). */
+  keys: boolean;
 }): string {
   const router = `http://127.0.0.1:${o.routerPort}`;
+  const auth = o.keys ? ` -H "Authorization: Bearer $REACH_ADMIN_KEY"` : '';
   return `
 Agent-Reach is running.
   router (callers)        ${router}
@@ -62,14 +65,39 @@ Agent-Reach is running.
   redis                   ${o.data.redisUrl}
   influxdb                ${o.data.influxUrl}  (database ${o.bucket})
   demo agents             ${AGENTS.join(', ')}  (capability "echo": the result is the payload)
+  API keys                ${o.keys ? 'required (REACH_AUTH=required); the demo agents hold an agent key' : 'off: loopback only (REACH_AUTH=auto); see docs/SECURITY.md'}
 
 Try it (an agent is routed to as soon as its registration is answered):
-  curl -s -XPOST localhost:${o.routerPort}/v1/tasks -H 'content-type: application/json' -d '{"capability":"echo","payload":{"hello":"world"}}'
-  curl -s localhost:${o.routerPort}/v1/tasks/<task_id>
+  curl -s -XPOST localhost:${o.routerPort}/v1/tasks${auth} -H 'content-type: application/json' -d '{"capability":"echo","payload":{"hello":"world"}}'
+  curl -s localhost:${o.routerPort}/v1/tasks/<task_id>${auth}
 
 Ctrl-C stops everything.
 
 `;
+}
+
+/**
+ * An agent key for the demo agents (`POST /v1/keys` with the admin key), passed to them as
+ * REACH_KEY: never printed.
+ */
+async function demoAgentKey(
+  routerPort: number,
+  adminAuth: Record<string, string>,
+): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${routerPort}/v1/keys`, {
+    method: 'POST',
+    headers: { ...adminAuth, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      tenant: 'default',
+      role: 'agent',
+      capabilities: ['echo'],
+      label: 'npm start demo agents',
+    }),
+  });
+  const body = (await res.json().catch(() => ({}))) as { key?: string; message?: string };
+  if (res.status !== 201 || typeof body.key !== 'string')
+    throw new Error(`making the demo agents' key failed: ${res.status} ${body.message ?? ''}`);
+  return body.key;
 }
 
 /** The pid file of a child: `agent echo-1` → `agent-echo-1.pid`. */
@@ -97,6 +125,10 @@ export async function launchStack(root: string): Promise<number> {
   const routerPort = Number(env.ROUTER_PORT || 8081);
   const registryUrl = `http://127.0.0.1:${registryPort}`;
   const bucket = env.INFLUX_BUCKET || 'reach';
+  // With REACH_AUTH=required the services need keys: the admin key makes the demo agents' key.
+  const adminKey = env.REACH_ADMIN_KEY || undefined;
+  const keysRequired = env.REACH_AUTH === 'required';
+  const adminAuth: Record<string, string> = adminKey ? { authorization: `Bearer ${adminKey}` } : {};
 
   const children: Child[] = []; // in start order; stopped in reverse, agents first
   let state: 'starting' | 'running' | 'stopping' = 'starting';
@@ -170,6 +202,11 @@ export async function launchStack(root: string): Promise<number> {
     for (const [what, file] of Object.entries(entries)) {
       if (!existsSync(file)) throw new Error(`the ${what} entry ${file} does not exist`);
     }
+    if (keysRequired && !adminKey) {
+      throw new Error(
+        'REACH_AUTH=required needs REACH_ADMIN_KEY (32+ random characters, e.g. REACH_ADMIN_KEY=$(openssl rand -hex 32)): the demo agents get their key with it',
+      );
+    }
     await checkPortFree(registryPort, 'REGISTRY_PORT');
     await checkPortFree(routerPort, 'ROUTER_PORT');
     data = await startDataServices({
@@ -202,15 +239,17 @@ export async function launchStack(root: string): Promise<number> {
     await service('router', entries.router, common);
     const routerHealth = `http://127.0.0.1:${routerPort}/healthz`;
     await untilUp(`router answering ${routerHealth}`, healthy(routerHealth), 60_000);
+    const agentKey = keysRequired ? await demoAgentKey(routerPort, adminAuth) : undefined;
     for (const id of AGENTS) {
       await service(`agent ${id}`, entries.agent, {
         ...common,
         AGENT_ID: id,
         REGISTRY_URL: registryUrl,
+        ...(agentKey === undefined ? {} : { REACH_KEY: agentKey }),
       });
     }
     const listed = async () => {
-      const body = await (await fetch(`${registryUrl}/v1/agents`)).text();
+      const body = await (await fetch(`${registryUrl}/v1/agents`, { headers: adminAuth })).text();
       return AGENTS.every((id) => body.includes(`"${id}"`));
     };
     const registered = await untilUp('agents registered', listed, 30_000).then(
@@ -224,7 +263,7 @@ export async function launchStack(root: string): Promise<number> {
     );
     if (state === 'starting') {
       state = 'running';
-      process.stdout.write(banner({ routerPort, registryUrl, data, bucket }));
+      process.stdout.write(banner({ routerPort, registryUrl, data, bucket, keys: keysRequired }));
     }
   } catch (err: unknown) {
     if (!(err instanceof StopRequested)) {
