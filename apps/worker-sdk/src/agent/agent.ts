@@ -137,7 +137,12 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     const runner = new TaskRunner({
       handler: o.handler,
       acks,
-      submitter: new RouterSubmitter({ routerUrl: o.routerUrl, timeoutMs: o.requestTimeoutMs }),
+      // Child tasks go to the router with the agent's key (role agent may submit).
+      submitter: new RouterSubmitter({
+        routerUrl: o.routerUrl,
+        timeoutMs: o.requestTimeoutMs,
+        apiKey: o.apiKey,
+      }),
       completedCacheSize: o.completedCacheSize,
       placement: { region: o.region, tags: o.tags, capabilities: o.capabilities },
       parker: new EntryParker({
@@ -333,8 +338,10 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       this.#hardStop.abort();
       w.heartbeat.stop();
       await this.#reregistering;
-      await this.#deregister();
+      // Connections first: every ack is written by now, and a deregistration removes the
+      // instance's Redis user (REACH_AGENT_ACL=on), which would cut them off mid-goodbye.
       await Promise.all([closeRedis(w.cmd), closeRedis(w.read)]);
+      await this.#deregister();
     }
     this.#setState('closed');
     this.#ready.reject(new ReachClosedError('agent'));
