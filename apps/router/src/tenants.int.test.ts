@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { reachKeys, encodeCallback, type ReachKeys } from '@agent-reach/protocol';
-import { randomPrefix, testServices } from '@agent-reach/testkit';
+import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 import { createRouterService, type RouterService } from './index.ts';
 
 const ADMIN = 'admin-key-for-the-tenants-test-0123456789';
@@ -190,7 +190,10 @@ describe('quotas', () => {
     expect((await submit('acme', { task_id: 'q-other' })).statusCode).toBe(202);
     // The task ends (registry-sync writes its final state): its slot is free again.
     await redis.hset(keys.task('acme/q-1'), 'status', 'completed');
-    expect((await submit('acmeTwoInFlight', { task_id: 'q-3' })).statusCode).toBe(202);
+    await waitFor(
+      async () => (await submit('acmeTwoInFlight', { task_id: 'q-3' })).statusCode === 202,
+      { timeoutMs: 2000, message: 'the ended task’s slot was never freed' },
+    );
     expect(await redis.zrange(keys.inflightOf(keyIdOf(key.acmeTwoInFlight)), 0, -1)).toEqual(
       expect.arrayContaining(['acme/q-2', 'acme/q-3']),
     );

@@ -44,6 +44,11 @@ const NOTHING_TO_RELEASE: QuotaSlot = { release: async () => undefined };
 
 /** How many of a full quota's oldest tasks are checked for an end per refused submission. */
 const RECONCILE_MAX = 1000;
+/**
+ * A full quota is looked through at most this often per key and process: a client that keeps
+ * submitting while its quota is full costs a few lookups a second, not one per refusal.
+ */
+const RECONCILE_EVERY_MS = 50;
 
 /** Settings of the in-flight quota. */
 export interface InflightQuotaOptions {
@@ -65,12 +70,14 @@ const ENDED = new Set<string>(FINAL_TASK_STATUSES);
  * Retry-After when the key's `max_inflight` is reached); a submission that made no new task gives
  * it back. A task's end — completed, dead-lettered (a final failure is one), or expired — frees
  * its slot: when the quota is full, the oldest tasks of the set are looked up in one pipeline and
- * those that ended leave it (ZREM, idempotent, whichever router or request does it), so no step of
- * registry-sync's hot path pays for quotas. Slots older than `maxAgeMs` are dropped in any case.
+ * those that ended leave it (ZREM, idempotent, whichever router or request does it; at most every
+ * 50 ms per key and router), so no step of registry-sync's hot path pays for quotas. Slots older than `maxAgeMs` are dropped in any case.
  * Keys without a quota (0) and requests while auth is off are not counted at all.
  */
 export class InflightQuota {
   readonly #maxAgeMs: number;
+  /** Per key: when its full quota was last looked through. */
+  readonly #reconciledAt = new Map<string, number>();
 
   constructor(private readonly o: InflightQuotaOptions) {
     this.#maxAgeMs = o.maxAgeMs ?? 24 * 3600_000;
@@ -83,7 +90,7 @@ export class InflightQuota {
     if (maxInflight <= 0) return NOTHING_TO_RELEASE;
     const key = this.o.keys.inflightOf(principal.keyId);
     let taken = await this.#take(key, taskId, maxInflight);
-    if (taken === 0 && (await this.reconcile(key)) > 0) {
+    if (taken === 0 && this.#mayReconcile(key) && (await this.reconcile(key)) > 0) {
       taken = await this.#take(key, taskId, maxInflight);
     }
     if (taken === 0) {
@@ -113,6 +120,14 @@ export class InflightQuota {
     });
     if (ended.length > 0) await redis.zrem(key, ...ended);
     return ended.length;
+  }
+
+  #mayReconcile(key: string): boolean {
+    const now = Date.now();
+    if (now - (this.#reconciledAt.get(key) ?? 0) < RECONCILE_EVERY_MS) return false;
+    if (this.#reconciledAt.size >= 10_000) this.#reconciledAt.clear();
+    this.#reconciledAt.set(key, now);
+    return true;
   }
 
   #take(key: string, taskId: string, max: number): Promise<number> {
