@@ -15,3 +15,4 @@ export * from './routes.ts';
 export * from './coalescer.ts';
 export * from './settings.ts';
 export * from './parked.ts';
+export * from './json-depth.ts';

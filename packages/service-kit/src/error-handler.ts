@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CODES, isErrorCode, type ErrorCode } from '@agent-reach/protocol';
+import { installJsonBodyParser } from './json-body.ts';
 import { DebugRequestLog } from './request-log.ts';
 
 declare module 'fastify' {
@@ -90,6 +91,7 @@ export function installErrorHandling(
   app.decorateRequest('errorTaskId', undefined);
   // Bodies are JSON only: anything else is a 415, not a confusing schema error.
   app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const mapped = describeError(err, isStoreError);
     const taskId = request.errorTaskId;

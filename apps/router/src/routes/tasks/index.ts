@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError } from 'fastify';
 import {
   ErrorReply,
+  MAX_BODY_JSON_DEPTH,
   SubmitBatchBody,
   SubmitBatchReply,
   SubmitBody,
@@ -175,6 +176,8 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
     '/v1/tasks/batch',
     {
       bodyLimit: batchBodyLimit,
+      // A payload too deep is its own item's 400 (Submitter); only a body past this is refused whole.
+      config: { maxJsonDepth: MAX_BODY_JSON_DEPTH },
       schema: { body: SubmitBatchBody, response: { 200: SubmitBatchReply, ...errors } },
     },
     async (request) => {
