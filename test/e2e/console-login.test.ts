@@ -67,7 +67,7 @@ describe('the console login', () => {
     await page.locator('#agents tbody tr').first().waitFor({ timeout: 10_000 });
     await page.locator('#conn[data-state="live"]').waitFor({ timeout: 10_000 });
     // HttpOnly: the page's own script never sees the key.
-    expect(await page.evaluate(() => document.cookie)).not.toContain(callerKey);
+    expect(String(await page.evaluate('document.cookie'))).not.toContain(callerKey);
     const cookies = await context.cookies(stack.routerUrl);
     expect(cookies.find((c) => c.name === 'reach_key')).toMatchObject({
       httpOnly: true,
