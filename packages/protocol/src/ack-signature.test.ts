@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   ackSignatureOf,
@@ -20,15 +21,13 @@ const ack = encodeAck({
   result: '{"text":"héllo\\nworld"}',
 });
 
-/** The shell function docs/PROTOCOL.md §4 gives raw workers, verbatim. */
-const SHELL_RECIPE = `
-ack_sig() {  # ack_sig <ack_key> <field> <value> [<field> <value> …]
-  local key=$1 text='' LC_ALL=C; shift
-  while [ $# -ge 2 ]; do text+="\${#1}:$1\${#2}:$2"; shift 2; done
-  printf '%s' "$text" | openssl dgst -sha256 -hmac "$key" | sed 's/^.*= //'
+/** The shell function docs/PROTOCOL.md §4 gives raw workers, as the page has it. */
+function shellRecipe(): string {
+  const page = readFileSync(new URL('../../../docs/PROTOCOL.md', import.meta.url), 'utf8');
+  const fn = /^ack_sig\(\) \{[\s\S]*?^\}$/m.exec(page)?.[0];
+  if (fn === undefined) throw new Error('docs/PROTOCOL.md has no ack_sig() function');
+  return `${fn}\nack_sig "$@"\n`;
 }
-ack_sig "$@"
-`;
 
 describe('ack signatures', () => {
   it('cover every field but sig as <byte length>:<bytes>, in order', () => {
@@ -49,8 +48,8 @@ describe('ack signatures', () => {
     expect(signAck(['a', 'bc'], KEY)).not.toBe(signAck(['ab', 'c'], KEY));
   });
 
-  it('match the shell recipe a raw worker signs with (bash and openssl)', () => {
-    const fromShell = execFileSync('bash', ['-c', SHELL_RECIPE, 'ack_sig', KEY, ...ack], {
+  it('match the shell recipe of docs/PROTOCOL.md a raw worker signs with (bash and openssl)', () => {
+    const fromShell = execFileSync('bash', ['-c', shellRecipe(), 'ack_sig', KEY, ...ack], {
       encoding: 'utf8',
     }).trim();
     expect(fromShell).toBe(signAck(ack, KEY));
