@@ -42,8 +42,8 @@ export class TenantScope {
     if (!isValidScopedId(name)) {
       // `default/<id>` is the default tenant's bare id written out.
       const { tenant, id } = splitScopedId(name);
-      if (tenant !== DEFAULT_TENANT || id.includes('/')) return undefined;
-      return this.resolve(id);
+      if (tenant !== DEFAULT_TENANT || !isValidScopedId(id) || id.includes('/')) return undefined;
+      return this.sees(id) ? id : undefined;
     }
     return this.sees(name) ? name : undefined;
   }
