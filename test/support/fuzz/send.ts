@@ -22,6 +22,8 @@ export interface Outcome {
 /** How long a request may take before it counts as a hang. */
 export const REQUEST_TIMEOUT_MS = 15_000;
 const KEEP_BYTES = 4096;
+/** Requests each kept-alive socket carried. */
+const served = new WeakMap<net.Socket, number>();
 
 /** A keep-alive sender to one service. */
 export class Sender {
@@ -57,6 +59,7 @@ export class Sender {
     return new Promise((resolve) => {
       let done = false;
       let r: http.ClientRequest | undefined;
+      let reused = false;
       const timer = setTimeout(() => {
         finish({ fault: 'timeout' });
         r?.destroy();
@@ -68,7 +71,7 @@ export class Sender {
         resolve({
           ...o,
           ms: performance.now() - started,
-          ...(r?.reusedSocket ? { reused: true } : {}),
+          ...(reused ? { reused: true } : {}),
         });
       };
       try {
@@ -88,6 +91,13 @@ export class Sender {
         return;
       }
       const sent = r;
+      // Node flags `reusedSocket` only for sockets taken from the free pool, not for one handed
+      // straight to a queued request: count each socket's requests instead.
+      sent.on('socket', (socket) => {
+        const before = served.get(socket) ?? 0;
+        reused = before > 0;
+        served.set(socket, before + 1);
+      });
       r.on('error', (err: NodeJS.ErrnoException) => {
         const hungUp = ['ECONNRESET', 'EPIPE', 'ERR_STREAM_DESTROYED'].includes(err.code ?? '');
         finish({ fault: hungUp ? 'closed' : 'client', detail: err.code ?? err.message });
@@ -96,11 +106,8 @@ export class Sender {
         const status = res.statusCode ?? 0;
         if (String(res.headers['content-type']).startsWith('text/event-stream')) {
           // A live stream: its head is the answer; hang up as a browser tab closing would.
-          res.once('data', () => {
-            finish({ status });
-            sent.destroy();
-          });
-          res.once('end', () => finish({ status }));
+          finish({ status });
+          sent.destroy();
           return;
         }
         const chunks: Buffer[] = [];
