@@ -131,6 +131,7 @@ export async function createRegistryService(
   const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
   // REACH_AGENT_ACL=on: a Redis user per agent instance, and signed acks (docs/SECURITY.md).
   const agentAcl = options.agentAcl ? new AgentAcl(redis, keys, logger) : undefined;
+  await agentAcl?.check();
   const registry = new AgentRegistry(redis, keys, options, agentAcl);
   // Routers read the lease and retry settings from here (and again with every snapshot).
   const snapshots = new SnapshotWriter({ redis, keys, registry, settings: options, logger });

@@ -10,6 +10,7 @@ import {
 } from '@agent-reach/protocol';
 import { randomPrefix, startOwnRedis, testServices, waitFor } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from '../index.ts';
+import { AgentAcl } from './agent-acl.ts';
 
 let service: RegistryService;
 let admin: Redis;
@@ -37,7 +38,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((r) => r.quit().catch(() => r.disconnect())));
   await service.close();
-  const users = ((await admin.acl('USERS'))).filter((u) => u.startsWith(`${prefix}|`));
+  const users = (await admin.acl('USERS')).filter((u) => u.startsWith(`${prefix}|`));
   if (users.length > 0) await admin.acl('DELUSER', ...users);
   const keys = await admin.keys(`${prefix}:*`);
   if (keys.length > 0) await admin.del(...keys);
@@ -241,6 +242,23 @@ describe('an agent instance confined to its own Redis user (REACH_AGENT_ACL=on)'
     expect(back.status).toBe('HEALTHY');
     expect(back.redis?.username).toBe(username);
     expect(await admin.acl('GETUSER', username)).not.toBeNull();
+  });
+});
+
+describe('start-up check', () => {
+  it('refuses REACH_AGENT_ACL=on when registry-sync’s own Redis user may not run ACL', async () => {
+    const user = `${prefix}|service`;
+    await admin.acl('SETUSER', user, 'reset', 'on', '>pw', '+@all', '-@admin', '~*', '&*');
+    try {
+      const restricted = await connectAs({ username: user, password: 'pw' });
+      const acl = new AgentAcl(restricted, reachKeys(prefix), pino({ level: 'silent' }));
+      await expect(acl.check()).rejects.toThrow(/REACH_AGENT_ACL=on needs .* may run ACL/);
+      await expect(
+        new AgentAcl(admin, reachKeys(prefix), pino({ level: 'silent' })).check(),
+      ).resolves.toBeUndefined();
+    } finally {
+      await admin.acl('DELUSER', user);
+    }
   });
 });
 

@@ -38,6 +38,27 @@ export class AgentAcl {
     this.log = logger.child({ module: 'agent-acl' });
   }
 
+  /**
+   * Checks at start-up that every node takes the users this class makes: registry-sync's own Redis
+   * user may run ACL, and the server knows selectors (Redis 7). Makes and removes a disabled user.
+   * Throws a message that says what to change.
+   */
+  async check(): Promise<void> {
+    const probe = `${this.keys.prefix}|check|${process.pid}`;
+    try {
+      for (const node of this.nodes()) {
+        await node.acl('SETUSER', probe, 'reset', 'off', '(+ping ~check)');
+        await node.acl('DELUSER', probe);
+      }
+    } catch (err: unknown) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new Error(
+        `settings: REACH_AGENT_ACL=on needs Redis 7 or later and a Redis user for registry-sync that may run ACL SETUSER/DELUSER/GETUSER/USERS (${why}); grant those or set REACH_AGENT_ACL=off`,
+        { cause: err },
+      );
+    }
+  }
+
   /** The user name of an agent instance. */
   username(agentId: string, instanceId: string): string {
     return agentUsername(this.keys.prefix, agentId, instanceId);
@@ -79,7 +100,7 @@ export class AgentAcl {
    */
   async sweep(): Promise<number> {
     const byNode = await Promise.all(
-      this.nodes().map(async (node) => ({ node, users: (await node.acl('USERS')) })),
+      this.nodes().map(async (node) => ({ node, users: await node.acl('USERS') })),
     );
     let removed = 0;
     for (const { node, users } of byNode) {
