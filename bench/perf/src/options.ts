@@ -1,7 +1,11 @@
 import type { Mode } from './load/protocol.ts';
 
-/** The systems compared. */
-export const SYSTEMS = ['reach', 'bullmq', 'floor'] as const;
+/**
+ * The systems compared. `reach-auth` is Agent-Reach with API keys required (REACH_AUTH=required,
+ * a caller key and an agent key), run only when named: `--only reach,reach-auth` measures what
+ * auth costs per request against the same system without it.
+ */
+export const SYSTEMS = ['reach', 'bullmq', 'floor', 'reach-auth'] as const;
 export type SystemName = (typeof SYSTEMS)[number];
 
 /** Settings of one bench session; {@link parseArgs} fills them from the command line. */
@@ -32,7 +36,7 @@ export interface BenchOptions {
   concurrency: number;
   /** Tasks each system runs before the measured runs (JIT warm-up). @default 3000 (quick: 300) */
   warmupTasks: number;
-  /** Systems to run. @default all */
+  /** Systems to run. @default reach, bullmq, floor */
   systems: SystemName[];
   /** Modes to run. @default all */
   modes: Mode[];
@@ -48,7 +52,7 @@ export interface BenchOptions {
 
 const HELP = `usage: npm run bench -- [--quick] [--routing] [--profile] [--reps N] [--tasks N] [--window N]
        [--workers N] [--concurrency N] [--http-ms MS] [--paced-ms MS] [--rates 200,2000,4000]
-       [--only reach,bullmq,floor] [--modes flood,paced,http] [--log-level warn] [--verbose]`;
+       [--only reach,bullmq,floor,reach-auth] [--modes flood,paced,http] [--log-level warn] [--verbose]`;
 
 /** Thrown for a bad command line; the message is the usage. */
 export class UsageError extends Error {
@@ -99,7 +103,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     workers: 2,
     concurrency: 100,
     warmupTasks: quick ? 300 : 3000,
-    systems: [...SYSTEMS],
+    systems: ['reach', 'bullmq', 'floor'],
     modes: ['flood', 'paced', 'http'],
     serviceLogLevel: 'warn',
     verbose: false,

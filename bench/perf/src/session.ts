@@ -64,11 +64,12 @@ export class Session {
     const t0 = Date.now();
     const started = await Promise.allSettled(
       opts.systems.map((name) =>
-        name === 'reach'
+        name === 'reach' || name === 'reach-auth'
           ? startReach({
               children,
               redisUrl: url,
               opts,
+              auth: name === 'reach-auth',
               ...(this.profileDir ? { profileDir: this.profileDir } : {}),
             })
           : name === 'bullmq'

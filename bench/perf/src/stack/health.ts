@@ -2,9 +2,9 @@ import { sleep } from '../clock.ts';
 import type { Child } from '../proc/children.ts';
 
 /** GET `url` as JSON; undefined when it fails, answers non-200 or takes over 2 s. */
-export async function getJson(url: string): Promise<unknown> {
+export async function getJson(url: string, headers: Record<string, string> = {}): Promise<unknown> {
   try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(2000) });
     if (res.status !== 200) {
       await res.arrayBuffer();
       return undefined;

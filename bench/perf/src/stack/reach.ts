@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchOptions } from '../options.ts';
@@ -6,7 +7,7 @@ import { getJson, until } from './health.ts';
 import { spawnListening } from './ports.ts';
 import { entry, type RunningSystem } from './running.ts';
 
-/** Key prefix of Agent-Reach in the shared Redis. */
+/** Key prefix of Agent-Reach in the shared Redis (`bench-auth` for the reach-auth system). */
 export const REACH_PREFIX = 'bench';
 /** The capability every bench agent serves. */
 export const REACH_CAPABILITY = 'bench-noop';
@@ -36,6 +37,23 @@ export interface ReachStackOptions {
   opts: BenchOptions;
   /** Write CPU profiles of the router and registry-sync here (at their exit). */
   profileDir?: string;
+  /**
+   * The reach-auth system: REACH_AUTH=required with an admin key, the agents on an agent key
+   * and the caller on a caller key (docs/SECURITY.md), under a prefix of its own.
+   */
+  auth?: boolean;
+}
+
+/** `POST /v1/keys` with the admin key: a new key of `role`. */
+async function makeKey(routerUrl: string, adminKey: string, role: string): Promise<string> {
+  const res = await fetch(`${routerUrl}/v1/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ tenant: 'default', role, label: `bench ${role}` }),
+  });
+  const body = (await res.json()) as { key?: string };
+  if (res.status !== 201 || !body.key) throw new Error(`POST /v1/keys answered ${res.status}`);
+  return body.key;
 }
 
 /**
@@ -47,10 +65,14 @@ export async function startReach({
   redisUrl,
   opts,
   profileDir,
+  auth = false,
 }: ReachStackOptions): Promise<RunningSystem> {
+  const adminKey = randomBytes(32).toString('hex');
+  const name = auth ? 'reach-auth' : 'reach';
   const common = {
     REDIS_URL: redisUrl,
-    REACH_PREFIX,
+    REACH_PREFIX: auth ? `${REACH_PREFIX}-auth` : REACH_PREFIX,
+    ...(auth ? { REACH_AUTH: 'required', REACH_ADMIN_KEY: adminKey } : {}),
     HOST: '127.0.0.1',
     LOG_LEVEL: opts.serviceLogLevel,
     INFLUX_URL: '',
@@ -71,7 +93,7 @@ export async function startReach({
     spawnListening(
       children,
       {
-        name: 'reach-registry-sync',
+        name: `${name}-registry-sync`,
         role: 'sync',
         entry: serverEntry('@agent-reach/registry-sync'),
         env: common,
@@ -84,7 +106,7 @@ export async function startReach({
     spawnListening(
       children,
       {
-        name: 'reach-router',
+        name: `${name}-router`,
         role: 'front',
         entry: serverEntry('@agent-reach/router'),
         env: common,
@@ -98,6 +120,13 @@ export async function startReach({
   const [sync, router] = [registry.child, routing.child];
   const registryUrl = `http://127.0.0.1:${registry.port}`;
   const routerUrl = `http://127.0.0.1:${routing.port}`;
+  const [agentKey, callerKey] = auth
+    ? await Promise.all([
+        makeKey(routerUrl, adminKey, 'agent'),
+        makeKey(routerUrl, adminKey, 'caller'),
+      ])
+    : [undefined, undefined];
+  const adminAuth: Record<string, string> = auth ? { authorization: `Bearer ${adminKey}` } : {};
   const agentEnv = {
     REGISTRY_URL: registryUrl,
     ROUTER_URL: routerUrl,
@@ -105,11 +134,12 @@ export async function startReach({
     BENCH_CAPABILITY: REACH_CAPABILITY,
     MAX_CONCURRENCY: String(opts.concurrency),
     LOG_LEVEL: opts.serviceLogLevel,
+    ...(agentKey ? { REACH_KEY: agentKey } : {}),
   };
   const agents = await Promise.all(
     Array.from({ length: opts.workers }, (_, i) =>
       children.spawnNode({
-        name: `reach-agent-${i}`,
+        name: `${name}-agent-${i}`,
         role: 'workers',
         entry: entry('reach/agent.ts'),
         env: { ...agentEnv, AGENT_ID: `bench-agent-${i}` },
@@ -120,13 +150,14 @@ export async function startReach({
     ),
   );
   const caller = await children.spawnNode({
-    name: 'reach-caller',
+    name: `${name}-caller`,
     role: 'caller',
     entry: entry('reach/caller.ts'),
     env: {
       ROUTER_URL: routerUrl,
       BENCH_CAPABILITY: REACH_CAPABILITY,
       HTTP_CONNECTIONS: String(opts.httpConnections),
+      ...(callerKey ? { REACH_KEY: callerKey } : {}),
     },
     ipc: true,
     echo,
@@ -146,7 +177,7 @@ export async function startReach({
     router,
   );
   return {
-    name: 'reach',
+    name,
     caller,
     processes: [caller, router, sync, ...agents],
     httpOnly: [],
@@ -157,7 +188,7 @@ export async function startReach({
       until(
         'every agent HEALTHY after a pause',
         async () => {
-          const list = (await getJson(`${registryUrl}/v1/agents`)) as
+          const list = (await getJson(`${registryUrl}/v1/agents`, adminAuth)) as
             { agents?: { status?: string }[] } | undefined;
           const healthy = (list?.agents ?? []).filter((a) => a.status === 'HEALTHY').length;
           const health = (await getJson(`${routerUrl}/healthz`)) as

@@ -8,7 +8,7 @@
  * that answers with the result instead.
  *
  * Environment: ROUTER_URL, BENCH_CAPABILITY, SUBMIT_CONNECTIONS, HTTP_CONNECTIONS, SUBMIT_BATCH,
- * REACH_HTTP_STYLE (poll | wait).
+ * REACH_HTTP_STYLE (poll | wait), REACH_KEY (sent as a bearer key when set: the reach-auth system).
  */
 import { Client, Pool } from 'undici';
 import { env, envInt } from '../../load/child.ts';
@@ -28,6 +28,10 @@ const capability = env('BENCH_CAPABILITY');
 const topic = `bench-caller-${process.pid}`;
 const POLL_WAIT_MS = 2000;
 const WAIT_MS = 30_000;
+/** A caller key when the router requires keys (the reach-auth system), else no header. */
+const key = process.env['REACH_KEY'];
+const auth: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+const jsonHeaders = { 'content-type': 'application/json', ...auth };
 
 interface BatchItem {
   http_status: number;
@@ -48,7 +52,7 @@ function batchTarget(pool: Pool, maxBatch: number): Target {
     const res = await pool.request({
       method: 'POST',
       path: '/v1/tasks/batch',
-      headers: { 'content-type': 'application/json' },
+      headers: jsonHeaders,
       body: JSON.stringify({ tasks: keys.map(taskBody) }),
     });
     if (res.statusCode !== 200) {
@@ -77,7 +81,7 @@ function pollStyleTarget(pool: Pool): Target {
       const res = await pool.request({
         method: 'POST',
         path: '/v1/tasks',
-        headers: { 'content-type': 'application/json' },
+        headers: jsonHeaders,
         body: JSON.stringify(taskBody(key)),
       });
       const text = await res.body.text();
@@ -95,7 +99,7 @@ function waitTarget(pool: Pool, sink: ResultSink): Target {
       const res = await pool.request({
         method: 'POST',
         path: `/v1/tasks?wait_ms=${WAIT_MS}`,
-        headers: { 'content-type': 'application/json' },
+        headers: jsonHeaders,
         body: JSON.stringify({ task_id: key, capability, payload: { n: 1 } }),
       });
       const text = await res.body.text();
@@ -126,6 +130,7 @@ async function pollResults(
       const res = await client.request({
         method: 'GET',
         path: `/v1/callbacks/${topic}?after=${cursor}&wait_ms=${POLL_WAIT_MS}&limit=1000`,
+        headers: auth,
       });
       if (res.statusCode !== 200) {
         await res.body.dump();
