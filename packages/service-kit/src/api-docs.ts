@@ -26,6 +26,22 @@ export async function registerApiDocs(app: FastifyInstance, info: ApiDocsInfo): 
       openapi: '3.0.3',
       info: { title: info.title, description: info.description, version: info.version },
       ...(info.tags ? { tags: info.tags } : {}),
+      // Which a route takes is set per route by the auth hook (installAuth): docs/SECURITY.md.
+      components: {
+        securitySchemes: {
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An API key (rk_<key_id>_<secret>); not needed while auth is off (loopback, REACH_AUTH=auto)',
+          },
+          agentToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: "The agent's token from its register reply (<epoch>.<secret>)",
+          },
+        },
+      },
     },
   });
   await app.register(swaggerUi, {

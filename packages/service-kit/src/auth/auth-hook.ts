@@ -65,6 +65,14 @@ function isPublic(request: FastifyRequest, prefixes: readonly string[]): boolean
  */
 export function installAuth(app: FastifyInstance, opts: AuthHookOptions): void {
   app.decorateRequest('principal', undefined);
+  // The OpenAPI document says how each route is authenticated (schemes in registerApiDocs).
+  app.addHook('onRoute', (route) => {
+    if (!route.schema || route.schema.hide === true) return;
+    const auth = route.config?.auth ?? 'key';
+    const security =
+      auth === 'public' ? [] : auth === 'agent-token' ? [{ agentToken: [] }] : [{ apiKey: [] }];
+    route.schema = { ...route.schema, security };
+  });
   if (!opts.required) {
     // Synchronous: an async hook costs a promise and a microtask on every request.
     app.addHook('onRequest', (request, _reply, done) => {

@@ -109,6 +109,17 @@ describe('API keys on the router', () => {
     }
   });
 
+  it('says in the OpenAPI document which routes take a key', async () => {
+    const doc = (await r1.app.inject({ url: '/docs/json' })).json<{
+      paths: Record<string, Record<string, { security?: unknown }>>;
+      components: { securitySchemes: Record<string, { scheme: string }> };
+    }>();
+    expect(doc.components.securitySchemes['apiKey']?.scheme).toBe('bearer');
+    expect(doc.paths['/v1/keys']?.['post']?.security).toEqual([{ apiKey: [] }]);
+    expect(doc.paths['/v1/tasks']?.['post']?.security).toEqual([{ apiKey: [] }]);
+    expect(doc.paths['/metrics']?.['get']?.security).toEqual([]);
+  });
+
   it('makes, lists and revokes keys; the secret is shown once and stored only as a hash', async () => {
     const made = await createKey({
       tenant: 'acme',
