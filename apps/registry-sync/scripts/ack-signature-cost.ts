@@ -52,8 +52,13 @@ for (const [label, ack] of [
   const sign = perCall(() => withAckSignature(encodeAck(ack), KEY)) - encode;
   const decode = perCall(() => decodeAck(signed));
   const verify = perCall(() => ackSignatureValid(signed, KEY));
-  rows.push([label, encode, sign, decode, verify].map((v) => (typeof v === 'string' ? v : v.toFixed(2))));
+  rows.push(
+    [label, encode, sign, decode, verify].map((v) => (typeof v === 'string' ? v : v.toFixed(2))),
+  );
 }
-console.log('µs per ack (node %s, %d rounds)', process.version, ROUNDS);
-console.log(['ack', 'encode', '+ sign', 'decode', 'verify'].join(' | '));
-for (const row of rows) console.log(row.join(' | '));
+const lines = [
+  `µs per ack (node ${process.version}, ${ROUNDS} rounds)`,
+  ['ack', 'encode', '+ sign', 'decode', 'verify'].join(' | '),
+  ...rows.map((row) => row.join(' | ')),
+];
+process.stdout.write(`${lines.join('\n')}\n`);
