@@ -2,9 +2,12 @@
  * JSON nested too deep (docs/errors.md JSON_TOO_DEEP): a payload, a batch item's payload or an
  * agent's meta past 64 levels is a 400 JSON_TOO_DEEP — never the 500 that JSON.stringify's stack
  * overflow gave at about 4,500 levels — and 64 levels still go through. A batch answers per item.
+ * A raw worker's result nested that deep fails its task instead of every read of it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import type { ReachAgent } from '@agent-reach/worker-sdk';
+import { waitFor } from '@agent-reach/testkit';
 import { startAgent } from '../support/agents.ts';
 import { http, startStack, type Stack } from '../support/stack.ts';
 
@@ -91,5 +94,39 @@ describe('JSON depth', () => {
     expect(ok.status).toBe(200);
     for (const url of [stack.routerUrl, stack.registryUrl])
       expect((await http(`${url}/healthz`)).status).toBe(200);
+  });
+
+  it('fails a task whose raw worker completes it with a result 5,000 levels deep', async () => {
+    type Reg = { epoch: number; stream: string; group: string; acks_stream: string };
+    const reg = await http<Reg>(`${stack.registryUrl}/v1/agents/register`, {
+      body: { agent_id: 'raw-deep', instance_id: 'i1', capabilities: ['deep'], max_concurrency: 1 },
+    });
+    const sub = await http<{ task_id: string }>(`${stack.routerUrl}/v1/tasks`, {
+      body: { capability: 'deep', payload: 1, callback_topic: 'deep-topic' },
+    });
+    const redis = new Redis(stack.redisUrl);
+    try {
+      const read = (await redis.call(
+        'XREADGROUP', 'GROUP', reg.body.group, 'i1', 'COUNT', '1', 'BLOCK', '5000',
+        'STREAMS', reg.body.stream, '>',
+      )) as [string, [string, string[]][]][]; // prettier-ignore
+      const entryId = read[0]?.[1][0]?.[0] ?? '';
+      await redis.xadd(
+        reg.body.acks_stream, '*', 'task_id', sub.body.task_id, 'stage', 'completed',
+        'agent_id', 'raw-deep', 'instance_id', 'i1', 'epoch', String(reg.body.epoch),
+        'attempt', '1', 'result', nestedText(5000),
+      ); // prettier-ignore
+      await redis.xack(reg.body.stream, reg.body.group, entryId);
+    } finally {
+      await redis.quit();
+    }
+    const view = async () =>
+      http<{ status: string; error?: string }>(`${stack.routerUrl}/v1/tasks/${sub.body.task_id}`);
+    await waitFor(async () => (await view()).body.status === 'dead', {
+      message: 'the task did not end',
+    });
+    const final = await view();
+    expect(final.status).toBe(200);
+    expect(JSON.stringify(final.body)).toMatch(/JSON_TOO_DEEP/);
   });
 });

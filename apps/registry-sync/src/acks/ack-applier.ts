@@ -4,6 +4,8 @@ import {
   Coalescer,
   decodeAck,
   entryShapeProblem,
+  jsonTextDepth,
+  MAX_JSON_DEPTH,
   PROBE_CAPABILITY,
   streamIdMs,
   WORKER_GROUP,
@@ -29,6 +31,16 @@ export interface AckSettings {
   taskRetentionS: number;
   slowMs: number;
   slowMsByCapability: Record<string, number>;
+}
+
+/** Whether a completion's result nests past MAX_JSON_DEPTH (text shorter than 2 × that cannot). */
+function resultTooDeep(ack: AckMessage): boolean {
+  return (
+    ack.stage === 'completed' &&
+    ack.result !== undefined &&
+    ack.result.length > 2 * MAX_JSON_DEPTH &&
+    jsonTextDepth(ack.result, MAX_JSON_DEPTH) > MAX_JSON_DEPTH
+  );
 }
 
 /** Weight of the newest sample in the execution-time EWMA routers read. */
@@ -115,6 +127,17 @@ export class AckApplier {
         'ack without a valid signature refused',
       );
       return this.refuse('bad_signature');
+    }
+    if (resultTooDeep(ack)) {
+      // Every reply showing such a result would fail (JSON.stringify throws past a few thousand
+      // levels): the attempt fails instead, for good, and the caller learns why.
+      this.log.warn({ task_id: ack.task_id, agent_id: ack.agent_id }, 'result too deep; failed');
+      Object.assign(ack, {
+        stage: 'failed',
+        error: `JSON_TOO_DEEP: the result nests deeper than ${MAX_JSON_DEPTH} levels`,
+        retryable: false,
+        result: undefined,
+      });
     }
     const at = streamIdMs(entryId);
     // A completion that names its capability has its speed recorded in the same step (not a
