@@ -8,6 +8,7 @@ import type { ReachServicesInfo } from './provided.ts';
 export { startServices, type Services, type StartServicesOptions } from './services.ts';
 export { startOwnRedis, type OwnRedis } from './own-redis.ts';
 export { makeTlsFiles, startTlsRedis, type TlsFiles, type TlsRedis } from './tls-redis.ts';
+export { startSentinel, type OwnSentinel } from './sentinel.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
 // Processes, ports and polling come from @agent-reach/process-kit, which the launcher shares.
 export {
