@@ -3,7 +3,8 @@
  * services and real keys: an agent of tenant A cannot register as tenant B's agent (the running
  * one untouched); SDK agents connect as the Redis users their registration issued; with those
  * credentials an agent cannot read another agent's inbox, run a script, or complete another
- * agent's task (the forged ack is refused and counted, and the task ends with the real result).
+ * agent's task (the forged ack is refused and counted, and the task ends with the real result);
+ * an agent whose Redis user was lost gets new credentials with a heartbeat and works on.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
@@ -90,9 +91,7 @@ afterAll(async () => {
   await Promise.all(agents.map((a) => a.close()));
   await Promise.all(opened.map((r) => r.quit().catch(() => r.disconnect())));
   await stack?.stop();
-  const users = ((await admin.acl('USERS'))).filter((u) =>
-    u.startsWith(`${stack.prefix}|`),
-  );
+  const users = (await admin.acl('USERS')).filter((u) => u.startsWith(`${stack.prefix}|`));
   if (users.length > 0) await admin.acl('DELUSER', ...users);
   await admin?.quit();
 });
@@ -198,5 +197,27 @@ describe('agents confined by keys and Redis users', () => {
       agent_id: 'victim',
       result: { by: 'victim', payload: { n: 1 } },
     });
+  });
+
+  it('an SDK agent whose Redis user was lost gets new credentials with a heartbeat and works on', async () => {
+    // As after a Redis restart that kept the data but not the users: Redis drops its connections.
+    await admin.acl('DELUSER', thief.redis!.username);
+    await waitFor(async () => (await admin.acl('GETUSER', thief.redis!.username)) !== null, {
+      message: 'the user made again by a heartbeat',
+    });
+    const submitted = await http(`${stack.routerUrl}/v1/tasks`, {
+      body: { task_id: 'job-2', capability: 'other', payload: 2 },
+      headers: { authorization: `Bearer ${key['acme-caller']}` },
+    });
+    expect(submitted.status).toBe(202);
+    await waitFor(
+      async () =>
+        (
+          await http<{ status: string }>(`${stack.routerUrl}/v1/tasks/job-2`, {
+            headers: { authorization: `Bearer ${key['acme-caller']}` },
+          })
+        ).body.status === 'completed',
+      { message: 'the task completed by the agent on its new credentials' },
+    );
   });
 });
