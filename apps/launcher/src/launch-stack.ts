@@ -62,7 +62,7 @@ function banner(o: {
 Agent-Reach is running.
   router (callers)        ${router}
   registry-sync (agents)  ${o.registryUrl}
-  redis                   ${o.data.redisUrl}
+  redis                   ${o.data.redisUrl.replace(/^(\w+:\/\/[^:/@]*:)[^@/]*@/, '$1***@')}
   influxdb                ${o.data.influxUrl}  (database ${o.bucket})
   demo agents             ${AGENTS.join(', ')}  (capability "echo": the result is the payload)
   API keys                ${o.keys ? 'required (REACH_AUTH=required); the demo agents hold an agent key' : 'off: loopback only (REACH_AUTH=auto); see docs/SECURITY.md'}
