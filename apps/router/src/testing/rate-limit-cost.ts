@@ -64,6 +64,10 @@ for (let i = 0; i < RUNS; i++) {
   without.push(await run(unlimited));
   withQuota.push(await run(limited));
 }
+// The quota's Redis side: one script call (INCR, and PEXPIRE or PTTL) per request.
+const stats = /cmdstat_evalsha:calls=(\d+),usec=(\d+),usec_per_call=([\d.]+)/.exec(
+  await router.redis.info('commandstats'),
+);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const round = (x: number) => Number(x.toFixed(1));
 process.stdout.write(
@@ -74,6 +78,8 @@ process.stdout.write(
     with_quota_us: withQuota.map(round),
     median_without_us: round(median(without)),
     median_with_us: round(median(withQuota)),
+    redis_script_calls: Number(stats?.[1] ?? 0),
+    redis_us_per_script_call: Number(stats?.[3] ?? 0),
   })}\n`,
 );
 await router.close();
