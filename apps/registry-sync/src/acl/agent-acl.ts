@@ -22,7 +22,9 @@ const KEEPS_USER: readonly AgentStatus[] = ['STARTING', 'HEALTHY', 'SUSPECT'];
  * instance, made at registration, made again when a heartbeat finds it missing (a Redis restart)
  * or the agent back from OFFLINE, and removed when the instance is fenced, deregisters, goes
  * OFFLINE or its record is gone. ACL users live in each Redis server, not in the keyspace: on a
- * Cluster every command here goes to every master (`nodes()`); standalone, to the one server.
+ * Cluster every command here goes to every node, replicas too, so a promoted replica has the users
+ * already (`nodes()`); standalone, to the one server. A node that lacks one (a restart, a failover
+ * to a server that never had it) is found by the next heartbeat, which makes it again.
  * Passwords are never stored: a user made again gets a new one.
  */
 export class AgentAcl {
@@ -152,6 +154,6 @@ export class AgentAcl {
 
   private nodes(): Redis[] {
     const r = this.redis as Partial<Cluster>;
-    return typeof r.nodes === 'function' ? r.nodes('master') : [this.redis as Redis];
+    return typeof r.nodes === 'function' ? r.nodes('all') : [this.redis as Redis];
   }
 }
