@@ -139,6 +139,14 @@ describe('tenants', () => {
     expect((await submit('acme', { task_id: 'c', parent_task_id: 'p' })).statusCode).toBe(202);
     const dead = await submit('acme', { task_id: 'g', parent_task_id: 'c' });
     expect(dead.json()).toMatchObject({ task_id: 'g', status: 'dead' });
+    // An agent names the parent by the task id its entry carried: the scoped one.
+    const child = await submit('acme', { task_id: 'c2', parent_task_id: 'acme/p' });
+    expect(child.statusCode).toBe(202);
+    expect(await redis.hmget(keys.task('acme/c2'), 'parent_task_id', 'hops')).toEqual([
+      'acme/p',
+      '1',
+    ]);
+    expect((await get('acme', '/v1/tasks/c2')).json()).toMatchObject({ parent_task_id: 'p' });
     // A parent of another tenant names nothing.
     const foreign = await submit('globex', { task_id: 'x', parent_task_id: 'acme/c' });
     expect(foreign.statusCode).toBe(404);
