@@ -58,11 +58,6 @@ export class AgentRegistry {
     private readonly acl?: AgentAcl,
   ) {}
 
-  /** True when acks must carry a signature (each instance is confined to its own Redis user). */
-  get signedAcks(): boolean {
-    return this.acl !== undefined;
-  }
-
   /**
    * Registers or refreshes an agent instance for `principal` (an agent or operator key; the open
    * principal while auth is off). The agent belongs to the key's tenant: an agent_id another
