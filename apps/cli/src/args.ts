@@ -29,6 +29,8 @@ const OPTIONS = {
   capabilities: { type: 'string' },
   label: { type: 'string' },
   'expires-at': { type: 'string' },
+  'rate-per-s': { type: 'string' },
+  'max-inflight': { type: 'string' },
 } as const;
 
 const GLOBAL = ['router', 'registry', 'key', 'json', 'progress', 'help'];
@@ -40,7 +42,7 @@ export const COMMANDS: Record<string, readonly string[]> = {
   task: [],
   dlq: ['capability', 'limit'],
   stats: ['window', 'by', 'capability'],
-  keys: ['tenant', 'role', 'capabilities', 'label', 'expires-at'],
+  keys: ['tenant', 'role', 'capabilities', 'label', 'expires-at', 'rate-per-s', 'max-inflight'],
   help: [],
 };
 
@@ -73,6 +75,7 @@ Usage:
                                                      success rate, receipt latency, execution time, completion rate
   reach keys create --tenant <t> --role caller|operator|agent
                [--capabilities a,b] [--label <text>] [--expires-at <ISO time or epoch ms>]
+               [--rate-per-s <n>] [--max-inflight <n>]
                                                      make an API key (operator key); prints it once
   reach keys list                                    API keys, without secrets
   reach keys revoke <key_id>                         revoke a key: refused everywhere within a second

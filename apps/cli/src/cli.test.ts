@@ -297,6 +297,19 @@ describe('reach keys', () => {
     ).toContain('--expires-at must be a future');
     expect((await reach(['keys', 'create', '--role', 'caller', ...router])).code).toBe(2);
   });
+
+  it('sends the key’s quotas, and refuses one that is not a whole number', async () => {
+    const args = ['keys', 'create', '--tenant', 'acme', '--role', 'caller'];
+    const run = await reach([...args, '--rate-per-s', '50', '--max-inflight', '0', ...router]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(stub.requests.at(-1)?.body ?? '{}')).toMatchObject({
+      rate_per_s: 50,
+      max_inflight: 0,
+    });
+    expect((await reach([...args, '--rate-per-s', '1.5', ...router])).err).toContain(
+      '--rate-per-s must be a whole number',
+    );
+  });
 });
 
 describe('reach itself', () => {

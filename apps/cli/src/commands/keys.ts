@@ -10,7 +10,7 @@ import { table, time } from '../format.ts';
 
 const ROLES = ['caller', 'operator', 'agent'] as const;
 const USAGE_CREATE =
-  'usage: reach keys create --tenant <t> --role caller|operator|agent [--capabilities a,b] [--label <text>] [--expires-at <time>]';
+  'usage: reach keys create --tenant <t> --role caller|operator|agent [--capabilities a,b] [--label <text>] [--expires-at <time>] [--rate-per-s <n>] [--max-inflight <n>]';
 
 /** `--expires-at`: epoch ms, or an ISO time such as 2027-01-31T00:00:00Z. */
 function expiresAtOf(value: string | undefined): number | undefined {
@@ -23,11 +23,27 @@ function expiresAtOf(value: string | undefined): number | undefined {
   return n;
 }
 
+/** A quota option (docs/SECURITY.md, Quotas): a whole number ≥ 0, 0 for unlimited. */
+function quotaOf(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,8}$/.test(value))
+    throw new UsageError(
+      `--${name} must be a whole number (0: unlimited), got ${JSON.stringify(value)}`,
+    );
+  return Number(value);
+}
+
 function onlyFor(ctx: Context, sub: string): void {
   const o = ctx.options;
-  const given = ['tenant', 'role', 'capabilities', 'label', 'expires-at'].filter(
-    (k) => o[k as keyof typeof o] !== undefined,
-  );
+  const given = [
+    'tenant',
+    'role',
+    'capabilities',
+    'label',
+    'expires-at',
+    'rate-per-s',
+    'max-inflight',
+  ].filter((k) => o[k as keyof typeof o] !== undefined);
   if (given.length > 0) throw new UsageError(`reach keys ${sub} takes no --${given.join(', --')}`);
 }
 
@@ -38,6 +54,8 @@ async function create(ctx: Context): Promise<number> {
   if (!(ROLES as readonly string[]).includes(role))
     throw new UsageError(`--role must be one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}`);
   const expiresAt = expiresAtOf(ctx.options['expires-at']);
+  const ratePerS = quotaOf('rate-per-s', ctx.options['rate-per-s']);
+  const maxInflight = quotaOf('max-inflight', ctx.options['max-inflight']);
   const body: CreateKeyBody = {
     tenant,
     role: role as CreateKeyBody['role'],
@@ -51,6 +69,8 @@ async function create(ctx: Context): Promise<number> {
         }),
     ...(label === undefined ? {} : { label }),
     ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
+    ...(ratePerS === undefined ? {} : { rate_per_s: ratePerS }),
+    ...(maxInflight === undefined ? {} : { max_inflight: maxInflight }),
   };
   const reply = await ctx.router.request<CreateKeyReply>(ROUTES.keys, { body });
   if (ctx.json) {
