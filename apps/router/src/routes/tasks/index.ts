@@ -78,7 +78,9 @@ function scopedBody<T extends SubmitBody>(
 
 /** A submit reply with the task_id as the requester names it. */
 function shown<R extends { task_id: string }>(scope: TenantScope, reply: R): R {
-  return { ...reply, task_id: scope.show(reply.task_id) };
+  const taskId = scope.show(reply.task_id);
+  // The default tenant's ids are bare already: no copy on an open deployment's hot path.
+  return taskId === reply.task_id ? reply : { ...reply, task_id: taskId };
 }
 /** A submission's error replies; from a 429 or 5xx the caller retries with the reply's task_id. */
 const submitErrors = { ...errors, 429: ErrorReply, 500: ErrorReply };
@@ -97,7 +99,9 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
     body: SubmitBody,
     tenant: string,
   ): Promise<SubmitOutcome> => {
-    const slot = quota ? await quota.take(principal, body.task_id ?? '') : undefined;
+    // While auth is off nothing is counted: no slot, not even a promise to wait for.
+    const slot =
+      quota && !principal.open ? await quota.take(principal, body.task_id ?? '') : undefined;
     let outcome: SubmitOutcome;
     try {
       outcome = await submitter.submit(body, tenant);
