@@ -1,6 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpError } from '../errors.ts';
-import { OPEN_PRINCIPAL, ROLES, type Principal, type Role } from './principal.ts';
+import {
+  ANONYMOUS_PRINCIPAL,
+  OPEN_PRINCIPAL,
+  ROLES,
+  type Principal,
+  type Role,
+} from './principal.ts';
 
 /**
  * How a route is authenticated (its fastify `config.auth`):
@@ -61,7 +67,7 @@ function isPublic(request: FastifyRequest, prefixes: readonly string[]): boolean
  * `request.principal` on every `key` route, or answers 401 UNAUTHORIZED (no key, or not a valid
  * one; keys are read from the header only, never the query string) or 403 FORBIDDEN (a role the
  * route does not take). Runs at `onRequest`, before the body is read. On `public` and
- * `agent-token` routes it sets no principal while auth is required.
+ * `agent-token` routes it sets {@link ANONYMOUS_PRINCIPAL} while auth is required.
  */
 export function installAuth(app: FastifyInstance, opts: AuthHookOptions): void {
   app.decorateRequest('principal', undefined);
@@ -85,7 +91,10 @@ export function installAuth(app: FastifyInstance, opts: AuthHookOptions): void {
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const config = request.routeOptions.config;
     const auth = config.auth ?? 'key';
-    if (auth !== 'key' || isPublic(request, prefixes)) return;
+    if (auth !== 'key' || isPublic(request, prefixes)) {
+      request.principal = ANONYMOUS_PRINCIPAL;
+      return;
+    }
     const presented = presentedKey(request);
     const principal = presented ? await opts.verifier.verify(presented) : undefined;
     if (!principal) {

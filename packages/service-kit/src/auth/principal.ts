@@ -28,6 +28,20 @@ export const OPEN_PRINCIPAL: Principal = Object.freeze({
   open: true,
 });
 
+/**
+ * The principal of a request to a public or agent-token route while keys are required: it
+ * carried no API key, so it may see nothing (no tenant, no capabilities). Such routes should not
+ * need a principal; this keeps {@link principalOf} from ever answering {@link OPEN_PRINCIPAL}
+ * for a request that was not let in as open.
+ */
+export const ANONYMOUS_PRINCIPAL: Principal = Object.freeze({
+  keyId: 'anonymous',
+  tenant: '',
+  role: 'caller',
+  capabilities: Object.freeze([]),
+  open: false,
+});
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the auth plugin before any handler runs. */
