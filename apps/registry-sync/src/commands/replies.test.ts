@@ -4,7 +4,9 @@ import {
   decodeAckTaskReply,
   decodeDeregisterReply,
   decodeHeartbeatReply,
+  decodeRegisterReply,
   decodeReleaseReply,
+  decodeServeReply,
   decodeRequeueReply,
   isScriptReplyError,
 } from './index.ts';
@@ -36,6 +38,21 @@ describe('script replies', () => {
       currentEpoch: 4,
     });
     expect(decodeDeregisterReply([-3])).toEqual({ ok: false, refusal: 'wrong_token' });
+    expect(decodeRegisterReply([-11, 'acme'])).toEqual({
+      ok: false,
+      refusal: 'other_tenant',
+      owner: 'acme',
+    });
+    expect(decodeRegisterReply([2, 5, 1, 'k', 'old'])).toEqual({
+      ok: true,
+      epoch: 2,
+      nowMs: 5,
+      newInstance: true,
+      ackKey: 'k',
+      fenced: 'old',
+    });
+    expect(decodeServeReply([-3])).toEqual({ ok: false, refusal: 'wrong_token' });
+    expect(decodeServeReply([4])).toEqual({ ok: true, epoch: 4 });
     let caught: unknown;
     try {
       decodeAckAgentReplies(['', '[]', '[]', -6, '', '', 0, 0, 0]);
