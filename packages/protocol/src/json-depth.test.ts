@@ -9,6 +9,10 @@ describe('jsonTextDepth', () => {
     expect(jsonTextDepth('{}')).toBe(1);
     expect(jsonTextDepth('{"a":[{"b":[]}],"c":{}}')).toBe(4);
     expect(jsonTextDepth('{"a":"[[[{{{","b":"\\"[[["}')).toBe(1);
+    // An escaped backslash ends before the quote; an escaped quote does not end the string.
+    expect(jsonTextDepth('[["\\\\",[1]]]')).toBe(3);
+    expect(jsonTextDepth('[["\\\\\\"[[[",1]]')).toBe(2);
+    expect(jsonTextDepth('["unterminated [[[')).toBe(1);
   });
 
   it('stops as soon as the limit is passed', () => {

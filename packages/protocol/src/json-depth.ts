@@ -16,20 +16,23 @@ export const MAX_BODY_JSON_DEPTH = 256;
 /**
  * The deepest nesting of arrays and objects in JSON text, counting no further than `stopAbove`
  * (it returns `stopAbove + 1` as soon as that is passed, without reading the rest). Brackets
- * inside strings do not count. The text need not be valid JSON: the parse that follows says so.
+ * inside strings do not count, and strings are skipped with `indexOf` rather than character by
+ * character. The text need not be valid JSON: the parse that follows says so.
  */
 export function jsonTextDepth(text: string, stopAbove = Number.MAX_SAFE_INTEGER): number {
   let depth = 0;
   let max = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
+    if (c === 0x22) {
+      // On to the closing quote: one not preceded by an odd run of backslashes.
+      for (;;) {
+        i = text.indexOf('"', i + 1);
+        if (i < 0) return max;
+        let b = i - 1;
+        while (text.charCodeAt(b) === 0x5c) b--;
+        if ((i - 1 - b) % 2 === 0) break;
+      }
     } else if (c === 0x7b || c === 0x5b) {
       if (++depth > max) {
         max = depth;

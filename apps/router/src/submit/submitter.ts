@@ -3,8 +3,6 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import {
   DEFAULT_TENANT,
-  jsonDepthExceeds,
-  MAX_JSON_DEPTH,
   type ReachKeys,
   type SubmitBody,
   type SubmitReply,
@@ -99,17 +97,15 @@ export class Submitter {
   }
 
   /**
-   * Submits a task of `tenant`; throws JSON_TOO_DEEP, NO_AGENT, AT_CAPACITY, PAYLOAD_TOO_LARGE or a
-   * store error.
+   * Submits a task of `tenant`; throws NO_AGENT, AT_CAPACITY, PAYLOAD_TOO_LARGE or a store error.
+   * The payload nests at most MAX_JSON_DEPTH levels: the JSON body parser and the batch route
+   * see to it (JSON.stringify below throws past a few thousand).
    * A task that finds every agent at capacity waits up to `admissionWaitMs` for a slot before
    * AT_CAPACITY. The body's task_id, callback_topic and parent_task_id are the scoped ids
    * (`scopedId(tenant, id)`) the task is kept under; the reply names the scoped task_id.
    */
   async submit(body: SubmitBody, tenant: string = DEFAULT_TENANT): Promise<SubmitOutcome> {
     const { settings } = this.o;
-    // Before JSON.stringify, which throws (a 500) past a few thousand levels.
-    if (jsonDepthExceeds(body.payload, MAX_JSON_DEPTH))
-      throw httpError('JSON_TOO_DEEP', `payload nests deeper than ${MAX_JSON_DEPTH} levels`);
     const payload = JSON.stringify(body.payload ?? null);
     if (Buffer.byteLength(payload) > settings.maxPayloadBytes) {
       throw httpError(

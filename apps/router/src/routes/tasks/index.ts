@@ -3,7 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError } from 'fastify';
 import {
   ErrorReply,
+  jsonDepthExceeds,
   MAX_BODY_JSON_DEPTH,
+  MAX_JSON_DEPTH,
   SubmitBatchBody,
   SubmitBatchReply,
   SubmitBody,
@@ -187,12 +189,19 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
     async (request) => {
       const principal = principalOf(request);
       const scope = TenantScope.of(principal);
+      // The body, `tasks` and an item wrap each payload: only a deeper body can hold one too deep.
+      const mayBeTooDeep = request.jsonBodyDepth > MAX_JSON_DEPTH + 3;
       // Submitted concurrently: their Redis commands share round trips on the auto-pipelined connection.
       const results = await Promise.all(
         request.body.tasks.map(async (task): Promise<SubmitBatchItem> => {
           // As for one submission: a refused item names the task_id to retry it with.
           const taskId = task.task_id ?? randomUUID();
           try {
+            if (mayBeTooDeep && jsonDepthExceeds(task.payload, MAX_JSON_DEPTH))
+              throw httpError(
+                'JSON_TOO_DEEP',
+                `payload nests deeper than ${MAX_JSON_DEPTH} levels`,
+              );
             const body = scopedBody(
               principal,
               scope,
