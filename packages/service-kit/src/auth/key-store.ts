@@ -84,16 +84,20 @@ function quotaField(value: string | undefined): number | null {
   return Number.isInteger(n) && n >= 0 ? n : null;
 }
 
+/** A stored key as verification needs it; the principal is made once per read. */
+interface StoredKey {
+  record: ApiKeyRecord;
+  secretHash: string;
+  principal: Principal;
+}
+
 interface Cached {
   /** null: no such key (cached as well, so a flood of unknown ids costs no Redis reads). */
-  entry: { record: ApiKeyRecord; secretHash: string } | null;
+  entry: StoredKey | null;
   readAt: number;
 }
 
-function decode(
-  keyId: string,
-  hash: Record<string, string>,
-): { record: ApiKeyRecord; secretHash: string } | null {
+function decode(keyId: string, hash: Record<string, string>): StoredKey | null {
   const secretHash = hash[Field.secretHash];
   const role = hash[Field.role] as Role | undefined;
   const tenant = hash[Field.tenant];
@@ -117,7 +121,14 @@ function decode(
     ratePerS: quotaField(hash[Field.ratePerS]),
     maxInflight: quotaField(hash[Field.maxInflight]),
   });
-  return { record, secretHash };
+  const principal: Principal = Object.freeze({
+    keyId,
+    tenant,
+    role,
+    capabilities: record.capabilities,
+    open: false,
+  });
+  return { record, secretHash, principal };
 }
 
 /**
@@ -213,21 +224,16 @@ export class ApiKeyStore {
    * wrong. `REACH_ADMIN_KEY` is the operator of the default tenant.
    */
   async verify(presented: string): Promise<Principal | undefined> {
+    const parsed = parseApiKey(presented);
+    const entry = parsed ? await this.lookup(parsed.keyId) : null;
+    if (parsed && entry && sameDigest(sha256Hex(parsed.secret), entry.secretHash)) {
+      const { expiresAt } = entry.record;
+      return expiresAt !== null && expiresAt <= this.now() ? undefined : entry.principal;
+    }
+    // Not a stored key: the admin key, whatever its shape (only its hash is kept).
     if (this.adminHash !== undefined && sameDigest(sha256Hex(presented), this.adminHash))
       return ADMIN_PRINCIPAL;
-    const parsed = parseApiKey(presented);
-    if (!parsed) return undefined;
-    const entry = await this.lookup(parsed.keyId);
-    if (!entry || !sameDigest(sha256Hex(parsed.secret), entry.secretHash)) return undefined;
-    const { record } = entry;
-    if (record.expiresAt !== null && record.expiresAt <= this.now()) return undefined;
-    return {
-      keyId: record.keyId,
-      tenant: record.tenant,
-      role: record.role,
-      capabilities: record.capabilities,
-      open: false,
-    };
+    return undefined;
   }
 
   /**
