@@ -84,6 +84,7 @@ function shown<R extends { task_id: string }>(scope: TenantScope, reply: R): R {
   // The default tenant's ids are bare already: no copy on an open deployment's hot path.
   return taskId === reply.task_id ? reply : { ...reply, task_id: taskId };
 }
+
 /** A submission's error replies; from a 429 or 5xx the caller retries with the reply's task_id. */
 const submitErrors = { ...errors, 429: ErrorReply, 500: ErrorReply };
 
