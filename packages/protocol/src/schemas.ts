@@ -119,6 +119,8 @@ export const AgentAck = Type.Object({
   lease_ms: Type.Integer(),
   /** New Redis credentials, when the agent's ACL user was made again (back from OFFLINE, Redis restarted). */
   redis: Type.Optional(RedisCredentials),
+  /** With `redis`: the instance's ack key, for an agent registered before signed acks were required. */
+  ack_key: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
 });
 export type AgentAck = Static<typeof AgentAck>;
 

@@ -245,6 +245,34 @@ describe('an agent instance confined to its own Redis user (REACH_AGENT_ACL=on)'
   });
 });
 
+describe('turning REACH_AGENT_ACL on while agents run', () => {
+  it('gives an agent registered before its Redis user and its ack key with the next heartbeat', async () => {
+    const before = await createRegistryService(
+      { redisUrl: testServices().redisUrl, prefix, ...fast },
+      { logger: pino({ level: 'silent' }), housekeeping: false },
+    );
+    let reply: RegisterReply;
+    try {
+      reply = await register(
+        { agent_id: 'old-timer', capabilities: ['echo'], max_concurrency: 1 },
+        before,
+      );
+    } finally {
+      await before.close();
+    }
+    expect(reply.redis).toBeUndefined();
+    expect(reply.ack_key).toBeUndefined();
+    // A record from before ack keys existed.
+    await admin.hdel(reachKeys(prefix).agent('old-timer'), 'ack_key');
+    const ack = await heartbeat(reply);
+    expect(ack.redis?.username).toBe(`${prefix}|agent|old-timer|${reply.instance_id}`);
+    expect(ack.ack_key).toMatch(/^[0-9a-f]{64}$/);
+    expect(await admin.hget(reachKeys(prefix).agent('old-timer'), 'ack_key')).toBe(ack.ack_key);
+    // The next heartbeat finds the user there and brings nothing new.
+    expect((await heartbeat(reply)).redis).toBeUndefined();
+  });
+});
+
 describe('start-up check', () => {
   it('refuses REACH_AGENT_ACL=on when registry-sync’s own Redis user may not run ACL', async () => {
     const user = `${prefix}|service`;

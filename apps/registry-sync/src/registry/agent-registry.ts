@@ -159,21 +159,26 @@ export class AgentRegistry {
   }
 
   /**
-   * The instance's Redis user made again, when it is missing on some node (Redis restarted) or
-   * the agent is back from OFFLINE (the sweep removes the users of OFFLINE agents).
+   * The instance's Redis user made again, when it is missing on some node (Redis restarted, or
+   * REACH_AGENT_ACL was turned on while the agent ran) or the agent is back from OFFLINE (the
+   * sweep removes the users of OFFLINE agents), with the instance's ack key.
    */
   private async reissue(
     agentId: string,
     instanceId: string,
     previous: AgentStatus,
-  ): Promise<RedisCredentials | undefined> {
+  ): Promise<{ redis: RedisCredentials; ack_key?: string } | undefined> {
     if (!this.acl || instanceId === '') return undefined;
     if (previous !== 'OFFLINE' && !(await this.acl.missing(agentId, instanceId))) return undefined;
-    const [capabilities, channel, tenant] = await this.redis.hmget(
-      this.keys.agent(agentId),
+    const record = this.keys.agent(agentId);
+    // A record from before signed acks has no key yet: the agent learns its new one here.
+    await this.redis.hsetnx(record, F.ackKey, randomBytes(32).toString('hex'));
+    const [capabilities, channel, tenant, ackKey] = await this.redis.hmget(
+      record,
       F.capabilities,
       F.channel,
       F.tenant,
+      F.ackKey,
     );
     let caps: string[] = [];
     try {
@@ -187,7 +192,8 @@ export class AgentRegistry {
       channel === 'pull' ? 'pull' : 'push',
       caps,
     );
-    return this.acl.issue(agentId, instanceId, this.scopeOf(agentId, pools));
+    const redis = await this.acl.issue(agentId, instanceId, this.scopeOf(agentId, pools));
+    return { redis, ...(ackKey ? { ack_key: ackKey } : {}) };
   }
 
   /** Switches an agent out of observation mode; only the agent itself, with its token. */
@@ -224,14 +230,14 @@ export class AgentRegistry {
     if (pipelineResult[0]) throw pipelineResult[0];
     const res = decodeHeartbeatReply(pipelineResult[1]);
     if (!res.ok) this.throwRefusal(agentId, res);
-    const redis = await this.reissue(agentId, res.instanceId, res.previous);
+    const issued = await this.reissue(agentId, res.instanceId, res.previous);
     return {
       agent_id: agentId,
       epoch: res.epoch,
       status: res.status,
       previous: res.previous,
       lease_ms: this.settings.offlineMs,
-      ...(redis ? { redis } : {}),
+      ...(issued ?? {}),
     };
   }
 

@@ -174,9 +174,13 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       onAnswered: (body) => {
         if (body.ready === true) this.#readyTold.resolve(true);
       },
-      onCredentials: (credentials) => {
+      onCredentials: (credentials, ackKey) => {
         this.#log.info('redis credentials issued again; used from the next connect');
         for (const conn of [cmd, read]) useCredentials(conn, credentials);
+        // Registered before signed acks were required: sign from now on.
+        const current = this.#session;
+        if (current !== undefined && ackKey !== undefined && current.ack_key !== ackKey)
+          this.#session = { ...current, redis: credentials, ack_key: ackKey };
       },
       logger: child('heartbeat'),
       onGone: () => this.#reregister(),

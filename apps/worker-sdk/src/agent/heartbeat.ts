@@ -25,8 +25,11 @@ export interface HeartbeatContext {
   reportReady(): boolean;
   /** The registry answered a heartbeat (2xx); `body` is what it was told. */
   onAnswered(body: HeartbeatBody): void;
-  /** The answer carried new Redis credentials (the registry made this instance's user again). */
-  onCredentials?(credentials: RedisCredentials): void;
+  /**
+   * The answer carried new Redis credentials (the registry made this instance's user again), and
+   * the instance's ack key when the registration had none.
+   */
+  onCredentials?(credentials: RedisCredentials, ackKey: string | undefined): void;
   logger: Logger;
   /** The registry lost our record (404 AGENT_NOT_FOUND): register again. */
   onGone(): void;
@@ -83,7 +86,7 @@ export class Heartbeat {
     if (this.ctx.reportReady()) body.ready = true;
     try {
       const ack = await this.ctx.registry.heartbeat(session, body);
-      if (ack.redis !== undefined) this.ctx.onCredentials?.(ack.redis);
+      if (ack.redis !== undefined) this.ctx.onCredentials?.(ack.redis, ack.ack_key);
       if (this.#consecutiveFailures > 0)
         this.ctx.logger.info({ failures: this.#consecutiveFailures }, 'heartbeat recovered');
       this.#consecutiveFailures = 0;

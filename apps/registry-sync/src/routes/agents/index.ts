@@ -119,6 +119,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
         status: ack.status,
         lease_ms: ack.lease_ms,
         ...(ack.redis ? { redis: ack.redis } : {}),
+        ...(ack.ack_key ? { ack_key: ack.ack_key } : {}),
       };
     },
   );
