@@ -22,7 +22,8 @@ beforeAll(async () => {
   tls = await startTlsRedis();
   admin = tls.connect();
   await admin.connect();
-  stack = await startStack({ redisUrl: tls.url, env: tls.env });
+  // At debug level, so the logs the last test reads hold everything the services say.
+  stack = await startStack({ redisUrl: tls.url, env: { ...tls.env, LOG_LEVEL: 'debug' } });
   agent = new ReachAgent({
     registryUrl: stack.registryUrl,
     routerUrl: stack.routerUrl,
@@ -109,5 +110,11 @@ describe('Redis over TLS with an ACL user', () => {
       await waitFor(
         async () => (await client.result(task_id, { timeoutMs: 5000 })).status === 'completed',
       );
+  });
+
+  it('logs no Redis password', () => {
+    const logs = stack.registry.output() + stack.router.output();
+    expect(logs.length).toBeGreaterThan(0);
+    expect(logs).not.toContain(tls.password);
   });
 });
