@@ -176,6 +176,21 @@ describe('tenants', () => {
     expect(replayed.json()).toMatchObject({ task_id: 'g', status: 'retry_wait' });
   });
 
+  it('the console shows a caller its tenant’s tasks only, an operator every tenant’s', async () => {
+    type Latency = { points: { task_id: string }[] };
+    const ids = async (who: string) =>
+      (await get(who, '/v1/console/latency?limit=1000'))
+        .json<Latency>()
+        .points.map((p) => p.task_id);
+    const acme = await ids('acme');
+    expect(acme).toContain('job-1');
+    expect(acme.every((id) => !id.includes('/'))).toBe(true);
+    const globex = await ids('globex');
+    expect(globex).toEqual(['job-1']);
+    const all = await ids('admin');
+    expect(all).toEqual(expect.arrayContaining(['acme/job-1', 'globex/job-1']));
+  });
+
   it('a key limited to capabilities submits only to those (403 otherwise)', async () => {
     const other = await submit('acmeEchoOnly', { capability: 'translate' });
     expect(other.statusCode).toBe(403);

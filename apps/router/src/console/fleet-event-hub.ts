@@ -32,6 +32,8 @@ const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
  */
 export class FleetEventHub {
   private readonly clients = new Set<SseClient>();
+  /** What each client may see (docs/SECURITY.md, Tenants): absent, everything. */
+  private readonly filters = new Map<SseClient, (event: FleetEvent) => FleetEvent | undefined>();
   /** Clients still being sent their backlog, with where their live events wait meanwhile. */
   private readonly waiting = new Map<SseClient, (entry: Entry) => void>();
   private readonly log: Logger;
@@ -65,11 +67,16 @@ export class FleetEventHub {
 
   /**
    * Takes over `res` as an event stream: recent events first, then live ones until the client
-   * leaves or the hub closes.
+   * leaves or the hub closes. `show` passes each event on as the client may see it, or drops it
+   * (undefined).
    */
   async attach(
     res: ServerResponse,
-    opts: { backlog: number; lastEventId?: string | undefined },
+    opts: {
+      backlog: number;
+      lastEventId?: string | undefined;
+      show?: (event: FleetEvent) => FleetEvent | undefined;
+    },
   ): Promise<void> {
     const client = new SseClient(res, this.maxBufferedBytes, (c) => this.detach(c));
     if (this.closed) {
@@ -81,6 +88,7 @@ export class FleetEventHub {
     const queued: Entry[] = [];
     const pending = (entry: Entry) => queued.push(entry);
     this.clients.add(client);
+    if (opts.show) this.filters.set(client, opts.show);
     this.waiting.set(client, pending);
     this.ensureReader();
     this.ensureHeartbeat();
@@ -104,6 +112,7 @@ export class FleetEventHub {
 
   private detach(client: SseClient): void {
     this.clients.delete(client);
+    this.filters.delete(client);
     this.waiting.delete(client);
     if (this.clients.size > 0) return;
     // Nobody watches: free the blocking connection now rather than after the BLOCK times out.
@@ -113,7 +122,9 @@ export class FleetEventHub {
   }
 
   private deliver(client: SseClient, [id, fields]: Entry): void {
-    const event = decodeFleetEvent(fields);
+    const decoded = decodeFleetEvent(fields);
+    const show = this.filters.get(client);
+    const event = decoded && show ? show(decoded) : decoded;
     if (event) client.send(id, { id, ...event } satisfies ConsoleFleetEvent);
   }
 

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorReply } from '@agent-reach/protocol';
-import { httpError } from '@agent-reach/service-kit';
+import { httpError, principalOf } from '@agent-reach/service-kit';
+import { ConsoleTenantView } from '../../console/tenant-view.ts';
 import { CONSOLE_CSP, type ConsoleAsset } from '../../console/assets.ts';
 import type { AgentTable } from '../../console/agent-table.ts';
 import type { FleetEventHub } from '../../console/fleet-event-hub.ts';
@@ -93,7 +94,11 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
         response: { 200: ConsoleAgentsReply, 400: ErrorReply, 503: ErrorReply },
       },
     },
-    async (request) => agents.read(request.query.limit ?? 500),
+    // A key that is not an operator's sees its tenant's part (console/tenant-view.ts).
+    async (request) =>
+      new ConsoleTenantView(principalOf(request)).agents(
+        await agents.read(request.query.limit ?? 500),
+      ),
   );
 
   app.get(
@@ -109,7 +114,8 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
     },
     async (request) => {
       const { points } = await sampler.sample();
-      return { points: points.slice(-(request.query.limit ?? 200)), now: Date.now() };
+      const seen = new ConsoleTenantView(principalOf(request)).points(points);
+      return { points: seen.slice(-(request.query.limit ?? 200)), now: Date.now() };
     },
   );
 
@@ -129,10 +135,12 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
       },
     },
     async (request, reply) => {
+      const view = new ConsoleTenantView(principalOf(request));
       reply.hijack();
       await hub.attach(reply.raw, {
         backlog: request.query.backlog ?? 50,
         lastEventId: request.headers['last-event-id'],
+        ...(view.all ? {} : { show: (event) => view.event(event) }),
       });
     },
   );
