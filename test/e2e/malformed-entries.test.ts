@@ -217,4 +217,26 @@ describe('malformed stream entries between valid tasks', () => {
     });
     await waitFor(async () => (await parkedCounts()).inbox === inbox + 1);
   });
+
+  it('registry-sync parks what it finds in a pool it hands to push agents', async () => {
+    // mal-echo has no pull agent: registry-sync hands its pooled tasks to mal-push.
+    const before = (await parkedCounts()).pool;
+    const entries = fc.sample(badTask, { numRuns: 5, seed: 7 });
+    for (const fields of entries) await redis.xadd(keys.pool('mal-echo'), '*', ...fields);
+    const { task_id: taskId } = await client.submit({
+      capability: 'mal-echo',
+      payload: 'pooled',
+      mode: 'batch',
+    });
+    expect(await client.result(taskId, { timeoutMs: 10_000 })).toMatchObject({
+      status: 'completed',
+      result: 'pooled',
+    });
+    await waitFor(async () => (await parkedCounts()).pool === before + entries.length);
+    const parked = (await redis.xrange(keys.parked(), '-', '+')).map(([, f]) => decodeParked(f));
+    expect(parked.filter((p) => p.stream === keys.pool('mal-echo'))).toHaveLength(entries.length);
+    expect(parked.filter((p) => p.stream === keys.pool('mal-echo')).map((p) => p.by)).toEqual(
+      entries.map(() => 'registry-sync'),
+    );
+  });
 });

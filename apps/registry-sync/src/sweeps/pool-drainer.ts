@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import {
   decodeTask,
+  entryShapeProblem,
   DEFAULT_TENANT,
   placementMiss,
   RELEASED_CONSUMER,
@@ -11,6 +12,7 @@ import {
   type SnapshotAgent,
 } from '@agent-reach/protocol';
 import { decide, isPull, isPush, type SnapshotHolder } from '@agent-reach/dispatch';
+import { parkEntry } from '../acks/parking.ts';
 import { decodeRequeueReply } from '../commands/index.ts';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
 import type { Resender } from '../tasks/resender.ts';
@@ -99,8 +101,8 @@ export class PoolDrainer {
   }
 
   private async moveToPush(pool: string, entryId: string, fields: string[]): Promise<number> {
-    const task = decodeTask(fields);
-    if (task.ok) {
+    const task = await this.readEntry(pool, entryId, fields);
+    if (task?.ok) {
       const [status, agentId, attempt] = await this.redis.hmget(
         this.keys.task(task.value.task_id),
         'status',
@@ -186,7 +188,7 @@ export class PoolDrainer {
    * otherwise, or when the entry cannot be read, acknowledges and deletes it. True when put back.
    */
   private async putBack(pool: string, id: string, fields: string[] | null): Promise<boolean> {
-    const task = fields ? decodeTask(fields) : undefined;
+    const task = await this.readEntry(pool, id, fields);
     if (task?.ok) {
       const [status, agentId] = await this.redis.hmget(
         this.keys.task(task.value.task_id),
@@ -200,6 +202,19 @@ export class PoolDrainer {
     }
     await this.redis.pipeline().xack(pool, WORKER_GROUP, id).xdel(pool, id).exec();
     return false;
+  }
+
+  /** Decodes a pool entry; one that is not a task (written by hand) is parked on the way. */
+  private async readEntry(pool: string, entryId: string, fields: string[] | null) {
+    if (fields === null) return undefined;
+    const problem = entryShapeProblem(fields);
+    const task =
+      problem === undefined ? decodeTask(fields) : { ok: false as const, error: problem };
+    if (!task.ok) {
+      const park = { source: 'pool' as const, stream: pool, entryId, fields, reason: task.error };
+      await parkEntry(this.redis, this.keys, park, this.log);
+    }
+    return task;
   }
 
   private async ensureGroup(pool: string): Promise<void> {
