@@ -11,6 +11,9 @@ import type { Outcome } from './send.ts';
  */
 export const DESIGNED_5XX = new Set(['503 NO_AGENT']);
 
+/** Requests slower than this are printed with the figures. */
+const SLOW_MS = 5000;
+
 /** A request that got a server error, a hang, or a hang-up it did not ask for. */
 export interface Failure {
   endpoint: string;
@@ -27,6 +30,8 @@ export interface EndpointFigures {
   failures: number;
   maxMs: number;
   totalMs: number;
+  /** The slowest request, described. */
+  slowest?: string;
 }
 
 /** Every count of a run. */
@@ -57,7 +62,10 @@ export class Figures {
     const key = out.status !== undefined ? String(out.status) : (out.fault ?? 'client');
     ep.requests += 1;
     ep.statuses[key] = (ep.statuses[key] ?? 0) + 1;
-    ep.maxMs = Math.max(ep.maxMs, out.ms);
+    if (out.ms > ep.maxMs) {
+      ep.maxMs = out.ms;
+      ep.slowest = `${describe(req)} → ${key}`;
+    }
     ep.totalMs += out.ms;
     const cat = this.categories.get(req.category) ?? {};
     this.categories.set(req.category, cat);
@@ -111,6 +119,11 @@ export class Figures {
           '  ' +
           fmt(ep.statuses),
       );
+    const slow = [...this.endpoints].filter(([, ep]) => ep.maxMs > SLOW_MS);
+    if (slow.length > 0)
+      lines.push('', `slowest requests of the endpoints with one over ${SLOW_MS} ms:`);
+    for (const [key, ep] of slow)
+      lines.push(`  [${key}] ${Math.round(ep.maxMs)} ms: ${ep.slowest}`);
     lines.push('', 'by kind of request:');
     for (const [cat, h] of [...this.categories].sort(([a], [b]) => a.localeCompare(b)))
       lines.push(`  ${cat.padEnd(30)} ${fmt(h)}`);

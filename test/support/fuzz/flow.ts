@@ -5,6 +5,9 @@
  */
 import { waitFor } from '@agent-reach/testkit';
 
+/** Tries of one submission answered 429 before it counts as refused. */
+const MAX_ATTEMPTS = 20;
+
 /** Options of {@link TaskFlow}. */
 export interface TaskFlowOptions {
   routerUrl: string;
@@ -25,6 +28,8 @@ export class TaskFlow {
   readonly accepted: string[] = [];
   /** Submissions the router did not accept, with its reply. */
   readonly refused: string[] = [];
+  /** Submissions answered 429 and sent again. */
+  retried = 0;
   private running = false;
   private loop: Promise<void> = Promise.resolve();
   private n = 0;
@@ -89,18 +94,26 @@ export class TaskFlow {
         ? { callback_topic: this.opts.callbackTopic }
         : {}),
     };
-    try {
-      const res = await fetch(`${this.opts.routerUrl}/v1/tasks`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...(this.opts.headers ?? {}) },
-        body: JSON.stringify(body),
-      });
-      const text = await res.text();
-      if (res.status === 202 || res.status === 200) this.accepted.push(id);
-      else this.refused.push(`${id}: ${res.status} ${text.slice(0, 200)}`);
-    } catch (err) {
-      this.refused.push(`${id}: ${(err as Error).message}`);
+    // A 429 (every agent busy, or a quota) asks the caller to retry shortly with the same
+    // task_id, as a real caller does; anything else that is not an acceptance counts as refused.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await fetch(`${this.opts.routerUrl}/v1/tasks`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(this.opts.headers ?? {}) },
+          body: JSON.stringify(body),
+        });
+        const text = await res.text();
+        if (res.status === 202 || res.status === 200) this.accepted.push(id);
+        else if (res.status === 429 && attempt < MAX_ATTEMPTS) {
+          this.retried += 1;
+          await new Promise((r) => setTimeout(r, 100 * attempt));
+          continue;
+        } else this.refused.push(`${id}: ${res.status} ${text.slice(0, 200)}`);
+      } catch (err) {
+        this.refused.push(`${id}: ${(err as Error).message}`);
+      }
+      return id;
     }
-    return id;
   }
 }

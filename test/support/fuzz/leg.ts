@@ -100,11 +100,20 @@ export async function runLeg(opts: LegOptions): Promise<LegResult> {
     });
     await flow.stop();
     const unfinished = await flow.unfinished(60_000);
+    const metrics = await Promise.all(
+      [stack.routerUrl, stack.registryUrl].map(async (base) => {
+        const body = await (await fetch(`${base}/metrics`)).text();
+        const series = body.split('\n').filter((l) => l && !l.startsWith('#')).length;
+        return `${Math.round(body.length / 1024)} KiB, ${series} series`;
+      }),
+    );
     const text = [
       figures.format(`${opts.title} (seed ${FUZZ_SEED}, ${FUZZ_COUNT} per endpoint)`),
       `valid tasks: ${flow.accepted.length} accepted, ` +
-        `${flow.accepted.length - unfinished.length} completed, ${flow.refused.length} refused; ` +
+        `${flow.accepted.length - unfinished.length} completed, ${flow.refused.length} refused ` +
+        `(${flow.retried} submissions answered 429 and sent again); ` +
         `service exits: ${exits.length}`,
+      `/metrics after the leg: router ${metrics[0]}, registry-sync ${metrics[1]}`,
     ].join('\n');
     console.log(text);
     saveFigures(opts.name, text);
@@ -121,7 +130,7 @@ async function startEchoAgent(stack: Stack, agentId: string, apiKey?: string): P
     redisUrl: stack.redisUrl,
     agentId,
     capabilities: [FLOW_CAPABILITY],
-    maxConcurrency: 4,
+    maxConcurrency: 16,
     handler: async (task) => task.payload,
     shutdownTimeoutMs: 2000,
     logger: pino({ level: 'silent' }),

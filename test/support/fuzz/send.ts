@@ -148,6 +148,10 @@ export class Sender {
       const timer = setTimeout(() => finish('timeout'), REQUEST_TIMEOUT_MS);
       socket.on('data', (c: Buffer) => {
         if (chunks.reduce((n, x) => n + x.length, 0) < 64 * KEEP_BYTES) chunks.push(c);
+        // An event stream stays open: its head is the answer.
+        const text = Buffer.concat(chunks).toString('latin1');
+        if (/\r\ncontent-type: text\/event-stream/i.test(text) && text.includes('\r\n\r\n'))
+          finish();
       });
       socket.on('close', () => finish());
       socket.on('error', (err: NodeJS.ErrnoException) => finish(undefined, err.code));
