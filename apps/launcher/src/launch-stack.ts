@@ -246,6 +246,8 @@ export async function launchStack(root: string): Promise<number> {
         AGENT_ID: id,
         REGISTRY_URL: registryUrl,
         ...(agentKey === undefined ? {} : { REACH_KEY: agentKey }),
+        // The agents hold their own key only, never the operator's.
+        REACH_ADMIN_KEY: '',
       });
     }
     const listed = async () => {
