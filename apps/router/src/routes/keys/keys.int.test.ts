@@ -100,6 +100,11 @@ describe('API keys on the router', () => {
     expect(basic.statusCode).toBe(401);
     const query = await r1.app.inject({ url: `/v1/dlq?key=${ADMIN}` });
     expect(query.statusCode).toBe(401);
+    // No route: refused like any other without a key, never a 500.
+    const unknown = await r1.app.inject({ url: '/v1/nowhere' });
+    expect(unknown.statusCode).toBe(401);
+    const unknownWithKey = await r1.app.inject({ url: '/v1/nowhere', headers: auth(ADMIN) });
+    expect(unknownWithKey.statusCode).toBe(404);
   });
 
   it('leaves health, liveness, metrics and the docs open', async () => {
