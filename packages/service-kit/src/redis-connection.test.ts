@@ -58,6 +58,13 @@ describe('redisOptionsFor', () => {
     });
   });
 
+  it('takes a Unix socket path', () => {
+    expect(redisOptionsFor({ url: '/run/redis.sock', password: 'pw' })).toEqual({
+      path: '/run/redis.sock',
+      password: 'pw',
+    });
+  });
+
   it('lets REDIS_USERNAME/REDIS_PASSWORD win over the URL, and overrides over both', () => {
     const settings = { url: 'redis://a:b@h:1', username: 'env', password: 'envpw' };
     expect(redisOptionsFor(settings)).toMatchObject({ username: 'env', password: 'envpw' });

@@ -29,7 +29,7 @@ export interface RedisConnectionExtras {
 
 /** A Redis to connect to: the URL plus {@link RedisConnectionExtras}. */
 export interface RedisConnectionSettings extends RedisConnectionExtras {
-  /** `redis://[user:password@]host[:port][/db]` or `rediss://…` for TLS. */
+  /** `redis://[user:password@]host[:port][/db]`, `rediss://…` for TLS, or a Unix socket's path. */
   url: string;
 }
 
@@ -105,6 +105,13 @@ export function redisOptionsFor(
   settings: RedisConnectionSettings,
   overrides: RedisOptions = {},
 ): RedisOptions {
+  if (settings.url.startsWith('/')) {
+    // A Unix socket path, as ioredis takes it; credentials from the settings only.
+    const socket: RedisOptions = { path: settings.url };
+    if (settings.username !== undefined) socket.username = settings.username;
+    if (settings.password !== undefined) socket.password = settings.password;
+    return { ...socket, ...overrides };
+  }
   let url: URL;
   try {
     url = new URL(settings.url);
