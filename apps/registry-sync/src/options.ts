@@ -77,7 +77,9 @@ export interface RegistryOptions {
   slowStreak: number;
   /** How long an ejected agent gets no tasks, seconds. (env REACH_EJECT_S) */
   ejectS: number;
-  /** Largest share of a capability's agents ejected at once. (env REACH_EJECT_MAX_SHARE) */
+  /**
+   * Largest share of a capability's agents ejected or DEGRADED at once. (env REACH_EJECT_MAX_SHARE)
+   */
   ejectMaxShare: number;
   /** How long dead letters are kept, seconds; published. (env REACH_DLQ_RETENTION_S) */
   dlqRetentionS: number;
@@ -88,6 +90,26 @@ export interface RegistryOptions {
   sessionTtlS: number;
   /** An assigned task still undelivered after this long is re-driven; published. (env REACH_DISPATCH_GRACE_MS) */
   dispatchGraceMs: number;
+  /**
+   * Error rate (failures, lease lapses and receipt timeouts per task in the agent's health
+   * window) over which an agent turns DEGRADED. (env REACH_DEGRADE_ERROR_RATE)
+   * @default 0.1
+   */
+  degradeErrorRate: number;
+  /** Tasks in the health window before the error rate counts. (env REACH_DEGRADE_MIN_TASKS) @default 20 */
+  degradeMinTasks: number;
+  /** How long a DEGRADED agent stays so at least. (env REACH_DEGRADE_COOLDOWN_MS) @default 30000 */
+  degradeCooldownMs: number;
+  /**
+   * Passed probes in a row after the cooldown that bring a DEGRADED agent back to HEALTHY.
+   * (env REACH_DEGRADE_RECOVER_PROBES)
+   * @default 3
+   */
+  degradeRecoverProbes: number;
+  /** Outcomes kept per agent for its health score and error rate. (env REACH_HEALTH_WINDOW) @default 100 */
+  healthWindow: number;
+  /** Failed deep probes in a row that make an agent SUSPECT. (env REACH_PROBE_FAILURES) @default 3 */
+  probeFailures: number;
   /** A retry that finds no agent for this long is dead-lettered (no_agent). (env REACH_NO_AGENT_WAIT_MS) */
   noAgentWaitMs: number;
   /**
@@ -150,6 +172,12 @@ const EnvSchema = Type.Object({
   REACH_HEARTBEAT_MS: Type.Optional(Type.Integer({ minimum: 50 })),
   REACH_SUSPECT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
   REACH_SWEEP_MS: Type.Optional(Type.Integer({ minimum: 20 })),
+  degradeErrorRate: 0.1,
+  degradeMinTasks: 20,
+  degradeCooldownMs: 30_000,
+  degradeRecoverProbes: 3,
+  healthWindow: 100,
+  probeFailures: 3,
   REACH_TASK_RETENTION_S: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_REGISTRY_BODY_LIMIT: Type.Optional(Type.Integer({ minimum: 1024 })),
   REACH_INSTANCE_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
@@ -176,6 +204,12 @@ function slowMap(text: string): Record<string, number> {
       'settings: REACH_SLOW_MS_BY_CAPABILITY must be a JSON object such as {"summarise": 20000}',
     );
   }
+  REACH_DEGRADE_ERROR_RATE: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  REACH_DEGRADE_MIN_TASKS: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_DEGRADE_COOLDOWN_MS: Type.Optional(Type.Integer({ minimum: 0 })),
+  REACH_DEGRADE_RECOVER_PROBES: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_HEALTH_WINDOW: Type.Optional(Type.Integer({ minimum: 10, maximum: 1000 })),
+  REACH_PROBE_FAILURES: Type.Optional(Type.Integer({ minimum: 1 })),
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new Error(
       'settings: REACH_SLOW_MS_BY_CAPABILITY must be a JSON object of capability → milliseconds',
@@ -242,6 +276,12 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
 
 /** Resolves settings once, filling defaults and checking that the lease bounds make sense. */
 export function compileRegistryOptions(opts: Partial<RegistryOptions> = {}): RegistryOptions {
+    degradeErrorRate: e.REACH_DEGRADE_ERROR_RATE,
+    degradeMinTasks: e.REACH_DEGRADE_MIN_TASKS,
+    degradeCooldownMs: e.REACH_DEGRADE_COOLDOWN_MS,
+    degradeRecoverProbes: e.REACH_DEGRADE_RECOVER_PROBES,
+    healthWindow: e.REACH_HEALTH_WINDOW,
+    probeFailures: e.REACH_PROBE_FAILURES,
   const o: RegistryOptions = {
     ...REGISTRY_DEFAULTS,
     slowMsByCapability: { ...REGISTRY_DEFAULTS.slowMsByCapability },

@@ -35,6 +35,9 @@ import { PoolDrainer } from './sweeps/pool-drainer.ts';
 import { Ejector } from './sweeps/ejector.ts';
 import { InflightSweeper } from './sweeps/inflight-sweeper.ts';
 import { Prober } from './sweeps/prober.ts';
+import { defineHealthCommands } from './health/scripts.ts';
+import { HealthRecorder } from './health/health-recorder.ts';
+import { HealthSweep } from './health/health-sweep.ts';
 import { TaskOutcomes } from './tasks/outcomes.ts';
 import { Resender } from './tasks/resender.ts';
 
@@ -116,6 +119,7 @@ export async function createRegistryService(
     'reject',
     'publish-callback',
   ]);
+  defineHealthCommands(redis);
   defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow', 'requeue']);
   defineDispatchCommands(acks, ['publish-callback']);
   for (const conn of [redis, ...blockings, subscriber, acks]) {
@@ -147,12 +151,15 @@ export async function createRegistryService(
     settings: options,
   });
   const outcomes = new TaskOutcomes({
+  // Agents' outcomes, for their health scores and DEGRADED (health/).
+  const health = new HealthRecorder(redis, keys, fleet, options, logger, () => snapshots.soon());
     redis,
     keys,
     events,
     fleet,
     deadLetters,
     settings: options,
+    health,
     logger,
   });
   const resender = new Resender({
@@ -177,6 +184,7 @@ export async function createRegistryService(
       inflight: new InflightSweeper(redis, keys, outcomes, resender, fleet, options, logger),
       ejector: new Ejector(redis, keys, fleet, options, logger),
       due: new DueProcessor(redis, keys, resender, options.dlqRetentionS),
+      health: new HealthSweep(redis, keys, fleet, events, options, logger),
       prober: new Prober(delivery, options.probeIntervalMs, logger),
       janitor: new ConsumerJanitor(redis, keys, logger),
       pools: new PoolDrainer(
@@ -212,6 +220,7 @@ export async function createRegistryService(
     logger,
     agentAcl ? new AckSignatures(acks, keys) : undefined,
   );
+    health,
   const consumers = blockings.map(
     (blocking, shard) =>
       new AckConsumer(
@@ -235,6 +244,7 @@ export async function createRegistryService(
   });
   await Promise.all(consumers.map((c) => c.start()));
   if (extra.housekeeping !== false) housekeeper.start();
+  health.start();
   agentAcl?.start(Math.max(options.sweepIntervalMs, 1000));
 
   let closing: Promise<void> | undefined;
@@ -251,6 +261,7 @@ export async function createRegistryService(
         resender.close();
         await Promise.all(consumers.map((c) => c.close()));
         await housekeeper.close();
+        await health.close();
         await agentAcl?.close();
         await snapshot.close();
         await events.close();

@@ -12,6 +12,10 @@ export const EVENT_STAGES = [
   'retried',
   'dead',
   'probe',
+  /** An agent turned DEGRADED (task_id `agent:<agent_id>`, one point per capability). */
+  'degraded',
+  /** A DEGRADED agent came back (task_id `agent:<agent_id>`, one point per capability). */
+  'recovered',
 ] as const;
 
 /** One stage of a task's life: tag `stage` of {@link MEASUREMENT}. */

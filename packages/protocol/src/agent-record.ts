@@ -2,6 +2,7 @@ import { AgentRecordField as F } from './snapshot.ts';
 import type { AgentView } from './schemas.ts';
 import type { AgentStatus, Channel } from './states.ts';
 import { DEFAULT_TENANT } from './tenants.ts';
+import { healthScore } from './health.ts';
 
 function int(value: string | undefined): number {
   const n = Number(value);
@@ -64,6 +65,8 @@ export function toAgentView(
     last_heartbeat_at: leaseAt,
     lease_age_ms: Math.max(0, nowMs - leaseAt),
     ejected_until: int(record[F.ejectedUntil]),
+    health_score: healthScore(record[F.outcomes] ?? ''),
+    degraded_until: record[F.degraded] === '1' ? int(record[F.degradedUntil]) : 0,
     tags: json<string[]>(record[F.tags], []),
     observe: record[F.observe] === '1',
     priority: int(record[F.priority]),

@@ -16,3 +16,4 @@ export * from './coalescer.ts';
 export * from './settings.ts';
 export * from './parked.ts';
 export * from './json-depth.ts';
+export * from './health.ts';

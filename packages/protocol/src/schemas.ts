@@ -105,7 +105,12 @@ export const HeartbeatBody = Type.Object(
   {
     inflight: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
     status: Type.Optional(Type.Union([Type.Literal('idle'), Type.Literal('busy')])),
-    ready: Type.Optional(Type.Boolean({ description: 'true once a two-phase start is done' })),
+    ready: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: takes tasks (a two-phase start is done); false: no new tasks (running ones go on) until a heartbeat says true',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -154,6 +159,16 @@ export const AgentView = Type.Object({
   weight: Type.Number(),
   ewma_ms: Type.Record(Type.String(), Type.Number(), {
     description: 'Execution-time EWMA per capability',
+  health_score: Type.Integer({
+    minimum: 0,
+    maximum: 100,
+    description:
+      "From the agent's recent outcomes: failures, lease lapses, receipt timeouts, failed probes, slow completions (100 = none)",
+  }),
+  degraded_until: Type.Integer({
+    description:
+      'DEGRADED: epoch ms of the end of its cooldown (recovery needs probes after it); 0 otherwise',
+  }),
   }),
   meta: Type.Record(Type.String(), Type.Unknown()),
 });

@@ -20,6 +20,14 @@ export const AgentRecordField = {
   zombie: 'zombie',
   slowStreak: 'slow_streak',
   ejectedUntil: 'ejected_until',
+  /** The agent's recent outcomes, one letter each, newest last (health.ts `HealthOutcome`). */
+  outcomes: 'outcomes',
+  /** `1` while the agent is DEGRADED (heartbeats keep it so). */
+  degraded: 'degraded',
+  /** Epoch ms before which a DEGRADED agent cannot recover (its cooldown). */
+  degradedUntil: 'degraded_until',
+  /** `1` after consecutive failed deep probes: SUSPECT until a probe passes. */
+  unwell: 'unwell',
   tags: 'tags',
   observe: 'observe',
   priority: 'priority',
@@ -56,6 +64,8 @@ export interface SnapshotAgent {
   ejected_until?: number;
   /** Extra routing tags besides its capabilities. */
   tags?: string[];
+  /** 0–100 from the agent's recent outcomes (health.ts); absent for 100. */
+  health_score?: number;
   /** Registered in observation mode: probes only until switched to serve. */
   observe?: boolean;
   /** 0–10; biases the choice among agents of similar load. */

@@ -1,5 +1,15 @@
-/** Agent lifecycle. */
-export const AGENT_STATUSES = ['STARTING', 'HEALTHY', 'SUSPECT', 'OFFLINE', 'DRAINING'] as const;
+/**
+ * Agent lifecycle. `DEGRADED`: failing or timing out too often (its health window's error rate),
+ * so it gets tasks only when no HEALTHY agent has room, until it cools down and passes probes.
+ */
+export const AGENT_STATUSES = [
+  'STARTING',
+  'HEALTHY',
+  'SUSPECT',
+  'OFFLINE',
+  'DRAINING',
+  'DEGRADED',
+] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
 /** Delivery channel an agent prefers. */
@@ -29,6 +39,12 @@ export type DeadReason = 'max_attempts' | 'deadline' | 'loop' | 'not_retryable' 
 /** Stages a worker reports on the acks stream. */
 export const ACK_STAGES = ['received', 'completed', 'failed'] as const;
 export type AckStage = (typeof ACK_STAGES)[number];
+
+/**
+ * An ack that renews the execution leases of a worker's running tasks (`task_ids`); it changes no
+ * task's stage and appears in no timeline (docs/PROTOCOL.md §4, Execution leases).
+ */
+export const RENEW_STAGE = 'renew';
 
 /** Stages that appear in a task's timeline. */
 export type TimelineStage = 'accepted' | 'sent' | AckStage | 'retried' | 'dead';

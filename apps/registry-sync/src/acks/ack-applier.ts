@@ -17,7 +17,7 @@ import {
 import type { CallbackPublisher } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { AckSignatures } from './ack-signatures.ts';
-import type { TaskOutcomes } from '../tasks/outcomes.ts';
+import type { OutcomeRecorder, TaskOutcomes } from '../tasks/outcomes.ts';
 import { parkEntry } from './parking.ts';
 import {
   decodeAckAgentReplies,
@@ -94,6 +94,8 @@ export class AckApplier {
   ) {
     this.log = logger.child({ module: 'acks' });
     this.agentSteps = new Coalescer(async (agentId, steps) =>
+    /** Notes completions and probes in the agents' health windows (failures: TaskOutcomes). */
+    private readonly health?: OutcomeRecorder,
       decodeAckAgentReplies(
         await this.redis.reachAckAgent(
           this.keys.agent(agentId),
@@ -174,6 +176,8 @@ export class AckApplier {
         this.events.write({
           stage: 'probe',
           capability: PROBE_CAPABILITY,
+      if (ack.stage !== 'received')
+        this.health?.record(ack.agent_id, ack.stage === 'completed' ? 'probeOk' : 'probeFailed');
           agent_id: ack.agent_id,
           task_id: ack.task_id,
           attempt: 1,
@@ -338,6 +342,8 @@ export class AckApplier {
       taskId: ack.task_id,
       attempt,
       reason: 'failed',
+      const slow = ack.duration_ms !== undefined && ack.duration_ms > this.slowMsFor(capability);
+      this.health?.record(ack.agent_id, slow ? 'slow' : 'completed');
       agentId: ack.agent_id,
       ...(ack.error !== undefined ? { error: ack.error } : {}),
       ...(ack.retryable === false ? { terminal: 'not_retryable' as const } : {}),

@@ -15,7 +15,7 @@ import {
 } from './acl-rules.ts';
 
 /** Statuses whose instance keeps its Redis user; OFFLINE and DRAINING lose it (see {@link AgentAcl.sweep}). */
-const KEEPS_USER: readonly AgentStatus[] = ['STARTING', 'HEALTHY', 'SUSPECT'];
+const KEEPS_USER: readonly AgentStatus[] = ['STARTING', 'HEALTHY', 'SUSPECT', 'DEGRADED'];
 
 /**
  * The Redis ACL users of agent instances (`REACH_AGENT_ACL=on`, docs/SECURITY.md): one per

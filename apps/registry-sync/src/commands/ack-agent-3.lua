@@ -153,7 +153,12 @@ for base = 0, #ARGV - 1, ARGS_PER_ACK do apply(base) end
 if consuming and rec[2] then
   -- The task loop is consuming again: the agent is no zombie.
   redis.call('HDEL', KEYS[1], 'zombie')
-  if rec[3] == 'SUSPECT' then redis.call('HSET', KEYS[1], 'status', 'HEALTHY') end
+  -- Unless failed deep probes keep it SUSPECT (`unwell`); a DEGRADED one goes back to DEGRADED.
+  if rec[3] == 'SUSPECT' and redis.call('HEXISTS', KEYS[1], 'unwell') == 0 then
+    local back = 'HEALTHY'
+    if redis.call('HEXISTS', KEYS[1], 'degraded') == 1 then back = 'DEGRADED' end
+    redis.call('HSET', KEYS[1], 'status', back)
+  end
 end
 local writes, drops = {}, {}
 for taskId in pairs(changed) do

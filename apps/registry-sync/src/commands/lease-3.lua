@@ -1,6 +1,6 @@
 --[[
-  Sets an agent's status from the age of its lease on Redis server time, its readiness and
-  consumption suspicion, and removes a DRAINING agent once nothing delivered to it is unfinished.
+  Sets an agent's status from the age of its lease on Redis server time, its readiness,
+  consumption suspicion, failing deep probes (`unwell`) and DEGRADED mark, and removes a DRAINING agent once nothing delivered to it is unfinished.
   OFFLINE comes after SUSPECT: a HEALTHY agent past the offline bound is SUSPECT for one sweep.
   `grace` (ms) is added to the lease after the sweeper itself could not run (Redis paused or
   unreachable), so a store outage does not mark the whole fleet dead.
@@ -10,7 +10,7 @@
 
   Output: { previous status, new status, lease age ms, pending count }  ("GONE" when removed)
 ]]
-local cur = redis.call('HMGET', KEYS[1], 'status', 'lease_at', 'ready', 'zombie')
+local cur = redis.call('HMGET', KEYS[1], 'status', 'lease_at', 'ready', 'zombie', 'unwell', 'degraded')
 if not cur[1] then return { 'NONE', 'NONE', 0, 0 } end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -29,11 +29,13 @@ elseif effective >= tonumber(ARGV[2]) then
   -- not run for a while sees that (an agent otherwise turns SUSPECT on the way), and a sweep
   -- delayed by a store pause sees every lease old at once: the heartbeats that land after the
   -- pause bring the agents back before the next sweep could call them OFFLINE.
-  if status == 'HEALTHY' then nextStatus = 'SUSPECT' else nextStatus = 'OFFLINE' end
+  if status == 'HEALTHY' or status == 'DEGRADED' then nextStatus = 'SUSPECT' else nextStatus = 'OFFLINE' end
 elseif cur[3] ~= '1' then
   nextStatus = 'STARTING'
-elseif effective >= tonumber(ARGV[1]) or cur[4] then
+elseif effective >= tonumber(ARGV[1]) or cur[4] or cur[5] then
   nextStatus = 'SUSPECT'
+elseif cur[6] then
+  nextStatus = 'DEGRADED'
 else
   nextStatus = 'HEALTHY'
 end

@@ -6,6 +6,7 @@ import type { PoolDrainer } from '../sweeps/pool-drainer.ts';
 import type { Ejector } from '../sweeps/ejector.ts';
 import type { InflightSweeper } from '../sweeps/inflight-sweeper.ts';
 import type { Prober } from '../sweeps/prober.ts';
+import type { HealthSweep } from '../health/health-sweep.ts';
 import type { LeaseLock } from './lease-lock.ts';
 import type { LeaseSweeper, Transition } from '../sweeps/lease-sweeper.ts';
 import type { SnapshotWriter } from './snapshot-writer.ts';
@@ -24,6 +25,8 @@ export interface Duties {
   leases: LeaseSweeper;
   inflight: InflightSweeper;
   ejector: Ejector;
+  /** Turns agents DEGRADED from their outcomes and brings them back. */
+  health: HealthSweep;
   due: DueProcessor;
   prober: Prober;
   janitor: ConsumerJanitor;
@@ -40,7 +43,7 @@ const JANITOR_INTERVAL_MS = 30_000;
 /**
  * Runs the duties that must happen once across registry-sync instances while holding the lease
  * lock: lease transitions, taking back tasks that will not finish where they are, ejecting slow
- * outliers, dispatching due retries, probing agents, and the periodic snapshot. A pass that
+ * outliers, turning failing agents DEGRADED and back, dispatching due retries, probing agents, and the periodic snapshot. A pass that
  * changes an agent's status (a lease transition, an ejection) publishes a snapshot at once
  * (`SnapshotWriter.soon`, coalesced over 50 ms) instead of leaving routers to learn of it from the
  * periodic one, which stays as the floor. When a pass finds
@@ -152,6 +155,7 @@ export class Housekeeper {
       if (grace === 0 && (await d.inflight.sweep(now)).suspected > 0) d.snapshots.soon();
       const ejected = await d.ejector.sweep(now);
       if (ejected.length > 0) d.snapshots.soon();
+      if ((await d.health.sweep(now)) > 0) d.snapshots.soon();
       await d.due.process(now);
       await d.pools.sweep();
       const views = await d.registry.list();

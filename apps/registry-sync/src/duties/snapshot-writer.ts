@@ -73,6 +73,7 @@ export class SnapshotWriter {
       lease_age_ms: v.lease_age_ms,
       ...(v.ejected_until > 0 ? { ejected_until: v.ejected_until } : {}),
       ...(v.tags.length > 0 ? { tags: v.tags } : {}),
+      ...(v.health_score < 100 ? { health_score: v.health_score } : {}),
       ...(v.observe ? { observe: true } : {}),
       ...(v.priority ? { priority: v.priority } : {}),
       ...(v.weight !== 1 ? { weight: v.weight } : {}),

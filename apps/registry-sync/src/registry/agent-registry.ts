@@ -221,7 +221,7 @@ export class AgentRegistry {
         token.epoch,
         body.inflight,
         body.status === 'busy' ? 1 : 0,
-        body.ready ? 1 : '',
+        body.ready === undefined ? '' : body.ready ? 1 : 0,
       )
       .sadd(this.keys.agents(), agentId)
       .exec()

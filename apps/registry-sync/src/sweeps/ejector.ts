@@ -14,6 +14,7 @@ export interface EjectSettings {
 interface Row {
   id: string;
   live: boolean;
+  degraded: boolean;
   streak: number;
   ejectedUntil: number;
   capabilities: string[];
@@ -21,7 +22,8 @@ interface Row {
 
 /**
  * Ejects agents after consecutive slow completions for a while, like Envoy's outlier detection,
- * but never more than a share of any capability's live agents at once, so a slow dependency
+ * but never more than a share of any capability's live agents at once (ejected and DEGRADED
+ * together), so a slow dependency
  * that all agents share does not empty the pool.
  */
 export class Ejector {
@@ -46,12 +48,14 @@ export class Ejector {
       if (!r.live) continue;
       for (const c of r.capabilities) {
         live.set(c, (live.get(c) ?? 0) + 1);
-        if (r.ejectedUntil > now) ejected.set(c, (ejected.get(c) ?? 0) + 1);
+        // DEGRADED agents are out too: the cap holds for both together.
+        if (r.ejectedUntil > now || r.degraded) ejected.set(c, (ejected.get(c) ?? 0) + 1);
       }
     }
     const out: string[] = [];
     for (const r of rows) {
-      if (!r.live || r.streak < this.settings.slowStreak || r.ejectedUntil > now) continue;
+      if (!r.live || r.degraded || r.streak < this.settings.slowStreak || r.ejectedUntil > now)
+        continue;
       const allowed = r.capabilities.every(
         (c) =>
           (ejected.get(c) ?? 0) + 1 <= Math.floor((live.get(c) ?? 0) * this.settings.ejectMaxShare),
@@ -79,10 +83,17 @@ export class Ejector {
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const id of ids)
-      pipeline.hmget(this.keys.agent(id), 'status', 'slow_streak', 'ejected_until', 'capabilities');
+      pipeline.hmget(
+        this.keys.agent(id),
+        'status',
+        'slow_streak',
+        'ejected_until',
+        'capabilities',
+        'degraded',
+      );
     const replies = (await pipeline.exec()) ?? [];
     return ids.map((id, i) => {
-      const [status, streak, until, caps] = (replies[i]?.[1] ?? []) as (string | null)[];
+      const [status, streak, until, caps, degraded] = (replies[i]?.[1] ?? []) as (string | null)[];
       let capabilities: string[];
       try {
         capabilities = JSON.parse(caps ?? '[]') as string[];
@@ -91,7 +102,8 @@ export class Ejector {
       }
       return {
         id,
-        live: status === 'HEALTHY' || status === 'SUSPECT',
+        live: status === 'HEALTHY' || status === 'SUSPECT' || status === 'DEGRADED',
+        degraded: degraded === '1',
         streak: Number(streak ?? 0),
         ejectedUntil: Number(until ?? 0),
         capabilities,

@@ -166,7 +166,11 @@ export class PoolDrainer {
     if (held.length === 0) return 0;
     const takers = this.snapshot
       .agentsFor(capability)
-      .filter((a) => readsPoolOf(a, tenant) && (a.status === 'HEALTHY' || a.status === 'SUSPECT'));
+      .filter(
+        (a) =>
+          readsPoolOf(a, tenant) &&
+          (a.status === 'HEALTHY' || a.status === 'SUSPECT' || a.status === 'DEGRADED'),
+      );
     let requeued = 0;
     for (const [id] of held) {
       const [entry] = await this.redis.xrange(pool, id, id);

@@ -26,7 +26,9 @@ export class Prober {
   async probe(agents: readonly FullAgentView[], now: number): Promise<number> {
     let sent = 0;
     for (const agent of agents) {
-      if (agent.status !== 'HEALTHY' && agent.status !== 'SUSPECT') continue;
+      // DEGRADED agents too: passed probes are how they come back.
+      if (agent.status !== 'HEALTHY' && agent.status !== 'SUSPECT' && agent.status !== 'DEGRADED')
+        continue;
       if (agent.inflight >= agent.max_concurrency) continue;
       const last = this.lastProbe.get(agent.agent_id);
       if (last === undefined) {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { DeadReason, ReachKeys } from '@agent-reach/protocol';
+import type { DeadReason, HealthOutcomeName, ReachKeys } from '@agent-reach/protocol';
 import { noticeStage, type DeadLetterer, type FleetEventLog } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import { backoffMs, type BackoffSettings } from './backoff.ts';
@@ -19,6 +19,7 @@ export type RetryReason =
   | 'fenced'
   | 'handoff'
   | 'receipt_timeout'
+  | 'lease_lapse'
   | 'unpooled'
   | DeadReason;
 
@@ -93,8 +94,22 @@ function decodeRetryReply(raw: readonly unknown[]): RetryReply {
   return { kind: 'skipped' };
 }
 
+/** Where agents' outcomes go (health/health-recorder.ts). */
+export interface OutcomeRecorder {
+  record(agentId: string, outcome: HealthOutcomeName): void;
+}
+
+/** The health outcome an attempt given up on for this reason counts as, for its agent. */
+const HEALTH_OF: Partial<Record<RetryReason, HealthOutcomeName>> = {
+  failed: 'failed',
+  receipt_timeout: 'receiptTimeout',
+  lease_lapse: 'leaseLapse',
+};
+
 /** What deciding an attempt's fate needs. */
 export interface TaskOutcomesOptions {
+  /** Notes failures and receipt timeouts in the agents' health windows. */
+  health?: OutcomeRecorder;
   redis: Redis;
   keys: ReachKeys;
   events: EventSink;
@@ -114,6 +129,14 @@ export class TaskOutcomes {
 
   constructor(private readonly o: TaskOutcomesOptions) {
     this.log = o.logger.child({ module: 'outcomes' });
+  }
+
+  /**
+   * The agent of an attempt given up on failed it (or let its lease lapse, or never received it):
+   * its health window notes that, whatever the task's fate.
+   */
+  recordHealth(agentId: string, outcome: HealthOutcomeName): void {
+    this.o.health?.record(agentId, outcome);
   }
 
   /** Decides and records; safe to call twice for the same attempt (the second is skipped). */
@@ -146,6 +169,8 @@ export class TaskOutcomes {
     if (err) throw err;
     const reply = decodeRetryReply(raw as unknown[]);
     if (reply.kind === 'skipped') return reply;
+    const health = HEALTH_OF[req.reason];
+    if (health && req.agentId) this.recordHealth(req.agentId, health);
     // The task's trace id goes with its events and log lines, as with every other stage.
     const trace = reply.traceId ? { trace_id: reply.traceId } : {};
     if (reply.kind === 'retry') {

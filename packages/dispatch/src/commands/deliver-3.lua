@@ -1,6 +1,6 @@
 --[[
   Re-verifies the chosen agent and delivers tasks to its inbox in the same step: the agent must
-  still hold the epoch the router saw, be HEALTHY or SUSPECT, not be ejected, have a lease
+  still hold the epoch the router saw, be HEALTHY, SUSPECT or DEGRADED, not be ejected, have a lease
   younger than the offline bound on Redis server time, and have a free slot. The same task
   attempt delivered twice (a re-sent command) returns the first delivery. One call delivers
   every task of a tick for the agent, in order, each checked as if delivered alone; the agent's
@@ -26,7 +26,7 @@
 local rec = redis.call('HMGET', KEYS[1], 'epoch', 'status', 'max_concurrency', 'lease_at', 'ejected_until', 'observe')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local live = rec[1] and (rec[2] == 'HEALTHY' or rec[2] == 'SUSPECT') and now - tonumber(rec[4]) < tonumber(ARGV[1])
+local live = rec[1] and (rec[2] == 'HEALTHY' or rec[2] == 'SUSPECT' or rec[2] == 'DEGRADED') and now - tonumber(rec[4]) < tonumber(ARGV[1])
   and (tonumber(rec[5]) or 0) <= now
 local out = { now }
 if not rec[1] or not live then

@@ -35,6 +35,21 @@ function run(agents: SnapshotAgent[], req: Partial<RouteRequest> = {}) {
 }
 
 describe('decide: the candidate filter, each exclusion explained', () => {
+  it('gives a DEGRADED agent tasks only when no HEALTHY agent has room under the watermark', () => {
+    const idle = run([agent('h', { inflight: 0 }), agent('d', { status: 'DEGRADED' })]);
+    expect(idle.order).toEqual(['h']);
+    expect(idle.why).toEqual({ d: 'degraded' });
+    const busy = run([agent('h', { inflight: 9 }), agent('d', { status: 'DEGRADED' })]);
+    expect(busy.order).toEqual(['d']);
+    expect(busy.why).toEqual({ h: 'watermark' });
+    const full = run([
+      agent('h', { inflight: 10 }),
+      agent('d', { status: 'DEGRADED', inflight: 9 }),
+    ]);
+    expect(full.order).toEqual(['d']);
+    expect(run([agent('d', { status: 'DEGRADED' })]).order).toEqual(['d']);
+  });
+
   it('keeps HEALTHY agents, SUSPECT ones only when no HEALTHY candidate exists, never the others', () => {
     const r = run([
       agent('h'),

@@ -69,6 +69,7 @@ const STARTING = exclusionCode('starting');
 const DRAINING = exclusionCode('draining');
 const SUSPECT = exclusionCode('suspect');
 const EJECTED = exclusionCode('ejected');
+const DEGRADED = exclusionCode('degraded');
 const MISSING_TAGS = exclusionCode('missing_tags');
 const REGION = exclusionCode('region');
 const OBSERVING = exclusionCode('observing');
@@ -105,8 +106,9 @@ function ineligible(
 
 /**
  * Decides which agents may take a task and in what order. Filters, each exclusion recorded:
- * tenant (an agent of the task's tenant, or a shared one), status (HEALTHY; SUSPECT only when no HEALTHY candidate; never OFFLINE, STARTING, DRAINING or
- * ejected), tags, region (strict, or preferred with fallback), observation mode, the task's
+ * tenant (an agent of the task's tenant, or a shared one), status (HEALTHY; SUSPECT only when no
+ * HEALTHY candidate; DEGRADED only when no HEALTHY candidate has room, under the watermark; never
+ * OFFLINE, STARTING, DRAINING or ejected), tags, region (strict, or preferred with fallback), observation mode, the task's
  * trace, full agents, and the concurrency watermark (skipped while another has room). Score:
  * load ratio, plus a penalty for an agent slower than 1.5× the capability's mean, minus a small
  * bounded bias for priority and weight. Equal scores are ordered by the consistent-hash ring
@@ -153,6 +155,7 @@ export function decide(
   // The suspect and watermark filters depend on what the filters before them left: count it here
   // (agents under the watermark, with SUSPECT ones apart) so one more pass applies both.
   let healthy = 0;
+  let roomyHealthy = 0;
   let roomy = 0;
   let roomySuspects = 0;
   for (let i = 0; i < n; i++) {
@@ -167,6 +170,7 @@ export function decide(
       if ((load[i] as number) < settings.watermark) {
         if (a.status === 'SUSPECT') roomySuspects++;
         else roomy++;
+        if (a.status === 'HEALTHY') roomyHealthy++;
       }
     }
   }
@@ -179,6 +183,11 @@ export function decide(
     const a = agents[i] as SnapshotAgent;
     if (healthy > 0 && a.status === 'SUSPECT') {
       excluded[i] = SUSPECT;
+      continue;
+    }
+    // A DEGRADED agent takes work only the HEALTHY ones have no room for.
+    if (roomyHealthy > 0 && a.status === 'DEGRADED') {
+      excluded[i] = DEGRADED;
       continue;
     }
     if (roomy > 0 && (load[i] as number) >= settings.watermark) {

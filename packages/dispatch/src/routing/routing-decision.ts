@@ -9,6 +9,7 @@ export type Exclusion =
   | 'draining'
   | 'suspect' // SUSPECT while a HEALTHY candidate exists
   | 'ejected'
+  | 'degraded' // DEGRADED while a HEALTHY candidate has room
   | 'missing_tags'
   | 'region'
   | 'observing'
@@ -24,6 +25,7 @@ export const EXCLUSIONS: readonly Exclusion[] = [
   'draining',
   'suspect',
   'ejected',
+  'degraded',
   'missing_tags',
   'region',
   'observing',

@@ -1,0 +1,120 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { HealthOutcome, type HealthOutcomeName, type ReachKeys } from '@agent-reach/protocol';
+import type { FleetEventLog } from '@agent-reach/dispatch';
+import { decodeOutcomesReply } from './scripts.ts';
+
+/** What the recorder needs to know. */
+export interface HealthRecorderSettings {
+  /** Outcomes kept per agent. */
+  healthWindow: number;
+  /** Failed deep probes in a row that make an agent SUSPECT. */
+  probeFailures: number;
+}
+
+/** How often buffered outcomes are written. */
+const FLUSH_MS = 200;
+
+/**
+ * Records agents' outcomes (completions, failures, lease lapses, receipt timeouts, probes) into
+ * their health windows. `record()` is synchronous and cheap, so the acks' hot path and the sweeps
+ * call it freely: outcomes are buffered per agent and written every 200 ms, one script call per
+ * agent in one pipeline. An outcome lost with a crashing process only makes a health score a
+ * little less informed; no task depends on it.
+ */
+export class HealthRecorder {
+  readonly #buffer = new Map<string, string>();
+  readonly #log: Logger;
+  #timer: NodeJS.Timeout | undefined;
+  #flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ReachKeys,
+    private readonly fleet: FleetEventLog,
+    private readonly settings: HealthRecorderSettings,
+    logger: Logger,
+    /** An agent's status changed (routers must learn of it soon). */
+    private readonly onStatusChange: () => void = () => {},
+  ) {
+    this.#log = logger.child({ module: 'health' });
+  }
+
+  /** Notes one outcome of an agent (written with the next flush). */
+  record(agentId: string, outcome: HealthOutcomeName): void {
+    this.#buffer.set(agentId, (this.#buffer.get(agentId) ?? '') + HealthOutcome[outcome]);
+  }
+
+  /** Starts the flush timer. */
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.flush(), FLUSH_MS);
+    this.#timer.unref();
+  }
+
+  /** Writes what is buffered; never rejects. Flushes run one at a time. */
+  flush(): Promise<void> {
+    this.#flushing = this.#flushing.then(() => this.#write());
+    return this.#flushing;
+  }
+
+  /** Stops the timer and writes what is left. */
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.flush();
+  }
+
+  async #write(): Promise<void> {
+    if (this.#buffer.size === 0) return;
+    const batch = [...this.#buffer];
+    this.#buffer.clear();
+    try {
+      const pipeline = this.redis.pipeline();
+      for (const [agentId, letters] of batch) {
+        pipeline.reachOutcomes(
+          this.keys.agent(agentId),
+          letters,
+          this.settings.healthWindow,
+          this.settings.probeFailures,
+        );
+      }
+      const replies = (await pipeline.exec()) ?? [];
+      let changed = false;
+      replies.forEach(([err, raw], i) => {
+        const agentId = (batch[i] as [string, string])[0];
+        if (err) {
+          this.#log.warn({ err, agent_id: agentId }, 'outcomes not recorded');
+          return;
+        }
+        const reply = decodeOutcomesReply(raw);
+        if (reply.suspected || reply.cleared) changed = true;
+        if (reply.suspected) {
+          this.#log.warn(
+            { agent_id: agentId, failures: this.settings.probeFailures },
+            'deep probes failing; agent SUSPECT',
+          );
+          this.fleet.append({
+            kind: 'status',
+            agent_id: agentId,
+            from: reply.previous,
+            to: 'SUSPECT',
+            reason: `${this.settings.probeFailures} failed probes in a row`,
+          });
+        }
+        if (reply.cleared) {
+          this.#log.info({ agent_id: agentId }, 'probe passed; agent no longer unwell');
+          this.fleet.append({
+            kind: 'status',
+            agent_id: agentId,
+            from: 'SUSPECT',
+            reason: 'probe passed',
+          });
+        }
+      });
+      if (changed) this.onStatusChange();
+    } catch (err: unknown) {
+      this.#log.warn({ err }, 'outcomes not recorded');
+    }
+  }
+}

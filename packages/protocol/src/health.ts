@@ -1,0 +1,84 @@
+/**
+ * An agent's health from its outcomes: registry-sync keeps the latest outcomes of each agent in
+ * its record (`outcomes`, one letter per outcome, newest last) and derives from them the health
+ * score the API shows and the error rate that turns an agent DEGRADED (docs/ROUTING.md).
+ */
+
+/** One outcome as its letter in an agent's `outcomes` field. */
+export const HealthOutcome = {
+  /** A task completed in time. */
+  completed: 'o',
+  /** A task completed slower than the capability's slow bound. */
+  slow: 's',
+  /** A task failed (the worker reported it). */
+  failed: 'f',
+  /** A task's execution lease lapsed while the agent held it. */
+  leaseLapse: 'l',
+  /** A delivered task was not received in time. */
+  receiptTimeout: 't',
+  /** A probe passed (the SDK's `health()` said yes). */
+  probeOk: 'P',
+  /** A probe failed: `health()` said no, threw or timed out. */
+  probeFailed: 'p',
+} as const;
+export type HealthOutcomeName = keyof typeof HealthOutcome;
+export type HealthOutcomeLetter = (typeof HealthOutcome)[HealthOutcomeName];
+
+/** How much each outcome takes off the score (0 = good). */
+const WEIGHT: Record<string, number> = {
+  o: 0,
+  s: 0.5,
+  f: 1,
+  l: 1,
+  t: 1,
+  P: 0,
+  p: 1,
+};
+
+/** Task outcomes (not probes): what the error rate is over. */
+const TASK_OUTCOMES = new Set(['o', 's', 'f', 'l', 't']);
+/** Task outcomes that count as errors for the error rate. */
+const TASK_ERRORS = new Set(['f', 'l', 't']);
+
+/**
+ * The health score, 0–100: 100 × (1 − the weighted share of bad outcomes), a slow completion
+ * counting half. 100 for an agent with no outcomes yet.
+ */
+export function healthScore(outcomes: string): number {
+  if (outcomes.length === 0) return 100;
+  let bad = 0;
+  let n = 0;
+  for (const c of outcomes) {
+    const w = WEIGHT[c];
+    if (w === undefined) continue;
+    bad += w;
+    n++;
+  }
+  return n === 0 ? 100 : Math.round(100 * (1 - bad / n));
+}
+
+/** Task outcomes in the window and how many of them were errors (failures, lapses, timeouts). */
+export function taskErrorRate(outcomes: string): { tasks: number; errors: number; rate: number } {
+  let tasks = 0;
+  let errors = 0;
+  for (const c of outcomes) {
+    if (!TASK_OUTCOMES.has(c)) continue;
+    tasks++;
+    if (TASK_ERRORS.has(c)) errors++;
+  }
+  return { tasks, errors, rate: tasks === 0 ? 0 : errors / tasks };
+}
+
+/**
+ * Passed probes since the last bad outcome, newest first: what a DEGRADED agent's recovery
+ * counts (task completions in between neither count nor break the run).
+ */
+export function probeSuccessRun(outcomes: string): number {
+  let run = 0;
+  for (let i = outcomes.length - 1; i >= 0; i--) {
+    const c = outcomes[i] as string;
+    if (c === 'P') run++;
+    else if ((WEIGHT[c] ?? 0) >= 1) break;
+  }
+  return run;
+}
