@@ -10,6 +10,7 @@ export {
   type CompiledAgentOptions,
 } from './agent/options.ts';
 export type { ChildTaskRequest, TaskContext, TaskHandler } from './agent/task.ts';
+export type { HealthCheck } from './agent/probe.ts';
 export { redisConnectionFromEnv } from './agent/redis-util.ts';
 export type { RedisConnectionExtras } from '@agent-reach/service-kit/redis';
 export {

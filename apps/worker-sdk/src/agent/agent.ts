@@ -78,6 +78,10 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
   #isReady: boolean;
   #fenced = false;
   #session: RegisterReply | undefined;
+  /** markNotReady() said so: no new tasks until markReady(). */
+  #notReady = false;
+  /** markNotReady() was ever called: heartbeats carry `ready: true` again after it. */
+  #wasNotReady = false;
   #wiring: Wiring | undefined;
   #reregistering: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
@@ -154,6 +158,8 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       logger: child('runner'),
     });
     const consumer = new Consumer({
+      health: o.health,
+      healthTimeoutMs: o.healthTimeoutMs,
       blocking: read,
       control: cmd,
       source: () => this.#source(),
@@ -170,7 +176,8 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       inflight: () => this.#slots.inUse,
       maxConcurrency: o.maxConcurrency,
       // Only after a two-phase start: a registration without `ready: false` already said so.
-      reportReady: () => this.#isReady && !o.ready,
+      reportReady: () => this.#isReady && (!o.ready || this.#wasNotReady),
+      notReady: () => this.#notReady,
       onAnswered: (body) => {
         if (body.ready === true) this.#readyTold.resolve(true);
       },
@@ -217,6 +224,12 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
         this.#startReading();
         void this.#wiring?.heartbeat.beat();
       }
+    if (this.#notReady && this.#closing === undefined && !this.#fenced) {
+      // Back from markNotReady(): the registry routes tasks to the agent again.
+      this.#notReady = false;
+      this.#log.info('ready again: taking new tasks');
+      void this.#wiring?.heartbeat.beat();
+    }
     }
     return this.#readyTold.promise;
   }
@@ -229,12 +242,27 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     this.#closing ??= this.#shutdown();
     return this.#closing;
   }
+  /**
+   * Stops new tasks without stopping the running ones (a model reloading, a dependency down): a
+   * heartbeat carrying `ready: false` goes out at once (and every heartbeat carries it until
+   * {@link markReady}), so the registry routes no new task to the agent (status `STARTING`) and
+   * probes stop; a pull agent stops reading its pools. Tasks already in its inbox are still run.
+   * Resolves once that heartbeat was answered or failed; never rejects.
+   */
+  async markNotReady(): Promise<void> {
+    if (this.#closing !== undefined || this.#fenced) return;
+    if (!this.#notReady) this.#log.info('not ready: no new tasks until markReady()');
+    this.#notReady = true;
+    this.#wasNotReady = true;
+    await this.#wiring?.heartbeat.beat();
+  }
+
 
   #source(): ReadSource | undefined {
     const s = this.#session;
     if (s === undefined) return undefined;
     // Pools are the pull channel's; a push agent reads its inbox only, whatever the reply lists.
-    const pools = this.options.channel === 'pull' ? s.pools : [];
+    const pools = this.options.channel === 'pull' && !this.#notReady ? s.pools : [];
     return { group: s.group, consumer: s.instance_id, inbox: s.stream, pools };
   }
 

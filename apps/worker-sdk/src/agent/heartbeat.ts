@@ -23,6 +23,8 @@ export interface HeartbeatContext {
   maxConcurrency: number;
   /** True when heartbeats must carry `ready: true` (a two-phase start that is done). */
   reportReady(): boolean;
+  /** True while the agent said it is not ready (`markNotReady()`): heartbeats carry `ready: false`. */
+  notReady?(): boolean;
   /** The registry answered a heartbeat (2xx); `body` is what it was told. */
   onAnswered(body: HeartbeatBody): void;
   /**
@@ -83,7 +85,8 @@ export class Heartbeat {
     };
     // Every beat once ready, not only the first: a re-registration racing markReady() may have
     // told the registry `ready: false`, and the next beat puts that right.
-    if (this.ctx.reportReady()) body.ready = true;
+    if (this.ctx.notReady?.() === true) body.ready = false;
+    else if (this.ctx.reportReady()) body.ready = true;
     try {
       const ack = await this.ctx.registry.heartbeat(session, body);
       if (ack.redis !== undefined) this.ctx.onCredentials?.(ack.redis, ack.ack_key);

@@ -4,6 +4,7 @@ import type { RedisOptions } from 'ioredis';
 import type { RedisConnectionExtras } from '@agent-reach/service-kit/redis';
 import { pino, type Logger } from 'pino';
 import { compileBackoff, type BackoffOptions, type CompiledBackoff } from '../util/backoff.ts';
+import type { HealthCheck } from './probe.ts';
 import type { TaskHandler } from './task.ts';
 
 /** Settings of a {@link ReachAgent}; resolved once by {@link compileAgentOptions}. */
@@ -109,6 +110,19 @@ export interface ReachAgentOptions {
    */
   handler: TaskHandler;
   /**
+   * Deep health check, asked on every probe registry-sync sends (about every 10 s): "is the model
+   * loaded, is the GPU free". `false`, a throw or no answer within `healthTimeoutMs` fails the
+   * probe; `REACH_PROBE_FAILURES` (default 3) failed probes in a row make the agent SUSPECT until
+   * one passes, and passed probes bring a DEGRADED agent back. Its `signal` aborts at the timeout.
+   * @default undefined (a probe passes when the agent reads it)
+   */
+  health?: HealthCheck;
+  /**
+   * How long `health()` may take before its probe fails, in ms.
+   * @default 5000
+   */
+  healthTimeoutMs?: number;
+  /**
    * Backoff between registration attempts.
    * @default { baseMs: 500, capMs: 10000, jitter: 0.2 }
    */
@@ -166,6 +180,8 @@ export interface CompiledAgentOptions {
   readonly meta: Record<string, unknown> | undefined;
   readonly ready: boolean;
   readonly handler: TaskHandler;
+  readonly health: HealthCheck | undefined;
+  readonly healthTimeoutMs: number;
   readonly registerRetry: CompiledBackoff;
   readonly redisRetry: CompiledBackoff;
   readonly blockMs: number;
@@ -198,6 +214,8 @@ function baseUrl(value: string): string {
 /** Fills in defaults and checks every setting; throws a `TypeError`/`RangeError` naming the bad one. */
 export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOptions {
   if (typeof options.handler !== 'function') throw new TypeError('handler must be a function');
+  if (options.health !== undefined && typeof options.health !== 'function')
+    throw new TypeError('health must be a function');
   const capabilities = [...options.capabilities];
   if (capabilities.length < 1 || capabilities.length > 64)
     throw new RangeError('capabilities must hold 1–64 ids');
@@ -239,6 +257,8 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
     meta: options.meta,
     ready: options.ready ?? true,
     handler: options.handler,
+    health: options.health,
+    healthTimeoutMs: intIn('healthTimeoutMs', options.healthTimeoutMs ?? 5000, 1, 600_000),
     registerRetry: compileBackoff(options.registerRetry),
     redisRetry: compileBackoff(options.redisRetry, { baseMs: 100, capMs: 5000, jitter: 0.2 }),
     blockMs: intIn('blockMs', options.blockMs ?? 1000, 1, 60_000),

@@ -112,4 +112,41 @@ describe('liveness probes', () => {
     const ids = (await h.acks()).map((a) => a.fields['task_id']);
     expect(ids.lastIndexOf('stuck')).toBeLessThan(ids.indexOf('probe:3'));
   });
+
+  it('ask the health check: true passes the probe, false, a throw or no answer in time fails it', async () => {
+    h = await startHarness();
+    let answer: () => boolean | Promise<boolean> = () => true;
+    const signals: AbortSignal[] = [];
+    const agent = h.agent({
+      handler: () => Promise.resolve('handled'),
+      healthTimeoutMs: 200,
+      health: (signal) => (signals.push(signal), answer()),
+    });
+    const reg = await agent.start().ready();
+    const outcome = async (taskId: string) => {
+      await h!.addTask(reg.agent_id, probe(taskId));
+      const acks = await h!.waitForAcks(taskId, 2);
+      return acks[1] ?? {};
+    };
+    expect(await outcome('probe:ok')).toMatchObject({ stage: 'completed' });
+    answer = () => false;
+    expect(await outcome('probe:no')).toMatchObject({
+      stage: 'failed',
+      error: 'health check failed: it returned false',
+      retryable: 'false',
+    });
+    answer = () => {
+      throw new Error('GPU lost');
+    };
+    expect(await outcome('probe:throw')).toMatchObject({
+      stage: 'failed',
+      error: expect.stringContaining('GPU lost'),
+    });
+    answer = () => new Promise<boolean>(() => {});
+    expect(await outcome('probe:slow')).toMatchObject({
+      stage: 'failed',
+      error: 'health check failed: no answer within 200 ms',
+    });
+    expect(signals.at(-1)?.aborted).toBe(true);
+  });
 });

@@ -13,6 +13,7 @@ import { errorText, isRetryable, TaskAbortedError } from '../errors.ts';
 import { LruMap } from '../util/lru.ts';
 import type { AckTarget, AckWriter, TaskOutcome } from './acks.ts';
 import type { EntryParker } from './parking.ts';
+import { answerProbe, type HealthCheck } from './probe.ts';
 import type { ReadOrigin, StreamEntry } from './redis-util.ts';
 import { childTaskBody, type TaskSubmitter } from './submitter.ts';
 import type { TaskHandler } from './task.ts';
@@ -32,6 +33,10 @@ export interface TaskRunnerContext {
   logger: Logger;
   /** Clock in epoch ms for deadlines; injectable for tests. */
   now?: () => number;
+  /** The agent's deep health check, asked on each probe (the `health` option). */
+  health?: HealthCheck;
+  /** How long a health check may take before its probe fails. @default 5000 */
+  healthTimeoutMs?: number;
 }
 
 /** An entry read, with where it was read from. */
@@ -196,7 +201,8 @@ export class TaskRunner {
   }
 
   #outcome(entry: StreamEntry, task: TaskMessage, log: () => Logger): Promise<TaskOutcome> {
-    if (task.capability === PROBE_CAPABILITY) return Promise.resolve(probeOutcome(task, log));
+    if (task.capability === PROBE_CAPABILITY)
+      return answerProbe(task, log, this.ctx.health, this.ctx.healthTimeoutMs ?? 5000);
     const remembered = this.#completed.get(task.task_id);
     if (remembered !== undefined) {
       log().info('task already completed here; reporting the remembered result without running it');
@@ -306,21 +312,4 @@ export class TaskRunner {
       clearTimeout(timer);
     }
   }
-}
-
-/**
- * Answers a liveness probe from registry-sync: completed with its own payload, without the
- * handler. It went through the same read, slot, receipt and XACK as any task, which is what it
- * tests: an agent whose slots are all held by stuck handlers does not read it, and fails it.
- * Not remembered as completed (probes would push real results out of the cache), and logged at
- * debug only, since they come every few seconds.
- */
-function probeOutcome(task: TaskMessage, log: () => Logger): TaskOutcome {
-  try {
-    JSON.parse(task.payload);
-  } catch {
-    return { stage: 'failed', error: 'payload is not valid JSON text', retryable: false };
-  }
-  log().debug('answering liveness probe');
-  return { stage: 'completed', result: task.payload, durationMs: 0 };
 }
