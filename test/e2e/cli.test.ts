@@ -79,9 +79,11 @@ describe('reach against a running stack', () => {
     const human = await reach(['agents']);
     expect(human).toMatchObject({ code: 0, stderr: '' });
     expect(human.stdout).toMatch(
-      /AGENT\s+STATUS\s+INFLIGHT\s+HEARTBEAT\s+REGION\s+CHANNEL\s+CAPABILITIES/,
+      /AGENT\s+STATUS\s+HEALTH\s+INFLIGHT\s+HEARTBEAT\s+REGION\s+CHANNEL\s+CAPABILITIES/,
     );
-    expect(human.stdout).toMatch(new RegExp(`${agentId}\\s+HEALTHY\\s+0/4\\s+\\S+ (ms|µs|s) ago`));
+    expect(human.stdout).toMatch(
+      new RegExp(`${agentId}\\s+HEALTHY\\s+100\\s+0/4\\s+\\S+ (ms|µs|s) ago`),
+    );
     expect(human.stdout).toContain(echo);
     const json = await reach(['agents', '--json', '--capability', echo]);
     const body = JSON.parse(json.stdout) as { agents: Array<{ agent_id: string; status: string }> };

@@ -64,7 +64,8 @@ export interface ParsedArgs {
 export const USAGE = `reach — Agent-Reach from a terminal
 
 Usage:
-  reach agents [--capability <name>]                 live agents: status, inflight/max, heartbeat age
+  reach agents [--capability <name>]                 live agents: status (DEGRADED: failing too often),
+                                                     health score 0-100, inflight/max, heartbeat age
   reach submit <capability> <json> [--wait] [--timeout 30]
                [--task-id <id>] [--trace-id <id>] [--task-timeout <s>] [--callback-topic <topic>]
                                                      submit a task; --wait polls until it ends and prints the result

@@ -25,6 +25,8 @@ export async function agentsCommand(ctx: Context): Promise<number> {
   const rows = agents.map((a) => [
     a.agent_id,
     a.status,
+    // The health score from the agent's recent outcomes (absent from a registry before it: 100).
+    String(a.health_score ?? 100),
     `${a.inflight}/${a.max_concurrency}`,
     `${ms(a.lease_age_ms)} ago`,
     a.region,
@@ -36,7 +38,10 @@ export async function agentsCommand(ctx: Context): Promise<number> {
   const summary = [...byStatus].map(([s, n]) => `${n} ${s}`).join(', ');
   printLines(
     ctx,
-    table(['AGENT', 'STATUS', 'INFLIGHT', 'HEARTBEAT', 'REGION', 'CHANNEL', 'CAPABILITIES'], rows),
+    table(
+      ['AGENT', 'STATUS', 'HEALTH', 'INFLIGHT', 'HEARTBEAT', 'REGION', 'CHANNEL', 'CAPABILITIES'],
+      rows,
+    ),
     '',
     `${agents.length} agent${agents.length === 1 ? '' : 's'}: ${summary}`,
   );
