@@ -67,6 +67,15 @@ export interface RegistryOptions {
   receiptTimeoutMs: number;
   /** An agent whose inbox holds a task unread this long is SUSPECT, heartbeats or not. (env REACH_CONSUME_BOUND_MS) */
   consumeBoundMs: number;
+  /**
+   * Execution lease of a received task: unless the worker renews it within this long (the SDK
+   * does at a third of it), the task is taken back and retried elsewhere, and a late result is
+   * refused. (env REACH_EXEC_LEASE_MS)
+   * @default 60000
+   */
+  execLeaseMs: number;
+  /** Per-capability execution leases, e.g. {"render": 300000}. (env REACH_EXEC_LEASE_MS_BY_CAPABILITY, JSON) */
+  execLeaseMsByCapability: Record<string, number>;
   /** How often each live agent is sent a probe task through its inbox. (env REACH_PROBE_MS) */
   probeIntervalMs: number;
   /** A completion slower than this counts toward ejection. (env REACH_SLOW_MS) */
@@ -81,15 +90,6 @@ export interface RegistryOptions {
    * Largest share of a capability's agents ejected or DEGRADED at once. (env REACH_EJECT_MAX_SHARE)
    */
   ejectMaxShare: number;
-  /** How long dead letters are kept, seconds; published. (env REACH_DLQ_RETENTION_S) */
-  dlqRetentionS: number;
-  /**
-   * How long a session sticks to the agent a retry sent its task to, seconds; shared with the
-   * router. (env REACH_SESSION_TTL_S)
-   */
-  sessionTtlS: number;
-  /** An assigned task still undelivered after this long is re-driven; published. (env REACH_DISPATCH_GRACE_MS) */
-  dispatchGraceMs: number;
   /**
    * Error rate (failures, lease lapses and receipt timeouts per task in the agent's health
    * window) over which an agent turns DEGRADED. (env REACH_DEGRADE_ERROR_RATE)
@@ -110,6 +110,15 @@ export interface RegistryOptions {
   healthWindow: number;
   /** Failed deep probes in a row that make an agent SUSPECT. (env REACH_PROBE_FAILURES) @default 3 */
   probeFailures: number;
+  /** How long dead letters are kept, seconds; published. (env REACH_DLQ_RETENTION_S) */
+  dlqRetentionS: number;
+  /**
+   * How long a session sticks to the agent a retry sent its task to, seconds; shared with the
+   * router. (env REACH_SESSION_TTL_S)
+   */
+  sessionTtlS: number;
+  /** An assigned task still undelivered after this long is re-driven; published. (env REACH_DISPATCH_GRACE_MS) */
+  dispatchGraceMs: number;
   /** A retry that finds no agent for this long is dead-lettered (no_agent). (env REACH_NO_AGENT_WAIT_MS) */
   noAgentWaitMs: number;
   /**
@@ -155,12 +164,20 @@ export const REGISTRY_DEFAULTS = {
   retryCapMs: 120_000,
   receiptTimeoutMs: 30_000,
   consumeBoundMs: 10_000,
+  execLeaseMs: 60_000,
+  execLeaseMsByCapability: {},
   probeIntervalMs: 10_000,
   slowMs: 3000,
   slowMsByCapability: {},
   slowStreak: 5,
   ejectS: 30,
   ejectMaxShare: 0.5,
+  degradeErrorRate: 0.1,
+  degradeMinTasks: 20,
+  degradeCooldownMs: 30_000,
+  degradeRecoverProbes: 3,
+  healthWindow: 100,
+  probeFailures: 3,
   noAgentWaitMs: 300_000,
   agentAcl: false,
 } as const satisfies Omit<RegistryOptions, 'instanceId'>;
@@ -172,12 +189,6 @@ const EnvSchema = Type.Object({
   REACH_HEARTBEAT_MS: Type.Optional(Type.Integer({ minimum: 50 })),
   REACH_SUSPECT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
   REACH_SWEEP_MS: Type.Optional(Type.Integer({ minimum: 20 })),
-  degradeErrorRate: 0.1,
-  degradeMinTasks: 20,
-  degradeCooldownMs: 30_000,
-  degradeRecoverProbes: 3,
-  healthWindow: 100,
-  probeFailures: 3,
   REACH_TASK_RETENTION_S: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_REGISTRY_BODY_LIMIT: Type.Optional(Type.Integer({ minimum: 1024 })),
   REACH_INSTANCE_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
@@ -186,39 +197,37 @@ const EnvSchema = Type.Object({
   REACH_RETRY_CAP_MS: Type.Optional(Type.Integer({ minimum: 0 })),
   REACH_RECEIPT_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
   REACH_CONSUME_BOUND_MS: Type.Optional(Type.Integer({ minimum: 100 })),
+  REACH_EXEC_LEASE_MS: Type.Optional(Type.Integer({ minimum: 300 })),
+  REACH_EXEC_LEASE_MS_BY_CAPABILITY: Type.Optional(Type.String()),
   REACH_PROBE_MS: Type.Optional(Type.Integer({ minimum: 100 })),
   REACH_SLOW_MS: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_SLOW_MS_BY_CAPABILITY: Type.Optional(Type.String()),
   REACH_EJECT_S: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_EJECT_MAX_SHARE: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-  REACH_NO_AGENT_WAIT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
-  REACH_AGENT_ACL: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')])),
-});
-
-function slowMap(text: string): Record<string, number> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new Error(
-      'settings: REACH_SLOW_MS_BY_CAPABILITY must be a JSON object such as {"summarise": 20000}',
-    );
-  }
   REACH_DEGRADE_ERROR_RATE: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   REACH_DEGRADE_MIN_TASKS: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_DEGRADE_COOLDOWN_MS: Type.Optional(Type.Integer({ minimum: 0 })),
   REACH_DEGRADE_RECOVER_PROBES: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_HEALTH_WINDOW: Type.Optional(Type.Integer({ minimum: 10, maximum: 1000 })),
   REACH_PROBE_FAILURES: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_NO_AGENT_WAIT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
+  REACH_AGENT_ACL: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')])),
+});
+
+function slowMap(text: string, name = 'REACH_SLOW_MS_BY_CAPABILITY'): Record<string, number> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`settings: ${name} must be a JSON object such as {"summarise": 20000}`);
+  }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error(
-      'settings: REACH_SLOW_MS_BY_CAPABILITY must be a JSON object of capability → milliseconds',
-    );
+    throw new Error(`settings: ${name} must be a JSON object of capability → milliseconds`);
   }
   const out: Record<string, number> = {};
   for (const [cap, ms] of Object.entries(parsed)) {
     if (typeof ms !== 'number' || !(ms > 0))
-      throw new Error(`settings: REACH_SLOW_MS_BY_CAPABILITY.${cap} must be a positive number`);
+      throw new Error(`settings: ${name}.${cap} must be a positive number`);
     out[cap] = ms;
   }
   return out;
@@ -254,6 +263,11 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     retryCapMs: e.REACH_RETRY_CAP_MS,
     receiptTimeoutMs: e.REACH_RECEIPT_TIMEOUT_MS,
     consumeBoundMs: e.REACH_CONSUME_BOUND_MS,
+    execLeaseMs: e.REACH_EXEC_LEASE_MS,
+    execLeaseMsByCapability:
+      e.REACH_EXEC_LEASE_MS_BY_CAPABILITY === undefined
+        ? undefined
+        : slowMap(e.REACH_EXEC_LEASE_MS_BY_CAPABILITY, 'REACH_EXEC_LEASE_MS_BY_CAPABILITY'),
     probeIntervalMs: e.REACH_PROBE_MS,
     slowMs: e.REACH_SLOW_MS,
     slowMsByCapability:
@@ -262,6 +276,12 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
         : slowMap(e.REACH_SLOW_MS_BY_CAPABILITY),
     ejectS: e.REACH_EJECT_S,
     ejectMaxShare: e.REACH_EJECT_MAX_SHARE,
+    degradeErrorRate: e.REACH_DEGRADE_ERROR_RATE,
+    degradeMinTasks: e.REACH_DEGRADE_MIN_TASKS,
+    degradeCooldownMs: e.REACH_DEGRADE_COOLDOWN_MS,
+    degradeRecoverProbes: e.REACH_DEGRADE_RECOVER_PROBES,
+    healthWindow: e.REACH_HEALTH_WINDOW,
+    probeFailures: e.REACH_PROBE_FAILURES,
     dlqRetentionS: e.REACH_DLQ_RETENTION_S,
     sessionTtlS: e.REACH_SESSION_TTL_S,
     dispatchGraceMs: e.REACH_DISPATCH_GRACE_MS,
@@ -276,15 +296,10 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
 
 /** Resolves settings once, filling defaults and checking that the lease bounds make sense. */
 export function compileRegistryOptions(opts: Partial<RegistryOptions> = {}): RegistryOptions {
-    degradeErrorRate: e.REACH_DEGRADE_ERROR_RATE,
-    degradeMinTasks: e.REACH_DEGRADE_MIN_TASKS,
-    degradeCooldownMs: e.REACH_DEGRADE_COOLDOWN_MS,
-    degradeRecoverProbes: e.REACH_DEGRADE_RECOVER_PROBES,
-    healthWindow: e.REACH_HEALTH_WINDOW,
-    probeFailures: e.REACH_PROBE_FAILURES,
   const o: RegistryOptions = {
     ...REGISTRY_DEFAULTS,
     slowMsByCapability: { ...REGISTRY_DEFAULTS.slowMsByCapability },
+    execLeaseMsByCapability: { ...REGISTRY_DEFAULTS.execLeaseMsByCapability },
     instanceId: `sync-${process.pid}`,
     ...opts,
   };

@@ -120,7 +120,7 @@ export async function createRegistryService(
     'publish-callback',
   ]);
   defineHealthCommands(redis);
-  defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow', 'requeue']);
+  defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow', 'requeue', 'renew']);
   defineDispatchCommands(acks, ['publish-callback']);
   for (const conn of [redis, ...blockings, subscriber, acks]) {
     conn.on('error', (err: Error) =>
@@ -150,16 +150,16 @@ export async function createRegistryService(
     logger,
     settings: options,
   });
-  const outcomes = new TaskOutcomes({
   // Agents' outcomes, for their health scores and DEGRADED (health/).
   const health = new HealthRecorder(redis, keys, fleet, options, logger, () => snapshots.soon());
+  const outcomes = new TaskOutcomes({
     redis,
     keys,
     events,
     fleet,
     deadLetters,
-    settings: options,
     health,
+    settings: options,
     logger,
   });
   const resender = new Resender({
@@ -183,8 +183,8 @@ export async function createRegistryService(
       leases: new LeaseSweeper(redis, keys, options),
       inflight: new InflightSweeper(redis, keys, outcomes, resender, fleet, options, logger),
       ejector: new Ejector(redis, keys, fleet, options, logger),
-      due: new DueProcessor(redis, keys, resender, options.dlqRetentionS),
       health: new HealthSweep(redis, keys, fleet, events, options, logger),
+      due: new DueProcessor(redis, keys, resender, options.dlqRetentionS),
       prober: new Prober(delivery, options.probeIntervalMs, logger),
       janitor: new ConsumerJanitor(redis, keys, logger),
       pools: new PoolDrainer(
@@ -219,8 +219,8 @@ export async function createRegistryService(
     options,
     logger,
     agentAcl ? new AckSignatures(acks, keys) : undefined,
-  );
     health,
+  );
   const consumers = blockings.map(
     (blocking, shard) =>
       new AckConsumer(
@@ -243,8 +243,8 @@ export async function createRegistryService(
     metrics: observability.metrics,
   });
   await Promise.all(consumers.map((c) => c.start()));
-  if (extra.housekeeping !== false) housekeeper.start();
   health.start();
+  if (extra.housekeeping !== false) housekeeper.start();
   agentAcl?.start(Math.max(options.sweepIntervalMs, 1000));
 
   let closing: Promise<void> | undefined;
@@ -260,8 +260,8 @@ export async function createRegistryService(
         await app.close();
         resender.close();
         await Promise.all(consumers.map((c) => c.close()));
-        await housekeeper.close();
         await health.close();
+        await housekeeper.close();
         await agentAcl?.close();
         await snapshot.close();
         await events.close();

@@ -1,7 +1,7 @@
 import { AckField, CallbackField, TaskField } from './fields.ts';
 import { isValidId } from './ids.ts';
 import { isValidScopedId, splitScopedId } from './tenants.ts';
-import { ACK_STAGES, type AckStage } from './states.ts';
+import { ACK_STAGES, RENEW_STAGE, type AckStage } from './states.ts';
 
 /** A task as it sits in an agent's inbox or a capability pool. */
 export interface TaskMessage {
@@ -27,10 +27,13 @@ export interface TaskMessage {
   region_policy?: 'strict' | 'prefer';
 }
 
-/** A receipt, completion or failure reported by a worker on the acks stream. */
+/** Most task ids one `renew` ack names; a worker running more sends several. */
+export const MAX_RENEW_TASK_IDS = 1000;
+
+/** A receipt, completion, failure or lease renewal reported by a worker on the acks stream. */
 export interface AckMessage {
   task_id: string;
-  stage: AckStage;
+  stage: AckStage | typeof RENEW_STAGE;
   agent_id: string;
   instance_id: string;
   epoch: number;
@@ -47,6 +50,16 @@ export interface AckMessage {
   capability?: string;
   /** Optional on a completion or failure that stands for its receipt too: ms since the entry was read. */
   received_ago_ms?: number;
+  /** `renew` only: every task whose execution lease it renews (`task_id` among them). */
+  task_ids?: string[];
+}
+
+/** An ack that reports a task's stage: a receipt, completion or failure (not a renewal). */
+export type TaskAckMessage = AckMessage & { stage: AckStage };
+
+/** True for a receipt, completion or failure; false for a `renew`. */
+export function isTaskAck(ack: AckMessage): ack is TaskAckMessage {
+  return ack.stage !== RENEW_STAGE;
 }
 
 /** A final result published on a callback topic. */
@@ -192,6 +205,7 @@ export function encodeAck(ack: AckMessage): string[] {
     [AckField.messageId]: ack.message_id,
     [AckField.capability]: ack.capability,
     [AckField.receivedAgoMs]: ack.received_ago_ms,
+    [AckField.taskIds]: ack.task_ids?.join(' '),
   });
 }
 
@@ -204,9 +218,9 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
   const taskId = r[AckField.taskId];
   // A tenant's task carries its scoped id (`<tenant>/<task_id>`).
   if (!isValidScopedId(taskId)) return { ok: false, error: 'task_id missing or invalid' };
-  const stage = r[AckField.stage] as AckStage | undefined;
-  if (stage === undefined || !ACK_STAGES.includes(stage)) {
-    return { ok: false, error: `stage must be one of ${ACK_STAGES.join('|')}` };
+  const stage = r[AckField.stage] as AckMessage['stage'] | undefined;
+  if (stage === undefined || !(stage === RENEW_STAGE || ACK_STAGES.includes(stage))) {
+    return { ok: false, error: `stage must be one of ${[...ACK_STAGES, RENEW_STAGE].join('|')}` };
   }
   const agentId = r[AckField.agentId];
   if (!isValidId(agentId)) return { ok: false, error: 'agent_id missing or invalid' };
@@ -223,6 +237,16 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
     epoch,
     attempt,
   };
+  if (stage === RENEW_STAGE) {
+    const text = r[AckField.taskIds];
+    const ids = text === undefined || text === '' ? [taskId] : text.split(' ');
+    if (ids.length > MAX_RENEW_TASK_IDS)
+      return { ok: false, error: `task_ids names more than ${MAX_RENEW_TASK_IDS} tasks` };
+    if (!ids.every(isValidScopedId))
+      return { ok: false, error: 'task_ids must be task ids separated by single spaces' };
+    ack.task_ids = ids;
+    return { ok: true, value: ack };
+  }
   if (stage === 'completed') {
     const result = r[AckField.result] ?? 'null';
     try {

@@ -54,6 +54,11 @@ export const AckField = {
    */
   receivedAgoMs: 'received_ago_ms',
   /**
+   * A `renew` ack: the space-separated ids of every task whose execution lease it renews (the
+   * agent's running tasks, one entry for all of them); `task_id` is the first of them.
+   */
+  taskIds: 'task_ids',
+  /**
    * HMAC-SHA256 (hex) of the entry's other fields under the instance's `ack_key`, required when the
    * register reply carried one (see `signAck`, docs/PROTOCOL.md §4).
    */

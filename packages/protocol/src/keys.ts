@@ -36,6 +36,11 @@ export interface ReachKeys {
    * took from a pool (`<entry id>` is then the pool entry's). The delivery time is the entry id's.
    */
   pending(agentId: string): string;
+  /**
+   * Hash: task_id → when the agent last renewed the task's execution lease (ms, Redis time of
+   * the `renew` ack); a task with no field has renewed nothing since its receipt.
+   */
+  leases(agentId: string): string;
   /** Hash: a task's state. */
   task(taskId: string): string;
   /** List: a task's timeline entries as JSON. */
@@ -171,6 +176,7 @@ export function reachKeys(
     agent: (id) => agentTag(id),
     inbox: (id) => `${agentTag(id)}:inbox`,
     pending: (id) => `${agentTag(id)}:pending`,
+    leases: (id) => `${agentTag(id)}:leases`,
     task: (id) => taskTag(id),
     timeline: (id) => `${taskTag(id)}:tl`,
     shards,

@@ -82,6 +82,12 @@ export const RegisterReply = Type.Object({
   acks_stream: Type.String(),
   heartbeat_interval_ms: Type.Integer(),
   lease_ms: Type.Integer(),
+  exec_lease_ms: Type.Optional(
+    Type.Integer({
+      description:
+        "The shortest execution lease of the agent's capabilities: renew running tasks every third of it (docs/PROTOCOL.md §4)",
+    }),
+  ),
   pools: Type.Array(Type.String(), {
     description: 'Pull agents: the capability pool streams to read with `group`',
   }),
@@ -153,12 +159,6 @@ export const AgentView = Type.Object({
   ejected_until: Type.Integer({
     description: 'Epoch ms until which a slow outlier gets no tasks; 0 when not ejected',
   }),
-  tags: Type.Array(Type.String()),
-  observe: Type.Boolean(),
-  priority: Type.Integer(),
-  weight: Type.Number(),
-  ewma_ms: Type.Record(Type.String(), Type.Number(), {
-    description: 'Execution-time EWMA per capability',
   health_score: Type.Integer({
     minimum: 0,
     maximum: 100,
@@ -169,6 +169,12 @@ export const AgentView = Type.Object({
     description:
       'DEGRADED: epoch ms of the end of its cooldown (recovery needs probes after it); 0 otherwise',
   }),
+  tags: Type.Array(Type.String()),
+  observe: Type.Boolean(),
+  priority: Type.Integer(),
+  weight: Type.Number(),
+  ewma_ms: Type.Record(Type.String(), Type.Number(), {
+    description: 'Execution-time EWMA per capability',
   }),
   meta: Type.Record(Type.String(), Type.Unknown()),
 });
@@ -183,6 +189,14 @@ export const SubmitBody = Type.Object(
       description: 'Any JSON value, at most the payload limit once serialised',
     }),
     timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 * 24 * 3600 })),
+    max_execution_ms: Type.Optional(
+      Type.Integer({
+        minimum: 100,
+        maximum: 7 * 24 * 3600 * 1000,
+        description:
+          'The longest one attempt may run once received: its execution lease lapses then, renewals or not, and it is retried',
+      }),
+    ),
     callback_topic: Type.Optional(Id('Topic the final result is published to')),
     trace_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
     parent_task_id: Type.Optional(

@@ -6,12 +6,14 @@ import {
   entryShapeProblem,
   jsonTextDepth,
   MAX_JSON_DEPTH,
+  isTaskAck,
   PROBE_CAPABILITY,
   streamIdMs,
   WORKER_GROUP,
   type AckMessage,
   type CallbackMessage,
   type ReachKeys,
+  type TaskAckMessage,
   type TimelineEntry,
 } from '@agent-reach/protocol';
 import type { CallbackPublisher } from '@agent-reach/dispatch';
@@ -22,6 +24,7 @@ import { parkEntry } from './parking.ts';
 import {
   decodeAckAgentReplies,
   decodeAckTaskReply,
+  decodeRenewReply,
   type AckAgentReply,
   type ScriptRefusal,
 } from '../commands/index.ts';
@@ -91,11 +94,11 @@ export class AckApplier {
     logger: Logger,
     /** Given when acks must be signed (REACH_AGENT_ACL=on). */
     private readonly signatures?: AckSignatures,
+    /** Notes completions and probes in the agents' health windows (failures: TaskOutcomes). */
+    private readonly health?: OutcomeRecorder,
   ) {
     this.log = logger.child({ module: 'acks' });
     this.agentSteps = new Coalescer(async (agentId, steps) =>
-    /** Notes completions and probes in the agents' health windows (failures: TaskOutcomes). */
-    private readonly health?: OutcomeRecorder,
       decodeAckAgentReplies(
         await this.redis.reachAckAgent(
           this.keys.agent(agentId),
@@ -130,6 +133,7 @@ export class AckApplier {
       );
       return this.refuse('bad_signature');
     }
+    if (!isTaskAck(ack)) return this.renew(ack, streamIdMs(entryId));
     if (resultTooDeep(ack)) {
       // Every reply showing such a result would fail (JSON.stringify throws past a few thousand
       // levels): the attempt fails instead, for good, and the caller learns why.
@@ -172,12 +176,12 @@ export class AckApplier {
     // A probe is told apart by its pending entry alone (deliver-3.lua marks it), never by its
     // task_id, which callers choose.
     if (step.probe) {
+      if (ack.stage !== 'received')
+        this.health?.record(ack.agent_id, ack.stage === 'completed' ? 'probeOk' : 'probeFailed');
       if (ack.stage === 'completed' && sentAt > 0) {
         this.events.write({
           stage: 'probe',
           capability: PROBE_CAPABILITY,
-      if (ack.stage !== 'received')
-        this.health?.record(ack.agent_id, ack.stage === 'completed' ? 'probeOk' : 'probeFailed');
           agent_id: ack.agent_id,
           task_id: ack.task_id,
           attempt: 1,
@@ -190,6 +194,31 @@ export class AckApplier {
     const outcome = await this.applyToTask(ack, at, step);
     if (ack.pool) await this.settlePoolEntry(ack, outcome, step.poolEntry);
     return outcome;
+  }
+
+  /**
+   * A `renew` ack: the execution leases of the tasks it names, those the agent still holds, run
+   * from the ack's time (the sweeper takes back a task whose lease lapses; inflight-sweeper.ts).
+   */
+  private async renew(ack: AckMessage, at: number): Promise<AckOutcome> {
+    const reply = decodeRenewReply(
+      await this.redis.reachRenew(
+        this.keys.agent(ack.agent_id),
+        this.keys.pending(ack.agent_id),
+        this.keys.leases(ack.agent_id),
+        ack.epoch,
+        at,
+        ...(ack.task_ids ?? [ack.task_id]),
+      ),
+    );
+    if (!reply.ok) {
+      this.log.warn(
+        { agent_id: ack.agent_id, epoch: ack.epoch, reason: reply.refusal },
+        'lease renewal refused',
+      );
+      return this.refuse(reply.refusal);
+    }
+    return { applied: true, final: false };
   }
 
   /**
@@ -229,7 +258,7 @@ export class AckApplier {
    * the task with the attempt's first ack. `step.placement`, when the ack may take a pooled task,
    * lets the task step check the task's constraints against the agent.
    */
-  private async applyToTask(ack: AckMessage, at: number, step: AgentStep): Promise<AckOutcome> {
+  private async applyToTask(ack: TaskAckMessage, at: number, step: AgentStep): Promise<AckOutcome> {
     const { placement } = step;
     // The ordinary stages are fields of the task; a failure is a timeline list entry as well.
     const failure: TimelineEntry | undefined =
@@ -313,6 +342,8 @@ export class AckApplier {
       return { applied: true, final: false };
     }
     if (ack.stage === 'completed') {
+      const slow = ack.duration_ms !== undefined && ack.duration_ms > this.slowMsFor(capability);
+      this.health?.record(ack.agent_id, slow ? 'slow' : 'completed');
       // Both need only what the task step returned: one round trip for the two.
       await Promise.all([
         step.speedTracked ? undefined : this.trackSpeed(ack.agent_id, capability, ack.duration_ms),
@@ -342,8 +373,6 @@ export class AckApplier {
       taskId: ack.task_id,
       attempt,
       reason: 'failed',
-      const slow = ack.duration_ms !== undefined && ack.duration_ms > this.slowMsFor(capability);
-      this.health?.record(ack.agent_id, slow ? 'slow' : 'completed');
       agentId: ack.agent_id,
       ...(ack.error !== undefined ? { error: ack.error } : {}),
       ...(ack.retryable === false ? { terminal: 'not_retryable' as const } : {}),

@@ -33,6 +33,7 @@ declare module 'ioredis' {
     reachDelConsumer(...args: Arg[]): Result<unknown, Context>;
     reachServe(...args: Arg[]): Result<unknown, Context>;
     reachRequeue(...args: Arg[]): Result<unknown, Context>;
+    reachRenew(...args: Arg[]): Result<unknown, Context>;
   }
 }
 
@@ -53,6 +54,7 @@ const NAMES: Record<string, string> = {
   delconsumer: 'reachDelConsumer',
   serve: 'reachServe',
   requeue: 'reachRequeue',
+  renew: 'reachRenew',
 };
 
 const dir = fileURLToPath(new URL('.', import.meta.url));

@@ -300,6 +300,16 @@ export function decodeSuspectReply(raw: unknown): boolean {
   return flag('suspect-1.lua', raw);
 }
 
+/** Decodes renew-3.lua's reply: how many leases it renewed, or its refusal. */
+export function decodeRenewReply(
+  raw: unknown,
+): { ok: true; renewed: number } | Refused<'unknown_agent' | 'stale_epoch'> {
+  const s = 'renew-3.lua';
+  const n = asInt(s, raw, raw, 'the reply');
+  if (n >= 0) return { ok: true, renewed: n };
+  return { ok: false, refusal: refusalOf(s, n, ['unknown_agent', 'stale_epoch'], raw) };
+}
+
 /** Decodes eject-1.lua's reply: whether the agent was ejected (false: it is gone). */
 export function decodeEjectReply(raw: unknown): boolean {
   return flag('eject-1.lua', raw);

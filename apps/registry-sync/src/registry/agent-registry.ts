@@ -35,6 +35,8 @@ import { formatToken, mintSecret, type ParsedToken } from './token.ts';
 export interface RegistrySettings {
   heartbeatIntervalMs: number;
   offlineMs: number;
+  execLeaseMs: number;
+  execLeaseMsByCapability: Record<string, number>;
 }
 
 /** A heartbeat's answer: the ack, the status before, and new Redis credentials when issued. */
@@ -136,6 +138,11 @@ export class AgentRegistry {
         acks_stream: this.keys.acksOf(id),
         heartbeat_interval_ms: this.settings.heartbeatIntervalMs,
         lease_ms: this.settings.offlineMs,
+        // The agent renews all its running tasks at once: at a third of its shortest lease.
+        exec_lease_ms: Math.min(
+          this.settings.execLeaseMs,
+          ...body.capabilities.map((c) => this.settings.execLeaseMsByCapability[c] ?? Infinity),
+        ),
         pools,
         tenant,
         shared,

@@ -10,6 +10,9 @@ import { decodeReleaseReply, decodeSuspectReply } from '../commands/index.ts';
 export interface InflightSettings {
   receiptTimeoutMs: number;
   consumeBoundMs: number;
+  /** A received task's execution lease, unless its capability has its own. */
+  execLeaseMs: number;
+  execLeaseMsByCapability: Record<string, number>;
 }
 
 interface AgentState {
@@ -18,6 +21,14 @@ interface AgentState {
   epoch: number;
   zombie: boolean;
   entries: PendingEntry[];
+  /** task_id → when its lease was last renewed (keys.leases). */
+  renewedAt: Record<string, string>;
+}
+
+/** What a received attempt's lease is: how long, and the latest it may run to (0: no cap). */
+interface LeaseTerms {
+  leaseMs: number;
+  capAt: number;
 }
 
 /** Reasons that move a task away from its agent at once rather than after a backoff. */
@@ -26,18 +37,24 @@ const REROUTE: ReadonlySet<RetryReason> = new Set([
   'agent_gone',
   'fenced',
   'handoff',
+  'lease_lapse',
 ]);
 
 /**
  * Walks every delivered, unfinished task attempt (the agents' pending hashes) and takes back
  * those that will not finish where they are: on an OFFLINE or vanished agent, delivered under a
  * fenced epoch, unread on a draining agent, unreceived past the receipt timeout, or past their
- * deadline. A taken-back task is added to its next agent before it is acknowledged on the old
+ * deadline, or received but silent past its execution lease. A taken-back task is added to its next agent before it is acknowledged on the old
  * one (add-then-acknowledge; the attempt number de-duplicates). It also marks agents whose task
  * loop stopped consuming as SUSPECT, heartbeats or not.
  */
 export class InflightSweeper {
   private readonly log: Logger;
+  /**
+   * The lease terms of each received attempt (`<agent>|<task>|<attempt>`), read from the task
+   * once (its capability and `max_execution_ms`); dropped once the attempt leaves its agent.
+   */
+  private terms = new Map<string, LeaseTerms>();
 
   constructor(
     private readonly redis: Redis,
@@ -58,7 +75,9 @@ export class InflightSweeper {
   async sweep(now: number): Promise<{ taken: number; suspected: number }> {
     let taken = 0;
     let suspected = 0;
-    for (const agent of await this.load()) {
+    const agents = await this.load();
+    await this.loadTerms(agents);
+    for (const agent of agents) {
       let unconsumed = false;
       for (const entry of agent.entries) {
         const reason = this.reasonFor(agent, entry, now);
@@ -91,7 +110,63 @@ export class InflightSweeper {
     if (e.deadlineMs > 0 && now > e.deadlineMs) return 'deadline';
     if (e.receivedAt === 0 && now - e.sentAt >= this.settings.receiptTimeoutMs)
       return 'receipt_timeout';
+    if (e.receivedAt > 0 && this.leaseLapsed(agent, e, now)) return 'lease_lapse';
     return undefined;
+  }
+
+  /**
+   * A received attempt's lease runs from its receipt or its last renewal, for its capability's
+   * lease; a task's `max_execution_ms` caps it, whatever the renewals.
+   */
+  private leaseLapsed(agent: AgentState, e: PendingEntry, now: number): boolean {
+    const terms = this.terms.get(termsKey(agent.id, e));
+    if (!terms) return false;
+    const renewedAt = Math.max(e.receivedAt, Number(agent.renewedAt[e.taskId] ?? 0));
+    let expiresAt = renewedAt + terms.leaseMs;
+    if (terms.capAt > 0) expiresAt = Math.min(expiresAt, terms.capAt);
+    return now >= expiresAt;
+  }
+
+  /**
+   * Reads the lease terms of attempts received since the last pass (one pipeline), forgets those
+   * of attempts that left, and deletes lease renewals of tasks no longer held.
+   */
+  private async loadTerms(agents: readonly AgentState[]): Promise<void> {
+    const next = new Map<string, LeaseTerms>();
+    const missing: { key: string; taskId: string; receivedAt: number }[] = [];
+    const stale = this.redis.pipeline();
+    let staleCount = 0;
+    for (const agent of agents) {
+      const held = new Set<string>();
+      for (const e of agent.entries) {
+        held.add(e.taskId);
+        if (e.receivedAt === 0 || e.probe) continue;
+        const key = termsKey(agent.id, e);
+        const known = this.terms.get(key);
+        if (known) next.set(key, known);
+        else missing.push({ key, taskId: e.taskId, receivedAt: e.receivedAt });
+      }
+      const gone = Object.keys(agent.renewedAt).filter((id) => !held.has(id));
+      if (gone.length > 0) {
+        stale.hdel(this.keys.leases(agent.id), ...gone);
+        staleCount++;
+      }
+    }
+    if (staleCount > 0) await stale.exec();
+    if (missing.length > 0) {
+      const read = this.redis.pipeline();
+      for (const m of missing)
+        read.hmget(this.keys.task(m.taskId), 'capability', 'max_execution_ms');
+      const replies = (await read.exec()) ?? [];
+      missing.forEach((m, i) => {
+        const [capability, maxExec] = (replies[i]?.[1] ?? []) as (string | null)[];
+        const leaseMs =
+          this.settings.execLeaseMsByCapability[capability ?? ''] ?? this.settings.execLeaseMs;
+        const maxMs = Number(maxExec ?? 0);
+        next.set(m.key, { leaseMs, capAt: maxMs > 0 ? m.receivedAt + maxMs : 0 });
+      });
+    }
+    this.terms = next;
   }
 
   private async takeBack(agentId: string, e: PendingEntry, reason: RetryReason): Promise<void> {
@@ -162,11 +237,13 @@ export class InflightSweeper {
     for (const id of ids)
       pipeline
         .hmget(this.keys.agent(id), 'status', 'epoch', 'zombie')
-        .hgetall(this.keys.pending(id));
+        .hgetall(this.keys.pending(id))
+        .hgetall(this.keys.leases(id));
     const replies = (await pipeline.exec()) ?? [];
     return ids.map((id, i) => {
-      const [status, epoch, zombie] = (replies[2 * i]?.[1] ?? []) as (string | null)[];
-      const pending = (replies[2 * i + 1]?.[1] ?? {}) as Record<string, string>;
+      const [status, epoch, zombie] = (replies[3 * i]?.[1] ?? []) as (string | null)[];
+      const pending = (replies[3 * i + 1]?.[1] ?? {}) as Record<string, string>;
+      const renewedAt = (replies[3 * i + 2]?.[1] ?? {}) as Record<string, string>;
       const entries = Object.entries(pending)
         .map(([taskId, value]) => parsePendingEntry(taskId, value))
         .filter((e): e is PendingEntry => e !== undefined);
@@ -176,7 +253,13 @@ export class InflightSweeper {
         epoch: Number(epoch ?? 0),
         zombie: zombie === '1',
         entries,
+        renewedAt,
       };
     });
   }
+}
+
+/** Names one received attempt on one agent (a receipt time of its own: a new lease). */
+function termsKey(agentId: string, e: PendingEntry): string {
+  return `${agentId}|${e.taskId}|${e.attempt}|${e.receivedAt}`;
 }

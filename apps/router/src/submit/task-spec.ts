@@ -31,5 +31,6 @@ export function specFromSubmit(
     // '' for the default tenant: nothing more to store than before tenants (constraintArgs).
     tenant: tenant === DEFAULT_TENANT ? '' : tenant,
     priority: 0,
+    ...(body.max_execution_ms ? { maxExecutionMs: body.max_execution_ms } : {}),
   };
 }

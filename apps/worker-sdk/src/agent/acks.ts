@@ -1,6 +1,8 @@
 import {
   Coalescer,
   encodeAck,
+  MAX_RENEW_TASK_IDS,
+  RENEW_STAGE,
   RELEASED_CONSUMER,
   withAckSignature,
   type AckMessage,
@@ -132,6 +134,30 @@ export class AckWriter {
         ),
       ]);
     });
+  }
+
+  /**
+   * XADDs one `renew` ack for the given running tasks (several past MAX_RENEW_TASK_IDS), renewing
+   * their execution leases. Tried once: the next renewal comes a third of a lease later.
+   */
+  async renew(taskIds: readonly string[]): Promise<void> {
+    const session = this.ctx.session();
+    if (session === undefined || taskIds.length === 0) return;
+    const writes: Promise<unknown>[] = [];
+    for (let i = 0; i < taskIds.length; i += MAX_RENEW_TASK_IDS) {
+      const ids = taskIds.slice(i, i + MAX_RENEW_TASK_IDS);
+      const ack: AckMessage = {
+        task_id: ids[0] as string,
+        stage: RENEW_STAGE,
+        agent_id: session.agent_id,
+        instance_id: session.instance_id,
+        epoch: session.epoch,
+        attempt: 0,
+        task_ids: ids,
+      };
+      writes.push(this.ctx.redis.xadd(session.acks_stream, '*', ...ackFields(session, ack)));
+    }
+    await Promise.all(writes);
   }
 
   /** XACKs an entry that cannot be run (undecodable or trimmed), so it is not delivered again. */

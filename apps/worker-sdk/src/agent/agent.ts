@@ -18,6 +18,7 @@ import { EntryParker } from './parking.ts';
 import { closeRedis, openRedis } from './redis-util.ts';
 import { registerWithRetry } from './registration.ts';
 import { RegistryClient } from './registry-client.ts';
+import { LeaseRenewals } from './renewals.ts';
 import { TaskRunner } from './runner.ts';
 import { Slots } from './slots.ts';
 import { RouterSubmitter } from './submitter.ts';
@@ -51,6 +52,7 @@ interface Wiring {
   runner: TaskRunner;
   consumer: Consumer;
   heartbeat: Heartbeat;
+  renewals: LeaseRenewals;
 }
 
 /**
@@ -76,12 +78,12 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
   #state: AgentState = 'starting';
   /** Ready to take tasks: from the start, or since markReady() for a two-phase start. */
   #isReady: boolean;
-  #fenced = false;
-  #session: RegisterReply | undefined;
   /** markNotReady() said so: no new tasks until markReady(). */
   #notReady = false;
   /** markNotReady() was ever called: heartbeats carry `ready: true` again after it. */
   #wasNotReady = false;
+  #fenced = false;
+  #session: RegisterReply | undefined;
   #wiring: Wiring | undefined;
   #reregistering: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
@@ -156,10 +158,10 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
         logger: child('parking'),
       }),
       logger: child('runner'),
-    });
-    const consumer = new Consumer({
       health: o.health,
       healthTimeoutMs: o.healthTimeoutMs,
+    });
+    const consumer = new Consumer({
       blocking: read,
       control: cmd,
       source: () => this.#source(),
@@ -193,7 +195,13 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       onGone: () => this.#reregister(),
       onFenced: (err) => this.#fence(err),
     });
-    this.#wiring = { cmd, read, runner, consumer, heartbeat };
+    const renewals = new LeaseRenewals({
+      session,
+      running: () => runner.runningTaskIds(),
+      renew: (ids) => acks.renew(ids),
+      logger: child('renewals'),
+    });
+    this.#wiring = { cmd, read, runner, consumer, heartbeat, renewals };
     this.#reregistering = this.#register();
     return this;
   }
@@ -216,6 +224,12 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
    * from the start, returns the same answer.
    */
   markReady(): Promise<boolean> {
+    if (this.#notReady && this.#closing === undefined && !this.#fenced) {
+      // Back from markNotReady(): the registry routes tasks to the agent again.
+      this.#notReady = false;
+      this.#log.info('ready again: taking new tasks');
+      void this.#wiring?.heartbeat.beat();
+    }
     if (!this.#isReady && this.#closing === undefined && !this.#fenced) {
       this.#isReady = true;
       this.#log.info('ready: taking tasks');
@@ -224,24 +238,10 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
         this.#startReading();
         void this.#wiring?.heartbeat.beat();
       }
-    if (this.#notReady && this.#closing === undefined && !this.#fenced) {
-      // Back from markNotReady(): the registry routes tasks to the agent again.
-      this.#notReady = false;
-      this.#log.info('ready again: taking new tasks');
-      void this.#wiring?.heartbeat.beat();
-    }
     }
     return this.#readyTold.promise;
   }
 
-  /**
-   * Stops reading, waits up to `shutdownTimeoutMs` for in-flight tasks (then aborts their
-   * signals), deregisters and closes the connections. Idempotent: every call gets the same promise.
-   */
-  close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
-    return this.#closing;
-  }
   /**
    * Stops new tasks without stopping the running ones (a model reloading, a dependency down): a
    * heartbeat carrying `ready: false` goes out at once (and every heartbeat carries it until
@@ -257,6 +257,14 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     await this.#wiring?.heartbeat.beat();
   }
 
+  /**
+   * Stops reading, waits up to `shutdownTimeoutMs` for in-flight tasks (then aborts their
+   * signals), deregisters and closes the connections. Idempotent: every call gets the same promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
 
   #source(): ReadSource | undefined {
     const s = this.#session;
@@ -303,6 +311,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
         for (const conn of [this.#wiring.cmd, this.#wiring.read]) useCredentials(conn, reply.redis);
       this.#session = reply;
       this.#wiring?.heartbeat.start();
+      this.#wiring?.renewals.start();
       if (done.ready) this.#readyTold.resolve(true);
       if (this.#isReady) {
         this.#startReading();
@@ -337,6 +346,8 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     );
     this.#lifetime.abort();
     this.#wiring?.heartbeat.stop();
+    // A fenced instance's renewals are refused anyway (stale epoch).
+    this.#wiring?.renewals.stop();
     // In-flight handlers finish; their acks still carry this instance's (old) epoch.
     void this.#wiring?.consumer.stop();
     this.#setState('fenced');
@@ -369,6 +380,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       }
       this.#hardStop.abort();
       w.heartbeat.stop();
+      w.renewals.stop();
       await this.#reregistering;
       // Connections first: every ack is written by now, and a deregistration removes the
       // instance's Redis user (REACH_AGENT_ACL=on), which would cut them off mid-goodbye.

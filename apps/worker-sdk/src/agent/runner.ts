@@ -73,6 +73,11 @@ export class TaskRunner {
     return this.#running.size;
   }
 
+  /** The ids of the tasks whose handler is running now (their leases are renewed). */
+  runningTaskIds(): string[] {
+    return [...this.#running.keys()];
+  }
+
   /**
    * Takes one read batch (entries of the inbox and pools alike). Returns one promise per entry
    * that settles (never rejects) once the entry is fully handled — acks written and XACKed on the

@@ -107,7 +107,7 @@ export async function startRouterDouble(opts: {
         for (const [id, fields] of entries) {
           last = id;
           const ack = decodeAck(fields);
-          if (!ack.ok || ack.value.stage === 'received') continue;
+          if (!ack.ok || ack.value.stage === 'received' || ack.value.stage === 'renew') continue;
           const task = tasks.get(ack.value.task_id);
           if (task === undefined) continue;
           const item: Omit<CallbackItem, 'id'> = {

@@ -30,6 +30,11 @@ export interface TaskConstraints {
   tenant: string;
   /** Reserved for task priority: 0 until priorities exist. */
   priority: number;
+  /**
+   * The longest an attempt may run, renewals or not (the caller's `max_execution_ms`): its
+   * execution lease lapses then. 0 or absent for no cap.
+   */
+  maxExecutionMs?: number;
 }
 
 /** A task as every send of it needs it: what the caller gave, and its constraints. */
@@ -69,6 +74,7 @@ const CONSTRAINT_FIELDS = [
   'trace_agents',
   'tenant',
   'priority',
+  'max_execution_ms',
 ] as const;
 
 const STORED_FIELDS = [
@@ -106,6 +112,7 @@ export function constraintArgs(c: TaskConstraints): string[] {
   add('trace_agents', JSON.stringify(c.traceAgents), '[]');
   add('tenant', c.tenant === DEFAULT_TENANT ? '' : c.tenant, '');
   add('priority', String(c.priority), '0');
+  add('max_execution_ms', String(c.maxExecutionMs ?? 0), '0');
   return out;
 }
 
@@ -153,6 +160,7 @@ export async function readStoredTask(
     traceAgents: stringList(v.trace_agents),
     tenant: v.tenant ?? '',
     priority: Number(v.priority ?? 0),
+    ...(v.max_execution_ms ? { maxExecutionMs: Number(v.max_execution_ms) } : {}),
   };
 }
 
