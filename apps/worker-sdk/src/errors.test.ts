@@ -8,6 +8,7 @@ import {
   TaskAbortedError,
   TaskFailedError,
   errorText,
+  failureCodeOf,
   isNonRetryableError,
   isReachError,
   isReachHttpError,
@@ -85,5 +86,20 @@ describe('errors', () => {
     expect(errorText({ a: 1 })).toBe('{"a":1}');
     expect(errorText(circular)).toBe('[object Object]');
     expect(errorText(undefined)).toBe('undefined');
+  });
+});
+
+describe('failureCodeOf', () => {
+  it("takes the thrown value's code when it is one, DEADLINE_EXCEEDED for a deadline, HANDLER_ERROR otherwise", () => {
+    expect(failureCodeOf(new NonRetryableError('bad', { code: 'BAD_INPUT' }))).toBe('BAD_INPUT');
+    expect(failureCodeOf(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe(
+      'ECONNREFUSED',
+    );
+    expect(failureCodeOf(new TaskAbortedError('t', 'deadline'))).toBe('DEADLINE_EXCEEDED');
+    expect(failureCodeOf(Object.assign(new Error('x'), { code: 'not a code' }))).toBe(
+      'HANDLER_ERROR',
+    );
+    expect(failureCodeOf('text')).toBe('HANDLER_ERROR');
+    expect(failureCodeOf(new Error('plain'))).toBe('HANDLER_ERROR');
   });
 });

@@ -1,4 +1,4 @@
-import type { CallbackItem } from '@agent-reach/protocol';
+import { FailureCode, isFailureCode, type CallbackItem } from '@agent-reach/protocol';
 
 /**
  * Base class of every error the SDK throws, so callers can tell ours from the rest with one
@@ -129,13 +129,13 @@ export class TaskFailedError extends ReachError {
   override readonly name = 'TaskFailedError';
   /** The task. */
   readonly taskId: string;
-  /** Its final status. */
-  readonly status: 'failed' | 'dead';
+  /** Its final status (`cancelled`: someone cancelled it, POST /v1/tasks/:id/cancel). */
+  readonly status: 'failed' | 'dead' | 'cancelled';
   /** The worker's error text (`failed`), or the dead-letter reason (`dead`), if any. */
   readonly error: string | undefined;
   /** The whole callback item. */
   readonly item: CallbackItem;
-  constructor(item: CallbackItem & { status: 'failed' | 'dead' }) {
+  constructor(item: CallbackItem & { status: 'failed' | 'dead' | 'cancelled' }) {
     super(
       `task ${item.task_id} ended ${item.status}${item.error === undefined ? '' : `: ${item.error}`}`,
     );
@@ -214,14 +214,30 @@ export class NonRetryableError extends ReachError {
   override readonly name = 'NonRetryableError';
   /** Always false. */
   readonly retryable = false;
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The failure's code (`^[A-Z][A-Z0-9_]{0,63}$`), when given; `HANDLER_ERROR` otherwise. */
+  readonly code: string | undefined;
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
     super(message, options);
+    this.code = options?.code;
   }
 }
 
 /** True when `value` is a {@link NonRetryableError}. */
 export function isNonRetryableError(value: unknown): value is NonRetryableError {
   return value instanceof NonRetryableError;
+}
+
+/**
+ * The code a handler's failure is reported with (`error_code`, grouped by in `GET /v1/stats`):
+ * the thrown value's `code` when it is one (`^[A-Z][A-Z0-9_]{0,63}$`: `MODEL_NOT_LOADED`, or a
+ * Node.js error's `ECONNREFUSED`), `DEADLINE_EXCEEDED` for a deadline, `HANDLER_ERROR` otherwise.
+ */
+export function failureCodeOf(value: unknown): string {
+  if (value instanceof TaskAbortedError && value.reason === 'deadline')
+    return FailureCode.deadlineExceeded;
+  const code: unknown =
+    typeof value === 'object' && value !== null ? (value as { code?: unknown }).code : undefined;
+  return isFailureCode(code) ? code : FailureCode.handlerError;
 }
 
 /** True unless `value` is a {@link NonRetryableError} or carries `retryable === false`. */
@@ -235,12 +251,21 @@ export class TaskAbortedError extends ReachError {
   override readonly name = 'TaskAbortedError';
   /** The task. */
   readonly taskId: string;
-  /** `deadline`: its deadline_ms passed; `shutdown`: the agent's shutdown timeout ran out. */
-  readonly reason: 'deadline' | 'shutdown';
-  /** A deadline will not come back, so running again cannot help; a shutdown can. */
+  /**
+   * `deadline`: its deadline_ms passed; `shutdown`: the agent's shutdown timeout ran out;
+   * `cancelled`: the task was cancelled (POST /v1/tasks/:id/cancel).
+   */
+  readonly reason: 'deadline' | 'shutdown' | 'cancelled';
+  /** A deadline or a cancel will not come back, so running again cannot help; a shutdown can. */
   readonly retryable: boolean;
-  constructor(taskId: string, reason: 'deadline' | 'shutdown') {
-    super(reason === 'deadline' ? 'deadline passed' : 'aborted by agent shutdown');
+  constructor(taskId: string, reason: 'deadline' | 'shutdown' | 'cancelled') {
+    super(
+      reason === 'deadline'
+        ? 'deadline passed'
+        : reason === 'cancelled'
+          ? 'task cancelled'
+          : 'aborted by agent shutdown',
+    );
     this.taskId = taskId;
     this.reason = reason;
     this.retryable = reason === 'shutdown';

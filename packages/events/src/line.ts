@@ -71,6 +71,9 @@ export function eventToLine(event: TaskEvent): string {
   // read per tenant. The default tenant's (bare ids) have none: `"tenant" = ''` finds them.
   const slash = event.task_id.indexOf('/');
   if (slash > 0) point.tag('tenant', event.task_id.slice(0, slash));
+  // A failure's code is a tag (few distinct values), so stats can group failures by it.
+  if (typeof event.error_code === 'string' && event.error_code !== '')
+    point.tag('error_code', event.error_code);
   if (Number.isFinite(event.latency_ms)) point.floatField('latency_ms', event.latency_ms);
   if (Number.isFinite(event.duration_ms)) point.floatField('duration_ms', event.duration_ms);
   if (typeof event.trace_id === 'string' && event.trace_id !== '') {

@@ -48,6 +48,8 @@ export interface TaskEvent {
   trace_id?: string;
   /** String field, written only when given; cut to {@link MAX_REASON_CHARS} characters. */
   reason?: string;
+  /** Tag, `failed` points only: the failure's code (`HANDLER_ERROR`, a worker's own…). */
+  error_code?: string;
 }
 
 /** Longest `reason` written; longer ones are cut so one stack trace cannot bloat a batch. */

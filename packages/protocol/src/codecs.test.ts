@@ -106,9 +106,13 @@ describe('acks', () => {
       epoch: 3,
       attempt: 1,
       error: 'boom',
+      error_code: 'MODEL_NOT_LOADED',
       retryable: false,
     };
     expect(decodeAck(encodeAck(failed))).toEqual({ ok: true, value: failed });
+    // A code that is not one is no reason to refuse the failure: it counts as HANDLER_ERROR.
+    const odd = decodeAck(encodeAck({ ...failed, error_code: 'not a code' }));
+    expect(odd.ok && odd.value.error_code).toBe('HANDLER_ERROR');
   });
 
   it('round-trips the optional capability and folded receipt of a completion, and refuses a bad capability', () => {
@@ -154,6 +158,7 @@ describe('acks', () => {
         epoch: 1,
         attempt: 0,
         error: 'unknown error',
+        error_code: 'HANDLER_ERROR',
         retryable: true,
       },
     });

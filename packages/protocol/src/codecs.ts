@@ -1,4 +1,5 @@
 import { AckField, CallbackField, TaskField } from './fields.ts';
+import { FailureCode, isFailureCode } from './failure-codes.ts';
 import { isValidId } from './ids.ts';
 import { isValidScopedId, splitScopedId } from './tenants.ts';
 import { ACK_STAGES, RENEW_STAGE, type AckStage } from './states.ts';
@@ -42,6 +43,8 @@ export interface AckMessage {
   result?: string;
   duration_ms?: number;
   error?: string;
+  /** A failure's code (failure-codes.ts); `HANDLER_ERROR` when the worker named none. */
+  error_code?: string;
   retryable?: boolean;
   /** Pull agents: the capability pool the task was read from, and the pool entry's id. */
   pool?: string;
@@ -65,7 +68,7 @@ export function isTaskAck(ack: AckMessage): ack is TaskAckMessage {
 /** A final result published on a callback topic. */
 export interface CallbackMessage {
   task_id: string;
-  status: 'completed' | 'failed' | 'dead';
+  status: 'completed' | 'failed' | 'dead' | 'cancelled';
   capability: string;
   agent_id: string;
   attempt: number;
@@ -199,6 +202,7 @@ export function encodeAck(ack: AckMessage): string[] {
     [AckField.result]: ack.result,
     [AckField.durationMs]: ack.duration_ms,
     [AckField.error]: ack.error,
+    [AckField.errorCode]: ack.error_code,
     [AckField.retryable]:
       ack.retryable === undefined ? undefined : ack.retryable ? 'true' : 'false',
     [AckField.pool]: ack.pool,
@@ -261,6 +265,9 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
   if (stage === 'failed') {
     ack.error = (r[AckField.error] ?? 'unknown error').slice(0, 4096);
     ack.retryable = r[AckField.retryable] !== 'false';
+    // A code that is not one (a typo, a sentence) is no reason to refuse the failure.
+    const code = r[AckField.errorCode];
+    ack.error_code = isFailureCode(code) ? code : FailureCode.handlerError;
   }
   const pool = r[AckField.pool];
   if (pool !== undefined && pool !== '') {

@@ -40,6 +40,8 @@ export const AckField = {
   result: 'result',
   durationMs: 'duration_ms',
   error: 'error',
+  /** A failure's code (`FailureCode`, or the worker's own: ^[A-Z][A-Z0-9_]{0,63}$). */
+  errorCode: 'error_code',
   retryable: 'retryable',
   /** Set by a pull agent: the capability whose pool the task was read from. */
   pool: 'pool',
@@ -63,6 +65,14 @@ export const AckField = {
    * register reply carried one (see `signAck`, docs/PROTOCOL.md §4).
    */
   sig: 'sig',
+} as const;
+
+/** Fields of an entry on an agent's control stream (`keys.control`). */
+export const ControlField = {
+  /** `cancel`: stop the task named by `task_id`. */
+  kind: 'kind',
+  taskId: 'task_id',
+  attempt: 'attempt',
 } as const;
 
 /** Fields of an entry on a callback topic. */

@@ -17,3 +17,4 @@ export * from './settings.ts';
 export * from './parked.ts';
 export * from './json-depth.ts';
 export * from './health.ts';
+export * from './failure-codes.ts';

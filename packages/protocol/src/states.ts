@@ -16,7 +16,7 @@ export type AgentStatus = (typeof AGENT_STATUSES)[number];
 export type Channel = 'push' | 'pull';
 
 /**
- * Task lifecycle. `completed` and `dead` are final; `failed` is the moment between a worker's
+ * Task lifecycle. `completed`, `dead` and `cancelled` are final; `failed` is the moment between a worker's
  * failure report and the decision to retry (`retry_wait`) or dead-letter (`dead`).
  */
 export const TASK_STATUSES = [
@@ -27,11 +27,12 @@ export const TASK_STATUSES = [
   'failed',
   'retry_wait',
   'dead',
+  'cancelled',
 ] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 /** Statuses after which nothing more happens to a task. */
-export const FINAL_TASK_STATUSES: readonly TaskStatus[] = ['completed', 'dead'];
+export const FINAL_TASK_STATUSES: readonly TaskStatus[] = ['completed', 'dead', 'cancelled'];
 
 /** Why a task was dead-lettered. */
 export type DeadReason = 'max_attempts' | 'deadline' | 'loop' | 'not_retryable' | 'no_agent';
@@ -47,7 +48,16 @@ export type AckStage = (typeof ACK_STAGES)[number];
 export const RENEW_STAGE = 'renew';
 
 /** Stages that appear in a task's timeline. */
-export type TimelineStage = 'accepted' | 'sent' | AckStage | 'retried' | 'dead';
+export type TimelineStage =
+  | 'accepted'
+  | 'sent'
+  | AckStage
+  | 'retried'
+  | 'dead'
+  /** `POST /v1/tasks/:id/cancel`: `by` names the key that cancelled it. */
+  | 'cancelled'
+  /** The agent running a cancelled task stopped (its late ack, refused): its slot is free. */
+  | 'stopped';
 
 /** One entry of a task's timeline; `at` is epoch milliseconds on Redis server time. */
 export interface TimelineEntry {
@@ -58,6 +68,8 @@ export interface TimelineEntry {
   message_id?: string;
   duration_ms?: number;
   error?: string;
+  /** A failure's code (failure-codes.ts). */
+  error_code?: string;
   reason?: string;
   due_at?: number;
 }

@@ -4,6 +4,7 @@ import {
   Coalescer,
   decodeAck,
   entryShapeProblem,
+  FailureCode,
   jsonTextDepth,
   MAX_JSON_DEPTH,
   isTaskAck,
@@ -141,6 +142,7 @@ export class AckApplier {
       Object.assign(ack, {
         stage: 'failed',
         error: `JSON_TOO_DEEP: the result nests deeper than ${MAX_JSON_DEPTH} levels`,
+        error_code: FailureCode.resultTooDeep,
         retryable: false,
         result: undefined,
       });
@@ -270,6 +272,7 @@ export class AckApplier {
             attempt: ack.attempt,
             ...(ack.duration_ms !== undefined ? { duration_ms: ack.duration_ms } : {}),
             ...(ack.error !== undefined ? { error: ack.error } : {}),
+            ...(ack.error_code !== undefined ? { error_code: ack.error_code } : {}),
           }
         : undefined;
     // A receipt the worker folded into this ack: received when it read the entry, by Redis' clock.
@@ -336,6 +339,7 @@ export class AckApplier {
       ...(ack.stage !== 'received' && receivedAt > 0 ? { latency_ms: at - receivedAt } : {}),
       ...(ack.duration_ms !== undefined ? { duration_ms: ack.duration_ms } : {}),
       ...(traceId ? { trace_id: traceId } : {}),
+      ...(ack.error_code !== undefined ? { error_code: ack.error_code } : {}),
     });
     if (ack.stage === 'failed') {
       await this.decideFailure({ ...ack, attempt });

@@ -18,7 +18,14 @@ import { redisErrorCode, type ReadOrigin } from './redis-util.ts';
 /** The final report of a task: completed with a result, or failed. */
 export type TaskOutcome =
   | { stage: 'completed'; result: string; durationMs: number }
-  | { stage: 'failed'; error: string; retryable: boolean; durationMs?: number };
+  | {
+      stage: 'failed';
+      error: string;
+      /** The failure's code (`error_code`); the server takes HANDLER_ERROR without one. */
+      errorCode?: string;
+      retryable: boolean;
+      durationMs?: number;
+    };
 
 /** What the ack writer needs from the agent. */
 export interface AckWriterContext {
@@ -103,6 +110,7 @@ export class AckWriter {
         | 'result'
         | 'duration_ms'
         | 'error'
+        | 'error_code'
         | 'retryable'
         | 'capability'
         | 'received_ago_ms'
@@ -118,6 +126,7 @@ export class AckWriter {
           : {
               stage: 'failed',
               error: outcome.error,
+              ...(outcome.errorCode ? { error_code: outcome.errorCode } : {}),
               retryable: outcome.retryable,
               duration_ms: outcome.durationMs,
               ...folded,

@@ -1,4 +1,4 @@
-import type { TaskMessage } from '@agent-reach/protocol';
+import { FailureCode, type TaskMessage } from '@agent-reach/protocol';
 import type { Logger } from 'pino';
 import { errorText } from '../errors.ts';
 import type { TaskOutcome } from './acks.ts';
@@ -31,7 +31,12 @@ export async function answerProbe(
   try {
     JSON.parse(task.payload);
   } catch {
-    return { stage: 'failed', error: 'payload is not valid JSON text', retryable: false };
+    return {
+      stage: 'failed',
+      error: 'payload is not valid JSON text',
+      errorCode: FailureCode.invalidPayload,
+      retryable: false,
+    };
   }
   if (health !== undefined) {
     const started = performance.now();
@@ -54,6 +59,7 @@ export async function answerProbe(
         return {
           stage: 'failed',
           error: 'health check failed: it returned false',
+          errorCode: FailureCode.healthCheckFailed,
           retryable: false,
           durationMs: Math.round(performance.now() - started),
         };
@@ -63,6 +69,7 @@ export async function answerProbe(
       return {
         stage: 'failed',
         error: failureText(err),
+        errorCode: FailureCode.healthCheckFailed,
         retryable: false,
         durationMs: Math.round(performance.now() - started),
       };

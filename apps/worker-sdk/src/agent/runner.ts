@@ -1,5 +1,6 @@
 import {
   decodeTask,
+  FailureCode,
   entryShapeProblem,
   placementMiss,
   PROBE_CAPABILITY,
@@ -9,7 +10,7 @@ import {
   type TaskMessage,
 } from '@agent-reach/protocol';
 import type { Logger } from 'pino';
-import { errorText, isRetryable, TaskAbortedError } from '../errors.ts';
+import { errorText, failureCodeOf, isRetryable, TaskAbortedError } from '../errors.ts';
 import { LruMap } from '../util/lru.ts';
 import type { AckTarget, AckWriter, TaskOutcome } from './acks.ts';
 import type { EntryParker } from './parking.ts';
@@ -224,6 +225,7 @@ export class TaskRunner {
       return Promise.resolve({
         stage: 'failed',
         error: new TaskAbortedError(task.task_id, 'deadline').message,
+        errorCode: FailureCode.deadlineExceeded,
         retryable: false,
       });
     }
@@ -234,6 +236,7 @@ export class TaskRunner {
       return Promise.resolve({
         stage: 'failed',
         error: 'payload is not valid JSON text',
+        errorCode: FailureCode.invalidPayload,
         retryable: false,
       });
     }
@@ -292,6 +295,7 @@ export class TaskRunner {
         return {
           stage: 'failed',
           error: `result is not JSON-serialisable: ${errorText(err)}`,
+          errorCode: FailureCode.resultNotJson,
           retryable: false,
           durationMs,
         };
@@ -310,6 +314,8 @@ export class TaskRunner {
       return {
         stage: 'failed',
         error: errorText(err).slice(0, ERROR_TEXT_MAX),
+        // A handler that gave up on its fired signal fails with the signal's code (a deadline).
+        errorCode: failureCodeOf(reason instanceof TaskAbortedError ? reason : err),
         retryable,
         durationMs,
       };
