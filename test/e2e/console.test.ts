@@ -90,11 +90,14 @@ describe('the console', () => {
     expect(await rowA.innerText()).toMatch(/eu-west/);
     expect(await rowA.locator('.chip').allInnerTexts()).toEqual(['echo', 'translate']);
     const rowB = page.locator('#agents tr[data-agent-id="console-b"]');
-    expect(await rowB.locator('td').nth(2).innerText()).toMatch(/\d+ \/ 2/);
-    // Recent success: every task completed.
+    expect(await rowB.locator('td').nth(3).innerText()).toMatch(/\d+ \/ 2/);
+    // Health score from outcomes: nothing failed.
+    expect(await rowA.locator('td').nth(2).innerText()).toBe('100');
+    // Recent success: every task completed, and no failure to group by code.
     await expect
-      .poll(() => rowA.locator('td').nth(6).innerText(), { timeout: 10_000 })
+      .poll(() => rowA.locator('td').nth(7).innerText(), { timeout: 10_000 })
       .toMatch(/100 %/);
+    expect(await rowA.locator('td').nth(8).innerText()).toBe('–');
 
     // The event stream is live; an agent that registers now shows up in it and in the table.
     await page.locator('#conn[data-state="live"]').waitFor({ timeout: 10_000 });

@@ -35,7 +35,11 @@ export class AgentTable {
         const record = (replies[1 + 2 * i]?.[1] ?? {}) as Record<string, string>;
         const view = toAgentView(record, Number(replies[2 + 2 * i]?.[1] ?? 0), now);
         if (!view) return;
-        const o = sample.agents.get(view.agent_id) ?? { completed: 0, failed: 0 };
+        const o = sample.agents.get(view.agent_id) ?? {
+          completed: 0,
+          failed: 0,
+          failures_by_code: {},
+        };
         const finished = o.completed + o.failed;
         agents.push({
           ...view,

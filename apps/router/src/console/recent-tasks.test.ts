@@ -29,7 +29,7 @@ describe('summarise', () => {
       { stage: 'accepted', at: 100 },
       { stage: 'sent', at: 102, agent_id: 'a1', attempt: 1 },
       { stage: 'received', at: 110, agent_id: 'a1', attempt: 1 },
-      { stage: 'failed', at: 150, agent_id: 'a1', attempt: 1 },
+      { stage: 'failed', at: 150, agent_id: 'a1', attempt: 1, error_code: 'MODEL_NOT_LOADED' },
       { stage: 'sent', at: 2150, agent_id: 'a2', attempt: 2 },
       { stage: 'received', at: 2153, agent_id: 'a2', attempt: 2 },
       { stage: 'completed', at: 2253, agent_id: 'a2', attempt: 2 },
@@ -45,8 +45,8 @@ describe('summarise', () => {
       execution_ms: 100,
     });
     expect(Object.fromEntries(agents)).toEqual({
-      a1: { completed: 0, failed: 1 },
-      a2: { completed: 1, failed: 0 },
+      a1: { completed: 0, failed: 1, failures_by_code: { MODEL_NOT_LOADED: 1 } },
+      a2: { completed: 1, failed: 0, failures_by_code: {} },
     });
   });
 

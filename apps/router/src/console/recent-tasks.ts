@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ReachKeys, TimelineEntry } from '@agent-reach/protocol';
+import { FailureCode, type ReachKeys, type TimelineEntry } from '@agent-reach/protocol';
 import { parsePendingEntry, taskTimeline, type PendingEntry } from '@agent-reach/dispatch';
 import type { TaskEvent } from '@agent-reach/events';
 
@@ -55,6 +55,8 @@ export interface LatencyPoint {
 export interface AgentOutcomes {
   completed: number;
   failed: number;
+  /** The failures by their `error_code` (HANDLER_ERROR for one without). */
+  failures_by_code: Record<string, number>;
 }
 
 /** What one read of recent task timelines gives. */
@@ -77,8 +79,12 @@ export function summarise(
   const entries = [...timeline].sort((a, b) => a.at - b.at);
   for (const e of entries) {
     if ((e.stage !== 'completed' && e.stage !== 'failed') || !e.agent_id) continue;
-    const o = agents.get(e.agent_id) ?? { completed: 0, failed: 0 };
+    const o = agents.get(e.agent_id) ?? { completed: 0, failed: 0, failures_by_code: {} };
     o[e.stage]++;
+    if (e.stage === 'failed') {
+      const code = e.error_code ?? FailureCode.handlerError;
+      o.failures_by_code[code] = (o.failures_by_code[code] ?? 0) + 1;
+    }
     agents.set(e.agent_id, o);
   }
   const sent = entries.filter((e) => e.stage === 'sent').at(-1);

@@ -21,6 +21,9 @@ export type ConsoleAgentsQuery = Static<typeof ConsoleAgentsQuery>;
 export const RecentOutcomes = Type.Object({
   completed: Type.Integer(),
   failed: Type.Integer(),
+  failures_by_code: Type.Record(Type.String(), Type.Integer(), {
+    description: 'The failures by their error_code',
+  }),
   success_rate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
     description: 'null when no recent result',
   }),

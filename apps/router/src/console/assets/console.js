@@ -10,7 +10,8 @@ import { startSession } from './login.js';
  * @typedef {import('./charts.js').TimelineEntry} TimelineEntry
  * @typedef {import('./charts.js').LatencyPoint} LatencyPoint
  * @typedef {{ agent_id: string, status: string, inflight: number, max_concurrency: number, lease_age_ms: number,
- *   region: string, capabilities: string[], recent: { completed: number, failed: number, success_rate: number | null } }} Agent
+ *   region: string, capabilities: string[], health_score: number,
+ *   recent: { completed: number, failed: number, failures_by_code: Record<string, number>, success_rate: number | null } }} Agent
  * @typedef {{ agents: Agent[], total: number, sampled_tasks: number }} AgentsReply
  * @typedef {{ id: string, kind: string, at: number, agent_id?: string, task_id?: string, capability?: string,
  *   from?: string, to?: string, reason?: string, attempt?: number, epoch?: number }} FleetEvent
@@ -67,6 +68,15 @@ function agentRow(a) {
   return h('tr', { 'data-agent-id': a.agent_id, 'data-status': a.status }, [
     h('td', { class: 'mono' }, [a.agent_id]),
     h('td', {}, [h('span', { class: `pill ${a.status.toLowerCase()}` }, [a.status])]),
+    h(
+      'td',
+      {
+        class: (a.health_score ?? 100) < 80 ? 'num warn' : 'num',
+        title:
+          'From its recent outcomes: failures, timeouts, lapsed leases, failed probes, slow completions',
+      },
+      [String(a.health_score ?? 100)],
+    ),
     h('td', {}, [meter, h('span', { class: 'num' }, [`${a.inflight} / ${a.max_concurrency}`])]),
     h('td', { class: a.lease_age_ms > 15_000 ? 'num warn' : 'num' }, [
       `${fmtMs(a.lease_age_ms)} ago`,
@@ -83,7 +93,18 @@ function agentRow(a) {
         : `${Math.round(rate * 100)} %`,
       finished > 0 ? h('span', { class: 'muted' }, [` of ${finished}`]) : undefined,
     ]),
+    h('td', { class: 'mono' }, failureCodes(a.recent.failures_by_code ?? {})),
   ]);
+}
+
+/**
+ * Recent failures grouped by error_code, most frequent first.
+ * @param {Record<string, number>} byCode
+ */
+function failureCodes(byCode) {
+  const codes = Object.entries(byCode).sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1));
+  if (codes.length === 0) return [h('span', { class: 'muted' }, ['–'])];
+  return codes.map(([code, n]) => h('span', { class: 'chip' }, [`${code} ×${n}`]));
 }
 
 async function refreshAgents() {
