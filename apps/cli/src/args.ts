@@ -73,7 +73,8 @@ Usage:
   reach dlq list [--capability <name>] [--limit 100] dead letters, newest first
   reach dlq replay <task_id>                         send a dead letter again as a fresh attempt
   reach stats [--window 15m] [--by capability|agent] [--capability <name>]
-                                                     success rate, receipt latency, execution time, completion rate
+                                                     success rate, receipt latency, execution time, completion rate,
+                                                     failures by error_code
   reach keys create --tenant <t> --role caller|operator|agent
                [--capabilities a,b] [--label <text>] [--expires-at <ISO time or epoch ms>]
                [--rate-per-s <n>] [--max-inflight <n>]

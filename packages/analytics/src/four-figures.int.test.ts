@@ -57,9 +57,12 @@ function knownEvents(): TaskEvent[] {
     );
   }
   const now = Date.now();
-  events.push(ev('failed', capA, agent1, now - 3 * MIN, { latency_ms: 1, reason: 'boom' }));
-  events.push(ev('failed', capA, agent1, now - 3 * MIN + 1, { latency_ms: 1, reason: 'boom' }));
-  events.push(ev('failed', capA, agent2, now - 3 * MIN + 2, { latency_ms: 1, reason: 'boom' }));
+  const boom = { latency_ms: 1, reason: 'boom' };
+  events.push(ev('failed', capA, agent1, now - 3 * MIN, { ...boom, error_code: 'MODEL_DOWN' }));
+  events.push(ev('failed', capA, agent1, now - 3 * MIN + 1, { ...boom, error_code: 'MODEL_DOWN' }));
+  events.push(
+    ev('failed', capA, agent2, now - 3 * MIN + 2, { ...boom, error_code: 'HANDLER_ERROR' }),
+  );
   events.push(ev('dead', capA, agent1, now - 2 * MIN, { reason: 'attempts exhausted' }));
   events.push(ev('received', capA, agent1, now - 20 * MIN, { latency_ms: 100_000 }));
   events.push(ev('received', capB, agent2, now - 4 * MIN, { latency_ms: 7 }));
@@ -103,6 +106,7 @@ describe('fourFigures on known data', () => {
       execution_ms: { mean: 65, p95: 110, count: 12, handler_mean: 32.5, handler_p95: 55 },
       completion_rate: { completed: 12, per_second: 12 / 900, per_minute: (12 / 900) * 60 },
       stages: { sent: 20, received: 20, completed: 12, failed: 3, dead: 1 },
+      failures_by_code: { MODEL_DOWN: 2, HANDLER_ERROR: 1 },
     });
   });
 
@@ -123,6 +127,7 @@ describe('fourFigures on known data', () => {
       receipt_ms: { mean: 55, p95: 100, count: 10 },
       execution_ms: { mean: 35, p95: 60, count: 6, handler_mean: 17.5, handler_p95: 30 },
       completion_rate: { completed: 6, per_second: 6 / 900 },
+      failures_by_code: { MODEL_DOWN: 2 },
     });
     // agent2: received 110…200 → mean 155, p95 200; completed 70…120 → mean 95, p95 120; 6/7
     expect(byKey[agent2]).toMatchObject({

@@ -41,6 +41,7 @@ const FIGURE_QUERIES = [
   'receipt-latency',
   'execution-time',
   'completion-rate',
+  'failure-codes',
 ] as const;
 
 /**
@@ -82,6 +83,7 @@ function emptyGroup(key: string): FigureGroup {
     execution_ms: { mean: null, p95: null, count: 0, handler_mean: null, handler_p95: null },
     completion_rate: { completed: 0, per_second: 0, per_minute: 0 },
     stages: {},
+    failures_by_code: {},
   };
 }
 
@@ -97,8 +99,15 @@ export async function fourFigures(
 ): Promise<FourFigures> {
   const window = parseWindow(opts.window);
   const statements = fourFiguresStatements(opts);
-  const [counts = [], completed = [], outcomes = [], receipt = [], execution = [], rate = []] =
-    await queryStatements(source, statements);
+  const [
+    counts = [],
+    completed = [],
+    outcomes = [],
+    receipt = [],
+    execution = [],
+    rate = [],
+    codes = [],
+  ] = await queryStatements(source, statements);
   const groups = new Map<string, FigureGroup>();
   const groupOf = (row: Row): FigureGroup => {
     const key = typeof row[opts.groupBy] === 'string' ? (row[opts.groupBy] as string) : '';
@@ -133,6 +142,12 @@ export async function fourFigures(
       per_second: perSecond,
       per_minute: perSecond * 60,
     };
+  }
+  for (const row of codes) {
+    // Points from before failures had codes carry none.
+    const code = typeof row.error_code === 'string' && row.error_code ? row.error_code : 'UNKNOWN';
+    const g = groupOf(row);
+    g.failures_by_code[code] = (g.failures_by_code[code] ?? 0) + int(row.count);
   }
   for (const g of groups.values()) {
     g.outcomes.failed = g.stages.failed ?? 0;

@@ -17,6 +17,7 @@ export const API_QUERIES = [
   'receipt-latency',
   'execution-time',
   'completion-rate',
+  'failure-codes',
   'task-timeline',
 ] as const;
 

@@ -41,6 +41,10 @@ export const FigureGroup = Type.Object({
   stages: Type.Record(Type.String(), Type.Integer(), {
     description: 'Points per stage in the window',
   }),
+  failures_by_code: Type.Record(Type.String(), Type.Integer(), {
+    description:
+      'Failed attempts in the window by their error_code (HANDLER_ERROR when the worker named none; UNKNOWN for points from before codes)',
+  }),
 });
 export type FigureGroup = Static<typeof FigureGroup>;
 

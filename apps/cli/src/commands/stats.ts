@@ -1,4 +1,6 @@
 import type { StatsReply } from '@agent-reach/analytics';
+
+type StatsGroup = StatsReply['groups'][number];
 import { isInvalidWindowError, parseWindow } from '@agent-reach/analytics/window';
 import { printJson, printLines, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
@@ -58,6 +60,18 @@ export async function statsCommand(ctx: Context): Promise<number> {
     ),
     '',
     'success = completed / (completed + failed + dead); receipt = sent → received; execution = received → completed',
+    ...failureLines(reply.groups),
   );
   return 0;
+}
+
+/** One line per group with failures: their counts by error_code, most frequent first. */
+function failureLines(groups: readonly StatsGroup[]): string[] {
+  const lines: string[] = [];
+  for (const g of groups) {
+    const codes = Object.entries(g.failures_by_code ?? {}).sort((a, b) => b[1] - a[1]);
+    if (codes.length > 0)
+      lines.push(`failures of ${g.key}: ${codes.map(([c, n]) => `${c} ×${n}`).join(', ')}`);
+  }
+  return lines.length > 0 ? ['', ...lines] : [];
 }

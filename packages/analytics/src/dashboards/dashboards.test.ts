@@ -61,6 +61,7 @@ const FLUX_NEEDS: Record<(typeof FLUX_FILES)[number], string[]> = {
     'q: 0.95',
   ],
   'stage-counts': ['r._field == "task_id"', '"stage"', 'count()'],
+  'failure-codes': ['r._field == "task_id"', 'r.stage == "failed"', '"error_code"', 'count()'],
   'receipt-latency-over-time': [
     'r._field == "latency_ms"',
     'r.stage == "received"',

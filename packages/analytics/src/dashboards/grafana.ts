@@ -196,6 +196,18 @@ export function grafanaDashboard(): Json {
         transformations: tableTransform({ count: 'points' }),
       },
     ),
+    panel(
+      10,
+      'table',
+      'Failures by error code',
+      { x: 0, y: 34, w: 12, h: 8 },
+      [target('A', 'failure-codes', 'table')],
+      {
+        fieldConfig: { defaults: { unit: 'none', decimals: 0 }, overrides: [] },
+        options: tableOptions,
+        transformations: tableTransform({ count: 'failed attempts' }),
+      },
+    ),
     timeseries(
       6,
       'Receipt latency over time (mean, p95)',

@@ -10,6 +10,7 @@ export const FLUX_CHARTS = [
   'delivery-success',
   'completion-rate',
   'stage-counts',
+  'failure-codes',
   'receipt-latency',
   'execution-time',
   'receipt-latency-over-time',
@@ -152,7 +153,8 @@ export function influxdb2Template(): Json[] {
             { x: 4, y: 0, w: 4 },
             ' /s',
           ),
-          table('Events by stage', 'stage-counts', { x: 8, y: 0, w: 4 }),
+          table('Events by stage', 'stage-counts', { x: 8, y: 0, w: 2 }),
+          table('Failures by error code', 'failure-codes', { x: 10, y: 0, w: 2 }),
           table(
             'Receipt latency, ms (sent → received)',
             'receipt-latency',

@@ -43,7 +43,7 @@ beforeAll(async () => {
     e('completed', agentA, 50_000, { latency_ms: 100, duration_ms: 90 }),
     e('completed', agentA, 49_000, { latency_ms: 300, duration_ms: 280 }),
     e('received', agentB, 40_000, { latency_ms: 30 }),
-    e('failed', agentB, 39_000, { latency_ms: 10, reason: 'boom' }),
+    e('failed', agentB, 39_000, { latency_ms: 10, reason: 'boom', error_code: 'MODEL_DOWN' }),
   ]);
   withInflux = await router({ url: influxUrl, bucket: influxBucket });
 });
@@ -68,6 +68,7 @@ describe('GET /v1/stats', () => {
         execution_ms: { mean: 200, p95: 300, count: 2, handler_mean: 185, handler_p95: 280 },
         completion_rate: { completed: 2, per_second: 2 / 900, per_minute: (2 / 900) * 60 },
         stages: { received: 3, completed: 2, failed: 1 },
+        failures_by_code: { MODEL_DOWN: 1 },
       },
     ]);
   });
