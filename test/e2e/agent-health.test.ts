@@ -127,6 +127,33 @@ describe('health from outcomes', () => {
     } finally {
       await conn.quit();
     }
+
+    // With no HEALTHY agent able to take it, a task goes to the DEGRADED one, and its timeline
+    // says so.
+    const good = agents[0] as ReachAgent;
+    await good.markNotReady();
+    await waitFor(async () => (await agentView('h-good')).status === 'STARTING', {
+      timeoutMs: 5000,
+      message: 'the healthy agent never stopped taking tasks',
+    });
+    const { task_id } = await client.submit({ capability: 'work', payload: { overflow: true } });
+    const sent = await waitFor(
+      async () => {
+        const task = (
+          await http<{
+            timeline: { stage: string; agent_id?: string; routing?: { agent_status?: string } }[];
+          }>(`${stack.routerUrl}/v1/tasks/${task_id}`)
+        ).body;
+        return task.timeline?.find((e) => e.stage === 'sent' && e.agent_id === 'h-bad');
+      },
+      { timeoutMs: 10_000, message: 'the task never went to the DEGRADED agent' },
+    );
+    expect(sent.routing?.agent_status).toBe('DEGRADED');
+    await good.markReady();
+    await waitFor(async () => (await agentView('h-good')).status === 'HEALTHY', {
+      timeoutMs: 5000,
+      message: 'the healthy agent never came back',
+    });
   }, 90_000);
 });
 

@@ -124,6 +124,8 @@ export class TaskSender {
               }
             : {}),
           ...this.why(req, refusals),
+          // A task that went to an agent short of HEALTHY says so in its timeline.
+          ...(agent.status !== 'HEALTHY' ? { agent_status: agent.status } : {}),
         };
         const taken = await req.claim.take(agent, packRoute(routing));
         if (!taken.ok) return { kind: 'not_ours' };

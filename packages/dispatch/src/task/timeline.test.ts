@@ -24,6 +24,10 @@ describe('packRoute', () => {
     expect(unpackRoute(packRoute(retry))).toEqual(retry);
     const pooled = { pool: 'embed', reason: 'batch' };
     expect(unpackRoute(packRoute(pooled))).toEqual(pooled);
+    // An agent short of HEALTHY (a DEGRADED one taking what HEALTHY ones had no room for).
+    const degraded = { score: 0.9, load: 0.5, candidates: 2, agent_status: 'DEGRADED' };
+    expect(packRoute(degraded)).toBe('0.9|0.5|2||||agent_status=DEGRADED');
+    expect(unpackRoute(packRoute(degraded))).toEqual(degraded);
   });
 });
 

@@ -14,17 +14,22 @@ export interface RoutingRecord {
   previous_agent?: string;
   /** The capability whose pool the task was put in. */
   pool?: string;
+  /**
+   * The chosen agent's status when it was not HEALTHY: `DEGRADED` (no HEALTHY agent had room) or
+   * `SUSPECT` (none was a candidate).
+   */
+  agent_status?: string;
 }
 
 /** The routing record's positional fields in the task hash's `route` field, in this order. */
 const ROUTE_NUMBERS = ['score', 'load', 'candidates', 'snapshot_age_ms'] as const;
 /** Its optional text fields, written `|name=value` after the positional ones. */
-const ROUTE_TEXTS = ['reason', 'previous_agent', 'pool'] as const;
+const ROUTE_TEXTS = ['reason', 'previous_agent', 'pool', 'agent_status'] as const;
 
 /**
  * The routing record as the task hash's `route` field:
  * `<score>|<load>|<candidates>|<snapshot_age_ms>|<runner_up>|<runner_up_score>`, then
- * `|reason=…`, `|previous_agent=…`, `|pool=…` when set (none of them holds a `|`). Short on
+ * `|reason=…`, `|previous_agent=…`, `|pool=…`, `|agent_status=…` when set (none of them holds a `|`). Short on
  * purpose: one hash field over 64 bytes (`hash-max-listpack-value`) turns the whole task hash
  * from a listpack into a hashtable, three times the memory. Only Node reads it.
  */
