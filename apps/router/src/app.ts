@@ -13,9 +13,10 @@ import type { CallbackReader } from './callbacks/callback-reader.ts';
 import type { ResultWaiter } from './callbacks/result-waiter.ts';
 import type { Submitter } from './submit/submitter.ts';
 import type { TaskReader } from './tasks/task-reader.ts';
-import type { SnapshotHolder } from '@agent-reach/dispatch';
+import type { SnapshotHolder, TaskCanceller } from '@agent-reach/dispatch';
 import { callbacksRoutes } from './routes/callbacks/index.ts';
 import { tasksRoutes } from './routes/tasks/index.ts';
+import { cancelRoutes } from './routes/cancel/index.ts';
 import { dlqRoutes } from './routes/dlq/index.ts';
 import { routeRoutes } from './routes/route/index.ts';
 import { ERROR_CODES, type ErrorCode, type ReachKeys } from '@agent-reach/protocol';
@@ -41,6 +42,8 @@ export interface RouterAppDeps {
   waiter: ResultWaiter;
   snapshot: SnapshotHolder;
   deadLetters: DeadLetters;
+  /** `POST /v1/tasks/:id/cancel`. */
+  canceller: TaskCanceller;
   keys: ReachKeys;
   /** The concurrency watermark in force. */
   watermark: () => number;
@@ -111,6 +114,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   });
   await app.register(callbacksRoutes, { reader: deps.callbacks });
   await app.register(dlqRoutes, { deadLetters: deps.deadLetters });
+  await app.register(cancelRoutes, { canceller: deps.canceller });
   await app.register(routeRoutes, {
     redis: deps.redis,
     keys: deps.keys,

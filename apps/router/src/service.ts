@@ -13,7 +13,12 @@ import { buildRouterApp } from './app.ts';
 import { BlockingPool } from './callbacks/blocking-pool.ts';
 import { ResultWaiter } from './callbacks/result-waiter.ts';
 import { CallbackReader } from './callbacks/callback-reader.ts';
-import { createSendPath, defineDispatchCommands, SnapshotHolder } from '@agent-reach/dispatch';
+import {
+  createSendPath,
+  defineDispatchCommands,
+  SnapshotHolder,
+  TaskCanceller,
+} from '@agent-reach/dispatch';
 import { DeadLetters } from './dlq/dead-letters.ts';
 import { Submitter } from './submit/submitter.ts';
 import { compileRouterOptions, type RouterOptions } from './options.ts';
@@ -87,6 +92,7 @@ export async function createRouterService(
     'reject',
     'publish-callback',
     'replay',
+    'cancel',
   ]);
   await redis.connect();
   await subscriber.connect();
@@ -124,6 +130,7 @@ export async function createRouterService(
     delivery,
     sender,
     deadLetters: deaths,
+    callbacks: publisher,
   } = createSendPath({
     redis,
     keys,
@@ -146,6 +153,15 @@ export async function createRouterService(
     logger,
   });
   const deadLetters = new DeadLetters(redis, keys);
+  const canceller = new TaskCanceller({
+    redis,
+    keys,
+    callbacks: publisher,
+    events,
+    logger,
+    // A cancelled task stays readable as long as a dead letter.
+    retentionS: () => live.dlqRetentionS,
+  });
   const limits = new KeyLimits({
     redis,
     keys,
@@ -167,6 +183,7 @@ export async function createRouterService(
     waiter,
     snapshot,
     deadLetters,
+    canceller,
     keys,
     watermark,
     maxPayloadBytes: options.maxPayloadBytes,

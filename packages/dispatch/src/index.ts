@@ -51,6 +51,11 @@ export {
 } from './task/task-spec.ts';
 export { traceOf, type Lineage } from './task/lineage.ts';
 export {
+  TaskCanceller,
+  type CancelOutcome,
+  type TaskCancellerOptions,
+} from './task/canceller.ts';
+export {
   onlyExcludedFor,
   policyWith,
   routeRequestFor,

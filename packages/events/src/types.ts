@@ -11,6 +11,8 @@ export const EVENT_STAGES = [
   'failed',
   'retried',
   'dead',
+  /** POST /v1/tasks/:id/cancel made the task final (`reason`: the key that cancelled it). */
+  'cancelled',
   'probe',
   /** An agent turned DEGRADED (task_id `agent:<agent_id>`, one point per capability). */
   'degraded',

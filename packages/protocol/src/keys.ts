@@ -41,8 +41,15 @@ export interface ReachKeys {
    * the `renew` ack); a task with no field has renewed nothing since its receipt.
    */
   leases(agentId: string): string;
+  /**
+   * Stream: notices to the agent that do not wait for a free slot (`cancel`: stop a running
+   * task), read by the agent on a connection of its own with XREAD.
+   */
+  control(agentId: string): string;
   /** Hash: a task's state. */
   task(taskId: string): string;
+  /** Set: the tasks submitted while handling this one (`parent_task_id`): a cancel reaches them. */
+  children(taskId: string): string;
   /** List: a task's timeline entries as JSON. */
   timeline(taskId: string): string;
   /**
@@ -177,6 +184,8 @@ export function reachKeys(
     inbox: (id) => `${agentTag(id)}:inbox`,
     pending: (id) => `${agentTag(id)}:pending`,
     leases: (id) => `${agentTag(id)}:leases`,
+    control: (id) => `${agentTag(id)}:control`,
+    children: (id) => `${taskTag(id)}:children`,
     task: (id) => taskTag(id),
     timeline: (id) => `${taskTag(id)}:tl`,
     shards,

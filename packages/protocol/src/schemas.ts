@@ -82,6 +82,12 @@ export const RegisterReply = Type.Object({
   acks_stream: Type.String(),
   heartbeat_interval_ms: Type.Integer(),
   lease_ms: Type.Integer(),
+  control_stream: Type.Optional(
+    Type.String({
+      description:
+        'Stream of notices for the agent (cancel a task), read with XREAD on a connection of its own (docs/PROTOCOL.md §4)',
+    }),
+  ),
   exec_lease_ms: Type.Optional(
     Type.Integer({
       description:
@@ -334,6 +340,13 @@ export const TaskView = Type.Object({
 });
 export type TaskView = Static<typeof TaskView>;
 
+/** `POST /v1/tasks/:task_id/cancel` reply: the task is final for the caller at once. */
+export const CancelReply = Type.Object({
+  task_id: Type.String(),
+  status: Type.Literal('cancelled'),
+});
+export type CancelReply = Static<typeof CancelReply>;
+
 /** `GET /v1/callbacks/:topic` path parameters. */
 export const CallbackParams = Type.Object({
   topic: ScopedIdRef('Callback topic; `<tenant>/<topic>` names another tenant’s (operators)'),
@@ -360,7 +373,12 @@ export type CallbackQuery = Static<typeof CallbackQuery>;
 export const CallbackItem = Type.Object({
   id: Type.String({ description: 'Entry id on the topic' }),
   task_id: Type.String(),
-  status: Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('dead')]),
+  status: Type.Union([
+    Type.Literal('completed'),
+    Type.Literal('failed'),
+    Type.Literal('dead'),
+    Type.Literal('cancelled'),
+  ]),
   capability: Type.String(),
   agent_id: Type.String(),
   attempt: Type.Integer(),

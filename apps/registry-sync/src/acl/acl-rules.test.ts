@@ -2,9 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { agentAclRules, agentUsername, exactKeyPattern, parseAgentUsername } from './acl-rules.ts';
 
 describe('agent ACL rules', () => {
-  it('give XADD on the acks shard at the root, reads of inbox and pools in one selector, nothing else', () => {
+  it('give XADD on the acks shard at the root, reads of inbox, control stream and pools in one selector, nothing else', () => {
     const rules = agentAclRules(
-      { inbox: 'r:{a:a1}:inbox', pools: ['r:{pool:acme/echo}'], acksStream: 'r:acks' },
+      {
+        inbox: 'r:{a:a1}:inbox',
+        control: 'r:{a:a1}:control',
+        pools: ['r:{pool:acme/echo}'],
+        acksStream: 'r:acks',
+      },
       'pw',
     );
     expect(rules).toEqual([
@@ -18,7 +23,7 @@ describe('agent ACL rules', () => {
       '+client|setname',
       '+xadd',
       '%W~r:acks',
-      '(+xreadgroup +xack +xclaim ~r:{a:a1}:inbox ~r:{pool:acme/echo})',
+      '(+xreadgroup +xack +xclaim +xread ~r:{a:a1}:inbox ~r:{a:a1}:control ~r:{pool:acme/echo})',
     ]);
     expect(rules.join(' ')).not.toMatch(/@admin|@dangerous|@scripting|allkeys|~\*/);
   });

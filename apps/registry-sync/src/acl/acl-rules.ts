@@ -2,6 +2,8 @@
 export interface AgentAclScope {
   /** The agent's inbox stream (`keys.inbox(agentId)`). */
   inbox: string;
+  /** The agent's control stream (`keys.control(agentId)`): read with XREAD. */
+  control: string;
   /** Pull agents: the pool streams of its capabilities in its tenant (`keys.pool(scopedId(tenant, c))`). */
   pools: readonly string[];
   /** The acks stream shard it reports to (`keys.acksOf(agentId)`). */
@@ -16,8 +18,11 @@ export interface AgentAclScope {
  */
 export const AGENT_CONNECTION_COMMANDS = ['+ping', '+client|id', '+client|setname'] as const;
 
-/** Commands on the inbox and pools: read with the group, acknowledge, hand a pool entry back. */
-export const AGENT_READ_COMMANDS = ['+xreadgroup', '+xack', '+xclaim'] as const;
+/**
+ * Commands on the inbox, pools and control stream: read with the group, acknowledge, hand a pool
+ * entry back; read the control stream (XREAD).
+ */
+export const AGENT_READ_COMMANDS = ['+xreadgroup', '+xack', '+xclaim', '+xread'] as const;
 
 /** A key name as an ACL key pattern: glob characters escaped, so it matches that key only. */
 export function exactKeyPattern(key: string): string {
@@ -29,14 +34,16 @@ export function exactKeyPattern(key: string): string {
  *
  * - root permissions: PING and CLIENT ID/SETNAME, and XADD to the acks stream shard only, with
  *   write-only access to it (`%W~`): the user cannot read anyone's acks;
- * - one selector: XREADGROUP, XACK and XCLAIM on its own inbox and its pools only.
+ * - one selector: XREADGROUP, XACK, XCLAIM and XREAD on its own inbox, control stream and pools only.
  *
  * A command is allowed when the root or the selector allows it with all of its keys, so an XADD
  * to the inbox (root has XADD but not the key, the selector the key but not XADD) is refused, as is
  * every other command and key. `reset` first: the same name issued again gets exactly these rules.
  */
 export function agentAclRules(scope: AgentAclScope, password: string): string[] {
-  const readable = [scope.inbox, ...scope.pools].map((k) => `~${exactKeyPattern(k)}`);
+  const readable = [scope.inbox, scope.control, ...scope.pools].map(
+    (k) => `~${exactKeyPattern(k)}`,
+  );
   return [
     'reset',
     'on',

@@ -26,7 +26,8 @@
   Output: { 0, capability, callback_topic, trace_id, received_at_ms, sent_at_ms, attempt, final (0|1),
             1 when a folded receipt was recorded here }
   Errors: -1 no such task, -6 not the current assignment (other agent, epoch or attempt),
-          -7 stage already applied or task final, -10 a pooled task this agent may not take;
+          -7 stage already applied or task final (a cancelled task's completion or failure
+          records its `stopped` entry first), -10 a pooled task this agent may not take;
           a TRYAGAIN error reply for a pooled task not recorded as sent yet (applied again later)
 ]]
 
@@ -72,7 +73,17 @@ if (ARGV[2] ~= '0' and tonumber(ARGV[2]) ~= attempt) or cur[3] ~= ARGV[3] or ton
   return { -6 }
 end
 local status = cur[1]
-local final = status == 'completed' or status == 'dead'
+local final = status == 'completed' or status == 'dead' or status == 'cancelled'
+if status == 'cancelled' and ARGV[1] ~= 'received' then
+  -- The agent running a cancelled task stopped (or finished): its result is refused, and the
+  -- timeline shows when its slot freed, once.
+  if redis.call('HSETNX', KEYS[1], 'stopped_at', ARGV[5]) == 1 then
+    redis.call('RPUSH', KEYS[2], cjson.encode({
+      stage = 'stopped', at = tonumber(ARGV[5]), agent_id = ARGV[3], attempt = attempt,
+    }))
+  end
+  return { -7 }
+end
 local receivedAt = tonumber(cur[8]) or 0
 local sentAt = tonumber(cur[9]) or 0
 -- One HSET for everything this ack records.

@@ -18,13 +18,13 @@
 
   Output: { 1 retry, next attempt, capability, callback_topic, due_at, trace_id }
           { 2 dead, attempt, capability, callback_topic, reason, trace_id }
-  Errors: -1 no such task, -6 attempt moved on, -7 already final
+  Errors: -1 no such task, -6 attempt moved on, -7 already final (completed, dead, cancelled)
 ]]
 local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'capability', 'callback_topic',
   'deadline_ms', 'budget_from', 'trace_id', 'agent_id', 'sent_at', 'message_id', 'received_at', 'route')
 if not cur[1] then return { -1 } end
 if tonumber(cur[2]) ~= tonumber(ARGV[1]) then return { -6 } end
-if cur[1] == 'completed' or cur[1] == 'dead' then return { -7 } end
+if cur[1] == 'completed' or cur[1] == 'dead' or cur[1] == 'cancelled' then return { -7 } end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local attempt = tonumber(cur[2])

@@ -138,6 +138,7 @@ export class AgentRegistry {
         acks_stream: this.keys.acksOf(id),
         heartbeat_interval_ms: this.settings.heartbeatIntervalMs,
         lease_ms: this.settings.offlineMs,
+        control_stream: this.keys.control(id),
         // The agent renews all its running tasks at once: at a third of its shortest lease.
         exec_lease_ms: Math.min(
           this.settings.execLeaseMs,
@@ -160,6 +161,7 @@ export class AgentRegistry {
   private scopeOf(agentId: string, pools: readonly string[]): AgentAclScope {
     return {
       inbox: this.keys.inbox(agentId),
+      control: this.keys.control(agentId),
       pools,
       acksStream: this.keys.acksOf(agentId),
     };

@@ -115,7 +115,7 @@ export class Submitter {
     }
     const taskId = body.task_id ?? randomUUID();
     const lineage = body.parent_task_id
-      ? await traceOf(this.o.redis, this.o.keys, body.parent_task_id)
+      ? await traceOf(this.o.redis, this.o.keys, body.parent_task_id, taskId)
       : undefined;
     const spec = specFromSubmit(taskId, body, payload, lineage, tenant);
     const until = Date.now() + settings.admissionWaitMs;

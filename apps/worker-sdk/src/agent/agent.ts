@@ -18,6 +18,7 @@ import { EntryParker } from './parking.ts';
 import { closeRedis, openRedis } from './redis-util.ts';
 import { registerWithRetry } from './registration.ts';
 import { RegistryClient } from './registry-client.ts';
+import { ControlReader } from './control.ts';
 import { LeaseRenewals } from './renewals.ts';
 import { TaskRunner } from './runner.ts';
 import { Slots } from './slots.ts';
@@ -53,6 +54,9 @@ interface Wiring {
   consumer: Consumer;
   heartbeat: Heartbeat;
   renewals: LeaseRenewals;
+  control: ControlReader;
+  /** The control reader's own connection (its XREAD blocks). */
+  ctl: Redis;
 }
 
 /**
@@ -132,6 +136,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     const child = (module: string): Logger => this.#base.child({ module });
     const cmd = openRedis(o, 'cmd', child('redis'));
     const read = openRedis(o, 'read', child('redis'));
+    const ctl = openRedis(o, 'control', child('redis'));
     const session = (): RegisterReply | undefined => this.#session;
     const acks = new AckWriter({
       redis: cmd,
@@ -185,7 +190,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       },
       onCredentials: (credentials, ackKey) => {
         this.#log.info('redis credentials issued again; used from the next connect');
-        for (const conn of [cmd, read]) useCredentials(conn, credentials);
+        for (const conn of [cmd, read, ctl]) useCredentials(conn, credentials);
         // Registered before signed acks were required: sign from now on.
         const current = this.#session;
         if (current !== undefined && ackKey !== undefined && current.ack_key !== ackKey)
@@ -201,7 +206,14 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       renew: (ids) => acks.renew(ids),
       logger: child('renewals'),
     });
-    this.#wiring = { cmd, read, runner, consumer, heartbeat, renewals };
+    const control = new ControlReader({
+      redis: ctl,
+      session,
+      onCancel: (taskId) => runner.cancel(taskId),
+      blockMs: o.blockMs,
+      logger: child('control'),
+    });
+    this.#wiring = { cmd, read, runner, consumer, heartbeat, renewals, control, ctl };
     this.#reregistering = this.#register();
     return this;
   }
@@ -308,10 +320,12 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       const { reply } = done;
       // A confined agent (REACH_AGENT_ACL=on) reads and reports as its own Redis user.
       if (reply.redis !== undefined && this.#wiring !== undefined)
-        for (const conn of [this.#wiring.cmd, this.#wiring.read]) useCredentials(conn, reply.redis);
+        for (const conn of [this.#wiring.cmd, this.#wiring.read, this.#wiring.ctl])
+          useCredentials(conn, reply.redis);
       this.#session = reply;
       this.#wiring?.heartbeat.start();
       this.#wiring?.renewals.start();
+      this.#wiring?.control.start();
       if (done.ready) this.#readyTold.resolve(true);
       if (this.#isReady) {
         this.#startReading();
@@ -381,6 +395,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       this.#hardStop.abort();
       w.heartbeat.stop();
       w.renewals.stop();
+      await w.control.stop();
       await this.#reregistering;
       // Connections first: every ack is written by now, and a deregistration removes the
       // instance's Redis user (REACH_AGENT_ACL=on), which would cut them off mid-goodbye.

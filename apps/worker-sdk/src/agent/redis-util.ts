@@ -70,7 +70,7 @@ export interface RedisCredentials {
  */
 export function openRedis(
   options: CompiledAgentOptions,
-  role: 'cmd' | 'read',
+  role: 'cmd' | 'read' | 'control',
   logger: Logger,
   credentials?: RedisCredentials,
 ): Redis {

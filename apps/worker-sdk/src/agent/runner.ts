@@ -61,11 +61,14 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  */
 export class TaskRunner {
   readonly #completed: LruMap<string, string>;
+  /** Tasks cancelled (a control notice): aborted if running, never started if read later. */
+  readonly #cancelled: LruMap<string, true>;
   readonly #running = new Map<string, Running>();
   readonly #now: () => number;
 
   constructor(private readonly ctx: TaskRunnerContext) {
     this.#completed = new LruMap(ctx.completedCacheSize);
+    this.#cancelled = new LruMap(ctx.completedCacheSize);
     this.#now = ctx.now ?? Date.now;
   }
 
@@ -165,6 +168,19 @@ export class TaskRunner {
     return true;
   }
 
+  /**
+   * The task was cancelled: its running handler's `signal` aborts (reason a TaskAbortedError
+   * `cancelled`), and if it is read later it is not run. Its failure ack, refused by the server,
+   * frees the slot there and records when the agent stopped.
+   */
+  cancel(taskId: string): void {
+    this.#cancelled.set(taskId, true);
+    const run = this.#running.get(taskId);
+    if (run === undefined) return;
+    this.ctx.logger.info({ task_id: taskId }, 'task cancelled; aborting its handler');
+    run.controller.abort(new TaskAbortedError(taskId, 'cancelled'));
+  }
+
   /** Aborts every running handler's signal (forced shutdown). */
   abortAll(): void {
     for (const [taskId, run] of this.#running)
@@ -214,6 +230,14 @@ export class TaskRunner {
       log().info('task already completed here; reporting the remembered result without running it');
       // duration_ms measures the handler, and it did not run.
       return Promise.resolve({ stage: 'completed', result: remembered, durationMs: 0 });
+    }
+    if (this.#cancelled.get(task.task_id) !== undefined) {
+      log().info('task cancelled before it started; not running');
+      return Promise.resolve({
+        stage: 'failed',
+        error: new TaskAbortedError(task.task_id, 'cancelled').message,
+        retryable: false,
+      });
     }
     const running = this.#running.get(task.task_id);
     if (running !== undefined) {

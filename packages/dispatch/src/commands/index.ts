@@ -16,6 +16,7 @@ declare module 'ioredis' {
     reachPublishCallback(...args: Arg[]): Result<(string | number)[], Context>;
     reachReject(...args: Arg[]): Result<number, Context>;
     reachReplay(...args: Arg[]): Result<unknown[], Context>;
+    reachCancel(...args: Arg[]): Result<unknown[], Context>;
   }
 }
 
@@ -29,6 +30,7 @@ const NAMES: Record<string, string> = {
   'publish-callback': 'reachPublishCallback',
   reject: 'reachReject',
   replay: 'reachReplay',
+  cancel: 'reachCancel',
 };
 
 const dir = fileURLToPath(new URL('.', import.meta.url));

@@ -11,21 +11,30 @@ export interface Lineage {
   excluded?: boolean;
 }
 
+/** How long a parent remembers its children (a cancel of the parent reaches them), seconds. */
+const CHILDREN_TTL_S = 7 * 24 * 3600;
+
 /**
- * Reads the parent's trace (one round trip, only for tasks that name a parent). An unknown
- * parent (expired or never existed) starts a fresh trace one hop deep.
+ * Reads the parent's trace (one round trip, only for tasks that name a parent), and with
+ * `childTaskId` records the child among the parent's children in the same round trip (a cancel
+ * of the parent cancels them). An unknown parent (expired or never existed) starts a fresh trace
+ * one hop deep.
  */
 export async function traceOf(
   redis: Redis,
   keys: ReachKeys,
   parentTaskId: string,
+  childTaskId?: string,
 ): Promise<Lineage> {
-  const [hops, agents, agentId] = await redis.hmget(
-    keys.task(parentTaskId),
-    'hops',
-    'trace_agents',
-    'agent_id',
-  );
+  const read = redis.pipeline().hmget(keys.task(parentTaskId), 'hops', 'trace_agents', 'agent_id');
+  if (childTaskId !== undefined)
+    read
+      .sadd(keys.children(parentTaskId), childTaskId)
+      .expire(keys.children(parentTaskId), CHILDREN_TTL_S);
+  const replies = (await read.exec()) ?? [];
+  const [err, fields] = replies[0] ?? [new Error('lineage: empty reply')];
+  if (err) throw err;
+  const [hops, agents, agentId] = fields as (string | null)[];
   let ancestors: string[] = [];
   try {
     const parsed: unknown = JSON.parse(agents ?? '[]');
