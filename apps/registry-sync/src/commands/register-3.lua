@@ -44,15 +44,22 @@ if cur[2] then
   end
 end
 
+-- A DEGRADED agent stays so through a registration (its outcomes are the agent's, not the
+-- process's): it recovers by probes after its cooldown. Failing probes are the process's.
+local status = 'STARTING'
+if ARGV[10] == '1' then
+  status = 'HEALTHY'
+  if redis.call('HEXISTS', KEYS[1], 'degraded') == 1 then status = 'DEGRADED' end
+end
 redis.call('HSET', KEYS[1],
   'agent_id', ARGV[1], 'instance_id', ARGV[2], 'epoch', epoch,
   'capabilities', ARGV[3], 'max_concurrency', ARGV[4], 'region', ARGV[5],
   'channel', ARGV[6], 'meta', ARGV[7], 'token_hash', ARGV[8],
-  'status', ARGV[10] == '1' and 'HEALTHY' or 'STARTING', 'ready', ARGV[10],
+  'status', status, 'ready', ARGV[10],
   'registered_at', registeredAt, 'lease_at', now, 'reported_inflight', 0, 'busy', 0)
 redis.call('HSET', KEYS[1], 'tags', ARGV[11], 'observe', ARGV[12], 'priority', ARGV[13], 'weight', ARGV[14],
   'tenant', ARGV[15], 'shared', ARGV[16], 'ack_key', ackKey)
-redis.call('HDEL', KEYS[1], 'zombie', 'slow_streak', 'ejected_until')
+redis.call('HDEL', KEYS[1], 'zombie', 'slow_streak', 'ejected_until', 'unwell')
 
 local ok = redis.pcall('XGROUP', 'CREATE', KEYS[2], ARGV[9], '0', 'MKSTREAM')
 if type(ok) == 'table' and ok.err and not string.find(ok.err, 'BUSYGROUP', 1, true) then
