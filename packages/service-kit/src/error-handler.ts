@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ERROR_CODES, isErrorCode, type ErrorCode } from '@agent-reach/protocol';
 import { installJsonBodyParser } from './json-body.ts';
 import { DebugRequestLog } from './request-log.ts';
+import { rejectNonFiniteNumbers } from './finite-numbers.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -92,6 +93,7 @@ export function installErrorHandling(
   // Bodies are JSON only: anything else is a 415, not a confusing schema error.
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app);
+  rejectNonFiniteNumbers(app);
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const mapped = describeError(err, isStoreError);
     const taskId = request.errorTaskId;

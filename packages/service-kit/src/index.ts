@@ -1,5 +1,6 @@
 export * from './errors.ts';
 export * from './error-handler.ts';
+export * from './finite-numbers.ts';
 export * from './redis-errors.ts';
 export * from './scripts.ts';
 export * from './stuck-commands.ts';
