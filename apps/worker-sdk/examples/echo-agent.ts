@@ -4,7 +4,9 @@
  *   node --import tsx apps/worker-sdk/examples/echo-agent.ts
  *
  * Environment: REGISTRY_URL, REDIS_URL (with REDIS_TLS_*, REDIS_USERNAME, REDIS_PASSWORD,
- * REDIS_SENTINELS: see redisConnectionFromEnv), AGENT_ID, REACH_CAPABILITY, MAX_CONCURRENCY.
+ * REDIS_SENTINELS: see redisConnectionFromEnv), AGENT_ID, REACH_CAPABILITY, MAX_CONCURRENCY, and
+ * FAIL_RATE (0–1, default 0): the share of tasks it fails on purpose (error_code DEMO_FAILURE),
+ * to watch an agent that fails too often turn DEGRADED in `reach agents`.
  */
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
@@ -19,6 +21,7 @@ const env = process.env;
 const logger = pino({ name: 'echo-agent' });
 
 const maxConcurrency = Number(env['MAX_CONCURRENCY'] ?? '8');
+const failRate = Number(env['FAIL_RATE'] ?? '0');
 const agent = new ReachAgent({
   registryUrl: env['REGISTRY_URL'] ?? 'http://127.0.0.1:8080',
   ...redisConnectionFromEnv(env),
@@ -27,6 +30,12 @@ const agent = new ReachAgent({
   maxConcurrency,
   logger,
   handler: (task) => {
+    if (Math.random() < failRate) {
+      task.logger.warn({ capability: task.capability }, 'failing on purpose (FAIL_RATE)');
+      return Promise.reject(
+        Object.assign(new Error('failed on purpose (FAIL_RATE)'), { code: 'DEMO_FAILURE' }),
+      );
+    }
     task.logger.info({ capability: task.capability }, 'echo');
     return Promise.resolve(task.payload);
   },

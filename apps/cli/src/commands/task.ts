@@ -30,13 +30,33 @@ export async function taskCommand(ctx: Context): Promise<number> {
   const head = view
     ? `task ${taskId}  ${view.status}  capability ${view.capability}  agent ${view.agent_id || '-'}  attempts ${view.attempts}`
     : `task ${taskId}  (its state expired from Redis; stages from InfluxDB)`;
+  // From the task's Redis timeline: each failed attempt's error_code, and each send to an agent
+  // short of HEALTHY (a DEGRADED one taking what HEALTHY agents had no room for).
+  const codeOf = new Map<number, string>();
+  const sentTo = new Map<number, string>();
+  for (const e of view?.timeline ?? []) {
+    const entry = e as { error_code?: unknown; routing?: { agent_status?: unknown } };
+    if (e.stage === 'failed' && typeof entry.error_code === 'string')
+      codeOf.set(e.attempt ?? 0, entry.error_code);
+    if (e.stage === 'sent' && typeof entry.routing?.agent_status === 'string')
+      sentTo.set(e.attempt ?? 0, entry.routing.agent_status);
+  }
+  const noteOf = (s: (typeof timeline.stages)[number]): string | undefined => {
+    const code = s.stage === 'failed' ? codeOf.get(s.attempt ?? 0) : undefined;
+    const status = s.stage === 'sent' ? sentTo.get(s.attempt ?? 0) : undefined;
+    const note = s.duration_ms !== undefined ? `handler ${ms(s.duration_ms)}` : s.reason;
+    if (code !== undefined) return note ? `${code} · ${note}` : code;
+    if (status !== undefined)
+      return note ? `to a ${status} agent · ${note}` : `to a ${status} agent`;
+    return note;
+  };
   const rows = timeline.stages.map((s, i) => [
     s.stage,
     time(s.at),
     gap(s.gap_ms, i === 0),
     s.agent_id,
     s.attempt,
-    s.duration_ms !== undefined ? `handler ${ms(s.duration_ms)}` : s.reason,
+    noteOf(s),
   ]);
   const first = timeline.stages[0]?.at;
   const last = timeline.stages.at(-1)?.at;
