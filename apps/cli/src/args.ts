@@ -40,6 +40,7 @@ export const COMMANDS: Record<string, readonly string[]> = {
   agents: ['capability'],
   submit: ['wait', 'timeout', 'task-id', 'trace-id', 'task-timeout', 'callback-topic'],
   task: [],
+  cancel: [],
   dlq: ['capability', 'limit'],
   stats: ['window', 'by', 'capability'],
   keys: ['tenant', 'role', 'capabilities', 'label', 'expires-at', 'rate-per-s', 'max-inflight'],
@@ -70,6 +71,8 @@ Usage:
                [--task-id <id>] [--trace-id <id>] [--task-timeout <s>] [--callback-topic <topic>]
                                                      submit a task; --wait polls until it ends and prints the result
   reach task <task_id>                               the task's timeline with the gap between stages
+  reach cancel <task_id>                             cancel a task (and its children): final at once,
+                                                     its agent's handler aborted; a finished one: ALREADY_FINAL
   reach dlq list [--capability <name>] [--limit 100] dead letters, newest first
   reach dlq replay <task_id>                         send a dead letter again as a fresh attempt
   reach stats [--window 15m] [--by capability|agent] [--capability <name>]

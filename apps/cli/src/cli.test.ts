@@ -53,6 +53,14 @@ beforeAll(async () => {
       status: 202,
       body: { task_id: 'task-dead-1', status: 'retry_wait', attempt: 5 },
     },
+    'POST /v1/tasks/task-run-1/cancel': {
+      status: 202,
+      body: { task_id: 'task-run-1', status: 'cancelled' },
+    },
+    'POST /v1/tasks/task-done-1/cancel': {
+      status: 409,
+      body: { error: 'ALREADY_FINAL', message: 'task task-done-1 has already completed' },
+    },
     'POST /v1/dlq/task-live/replay': {
       status: 409,
       body: { error: 'NOT_DEAD', message: 'task task-live is not dead' },
@@ -166,6 +174,20 @@ describe('reach dlq', () => {
     const refused = await reach(['dlq', 'replay', 'task-live', ...router]);
     expect(refused.code).toBe(3);
     expect(refused.err).toBe('reach: NOT_DEAD: task task-live is not dead\n');
+  });
+});
+
+describe('reach cancel', () => {
+  it('cancels a task, and prints ALREADY_FINAL with exit 3 for a finished one', async () => {
+    const ok = await reach(['cancel', 'task-run-1', ...router]);
+    expect(ok).toMatchObject({ code: 0, err: '' });
+    expect(ok.out).toContain('cancelled task-run-1');
+    const json = await reach(['cancel', 'task-run-1', '--json', ...router]);
+    expect(JSON.parse(json.out)).toEqual({ task_id: 'task-run-1', status: 'cancelled' });
+    const refused = await reach(['cancel', 'task-done-1', ...router]);
+    expect(refused.code).toBe(3);
+    expect(refused.err).toBe('reach: ALREADY_FINAL: task task-done-1 has already completed\n');
+    expect((await reach(['cancel', ...router])).code).toBe(2);
   });
 });
 

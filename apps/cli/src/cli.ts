@@ -18,6 +18,7 @@ import {
   USAGE,
 } from './args.ts';
 import { agentsCommand } from './commands/agents.ts';
+import { cancelCommand } from './commands/cancel.ts';
 import { dlqCommand } from './commands/dlq.ts';
 import { keysCommand } from './commands/keys.ts';
 import { statsCommand } from './commands/stats.ts';
@@ -33,6 +34,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   agents: agentsCommand,
   submit: submitCommand,
   task: taskCommand,
+  cancel: cancelCommand,
   dlq: dlqCommand,
   stats: statsCommand,
   keys: keysCommand,
