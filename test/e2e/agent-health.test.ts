@@ -89,6 +89,7 @@ describe('health from outcomes', () => {
       ),
     );
     // Until the bad agent has 20 tasks in its window, it takes its share and fails each.
+    const startedAt = Date.now();
     await waitFor(
       async () => {
         await runMany('work', 10, 5);
@@ -97,6 +98,7 @@ describe('health from outcomes', () => {
       { timeoutMs: 30_000, message: 'the failing agent never turned DEGRADED' },
     );
     const bad = await agentView('h-bad');
+    const before = { ...calls, ms: Date.now() - startedAt };
     expect(bad.health_score).toBeLessThan(50);
     expect(bad.degraded_until).toBeGreaterThan(Date.now());
     expect((await agentView('h-good')).health_score).toBe(100);
@@ -110,7 +112,7 @@ describe('health from outcomes', () => {
     expect((await agentView('h-bad')).status).toBe('DEGRADED');
 
     console.log(
-      `DEGRADED agent: ${calls.bad} of 200 tasks ran on it (${calls.good} on the healthy one), ${completed} of 200 completed`,
+      `DEGRADED after ${before.ms} ms and ${before.bad} attempts on it (${before.good} on the healthy one); then ${calls.bad} of 200 tasks ran on it (${calls.good} on the healthy one), ${completed} of 200 completed`,
     );
     // The change is in the fleet events with its reason.
     const conn = new Redis(stack.redisUrl);
