@@ -314,7 +314,8 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
         this.#registry,
         log,
         this.#lifetime.signal,
-        () => this.#isReady,
+        // After markNotReady(), a registration (again, after a 404) says `ready: false` too.
+        () => this.#isReady && !this.#notReady,
       );
       if (done === undefined || this.#closing !== undefined || this.#fenced) return;
       const { reply } = done;
