@@ -2,8 +2,10 @@
  * Chaos: 2,000 tasks through two routers to four agent processes while agents are SIGKILLed
  * and restarted every few seconds, one agent is SIGSTOPped past the offline bound and resumed,
  * a router is SIGKILLed and restarted, and Redis (AOF, appendfsync always) is SIGKILLed and
- * restarted. Every accepted task must end completed or dead, no task_id may reach a callback
- * topic completed twice, and the paused agent's late results must be refused. Prints one line
+ * restarted, and about once a second the newest accepted task is cancelled. Every accepted task
+ * must end completed, dead or cancelled (each cancel answered 202 ends cancelled, with no
+ * completion on its topic), no task_id may reach a callback topic completed twice, and the
+ * paused agent's late results must be refused. Prints one line
  * of figures and writes them to test/artifacts/chaos.json.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -300,11 +302,42 @@ it('loses no accepted task and delivers no completion twice through agent, route
       () => undefined,
     );
   }, 500);
+  // About once a second, the newest accepted task is cancelled (it may be running, or done: 409).
+  const cancels = { cancelled: [] as string[], answers: {} as Record<string, number> };
+  let cancelling = true;
+  const canceller = (async () => {
+    let n = 0;
+    while (cancelling) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const last = driver.accepted().at(-1);
+      if (!cancelling || last === undefined || cancels.cancelled.includes(last.task_id)) continue;
+      let answer = 'error';
+      try {
+        const res = await fetch(
+          `${routers[n++ % routers.length]}/v1/tasks/${last.task_id}/cancel`,
+          {
+            method: 'POST',
+            signal: AbortSignal.timeout(3000),
+          },
+        );
+        answer = String(res.status);
+        await res.arrayBuffer();
+      } catch {
+        // A router or Redis is down right now: counted as no answer.
+      }
+      cancels.answers[answer] = (cancels.answers[answer] ?? 0) + 1;
+      if (answer === '202') cancels.cancelled.push(last.task_id);
+    }
+  })();
   watcher.start();
   try {
     const chaos = runPlan(CHAOS_PLAN, startedAt, step, () => failed);
     await Promise.all([
-      driver.run().then(() => progress(`submissions done: ${driver.accepted().length} accepted`)),
+      driver.run().then(async () => {
+        cancelling = false;
+        await canceller;
+        progress(`submissions done: ${driver.accepted().length} accepted`);
+      }),
       chaos.then(() => progress('chaos plan done')),
     ]);
     const accepted = driver.accepted();
@@ -322,6 +355,7 @@ it('loses no accepted task and delivers no completion twice through agent, route
     driver.stop();
     throw err;
   } finally {
+    cancelling = false;
     clearTimeout(submitStop);
     clearInterval(sampler);
     await watcher.stop();
@@ -352,6 +386,7 @@ it('loses no accepted task and delivers no completion twice through agent, route
     stats,
     maxAttempts: MAX_ATTEMPTS,
     durationMs: Date.now() - startedAt,
+    cancels,
   });
   console.log(figuresLine(figures));
   await writeFigures(`${ARTIFACTS}chaos.json`, figures);
@@ -386,7 +421,10 @@ it('loses no accepted task and delivers no completion twice through agent, route
   const why = `see ${ARTIFACTS}chaos-lost.json and chaos-processes.log`;
   expect(figures.accepted, 'every submission accepted').toBe(TASKS);
   expect(figures.lost, `lost tasks:\n${why}`).toBe(0);
-  expect(figures.completed + figures.dead).toBe(TASKS);
+  expect(figures.completed + figures.dead + figures.cancelled).toBe(TASKS);
+  // Every cancel that answered 202 ended cancelled, with no completion on its topic.
+  expect(figures.cancel_violations).toBe(0);
+  expect(figures.cancelled).toBe(cancels.cancelled.length);
   expect(figures.duplicate_completions_delivered).toBe(0);
   expect(figures.missing_callbacks).toBe(0);
   // The chaos really happened, and the paused agent's late results were refused.

@@ -72,10 +72,10 @@ export class CallbackWatcher {
     await Promise.all(this.loops);
   }
 
-  /** True when a final item (completed or dead) for `taskId` has arrived. */
+  /** True when a final item (completed, dead or cancelled) for `taskId` has arrived. */
   isFinal(taskId: string): boolean {
     return (this.byTask.get(taskId) ?? []).some(
-      (x) => x.status === 'completed' || x.status === 'dead',
+      (x) => x.status === 'completed' || x.status === 'dead' || x.status === 'cancelled',
     );
   }
 

@@ -36,6 +36,8 @@ export interface ChaosRecord {
   stats: Record<string, string>;
   maxAttempts: number;
   durationMs: number;
+  /** Cancels sent during the run: the task_ids answered 202, and the count of each answer. */
+  cancels?: { cancelled: string[]; answers: Record<string, number> };
 }
 
 /** The figures, as printed and written to test/artifacts/chaos.json. */
@@ -46,7 +48,16 @@ export interface ChaosFigures {
   completed: number;
   dead: number;
   dead_by_reason: Record<string, number>;
-  /** Accepted and neither completed nor dead at the end. Must be 0. */
+  /** Cancelled (POST /v1/tasks/:id/cancel answered 202). */
+  cancelled: number;
+  /** Cancel requests by answer (`202`, `409` ALREADY_FINAL, `error` for no answer). */
+  cancel_answers: Record<string, number>;
+  /**
+   * Tasks whose cancel answered 202 but that ended otherwise, or whose topic got a completion.
+   * Must be 0.
+   */
+  cancel_violations: number;
+  /** Accepted and neither completed, dead nor cancelled at the end. Must be 0. */
   lost: number;
   lost_sample: string[];
   executions: number;
@@ -89,7 +100,7 @@ export interface ChaosFigures {
 
 type Entry = TaskView['timeline'][number];
 
-const FINAL = new Set(['completed', 'dead']);
+const FINAL = new Set(['completed', 'dead', 'cancelled']);
 
 function refusedCounters(stats: Record<string, string | number>): Record<string, number> {
   const out: Record<string, number> = {};
@@ -151,6 +162,7 @@ function recoveries(
 export function computeFigures(r: ChaosRecord): ChaosFigures {
   let completed = 0;
   let dead = 0;
+  let cancelled = 0;
   const deadBy: Record<string, number> = {};
   const lost: string[] = [];
   for (const [taskId, view] of [...r.accepted.keys()].map((id) => [id, r.views.get(id)] as const)) {
@@ -159,7 +171,8 @@ export function computeFigures(r: ChaosRecord): ChaosFigures {
       dead++;
       const why = view.dead_reason ?? '?';
       deadBy[why] = (deadBy[why] ?? 0) + 1;
-    } else lost.push(taskId);
+    } else if (view?.status === 'cancelled') cancelled++;
+    else lost.push(taskId);
   }
 
   const starts = new Map<string, number>();
@@ -172,6 +185,12 @@ export function computeFigures(r: ChaosRecord): ChaosFigures {
   let duplicateCompletions = 0;
   for (const items of byTask.values())
     if (items.filter((x) => x.status === 'completed').length > 1) duplicateCompletions++;
+  let cancelViolations = 0;
+  for (const taskId of r.cancels?.cancelled ?? []) {
+    const items = byTask.get(taskId) ?? [];
+    if (r.views.get(taskId)?.status !== 'cancelled' || items.some((x) => x.status === 'completed'))
+      cancelViolations++;
+  }
   let missingCallbacks = 0;
   for (const taskId of r.accepted.keys()) {
     const status = r.views.get(taskId)?.status;
@@ -234,6 +253,9 @@ export function computeFigures(r: ChaosRecord): ChaosFigures {
     completed,
     dead,
     dead_by_reason: deadBy,
+    cancelled,
+    cancel_answers: r.cancels?.answers ?? {},
+    cancel_violations: cancelViolations,
     lost: lost.length,
     lost_sample: lost.slice(0, 10),
     executions: r.executions.length,
@@ -272,7 +294,10 @@ export function figuresLine(f: ChaosFigures): string {
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
   return [
-    `chaos: accepted=${f.accepted} completed=${f.completed} dead=${f.dead} (${dead})`,
+    `chaos: accepted=${f.accepted} completed=${f.completed} dead=${f.dead} (${dead}) cancelled=${f.cancelled}`,
+    `cancels=${Object.entries(f.cancel_answers)
+      .map(([k, v]) => `${k}:${v}`)
+      .join(',')} cancel_violations=${f.cancel_violations}`,
     `lost=${f.lost} duplicate_executions=${f.duplicate_executions} duplicate_completions_delivered=${f.duplicate_completions_delivered}`,
     `missing_callbacks=${f.missing_callbacks} slowest_recovery_ms=${f.slowest_recovery_ms} (${f.killed_agent_tasks} tasks, ${f.chaos.agent_kills} kills)`,
     `paused_recovery_ms=${f.paused.slowest_recovery_ms} late_results=${f.paused.late_results} late_results_accepted=${f.paused.late_results_accepted}`,
