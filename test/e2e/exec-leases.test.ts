@@ -178,6 +178,107 @@ describe('execution leases', () => {
     }
   });
 
+  it('keeps a raw worker’s task while it renews by the protocol (one renew ack for all its tasks)', async () => {
+    const reg = (
+      await http<Reg>(`${stack.registryUrl}/v1/agents/register`, {
+        body: { agent_id: 'renewer-1', capabilities: ['renewed'], max_concurrency: 4 },
+      })
+    ).body;
+    const raw = new Redis(stack.redisUrl);
+    const beat = setInterval(
+      () =>
+        void http(`${stack.registryUrl}/v1/agents/renewer-1/heartbeat`, {
+          body: { inflight: 2 },
+          headers: { authorization: `Bearer ${reg.token}` },
+        }).catch(() => undefined),
+      150,
+    );
+    try {
+      const subs = [
+        await client.submit({ capability: 'renewed', payload: 1 }),
+        await client.submit({ capability: 'renewed', payload: 2 }),
+      ];
+      const read = (await raw.call(
+        'XREADGROUP',
+        'GROUP',
+        reg.group,
+        reg.instance_id,
+        'COUNT',
+        '10',
+        'STREAMS',
+        reg.stream,
+        '>',
+      )) as [string, Entry[]][];
+      const entries = read[0]?.[1] ?? [];
+      expect(entries).toHaveLength(2);
+      const who = [
+        'agent_id',
+        'renewer-1',
+        'instance_id',
+        reg.instance_id,
+        'epoch',
+        String(reg.epoch),
+      ];
+      const ids = subs.map((s) => s.task_id);
+      for (const id of ids)
+        await raw.call(
+          'XADD',
+          reg.acks_stream,
+          '*',
+          'task_id',
+          id,
+          'stage',
+          'received',
+          ...who,
+          'attempt',
+          '1',
+        );
+      // Renewed every third of the lease for twice the lease, as docs/PROTOCOL.md shows.
+      const until = Date.now() + 2 * LEASE_MS;
+      while (Date.now() < until) {
+        await raw.call(
+          'XADD',
+          reg.acks_stream,
+          '*',
+          'task_id',
+          ids[0] as string,
+          'stage',
+          'renew',
+          ...who,
+          'task_ids',
+          ids.join(' '),
+        );
+        await new Promise((r) => setTimeout(r, LEASE_MS / 3));
+      }
+      for (const [i, [entryId]] of entries.entries()) {
+        await raw.call(
+          'XADD',
+          reg.acks_stream,
+          '*',
+          'task_id',
+          ids[i] as string,
+          'stage',
+          'completed',
+          ...who,
+          'attempt',
+          '1',
+          'result',
+          '"done"',
+        );
+        await raw.call('XACK', reg.stream, reg.group, entryId);
+      }
+      for (const id of ids) {
+        const done = await completed(id);
+        expect(done.agent_id).toBe('renewer-1');
+        expect(done.attempts).toBe(1);
+        expect(done.timeline.some((e) => e.stage === 'retried')).toBe(false);
+      }
+    } finally {
+      clearInterval(beat);
+      raw.disconnect();
+    }
+  });
+
   it('keeps the task of a handler that runs past the lease: the SDK renews it', async () => {
     agents.push(
       await startAgent(stack, 'long-1', ['long'], async (t) => {
