@@ -29,6 +29,7 @@ import {
   type AckAgentReply,
   type ScriptRefusal,
 } from '../commands/index.ts';
+import { ownValue } from '../capability-settings.ts';
 
 /** Settings the applier needs. */
 export interface AckSettings {
@@ -400,7 +401,7 @@ export class AckApplier {
   }
 
   private slowMsFor(capability: string): number {
-    return this.settings.slowMsByCapability[capability] ?? this.settings.slowMs;
+    return ownValue(this.settings.slowMsByCapability, capability) ?? this.settings.slowMs;
   }
 
   private async publishStored(taskId: string): Promise<void> {

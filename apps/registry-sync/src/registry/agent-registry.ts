@@ -30,6 +30,7 @@ import {
 } from '../commands/index.ts';
 
 import { formatToken, mintSecret, type ParsedToken } from './token.ts';
+import { ownValue } from '../capability-settings.ts';
 
 /** What the registry needs to know of the settings. */
 export interface RegistrySettings {
@@ -142,7 +143,9 @@ export class AgentRegistry {
         // The agent renews all its running tasks at once: at a third of its shortest lease.
         exec_lease_ms: Math.min(
           this.settings.execLeaseMs,
-          ...body.capabilities.map((c) => this.settings.execLeaseMsByCapability[c] ?? Infinity),
+          ...body.capabilities.map(
+            (c) => ownValue(this.settings.execLeaseMsByCapability, c) ?? Infinity,
+          ),
         ),
         pools,
         tenant,

@@ -5,6 +5,7 @@ import { parsePendingEntry, type FleetEventLog, type PendingEntry } from '@agent
 import type { Resender } from '../tasks/resender.ts';
 import type { RetryReason, TaskOutcomes } from '../tasks/outcomes.ts';
 import { decodeReleaseReply, decodeSuspectReply } from '../commands/index.ts';
+import { ownValue } from '../capability-settings.ts';
 
 /** Bounds the sweep applies. */
 export interface InflightSettings {
@@ -161,7 +162,8 @@ export class InflightSweeper {
       missing.forEach((m, i) => {
         const [capability, maxExec] = (replies[i]?.[1] ?? []) as (string | null)[];
         const leaseMs =
-          this.settings.execLeaseMsByCapability[capability ?? ''] ?? this.settings.execLeaseMs;
+          ownValue(this.settings.execLeaseMsByCapability, capability ?? '') ??
+          this.settings.execLeaseMs;
         const maxMs = Number(maxExec ?? 0);
         next.set(m.key, { leaseMs, capAt: maxMs > 0 ? m.receivedAt + maxMs : 0 });
       });
