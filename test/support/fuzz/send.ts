@@ -136,14 +136,21 @@ export class Sender {
         clearTimeout(timer);
         socket.destroy();
         const text = Buffer.concat(chunks).toString('latin1');
-        const statuses = [...text.matchAll(/HTTP\/1\.[01] (\d{3})/g)].map((m) => Number(m[1]));
+        // Each reply (pipelined requests get several): its status, and its body's error code.
+        const starts = [...text.matchAll(/HTTP\/1\.[01] (\d{3})/g)];
         const ms = performance.now() - started;
-        if (statuses.length === 0) {
+        const replies = starts.map((m, i) => {
+          const end = starts[i + 1]?.index ?? text.length;
+          const head = text.slice(m.index, end);
+          const body = Buffer.from(head.slice(head.indexOf('\r\n\r\n') + 4), 'latin1');
+          return { status: Number(m[1]), ...errorCode(body) };
+        });
+        const worst = replies.sort((a, b) => b.status - a.status)[0];
+        if (!worst) {
           resolve({ fault: fault ?? 'closed', ms, ...(detail ? { detail } : {}) });
           return;
         }
-        const body = Buffer.from(text.slice(text.indexOf('\r\n\r\n') + 4), 'latin1');
-        resolve({ status: Math.max(...statuses), ...errorCode(body), ms });
+        resolve({ ...worst, ms });
       };
       const timer = setTimeout(() => finish('timeout'), REQUEST_TIMEOUT_MS);
       socket.on('data', (c: Buffer) => {
