@@ -142,6 +142,9 @@ describe('execution leases', () => {
       expect(lapseAfterMs).toBeGreaterThanOrEqual(LEASE_MS);
       expect(lapseAfterMs).toBeLessThan(LEASE_MS + SWEEP_MS + 400);
       const completedAt = done.timeline.find((e) => e.stage === 'completed')?.at ?? 0;
+      console.log(
+        `lease ${LEASE_MS} ms, sweep ${SWEEP_MS} ms: taken back ${lapseAfterMs} ms and completed elsewhere ${completedAt - (received?.at ?? 0)} ms after the receipt`,
+      );
       expect(completedAt - (received?.at ?? 0)).toBeLessThan(LEASE_MS + SWEEP_MS + 1500);
       // The slot is free on the hung agent, whose heartbeats went on all along.
       const keys = reachKeys(stack.prefix);
