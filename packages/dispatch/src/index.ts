@@ -50,11 +50,7 @@ export {
   type TaskSpec,
 } from './task/task-spec.ts';
 export { traceOf, type Lineage } from './task/lineage.ts';
-export {
-  TaskCanceller,
-  type CancelOutcome,
-  type TaskCancellerOptions,
-} from './task/canceller.ts';
+export { TaskCanceller, type CancelOutcome, type TaskCancellerOptions } from './task/canceller.ts';
 export {
   onlyExcludedFor,
   policyWith,
