@@ -36,6 +36,40 @@ function sample(
 }
 
 describe('observeTaskEvents', () => {
+  it('keeps at most maxCapabilityLabels capability labels and counts the rest under _other', async () => {
+    const registry = createMetricsRegistry('test', { defaultMetrics: false });
+    const observed = observeTaskEvents(new MemorySink(), {
+      registry,
+      logger: pino({ level: 'silent' }),
+      maxCapabilityLabels: 3,
+    });
+    for (let i = 0; i < 50; i++) {
+      observed.write({
+        capability: `made-up-${i % 25}`,
+        agent_id: 'a1',
+        task_id: `t${i}`,
+        attempt: 1,
+        at: 1,
+        stage: 'sent',
+        latency_ms: 1,
+      });
+    }
+    const text = await registry.metrics();
+    const labels = new Set(
+      [...text.matchAll(/reach_task_stage_latency_seconds_count\{[^}]*capability="([^"]*)"/g)].map(
+        (m) => m[1],
+      ),
+    );
+    expect([...labels].sort()).toEqual(['_other', 'made-up-0', 'made-up-1', 'made-up-2']);
+    expect(
+      sample(text, 'reach_task_stage_latency_seconds_count', {
+        stage: 'sent',
+        capability: '_other',
+        service: 'test',
+      }),
+    ).toBe(44);
+  });
+
   it('forwards, counts stages, times latencies, logs trace and task ids, and exposes sink counters', async () => {
     const registry = createMetricsRegistry('test', { defaultMetrics: false });
     const sink = new MemorySink();

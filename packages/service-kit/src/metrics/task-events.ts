@@ -14,6 +14,26 @@ export interface TaskEventObserverOptions {
   logger: Logger;
   /** Called with each event after it was counted, e.g. to remember recent tasks. Must not throw. */
   onEvent?: (event: TaskEvent) => void;
+  /**
+   * Most distinct `capability` label values the latency histogram keeps; later ones are counted
+   * under {@link OTHER_CAPABILITY}, so callers naming made-up capabilities cannot grow the scrape
+   * without bound. @default 256
+   */
+  maxCapabilityLabels?: number;
+}
+
+/** The `capability` label of stages of capabilities past the label limit. */
+export const OTHER_CAPABILITY = '_other';
+
+/** A label value for each of at most `max` distinct values, then `_other` for the rest. */
+export function boundedLabel(max: number): (value: string) => string {
+  const seen = new Set<string>();
+  return (value) => {
+    if (seen.has(value)) return value;
+    if (seen.size >= max) return OTHER_CAPABILITY;
+    seen.add(value);
+    return value;
+  };
 }
 
 /**
@@ -44,6 +64,7 @@ export function observeTaskEvents(sink: EventSink, opts: TaskEventObserverOption
     buckets: STAGE_LATENCY_BUCKETS,
     registers: [registry],
   });
+  const capabilityLabel = boundedLabel(opts.maxCapabilityLabels ?? 256);
   registerEventSinkMetrics(registry, () => sink.stats());
   return {
     write(event: TaskEvent): void {
@@ -55,7 +76,7 @@ export function observeTaskEvents(sink: EventSink, opts: TaskEventObserverOption
         event.latency_ms >= 0
       ) {
         latency.observe(
-          { stage: event.stage, capability: event.capability },
+          { stage: event.stage, capability: capabilityLabel(event.capability) },
           event.latency_ms / 1000,
         );
       }
