@@ -13,3 +13,4 @@ export * from './metrics/index.ts';
 export * from './auth/index.ts';
 export * from './logger.ts';
 export * from './redis-connection.ts';
+export * from './json-body.ts';
