@@ -285,6 +285,7 @@ it('runs every accepted task exactly once for callers that retry with the same t
   // The outage was felt: the plain-HTTP callers saw 503s that named the task_id to retry with.
   // How many of those had reached Redis all the same (their retry answered 200 with the task) is
   // printed above and not asserted: it depends on where the freeze catches each request, and was
-  // 0, 1 and 1 of 30 in three runs on this machine. e2e/idempotency.test.ts covers that 200 deterministically.
+  // 0, 1 and 1 of 30 in three runs on this machine. e2e/idempotency.test.ts covers that 200
+  // deterministically.
   expect(httpTries['503:STORE_UNAVAILABLE'] ?? 0).toBeGreaterThan(0);
 }, 60_000);
