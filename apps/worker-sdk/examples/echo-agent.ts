@@ -6,9 +6,12 @@
  * Environment: REGISTRY_URL, REDIS_URL (with REDIS_TLS_*, REDIS_USERNAME, REDIS_PASSWORD,
  * REDIS_SENTINELS: see redisConnectionFromEnv), AGENT_ID, REACH_CAPABILITY, MAX_CONCURRENCY, and
  * FAIL_RATE (0–1, default 0): the share of tasks it fails on purpose (error_code DEMO_FAILURE),
- * to watch an agent that fails too often turn DEGRADED in `reach agents`.
+ * to watch an agent that fails too often turn DEGRADED in `reach agents`, and DELAY_MS (default 0):
+ * how long each task runs (until cancelled: the wait ends on the task's signal), to try
+ * `reach cancel` on a running task.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout } from 'node:timers/promises';
 import { pino } from 'pino';
 import {
   installSignalHandlers,
@@ -22,6 +25,8 @@ const logger = pino({ name: 'echo-agent' });
 
 const maxConcurrency = Number(env['MAX_CONCURRENCY'] ?? '8');
 const failRate = Number(env['FAIL_RATE'] ?? '0');
+// DELAY_MS: each task takes this long (until cancelled), to try `reach cancel` on a running task.
+const delayMs = Number(env['DELAY_MS'] ?? '0');
 const agent = new ReachAgent({
   registryUrl: env['REGISTRY_URL'] ?? 'http://127.0.0.1:8080',
   ...redisConnectionFromEnv(env),
@@ -29,15 +34,14 @@ const agent = new ReachAgent({
   capabilities: [env['REACH_CAPABILITY'] ?? 'echo'],
   maxConcurrency,
   logger,
-  handler: (task) => {
+  handler: async (task) => {
+    if (delayMs > 0) await setTimeout(delayMs, undefined, { signal: task.signal });
     if (Math.random() < failRate) {
       task.logger.warn({ capability: task.capability }, 'failing on purpose (FAIL_RATE)');
-      return Promise.reject(
-        Object.assign(new Error('failed on purpose (FAIL_RATE)'), { code: 'DEMO_FAILURE' }),
-      );
+      throw Object.assign(new Error('failed on purpose (FAIL_RATE)'), { code: 'DEMO_FAILURE' });
     }
     task.logger.info({ capability: task.capability }, 'echo');
-    return Promise.resolve(task.payload);
+    return task.payload;
   },
 });
 
