@@ -23,7 +23,7 @@ import { AckConsumer } from './acks/ack-consumer.ts';
 import { AckSignatures } from './acks/ack-signatures.ts';
 import { AgentAcl } from './acl/agent-acl.ts';
 import { Housekeeper } from './duties/housekeeper.ts';
-import { LeaseLock } from './duties/lease-lock.ts';
+import { housekeepingLeaseMs, LeaseLock } from './duties/lease-lock.ts';
 import { LeaseSweeper } from './sweeps/lease-sweeper.ts';
 import { SnapshotWriter } from './duties/snapshot-writer.ts';
 import { compileRegistryOptions, type RegistryOptions } from './options.ts';
@@ -178,7 +178,7 @@ export async function createRegistryService(
         redis,
         keys.lock('housekeeping'),
         options.instanceId,
-        Math.max(3 * options.sweepIntervalMs, 3000),
+        housekeepingLeaseMs(options.sweepIntervalMs),
       ),
       leases: new LeaseSweeper(redis, keys, options),
       inflight: new InflightSweeper(redis, keys, outcomes, resender, fleet, options, logger),
@@ -228,7 +228,13 @@ export async function createRegistryService(
         acks,
         keys,
         applier,
-        { consumer: options.instanceId, stream: keys.acks(shard) },
+        {
+          consumer: options.instanceId,
+          stream: keys.acks(shard),
+          // A killed instance's acks are applied within about as long as its duties take to move.
+          claimIdleMs: 2 * housekeepingLeaseMs(options.sweepIntervalMs),
+          claimEveryMs: Math.max(250, housekeepingLeaseMs(options.sweepIntervalMs) / 3),
+        },
         logger,
       ),
   );

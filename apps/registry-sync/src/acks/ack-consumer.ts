@@ -21,13 +21,24 @@ export interface AckConsumerSettings {
   blockMs?: number;
   /** @default 200 */
   batch?: number;
+  /**
+   * How long an entry stays pending with a consumer before another instance claims it
+   * (XAUTOCLAIM's min-idle-time). The service passes twice the housekeeping lock's lease, so a
+   * killed instance's share of the acks is applied about as soon as its duties move on.
+   * @default 6000
+   */
+  claimIdleMs?: number;
+  /** How often entries idle past `claimIdleMs` are looked for. @default 1000 */
+  claimEveryMs?: number;
 }
 
 /**
  * Reads a shard of the acks stream in the `sync` consumer group (shared by every registry-sync instance)
  * on its own blocking connection, applies each entry, then XACKs and deletes it. Entries left
- * pending by a crashed instance are claimed after a minute (XAUTOCLAIM) and applied again,
- * which is safe because applying is idempotent.
+ * pending by a crashed instance are claimed once idle for `claimIdleMs` (XAUTOCLAIM) and applied
+ * again. That is safe even when the instance holding them is alive but slow: applying is
+ * idempotent (every script step refuses a stage it has seen, one completion per task reaches
+ * its topic), and entries this instance holds itself are skipped.
  *
  * One batch at a time: the next read goes out once the batch before it is applied, so the acks
  * that arrive meanwhile make the next batch. Under load the batches grow and each ack costs less
@@ -181,9 +192,10 @@ export class AckConsumer {
   /**
    * Applies again, soon, the entries this instance could not apply (Redis went away mid-batch,
    * between an ack's agent step and its task step), and acknowledges those applied whose XACK
-   * failed. Left to the minute-idle XAUTOCLAIM, their tasks would hang that long with their slot
-   * already released, and by then the agent's epoch may have moved on, so the ack would be
-   * refused as stale and the task never finish.
+   * failed. Left to the XAUTOCLAIM of idle entries (this instance's own are skipped while it
+   * holds them), their tasks would wait with their slot already released, and by then the
+   * agent's epoch may have moved on, so the ack would be refused as stale and the task never
+   * finish.
    */
   private async retryOwn(): Promise<void> {
     if (this.retryOwnAt === 0 || Date.now() < this.retryOwnAt) return;
@@ -202,13 +214,13 @@ export class AckConsumer {
 
   private async claimStale(): Promise<void> {
     const now = Date.now();
-    if (now - this.lastClaimAt < 10_000) return;
+    if (now - this.lastClaimAt < (this.settings.claimEveryMs ?? 1000)) return;
     this.lastClaimAt = now;
     const reply = (await this.redis.xautoclaim(
       this.stream,
       SYNC_GROUP,
       this.settings.consumer,
-      60_000,
+      this.settings.claimIdleMs ?? 6000,
       '0-0',
       'COUNT',
       200,
