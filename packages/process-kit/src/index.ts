@@ -48,3 +48,12 @@ export {
   type InfluxdOptions,
 } from './local-influx.ts';
 export { nginxConfig, startInfluxV2Proxy, type InfluxProxyOptions } from './nginx.ts';
+export {
+  startLocalCluster,
+  parseClusterNodes,
+  type LocalCluster,
+  type LocalClusterOptions,
+  type ClusterNode,
+  type ClusterNodeState,
+  type ClusterRole,
+} from './local-cluster.ts';
