@@ -49,6 +49,12 @@ export {
 } from './local-influx.ts';
 export { nginxConfig, startInfluxV2Proxy, type InfluxProxyOptions } from './nginx.ts';
 export {
+  loadBalancerConfig,
+  startLoadBalancer,
+  type BalancedFront,
+  type LoadBalancerOptions,
+} from './nginx-balancer.ts';
+export {
   startLocalCluster,
   parseClusterNodes,
   type LocalCluster,
