@@ -1,5 +1,5 @@
 /**
- * Vitest global setup: starts Redis and InfluxDB once per run and hands their URLs to tests,
+ * Vitest global setup: starts Redis (a Redis Cluster with `REACH_TEST_REDIS=cluster`) and InfluxDB once per run and hands their URLs to tests,
  * which read them with `testServices()`. Use it in a workspace's vitest.config.ts:
  *
  * ```ts
@@ -15,6 +15,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const services = await startServices();
   project.provide('reachServices', {
     redisUrl: services.redisUrl,
+    redisClusterNodes: services.redisClusterNodes ?? '',
     influxUrl: services.influxUrl,
     influxV2Url: services.influxV2Url,
     influxBucket: services.influxBucket,

@@ -7,6 +7,12 @@ import type { ReachServicesInfo } from './provided.ts';
 
 export { startServices, type Services, type StartServicesOptions } from './services.ts';
 export { startOwnRedis, type OwnRedis } from './own-redis.ts';
+export {
+  startTestCluster,
+  testRedisMode,
+  type TestCluster,
+  type TestRedisMode,
+} from './test-cluster.ts';
 export { makeTlsFiles, startTlsRedis, type TlsFiles, type TlsRedis } from './tls-redis.ts';
 export { startSentinel, type OwnSentinel } from './sentinel.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
@@ -28,6 +34,11 @@ export {
   MissingBinaryError,
   isMissingBinaryError,
   INSTALL_HINT,
+  startLocalCluster,
+  type LocalCluster,
+  type LocalClusterOptions,
+  type ClusterNode,
+  type ClusterNodeState,
 } from '@agent-reach/process-kit';
 export type { ReachServicesInfo } from './provided.ts';
 

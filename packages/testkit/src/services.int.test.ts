@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isMissingBinaryError, startServices, testServices } from './index.ts';
 
@@ -93,6 +93,32 @@ describe('startServices', () => {
     await s.stop();
     expect(() => process.kill(s.redisPid!, 0)).toThrow();
   });
+
+  it('on the cluster leg starts a 3-master Redis Cluster, and stops it', async () => {
+    vi.stubEnv('REACH_TEST_REDIS', 'cluster');
+    vi.stubEnv('REDIS_CLUSTER_NODES', '');
+    const s = await startServices({ influx: false });
+    const seeds = (s.redisClusterNodes ?? '').split(',');
+    expect(seeds).toHaveLength(3);
+    expect(s.redisUrl).toBe(`redis://${seeds[0]}`);
+    const cluster = new Cluster(
+      seeds.map((hp) => ({ host: '127.0.0.1', port: Number(hp.split(':')[1]) })),
+      { redisOptions: { maxRetriesPerRequest: 1 } },
+    );
+    try {
+      for (const tag of ['a', 'b', 'c', 'd']) await cluster.set(`{${tag}}:k`, tag);
+      expect(await cluster.get('{c}:k')).toBe('c');
+      const masters = cluster.nodes('master').length;
+      expect(masters).toBe(3);
+    } finally {
+      cluster.disconnect();
+    }
+    await s.stop();
+    const probe = new Redis(s.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    probe.on('error', () => undefined);
+    await expect(probe.connect()).rejects.toThrow();
+    probe.disconnect();
+  }, 60_000);
 
   it('says what to install when a binary is missing', async () => {
     vi.stubEnv('REDIS_URL', '');

@@ -1,6 +1,7 @@
 import { createInfluxDatabase } from '@agent-reach/process-kit';
 import { hasDockerRuntime, startContainerStack } from './containers.ts';
 import { startLocalStack } from './local-stack.ts';
+import { startTestCluster, testRedisMode, type TestCluster } from './test-cluster.ts';
 
 /** Real Redis and InfluxDB for a test run, wherever they came from. */
 export interface Services {
@@ -17,6 +18,8 @@ export interface Services {
   /** Database / bucket the events go to: `INFLUX_BUCKET` or `reach`. It exists. */
   influxBucket: string;
   redisPort: number;
+  /** Seed nodes `host:port,…` on the cluster leg (see {@link startServices}); else undefined. */
+  redisClusterNodes?: string;
   /** Set when this call started a local `redis-server`. */
   redisPid?: number;
   /** Stops only what this call started and removes its temp directory. Idempotent. */
@@ -45,12 +48,18 @@ function once(fn: () => Promise<void>): () => Promise<void> {
  * influxdb:1.8) when a Docker runtime is reachable; otherwise local `redis-server`, `influxd`
  * 1.x and `nginx` processes on free 127.0.0.1 ports in a temp directory.
  *
+ * With `REACH_TEST_REDIS=cluster` (the cluster leg) Redis is a Redis Cluster instead: the one
+ * `REDIS_CLUSTER_NODES` names, or a local 3-master cluster of `redis-server` processes.
+ *
  * @throws {MissingBinaryError} when local processes are needed and a binary is not installed.
  */
 export async function startServices(opts: StartServicesOptions = {}): Promise<Services> {
   const wantInflux = opts.influx ?? true;
   const influxBucket = process.env.INFLUX_BUCKET || 'reach';
-  const envRedis = process.env.REDIS_URL || undefined;
+  const cluster: TestCluster | undefined =
+    testRedisMode() === 'cluster' ? await startTestCluster() : undefined;
+  // The cluster stands in for a given REDIS_URL: no standalone Redis is started beside it.
+  const envRedis = cluster?.url ?? (process.env.REDIS_URL || undefined);
   const envInflux = wantInflux ? process.env.INFLUX_URL || undefined : undefined;
   const needRedis = !envRedis;
   const needInflux = wantInflux && !envInflux;
@@ -64,18 +73,28 @@ export async function startServices(opts: StartServicesOptions = {}): Promise<Se
   };
   if (needRedis || needInflux) {
     const which = { redis: needRedis, influx: needInflux };
-    started = hasDockerRuntime()
-      ? await startContainerStack(which).catch((err: unknown) => {
-          const why = err instanceof Error ? err.message : String(err);
-          throw new Error(
-            `testcontainers could not start redis:7 / influxdb:1.8 (${why}). A Docker runtime ` +
-              'seemed present (DOCKER_HOST or /var/run/docker.sock); set REACH_TESTKIT_LOCAL=1 to ' +
-              'use local redis-server / influxd / nginx instead.',
-            { cause: err },
-          );
-        })
-      : await startLocalStack(which);
+    started = await (
+      hasDockerRuntime()
+        ? startContainerStack(which).catch((err: unknown) => {
+            const why = err instanceof Error ? err.message : String(err);
+            throw new Error(
+              `testcontainers could not start redis:7 / influxdb:1.8 (${why}). A Docker runtime ` +
+                'seemed present (DOCKER_HOST or /var/run/docker.sock); set REACH_TESTKIT_LOCAL=1 to ' +
+                'use local redis-server / influxd / nginx instead.',
+              { cause: err },
+            );
+          })
+        : startLocalStack(which)
+    ).catch(async (err: unknown) => {
+      await cluster?.stop();
+      throw err;
+    });
   }
+  const local = started;
+  const stopAll = async () => {
+    await local.stop();
+    await cluster?.stop();
+  };
 
   const redisUrl = envRedis ?? started.redisUrl;
   const influxUrl = envInflux ?? started.influxUrl;
@@ -85,7 +104,7 @@ export async function startServices(opts: StartServicesOptions = {}): Promise<Se
     await createInfluxDatabase(envInflux, influxBucket).catch(() => undefined);
   } else if (needInflux && influxBucket !== 'reach') {
     await createInfluxDatabase(influxUrl, influxBucket).catch(async (err: unknown) => {
-      await started.stop();
+      await stopAll();
       throw err;
     });
   }
@@ -93,9 +112,10 @@ export async function startServices(opts: StartServicesOptions = {}): Promise<Se
     redisUrl,
     redisPort: envRedis ? portOf(envRedis, 6379) : started.redisPort,
     ...(!envRedis && started.redisPid !== undefined ? { redisPid: started.redisPid } : {}),
+    ...(cluster ? { redisClusterNodes: cluster.seeds } : {}),
     influxUrl,
     influxV2Url,
     influxBucket,
-    stop: once(() => started.stop()),
+    stop: once(stopAll),
   };
 }
