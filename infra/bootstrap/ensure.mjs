@@ -8,13 +8,18 @@ import { fileURLToPath } from 'node:url';
 /** The repository root. */
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The Debian/Ubuntu package for each server binary, and the URL variable that replaces it. */
+/**
+ * The Debian/Ubuntu package for each server binary, and the URL variables that replace it.
+ * `clusterNeeds`: `npm start -- --cluster` needs it whatever is set (nginx fronts the routers).
+ */
 const SERVERS = [
-  { bin: 'redis-server', pkg: 'redis-server', urlEnv: 'REDIS_URL' },
-  { bin: 'influxd', pkg: 'influxdb', urlEnv: 'INFLUX_URL' },
-  { bin: 'nginx', pkg: 'nginx-light', urlEnv: 'INFLUX_URL' },
+  { bin: 'redis-server', pkg: 'redis-server', urlEnv: ['REDIS_URL', 'REDIS_CLUSTER_NODES'] },
+  // redis-cli joins the nodes of a local Redis Cluster (npm start -- --cluster, tests).
+  { bin: 'redis-cli', pkg: 'redis-tools', urlEnv: ['REDIS_URL', 'REDIS_CLUSTER_NODES'] },
+  { bin: 'influxd', pkg: 'influxdb', urlEnv: ['INFLUX_URL'] },
+  { bin: 'nginx', pkg: 'nginx-light', urlEnv: ['INFLUX_URL'], clusterNeeds: true },
   // Not a server: the console's end-to-end test drives it (CHROMIUM_PATH names another browser).
-  { bin: 'chromium', pkg: 'chromium', urlEnv: 'CHROMIUM_PATH' },
+  { bin: 'chromium', pkg: 'chromium', urlEnv: ['CHROMIUM_PATH'] },
 ];
 
 /** An error that ends the script with its message and no stack. */
@@ -96,9 +101,17 @@ export async function ensureNodeModules() {
   if (code !== 0) throw new BootstrapError(`npm ${args[0]} failed with exit code ${code}`);
 }
 
-/** The server binaries missing for this run (a service whose URL env is set needs none). */
-export function missingServers(env = process.env) {
-  return SERVERS.filter((s) => !env[s.urlEnv] && !which(s.bin));
+/** Whether this run needs `server`: not when its URL env is set, unless the cluster needs it. */
+function needed(server, env, cluster) {
+  return (cluster && server.clusterNeeds) || !server.urlEnv.some((name) => env[name]);
+}
+
+/**
+ * The server binaries missing for this run (a service whose URL env is set needs none, except
+ * nginx with `cluster`: it fronts the routers).
+ */
+export function missingServers(env = process.env, { cluster = false } = {}) {
+  return SERVERS.filter((s) => needed(s, env, cluster) && !which(s.bin));
 }
 
 function isDebianRoot() {
@@ -120,14 +133,15 @@ function installHint(missing) {
 
 /**
  * Makes sure redis-server, influxd (1.x) and nginx are installed, skipping those whose URL env
- * (REDIS_URL, INFLUX_URL) is set. As root on Debian/Ubuntu it installs what is missing with
+ * (REDIS_URL or REDIS_CLUSTER_NODES, INFLUX_URL) is set; with `cluster` (`npm start -- --cluster`)
+ * nginx is needed whatever is set. As root on Debian/Ubuntu it installs what is missing with
  * apt-get, keeping the packages' services from starting; elsewhere it throws, saying exactly what
  * to install.
  */
-export async function ensureSystemPackages() {
-  const missing = missingServers();
+export async function ensureSystemPackages({ cluster = false } = {}) {
+  const missing = missingServers(process.env, { cluster });
   if (missing.length === 0) {
-    const used = SERVERS.filter((s) => !process.env[s.urlEnv]).map((s) => s.bin);
+    const used = SERVERS.filter((s) => needed(s, process.env, cluster)).map((s) => s.bin);
     process.stdout.write(
       `    ${used.length ? `found ${used.join(', ')}` : 'REDIS_URL and INFLUX_URL given'}\n`,
     );
@@ -152,7 +166,7 @@ export async function ensureSystemPackages() {
   } finally {
     if (ownPolicy) rmSync(policy, { force: true });
   }
-  const still = missingServers();
+  const still = missingServers(process.env, { cluster });
   if (still.length > 0)
     throw new BootstrapError(`apt-get finished but still ${installHint(still)}`);
 }

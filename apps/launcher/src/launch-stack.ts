@@ -1,6 +1,8 @@
 /**
  * `npm start`: Redis and InfluxDB (given or local, data in `.reach/`), registry-sync, the router
- * and three echo agents, with prefixed output, until Ctrl-C. Run by src/main.ts, which
+ * and three echo agents, with prefixed output, until Ctrl-C. `npm start -- --cluster` runs the
+ * seed's deployment instead ({@link startClusterTopology}): a Redis Cluster (3 masters, a replica
+ * each), 2 registry-sync instances and 3 routers behind nginx. Run by src/main.ts, which
  * infra/bootstrap/start.mjs starts once dependencies are installed and the build is up to date.
  * Printing is this module's job.
  */
@@ -17,8 +19,18 @@ import {
   writePid,
   type ServiceProcess,
 } from '@agent-reach/process-kit';
+import { startClusterTopology, type ClusterTopology } from './cluster-topology.ts';
 import { entryOf } from './entries.ts';
 import { startDataServices, type DataServices } from './stack-data.ts';
+
+/** How {@link launchStack} runs. */
+export interface LaunchOptions {
+  /** The seed's deployment: a Redis Cluster, 2 registry-sync, 3 routers behind nginx. */
+  cluster?: boolean;
+}
+
+/** Ports of the Redis Cluster `--cluster` starts (masters first); the bus takes port + 10000. */
+const CLUSTER_PORTS = [7000, 7001, 7002, 7003, 7004, 7005];
 
 /** Anything we started, as the launcher sees it. */
 type Child = Pick<ServiceProcess, 'name' | 'pid' | 'exited' | 'stop' | 'kill'>;
@@ -51,6 +63,10 @@ async function checkPortFree(port: number, envName: string): Promise<void> {
 function banner(o: {
   routerPort: number;
   registryUrl: string;
+  /** What to show for Redis. */
+  redis: string;
+  /** The `--cluster` topology: where nginx sends callers and agents. */
+  topology?: ClusterTopology;
   data: DataServices;
   bucket: string;
   /** API keys required: the curl lines send the admin key (by its variable, never its value). */
@@ -58,11 +74,13 @@ function banner(o: {
 }): string {
   const router = `http://127.0.0.1:${o.routerPort}`;
   const auth = o.keys ? ` -H "Authorization: Bearer $REACH_ADMIN_KEY"` : '';
+  const behind = (ports: readonly number[]) => `  (nginx → ${ports.map((p) => `:${p}`).join(' ')})`;
+  const t = o.topology;
   return `
-Agent-Reach is running.
-  router (callers)        ${router}
-  registry-sync (agents)  ${o.registryUrl}
-  redis                   ${o.data.redisUrl.replace(/^(\w+:\/\/[^:/@]*:)[^@/]*@/, '$1***@')}
+Agent-Reach is running${t ? ': the cluster topology' : ''}.
+  router (callers)        ${router}${t ? behind(t.routerPorts) : ''}
+  registry-sync (agents)  ${o.registryUrl}${t ? behind(t.registryPorts) : ''}
+  redis                   ${o.redis}
   influxdb                ${o.data.influxUrl}  (database ${o.bucket})
   demo agents             ${AGENTS.join(', ')}  (capability "echo": the result is the payload)
   API keys                ${o.keys ? 'required (REACH_AUTH=required); the demo agents hold an agent key' : 'off: loopback only (REACH_AUTH=auto); see docs/SECURITY.md'}
@@ -107,7 +125,7 @@ const pidName = (name: string) => `${name.replace(/\W+/g, '-')}.pid`;
 class StopRequested extends Error {}
 
 /** Starts everything and resolves with the exit code for the process once all of it stopped. */
-export async function launchStack(root: string): Promise<number> {
+export async function launchStack(root: string, opts: LaunchOptions = {}): Promise<number> {
   const stateDir = join(root, '.reach');
   const runDir = join(stateDir, 'run');
   const lockFile = join(runDir, 'launcher.pid');
@@ -117,7 +135,16 @@ export async function launchStack(root: string): Promise<number> {
     return 1;
   }
   await writePid(lockFile, process.pid, process.argv[1] ?? 'node');
-  const stopOrder = ['agent', 'router', 'registry-sync', 'nginx', 'influxd', 'redis-server'];
+  const stopOrder = [
+    'agent',
+    'nginx-lb',
+    'router',
+    'registry-sync',
+    'nginx',
+    'influxd',
+    'redis-server',
+    'redis-cluster',
+  ];
   await stopLeftovers(runDir, 'launcher.pid', stopOrder, say);
 
   const env = process.env;
@@ -157,11 +184,20 @@ export async function launchStack(root: string): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
+  // With --cluster the others carry on when a router or a registry-sync instance exits: that is
+  // what the topology is for.
+  const survivable = (name: string) => opts.cluster && /^(router|registry-sync)-\d+$/.test(name);
   const watch = (child: Child) => {
     children.push(child);
     void child.exited.then((code) => {
       if (state === 'stopping') return;
       const how = code === null ? 'killed by a signal' : `with code ${code}`;
+      if (survivable(child.name)) {
+        say(
+          `${child.name} (pid ${child.pid}) exited ${how}; nginx sends its requests to the others`,
+        );
+        return;
+      }
       say(`${child.name} (pid ${child.pid}) exited unexpectedly ${how}; stopping the rest`);
       stop(1);
     });
@@ -192,6 +228,7 @@ export async function launchStack(root: string): Promise<number> {
   };
 
   let data: DataServices | undefined;
+  let topology: ClusterTopology | undefined;
   try {
     // Resolved here so that a missing build is reported like any other start-up failure.
     const entries = {
@@ -209,8 +246,17 @@ export async function launchStack(root: string): Promise<number> {
     }
     await checkPortFree(registryPort, 'REGISTRY_PORT');
     await checkPortFree(routerPort, 'ROUTER_PORT');
+    const clusterNodes = env.REDIS_CLUSTER_NODES || undefined;
+    if (opts.cluster && !clusterNodes) {
+      for (const port of CLUSTER_PORTS) {
+        await checkPortFree(port, 'REDIS_CLUSTER_NODES to a cluster you run');
+        await checkPortFree(port + 10_000, 'REDIS_CLUSTER_NODES to a cluster you run');
+      }
+    }
     data = await startDataServices({
       stateDir,
+      // Given a cluster, or starting one, the launcher starts no standalone Redis.
+      noRedis: Boolean(opts.cluster || clusterNodes),
       redisUrl: env.REDIS_URL || undefined,
       influxUrl: env.INFLUX_URL || undefined,
       influxV2Url: env.INFLUX_V2_URL || undefined,
@@ -219,8 +265,17 @@ export async function launchStack(root: string): Promise<number> {
       onLine: (name, line) => prefixed(name)(line),
     });
     for (const p of data.procs) watch(p);
-    const common = {
-      REDIS_URL: data.redisUrl,
+    // A cluster given: every process connects to it (REDIS_URL then gives only scheme and
+    // credentials).
+    const given: Record<string, string> = clusterNodes
+      ? {
+          REDIS_CLUSTER_NODES: clusterNodes,
+          REDIS_URL: env.REDIS_URL || `redis://${clusterNodes.split(',')[0]?.trim() ?? ''}`,
+        }
+      : {};
+    const common: Record<string, string> = {
+      ...(data.redisUrl ? { REDIS_URL: data.redisUrl } : {}),
+      ...given,
       INFLUX_URL: data.influxUrl,
       INFLUX_V2_URL: data.influxV2Url,
       INFLUX_BUCKET: bucket,
@@ -229,16 +284,43 @@ export async function launchStack(root: string): Promise<number> {
       ROUTER_PORT: String(routerPort),
     };
     const healthy = (url: string) => async () => (await httpStatus(url)) === 200;
-    await service('registry-sync', entries['registry-sync'], common);
-    await untilUp(
-      `registry-sync answering ${registryUrl}/healthz`,
-      healthy(`${registryUrl}/healthz`),
-      60_000,
-    );
-    // The router answers /healthz with 200 once it holds registry-sync's first snapshot.
-    await service('router', entries.router, common);
-    const routerHealth = `http://127.0.0.1:${routerPort}/healthz`;
-    await untilUp(`router answering ${routerHealth}`, healthy(routerHealth), 60_000);
+    if (opts.cluster) {
+      say(
+        clusterNodes
+          ? `using the Redis Cluster at ${clusterNodes}`
+          : `starting a Redis Cluster on ports ${CLUSTER_PORTS.join(', ')} (3 masters, a replica each)`,
+      );
+      topology = await startClusterTopology({
+        stateDir,
+        ...(clusterNodes ? { clusterNodes } : { clusterPorts: CLUSTER_PORTS }),
+        routerPort,
+        registryPort,
+        env: common,
+        detached: true,
+        onLine: (name, line) => prefixed(name)(line),
+        onStarted: async (child) => {
+          if (state !== 'starting') throw new StopRequested();
+          watch(child);
+          await writePid(join(runDir, pidName(child.name)), child.pid, child.name);
+          say(`${child.name} started (pid ${child.pid})`);
+        },
+      });
+      for (const node of topology.cluster?.nodes ?? []) {
+        await writePid(join(runDir, `redis-cluster-${node.port}.pid`), node.pid, 'redis-server');
+      }
+      Object.assign(common, topology.redisEnv);
+    } else {
+      await service('registry-sync', entries['registry-sync'], common);
+      await untilUp(
+        `registry-sync answering ${registryUrl}/healthz`,
+        healthy(`${registryUrl}/healthz`),
+        60_000,
+      );
+      // The router answers /healthz with 200 once it holds registry-sync's first snapshot.
+      await service('router', entries.router, common);
+      const routerHealth = `http://127.0.0.1:${routerPort}/healthz`;
+      await untilUp(`router answering ${routerHealth}`, healthy(routerHealth), 60_000);
+    }
     const agentKey = keysRequired ? await demoAgentKey(routerPort, adminAuth) : undefined;
     for (const id of AGENTS) {
       await service(`agent ${id}`, entries.agent, {
@@ -265,7 +347,12 @@ export async function launchStack(root: string): Promise<number> {
     );
     if (state === 'starting') {
       state = 'running';
-      process.stdout.write(banner({ routerPort, registryUrl, data, bucket, keys: keysRequired }));
+      const redis = topology
+        ? `cluster ${topology.seeds}${topology.cluster ? ` (3 masters, a replica each; data in ${topology.cluster.dir})` : ''}`
+        : (data.redisUrl ?? clusterNodes ?? '').replace(/^(\w+:\/\/[^:/@]*:)[^@/]*@/, '$1***@');
+      process.stdout.write(
+        banner({ routerPort, registryUrl, redis, topology, data, bucket, keys: keysRequired }),
+      );
     }
   } catch (err: unknown) {
     if (!(err instanceof StopRequested)) {
@@ -278,6 +365,9 @@ export async function launchStack(root: string): Promise<number> {
   const agents = children.filter((c) => c.name.startsWith('agent '));
   await Promise.all(agents.map((c) => c.stop('SIGTERM')));
   for (const c of [...children].reverse()) if (!agents.includes(c)) await c.stop('SIGTERM');
+  await topology?.stop();
+  for (const node of topology?.cluster?.nodes ?? [])
+    await removePid(join(runDir, `redis-cluster-${node.port}.pid`));
   await data?.clearPids();
   for (const c of children) await removePid(join(runDir, pidName(c.name)));
   await removePid(lockFile);

@@ -18,6 +18,8 @@ export interface DataServicesOptions {
   stateDir: string;
   /** Use this Redis instead of starting one. */
   redisUrl?: string;
+  /** Start no Redis at all (a Redis Cluster is started or given elsewhere). @default false */
+  noRedis?: boolean;
   /** Use this InfluxDB instead of starting one. */
   influxUrl?: string;
   /** With `influxUrl`: its v2-write URL, if different. */
@@ -31,7 +33,8 @@ export interface DataServicesOptions {
 
 /** Redis and InfluxDB for `npm start`, given or started. */
 export interface DataServices {
-  redisUrl: string;
+  /** Undefined with `noRedis`. */
+  redisUrl: string | undefined;
   /** Serves the 1.x API and, locally through nginx, `/api/v2/write` too. */
   influxUrl: string;
   influxV2Url: string;
@@ -55,7 +58,7 @@ export async function startDataServices(opts: DataServicesOptions): Promise<Data
   const runDir = join(opts.stateDir, 'run');
   const pidFile = (name: string) => join(runDir, `${name}.pid`);
   const needed: ServerBinary[] = [
-    ...(opts.redisUrl ? [] : (['redis-server'] as const)),
+    ...(opts.redisUrl || opts.noRedis ? [] : (['redis-server'] as const)),
     ...(opts.influxUrl ? [] : (['influxd', 'nginx'] as const)),
   ];
   const bins = requireBinaries(needed);
@@ -68,7 +71,7 @@ export async function startDataServices(opts: DataServicesOptions): Promise<Data
   const onLine = (name: string) => (line: string) => opts.onLine(name, line);
   try {
     let redisUrl = opts.redisUrl;
-    if (!redisUrl) {
+    if (!redisUrl && !opts.noRedis) {
       const port = await preferredPort(6379);
       const dir = join(opts.stateDir, 'redis');
       const proc = await startRedisServer({
