@@ -17,6 +17,7 @@ describe('router options', () => {
       maxCandidates: 3,
       callbackConnections: 64,
       maxHops: 10,
+      childMarginMs: 5000,
       dispatchGraceMs: 10000,
       dlqRetentionS: 604800,
       callbackRetentionS: 604800,
@@ -52,6 +53,7 @@ describe('router options', () => {
     [{ ROUTER_PORT: '70000' }, /ROUTER_PORT/],
     [{ REACH_PREFIX: 'a b' }, /REACH_PREFIX/],
     [{ REACH_BACKPRESSURE: '{"embed": "drop"}' }, /REACH_BACKPRESSURE/],
+    [{ REACH_CHILD_MARGIN_MS: '-1' }, /REACH_CHILD_MARGIN_MS/],
   ])('names the bad variable in %j', (env, message) => {
     expect(() => optionsFromEnv(env)).toThrow(message);
   });

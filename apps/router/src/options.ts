@@ -43,6 +43,12 @@ export interface RouterOptions {
   callbackConnections: number;
   /** Hops past which a task submitted during another's handling is a loop. (env REACH_MAX_HOPS) */
   maxHops: number;
+  /**
+   * A child task's deadline is its parent's less this, so the parent hears back in time; a parent
+   * with this or less left gets 409 PARENT_DEADLINE_NEAR. (env REACH_CHILD_MARGIN_MS)
+   * @default 5000
+   */
+  childMarginMs: number;
   /** How long a claimed task may stay undelivered before registry-sync re-drives it; shared. (env REACH_DISPATCH_GRACE_MS) */
   dispatchGraceMs: number;
   /** How long dead letters are kept, seconds; shared. (env REACH_DLQ_RETENTION_S) */
@@ -108,6 +114,7 @@ export const ROUTER_DEFAULTS = {
   maxCandidates: 3,
   callbackConnections: 64,
   maxHops: 10,
+  childMarginMs: 5000,
   timelineLookback: '30d',
   storeTimeoutMs: 800,
   backpressure: {},
@@ -128,6 +135,7 @@ const EnvSchema = Type.Object({
   REACH_MAX_CANDIDATES: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_CALLBACK_CONNECTIONS: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_MAX_HOPS: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_CHILD_MARGIN_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
   REACH_TIMELINE_LOOKBACK: Type.Optional(Type.String({ pattern: WINDOW_PATTERN })),
   REACH_STORE_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 50 })),
   REACH_BACKPRESSURE: Type.Optional(Type.String()),
@@ -182,6 +190,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Ro
     maxCandidates: e.REACH_MAX_CANDIDATES,
     callbackConnections: e.REACH_CALLBACK_CONNECTIONS,
     maxHops: e.REACH_MAX_HOPS,
+    childMarginMs: e.REACH_CHILD_MARGIN_MS,
     dispatchGraceMs: e.REACH_DISPATCH_GRACE_MS,
     dlqRetentionS: e.REACH_DLQ_RETENTION_S,
     callbackRetentionS: e.REACH_CALLBACK_RETENTION_S,

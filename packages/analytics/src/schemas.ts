@@ -78,6 +78,10 @@ export type TimelineStage = Static<typeof TimelineStage>;
 export const TimelineReply = Type.Object({
   task_id: Type.String(),
   source: Type.Union([Type.Literal('redis'), Type.Literal('influxdb')]),
+  /** The task whose handling submitted this one (as `GET /v1/tasks/:task_id` shows it). */
+  parent_task_id: Type.Optional(Type.String()),
+  /** The tasks submitted while handling this one (as `GET /v1/tasks/:task_id` lists them). */
+  children: Type.Optional(Type.Array(Type.String())),
   stages: Type.Array(TimelineStage),
 });
 export type TimelineReply = Static<typeof TimelineReply>;

@@ -320,6 +320,9 @@ const TimelineEntrySchema = Type.Object(
   { additionalProperties: true },
 );
 
+/** Most children a task's view lists (`TaskView.children`). */
+export const MAX_LISTED_CHILDREN = 100;
+
 /** `GET /v1/tasks/:task_id` reply. */
 export const TaskView = Type.Object({
   task_id: Type.String(),
@@ -336,6 +339,11 @@ export const TaskView = Type.Object({
   dead_reason: Type.Optional(Type.String()),
   parent_task_id: Type.Optional(Type.String()),
   hops: Type.Optional(Type.Integer()),
+  children: Type.Optional(
+    Type.Array(Type.String(), {
+      description: `Tasks submitted with this one as parent_task_id that are kept, by task_id (at most ${MAX_LISTED_CHILDREN})`,
+    }),
+  ),
   timeline: Type.Array(TimelineEntrySchema),
 });
 export type TaskView = Static<typeof TaskView>;

@@ -25,6 +25,7 @@ import {
   type TaskSpec,
 } from '@agent-reach/dispatch';
 import type { TaskReader } from '../tasks/task-reader.ts';
+import { childTimeout } from './child-deadline.ts';
 import { specFromSubmit } from './task-spec.ts';
 
 /** Settings of submissions. */
@@ -47,6 +48,8 @@ export interface SubmitSettings {
   admissionWaitMs: number;
   /** How long a pooled task without timeout_s waits for an agent before it is dead (no_agent). */
   poolWaitMs: number;
+  /** A child's deadline is its parent's less this, ms (child-deadline.ts). */
+  childMarginMs: number;
 }
 
 /** What a submitter works with. */
@@ -103,6 +106,8 @@ export class Submitter {
    * A task that finds every agent at capacity waits up to `admissionWaitMs` for a slot before
    * AT_CAPACITY. The body's task_id, callback_topic and parent_task_id are the scoped ids
    * (`scopedId(tenant, id)`) the task is kept under; the reply names the scoped task_id.
+   * A child (`parent_task_id`) ends by its parent's deadline less `childMarginMs`, and is refused
+   * with PARENT_DEADLINE_NEAR when the parent has no more than that left.
    */
   async submit(body: SubmitBody, tenant: string = DEFAULT_TENANT): Promise<SubmitOutcome> {
     const { settings } = this.o;
@@ -118,10 +123,17 @@ export class Submitter {
       ? await traceOf(this.o.redis, this.o.keys, body.parent_task_id, taskId)
       : undefined;
     const spec = specFromSubmit(taskId, body, payload, lineage, tenant);
+    const timeout = childTimeout(
+      (body.timeout_s ?? settings.defaultTimeoutS) * 1000,
+      lineage?.parentDeadlineMs ?? 0,
+      settings.childMarginMs,
+      this.o.delivery.clock.now(),
+    );
+    if (!timeout.ok) return this.refuseChild(spec, body, timeout.leftMs);
     const until = Date.now() + settings.admissionWaitMs;
     for (;;) {
       try {
-        return await this.submitOnce(spec, body);
+        return await this.submitOnce(spec, body, timeout.timeoutMs);
       } catch (err: unknown) {
         if ((err as { code?: unknown }).code !== 'AT_CAPACITY') throw err;
         if (!(await this.capacity.wait(spec.capability, until - Date.now()))) throw err;
@@ -129,7 +141,29 @@ export class Submitter {
     }
   }
 
-  private async submitOnce(spec: TaskSpec, body: SubmitBody): Promise<SubmitOutcome> {
+  /**
+   * A child whose parent has too little time left: a repeated task_id is answered with its task;
+   * otherwise the child, never created, leaves its parent's children (traceOf added it).
+   */
+  private async refuseChild(
+    spec: TaskSpec,
+    body: SubmitBody,
+    leftMs: number,
+  ): Promise<SubmitOutcome> {
+    const existing = body.task_id ? await this.o.tasks.submitView(spec.taskId) : undefined;
+    if (existing) return { created: false, reply: existing };
+    await this.o.redis.srem(this.o.keys.children(spec.parentTaskId), spec.taskId);
+    throw httpError(
+      'PARENT_DEADLINE_NEAR',
+      `parent task has ${leftMs} ms left, no more than the ${this.o.settings.childMarginMs} ms kept for it to hear back; a child would not finish in time`,
+    );
+  }
+
+  private async submitOnce(
+    spec: TaskSpec,
+    body: SubmitBody,
+    timeoutMs: number,
+  ): Promise<SubmitOutcome> {
     const { settings, snapshot } = this.o;
     const batch = body.mode === 'batch';
     // The candidates tried, plus the runner-up the sent stage records.
@@ -161,7 +195,7 @@ export class Submitter {
     // every agent's exclusion, which a delivered task never needs).
     let allFull = (): boolean => onlyExcludedFor(routed.decision, ['full', 'watermark']);
     if (reserved) {
-      const outcome = await this.send(spec, body, routed);
+      const outcome = await this.send(spec, routed, timeoutMs);
       if (outcome.kind !== 'refused') return this.answer(spec, outcome);
       this.log.debug(
         { task_id: spec.taskId, capability: spec.capability, refusals: outcome.refusals },
@@ -169,16 +203,16 @@ export class Submitter {
       );
       allFull = () => outcome.allFull;
     } else if (batch) {
-      return this.toPool(spec, body, 'batch');
+      return this.toPool(spec, timeoutMs, 'batch');
     } else if (routed.pull.length > 0) {
-      return this.toPool(spec, body, 'pull_agents');
+      return this.toPool(spec, timeoutMs, 'pull_agents');
     }
-    if (body.on_no_agent === 'queue') return this.toPool(spec, body, 'no_agent');
+    if (body.on_no_agent === 'queue') return this.toPool(spec, timeoutMs, 'no_agent');
     const existing = body.task_id ? await this.o.tasks.submitView(spec.taskId) : undefined;
     if (existing) return { created: false, reply: existing };
     if (allFull()) {
       if (settings.backpressure[spec.capability] === 'queue') {
-        return this.toPool(spec, body, 'at_capacity');
+        return this.toPool(spec, timeoutMs, 'at_capacity');
       }
       throw httpError(
         'AT_CAPACITY',
@@ -189,11 +223,11 @@ export class Submitter {
     throw httpError('NO_AGENT', `no live agent serves capability ${spec.capability}${tags}`);
   }
 
-  private send(spec: TaskSpec, body: SubmitBody, routed: Routed): Promise<SendOutcome> {
+  private send(spec: TaskSpec, routed: Routed, timeoutMs: number): Promise<SendOutcome> {
     const watchdogAt = Date.now() + this.o.settings.dispatchGraceMs;
     return this.o.sender.send({
       task: spec,
-      claim: this.claim(spec, body, watchdogAt),
+      claim: this.claim(spec, timeoutMs, watchdogAt),
       to: {
         agents: routed.push,
         count: routed.pushCount,
@@ -205,22 +239,23 @@ export class Submitter {
     });
   }
 
-  private async toPool(spec: TaskSpec, body: SubmitBody, reason: PoolReason) {
+  private async toPool(spec: TaskSpec, timeoutMs: number, reason: PoolReason) {
     const watchdogAt = Date.now() + this.o.settings.dispatchGraceMs;
     const outcome = await this.o.sender.send({
       task: spec,
-      claim: this.claim(spec, body, watchdogAt),
+      claim: this.claim(spec, timeoutMs, watchdogAt),
       to: { pool: reason, waitMs: this.o.settings.poolWaitMs },
       watched: true,
     });
     return this.answer(spec, outcome);
   }
 
-  private claim(spec: TaskSpec, body: SubmitBody, watchdogAt: number) {
+  /** `timeoutMs`: the task's own, kept inside its parent's deadline (childTimeout). */
+  private claim(spec: TaskSpec, timeoutMs: number, watchdogAt: number) {
     return claimSubmission(this.o.redis, this.o.keys, this.o.delivery, {
       task: spec,
       nonce: nextNonce(),
-      timeoutMs: (body.timeout_s ?? this.o.settings.defaultTimeoutS) * 1000,
+      timeoutMs,
       watchdogAt,
     });
   }

@@ -1,5 +1,11 @@
 import type { Redis } from 'ioredis';
-import type { ReachKeys, SubmitReply, TaskStatus, TaskView } from '@agent-reach/protocol';
+import {
+  MAX_LISTED_CHILDREN,
+  type ReachKeys,
+  type SubmitReply,
+  type TaskStatus,
+  type TaskView,
+} from '@agent-reach/protocol';
 import { parsePendingEntry, taskTimeline, type PendingEntry } from '@agent-reach/dispatch';
 import { isWaitTopic } from '../callbacks/wait-topic.ts';
 import type { TenantScope } from './tenant-scope.ts';
@@ -41,11 +47,17 @@ export class TaskReader {
    */
   async view(taskId: string, scope?: TenantScope): Promise<TaskView | undefined> {
     const show = (id: string) => (scope ? scope.show(id) : id);
-    const [[, hash], [, list]] = ((await this.redis
+    // The task, its timeline and its children share the task's hash tag: one MULTI.
+    const [[, hash], [, list], [, children]] = ((await this.redis
       .multi()
       .hgetall(this.keys.task(taskId))
       .lrange(this.keys.timeline(taskId), 0, -1)
-      .exec()) ?? []) as [[unknown, Record<string, string>], [unknown, string[]]];
+      .smembers(this.keys.children(taskId))
+      .exec()) ?? []) as [
+      [unknown, Record<string, string>],
+      [unknown, string[]],
+      [unknown, string[] | undefined],
+    ];
     if (!hash?.status) return undefined;
     const pending = await this.delivery(taskId, hash.status, hash.agent_id, hash.sent_at);
     const { status, timeline } = taskTimeline(hash, list ?? [], pending);
@@ -68,7 +80,31 @@ export class TaskReader {
     if (hash.dead_reason) view.dead_reason = hash.dead_reason;
     if (hash.parent_task_id) view.parent_task_id = show(hash.parent_task_id);
     if (hash.hops) view.hops = Number(hash.hops);
+    const kept = await this.keptChildren(children ?? []);
+    if (kept.length > 0) view.children = kept.map(show);
     return view;
+  }
+
+  /**
+   * The children that exist, in id order, at most MAX_LISTED_CHILDREN: a submission refused
+   * after its parent recorded it (NO_AGENT, say) or a child expired before its parent is left
+   * out. One EXISTS per child, each in its own slot.
+   */
+  private async keptChildren(ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const kept: string[] = [];
+    const sorted = [...ids].sort();
+    for (
+      let i = 0;
+      i < sorted.length && kept.length < MAX_LISTED_CHILDREN;
+      i += MAX_LISTED_CHILDREN
+    ) {
+      const batch = sorted.slice(i, i + MAX_LISTED_CHILDREN);
+      const found = await Promise.all(batch.map((id) => this.redis.exists(this.keys.task(id))));
+      for (let j = 0; j < batch.length && kept.length < MAX_LISTED_CHILDREN; j++)
+        if (found[j] === 1) kept.push(batch[j] as string);
+    }
+    return kept;
   }
 
   /** The submit reply for an existing task (a repeated task_id), or undefined. */

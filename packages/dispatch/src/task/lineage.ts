@@ -9,13 +9,18 @@ export interface Lineage {
   agents: string[];
   /** Set by ranking: every candidate was already on the trace. */
   excluded?: boolean;
+  /**
+   * The parent's deadline, epoch ms on Redis time; 0 when it has none or is unknown. A child's
+   * deadline is kept inside it (the router's submit path, `REACH_CHILD_MARGIN_MS`).
+   */
+  parentDeadlineMs: number;
 }
 
 /** How long a parent remembers its children (a cancel of the parent reaches them), seconds. */
 const CHILDREN_TTL_S = 7 * 24 * 3600;
 
 /**
- * Reads the parent's trace (one round trip, only for tasks that name a parent), and with
+ * Reads the parent's trace and deadline (one round trip, only for tasks that name a parent), and with
  * `childTaskId` records the child among the parent's children in the same round trip (a cancel
  * of the parent cancels them). An unknown parent (expired or never existed) starts a fresh trace
  * one hop deep.
@@ -26,7 +31,9 @@ export async function traceOf(
   parentTaskId: string,
   childTaskId?: string,
 ): Promise<Lineage> {
-  const read = redis.pipeline().hmget(keys.task(parentTaskId), 'hops', 'trace_agents', 'agent_id');
+  const read = redis
+    .pipeline()
+    .hmget(keys.task(parentTaskId), 'hops', 'trace_agents', 'agent_id', 'deadline_ms');
   if (childTaskId !== undefined)
     read
       .sadd(keys.children(parentTaskId), childTaskId)
@@ -34,7 +41,7 @@ export async function traceOf(
   const replies = (await read.exec()) ?? [];
   const [err, fields] = replies[0] ?? [new Error('lineage: empty reply')];
   if (err) throw err;
-  const [hops, agents, agentId] = fields as (string | null)[];
+  const [hops, agents, agentId, deadline] = fields as (string | null)[];
   let ancestors: string[] = [];
   try {
     const parsed: unknown = JSON.parse(agents ?? '[]');
@@ -43,5 +50,9 @@ export async function traceOf(
     ancestors = [];
   }
   if (agentId && !ancestors.includes(agentId)) ancestors.push(agentId);
-  return { hops: Number(hops ?? 0) + 1, agents: ancestors };
+  return {
+    hops: Number(hops ?? 0) + 1,
+    agents: ancestors,
+    parentDeadlineMs: Number(deadline ?? 0) || 0,
+  };
 }

@@ -85,8 +85,11 @@ function shown<R extends { task_id: string }>(scope: TenantScope, reply: R): R {
   return taskId === reply.task_id ? reply : { ...reply, task_id: taskId };
 }
 
-/** A submission's error replies; from a 429 or 5xx the caller retries with the reply's task_id. */
-const submitErrors = { ...errors, 429: ErrorReply, 500: ErrorReply };
+/**
+ * A submission's error replies; from a 429 or 5xx the caller retries with the reply's task_id.
+ * A 409 is a child whose parent has too little time left (PARENT_DEADLINE_NEAR).
+ */
+const submitErrors = { ...errors, 409: ErrorReply, 429: ErrorReply, 500: ErrorReply };
 
 /** Submitting tasks (one, with or without waiting for the result, or many at once) and reading their state. */
 export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (

@@ -53,12 +53,19 @@ export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRouteDeps> = asyn
       const id = scope.resolve(taskId);
       if (id === undefined)
         throw httpError('TASK_NOT_FOUND', `task ${taskId} is unknown or has expired`);
-      const view = await tasks.view(id);
+      const view = await tasks.view(id, scope);
       if (view) {
         const stages = withGaps(
           view.timeline.map((e) => fromRedis(e as Record<string, unknown> & typeof e)),
         );
-        return { task_id: taskId, source: 'redis' as const, stages };
+        // The links both ways: the parent that submitted this task, the children it submitted.
+        return {
+          task_id: taskId,
+          source: 'redis' as const,
+          ...(view.parent_task_id !== undefined ? { parent_task_id: view.parent_task_id } : {}),
+          ...(view.children !== undefined ? { children: view.children } : {}),
+          stages,
+        };
       }
       if (!events?.influx) {
         throw httpError(
