@@ -1,6 +1,6 @@
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import {
   baseFastifyOptions,
   installAuth,
@@ -16,7 +16,7 @@ import type { RegistryMetrics } from './metrics/registry-metrics.ts';
 
 /** Collaborators the HTTP app is built from. */
 export interface RegistryAppDeps {
-  redis: Redis;
+  redis: RedisClient;
   registry: AgentRegistry;
   bodyLimitBytes: number;
   /**

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
 import {
@@ -13,7 +13,7 @@ import {
   createRedis,
   decideAuth,
   serviceLogger,
-  watchStuckCommands,
+  watchClientStuckCommands,
   type RedisConnectionSettings,
 } from '@agent-reach/service-kit';
 import { buildRegistryApp } from './app.ts';
@@ -45,7 +45,7 @@ import { Resender } from './tasks/resender.ts';
 export interface RegistryService {
   app: Awaited<ReturnType<typeof buildRegistryApp>>;
   options: RegistryOptions;
-  redis: Redis;
+  redis: RedisClient;
   events: EventSink;
   housekeeper: Housekeeper;
   /** Starts listening on options.port/host; returns the address. */
@@ -59,14 +59,14 @@ export interface RegistryService {
  * on a connection without blocking reads fail when Redis gives no answer for 5 s (a frozen
  * server), found by a periodic check rather than a timer per command (ioredis commandTimeout).
  */
-function connect(connection: RedisConnectionSettings, blocking: boolean): Redis {
+function connect(connection: RedisConnectionSettings, blocking: boolean): RedisClient {
   const redis = createRedis(connection, {
     lazyConnect: true,
     enableAutoPipelining: !blocking,
     maxRetriesPerRequest: blocking ? null : 2,
     retryStrategy: (times) => Math.min(50 * times, 1000),
   });
-  if (!blocking) watchStuckCommands(redis, 5000);
+  if (!blocking) watchClientStuckCommands(redis, 5000);
   return redis;
 }
 

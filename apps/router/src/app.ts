@@ -1,6 +1,6 @@
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import cookie from '@fastify/cookie';
 import {
   baseFastifyOptions,
@@ -34,7 +34,7 @@ import type { KeyLimits } from './quotas/key-limits.ts';
 
 /** Collaborators the router's HTTP app is built from. */
 export interface RouterAppDeps {
-  redis: Redis;
+  redis: RedisClient;
   submitter: Submitter;
   tasks: TaskReader;
   callbacks: CallbackReader;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
@@ -7,7 +7,7 @@ import {
   createRedis,
   decideAuth,
   serviceLogger,
-  watchStuckCommands,
+  watchClientStuckCommands,
 } from '@agent-reach/service-kit';
 import { buildRouterApp } from './app.ts';
 import { BlockingPool } from './callbacks/blocking-pool.ts';
@@ -33,7 +33,7 @@ import { createEventsReader } from './observability/events-reader.ts';
 export interface RouterService {
   app: Awaited<ReturnType<typeof buildRouterApp>>;
   options: RouterOptions;
-  redis: Redis;
+  redis: RedisClient;
   events: EventSink;
   snapshot: SnapshotHolder;
   /** The settings shared with registry-sync, as published by it once it has (see SharedSettings). */
@@ -74,7 +74,7 @@ export async function createRouterService(
     maxRetriesPerRequest: 1,
     retryStrategy,
   });
-  watchStuckCommands(redis, options.storeTimeoutMs);
+  watchClientStuckCommands(redis, options.storeTimeoutMs);
   const subscriber = createRedis(connection, {
     lazyConnect: true,
     maxRetriesPerRequest: null,

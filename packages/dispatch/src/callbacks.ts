@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import {
   Coalescer,
   encodeCallback,
@@ -27,7 +27,7 @@ export class CallbackPublisher {
   private readonly batches: Coalescer<CallbackMessage, string | null>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly settings: CallbackSettings,
   ) {

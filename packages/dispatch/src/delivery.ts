@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { DueWatch } from './due-watch.ts';
 import { RedisClock } from './redis-clock.ts';
 import { Coalescer, encodeTask, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
@@ -43,7 +43,7 @@ export class Delivery {
 
   /** `offlineMs`: the lease age past which an agent is not delivered to (read at each call). */
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     offlineMs: number | (() => number),
   ) {

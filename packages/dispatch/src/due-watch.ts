@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 
 interface Watched {
@@ -25,7 +25,7 @@ export class DueWatch {
 
   /** The due set's shards come from `keys.dueOf(taskId)`: one command per shard and tick. */
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Pick<ReachKeys, 'dueOf'>,
   ) {}
 

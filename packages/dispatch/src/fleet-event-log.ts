@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   FLEET_EVENT_FIELD,
@@ -13,7 +13,7 @@ import {
  */
 export class FleetEventLog {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly log: Logger,
   ) {}

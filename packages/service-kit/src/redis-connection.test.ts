@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  clusterOptionsFor,
+  describeRedis,
   parseSentinels,
   redactUrl,
   redisExtrasFromEnv,
@@ -109,5 +111,56 @@ describe('redisOptionsFor', () => {
     expect(() => redisOptionsFor({ url: 'http://h' })).toThrow(/redis:\/\/ or rediss:\/\//);
     expect(() => redisOptionsFor({ url: 'not a url :secret@' })).toThrow(/not a URL/);
     expect(redactUrl('rediss://user:secret@h:1')).toBe('rediss://user:***@h:1');
+  });
+});
+
+describe('REDIS_CLUSTER_NODES', () => {
+  it('is read and named when wrong', () => {
+    expect(redisExtrasFromEnv({ REDIS_CLUSTER_NODES: 'a:7000, b:7001' })).toEqual({
+      clusterNodes: [
+        { host: 'a', port: 7000 },
+        { host: 'b', port: 7001 },
+      ],
+    });
+    expect(() => redisExtrasFromEnv({ REDIS_CLUSTER_NODES: 'a' })).toThrow(/REDIS_CLUSTER_NODES/);
+    expect(() =>
+      redisExtrasFromEnv({ REDIS_CLUSTER_NODES: 'a:1', REDIS_SENTINELS: 'b:2' }),
+    ).toThrow(/exclude/);
+  });
+
+  it('gives the Cluster client its own options and each node the rest', () => {
+    const retry = (times: number) => times * 10;
+    const options = clusterOptionsFor(
+      {
+        url: 'redis://u:p@ignored:1',
+        clusterNodes: [{ host: '127.0.0.1', port: 7000 }],
+        password: 'pw',
+      },
+      {
+        lazyConnect: true,
+        enableAutoPipelining: true,
+        maxRetriesPerRequest: 1,
+        retryStrategy: retry,
+      },
+    );
+    expect(options).toMatchObject({
+      scaleReads: 'master',
+      lazyConnect: true,
+      enableAutoPipelining: true,
+      redisOptions: { username: 'u', password: 'pw', maxRetriesPerRequest: 1 },
+    });
+    expect(options.redisOptions).not.toHaveProperty('host');
+    expect(options.redisOptions).not.toHaveProperty('lazyConnect');
+    expect(options.clusterRetryStrategy?.(3)).toBe(30);
+    expect(() =>
+      clusterOptionsFor({ url: 'redis://h/2', clusterNodes: [{ host: 'h', port: 1 }] }),
+    ).toThrow(/database/);
+  });
+
+  it('names the address to reach', () => {
+    expect(describeRedis({ url: 'redis://x', clusterNodes: [{ host: '::1', port: 7000 }] })).toBe(
+      'REDIS_CLUSTER_NODES=[::1]:7000',
+    );
+    expect(describeRedis({ url: 'redis://u:secret@h:1' })).toBe('REDIS_URL=redis://u:***@h:1');
   });
 });

@@ -1,10 +1,21 @@
 /**
  * One way to reach Redis for every process of Agent-Reach: a URL (`redis://` or `rediss://`),
- * TLS files, credentials and, optionally, Sentinel. Only ioredis and node:fs are imported here, so
- * the worker-sdk bundles this module (`@agent-reach/service-kit/redis`) without the HTTP side.
+ * TLS files, credentials and, optionally, Sentinel or a Redis Cluster's seed nodes. Only ioredis
+ * and node:fs are imported here, so the worker-sdk bundles this module
+ * (`@agent-reach/service-kit/redis`) without the HTTP side.
  */
 import { readFileSync } from 'node:fs';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { keySlot } from './key-slot.ts';
+
+export { groupBySlot, keySlot } from './key-slot.ts';
+
+/**
+ * The one client type of the codebase: a connection to a standalone (or Sentinel-managed) Redis,
+ * or ioredis' Cluster client. Both take the same commands, pipelines and scripts; code that needs
+ * the difference (a node's own connection, `duplicate()`) goes through the helpers here.
+ */
+export type RedisClient = Redis | Cluster;
 
 /** How to reach Redis, besides the URL. Every field is optional. */
 export interface RedisConnectionExtras {
@@ -25,6 +36,12 @@ export interface RedisConnectionExtras {
   sentinels?: readonly { host: string; port: number }[];
   /** The master's name at the sentinels (env REDIS_SENTINEL_NAME) @default 'mymaster' */
   sentinelName?: string;
+  /**
+   * Seed nodes of a Redis Cluster (env REDIS_CLUSTER_NODES, `host:port,host:port`): given, every
+   * connection is ioredis' Cluster client, and the URL gives only the scheme (`rediss://` for
+   * TLS) and credentials. REDIS_TLS_* alone also turn TLS on for the cluster's nodes.
+   */
+  clusterNodes?: readonly { host: string; port: number }[];
 }
 
 /** A Redis to connect to: the URL plus {@link RedisConnectionExtras}. */
@@ -42,11 +59,12 @@ export const REDIS_ENV_VARIABLES = [
   'REDIS_PASSWORD',
   'REDIS_SENTINELS',
   'REDIS_SENTINEL_NAME',
+  'REDIS_CLUSTER_NODES',
 ] as const;
 
 /**
  * Reads REDIS_TLS_CA, REDIS_TLS_CERT, REDIS_TLS_KEY, REDIS_USERNAME, REDIS_PASSWORD,
- * REDIS_SENTINELS and REDIS_SENTINEL_NAME; undefined when none is set. Throws a message naming the
+ * REDIS_SENTINELS, REDIS_SENTINEL_NAME and REDIS_CLUSTER_NODES; undefined when none is set. Throws a message naming the
  * variable when one is malformed. Files are read when a connection is made, not here.
  */
 export function redisExtrasFromEnv(
@@ -73,16 +91,25 @@ export function redisExtrasFromEnv(
   if (sentinels !== undefined) extras.sentinels = parseSentinels(sentinels);
   const name = get('REDIS_SENTINEL_NAME');
   if (name !== undefined) extras.sentinelName = name;
+  const cluster = get('REDIS_CLUSTER_NODES');
+  if (cluster !== undefined) extras.clusterNodes = parseHostPorts(cluster, 'REDIS_CLUSTER_NODES');
+  if (extras.clusterNodes && extras.sentinels)
+    throw new Error('settings: REDIS_CLUSTER_NODES and REDIS_SENTINELS exclude each other');
   return Object.keys(extras).length > 0 ? extras : undefined;
 }
 
 /** `host:port,host:port` → sentinel addresses; throws naming REDIS_SENTINELS. */
 export function parseSentinels(text: string): { host: string; port: number }[] {
+  return parseHostPorts(text, 'REDIS_SENTINELS');
+}
+
+/** `host:port,host:port` → addresses; throws naming `variable`. */
+export function parseHostPorts(text: string, variable: string): { host: string; port: number }[] {
   return text.split(',').map((part) => {
     const m = /^\s*(\[[^\]]+\]|[^:\s]+):(\d{1,5})\s*$/.exec(part);
     const port = Number(m?.[2]);
     if (!m?.[1] || !(port > 0 && port < 65536))
-      throw new Error(`settings: REDIS_SENTINELS must be host:port[,host:port…], got "${part}"`);
+      throw new Error(`settings: ${variable} must be host:port[,host:port…], got "${part}"`);
     return { host: m[1].replace(/^\[|\]$/g, ''), port };
   });
 }
@@ -118,9 +145,11 @@ export function redisOptionsFor(
   } catch {
     throw new Error(`settings: REDIS_URL is not a URL: ${redactUrl(settings.url)}`);
   }
-  const secure = url.protocol === 'rediss:';
-  if (!secure && url.protocol !== 'redis:')
+  if (url.protocol !== 'rediss:' && url.protocol !== 'redis:')
     throw new Error(`settings: REDIS_URL must start with redis:// or rediss://`);
+  const tlsFiles = Boolean(settings.tlsCaFile || settings.tlsCertFile || settings.tlsKeyFile);
+  // A cluster's nodes are named by REDIS_CLUSTER_NODES, so REDIS_TLS_* alone can ask for TLS.
+  const secure = url.protocol === 'rediss:' || (tlsFiles && Boolean(settings.clusterNodes?.length));
   const options: RedisOptions = {};
   if (url.username) options.username = decodeURIComponent(url.username);
   if (url.password) options.password = decodeURIComponent(url.password);
@@ -138,7 +167,7 @@ export function redisOptionsFor(
         ...(settings.tlsKeyFile ? { key: readPem(settings.tlsKeyFile, 'REDIS_TLS_KEY') } : {}),
       }
     : undefined;
-  if (!secure && (settings.tlsCaFile || settings.tlsCertFile || settings.tlsKeyFile))
+  if (!secure && tlsFiles)
     throw new Error('settings: REDIS_TLS_* are set but REDIS_URL is redis://; use rediss://');
   if (settings.sentinels?.length) {
     options.sentinels = settings.sentinels.map((s) => ({ host: s.host, port: s.port }));
@@ -156,15 +185,173 @@ export function redisOptionsFor(
   return { ...options, ...overrides };
 }
 
-/** A new ioredis client for `settings` (see {@link redisOptionsFor} for `overrides`). */
+/**
+ * Options that belong to ioredis' Cluster client itself; every other option of `overrides` goes
+ * to each node's connection (`redisOptions`). `retryStrategy` becomes `clusterRetryStrategy`.
+ */
+const CLUSTER_LEVEL = [
+  'lazyConnect',
+  'enableAutoPipelining',
+  'autoPipeliningIgnoredCommands',
+  'enableOfflineQueue',
+  'enableReadyCheck',
+] as const;
+
+/**
+ * The ioredis Cluster options for `settings` (which must name `clusterNodes`), with `overrides`
+ * applied as {@link redisOptionsFor} does: writes and reads go to masters; MOVED is followed at
+ * once, ASK too, and TRYAGAIN, CLUSTERDOWN and a failover are retried after 100 ms up to 16
+ * redirections; the slot map is refreshed every 5 s so a failover or a reshard is seen without a
+ * failed command.
+ */
+export function clusterOptionsFor(
+  settings: RedisConnectionSettings,
+  overrides: RedisOptions = {},
+): ClusterOptions {
+  const all = redisOptionsFor({ ...settings, sentinels: [] }, overrides);
+  if (all.db !== undefined && all.db !== 0)
+    throw new Error(`settings: REDIS_URL's database must be 0 (or none) with REDIS_CLUSTER_NODES`);
+  const {
+    host: _host,
+    port: _port,
+    path: _path,
+    db: _db,
+    sentinels: _sentinels,
+    name: _name,
+    readOnly: _readOnly,
+    retryStrategy,
+    ...rest
+  } = all;
+  const cluster: ClusterOptions = {};
+  const node: RedisOptions = { ...rest };
+  for (const k of CLUSTER_LEVEL) {
+    if (rest[k] === undefined) continue;
+    Object.assign(cluster, { [k]: rest[k] });
+     
+    delete node[k];
+  }
+  return {
+    scaleReads: 'master',
+    maxRedirections: 16,
+    retryDelayOnMoved: 0,
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    slotsRefreshTimeout: 2000,
+    slotsRefreshInterval: 5000,
+    ...cluster,
+    ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) } : {}),
+    redisOptions: node,
+  };
+}
+
+/**
+ * A new ioredis client for `settings` (see {@link redisOptionsFor} for `overrides`): the Cluster
+ * client when `settings.clusterNodes` is given (see {@link clusterOptionsFor}), else a connection.
+ */
 export function createRedis(
   settings: RedisConnectionSettings,
   overrides: RedisOptions = {},
-): Redis {
+): RedisClient {
+  const nodes = settings.clusterNodes;
+  if (nodes?.length)
+    return new Cluster(
+      nodes.map((n) => ({ host: n.host, port: n.port })),
+      clusterOptionsFor(settings, overrides),
+    );
   return new Redis(redisOptionsFor(settings, overrides));
+}
+
+/**
+ * A connection of its own beside `client`, with the same settings and `overrides` (a blocking
+ * read, a subscriber): `duplicate()` of either client type.
+ */
+export function duplicateRedis(client: RedisClient, overrides: RedisOptions = {}): RedisClient {
+  if (!(client instanceof Cluster)) return client.duplicate(overrides);
+  const { retryStrategy, ...rest } = overrides;
+  const cluster: ClusterOptions = {};
+  const node: RedisOptions = { ...client.options.redisOptions, ...rest };
+  for (const k of CLUSTER_LEVEL) {
+    if (rest[k] === undefined) continue;
+    Object.assign(cluster, { [k]: rest[k] });
+     
+    delete node[k];
+  }
+  return client.duplicate(undefined, {
+    ...cluster,
+    ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) } : {}),
+    redisOptions: node,
+  });
+}
+
+/** True for ioredis' Cluster client. */
+export function isCluster(client: RedisClient): client is Cluster {
+  return client instanceof Cluster;
+}
+
+/** Where `settings` point, for messages: the cluster's seeds, the sentinels, or the URL (redacted). */
+export function describeRedis(settings: RedisConnectionSettings): string {
+  const list = (nodes: readonly { host: string; port: number }[]) =>
+    nodes.map((n) => `${n.host.includes(':') ? `[${n.host}]` : n.host}:${n.port}`).join(',');
+  if (settings.clusterNodes?.length) return `REDIS_CLUSTER_NODES=${list(settings.clusterNodes)}`;
+  if (settings.sentinels?.length) return `REDIS_SENTINELS=${list(settings.sentinels)}`;
+  return `REDIS_URL=${redactUrl(settings.url)}`;
+}
+
+/**
+ * Waits until `client` is ready, connecting it if it was made with `lazyConnect`, for at most
+ * `timeoutMs`: a Redis that is briefly away at start-up is waited for (the client's own retry
+ * strategy reconnects meanwhile). Past the deadline the client is disconnected and the error
+ * names the address (`describeRedis(settings)`) and the last connection error.
+ */
+export async function connectRedis(
+  client: RedisClient,
+  settings: RedisConnectionSettings,
+  timeoutMs = 10_000,
+): Promise<void> {
+  if (client.status === 'ready') return;
+  let lastError: unknown;
+  const onError = (err: unknown) => {
+    lastError = err;
+  };
+  client.on('error', onError);
+  let timer: NodeJS.Timeout | undefined;
+  let onReady: (() => void) | undefined;
+  try {
+    const ready = new Promise<boolean>((resolve) => {
+      onReady = () => resolve(true);
+      client.once('ready', onReady);
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    if (client.status === 'wait') client.connect().catch(onError);
+    if (await ready) return;
+    client.disconnect();
+    const cause = lastError instanceof Error ? `: ${lastError.message}` : '';
+    throw new Error(
+      `Redis at ${describeRedis(settings)} did not answer within ${Math.round(timeoutMs / 1000)} s${cause}`,
+      { cause: lastError },
+    );
+  } finally {
+    clearTimeout(timer);
+    if (onReady) client.off('ready', onReady);
+    client.off('error', onError);
+  }
 }
 
 /** `url` with its password replaced by `***`, for messages and logs. */
 export function redactUrl(url: string): string {
   return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@/]*@/i, '$1***@');
+}
+
+/**
+ * The connection of `cluster` to the master that holds `key`'s slot, by the client's current
+ * slot map; undefined before the map is known. For commands that must reach one node's own
+ * connection, such as `CLIENT ID` of the connection that runs a blocking read there.
+ */
+export function clusterNodeOf(cluster: Cluster, key: string): Redis | undefined {
+  const address = cluster.slots[keySlot(key)]?.[0];
+  if (address === undefined) return undefined;
+  return cluster
+    .nodes('master')
+    .find((n) => `${n.options.host ?? ''}:${n.options.port ?? ''}` === address);
 }

@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.ts';
 
 /**
  * Defines every `<name>-<numKeys>.lua` file in `dir` on the connection as the command
@@ -14,7 +14,7 @@ import type { Redis } from 'ioredis';
  * the few scripts it runs.
  */
 export function defineScripts(
-  redis: Redis,
+  redis: RedisClient,
   dir: string,
   names: Readonly<Record<string, string>>,
   only?: readonly string[],

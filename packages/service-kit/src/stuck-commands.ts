@@ -114,3 +114,33 @@ export function watchStuckCommands(
   conn.once('end', stop);
   return stop;
 }
+
+/** The two client types {@link watchClientStuckCommands} takes (ioredis' Redis and Cluster). */
+interface NodesOfCluster {
+  nodes(role: 'all'): WatchedConnection[];
+  on(event: '+node', listener: (node: WatchedConnection) => void): unknown;
+}
+
+/**
+ * {@link watchStuckCommands} for either client type: on a Cluster client, each node's connection
+ * is watched from when the client adds it (a failed-over or resharded cluster adds new ones).
+ * A connection's check stops when it ends.
+ */
+export function watchClientStuckCommands(
+  client: WatchedConnection | NodesOfCluster,
+  timeoutMs: number,
+): void {
+  if (!('nodes' in client) || typeof client.nodes !== 'function') {
+    watchStuckCommands(client as WatchedConnection, timeoutMs);
+    return;
+  }
+  const cluster = client;
+  const watched = new WeakSet<WatchedConnection>();
+  const watch = (node: WatchedConnection) => {
+    if (watched.has(node)) return;
+    watched.add(node);
+    watchStuckCommands(node, timeoutMs);
+  };
+  for (const node of cluster.nodes('all')) watch(node);
+  cluster.on('+node', watch);
+}

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   Coalescer,
@@ -87,7 +87,7 @@ export class AckApplier {
   private readonly agentSteps: Coalescer<(string | number)[], AckAgentReply>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly events: EventSink,
     private readonly callbacks: CallbackPublisher,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { SYNC_GROUP, type ReachKeys } from '@agent-reach/protocol';
 import type { AckApplier } from './ack-applier.ts';
@@ -64,8 +64,8 @@ export class AckConsumer {
   private readonly stream: string;
 
   constructor(
-    private readonly blocking: Redis,
-    private readonly redis: Redis,
+    private readonly blocking: RedisClient,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     applier: AckApplier,
     private readonly settings: AckConsumerSettings,

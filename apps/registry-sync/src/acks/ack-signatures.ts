@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import {
   AgentRecordField as F,
   ackSignatureOf,
@@ -33,7 +33,7 @@ export class AckSignatures {
   private readonly fetching = new Map<string, Promise<AgentAckKeys | undefined>>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
   ) {}
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   encodeParked,
@@ -24,7 +24,7 @@ export interface ParkRequest {
  * stream behind it.
  */
 export async function parkEntry(
-  redis: Redis,
+  redis: RedisClient,
   keys: ReachKeys,
   entry: ParkRequest,
   logger: Logger,

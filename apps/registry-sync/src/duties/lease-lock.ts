@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { decodeLockReply } from '../commands/index.ts';
 
 /**
@@ -13,7 +13,7 @@ export function housekeepingLeaseMs(sweepIntervalMs: number): number {
 /** A Redis lease lock for a duty that must run on one instance at a time. */
 export class LeaseLock {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly key: string,
     private readonly owner: string,
     private readonly leaseMs: number,

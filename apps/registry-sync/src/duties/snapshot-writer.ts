@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { decodeSnapshotReply } from '../commands/index.ts';
 import type { Logger } from 'pino';
 import {
@@ -18,7 +18,7 @@ export const SNAPSHOT_COALESCE_MS = 50;
 
 /** What the snapshot writer needs. */
 export interface SnapshotWriterDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   registry: AgentRegistry;
   /** The settings this instance runs with; those in `PUBLISHED_SETTINGS` are published. */

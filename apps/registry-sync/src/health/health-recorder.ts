@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { HealthOutcome, type HealthOutcomeName, type ReachKeys } from '@agent-reach/protocol';
 import type { FleetEventLog } from '@agent-reach/dispatch';
@@ -29,7 +29,7 @@ export class HealthRecorder {
   #flushing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly fleet: FleetEventLog,
     private readonly settings: HealthRecorderSettings,

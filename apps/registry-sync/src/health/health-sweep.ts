@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   AgentRecordField as F,
@@ -91,7 +91,7 @@ export class HealthSweep {
   private readonly log: Logger;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly fleet: FleetEventLog,
     private readonly events: EventSink,

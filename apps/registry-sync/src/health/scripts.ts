@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { defineScripts } from '@agent-reach/service-kit';
 
 type Arg = string | number;
@@ -22,7 +23,7 @@ const NAMES: Record<string, string> = {
 const dir = fileURLToPath(new URL('./commands', import.meta.url));
 
 /** Defines the health scripts on the connection. */
-export function defineHealthCommands(redis: Redis): void {
+export function defineHealthCommands(redis: RedisClient): void {
   defineScripts(redis, dir, NAMES);
 }
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Registry } from 'prom-client';
 import type { ReachKeys } from '@agent-reach/protocol';
 import { createMetricsRegistry, registerFleetGauges } from '@agent-reach/service-kit';
@@ -10,7 +10,7 @@ export interface RegistryMetrics {
 
 /** What registry-sync's metrics read at scrape time. */
 export interface RegistryMetricsDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
 }
 

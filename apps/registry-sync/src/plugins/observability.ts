@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import type { EventSink } from '@agent-reach/events';
 import type { ReachKeys } from '@agent-reach/protocol';
@@ -23,7 +23,7 @@ export interface RegistryObservability {
 
 /** Creates registry-sync's metrics; nothing reads Redis until Prometheus scrapes. */
 export function createRegistryObservability(deps: {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   logger: Logger;
 }): RegistryObservability {

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import {
   AgentRecordField as F,
   DEFAULT_TENANT,
@@ -55,7 +55,7 @@ export interface Registration {
  */
 export class AgentRegistry {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly settings: RegistrySettings,
     private readonly acl?: AgentAcl,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
 import { decodeDelConsumerReply } from '../commands/index.ts';
@@ -14,7 +14,7 @@ export class ConsumerJanitor {
   private readonly log: Logger;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     logger: Logger,
     private readonly idleMs: number = IDLE_MS,

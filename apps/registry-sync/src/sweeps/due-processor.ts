@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { dueTaskId, type ReachKeys } from '@agent-reach/protocol';
 import type { Resender } from '../tasks/resender.ts';
 
@@ -11,7 +11,7 @@ const BATCH = 200;
  */
 export class DueProcessor {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly resender: Resender,
     private readonly dlqRetentionS: number,

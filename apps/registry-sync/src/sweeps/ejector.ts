@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import type { ReachKeys } from '@agent-reach/protocol';
 import { decodeEjectReply } from '../commands/index.ts';
@@ -30,7 +30,7 @@ export class Ejector {
   private readonly log: Logger;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly fleet: FleetEventLog,
     private readonly settings: EjectSettings,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
 import { parsePendingEntry, type FleetEventLog, type PendingEntry } from '@agent-reach/dispatch';
@@ -58,7 +58,7 @@ export class InflightSweeper {
   private terms = new Map<string, LeaseTerms>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly outcomes: TaskOutcomes,
     private readonly resender: Resender,

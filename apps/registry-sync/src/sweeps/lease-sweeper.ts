@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { decodeLeaseReply } from '../commands/index.ts';
 import type { AgentStatus, ReachKeys } from '@agent-reach/protocol';
 
@@ -19,7 +19,7 @@ export interface LeaseSettings {
 /** Moves agents between lease states on Redis server time and removes drained agents. */
 export class LeaseSweeper {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly settings: LeaseSettings,
   ) {}

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   decodeTask,
@@ -40,7 +40,7 @@ export class PoolDrainer {
   private readonly log: Logger;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly snapshot: SnapshotHolder,
     private readonly outcomes: TaskOutcomes,

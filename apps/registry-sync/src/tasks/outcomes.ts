@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import type { DeadReason, HealthOutcomeName, ReachKeys } from '@agent-reach/protocol';
 import { noticeStage, type DeadLetterer, type FleetEventLog } from '@agent-reach/dispatch';
@@ -110,7 +110,7 @@ const HEALTH_OF: Partial<Record<RetryReason, HealthOutcomeName>> = {
 export interface TaskOutcomesOptions {
   /** Notes failures and receipt timeouts in the agents' health windows. */
   health?: OutcomeRecorder;
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   events: EventSink;
   fleet: FleetEventLog;

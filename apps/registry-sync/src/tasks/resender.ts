@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import {
@@ -26,7 +26,7 @@ export interface ResendSettings {
 
 /** What a resender works with. */
 export interface ResenderOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   snapshot: SnapshotHolder;
   /** The concurrency watermark in force. */

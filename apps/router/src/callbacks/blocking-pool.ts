@@ -1,23 +1,23 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 
 /**
  * A bounded pool of connections for blocking reads (XREAD BLOCK holds its connection for the
  * whole wait). Waiters beyond the bound queue for a free connection.
  */
 export class BlockingPool {
-  private readonly idle: Redis[] = [];
-  private readonly waiters: ((r: Redis) => void)[] = [];
+  private readonly idle: RedisClient[] = [];
+  private readonly waiters: ((r: RedisClient) => void)[] = [];
   private created = 0;
   private closed = false;
-  private readonly all = new Set<Redis>();
+  private readonly all = new Set<RedisClient>();
 
   constructor(
-    private readonly factory: () => Redis,
+    private readonly factory: () => RedisClient,
     private readonly max: number,
   ) {}
 
   /** Runs `fn` with a connection of its own. */
-  async use<T>(fn: (conn: Redis) => Promise<T>): Promise<T> {
+  async use<T>(fn: (conn: RedisClient) => Promise<T>): Promise<T> {
     const conn = await this.acquire();
     try {
       return await fn(conn);
@@ -34,7 +34,7 @@ export class BlockingPool {
     this.idle.length = 0;
   }
 
-  private acquire(): Promise<Redis> {
+  private acquire(): Promise<RedisClient> {
     if (this.closed) return Promise.reject(new Error('Connection is closed.'));
     const conn = this.idle.pop();
     if (conn) return Promise.resolve(conn);
@@ -47,7 +47,7 @@ export class BlockingPool {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  private release(conn: Redis): void {
+  private release(conn: RedisClient): void {
     if (this.closed) return;
     const next = this.waiters.shift();
     if (next) next(conn);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import {
   decodeCallback,
   type CallbackItem,
@@ -13,7 +13,7 @@ type XReadReply = [string, [string, string[]][]][] | null;
 /** Reads a callback topic from a cursor, long-polling when nothing is there yet. */
 export class CallbackReader {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly pool: BlockingPool,
     private readonly keys: ReachKeys,
   ) {}

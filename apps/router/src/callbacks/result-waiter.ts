@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { decodeCallback, type CallbackMessage, type ReachKeys } from '@agent-reach/protocol';
 import { WAIT_TOPIC_PREFIX } from './wait-topic.ts';
@@ -32,7 +32,7 @@ export class ResultWaiter {
   #loop: Promise<void> | undefined;
 
   constructor(
-    private readonly conn: Redis,
+    private readonly conn: RedisClient,
     private readonly keys: ReachKeys,
     private readonly logger: Logger,
     private readonly blockMs = 5000,

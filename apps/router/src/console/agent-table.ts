@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { toAgentView, type ReachKeys } from '@agent-reach/protocol';
 import type { ConsoleAgent, ConsoleAgentsReply } from './schemas.ts';
 import type { TaskSampler } from './recent-tasks.ts';
@@ -12,7 +12,7 @@ type Reply = [Error | null, unknown][];
  */
 export class AgentTable {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly sampler: TaskSampler,
   ) {}

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { decodeFleetEvent, type FleetEvent, type ReachKeys } from '@agent-reach/protocol';
 import { SseClient } from './sse-client.ts';
@@ -41,14 +41,14 @@ export class FleetEventHub {
   private readonly heartbeatMs: number;
   private readonly maxBufferedBytes: number;
   private readonly maxReplay: number;
-  private conn: Redis | undefined;
+  private conn: RedisClient | undefined;
   private loop: Promise<void> | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly connect: () => Redis,
+    private readonly redis: RedisClient,
+    private readonly connect: () => RedisClient,
     private readonly keys: ReachKeys,
     logger: Logger,
     settings: FleetEventHubSettings = {},
@@ -166,7 +166,7 @@ export class FleetEventHub {
     });
   }
 
-  private async read(conn: Redis): Promise<void> {
+  private async read(conn: RedisClient): Promise<void> {
     const key = this.keys.fleetEvents();
     let cursor: string | undefined;
     while (this.clients.size > 0 && !this.closed) {

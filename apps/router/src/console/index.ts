@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import type { ReachKeys } from '@agent-reach/protocol';
 import type { ConsoleRouteDeps } from '../routes/console/index.ts';
@@ -14,9 +14,9 @@ export interface RouterConsole extends ConsoleRouteDeps {
 
 /** What the console is built from. */
 export interface RouterConsoleDeps {
-  redis: Redis;
+  redis: RedisClient;
   /** Opens the event stream's own blocking connection (only while a console is open). */
-  connect: () => Redis;
+  connect: () => RedisClient;
   keys: ReachKeys;
   logger: Logger;
   events?: FleetEventHubSettings;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { FailureCode, type ReachKeys, type TimelineEntry } from '@agent-reach/protocol';
 import { parsePendingEntry, taskTimeline, type PendingEntry } from '@agent-reach/dispatch';
 import type { TaskEvent } from '@agent-reach/events';
@@ -120,7 +120,7 @@ export class TaskSampler {
   private cached: { at: number; sample: Promise<TaskSample> } | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly recent: RecentTasks,
     private readonly maxTasks = 200,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { DlqItem, ReachKeys, ReplayReply } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
 import type { TenantScope } from '../tasks/tenant-scope.ts';
@@ -6,7 +6,7 @@ import type { TenantScope } from '../tasks/tenant-scope.ts';
 /** Reading and replaying dead letters. */
 export class DeadLetters {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
   ) {}
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { isErrorCode, type ReachKeys } from '@agent-reach/protocol';
 import type { SnapshotHolder } from '@agent-reach/dispatch';
@@ -16,7 +16,7 @@ export interface RouterMetrics {
 
 /** What the router's metrics read at scrape time. */
 export interface RouterMetricsDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   /** The snapshot holder, once there is one. */
   snapshot: () => SnapshotHolder | undefined;

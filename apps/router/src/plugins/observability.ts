@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import type { EventSink } from '@agent-reach/events';
 import type { ReachKeys } from '@agent-reach/protocol';
@@ -34,7 +34,7 @@ export interface RouterObservability {
 
 /** What {@link createRouterObservability} needs. */
 export interface RouterObservabilityDeps {
-  redis: Redis;
+  redis: RedisClient;
   /** Where the console's own connections go. */
   connection: RedisConnectionSettings;
   keys: ReachKeys;

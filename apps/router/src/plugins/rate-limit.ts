@@ -1,13 +1,13 @@
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { ReachKeys } from '@agent-reach/protocol';
 import { httpError, principalOf } from '@agent-reach/service-kit';
 import type { KeyLimits } from '../quotas/key-limits.ts';
 
 /** What the request-rate quota needs. */
 export interface RateLimitDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   limits: KeyLimits;
   /** True while auth is off (loopback): requests are counted per client address. */

@@ -1,4 +1,5 @@
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { FINAL_TASK_STATUSES, type ReachKeys, type TaskStatus } from '@agent-reach/protocol';
 import { httpError, type Principal } from '@agent-reach/service-kit';
 import type { KeyLimits } from './key-limits.ts';
@@ -52,7 +53,7 @@ const RECONCILE_EVERY_MS = 50;
 
 /** Settings of the in-flight quota. */
 export interface InflightQuotaOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   limits: KeyLimits;
   /**

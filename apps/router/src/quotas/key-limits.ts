@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { ReachKeys } from '@agent-reach/protocol';
 import type { Principal } from '@agent-reach/service-kit';
 
@@ -12,7 +12,7 @@ export interface Limits {
 
 /** Where a key's quotas come from. */
 export interface KeyLimitsOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   /** Quotas of a key whose record sets none (`REACH_KEY_RATE_PER_S`, `REACH_KEY_MAX_INFLIGHT`). */
   defaults: Limits;

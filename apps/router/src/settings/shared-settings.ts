@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   decodeSettings,
@@ -31,7 +31,7 @@ export type RouterSharedValues = Pick<PublishedSettings, RouterSharedName>;
 
 /** What {@link SharedSettings} needs. */
 export interface SharedSettingsDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   /** The router's own values (its compiled options): in force until registry-sync publishes. */
   own: RouterSharedValues;
@@ -126,7 +126,7 @@ export class SharedSettings {
    * Reads the published settings, then re-reads them whenever a snapshot is announced on
    * `subscriber` (registry-sync writes them with every snapshot) and every `intervalMs`.
    */
-  async start(subscriber: Redis, intervalMs: number): Promise<void> {
+  async start(subscriber: RedisClient, intervalMs: number): Promise<void> {
     await this.refresh();
     if (this.source === 'own') {
       this.log.info(

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   DEFAULT_TENANT,
@@ -54,7 +54,7 @@ export interface SubmitSettings {
 
 /** What a submitter works with. */
 export interface SubmitterOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   snapshot: SnapshotHolder;
   /** The concurrency watermark in force (published by registry-sync). */

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import {
   MAX_LISTED_CHILDREN,
   type ReachKeys,
@@ -22,7 +22,7 @@ function parseJson(text: string | undefined): unknown {
 /** Reads tasks' state and timelines for the API. */
 export class TaskReader {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
   ) {}
 

@@ -8,7 +8,7 @@ import {
   type AckMessage,
   type RegisterReply,
 } from '@agent-reach/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { Backoff, type CompiledBackoff } from '../util/backoff.ts';
 import { sleep } from '../util/sleep.ts';
@@ -30,7 +30,7 @@ export type TaskOutcome =
 /** What the ack writer needs from the agent. */
 export interface AckWriterContext {
   /** Command connection (never the blocking one). */
-  redis: Redis;
+  redis: RedisClient;
   /** The current registration: acks carry its epoch and go to its acks stream. */
   session(): RegisterReply | undefined;
   retry: CompiledBackoff;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { Backoff, type CompiledBackoff } from '../util/backoff.ts';
 import { settlesWithin, sleep } from '../util/sleep.ts';
@@ -20,9 +20,9 @@ export interface ReadSource {
 /** What the read loop needs from the agent. */
 export interface ConsumerContext {
   /** Dedicated connection: XREADGROUP BLOCK holds it. */
-  blocking: Redis;
+  blocking: RedisClient;
   /** Command connection, used to CLIENT UNBLOCK the blocking one at stop. */
-  control: Redis;
+  control: RedisClient;
   /** The current registration's streams and group (read every loop, so a re-registration that moves them is followed). */
   source(): ReadSource | undefined;
   runner: TaskRunner;

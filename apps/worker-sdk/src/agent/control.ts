@@ -1,12 +1,12 @@
 import { ControlField, fieldsToRecord, type RegisterReply } from '@agent-reach/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { sleep } from '../util/sleep.ts';
 
 /** What the control reader needs from the agent. */
 export interface ControlReaderContext {
   /** A connection of its own: its XREAD blocks. */
-  redis: Redis;
+  redis: RedisClient;
   /** The current registration: its `control_stream` is read. */
   session(): RegisterReply | undefined;
   /** A `cancel` notice: stop the task (TaskRunner.cancel). */

@@ -1,5 +1,5 @@
 import type { RedisCredentials } from '@agent-reach/protocol';
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from '@agent-reach/service-kit/redis';
 
 /**
  * Makes a connection use the Redis credentials the registry issued to this instance
@@ -8,10 +8,22 @@ import type { Redis } from 'ioredis';
  * connection already signed in keeps working: Redis keeps it when only the password changes.
  * The user may not run INFO, so ioredis' ready check (an INFO at every connect) is turned off.
  */
-export function useCredentials(redis: Redis, credentials: RedisCredentials): void {
-  redis.options.username = credentials.username;
-  redis.options.password = credentials.password;
+export function useCredentials(redis: RedisClient, credentials: RedisCredentials): void {
+  if (!isCluster(redis)) {
+    redis.options.username = credentials.username;
+    redis.options.password = credentials.password;
+    redis.options.enableReadyCheck = false;
+    return;
+  }
+  // A Cluster makes its node connections from `redisOptions`; those it made already are told too.
+  redis.options.redisOptions = {
+    ...redis.options.redisOptions,
+    username: credentials.username,
+    password: credentials.password,
+    enableReadyCheck: false,
+  };
   redis.options.enableReadyCheck = false;
+  for (const node of redis.nodes('all')) useCredentials(node, credentials);
 }
 
 /**

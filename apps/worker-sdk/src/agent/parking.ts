@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   encodeParked,
@@ -12,7 +12,7 @@ import type { ReadOrigin, StreamEntry } from './redis-util.ts';
 /** What the parker needs from the agent. */
 export interface EntryParkerContext {
   /** The command connection. */
-  redis: Redis;
+  redis: RedisClient;
   /** The current registration: its `acks_stream` names the deployment's key prefix. */
   session(): RegisterReply | undefined;
   agentId: string;

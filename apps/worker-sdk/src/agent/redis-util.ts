@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   createRedis,
@@ -73,7 +73,7 @@ export function openRedis(
   role: 'cmd' | 'read' | 'control',
   logger: Logger,
   credentials?: RedisCredentials,
-): Redis {
+): RedisClient {
   const redis = createRedis(
     { ...options.redisConnection, url: options.redisUrl },
     {
@@ -103,7 +103,7 @@ export function openRedis(
 }
 
 /** QUIT politely, falling back to a hard disconnect if Redis does not answer in time. */
-export async function closeRedis(redis: Redis, timeoutMs = 1000): Promise<void> {
+export async function closeRedis(redis: RedisClient, timeoutMs = 1000): Promise<void> {
   if (redis.status === 'end') return;
   // Never connected (closed before registering): nothing to say goodbye to.
   if (redis.status === 'wait') return redis.disconnect();

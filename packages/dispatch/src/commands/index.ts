@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { defineScripts } from '@agent-reach/service-kit';
 
 type Arg = string | number;
@@ -36,6 +37,6 @@ const NAMES: Record<string, string> = {
 const dir = fileURLToPath(new URL('.', import.meta.url));
 
 /** Defines this service's scripts on the connection, or only those named in `only` (`defineScripts`). */
-export function defineCommands(redis: Redis, only?: readonly string[]): void {
+export function defineCommands(redis: RedisClient, only?: readonly string[]): void {
   defineScripts(redis, dir, NAMES, only);
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import { decodeAssignReply, decodeClaimReply } from '../commands/replies.ts';
 import type { Delivery, DeliveryTarget } from '../delivery.ts';
@@ -42,7 +42,7 @@ export interface SubmissionClaim {
  * claim asks Redis for no `TIME`.
  */
 export function claimSubmission(
-  redis: Redis,
+  redis: RedisClient,
   keys: ReachKeys,
   delivery: Pick<Delivery, 'watch' | 'clock'>,
   c: SubmissionClaim,
@@ -99,7 +99,7 @@ export interface RetryAssignment {
 }
 
 /** Takes a task that waits for another attempt for the chosen agent, one sender per attempt. */
-export function assignRetry(redis: Redis, keys: ReachKeys, a: RetryAssignment): AttemptClaim {
+export function assignRetry(redis: RedisClient, keys: ReachKeys, a: RetryAssignment): AttemptClaim {
   return {
     async take(agent, route) {
       const reply = decodeAssignReply(

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
@@ -26,7 +26,7 @@ export interface DeadTask {
 
 /** What announcing a death needs. */
 export interface DeadLettererOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   events: EventSink;
   callbacks: CallbackPublisher;

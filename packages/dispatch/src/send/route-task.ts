@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { DEFAULT_TENANT, type ReachKeys } from '@agent-reach/protocol';
 import {
   decide,
@@ -15,7 +15,7 @@ import type { TaskSpec } from '../task/task-spec.ts';
 
 /** What routing a task reads: the snapshot held in memory, and Redis for the session's agent. */
 export interface RoutingContext {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   snapshot: SnapshotHolder;
   /** The concurrency watermark the services run with (the rest of the policy is fixed). */

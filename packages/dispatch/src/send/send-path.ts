@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import type { ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
@@ -21,7 +21,7 @@ export interface SendPathSettings extends CallbackSettings {
 
 /** What the send path is built from. */
 export interface SendPathOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   snapshot: SnapshotHolder;
   events: EventSink;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { encodeTask, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
@@ -70,7 +70,7 @@ export type SendOutcome =
 
 /** What the sender works with. */
 export interface TaskSenderOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   delivery: Delivery;
   snapshot: SnapshotHolder;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { ReachKeys } from '@agent-reach/protocol';
 import { decide, type Decision } from '../routing/policy.ts';
 import { recountFree } from './recount.ts';
@@ -39,7 +39,7 @@ export class CapacityWaiter {
 
   /** `maxWaiting`: tasks waiting per capability at most; past it, a wait answers false at once. */
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly snapshot: SnapshotHolder,
     private readonly hooks: CapacityWaiterHooks = {},

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { ReachKeys } from '@agent-reach/protocol';
 import { isPush, type Decision } from '../routing/policy.ts';
 import type { SnapshotHolder } from './snapshot-holder.ts';
@@ -17,7 +17,7 @@ const RECOUNT_LIMIT = 8;
  * retry waits another sweep.
  */
 export async function recountFree(
-  redis: Redis,
+  redis: RedisClient,
   keys: ReachKeys,
   snapshot: SnapshotHolder,
   decision: Decision,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   decodeSnapshot,
@@ -32,8 +32,8 @@ export class SnapshotHolder {
   private readonly log: Logger;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly subscriber: Redis,
+    private readonly redis: RedisClient,
+    private readonly subscriber: RedisClient,
     private readonly keys: ReachKeys,
     private readonly intervalMs: number,
     logger: Logger,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { ControlField, WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
@@ -9,7 +9,7 @@ const CONTROL_MAXLEN = 1000;
 
 /** What cancelling needs. */
 export interface TaskCancellerOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   callbacks: CallbackPublisher;
   events: EventSink;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { ReachKeys } from '@agent-reach/protocol';
 
 /** Where a task submitted during another task's handling sits in its trace. */
@@ -26,7 +26,7 @@ const CHILDREN_TTL_S = 7 * 24 * 3600;
  * one hop deep.
  */
 export async function traceOf(
-  redis: Redis,
+  redis: RedisClient,
   keys: ReachKeys,
   parentTaskId: string,
   childTaskId?: string,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { DEFAULT_TENANT, scopedId, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
 
 /** How strictly a task keeps to its region. */
@@ -128,7 +128,7 @@ function stringList(text: string | null | undefined): string[] {
 
 /** Reads a task's spec and state in one HMGET; undefined when the task is unknown. */
 export async function readStoredTask(
-  redis: Redis,
+  redis: RedisClient,
   keys: ReachKeys,
   taskId: string,
 ): Promise<StoredTask | undefined> {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis-connection.ts';
 import { DEFAULT_TENANT, type ReachKeys } from '@agent-reach/protocol';
 import { newApiKey, parseApiKey, sameDigest, sha256Hex } from './key-format.ts';
 import { ROLES, type Principal, type Role } from './principal.ts';
@@ -39,7 +39,7 @@ export interface NewApiKey {
 
 /** Settings of an {@link ApiKeyStore}. */
 export interface ApiKeyStoreOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   /** `REACH_ADMIN_KEY`: the bootstrap operator key of the default tenant; only its hash is kept. */
   adminKey?: string;
@@ -138,7 +138,7 @@ function decode(keyId: string, hash: Record<string, string>): StoredKey | null {
  * process listening drops the key at once.
  */
 export class ApiKeyStore {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly keys: ReachKeys;
   private readonly adminHash: string | undefined;
   private readonly cacheMs: number;
@@ -240,7 +240,7 @@ export class ApiKeyStore {
    * Drops cached keys as soon as a revocation is announced on `subscriber` (a connection in
    * subscriber mode, which may serve other channels too).
    */
-  async listen(subscriber: Redis): Promise<void> {
+  async listen(subscriber: RedisClient): Promise<void> {
     const channel = this.keys.apiKeysChannel();
     subscriber.on('message', (from: string, keyId: string) => {
       if (from === channel) this.cache.delete(keyId);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis-connection.ts';
 import { Gauge, type Registry } from 'prom-client';
 import {
   AGENT_STATUSES,
@@ -9,7 +9,7 @@ import {
 
 /** Options of {@link registerFleetGauges}. */
 export interface FleetGaugeOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   /** Most agents (and capability pools) whose streams are sampled per scrape. @default 500 */
   maxAgents?: number;
@@ -74,7 +74,11 @@ function groupDepth(name: string, reply: unknown): StreamDepth | undefined {
  * the queue sizes, one for XINFO GROUPS of at most `maxAgents` inboxes and pools. Never scans
  * the keyspace.
  */
-async function readFleet(redis: Redis, keys: ReachKeys, maxAgents: number): Promise<FleetSample> {
+async function readFleet(
+  redis: RedisClient,
+  keys: ReachKeys,
+  maxAgents: number,
+): Promise<FleetSample> {
   const head = redis.pipeline().get(keys.snapshot()).zcard(keys.dlq()).hgetall(keys.stats());
   // Every shard of the due set and of the acks stream.
   const shards = keys.shards();

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { ErrorReply, RouteQuery, RouteReply, type ReachKeys } from '@agent-reach/protocol';
 import { routeTask, type SnapshotHolder } from '@agent-reach/dispatch';
 import { principalOf, seesAllTenants } from '@agent-reach/service-kit';
@@ -7,7 +7,7 @@ import { specFromSubmit } from '../../submit/task-spec.ts';
 
 /** What the route explanation needs. */
 export interface RouteRouteDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: ReachKeys;
   snapshot: SnapshotHolder;
   /** The concurrency watermark in force. */
