@@ -10,6 +10,7 @@ export {
   type CompiledAgentOptions,
 } from './agent/options.ts';
 export type { ChildTaskRequest, TaskContext, TaskHandler } from './agent/task.ts';
+export type { ChildResultOptions, ChildTask } from './agent/child-task.ts';
 export type { HealthCheck } from './agent/probe.ts';
 export { redisConnectionFromEnv } from './agent/redis-util.ts';
 export type { RedisConnectionExtras } from '@agent-reach/service-kit/redis';
@@ -19,6 +20,7 @@ export {
   type ResultOptions,
   type RunOptions,
 } from './client/client.ts';
+export type { TaskEventMessage, TaskEventsOptions } from './client/task-events.ts';
 export {
   ReachHttpClient,
   type HttpRequestOptions,

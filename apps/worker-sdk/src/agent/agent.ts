@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { ErrorCode, RegisterReply } from '@agent-reach/protocol';
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { AgentFencedError, isReachHttpError, ReachClosedError } from '../errors.ts';
 import { Deferred } from '../util/deferred.ts';
@@ -48,15 +48,15 @@ const ABORT_GRACE_MS = 2000;
 const STALE: ErrorCode = 'STALE_EPOCH';
 
 interface Wiring {
-  cmd: RedisClient;
-  read: RedisClient;
+  cmd: Redis;
+  read: Redis;
   runner: TaskRunner;
   consumer: Consumer;
   heartbeat: Heartbeat;
   renewals: LeaseRenewals;
   control: ControlReader;
   /** The control reader's own connection (its XREAD blocks). */
-  ctl: RedisClient;
+  ctl: Redis;
 }
 
 /**
@@ -149,11 +149,10 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       handler: o.handler,
       acks,
       // Child tasks go to the router with the agent's key (role agent may submit).
-      submitter: new RouterSubmitter({
-        routerUrl: o.routerUrl,
-        timeoutMs: o.requestTimeoutMs,
-        apiKey: o.apiKey,
-      }),
+      submitter: new RouterSubmitter(
+        { routerUrl: o.routerUrl, timeoutMs: o.requestTimeoutMs, apiKey: o.apiKey },
+        child('children'),
+      ),
       completedCacheSize: o.completedCacheSize,
       placement: { region: o.region, tags: o.tags, capabilities: o.capabilities },
       parker: new EntryParker({

@@ -1,6 +1,6 @@
 import { waitFor } from '@agent-reach/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isReachHttpError } from '../errors.ts';
+import { isReachHttpError, isTaskFailedError } from '../errors.ts';
 import { startHarness, type Harness } from '../testing/harness.ts';
 import { startRouterDouble, type RouterDouble } from '../testing/router-double.ts';
 import { redisUrl } from '../testing/support.ts';
@@ -34,7 +34,27 @@ beforeEach(async () => {
         hops: task.hops,
         traceId: task.traceId,
       });
-      const p = task.payload as { spawn?: number; capability?: string } | null;
+      const p = task.payload as {
+        spawn?: number;
+        capability?: string;
+        await?: boolean;
+      } | null;
+      if (p?.await === true) {
+        // Submits a child and waits for its result: its value, or the error it ended with.
+        try {
+          const value = await task
+            .submit({
+              task_id: `${task.taskId}.c`,
+              capability: p.capability ?? 'echo',
+              payload: null,
+            })
+            .result();
+          return { child: value };
+        } catch (err: unknown) {
+          if (isTaskFailedError(err)) return { status: err.status, error: err.error };
+          return isReachHttpError(err) ? err.code : 'unexpected';
+        }
+      }
       if (p?.capability !== undefined) {
         try {
           await task.submit({ capability: p.capability, payload: null });
@@ -87,6 +107,8 @@ describe('tasks submitted while handling another (loop guard)', () => {
     });
     expect((await completed('root'))['result']).toBe('"root.c"');
     await completed('root.c.c');
+    // Without a topic of their own, children go to the agent's, where their results are read.
+    const topic = expect.stringMatching(/^children\.[0-9a-f]{16}$/) as unknown;
     expect(router.submits).toEqual([
       {
         task_id: 'root.c',
@@ -94,6 +116,7 @@ describe('tasks submitted while handling another (loop guard)', () => {
         payload: { spawn: 1 },
         parent_task_id: 'root',
         trace_id: 'trace-abc',
+        callback_topic: topic,
       },
       {
         task_id: 'root.c.c',
@@ -101,10 +124,34 @@ describe('tasks submitted while handling another (loop guard)', () => {
         payload: { spawn: 0 },
         parent_task_id: 'root.c',
         trace_id: 'trace-abc',
+        callback_topic: topic,
       },
     ]);
     expect(seen.get('root.c')).toEqual({ parentTaskId: 'root', hops: 1, traceId: 'trace-abc' });
     expect(seen.get('root.c.c')).toEqual({ parentTaskId: 'root.c', hops: 2, traceId: 'trace-abc' });
+  });
+
+  it('await ctx.submit(…).result() resolves with the child’s result, read from the agent’s topic', async () => {
+    await h.addTask(AGENT_ID, { task_id: 'waits', payload: JSON.stringify({ await: true }) });
+    expect(JSON.parse((await completed('waits'))['result'] ?? '')).toEqual({ child: 'leaf' });
+    const [submit] = router.submits;
+    expect(router.published(submit?.callback_topic ?? '')).toEqual([
+      expect.objectContaining({ task_id: 'waits.c', status: 'completed', result: 'leaf' }),
+    ]);
+  });
+
+  it('.result() rejects with TaskFailedError when the child is dead-lettered, with the submit error when refused', async () => {
+    router.deadLetterNext('loop');
+    await h.addTask(AGENT_ID, { task_id: 'dies', payload: JSON.stringify({ await: true }) });
+    expect(JSON.parse((await completed('dies'))['result'] ?? '')).toEqual({
+      status: 'dead',
+      error: 'loop',
+    });
+    await h.addTask(AGENT_ID, {
+      task_id: 'refused',
+      payload: JSON.stringify({ await: true, capability: 'nobody' }),
+    });
+    expect((await completed('refused'))['result']).toBe('"NO_AGENT"');
   });
 
   it('ctx.submit() rejects with the router’s error', async () => {

@@ -16,15 +16,16 @@ import type { AckTarget, AckWriter, TaskOutcome } from './acks.ts';
 import type { EntryParker } from './parking.ts';
 import { answerProbe, type HealthCheck } from './probe.ts';
 import type { ReadOrigin, StreamEntry } from './redis-util.ts';
-import { childTaskBody, type TaskSubmitter } from './submitter.ts';
+import { submitChild } from './child-task.ts';
+import type { ChildResults, TaskSubmitter } from './submitter.ts';
 import type { TaskHandler } from './task.ts';
 
 /** What the runner needs from the agent. */
 export interface TaskRunnerContext {
   handler: TaskHandler;
   acks: AckWriter;
-  /** Sends the tasks handlers submit through `TaskContext.submit()`. */
-  submitter: TaskSubmitter;
+  /** Sends the tasks handlers submit through `TaskContext.submit()`, and reads their results. */
+  submitter: TaskSubmitter & ChildResults;
   /** How many completed task_ids to remember. */
   completedCacheSize: number;
   /** What the agent offers (region, tags, capabilities): a pool task asking for more is left to others. */
@@ -305,10 +306,7 @@ export class TaskRunner {
           return log();
         },
         submit: (req, signal) =>
-          this.ctx.submitter.submit(
-            childTaskBody(req, task),
-            signal === undefined ? controller.signal : AbortSignal.any([controller.signal, signal]),
-          ),
+          submitChild(this.ctx.submitter, task, req, controller.signal, signal),
       });
       const durationMs = Math.round(performance.now() - started);
       let result: string;

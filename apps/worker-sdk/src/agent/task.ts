@@ -1,5 +1,6 @@
-import type { SubmitBody, SubmitReply } from '@agent-reach/protocol';
+import type { SubmitBody } from '@agent-reach/protocol';
 import type { Logger } from 'pino';
+import type { ChildTask } from './child-task.ts';
 
 /**
  * A task a handler submits while handling another: `parent_task_id` and `trace_id` are not
@@ -41,12 +42,18 @@ export interface TaskContext {
    * Submits a task on behalf of this one: `POST /v1/tasks` to the agent's `routerUrl`, with
    * `parent_task_id` set to this task's id and `trace_id` to this trace, so the router can tell
    * a loop (an agent already on the trace, or too many hops) and dead-letter it with reason
-   * `loop`. No callback topic unless `req` names one. Cancelled by this task's `signal` and by
+   * `loop`. Cancelled by this task's `signal` and by
    * `signal` when given. Tried once, unlike `ReachClient.submit()`: an error reply rejects with
    * `ReachHttpError`, and a 5xx or 429 reply names the task_id to submit again with (pass a
    * `task_id` of your own to make a repeat safe whatever happens).
+   *
+   * Awaiting the returned {@link ChildTask} gives the submit reply; `await ctx.submit(req).result()`
+   * waits for the child's result (see `ChildTask.result`). Unless `req` names a topic, the child
+   * goes to this agent's own callback topic, where that result is read. The router gives the
+   * child at most this task's time left less its margin (`REACH_CHILD_MARGIN_MS`, 5 s by
+   * default), and refuses it with `PARENT_DEADLINE_NEAR` when less than that is left.
    */
-  submit(req: ChildTaskRequest, signal?: AbortSignal): Promise<SubmitReply>;
+  submit(req: ChildTaskRequest, signal?: AbortSignal): ChildTask;
 }
 
 /** Runs one task; the resolved value (anything JSON-serialisable) is the task's result. */
