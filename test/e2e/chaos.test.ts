@@ -6,22 +6,24 @@
  * must end completed, dead or cancelled (each cancel answered 202 ends cancelled, with no
  * completion on its topic), no task_id may reach a callback topic completed twice, and the
  * paused agent's late results must be refused. Prints one line
- * of figures and writes them to test/artifacts/chaos.json.
+ * of figures and writes them to test/artifacts/chaos.json (chaos-cluster*.json on the cluster leg
+ * of `npm test`, where Redis is a 3-master cluster of the test's own and the Redis kill takes down
+ * the master holding an agent's inbox).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { reachKeys, type CallbackItem, type TaskView } from '@agent-reach/protocol';
 import {
   onFreePort,
   startNodeService,
-  startOwnRedis,
+  testServices,
   waitFor,
-  type OwnRedis,
   type ServiceProcess,
 } from '@agent-reach/testkit';
 import { FAST_LEASES, startRouter, startStack, type Stack } from '../support/stack.ts';
+import { connectRedis, type TestRedis } from '../support/redis.ts';
+import { startChaosRedis, type ChaosRedis } from '../support/chaos/redis.ts';
 import { CallbackWatcher, readTopic } from '../support/chaos/callbacks.ts';
 import { SubmitDriver } from '../support/chaos/driver.ts';
 import { ExecTail, readExecutions } from '../support/chaos/exec-log.ts';
@@ -36,7 +38,9 @@ import { CHAOS_PLAN, runPlan, type ChaosStep } from '../support/chaos/plan.ts';
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 const ROUTER_ENTRY = fileURLToPath(new URL('../../apps/router/src/server.ts', import.meta.url));
-const EXEC_LOG = `${ARTIFACTS}chaos-exec.log`;
+/** The cluster leg keeps its own artifacts beside the standalone leg's. */
+const LEG_SUFFIX = testServices().redisClusterNodes ? '-cluster' : '';
+const EXEC_LOG = `${ARTIFACTS}chaos${LEG_SUFFIX}-exec.log`;
 const TASKS = 2000;
 const MAX_ATTEMPTS = 6;
 const AGENTS = ['chaos-a0', 'chaos-a1', 'chaos-a2', 'chaos-a3'];
@@ -61,28 +65,33 @@ const CHAOS_ENV: Record<string, string> = {
   REACH_DISPATCH_GRACE_MS: '2000',
 };
 
-let redis: OwnRedis | undefined;
+let redis: ChaosRedis | undefined;
 let stack: Stack | undefined;
 let routerB: ServiceProcess | undefined;
 let routerBPort = 0;
 let fleet: ChaosFleet | undefined;
-let probe: Redis | undefined;
+let probe: TestRedis | undefined;
 
 beforeAll(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
   await writeFile(EXEC_LOG, '');
-  redis = await startOwnRedis({ persistent: true });
-  stack = await startStack({ redisUrl: redis.url, env: CHAOS_ENV });
+  redis = await startChaosRedis();
+  stack = await startStack({
+    redisUrl: redis.redisUrl,
+    ...(redis.redisClusterNodes ? { redisClusterNodes: redis.redisClusterNodes } : {}),
+    env: CHAOS_ENV,
+  });
   const env = stack.env;
   ({ port: routerBPort, started: routerB } = await onFreePort('router-b', (port) =>
     startRouter(env, port),
   ));
-  probe = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+  probe = connectRedis(redis, { maxRetriesPerRequest: 1 });
   probe.on('error', () => undefined);
   fleet = new ChaosFleet({
     registryUrl: stack.registryUrl,
     routerUrl: stack.routerUrl,
-    redisUrl: redis.url,
+    redisUrl: redis.redisUrl,
+    redisClusterNodes: redis.redisClusterNodes ?? '',
     execLog: EXEC_LOG,
     maxConcurrency: 24,
   });
@@ -268,13 +277,13 @@ it('loses no accepted task and delivers no completion twice through agent, route
       }
       case 'kill-redis': {
         const at = Date.now();
-        own.kill('SIGKILL');
-        await own.exited();
+        // On the cluster leg one master: the one holding agent 0's inbox.
+        await own.kill(probe!, reachKeys(s.prefix).inbox(AGENTS[0] as string));
         // The outage itself: the time Redis stays away, not a wait for a condition.
         await new Promise((resolve) => setTimeout(resolve, st.downMs));
         await own.restart();
         outages.push({ what: 'redis', at, back_at: Date.now() });
-        progress('Redis answers again');
+        progress(`${own.kind} answers again`);
         return;
       }
     }
@@ -289,16 +298,13 @@ it('loses no accepted task and delivers no completion twice through agent, route
   const load: { t: number; pending: number[]; acks: number }[] = [];
   const keys = reachKeys(s.prefix);
   const sampler = setInterval(() => {
-    const p = probe!.pipeline();
-    for (const a of AGENTS) p.hlen(keys.pending(a));
-    p.xlen(keys.acks());
-    p.exec().then(
-      (r) =>
-        load.push({
-          t: Date.now() - startedAt,
-          pending: (r ?? []).slice(0, AGENTS.length).map((x) => Number(x[1])),
-          acks: Number(r?.[AGENTS.length]?.[1]),
-        }),
+    // One command each, not a pipeline: on a cluster these keys live in different slots.
+    const t = Date.now() - startedAt;
+    Promise.all([
+      ...AGENTS.map((a) => probe!.hlen(keys.pending(a))),
+      probe!.xlen(keys.acks()),
+    ]).then(
+      (r) => load.push({ t, pending: r.slice(0, AGENTS.length), acks: r[AGENTS.length] ?? 0 }),
       () => undefined,
     );
   }, 500);
@@ -389,7 +395,7 @@ it('loses no accepted task and delivers no completion twice through agent, route
     cancels,
   });
   console.log(figuresLine(figures));
-  await writeFigures(`${ARTIFACTS}chaos.json`, figures);
+  await writeFigures(`${ARTIFACTS}chaos${LEG_SUFFIX}.json`, figures);
   // For a human looking into a slow run: when things broke, how the submissions fared each second,
   // and the timelines of the slowest recoveries.
   const detail = {
@@ -400,7 +406,10 @@ it('loses no accepted task and delivers no completion twice through agent, route
     load,
     slowest: figures.slowest_recoveries.map((x) => ({ ...x, view: views.get(x.task_id) })),
   };
-  await writeFile(`${ARTIFACTS}chaos-detail.json`, `${JSON.stringify(detail, null, 1)}\n`);
+  await writeFile(
+    `${ARTIFACTS}chaos${LEG_SUFFIX}-detail.json`,
+    `${JSON.stringify(detail, null, 1)}\n`,
+  );
 
   // Every process's last words, for a failure (and for a look at a slow run).
   const procs = [
@@ -409,16 +418,19 @@ it('loses no accepted task and delivers no completion twice through agent, route
     `--- router A\n${s.router.output()}`,
     `--- router B\n${routerB?.output() ?? ''}`,
   ];
-  await writeFile(`${ARTIFACTS}chaos-processes.log`, `${procs.join('\n')}\n`);
+  await writeFile(`${ARTIFACTS}chaos${LEG_SUFFIX}-processes.log`, `${procs.join('\n')}\n`);
   if (figures.lost > 0) {
     const lost = figures.lost_sample.map((id) => ({
       id,
       view: views.get(id),
       callbacks: callbacks.filter((c) => c.task_id === id),
     }));
-    await writeFile(`${ARTIFACTS}chaos-lost.json`, `${JSON.stringify(lost, null, 1)}\n`);
+    await writeFile(
+      `${ARTIFACTS}chaos${LEG_SUFFIX}-lost.json`,
+      `${JSON.stringify(lost, null, 1)}\n`,
+    );
   }
-  const why = `see ${ARTIFACTS}chaos-lost.json and chaos-processes.log`;
+  const why = `see ${ARTIFACTS}chaos${LEG_SUFFIX}-lost.json and chaos${LEG_SUFFIX}-processes.log`;
   expect(figures.accepted, 'every submission accepted').toBe(TASKS);
   expect(figures.lost, `lost tasks:\n${why}`).toBe(0);
   expect(figures.completed + figures.dead + figures.cancelled).toBe(TASKS);

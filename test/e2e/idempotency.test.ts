@@ -3,16 +3,16 @@
  * existing task (200, same body shape) and nothing new reaches any agent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { reachKeys } from '@agent-reach/protocol';
 import { http, startStack, type Stack } from '../support/stack.ts';
+import { connectRedis, type TestRedis } from '../support/redis.ts';
 
 let stack: Stack;
-let redis: Redis;
+let redis: TestRedis;
 
 beforeAll(async () => {
   stack = await startStack();
-  redis = new Redis(stack.redisUrl);
+  redis = connectRedis(stack);
   for (const id of ['idem-a', 'idem-b', 'idem-c']) {
     const reg = await http(`${stack.registryUrl}/v1/agents/register`, {
       body: { agent_id: id, capabilities: ['idem'], max_concurrency: 100 },

@@ -5,14 +5,14 @@
  * appears; per-capability backpressure queues instead of 429.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { startAgent } from '../support/agents.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
+import { connectRedis, type TestRedis } from '../support/redis.ts';
 
 let stack: Stack;
-let redis: Redis;
+let redis: TestRedis;
 let client: ReachClient;
 const agents: ReachAgent[] = [];
 
@@ -27,7 +27,7 @@ type Entry = [string, string[]];
 
 beforeAll(async () => {
   stack = await startStack({ env: { ...FAST_LEASES, REACH_BACKPRESSURE: '{"overflow":"queue"}' } });
-  redis = new Redis(stack.redisUrl);
+  redis = connectRedis(stack);
   client = new ReachClient({ routerUrl: stack.routerUrl });
 });
 

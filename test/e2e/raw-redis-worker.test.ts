@@ -5,17 +5,17 @@
  * events in InfluxDB are checked.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { queryInfluxQL } from '@agent-reach/events';
 import { testServices, waitFor } from '@agent-reach/testkit';
 import { http, startStack, type Stack } from '../support/stack.ts';
+import { connectRedis, type TestRedis } from '../support/redis.ts';
 
 let stack: Stack;
-let redis: Redis;
+let redis: TestRedis;
 
 beforeAll(async () => {
   stack = await startStack({ influx: 'v1' });
-  redis = new Redis(stack.redisUrl);
+  redis = connectRedis(stack);
 });
 
 afterAll(async () => {

@@ -3,15 +3,15 @@
  * instance can do nothing; a loop is cut.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { reachKeys } from '@agent-reach/protocol';
 import { ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { startAgent } from '../support/agents.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
+import { connectRedis, type TestRedis } from '../support/redis.ts';
 
 let stack: Stack;
-let redis: Redis;
+let redis: TestRedis;
 let client: ReachClient;
 const agents: ReachAgent[] = [];
 
@@ -34,7 +34,7 @@ beforeAll(async () => {
       REACH_RETRY_BASE_MS: '100',
     },
   });
-  redis = new Redis(stack.redisUrl);
+  redis = connectRedis(stack);
   client = new ReachClient({ routerUrl: stack.routerUrl });
 });
 

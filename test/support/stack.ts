@@ -6,6 +6,7 @@ import {
   testServices,
   type ServiceProcess,
 } from '@agent-reach/testkit';
+import { redisEnv } from './redis.ts';
 
 /** Which InfluxDB write endpoint the services use. */
 export type InfluxMode = 'v1' | 'v2';
@@ -18,6 +19,8 @@ export interface Stack {
   registryUrl: string;
   routerUrl: string;
   redisUrl: string;
+  /** Seeds `host:port,…` of the cluster on the cluster leg (REDIS_CLUSTER_NODES); else empty. */
+  redisClusterNodes: string;
   registry: ServiceProcess;
   router: ServiceProcess;
   stop(): Promise<void>;
@@ -38,11 +41,18 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** A Redis of the test's own instead of the shared one. */
   redisUrl?: string;
+  /** A Redis Cluster of the test's own (its seeds); `redisUrl` then names its first seed. */
+  redisClusterNodes?: string;
 }
 
 /** Starts registry-sync and a router as processes, as `npm start` does, on free ports. */
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  const services = { ...testServices(), ...(opts.redisUrl ? { redisUrl: opts.redisUrl } : {}) };
+  const shared = testServices();
+  // A test's own Redis replaces the shared one whole: its URL, and its seeds or none.
+  const services = opts.redisUrl
+    ? { ...shared, redisUrl: opts.redisUrl, redisClusterNodes: opts.redisClusterNodes ?? '' }
+    : shared;
+  const redisClusterNodes = services.redisClusterNodes ?? '';
   const prefix = randomPrefix();
   const influx: Record<string, string> =
     opts.influx === 'v2'
@@ -54,7 +64,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         }
       : { INFLUX_URL: services.influxUrl, INFLUX_API: 'v1' };
   const base: Record<string, string> = {
-    REDIS_URL: services.redisUrl,
+    ...redisEnv({ redisUrl: services.redisUrl, redisClusterNodes }),
     REACH_PREFIX: prefix,
     INFLUX_BUCKET: services.influxBucket,
     HOST: '127.0.0.1',
@@ -82,6 +92,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     registryUrl,
     routerUrl,
     redisUrl: services.redisUrl,
+    redisClusterNodes,
     registry,
     router,
     async stop() {

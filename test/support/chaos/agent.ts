@@ -4,12 +4,12 @@
  * execution log (O_APPEND, so lines from several processes never interleave), which the test
  * reads to count executions. A file survives the Redis kill that a Redis list would not.
  *
- * Environment: REGISTRY_URL, ROUTER_URL, REDIS_URL, AGENT_ID, INSTANCE_ID, EXEC_LOG,
+ * Environment: REGISTRY_URL, ROUTER_URL, REDIS_URL (and REDIS_CLUSTER_NODES), AGENT_ID, INSTANCE_ID, EXEC_LOG,
  * MAX_CONCURRENCY.
  */
 import { appendFileSync } from 'node:fs';
 import { pino } from 'pino';
-import { installSignalHandlers, ReachAgent } from '@agent-reach/worker-sdk';
+import { installSignalHandlers, ReachAgent, redisConnectionFromEnv } from '@agent-reach/worker-sdk';
 import { CHAOS_CAPABILITY, REGISTERED_MARK, type ExecLine } from './exec-log.ts';
 
 function need(name: string): string {
@@ -36,7 +36,8 @@ function workMs(taskId: string, attempt: number): number {
 const agent = new ReachAgent({
   registryUrl: need('REGISTRY_URL'),
   routerUrl: need('ROUTER_URL'),
-  redisUrl: need('REDIS_URL'),
+  // REDIS_URL, and REDIS_CLUSTER_NODES on the cluster leg.
+  ...redisConnectionFromEnv(),
   agentId,
   instanceId: need('INSTANCE_ID'),
   capabilities: [CHAOS_CAPABILITY],

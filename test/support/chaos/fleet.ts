@@ -14,6 +14,8 @@ export interface FleetSettings {
   registryUrl: string;
   routerUrl: string;
   redisUrl: string;
+  /** Seeds of a Redis Cluster (REDIS_CLUSTER_NODES), or empty. */
+  redisClusterNodes: string;
   execLog: string;
   maxConcurrency: number;
 }
@@ -72,6 +74,7 @@ export class ChaosFleet {
         REGISTRY_URL: s.registryUrl,
         ROUTER_URL: s.routerUrl,
         REDIS_URL: s.redisUrl,
+        ...(s.redisClusterNodes ? { REDIS_CLUSTER_NODES: s.redisClusterNodes } : {}),
         AGENT_ID: agentId,
         INSTANCE_ID: instanceId,
         EXEC_LOG: s.execLog,

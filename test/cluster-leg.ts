@@ -1,0 +1,23 @@
+/**
+ * The cluster leg of `npm test`: the end-to-end files that run a second time with
+ * `REACH_TEST_REDIS=cluster`, against one 3-master Redis Cluster shared by the leg (the chaos test
+ * starts a cluster of its own, since it kills a master). The one list; vitest.config.ts reads it.
+ */
+export const CLUSTER_LEG: readonly string[] = [
+  // submit → complete, with its callback, by a worker speaking only Redis
+  'e2e/raw-redis-worker.test.ts',
+  // submit → complete through the SDK: batches, waits, results on the caller's topic
+  'e2e/batch-and-wait.test.ts',
+  // reclaim from a dead agent, draining, stale instances, loops
+  'e2e/reclaim.test.ts',
+  // retries → DLQ → replay
+  'e2e/retries-and-dlq.test.ts',
+  'e2e/pull-pools.test.ts',
+  'e2e/idempotency.test.ts',
+  'e2e/chaos.test.ts',
+  // MOVED and ASK: a slot holding live inboxes moves to another master while tasks flow
+  'e2e/reshard.test.ts',
+];
+
+/** Files of {@link CLUSTER_LEG} that need a cluster: the standalone leg leaves them out. */
+export const CLUSTER_ONLY: readonly string[] = ['e2e/reshard.test.ts'];
