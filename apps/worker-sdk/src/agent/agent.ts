@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { ErrorCode, RegisterReply } from '@agent-reach/protocol';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { AgentFencedError, isReachHttpError, ReachClosedError } from '../errors.ts';
 import { Deferred } from '../util/deferred.ts';
@@ -48,15 +48,15 @@ const ABORT_GRACE_MS = 2000;
 const STALE: ErrorCode = 'STALE_EPOCH';
 
 interface Wiring {
-  cmd: Redis;
-  read: Redis;
+  cmd: RedisClient;
+  read: RedisClient;
   runner: TaskRunner;
   consumer: Consumer;
   heartbeat: Heartbeat;
   renewals: LeaseRenewals;
   control: ControlReader;
   /** The control reader's own connection (its XREAD blocks). */
-  ctl: Redis;
+  ctl: RedisClient;
 }
 
 /**
