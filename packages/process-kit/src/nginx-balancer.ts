@@ -16,6 +16,8 @@ export interface BalancedFront {
 
 /** Options for {@link startLoadBalancer}. */
 export interface LoadBalancerOptions {
+  /** The process's name in messages and pid files. @default 'nginx-lb' */
+  name?: string;
   /** Path of the `nginx` binary. */
   bin: string;
   /** nginx's prefix: config, pid file and temp directories live here (created if missing). */
@@ -99,7 +101,7 @@ export async function startLoadBalancer(opts: LoadBalancerOptions): Promise<Mana
   const configFile = join(opts.dir, 'nginx.conf');
   await writeFile(configFile, loadBalancerConfig(opts));
   const proc = await spawnManaged({
-    name: 'nginx',
+    name: opts.name ?? 'nginx-lb',
     command: opts.bin,
     args: ['-p', `${opts.dir}/`, '-c', configFile],
     cwd: opts.dir,
