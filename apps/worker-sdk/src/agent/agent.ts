@@ -189,7 +189,8 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       },
       onCredentials: (credentials, ackKey) => {
         this.#log.info('redis credentials issued again; used from the next connect');
-        for (const conn of [cmd, read, ctl]) useCredentials(conn, credentials);
+        for (const conn of [cmd, read, ctl, ...consumer.connections()])
+          useCredentials(conn, credentials);
         // Registered before signed acks were required: sign from now on.
         const current = this.#session;
         if (current !== undefined && ackKey !== undefined && current.ack_key !== ackKey)

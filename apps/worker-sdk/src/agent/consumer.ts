@@ -1,9 +1,16 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import {
+  clusterNodeOf,
+  duplicateRedis,
+  isCluster,
+  keySlot,
+  type RedisClient,
+} from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { Backoff, type CompiledBackoff } from '../util/backoff.ts';
 import { settlesWithin, sleep } from '../util/sleep.ts';
-import { ReadPlanner } from './read-plan.ts';
-import { parseReadReply, redisErrorCode, type ReadOrigin } from './redis-util.ts';
+import { ReadPlanner, readLanes } from './read-plan.ts';
+import { closeRedis, parseReadReply, redisErrorCode, type ReadOrigin } from './redis-util.ts';
+import { SlotShares } from './slot-shares.ts';
 import type { Delivery, TaskRunner } from './runner.ts';
 import type { Slots } from './slots.ts';
 
@@ -34,70 +41,152 @@ export interface ConsumerContext {
   onGroupMissing(): void;
 }
 
+/** One blocking read over streams of one hash slot, with its connection and its plan. */
+interface Lane {
+  readonly key: string;
+  streams: readonly string[];
+  readonly conn: RedisClient;
+  /** The lane's own connection (not the agent's `blocking` one): closed with the lane. */
+  readonly own: boolean;
+  readonly plan: ReadPlanner;
+  /** CLIENT ID of the connection the read runs on, and that connection (a node's on a Cluster). */
+  clientId: number | undefined;
+  node: RedisClient | undefined;
+  blocked: boolean;
+  loop: Promise<void> | undefined;
+}
+
 /**
  * The read loop: `while (!stopping)` wait for a free slot, XREADGROUP at most that many entries
  * over the inbox (and a pull agent's pools), hand them to the runner. {@link ReadPlanner} shapes
  * each call: first this consumer's own pending entries (after a crash, a restart with the same
  * instance_id picks up what it had read and never acknowledged), then new ones, never more than
  * the free slots in total.
+ *
+ * On a Redis Cluster one XREADGROUP may only name keys of one slot, so the streams are read in
+ * lanes ({@link readLanes}): one loop per slot group, each with its own blocking connection
+ * (a duplicate of `blocking`), sharing the free slots through {@link SlotShares} so that no lane
+ * starves and together they never read more than there are free slots. Standalone, one lane
+ * reads every stream in one call.
  */
 export class Consumer {
   #stopping = false;
   readonly #stop = new AbortController();
-  #loop: Promise<void> | undefined;
-  #clientId: number | undefined;
-  #blocked = false;
-  readonly #plan = new ReadPlanner();
+  readonly #lanes = new Map<string, Lane>();
+  readonly #shares: SlotShares;
 
   constructor(private readonly ctx: ConsumerContext) {
-    // A reconnect gets a new client id; fetch it again before the next read.
-    ctx.blocking.on('close', () => {
-      this.#clientId = undefined;
-    });
+    this.#shares = new SlotShares(ctx.slots, () => Math.max(1, this.#lanes.size));
   }
 
   /** Starts the loop (once). */
   start(): void {
-    this.#loop ??= this.#run();
+    if (!this.#stopping) this.#follow();
+  }
+
+  /** The connections the lanes opened beside `blocking` (they get new credentials too). */
+  connections(): RedisClient[] {
+    return [...this.#lanes.values()].filter((l) => l.own).map((l) => l.conn);
   }
 
   /**
-   * Stops reading: interrupts the BLOCK with CLIENT UNBLOCK (entries are never read and then
-   * dropped, as a disconnect mid-read could do), and resolves once the loop has exited.
-   * Falls back to dropping the blocking connection if Redis cannot be reached.
+   * Stops reading: interrupts each BLOCK with CLIENT UNBLOCK (entries are never read and then
+   * dropped, as a disconnect mid-read could do), and resolves once every loop has exited.
+   * Falls back to dropping a blocking connection if Redis cannot be reached.
    */
   async stop(): Promise<void> {
     if (!this.#stopping) {
       this.#stopping = true;
       this.#stop.abort();
-      await this.#unblock();
+      await Promise.all([...this.#lanes.values()].map((lane) => this.#unblock(lane)));
     }
-    if (this.#loop === undefined) return;
-    if (!(await settlesWithin(this.#loop, this.ctx.blockMs + 1000))) {
-      this.ctx.logger.warn('read loop did not stop in time; dropping its connection');
-      this.ctx.blocking.disconnect();
-      await this.#loop;
-    }
+    await Promise.all([...this.#lanes.values()].map((lane) => this.#stopLane(lane)));
   }
 
-  async #unblock(): Promise<void> {
-    const id = this.#clientId;
-    if (!this.#blocked || id === undefined) return;
+  async #stopLane(lane: Lane): Promise<void> {
+    if (lane.loop !== undefined && !(await settlesWithin(lane.loop, this.ctx.blockMs + 1000))) {
+      this.ctx.logger.warn('read loop did not stop in time; dropping its connection');
+      lane.conn.disconnect();
+      await lane.loop;
+    }
+    if (lane.own) await closeRedis(lane.conn);
+  }
+
+  async #unblock(lane: Lane): Promise<void> {
+    const id = lane.clientId;
+    if (!lane.blocked || id === undefined) return;
     try {
-      await this.ctx.control.client('UNBLOCK', id);
+      const control = this.#nodeOf(this.ctx.control, lane.streams[0] ?? '');
+      if (control === undefined) throw new Error('no node known for the lane');
+      await control.client('UNBLOCK', id);
     } catch (err: unknown) {
       this.ctx.logger.debug({ err }, 'CLIENT UNBLOCK failed; the read ends at its BLOCK timeout');
     }
   }
 
-  async #run(): Promise<void> {
+  /** The connection of `client` that serves `key`: itself standalone, a master's on a Cluster. */
+  #nodeOf(client: RedisClient, key: string): RedisClient | undefined {
+    return isCluster(client) ? clusterNodeOf(client, key) : client;
+  }
+
+  /**
+   * Makes the lanes match the current source: a lane for each slot group (started), and the
+   * streams of each lane brought up to date. A lane whose group is gone ends by itself.
+   */
+  #follow(): ReadonlyMap<string, readonly string[]> {
+    const source = this.ctx.source();
+    const wanted = new Map<string, readonly string[]>();
+    if (source === undefined || this.#stopping) return wanted;
+    const slotOf = isCluster(this.ctx.blocking) ? keySlot : undefined;
+    for (const { key, streams } of readLanes([...originsOf(source).keys()], slotOf)) {
+      wanted.set(key, streams);
+      const lane = this.#lanes.get(key);
+      if (lane !== undefined) {
+        lane.streams = streams;
+        continue;
+      }
+      // The first lane reads on the agent's own blocking connection; later ones on their own.
+      const own = [...this.#lanes.values()].some((l) => !l.own);
+      const conn = own ? duplicateRedis(this.ctx.blocking) : this.ctx.blocking;
+      const added: Lane = {
+        key,
+        streams,
+        conn,
+        own,
+        plan: new ReadPlanner(),
+        clientId: undefined,
+        node: undefined,
+        blocked: false,
+        loop: undefined,
+      };
+      if (own)
+        conn.on('error', (err: unknown) =>
+          this.ctx.logger.debug({ err, lane: key }, 'lane connection error'),
+        );
+      this.#lanes.set(key, added);
+      added.loop = this.#run(added);
+    }
+    return wanted;
+  }
+
+  async #run(lane: Lane): Promise<void> {
     const backoff = new Backoff(this.ctx.retry);
     while (!this.#stopping) {
-      await this.ctx.slots.whenFree(this.#stop.signal);
       const source = this.ctx.source();
-      if (this.#stopping || source === undefined) break;
+      if (source === undefined) break;
+      // Gone from the source (a re-registration moved the streams): this lane ends.
+      if (!this.#follow().has(lane.key)) {
+        this.#lanes.delete(lane.key);
+        if (lane.own) void closeRedis(lane.conn);
+        break;
+      }
+      const share = await this.#shares.reserve(this.#stop.signal);
+      if (this.#stopping || share === 0) {
+        if (share > 0) this.#shares.settle(share, 0);
+        break;
+      }
       try {
-        await this.#readOnce(source);
+        await this.#readOnce(lane, source, share);
         backoff.reset();
       } catch (err: unknown) {
         if (this.#stopping) break;
@@ -115,72 +204,94 @@ export class Consumer {
         await sleep(delayMs, this.#stop.signal);
       }
     }
-    this.ctx.logger.debug('read loop stopped');
+    this.ctx.logger.debug({ lane: lane.key }, 'read loop stopped');
   }
 
-  async #readOnce(source: ReadSource): Promise<void> {
-    const { blocking } = this.ctx;
-    this.#clientId ??= await blocking.client('ID');
-    if (this.#stopping) return;
-    const origins = originsOf(source);
-    const call = this.#plan.next([...origins.keys()], this.ctx.slots.free);
-    const { group, consumer } = source;
-    const keysAndIds = [...call.streams, ...call.ids];
-    this.#blocked = call.block;
-    let reply: unknown;
-    try {
-      reply = call.block
-        ? await blocking.xreadgroup(
-            'GROUP',
-            group,
-            consumer,
-            'COUNT',
-            call.count,
-            'BLOCK',
-            this.ctx.blockMs,
-            'STREAMS',
-            ...keysAndIds,
-          )
-        : await blocking.xreadgroup(
-            'GROUP',
-            group,
-            consumer,
-            'COUNT',
-            call.count,
-            'STREAMS',
-            ...keysAndIds,
-          );
-    } finally {
-      this.#blocked = false;
-    }
-    const entries = parseReadReply(reply);
-    const { resumed } = this.#plan.done(call, entries);
-    if (resumed > 0)
-      this.ctx.logger.info(
-        { count: resumed, stream: call.streams[0] },
-        'resuming tasks this instance read before and never acknowledged',
-      );
-    if (entries.length === 0) return;
-    this.ctx.slots.take(entries.length);
-    const release = (): void => this.ctx.slots.release();
-    const batch: Delivery[] = [];
-    for (const entry of entries) {
-      const origin = origins.get(entry.stream);
-      if (origin !== undefined) batch.push({ entry, origin });
-      else {
-        // Unreachable: Redis answers only for the streams asked.
-        this.ctx.logger.error(
-          { stream: entry.stream, messageId: entry.id },
-          'entry from a stream not read; left pending',
-        );
-        release();
-      }
-    }
-    for (const done of this.ctx.runner.accept(batch)) {
-      void done.then(release, (err: unknown) => {
-        this.ctx.logger.error({ err }, 'task handling failed unexpectedly');
-        release();
+  /** CLIENT ID of the connection a lane's read runs on (a reconnect gets a new one). */
+  async #clientIdOf(lane: Lane): Promise<number | undefined> {
+    if (lane.clientId !== undefined) return lane.clientId;
+    const node = this.#nodeOf(lane.conn, lane.streams[0] ?? '');
+    // A Cluster client learns its slot map with its first command: the id comes a read later.
+    if (node === undefined) return undefined;
+    if (node !== lane.node) {
+      lane.node = node;
+      node.once('close', () => {
+        lane.clientId = undefined;
+        lane.node = undefined;
       });
+    }
+    lane.clientId = await node.client('ID');
+    return lane.clientId;
+  }
+
+  /** One read of `lane` with `share` slots held; every one of them is settled before it returns. */
+  async #readOnce(lane: Lane, source: ReadSource, share: number): Promise<void> {
+    try {
+      await this.#clientIdOf(lane);
+      if (this.#stopping) return;
+      const origins = originsOf(source);
+      const call = lane.plan.next(lane.streams, share);
+      const { group, consumer } = source;
+      const keysAndIds = [...call.streams, ...call.ids];
+      lane.blocked = call.block;
+      let reply: unknown;
+      try {
+        reply = call.block
+          ? await lane.conn.xreadgroup(
+              'GROUP',
+              group,
+              consumer,
+              'COUNT',
+              call.count,
+              'BLOCK',
+              this.ctx.blockMs,
+              'STREAMS',
+              ...keysAndIds,
+            )
+          : await lane.conn.xreadgroup(
+              'GROUP',
+              group,
+              consumer,
+              'COUNT',
+              call.count,
+              'STREAMS',
+              ...keysAndIds,
+            );
+      } finally {
+        lane.blocked = false;
+      }
+      const entries = parseReadReply(reply);
+      const { resumed } = lane.plan.done(call, entries);
+      if (resumed > 0)
+        this.ctx.logger.info(
+          { count: resumed, stream: call.streams[0] },
+          'resuming tasks this instance read before and never acknowledged',
+        );
+      if (entries.length === 0) return;
+      this.#shares.settle(share, entries.length);
+      share = 0;
+      const release = (): void => this.ctx.slots.release();
+      const batch: Delivery[] = [];
+      for (const entry of entries) {
+        const origin = origins.get(entry.stream);
+        if (origin !== undefined) batch.push({ entry, origin });
+        else {
+          // Unreachable: Redis answers only for the streams asked.
+          this.ctx.logger.error(
+            { stream: entry.stream, messageId: entry.id },
+            'entry from a stream not read; left pending',
+          );
+          release();
+        }
+      }
+      for (const done of this.ctx.runner.accept(batch)) {
+        void done.then(release, (err: unknown) => {
+          this.ctx.logger.error({ err }, 'task handling failed unexpectedly');
+          release();
+        });
+      }
+    } finally {
+      if (share > 0) this.#shares.settle(share, 0);
     }
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ReadPlanner, type ReadCall } from './read-plan.ts';
+import { keySlot } from '@agent-reach/service-kit/redis';
+import { ReadPlanner, readLanes, type ReadCall } from './read-plan.ts';
 import type { StreamEntry } from './redis-util.ts';
 
 const entries = (stream: string, ...ids: string[]): StreamEntry[] =>
@@ -121,5 +122,24 @@ describe('ReadPlanner', () => {
       history: false,
     });
     expect(plan.state.history.size).toBe(0);
+  });
+});
+
+describe('readLanes', () => {
+  it('is one lane with every stream on one server', () => {
+    expect(readLanes(['inbox', 'pool:a', 'pool:b'], undefined)).toEqual([
+      { key: 'all', streams: ['inbox', 'pool:a', 'pool:b'] },
+    ]);
+  });
+
+  it('is one lane per slot on a Cluster, streams of one slot together, inbox first', () => {
+    const streams = ['r:{a:x}:inbox', 'r:{pool:a}', 'r:{pool:b}', 'r:{pool:a}:p9'];
+    const lanes = readLanes(streams, keySlot);
+    expect(lanes.map((l) => l.streams)).toEqual([
+      ['r:{a:x}:inbox'],
+      ['r:{pool:a}', 'r:{pool:a}:p9'],
+      ['r:{pool:b}'],
+    ]);
+    expect(lanes[1]?.key).toBe(`slot:${keySlot('pool:a')}`);
   });
 });

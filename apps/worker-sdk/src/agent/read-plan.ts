@@ -125,3 +125,28 @@ function rotate<T>(items: readonly T[], by: number): T[] {
   const n = by % items.length;
   return [...items.slice(n), ...items.slice(0, n)];
 }
+
+/**
+ * The read lanes of an agent's streams (inbox first, then its pools): on a Redis Cluster one
+ * lane per hash slot, since one XREADGROUP may only name keys of one slot — the inbox
+ * (`{a:<agent>}`) and each pool (`{pool:<capability>}`, with every stream sharing that tag) each
+ * land in their own —, standalone a single lane with every stream, read by one call as before.
+ * Each lane has its own {@link ReadPlanner}, blocking connection and share of the free slots.
+ *
+ * @param slotOf - the hash slot of a key, or undefined when one server holds every key
+ */
+export function readLanes(
+  streams: readonly string[],
+  slotOf: ((key: string) => number) | undefined,
+): { key: string; streams: string[] }[] {
+  if (slotOf === undefined)
+    return streams.length > 0 ? [{ key: 'all', streams: [...streams] }] : [];
+  const lanes = new Map<string, string[]>();
+  for (const stream of streams) {
+    const key = `slot:${slotOf(stream)}`;
+    const lane = lanes.get(key);
+    if (lane) lane.push(stream);
+    else lanes.set(key, [stream]);
+  }
+  return [...lanes].map(([key, group]) => ({ key, streams: group }));
+}
