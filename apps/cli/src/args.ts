@@ -21,6 +21,8 @@ const OPTIONS = {
   'trace-id': { type: 'string' },
   'task-timeout': { type: 'string' },
   'callback-topic': { type: 'string' },
+  priority: { type: 'string' },
+  fallback: { type: 'string' },
   limit: { type: 'string' },
   window: { type: 'string' },
   by: { type: 'string' },
@@ -38,7 +40,16 @@ const GLOBAL = ['router', 'registry', 'key', 'json', 'progress', 'help'];
 /** The commands and the options of each. */
 export const COMMANDS: Record<string, readonly string[]> = {
   agents: ['capability'],
-  submit: ['wait', 'timeout', 'task-id', 'trace-id', 'task-timeout', 'callback-topic'],
+  submit: [
+    'wait',
+    'timeout',
+    'task-id',
+    'trace-id',
+    'task-timeout',
+    'callback-topic',
+    'priority',
+    'fallback',
+  ],
   task: [],
   cancel: [],
   dlq: ['capability', 'limit'],
@@ -69,7 +80,10 @@ Usage:
                                                      health score 0-100, inflight/max, heartbeat age
   reach submit <capability> <json> [--wait] [--timeout 30]
                [--task-id <id>] [--trace-id <id>] [--task-timeout <s>] [--callback-topic <topic>]
-                                                     submit a task; --wait polls until it ends and prints the result
+               [--priority 0-9] [--fallback <capability,...>]
+                                                     submit a task; --wait polls until it ends and prints the result;
+                                                     --priority: 9 most urgent (held and pooled tasks go highest first);
+                                                     --fallback: capabilities used, in order, when none of <capability> is live
   reach task <task_id>                               the task's timeline with the gap between stages
   reach cancel <task_id>                             cancel a task (and its children): final at once,
                                                      its agent's handler aborted; a finished one: ALREADY_FINAL

@@ -42,6 +42,8 @@ let stub: StubServer;
 let router: string[];
 /** task_id of every POST /v1/tasks the stub received. */
 const submittedIds: (string | undefined)[] = [];
+/** Every POST /v1/tasks body the stub received. */
+const submittedBodies: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
   stub = await startStub({
@@ -68,6 +70,7 @@ beforeAll(async () => {
     'POST /v1/tasks': ({ body }) => {
       const { capability, task_id } = JSON.parse(body) as { capability: string; task_id?: string };
       submittedIds.push(task_id);
+      submittedBodies.push(JSON.parse(body) as Record<string, unknown>);
       if (capability === 'down')
         return {
           status: 503,
@@ -202,6 +205,31 @@ describe('reach submit', () => {
     const again = await reach(['submit', 'down', '{"n":1}', '--task-id', 'mine-1', ...router]);
     expect(submittedIds.at(-1)).toBe('mine-1');
     expect(again.err).toContain('add --task-id mine-1');
+  });
+});
+
+describe('reach submit --priority --fallback', () => {
+  it('sends priority and fallback_capabilities, and refuses a priority out of 0-9', async () => {
+    const run = await reach([
+      'submit',
+      'echo',
+      '{"n":1}',
+      '--priority',
+      '7',
+      '--fallback',
+      'echo-lite,echo-tiny',
+      ...router,
+    ]);
+    expect(run.code).toBe(0);
+    expect(submittedBodies.at(-1)).toMatchObject({
+      capability: 'echo',
+      priority: 7,
+      fallback_capabilities: ['echo-lite', 'echo-tiny'],
+    });
+    const bad = await reach(['submit', 'echo', '1', '--priority', '10', ...router]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('--priority must be an integer from 0 to 9');
+    expect((await reach(['submit', 'echo', '1', '--fallback', ',', ...router])).code).toBe(2);
   });
 });
 

@@ -50,14 +50,18 @@ export {
   type TaskSpec,
 } from './task/task-spec.ts';
 export { traceOf, type Lineage } from './task/lineage.ts';
+export { poolStreamOf } from './task/pool-stream.ts';
 export { TaskCanceller, type CancelOutcome, type TaskCancellerOptions } from './task/canceller.ts';
 export {
+  hasLive,
   onlyExcludedFor,
   policyWith,
   routeRequestFor,
   routeTask,
+  routeWithFallback,
   type RouteOptions,
   type Routed,
+  type RoutedTo,
   type RoutingContext,
 } from './send/route-task.ts';
 export {

@@ -74,6 +74,11 @@ export function eventToLine(event: TaskEvent): string {
   // A failure's code is a tag (few distinct values), so stats can group failures by it.
   if (typeof event.error_code === 'string' && event.error_code !== '')
     point.tag('error_code', event.error_code);
+  // A task's priority is a tag (ten values at most), written only above the default 0.
+  if (Number.isInteger(event.priority) && (event.priority ?? 0) > 0)
+    point.tag('priority', String(event.priority));
+  if (typeof event.fallback_for === 'string' && event.fallback_for !== '')
+    point.stringField('fallback_for', event.fallback_for);
   if (Number.isFinite(event.latency_ms)) point.floatField('latency_ms', event.latency_ms);
   if (Number.isFinite(event.duration_ms)) point.floatField('duration_ms', event.duration_ms);
   if (typeof event.trace_id === 'string' && event.trace_id !== '') {

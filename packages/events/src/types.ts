@@ -52,6 +52,13 @@ export interface TaskEvent {
   reason?: string;
   /** Tag, `failed` points only: the failure's code (`HANDLER_ERROR`, a worker's own…). */
   error_code?: string;
+  /** Tag, written only for a task priority above 0 (`priority` on submit, 1–9; none = 0). */
+  priority?: number;
+  /**
+   * String field, `sent` points of a fallback send only: the task's own capability, which had no
+   * live agent (the point's `capability` tag is the fallback it was sent to).
+   */
+  fallback_for?: string;
 }
 
 /** Longest `reason` written; longer ones are cut so one stack trace cannot bloat a batch. */

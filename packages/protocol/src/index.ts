@@ -1,6 +1,7 @@
 export * from './ids.ts';
 export * from './tenants.ts';
 export * from './keys.ts';
+export * from './pool-bands.ts';
 export * from './states.ts';
 export * from './fields.ts';
 export * from './codecs.ts';

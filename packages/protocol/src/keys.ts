@@ -102,6 +102,11 @@ export interface ReachKeys {
   dlq(): string;
   /** Stream: a capability's task pool that pull agents read with the `workers` group. */
   pool(capability: string): string;
+  /**
+   * Stream: one priority band of a capability's pool (pool-bands.ts): band 0 is `pool()` itself,
+   * band b > 0 is `<pool()>:b<b>`, under the same `{pool:…}` hash tag.
+   */
+  poolBand(capability: string, band: number): string;
   /** Set: capabilities whose pools may hold tasks. */
   pools(): string;
   /** String: the agent a session last went to. */
@@ -213,6 +218,10 @@ export function reachKeys(
     },
     dlq: () => `${p}:dlq`,
     pool: (cap) => `${p}:{pool:${checkId('capability', cap)}}`,
+    poolBand: (cap, band) =>
+      band > 0
+        ? `${p}:{pool:${checkId('capability', cap)}}:b${band}`
+        : `${p}:{pool:${checkId('capability', cap)}}`,
     pools: () => `${p}:pools`,
     session: (id) => `${p}:{s:${checkId('session', id)}}`,
     retriesWaiting: (cap) => `${p}:retries_waiting:${checkId('capability', cap)}`,

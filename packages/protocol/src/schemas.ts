@@ -95,7 +95,8 @@ export const RegisterReply = Type.Object({
     }),
   ),
   pools: Type.Array(Type.String(), {
-    description: 'Pull agents: the capability pool streams to read with `group`',
+    description:
+      "Pull agents: the capability pool streams to read with `group`, each capability's priority bands highest first: read them in this order",
   }),
   tenant: Type.Optional(
     Type.String({ description: 'The tenant of the registering key: whose tasks the agent serves' }),
@@ -186,6 +187,12 @@ export const AgentView = Type.Object({
 });
 export type AgentView = Static<typeof AgentView>;
 
+/** Lowest and highest task priority (`priority` on submit): 9 is the most urgent, 0 the default. */
+export const MIN_TASK_PRIORITY = 0;
+export const MAX_TASK_PRIORITY = 9;
+/** Most `fallback_capabilities` on one submission. */
+export const MAX_FALLBACK_CAPABILITIES = 8;
+
 /** `POST /v1/tasks` body. */
 export const SubmitBody = Type.Object(
   {
@@ -229,6 +236,21 @@ export const SubmitBody = Type.Object(
     on_no_agent: Type.Optional(
       Type.Union([Type.Literal('reject'), Type.Literal('queue')], {
         description: 'queue: wait in the pool (within timeout_s) instead of 503',
+      }),
+    ),
+    priority: Type.Optional(
+      Type.Integer({
+        minimum: MIN_TASK_PRIORITY,
+        maximum: MAX_TASK_PRIORITY,
+        default: 0,
+        description:
+          'Task priority, 9 most urgent: held and pooled tasks are taken highest first, FIFO within a priority (not the agent-side registration priority)',
+      }),
+    ),
+    fallback_capabilities: Type.Optional(
+      Type.Array(Id('Capability tried, in order, only when no agent of `capability` is live'), {
+        maxItems: MAX_FALLBACK_CAPABILITIES,
+        uniqueItems: true,
       }),
     ),
   },
@@ -342,6 +364,13 @@ export const TaskView = Type.Object({
   children: Type.Optional(
     Type.Array(Type.String(), {
       description: `Tasks submitted with this one as parent_task_id that are kept, by task_id (at most ${MAX_LISTED_CHILDREN})`,
+    }),
+  ),
+  priority: Type.Optional(Type.Integer({ description: 'The task priority, when above 0' })),
+  fallback_capabilities: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        "The task's fallbacks; a send to one says so in its `sent` stage's routing (`capability`, `fallback: true`)",
     }),
   ),
   timeline: Type.Array(TimelineEntrySchema),
@@ -461,6 +490,12 @@ export const RouteQuery = Type.Object(
     region: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' })),
     region_policy: Type.Optional(Type.Union([Type.Literal('strict'), Type.Literal('prefer')])),
     session_id: Type.Optional(Id('Session')),
+    fallback: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9_.:,-]{0,1100}$',
+        description: 'Comma-separated fallback capabilities, as fallback_capabilities on submit',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -484,6 +519,14 @@ export const RouteReply = Type.Object({
   channel: Type.Union([Type.Literal('push'), Type.Literal('pull'), Type.Literal('none')]),
   score: Type.Number(),
   snapshot_age_ms: Type.Integer(),
+  capability: Type.Optional(
+    Type.String({ description: 'The capability routed to: the one asked for, or a fallback' }),
+  ),
+  fallback: Type.Optional(
+    Type.Boolean({
+      description: 'The capability asked for had no live agent: a fallback was used',
+    }),
+  ),
   candidates: Type.Array(RouteCandidate),
 });
 export type RouteReply = Static<typeof RouteReply>;

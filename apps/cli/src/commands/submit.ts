@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
   FINAL_TASK_STATUSES,
+  MAX_TASK_PRIORITY,
+  MIN_TASK_PRIORITY,
   type SubmitBody,
   type SubmitReply,
   type TaskView,
@@ -40,7 +42,25 @@ function bodyOf(ctx: Context): SubmitBody & { task_id: string } {
   if (o['callback-topic'] !== undefined) body.callback_topic = o['callback-topic'];
   if (o['task-timeout'] !== undefined)
     body.timeout_s = Math.ceil(seconds('task-timeout', o['task-timeout'], 0));
+  if (o.priority !== undefined) body.priority = priorityOf(o.priority);
+  if (o.fallback !== undefined) {
+    body.fallback_capabilities = o.fallback.split(',').filter((c) => c !== '');
+    if (body.fallback_capabilities.length === 0)
+      throw new UsageError(
+        '--fallback takes capabilities separated by commas, e.g. --fallback a,b',
+      );
+  }
   return body;
+}
+
+/** `--priority`: an integer from MIN_TASK_PRIORITY to MAX_TASK_PRIORITY. */
+function priorityOf(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < MIN_TASK_PRIORITY || n > MAX_TASK_PRIORITY)
+    throw new UsageError(
+      `--priority must be an integer from ${MIN_TASK_PRIORITY} to ${MAX_TASK_PRIORITY} (9 most urgent), got ${JSON.stringify(text)}`,
+    );
+  return n;
 }
 
 const sleep = (msToWait: number) => new Promise<void>((resolve) => setTimeout(resolve, msToWait));

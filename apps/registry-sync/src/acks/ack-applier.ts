@@ -17,7 +17,7 @@ import {
   type TaskAckMessage,
   type TimelineEntry,
 } from '@agent-reach/protocol';
-import type { CallbackPublisher } from '@agent-reach/dispatch';
+import { poolStreamOf, type CallbackPublisher } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { AckSignatures } from './ack-signatures.ts';
 import type { OutcomeRecorder, TaskOutcomes } from '../tasks/outcomes.ts';
@@ -249,10 +249,19 @@ export class AckApplier {
         WORKER_GROUP,
       );
       if (outcome.reason === 'not_eligible' && ack.message_id)
-        await this.redis.reachRequeue(this.keys.pool(pool), WORKER_GROUP, ack.message_id);
+        await this.redis.reachRequeue(
+          await poolStreamOf(this.redis, this.keys, pool, ack.task_id),
+          WORKER_GROUP,
+          ack.message_id,
+        );
       return;
     }
-    if (poolEntry) await this.redis.xdel(this.keys.pool(pool), poolEntry);
+    // The entry is in the band of the task's priority (pool-bands.ts).
+    if (poolEntry)
+      await this.redis.xdel(
+        await poolStreamOf(this.redis, this.keys, pool, ack.task_id),
+        poolEntry,
+      );
   }
 
   /**

@@ -4,6 +4,7 @@ import {
   AgentRecordField as F,
   DEFAULT_TENANT,
   PROBE_CAPABILITY,
+  poolStreams,
   scopedId,
   WORKER_GROUP,
   type Channel,
@@ -155,10 +156,13 @@ export class AgentRegistry {
     };
   }
 
-  /** A pull agent's pools: its capabilities' in its tenant (the names routers send pooled tasks to). */
+  /**
+   * A pull agent's pools: its capabilities' in its tenant (the names routers send pooled tasks
+   * to), each as its priority bands' streams, highest band first (pool-bands.ts).
+   */
   private poolsOf(tenant: string, channel: Channel, capabilities: readonly string[]): string[] {
     if (channel !== 'pull') return [];
-    return capabilities.map((c) => this.keys.pool(scopedId(tenant, c)));
+    return capabilities.flatMap((c) => poolStreams(this.keys, scopedId(tenant, c)));
   }
 
   private scopeOf(agentId: string, pools: readonly string[]): AgentAclScope {

@@ -1,7 +1,12 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
-import { parsePendingEntry, type FleetEventLog, type PendingEntry } from '@agent-reach/dispatch';
+import {
+  parsePendingEntry,
+  poolStreamOf,
+  type FleetEventLog,
+  type PendingEntry,
+} from '@agent-reach/dispatch';
 import type { Resender } from '../tasks/resender.ts';
 import type { RetryReason, TaskOutcomes } from '../tasks/outcomes.ts';
 import { decodeReleaseReply, decodeSuspectReply } from '../commands/index.ts';
@@ -206,11 +211,13 @@ export class InflightSweeper {
       ),
     );
     if (pool) {
-      // A pull agent's task: its entry in the pool is acknowledged and deleted too.
+      // A pull agent's task: its entry in the pool (its priority's band) is acknowledged and
+      // deleted too.
+      const stream = await poolStreamOf(this.redis, this.keys, pool.capability, e.taskId);
       await this.redis
         .pipeline()
-        .xack(this.keys.pool(pool.capability), WORKER_GROUP, pool.entryId)
-        .xdel(this.keys.pool(pool.capability), pool.entryId)
+        .xack(stream, WORKER_GROUP, pool.entryId)
+        .xdel(stream, pool.entryId)
         .exec();
     }
   }

@@ -5,6 +5,7 @@ import {
   entryShapeProblem,
   DEFAULT_TENANT,
   placementMiss,
+  poolStreams,
   RELEASED_CONSUMER,
   splitScopedId,
   WORKER_GROUP,
@@ -29,7 +30,8 @@ const BATCH = 50;
 type Entries = [string, string[]][];
 
 /**
- * Looks after capability pools, one per tenant and capability. A pool with no live pull agent of
+ * Looks after capability pools, one per tenant and capability, each a stream per priority band
+ * (pool-bands.ts), taken highest band first. A pool with no live pull agent of
  * its tenant but push agents with room (of its tenant, or shared) is drained into them (a task queued while no agent was live is delivered when one
  * appears, of either channel). Entries a pull agent read and never reported within the receipt
  * timeout are put back for others; so are, at once, those a pull agent released because it may
@@ -57,14 +59,19 @@ export class PoolDrainer {
     for (const poolId of await this.redis.smembers(this.keys.pools())) {
       // A tenant's pool of a capability: `<tenant>/<capability>` (bare for the default tenant).
       const { tenant, id: capability } = splitScopedId(poolId);
-      const pool = this.keys.pool(poolId);
-      if ((await this.redis.xlen(pool)) === 0) {
+      // Its priority bands, highest first (pool-bands.ts): the empty ones are passed over.
+      const streams: string[] = [];
+      for (const stream of poolStreams(this.keys, poolId))
+        if ((await this.redis.xlen(stream)) > 0) streams.push(stream);
+      if (streams.length === 0) {
         await this.redis.srem(this.keys.pools(), poolId);
         continue;
       }
-      await this.ensureGroup(pool);
-      moved += await this.requeueAbandoned(pool);
-      moved += await this.requeueReleased(pool, capability, tenant);
+      for (const pool of streams) {
+        await this.ensureGroup(pool);
+        moved += await this.requeueAbandoned(pool);
+        moved += await this.requeueReleased(pool, capability, tenant);
+      }
       const decision = decide(
         this.snapshot.agentsFor(capability),
         { taskId: capability, capability, tenant },
@@ -75,26 +82,30 @@ export class PoolDrainer {
       // pool's tenant is live, it takes the pool; otherwise push agents of the tenant and shared
       // ones are given the tasks.
       if (decision.ranked.some((c) => readsPoolOf(c.agent, tenant))) continue;
-      const room = decision.ranked
+      let room = decision.ranked
         .filter((c) => isPush(c.agent))
         .reduce(
           (sum, c) =>
             sum + Math.max(0, c.agent.max_concurrency - this.snapshot.inflightOf(c.agent)),
           0,
         );
-      if (room === 0) continue;
-      const reply = (await this.redis.xreadgroup(
-        'GROUP',
-        WORKER_GROUP,
-        DISPATCHER,
-        'COUNT',
-        Math.min(room, BATCH),
-        'STREAMS',
-        pool,
-        '>',
-      )) as [string, Entries][] | null;
-      for (const [id, fields] of reply?.[0]?.[1] ?? []) {
-        moved += await this.moveToPush(pool, id, fields);
+      // The higher bands are drained first: a more urgent task takes the room before others.
+      for (const pool of streams) {
+        if (room <= 0) break;
+        const reply = (await this.redis.xreadgroup(
+          'GROUP',
+          WORKER_GROUP,
+          DISPATCHER,
+          'COUNT',
+          Math.min(room, BATCH),
+          'STREAMS',
+          pool,
+          '>',
+        )) as [string, Entries][] | null;
+        for (const [id, fields] of reply?.[0]?.[1] ?? []) {
+          moved += await this.moveToPush(pool, id, fields);
+          room--;
+        }
       }
     }
     return moved;

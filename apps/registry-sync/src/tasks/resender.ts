@@ -1,6 +1,6 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
+import { poolBandOf, watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import {
   assignRetry,
   CapacityWaiter,
@@ -8,12 +8,13 @@ import {
   parsePendingEntry,
   poolOf,
   readStoredTask,
-  routeTask,
+  routeWithFallback,
   type Decision,
   type RoutingContext,
   type SnapshotHolder,
   type StoredTask,
   type TaskSender,
+  unpackRoute,
 } from '@agent-reach/dispatch';
 import { nextNonce } from '@agent-reach/service-kit';
 import type { TaskOutcomes } from './outcomes.ts';
@@ -117,19 +118,26 @@ export class Resender {
       return 'skipped';
     }
     // A retry prefers another agent than the one that just failed it: that one comes last.
+    // Its own capability first, each time: a fallback only while that has no live agent.
     const route = () =>
-      routeTask(this.routing, task, {
+      routeWithFallback(this.routing, task, {
         picks: MAX_CANDIDATES,
         ...(task.agentId ? { avoid: task.agentId } : {}),
       });
-    let decision = (await route()).decision;
+    let routed = await route();
     // Every agent may only look full (counts as old as the snapshot): read the true counts first.
-    if (decision.count() === 0 && (await this.capacity.room(task.capability, decision)) > 0) {
-      decision = (await route()).decision;
+    if (
+      routed.decision.count() === 0 &&
+      (await this.capacity.room(routed.capability, routed.decision)) > 0
+    ) {
+      routed = await route();
     }
+    const { decision } = routed;
+    const fallback = routed.fallback ? routed.capability : undefined;
     const candidates = decision.best(MAX_CANDIDATES);
     const since = task.dueAt || task.assignedAt || now;
-    if (candidates.length === 0) return this.noAgent(task, since, now, busy(decision));
+    if (candidates.length === 0)
+      return this.noAgent(task, since, now, busy(decision), routed.capability);
     // From here a watchdog entry covers the send; the retry's own entry is left to whatever the
     // attempt being sent leads to (a fast failure schedules the next one there).
     if (waiting) await this.watch.takeOver(taskId, now + this.o.settings.dispatchGraceMs);
@@ -145,15 +153,30 @@ export class Resender {
       reason: stale ? 'undelivered' : 'retry',
       ...(task.agentId ? { previousAgent: task.agentId } : {}),
       watched: true,
+      ...(fallback ? { fallback } : {}),
     });
     if (outcome.kind === 'not_ours') return 'skipped';
-    if (outcome.kind === 'refused') return this.noAgent(task, since, now, outcome.someFull);
+    if (outcome.kind === 'refused')
+      return this.noAgent(task, since, now, outcome.someFull, routed.capability);
     await outcome.recorded;
     this.log.debug(
       { task_id: taskId, attempt: outcome.attempt, agent_id: outcome.agentId },
       'task sent again',
     );
     return 'sent';
+  }
+
+  /**
+   * The pool stream a pooled task waits in: its priority's band of its capability's pool, or of
+   * the fallback's its `sent` stage names.
+   */
+  private async pooledIn(task: StoredTask): Promise<string> {
+    let pool = poolOf(task);
+    if ((task.fallbackCapabilities ?? []).length > 0) {
+      const route = await this.o.redis.hget(this.o.keys.task(task.taskId), 'route');
+      pool = (route ? unpackRoute(route).pool : undefined) ?? pool;
+    }
+    return this.o.keys.poolBand(pool, poolBandOf(task.priority));
   }
 
   /** The task's agent holds a delivery of its current attempt (a pending entry for it). */
@@ -169,7 +192,7 @@ export class Resender {
     const deadline = task.deadlineMs;
     const terminal = deadline > 0 && now >= deadline ? 'deadline' : 'no_agent';
     const decision = await this.o.outcomes.retry({ taskId, attempt, reason: terminal, terminal });
-    if (messageId) await this.o.redis.xdel(this.o.keys.pool(poolOf(task)), messageId);
+    if (messageId) await this.o.redis.xdel(await this.pooledIn(task), messageId);
     return decision.kind === 'dead' ? 'dead' : 'skipped';
   }
 
@@ -185,8 +208,9 @@ export class Resender {
     since: number,
     now: number,
     busy: boolean,
+    capability: string,
   ): Promise<ResendResult> {
-    const { taskId, capability, attempt } = task;
+    const { taskId, attempt } = task;
     const deadline = task.deadlineMs;
     const terminal = busy
       ? deadline > 0 && now >= deadline
@@ -205,7 +229,7 @@ export class Resender {
       .zadd(this.o.keys.dueOf(taskId), now + WAIT_AGAIN_MS, taskId)
       .zrem(this.o.keys.dueOf(taskId), watchdogMember(taskId))
       .exec();
-    if (busy) this.park(taskId, capability);
+    if (busy) this.park(taskId, capability, task.priority);
     return 'waiting';
   }
 
@@ -214,18 +238,19 @@ export class Resender {
    * finds the agents busy. The sweeps still find the task through its due entry every second
    * meanwhile (and send it if they see room first), and take it again if this process stops.
    */
-  private park(taskId: string, capability: string): void {
+  private park(taskId: string, capability: string, priority: number): void {
     if (this.parked.has(taskId)) return;
     this.parked.set(taskId, capability);
-    void this.holdForSlot(taskId, capability).finally(() => {
+    void this.holdForSlot(taskId, capability, priority).finally(() => {
       this.parked.delete(taskId);
       void this.announce(capability).catch(() => undefined);
     });
   }
 
-  private async holdForSlot(taskId: string, capability: string): Promise<void> {
+  /** Parked retries are let go highest priority first, FIFO within a priority. */
+  private async holdForSlot(taskId: string, capability: string, priority: number): Promise<void> {
     try {
-      while (await this.capacity.wait(capability, PARK_MS)) {
+      while (await this.capacity.wait(capability, PARK_MS, priority)) {
         // A sweep may try it at the same time: the assignment lets one of them send it. Busy
         // again, it stays parked (noAgent finds it in `parked`) and waits for the next slot.
         if ((await this.resend(taskId)) !== 'waiting') return;

@@ -12,7 +12,7 @@ import {
   CapacityWaiter,
   claimSubmission,
   onlyExcludedFor,
-  routeTask,
+  routeWithFallback,
   traceOf,
   type DeadLetterer,
   type Delivery,
@@ -131,12 +131,16 @@ export class Submitter {
     );
     if (!timeout.ok) return this.refuseChild(spec, body, timeout.leftMs);
     const until = Date.now() + settings.admissionWaitMs;
+    // The capability whose agents were all busy: the task's own, or the fallback it routed to.
+    const busy = { capability: spec.capability };
     for (;;) {
       try {
-        return await this.submitOnce(spec, body, timeout.timeoutMs);
+        return await this.submitOnce(spec, body, timeout.timeoutMs, busy);
       } catch (err: unknown) {
         if ((err as { code?: unknown }).code !== 'AT_CAPACITY') throw err;
-        if (!(await this.capacity.wait(spec.capability, until - Date.now()))) throw err;
+        // Held submissions are let go highest priority first, FIFO within a priority.
+        const left = until - Date.now();
+        if (!(await this.capacity.wait(busy.capability, left, spec.priority))) throw err;
       }
     }
   }
@@ -163,12 +167,17 @@ export class Submitter {
     spec: TaskSpec,
     body: SubmitBody,
     timeoutMs: number,
+    busy: { capability: string },
   ): Promise<SubmitOutcome> {
     const { settings, snapshot } = this.o;
     const batch = body.mode === 'batch';
-    // The candidates tried, plus the runner-up the sent stage records.
+    // The candidates tried, plus the runner-up the sent stage records; a fallback capability
+    // only while the task's own has no live agent.
     const route = () =>
-      routeTask(this.routing, spec, { reserve: !batch, picks: settings.maxCandidates + 1 });
+      routeWithFallback(this.routing, spec, {
+        reserve: !batch,
+        picks: settings.maxCandidates + 1,
+      });
     let routed = await route();
     if (routed.decision.count() === 0) {
       // A registration may be newer than the snapshot held: look once more before refusing.
@@ -178,7 +187,7 @@ export class Submitter {
     if (
       routed.push.length === 0 &&
       !batch &&
-      (await this.capacity.room(spec.capability, routed.decision)) > 0
+      (await this.capacity.room(routed.capability, routed.decision)) > 0
     ) {
       // Counted full on stale counts: Redis says an agent has room (beyond what waiting retries get).
       routed = await route();
@@ -194,8 +203,9 @@ export class Submitter {
     // Whether every live agent is only full is worked out when no agent took the task (it reads
     // every agent's exclusion, which a delivered task never needs).
     let allFull = (): boolean => onlyExcludedFor(routed.decision, ['full', 'watermark']);
+    const fallback = routed.fallback ? routed.capability : undefined;
     if (reserved) {
-      const outcome = await this.send(spec, routed, timeoutMs);
+      const outcome = await this.send(spec, routed, timeoutMs, fallback);
       if (outcome.kind !== 'refused') return this.answer(spec, outcome);
       this.log.debug(
         { task_id: spec.taskId, capability: spec.capability, refusals: outcome.refusals },
@@ -203,27 +213,33 @@ export class Submitter {
       );
       allFull = () => outcome.allFull;
     } else if (batch) {
-      return this.toPool(spec, timeoutMs, 'batch');
+      return this.toPool(spec, timeoutMs, 'batch', fallback);
     } else if (routed.pull.length > 0) {
-      return this.toPool(spec, timeoutMs, 'pull_agents');
+      return this.toPool(spec, timeoutMs, 'pull_agents', fallback);
     }
-    if (body.on_no_agent === 'queue') return this.toPool(spec, timeoutMs, 'no_agent');
+    if (body.on_no_agent === 'queue') return this.toPool(spec, timeoutMs, 'no_agent', fallback);
     const existing = body.task_id ? await this.o.tasks.submitView(spec.taskId) : undefined;
     if (existing) return { created: false, reply: existing };
     if (allFull()) {
-      if (settings.backpressure[spec.capability] === 'queue') {
-        return this.toPool(spec, timeoutMs, 'at_capacity');
+      if (settings.backpressure[routed.capability] === 'queue') {
+        return this.toPool(spec, timeoutMs, 'at_capacity', fallback);
       }
+      busy.capability = routed.capability;
       throw httpError(
         'AT_CAPACITY',
-        `every live agent of ${spec.capability} is at max_concurrency; retry shortly or queue with on_no_agent`,
+        `every live agent of ${routed.capability} is at max_concurrency; retry shortly or queue with on_no_agent`,
       );
     }
     const tags = spec.tags.length > 0 ? ` with tags ${spec.tags.join(',')}` : '';
     throw httpError('NO_AGENT', `no live agent serves capability ${spec.capability}${tags}`);
   }
 
-  private send(spec: TaskSpec, routed: Routed, timeoutMs: number): Promise<SendOutcome> {
+  private send(
+    spec: TaskSpec,
+    routed: Routed,
+    timeoutMs: number,
+    fallback: string | undefined,
+  ): Promise<SendOutcome> {
     const watchdogAt = Date.now() + this.o.settings.dispatchGraceMs;
     return this.o.sender.send({
       task: spec,
@@ -236,16 +252,18 @@ export class Submitter {
       },
       // The first claim adds the watchdog entry (`#<task_id>`); the send drops it once sent.
       watched: true,
+      ...(fallback ? { fallback } : {}),
     });
   }
 
-  private async toPool(spec: TaskSpec, timeoutMs: number, reason: PoolReason) {
+  private async toPool(spec: TaskSpec, timeoutMs: number, reason: PoolReason, fallback?: string) {
     const watchdogAt = Date.now() + this.o.settings.dispatchGraceMs;
     const outcome = await this.o.sender.send({
       task: spec,
       claim: this.claim(spec, timeoutMs, watchdogAt),
       to: { pool: reason, waitMs: this.o.settings.poolWaitMs },
       watched: true,
+      ...(fallback ? { fallback } : {}),
     });
     return this.answer(spec, outcome);
   }

@@ -30,7 +30,8 @@ export function specFromSubmit(
     traceAgents: lineage?.agents ?? [],
     // '' for the default tenant: nothing more to store than before tenants (constraintArgs).
     tenant: tenant === DEFAULT_TENANT ? '' : tenant,
-    priority: 0,
+    priority: body.priority ?? 0,
+    fallbackCapabilities: body.fallback_capabilities ?? [],
     ...(body.max_execution_ms ? { maxExecutionMs: body.max_execution_ms } : {}),
   };
 }

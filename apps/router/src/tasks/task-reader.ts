@@ -80,6 +80,12 @@ export class TaskReader {
     if (hash.dead_reason) view.dead_reason = hash.dead_reason;
     if (hash.parent_task_id) view.parent_task_id = show(hash.parent_task_id);
     if (hash.hops) view.hops = Number(hash.hops);
+    if (hash.priority) view.priority = Number(hash.priority);
+    if (hash.fallback_capabilities) {
+      const fallbacks = parseJson(hash.fallback_capabilities);
+      if (Array.isArray(fallbacks))
+        view.fallback_capabilities = fallbacks.filter((c): c is string => typeof c === 'string');
+    }
     const kept = await this.keptChildren(children ?? []);
     if (kept.length > 0) view.children = kept.map(show);
     return view;

@@ -104,6 +104,47 @@ export async function routeTask(
   };
 }
 
+/** A routing with the capability it routed to. */
+export interface RoutedTo extends Routed {
+  /** The capability routed to: the task's own, or the fallback in use. */
+  capability: string;
+  /** `capability` is one of the task's `fallbackCapabilities`: its own had no live agent. */
+  fallback: boolean;
+}
+
+/**
+ * Routes a task to its own capability, or, only while no agent of it is live for the task, to the
+ * first of its `fallbackCapabilities` that has one, in the order the caller gave. Every send
+ * (first, retry, reclaim, drain) comes here, so the task's own capability is checked first each
+ * time. With no live agent anywhere, the routing of the task's own capability is returned.
+ */
+export async function routeWithFallback(
+  ctx: RoutingContext,
+  spec: TaskSpec,
+  opts: RouteOptions = {},
+): Promise<RoutedTo> {
+  const own = await routeTask(ctx, spec, opts);
+  const fallbacks = spec.fallbackCapabilities ?? [];
+  if (fallbacks.length === 0 || hasLive(own.decision)) {
+    return Object.assign(own, { capability: spec.capability, fallback: false });
+  }
+  for (const capability of fallbacks) {
+    const routed = await routeTask(ctx, { ...spec, capability }, opts);
+    // Not live: no candidate, so nothing was reserved.
+    if (hasLive(routed.decision)) return Object.assign(routed, { capability, fallback: true });
+  }
+  return Object.assign(own, { capability: spec.capability, fallback: false });
+}
+
+/**
+ * Some agent of the decision's capability is live for the task: a candidate, or one left out
+ * only for being busy, SUSPECT, DEGRADED or on the task's trace (not of another tenant, offline,
+ * starting, draining, ejected, or without the task's tags or region).
+ */
+export function hasLive(decision: Decision): boolean {
+  return decision.count() > 0 || decision.all.some((c) => !UNSERVING.has(c.excluded ?? ''));
+}
+
 /** Exclusions that say an agent cannot serve the task at all (not that it is busy or on the trace). */
 const UNSERVING = new Set([
   'tenant',

@@ -1,6 +1,6 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import { encodeTask, type ReachKeys } from '@agent-reach/protocol';
+import { encodeTask, poolBandOf, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { Delivery } from '../delivery.ts';
 import { packRoute, type RoutingRecord } from '../task/timeline.ts';
@@ -41,6 +41,11 @@ export interface SendRequest {
   previousAgent?: string;
   /** A watchdog entry in the due set (`#<task_id>`) covers this send; dropped once it is sent. */
   watched?: boolean;
+  /**
+   * The fallback capability this send goes to (`routeWithFallback`), when the task's own had no
+   * live agent: the agent gets the task under it, and the `sent` stage says so.
+   */
+  fallback?: string;
 }
 
 /** What a send did. */
@@ -68,6 +73,12 @@ export type SendOutcome =
   /** The attempt was not ours to take: another submission owns the task_id, or the task moved on. */
   | { kind: 'not_ours' };
 
+/** A send as the sender carries it: a fallback's task runs as the fallback capability. */
+type Send = SendRequest & {
+  /** The task's own capability, when `task.capability` is the fallback it is sent to. */
+  ownCapability?: string;
+};
+
 /** What the sender works with. */
 export interface TaskSenderOptions {
   redis: RedisClient;
@@ -94,11 +105,19 @@ export class TaskSender {
 
   /** Sends one attempt of `req.task` to the first candidate that takes it, or to its pool. */
   send(req: SendRequest): Promise<SendOutcome> {
-    return 'pool' in req.to ? this.toPool(req, req.to) : this.toAgents(req, req.to);
+    // A fallback send is the task under the capability it runs as; the claim keeps its own.
+    const r: Send = req.fallback
+      ? {
+          ...req,
+          task: { ...req.task, capability: req.fallback },
+          ownCapability: req.task.capability,
+        }
+      : req;
+    return 'pool' in r.to ? this.toPool(r, r.to) : this.toAgents(r, r.to);
   }
 
   private async toAgents(
-    req: SendRequest,
+    req: Send,
     to: Extract<SendTarget, { agents: unknown }>,
   ): Promise<SendOutcome> {
     const { snapshot, delivery } = this.o;
@@ -171,7 +190,7 @@ export class TaskSender {
   }
 
   private async toPool(
-    req: SendRequest,
+    req: Send,
     to: Extract<SendTarget, { pool: unknown }>,
   ): Promise<SendOutcome> {
     const { redis, keys } = this.o;
@@ -182,7 +201,8 @@ export class TaskSender {
       packRoute({ pool, reason: to.pool, ...this.why(req, []) }),
     );
     if (!taken.ok) return { kind: 'not_ours' };
-    const stream = keys.pool(pool);
+    // Its priority's band of the pool: pull agents read the higher bands first (pool-bands.ts).
+    const stream = keys.poolBand(pool, poolBandOf(req.task.priority));
     const fields = encodeTask(attemptMessage(req.task, taken.attempt, taken.deadlineMs));
     const added =
       (await redis
@@ -219,6 +239,7 @@ export class TaskSender {
     return {
       ...(notes.length > 0 ? { reason: notes.join('; ') } : {}),
       ...(req.previousAgent ? { previous_agent: req.previousAgent } : {}),
+      ...(req.fallback ? { capability: req.fallback, fallback: true } : {}),
     };
   }
 
@@ -229,7 +250,7 @@ export class TaskSender {
    * event is written at once.
    */
   private sent(
-    req: SendRequest,
+    req: Send,
     s: {
       attempt: number;
       createdAt: number;
@@ -281,6 +302,8 @@ export class TaskSender {
         ? { latency_ms: Math.max(0, s.sentAt - s.createdAt) }
         : {}),
       ...(task.traceId ? { trace_id: task.traceId } : {}),
+      ...(task.priority > 0 ? { priority: task.priority } : {}),
+      ...(req.ownCapability ? { fallback_for: req.ownCapability } : {}),
     });
     return {
       kind: 'sent',

@@ -15,6 +15,15 @@ export interface CapacityWaiterHooks {
 interface Waiter {
   settle: (admitted: boolean) => void;
   timer: NodeJS.Timeout;
+  /** The task's priority, 0–9: a queue is kept highest first, FIFO within a priority. */
+  priority: number;
+}
+
+/** Puts `w` after every waiter of its priority or higher: highest first, FIFO within a priority. */
+function enqueue(queue: Waiter[], w: Waiter): void {
+  let i = queue.length;
+  while (i > 0 && (queue[i - 1] as Waiter).priority < w.priority) i--;
+  queue.splice(i, 0, w);
 }
 
 /** First and last pause between two recounts of a capability, ms (doubling while nothing frees). */
@@ -24,7 +33,8 @@ const LAST_PAUSE_MS = 20;
 /**
  * Holds, for a short while, tasks that found every agent of their capability at capacity. One
  * loop per capability reads the true inflight counts of its agents (the length of their pending
- * hashes) every few milliseconds and lets the waiting tasks go, oldest first, one per free slot;
+ * hashes) every few milliseconds and lets the waiting tasks go, highest priority first and oldest
+ * first within a priority, one per free slot;
  * neither the router nor registry-sync sees completions otherwise.
  *
  * The router holds a submission here before it answers 429: a burst or a pause (a collection, a
@@ -62,8 +72,11 @@ export class CapacityWaiter {
     return Math.max(0, free - (await this.hooks.reserved(capability)));
   }
 
-  /** Resolves true when a slot of `capability` may have freed, false after `timeoutMs` or at close. */
-  wait(capability: string, timeoutMs: number): Promise<boolean> {
+  /**
+   * Resolves true when a slot of `capability` may have freed, false after `timeoutMs` or at close.
+   * A task of a higher `priority` (0–9) is let go before every lower one waiting.
+   */
+  wait(capability: string, timeoutMs: number, priority = 0): Promise<boolean> {
     let queue = this.queues.get(capability);
     if (this.closed || timeoutMs <= 0 || (queue?.length ?? 0) >= this.maxWaiting)
       return Promise.resolve(false);
@@ -81,8 +94,9 @@ export class CapacityWaiter {
           if (i >= 0) q.splice(i, 1);
           resolve(false);
         }, timeoutMs),
+        priority,
       };
-      q.push(waiter);
+      enqueue(q, waiter);
       if (fresh) void this.watch(capability, q);
     });
   }

@@ -28,8 +28,17 @@ export interface TaskConstraints {
    * and shared ones take it, and its ids (task, topic, pool) are scoped to it (`scopedId`).
    */
   tenant: string;
-  /** Reserved for task priority: 0 until priorities exist. */
+  /**
+   * The task's priority, 0–9 (9 most urgent; the caller's `priority`): tasks held for a slot and
+   * pooled tasks are taken highest first, FIFO within a priority. Not the registration's
+   * agent-side `priority` bias.
+   */
   priority: number;
+  /**
+   * Capabilities the task may run on, in order, when no agent of `capability` is live (the
+   * caller's `fallback_capabilities`; none when absent); every send checks `capability` first.
+   */
+  fallbackCapabilities?: readonly string[];
   /**
    * The longest an attempt may run, renewals or not (the caller's `max_execution_ms`): its
    * execution lease lapses then. 0 or absent for no cap.
@@ -75,6 +84,7 @@ const CONSTRAINT_FIELDS = [
   'tenant',
   'priority',
   'max_execution_ms',
+  'fallback_capabilities',
 ] as const;
 
 const STORED_FIELDS = [
@@ -113,6 +123,7 @@ export function constraintArgs(c: TaskConstraints): string[] {
   add('tenant', c.tenant === DEFAULT_TENANT ? '' : c.tenant, '');
   add('priority', String(c.priority), '0');
   add('max_execution_ms', String(c.maxExecutionMs ?? 0), '0');
+  add('fallback_capabilities', JSON.stringify(c.fallbackCapabilities ?? []), '[]');
   return out;
 }
 
@@ -160,6 +171,7 @@ export async function readStoredTask(
     traceAgents: stringList(v.trace_agents),
     tenant: v.tenant ?? '',
     priority: Number(v.priority ?? 0),
+    fallbackCapabilities: stringList(v.fallback_capabilities),
     ...(v.max_execution_ms ? { maxExecutionMs: Number(v.max_execution_ms) } : {}),
   };
 }

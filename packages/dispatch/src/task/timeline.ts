@@ -19,6 +19,10 @@ export interface RoutingRecord {
    * `SUSPECT` (none was a candidate).
    */
   agent_status?: string;
+  /** The capability the task was sent to, when it was one of its fallbacks (`fallback` true). */
+  capability?: string;
+  /** The task's own capability had no live agent: it went to its fallback `capability`. */
+  fallback?: boolean;
 }
 
 /** The routing record's positional fields in the task hash's `route` field, in this order. */
@@ -29,7 +33,8 @@ const ROUTE_TEXTS = ['reason', 'previous_agent', 'pool', 'agent_status'] as cons
 /**
  * The routing record as the task hash's `route` field:
  * `<score>|<load>|<candidates>|<snapshot_age_ms>|<runner_up>|<runner_up_score>`, then
- * `|reason=…`, `|previous_agent=…`, `|pool=…`, `|agent_status=…` when set (none of them holds a `|`). Short on
+ * `|reason=…`, `|previous_agent=…`, `|pool=…`, `|agent_status=…`, `|fallback=<capability>` when set
+ * (none of them holds a `|`). Short on
  * purpose: one hash field over 64 bytes (`hash-max-listpack-value`) turns the whole task hash
  * from a listpack into a hashtable, three times the memory. Only Node reads it.
  */
@@ -41,6 +46,7 @@ export function packRoute(r: RoutingRecord): string {
     num(r.runner_up_score),
   ].join('|');
   for (const k of ROUTE_TEXTS) if (r[k] !== undefined) text += `|${k}=${r[k]}`;
+  if (r.fallback && r.capability) text += `|fallback=${r.capability}`;
   return text;
 }
 
@@ -63,6 +69,10 @@ export function unpackRoute(text: string): RoutingRecord {
     const eq = part.indexOf('=');
     const key = part.slice(0, eq) as (typeof ROUTE_TEXTS)[number];
     if (eq > 0 && ROUTE_TEXTS.includes(key)) out[key] = part.slice(eq + 1);
+    else if (part.startsWith('fallback=')) {
+      out.capability = part.slice(eq + 1);
+      out.fallback = true;
+    }
   }
   return out;
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { ErrorReply, RouteQuery, RouteReply, type ReachKeys } from '@agent-reach/protocol';
-import { routeTask, type SnapshotHolder } from '@agent-reach/dispatch';
+import { routeWithFallback, type SnapshotHolder } from '@agent-reach/dispatch';
 import { principalOf, seesAllTenants } from '@agent-reach/service-kit';
 import { specFromSubmit } from '../../submit/task-spec.ts';
 
@@ -14,7 +14,10 @@ export interface RouteRouteDeps {
   watermark: () => number;
 }
 
-/** `GET /v1/route`: the decision the router would make for a task, explained, without delivering. */
+/**
+ * `GET /v1/route`: the decision the router would make for a task, explained, without delivering;
+ * with `fallback`, which capability it would route to.
+ */
 export const routeRoutes: FastifyPluginAsyncTypebox<RouteRouteDeps> = async (app, deps) => {
   app.get(
     '/v1/route',
@@ -32,6 +35,7 @@ export const routeRoutes: FastifyPluginAsyncTypebox<RouteRouteDeps> = async (app
       const principal = principalOf(request);
       const all = seesAllTenants(principal);
       const tags = q.tags ? q.tags.split(',').filter((t) => t !== '') : undefined;
+      const fallbacks = q.fallback ? q.fallback.split(',').filter((c) => c !== '') : undefined;
       // The same routing a submission of this task would get.
       const spec = specFromSubmit(
         q.task_id ?? 'route-query',
@@ -41,12 +45,13 @@ export const routeRoutes: FastifyPluginAsyncTypebox<RouteRouteDeps> = async (app
           ...(tags ? { tags } : {}),
           ...(q.region ? { region: q.region, region_policy: q.region_policy ?? 'prefer' } : {}),
           ...(q.session_id ? { session_id: q.session_id } : {}),
+          ...(fallbacks ? { fallback_capabilities: fallbacks } : {}),
         },
         'null',
         undefined,
         principal.tenant,
       );
-      const routed = await routeTask(deps, spec);
+      const routed = await routeWithFallback(deps, spec);
       const best = routed.decision.ranked[0];
       const order = new Map(routed.decision.ranked.map((c, i) => [c.agent.agent_id, i]));
       const candidates = routed.decision.all
@@ -67,6 +72,8 @@ export const routeRoutes: FastifyPluginAsyncTypebox<RouteRouteDeps> = async (app
         channel: best ? best.agent.channel : ('none' as const),
         score: best ? Number(best.score.toFixed(4)) : 0,
         snapshot_age_ms: deps.snapshot.info().age_ms,
+        capability: routed.capability,
+        fallback: routed.fallback,
         candidates,
       };
     },

@@ -50,7 +50,7 @@ const errors = { 400: ErrorReply, 404: ErrorReply, 413: ErrorReply, 503: ErrorRe
 
 /**
  * The body as the submitter takes it: the ids scoped to the submitting key's tenant. A key
- * limited to capabilities submits only to those (403), and a parent task the key cannot see
+ * limited to capabilities submits only to those, fallbacks included (403), and a parent task the key cannot see
  * names nothing (404).
  */
 function scopedBody<T extends SubmitBody>(
@@ -59,8 +59,11 @@ function scopedBody<T extends SubmitBody>(
   body: T,
   taskId: string,
 ): T {
-  if (!mayUseCapability(principal, body.capability)) {
-    throw httpError('FORBIDDEN', `this key may not submit to capability ${body.capability}`);
+  // A fallback is a capability the task may run on: the key must be allowed each one it names.
+  for (const capability of [body.capability, ...(body.fallback_capabilities ?? [])]) {
+    if (!mayUseCapability(principal, capability)) {
+      throw httpError('FORBIDDEN', `this key may not submit to capability ${capability}`);
+    }
   }
   let parent: string | undefined;
   if (body.parent_task_id !== undefined) {
