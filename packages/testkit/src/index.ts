@@ -35,6 +35,7 @@ export {
   isMissingBinaryError,
   INSTALL_HINT,
   startLocalCluster,
+  parseClusterNodes,
   type LocalCluster,
   type LocalClusterOptions,
   type ClusterNode,
