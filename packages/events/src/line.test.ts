@@ -42,6 +42,13 @@ describe('eventToLine', () => {
     expect(eventToLine(base)).not.toMatch(/latency_ms|duration_ms|trace_id|reason/);
   });
 
+  it('writes a child’s parent_task_id as a string field, only when given', () => {
+    expect(eventToLine({ ...base, parent_task_id: 'p-1' })).toContain(
+      ' attempt=1i,parent_task_id="p-1",task_id="t-1" ',
+    );
+    expect(eventToLine(base)).not.toContain('parent_task_id');
+  });
+
   it('leaves out non-finite numbers instead of writing an unparsable line', () => {
     const line = eventToLine({
       ...base,

@@ -84,6 +84,8 @@ export function eventToLine(event: TaskEvent): string {
   if (typeof event.trace_id === 'string' && event.trace_id !== '') {
     point.stringField('trace_id', event.trace_id);
   }
+  if (typeof event.parent_task_id === 'string' && event.parent_task_id !== '')
+    point.stringField('parent_task_id', event.parent_task_id);
   if (typeof event.reason === 'string' && event.reason !== '') {
     point.stringField('reason', event.reason.slice(0, MAX_REASON_CHARS));
   }

@@ -52,6 +52,8 @@ export interface TaskEvent {
   reason?: string;
   /** Tag, `failed` points only: the failure's code (`HANDLER_ERROR`, a worker's own…). */
   error_code?: string;
+  /** String field, `sent` points of a child task only: the task whose handling submitted it. */
+  parent_task_id?: string;
   /** Tag, written only for a task priority above 0 (`priority` on submit, 1–9; none = 0). */
   priority?: number;
   /**

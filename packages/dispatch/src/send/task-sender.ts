@@ -302,6 +302,8 @@ export class TaskSender {
         ? { latency_ms: Math.max(0, s.sentAt - s.createdAt) }
         : {}),
       ...(task.traceId ? { trace_id: task.traceId } : {}),
+      // A child's sends name its parent, so the link can be read back from InfluxDB too.
+      ...(task.parentTaskId ? { parent_task_id: task.parentTaskId } : {}),
       ...(task.priority > 0 ? { priority: task.priority } : {}),
       ...(req.ownCapability ? { fallback_for: req.ownCapability } : {}),
     });
