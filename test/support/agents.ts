@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { ReachAgent, type TaskContext } from '@agent-reach/worker-sdk';
 import type { Stack } from './stack.ts';
+import { seedNodes } from './redis.ts';
 
 /** Starts an in-process worker-sdk agent against the stack and waits until it is registered. */
 export async function startAgent(
@@ -14,6 +15,9 @@ export async function startAgent(
     registryUrl: stack.registryUrl,
     routerUrl: stack.routerUrl,
     redisUrl: stack.redisUrl,
+    ...(stack.redisClusterNodes
+      ? { redisConnection: { clusterNodes: seedNodes(stack.redisClusterNodes) } }
+      : {}),
     agentId,
     capabilities,
     maxConcurrency: opts.maxConcurrency ?? 4,

@@ -1,12 +1,14 @@
 /**
- * Redis connections of the tests themselves (probes, raw workers): ioredis' Cluster client on the
+ * Redis connections of the tests themselves (probes, raw workers), made by the services' own
+ * factory (`createRedis` of @agent-reach/service-kit/redis): ioredis' Cluster client on the
  * cluster leg, a plain connection otherwise, so a test reads keys of any slot either way.
  */
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+import { createRedis, parseHostPorts, type RedisClient } from '@agent-reach/service-kit/redis';
 import { testServices } from '@agent-reach/testkit';
 
 /** Either client; both take the same single-slot commands, scripts and `call()`. */
-export type TestRedis = Redis | Cluster;
+export type TestRedis = RedisClient;
 
 /** Where a test's Redis is: a URL, and on the cluster leg the cluster's seeds. */
 export interface RedisTarget {
@@ -15,33 +17,27 @@ export interface RedisTarget {
   redisClusterNodes?: string;
 }
 
-/** `host:port,…` → ioredis startup nodes. */
+/** `host:port,…` → addresses (as REDIS_CLUSTER_NODES is read). */
 export function seedNodes(seeds: string): { host: string; port: number }[] {
-  return seeds.split(',').map((s) => {
-    const at = s.trim().lastIndexOf(':');
-    return { host: s.trim().slice(0, at), port: Number(s.trim().slice(at + 1)) };
-  });
+  return parseHostPorts(seeds, 'REDIS_CLUSTER_NODES');
 }
 
 /**
- * A connection to `target` (default: the run's Redis, `testServices()`), with `options` for each
- * node's connection. On a cluster, MOVED and ASK are followed and a failover is retried.
+ * A connection to `target` (default: the run's Redis, `testServices()`), with `options` on top,
+ * as a service would make it with REDIS_URL and REDIS_CLUSTER_NODES. On a cluster, MOVED and ASK
+ * are followed and a failover is retried.
  */
 export function connectRedis(
   target: RedisTarget = testServices(),
   options: RedisOptions = {},
 ): TestRedis {
-  if (target.redisClusterNodes) {
-    return new Cluster(seedNodes(target.redisClusterNodes), {
-      redisOptions: options,
-      maxRedirections: 16,
-      retryDelayOnFailover: 100,
-      retryDelayOnClusterDown: 100,
-      retryDelayOnTryAgain: 100,
-      slotsRefreshInterval: 2000,
-    });
-  }
-  return new Redis(target.redisUrl, options);
+  return createRedis(
+    {
+      url: target.redisUrl,
+      ...(target.redisClusterNodes ? { clusterNodes: seedNodes(target.redisClusterNodes) } : {}),
+    },
+    options,
+  );
 }
 
 /** The environment that points a service or agent process at `target`. */
