@@ -124,6 +124,25 @@ beforeAll(async () => {
       body: { error: 'NOT_FOUND', message: 'no API key ffffffffffffffff' },
     },
     'GET /v1/tasks/t-slow': { status: 200, body: view('t-slow', 'sent', ['accepted', 'sent']) },
+    'GET /v1/tasks/t-mid': {
+      status: 200,
+      body: {
+        ...view('t-mid', 'received', ['accepted', 'sent', 'received']),
+        parent_task_id: 't-top',
+        hops: 1,
+        children: ['t-mid.a', 't-mid.b'],
+      },
+    },
+    'GET /v1/tasks/t-mid/timeline': {
+      status: 200,
+      body: {
+        task_id: 't-mid',
+        source: 'redis',
+        parent_task_id: 't-top',
+        children: ['t-mid.a', 't-mid.b'],
+        stages: [{ stage: 'accepted', at: 1000, gap_ms: 0, agent_id: null, attempt: null }],
+      },
+    },
     'GET /v1/tasks/t-doomed': {
       status: 200,
       body: { ...view('t-doomed', 'dead', ['accepted', 'sent', 'dead']), dead_reason: 'deadline' },
@@ -148,6 +167,15 @@ function view(taskId: string, status: string, stages: string[]) {
     timeline: stages.map((stage, i) => ({ stage, at: 1000 + i * 10 })),
   };
 }
+
+describe('reach task', () => {
+  it('shows the task’s parent and children', async () => {
+    const run = await reach(['task', 't-mid', ...router]);
+    expect(run.code).toBe(0);
+    expect(run.out).toContain('parent: t-top\n');
+    expect(run.out).toContain('children: t-mid.a, t-mid.b\n');
+  });
+});
 
 describe('reach dlq', () => {
   it('lists dead letters as a table a person reads, and --json as the reply itself', async () => {

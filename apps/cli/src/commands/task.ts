@@ -15,7 +15,10 @@ async function viewOf(ctx: Context, taskId: string): Promise<TaskView | undefine
   }
 }
 
-/** `reach task <task_id>`: the task's state and its timeline with the gap between stages. */
+/**
+ * `reach task <task_id>`: the task's state and its timeline with the gap between stages, and its
+ * parent and children (tasks submitted while handling one another).
+ */
 export async function taskCommand(ctx: Context): Promise<number> {
   const [taskId, ...rest] = ctx.args;
   if (taskId === undefined || rest.length > 0) throw new UsageError('usage: reach task <task_id>');
@@ -64,6 +67,11 @@ export async function taskCommand(ctx: Context): Promise<number> {
   lines.push(
     `${timeline.stages.length} stages over ${first !== undefined && last !== undefined ? ms(last - first) : '-'} (source: ${timeline.source})`,
   );
+  // The links both ways: the task that submitted this one, the ones it submitted.
+  const parent = view?.parent_task_id ?? timeline.parent_task_id;
+  const children = view?.children ?? timeline.children ?? [];
+  if (parent !== undefined) lines.push(`parent: ${parent}`);
+  if (children.length > 0) lines.push(`children: ${children.join(', ')}`);
   if (view?.result !== undefined) lines.push(`result: ${inline(view.result)}`);
   if (view?.error !== undefined) lines.push(`error: ${view.error}`);
   if (view?.dead_reason !== undefined) lines.push(`dead: ${view.dead_reason}`);
