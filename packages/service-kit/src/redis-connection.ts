@@ -355,3 +355,4 @@ export function clusterNodeOf(cluster: Cluster, key: string): Redis | undefined 
     .nodes('master')
     .find((n) => `${n.options.host ?? ''}:${n.options.port ?? ''}` === address);
 }
+export { SlotPipeline, slotPipeline, type PipelineReply } from './slot-pipeline.ts';

@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { HealthOutcome, type HealthOutcomeName, type ReachKeys } from '@agent-reach/protocol';
 import type { FleetEventLog } from '@agent-reach/dispatch';
@@ -70,16 +70,18 @@ export class HealthRecorder {
     const batch = [...this.#buffer];
     this.#buffer.clear();
     try {
-      const pipeline = this.redis.pipeline();
+      const pipeline = slotPipeline(this.redis);
       for (const [agentId, letters] of batch) {
-        pipeline.reachOutcomes(
-          this.keys.agent(agentId),
-          letters,
-          this.settings.healthWindow,
-          this.settings.probeFailures,
+        pipeline.add(this.keys.agent(agentId), (p) =>
+          p.reachOutcomes(
+            this.keys.agent(agentId),
+            letters,
+            this.settings.healthWindow,
+            this.settings.probeFailures,
+          ),
         );
       }
-      const replies = (await pipeline.exec()) ?? [];
+      const replies = await pipeline.exec();
       let changed = false;
       replies.forEach(([err, raw], i) => {
         const agentId = (batch[i] as [string, string])[0];

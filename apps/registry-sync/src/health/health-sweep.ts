@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   AgentRecordField as F,
@@ -155,18 +155,20 @@ export class HealthSweep {
   private async load(): Promise<HealthRow[]> {
     const ids = await this.redis.smembers(this.keys.agents());
     if (ids.length === 0) return [];
-    const pipeline = this.redis.pipeline();
+    const pipeline = slotPipeline(this.redis);
     for (const id of ids)
-      pipeline.hmget(
-        this.keys.agent(id),
-        F.status,
-        F.outcomes,
-        F.degraded,
-        F.degradedUntil,
-        F.ejectedUntil,
-        F.capabilities,
+      pipeline.add(this.keys.agent(id), (p) =>
+        p.hmget(
+          this.keys.agent(id),
+          F.status,
+          F.outcomes,
+          F.degraded,
+          F.degradedUntil,
+          F.ejectedUntil,
+          F.capabilities,
+        ),
       );
-    const replies = (await pipeline.exec()) ?? [];
+    const replies = await pipeline.exec();
     const rows: HealthRow[] = [];
     ids.forEach((id, i) => {
       const [status, outcomes, degraded, until, ejected, caps] = (replies[i]?.[1] ?? []) as (

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import {
   AgentRecordField as F,
   DEFAULT_TENANT,
@@ -229,19 +229,20 @@ export class AgentRegistry {
     token: ParsedToken,
     body: HeartbeatBody,
   ): Promise<HeartbeatResult> {
-    const [pipelineResult] = await this.redis
-      .pipeline()
-      .reachHeartbeat(
-        this.keys.agent(agentId),
-        token.secretHash,
-        token.epoch,
-        body.inflight,
-        body.status === 'busy' ? 1 : 0,
-        body.ready === undefined ? '' : body.ready ? 1 : 0,
+    // The record and the set of agents lie in different slots: a pipeline per master.
+    const [pipelineResult] = await slotPipeline(this.redis)
+      .add(this.keys.agent(agentId), (p) =>
+        p.reachHeartbeat(
+          this.keys.agent(agentId),
+          token.secretHash,
+          token.epoch,
+          body.inflight,
+          body.status === 'busy' ? 1 : 0,
+          body.ready === undefined ? '' : body.ready ? 1 : 0,
+        ),
       )
-      .sadd(this.keys.agents(), agentId)
-      .exec()
-      .then((r) => r ?? []);
+      .add(this.keys.agents(), (p) => p.sadd(this.keys.agents(), agentId))
+      .exec();
     if (!pipelineResult) throw new Error('heartbeat: empty reply');
     if (pipelineResult[0]) throw pipelineResult[0];
     const res = decodeHeartbeatReply(pipelineResult[1]);
@@ -293,9 +294,12 @@ export class AgentRegistry {
   /** Reads records and live inflight counts for the ids in one pipeline. */
   async views(ids: string[]): Promise<FullAgentView[]> {
     if (ids.length === 0) return [];
-    const pipeline = this.redis.pipeline().time();
-    for (const id of ids) pipeline.hgetall(this.keys.agent(id)).hlen(this.keys.pending(id));
-    const replies = (await pipeline.exec()) ?? [];
+    const pipeline = slotPipeline(this.redis).add(this.keys.agent(ids[0] ?? ''), (p) => p.time());
+    for (const id of ids)
+      pipeline.add(this.keys.agent(id), (p) =>
+        p.hgetall(this.keys.agent(id)).hlen(this.keys.pending(id)),
+      );
+    const replies = await pipeline.exec();
     const [, time] = replies[0] ?? [];
     const [sec, usec] = (time as [string, string] | undefined) ?? ['0', '0'];
     const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);

@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import type { ReachKeys } from '@agent-reach/protocol';
 import { decodeEjectReply } from '../commands/index.ts';
@@ -81,17 +81,19 @@ export class Ejector {
   private async load(): Promise<Row[]> {
     const ids = await this.redis.smembers(this.keys.agents());
     if (ids.length === 0) return [];
-    const pipeline = this.redis.pipeline();
+    const pipeline = slotPipeline(this.redis);
     for (const id of ids)
-      pipeline.hmget(
-        this.keys.agent(id),
-        'status',
-        'slow_streak',
-        'ejected_until',
-        'capabilities',
-        'degraded',
+      pipeline.add(this.keys.agent(id), (p) =>
+        p.hmget(
+          this.keys.agent(id),
+          'status',
+          'slow_streak',
+          'ejected_until',
+          'capabilities',
+          'degraded',
+        ),
       );
-    const replies = (await pipeline.exec()) ?? [];
+    const replies = await pipeline.exec();
     return ids.map((id, i) => {
       const [status, streak, until, caps, degraded] = (replies[i]?.[1] ?? []) as (string | null)[];
       let capabilities: string[];

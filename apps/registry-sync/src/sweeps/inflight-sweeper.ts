@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
 import {
@@ -140,7 +140,7 @@ export class InflightSweeper {
   private async loadTerms(agents: readonly AgentState[]): Promise<void> {
     const next = new Map<string, LeaseTerms>();
     const missing: { key: string; taskId: string; receivedAt: number }[] = [];
-    const stale = this.redis.pipeline();
+    const stale = slotPipeline(this.redis);
     let staleCount = 0;
     for (const agent of agents) {
       const held = new Set<string>();
@@ -154,16 +154,18 @@ export class InflightSweeper {
       }
       const gone = Object.keys(agent.renewedAt).filter((id) => !held.has(id));
       if (gone.length > 0) {
-        stale.hdel(this.keys.leases(agent.id), ...gone);
+        stale.add(this.keys.leases(agent.id), (p) => p.hdel(this.keys.leases(agent.id), ...gone));
         staleCount++;
       }
     }
     if (staleCount > 0) await stale.exec();
     if (missing.length > 0) {
-      const read = this.redis.pipeline();
+      const read = slotPipeline(this.redis);
       for (const m of missing)
-        read.hmget(this.keys.task(m.taskId), 'capability', 'max_execution_ms');
-      const replies = (await read.exec()) ?? [];
+        read.add(this.keys.task(m.taskId), (p) =>
+          p.hmget(this.keys.task(m.taskId), 'capability', 'max_execution_ms'),
+        );
+      const replies = await read.exec();
       missing.forEach((m, i) => {
         const [capability, maxExec] = (replies[i]?.[1] ?? []) as (string | null)[];
         const leaseMs =
@@ -242,13 +244,15 @@ export class InflightSweeper {
   private async load(): Promise<AgentState[]> {
     const ids = await this.redis.smembers(this.keys.agents());
     if (ids.length === 0) return [];
-    const pipeline = this.redis.pipeline();
+    const pipeline = slotPipeline(this.redis);
     for (const id of ids)
-      pipeline
-        .hmget(this.keys.agent(id), 'status', 'epoch', 'zombie')
-        .hgetall(this.keys.pending(id))
-        .hgetall(this.keys.leases(id));
-    const replies = (await pipeline.exec()) ?? [];
+      pipeline.add(this.keys.agent(id), (p) =>
+        p
+          .hmget(this.keys.agent(id), 'status', 'epoch', 'zombie')
+          .hgetall(this.keys.pending(id))
+          .hgetall(this.keys.leases(id)),
+      );
+    const replies = await pipeline.exec();
     return ids.map((id, i) => {
       const [status, epoch, zombie] = (replies[3 * i]?.[1] ?? []) as (string | null)[];
       const pending = (replies[3 * i + 1]?.[1] ?? {}) as Record<string, string>;

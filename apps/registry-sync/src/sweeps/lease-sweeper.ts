@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import { decodeLeaseReply } from '../commands/index.ts';
 import type { AgentStatus, ReachKeys } from '@agent-reach/protocol';
 
@@ -28,18 +28,21 @@ export class LeaseSweeper {
   async sweep(graceMs = 0): Promise<Transition[]> {
     const ids = await this.redis.smembers(this.keys.agents());
     if (ids.length === 0) return [];
-    const pipeline = this.redis.pipeline();
+    // One script per agent, each in its agent's slot: one pipeline per master on a Cluster.
+    const pipeline = slotPipeline(this.redis);
     for (const id of ids) {
-      pipeline.reachLease(
-        this.keys.agent(id),
-        this.keys.pending(id),
-        this.keys.inbox(id),
-        this.settings.suspectMs,
-        this.settings.offlineMs,
-        graceMs,
+      pipeline.add(this.keys.agent(id), (p) =>
+        p.reachLease(
+          this.keys.agent(id),
+          this.keys.pending(id),
+          this.keys.inbox(id),
+          this.settings.suspectMs,
+          this.settings.offlineMs,
+          graceMs,
+        ),
       );
     }
-    const replies = (await pipeline.exec()) ?? [];
+    const replies = await pipeline.exec();
     const transitions: Transition[] = [];
     const gone: string[] = [];
     replies.forEach(([err, reply], i) => {

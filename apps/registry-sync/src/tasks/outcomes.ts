@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import type { DeadReason, HealthOutcomeName, ReachKeys } from '@agent-reach/protocol';
 import { noticeStage, type DeadLetterer, type FleetEventLog } from '@agent-reach/dispatch';
@@ -146,11 +146,10 @@ export class TaskOutcomes {
     const dueAt = req.immediate ? now : now + backoffMs(req.attempt, settings);
     // The due entry goes first: if this process dies before the state changes, the entry finds
     // a task that is not waiting and is dropped; the other order could strand a waiting task.
-    const replies =
-      (await redis
-        .pipeline()
-        .zadd(keys.dueOf(req.taskId), dueAt, req.taskId)
-        .reachRetry(
+    const replies = await slotPipeline(redis)
+      .add(keys.dueOf(req.taskId), (p) => p.zadd(keys.dueOf(req.taskId), dueAt, req.taskId))
+      .add(keys.task(req.taskId), (p) =>
+        p.reachRetry(
           keys.task(req.taskId),
           keys.timeline(req.taskId),
           req.attempt,
@@ -163,8 +162,9 @@ export class TaskOutcomes {
           req.agentId ?? '',
           req.sent?.at ?? '',
           req.sent?.messageId ?? '',
-        )
-        .exec()) ?? [];
+        ),
+      )
+      .exec();
     const [err, raw] = replies[1] ?? [new Error('retry: empty reply')];
     if (err) throw err;
     const reply = decodeRetryReply(raw as unknown[]);

@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import { toAgentView, type ReachKeys } from '@agent-reach/protocol';
 import type { ConsoleAgent, ConsoleAgentsReply } from './schemas.ts';
 import type { TaskSampler } from './recent-tasks.ts';
@@ -26,9 +26,14 @@ export class AgentTable {
     const listed = ids.sort().slice(0, limit);
     const agents: ConsoleAgent[] = [];
     if (listed.length > 0) {
-      const pipeline = this.redis.pipeline().time();
-      for (const id of listed) pipeline.hgetall(this.keys.agent(id)).hlen(this.keys.pending(id));
-      const replies = ((await pipeline.exec()) ?? []) as Reply;
+      const pipeline = slotPipeline(this.redis).add(this.keys.agent(listed[0] ?? ''), (p) =>
+        p.time(),
+      );
+      for (const id of listed)
+        pipeline.add(this.keys.agent(id), (p) =>
+          p.hgetall(this.keys.agent(id)).hlen(this.keys.pending(id)),
+        );
+      const replies = (await pipeline.exec()) as Reply;
       const [sec = '0', usec = '0'] = (replies[0]?.[1] as [string, string] | undefined) ?? [];
       const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
       listed.forEach((_, i) => {

@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import { FailureCode, type ReachKeys, type TimelineEntry } from '@agent-reach/protocol';
 import { parsePendingEntry, taskTimeline, type PendingEntry } from '@agent-reach/dispatch';
 import type { TaskEvent } from '@agent-reach/events';
@@ -143,10 +143,12 @@ export class TaskSampler {
     const ids = this.recent.newest(this.maxTasks);
     const agents = new Map<string, AgentOutcomes>();
     if (ids.length === 0) return { points: [], agents };
-    const pipeline = this.redis.pipeline();
+    const pipeline = slotPipeline(this.redis);
     for (const id of ids)
-      pipeline.hgetall(this.keys.task(id)).lrange(this.keys.timeline(id), 0, -1);
-    const replies = ((await pipeline.exec()) ?? []) as Reply;
+      pipeline.add(this.keys.task(id), (p) =>
+        p.hgetall(this.keys.task(id)).lrange(this.keys.timeline(id), 0, -1),
+      );
+    const replies = (await pipeline.exec()) as Reply;
     const read = ids.map((id, i) => {
       const [fErr, hash] = replies[2 * i] ?? [null, {}];
       const [tErr, lines] = replies[2 * i + 1] ?? [null, []];
@@ -160,9 +162,12 @@ export class TaskSampler {
     );
     const deliveries = new Map<string, PendingEntry>();
     if (waiting.length > 0) {
-      const lookup = this.redis.pipeline();
-      for (const r of waiting) lookup.hget(this.keys.pending(r?.hash.agent_id ?? ''), r?.id ?? '');
-      const found = ((await lookup.exec()) ?? []) as Reply;
+      const lookup = slotPipeline(this.redis);
+      for (const r of waiting) {
+        const pending = this.keys.pending(r?.hash.agent_id ?? '');
+        lookup.add(pending, (p) => p.hget(pending, r?.id ?? ''));
+      }
+      const found = (await lookup.exec()) as Reply;
       waiting.forEach((r, i) => {
         const [err, value] = found[i] ?? [null, null];
         const entry =

@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { DlqItem, ReachKeys, ReplayReply } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
 import type { TenantScope } from '../tasks/tenant-scope.ts';
@@ -27,18 +27,20 @@ export class DeadLetters {
       if (page.length === 0) break;
       // One index for every tenant: another tenant's dead letters are skipped unread.
       const ids = page.filter((id) => scope.sees(id));
-      const pipeline = this.redis.pipeline();
+      const pipeline = slotPipeline(this.redis);
       for (const id of ids)
-        pipeline.hmget(
-          this.keys.task(id),
-          'status',
-          'capability',
-          'dead_reason',
-          'dead_at',
-          'attempt',
-          'error',
+        pipeline.add(this.keys.task(id), (p) =>
+          p.hmget(
+            this.keys.task(id),
+            'status',
+            'capability',
+            'dead_reason',
+            'dead_at',
+            'attempt',
+            'error',
+          ),
         );
-      const rows = (await pipeline.exec()) ?? [];
+      const rows = await pipeline.exec();
       ids.forEach((id, i) => {
         const [status, cap, reason, deadAt, attempt, error] = (rows[i]?.[1] ?? []) as (
           string | null
@@ -69,12 +71,12 @@ export class DeadLetters {
    * reply names the scoped id.
    */
   async replay(taskId: string): Promise<ReplayReply> {
-    const replies =
-      (await this.redis
-        .pipeline()
-        .zadd(this.keys.dueOf(taskId), Date.now(), taskId)
-        .reachReplay(this.keys.task(taskId), this.keys.timeline(taskId))
-        .exec()) ?? [];
+    const replies = await slotPipeline(this.redis)
+      .add(this.keys.dueOf(taskId), (p) => p.zadd(this.keys.dueOf(taskId), Date.now(), taskId))
+      .add(this.keys.task(taskId), (p) =>
+        p.reachReplay(this.keys.task(taskId), this.keys.timeline(taskId)),
+      )
+      .exec();
     const [err, reply] = replies[1] ?? [new Error('replay: empty reply')];
     if (err) throw err;
     const [code, attempt = 0] = reply as [number, number?];

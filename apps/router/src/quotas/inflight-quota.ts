@@ -1,5 +1,5 @@
 import type { Result } from 'ioredis';
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import { FINAL_TASK_STATUSES, type ReachKeys, type TaskStatus } from '@agent-reach/protocol';
 import { httpError, type Principal } from '@agent-reach/service-kit';
 import type { KeyLimits } from './key-limits.ts';
@@ -110,9 +110,9 @@ export class InflightQuota {
     const { redis, keys } = this.o;
     const ids = await redis.zrange(key, 0, RECONCILE_MAX - 1);
     if (ids.length === 0) return 0;
-    const pipeline = redis.pipeline();
-    for (const id of ids) pipeline.hget(keys.task(id), 'status');
-    const rows = (await pipeline.exec()) ?? [];
+    const pipeline = slotPipeline(redis);
+    for (const id of ids) pipeline.add(keys.task(id), (p) => p.hget(keys.task(id), 'status'));
+    const rows = await pipeline.exec();
     const ended = ids.filter((_, i) => {
       const [err, status] = rows[i] ?? [null, null];
       if (err) return false;

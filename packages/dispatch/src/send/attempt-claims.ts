@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import { decodeAssignReply, decodeClaimReply } from '../commands/replies.ts';
 import type { Delivery, DeliveryTarget } from '../delivery.ts';
@@ -79,10 +79,12 @@ export function claimSubmission(
     },
     async release() {
       // The caller's 503 leaves nothing behind: the claim and its watchdog entry both go.
-      await redis
-        .pipeline()
-        .reachReleaseClaim(keys.task(t.taskId), keys.timeline(t.taskId), c.nonce)
-        .zrem(keys.dueOf(t.taskId), watchdogMember(t.taskId))
+      const due = keys.dueOf(t.taskId);
+      await slotPipeline(redis)
+        .add(keys.task(t.taskId), (p) =>
+          p.reachReleaseClaim(keys.task(t.taskId), keys.timeline(t.taskId), c.nonce),
+        )
+        .add(due, (p) => p.zrem(due, watchdogMember(t.taskId)))
         .exec();
     },
   };

@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
@@ -83,10 +83,10 @@ export class DeadLetterer {
   /** Indexes the dead task for the DLQ and tells everyone who watches. */
   async announce(d: DeadTask): Promise<void> {
     const { redis, keys } = this.o;
-    await redis
-      .pipeline()
-      .zadd(keys.dlq(), d.at, d.taskId)
-      .zrem(keys.dueOf(d.taskId), d.taskId, watchdogMember(d.taskId))
+    const due = keys.dueOf(d.taskId);
+    await slotPipeline(redis)
+      .add(keys.dlq(), (p) => p.zadd(keys.dlq(), d.at, d.taskId))
+      .add(due, (p) => p.zrem(due, d.taskId, watchdogMember(d.taskId)))
       .exec();
     const trace = d.traceId ? { trace_id: d.traceId } : {};
     this.log.warn(

@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { encodeTask, poolBandOf, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
@@ -204,13 +204,11 @@ export class TaskSender {
     // Its priority's band of the pool: pull agents read the higher bands first (pool-bands.ts).
     const stream = keys.poolBand(pool, poolBandOf(req.task.priority));
     const fields = encodeTask(attemptMessage(req.task, taken.attempt, taken.deadlineMs));
-    const added =
-      (await redis
-        .pipeline()
-        .time()
-        .xadd(stream, '*', ...fields)
-        .sadd(keys.pools(), pool)
-        .exec()) ?? [];
+    // The pool's stream and the set of pools lie in different slots (a pipeline per master).
+    const added = await slotPipeline(redis)
+      .add(stream, (p) => p.time().xadd(stream, '*', ...fields))
+      .add(keys.pools(), (p) => p.sadd(keys.pools(), pool))
+      .exec();
     const [, time] = added[0] ?? [];
     const [xerr, messageId] = added[1] ?? [new Error('xadd: empty reply')];
     if (xerr) throw xerr;

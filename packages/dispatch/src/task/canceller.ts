@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { ControlField, WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
@@ -114,18 +114,21 @@ export class TaskCanceller {
     const clearing = redis.pipeline().zrem(keys.dueOf(taskId), taskId);
     const held = r.before === 'accepted' || r.before === 'sent' || r.before === 'received';
     if (held && r.agentId !== '') {
-      clearing.xadd(
-        keys.control(r.agentId),
-        'MAXLEN',
-        '~',
-        CONTROL_MAXLEN,
-        '*',
-        ControlField.kind,
-        'cancel',
-        ControlField.taskId,
-        taskId,
-        ControlField.attempt,
-        r.attempt,
+      const control = keys.control(r.agentId);
+      clearing.add(control, (p) =>
+        p.xadd(
+          control,
+          'MAXLEN',
+          '~',
+          CONTROL_MAXLEN,
+          '*',
+          ControlField.kind,
+          'cancel',
+          ControlField.taskId,
+          taskId,
+          ControlField.attempt,
+          r.attempt,
+        ),
       );
     }
     await clearing.exec();

@@ -1,4 +1,5 @@
 import type { RedisClient } from '../redis-connection.ts';
+import { slotPipeline } from '../slot-pipeline.ts';
 import { DEFAULT_TENANT, type ReachKeys } from '@agent-reach/protocol';
 import { newApiKey, parseApiKey, sameDigest, sha256Hex } from './key-format.ts';
 import { ROLES, type Principal, type Role } from './principal.ts';
@@ -169,23 +170,29 @@ export class ApiKeyStore {
       ratePerS: input.ratePerS ?? null,
       maxInflight: input.maxInflight ?? null,
     });
-    await this.redis
-      .multi()
-      .hset(this.keys.apiKey(record.keyId), {
-        [Field.secretHash]: issued.secretHash,
-        [Field.tenant]: record.tenant,
-        [Field.role]: record.role,
-        [Field.capabilities]: JSON.stringify(record.capabilities),
-        [Field.label]: record.label,
-        [Field.createdAt]: String(record.createdAt),
-        [Field.expiresAt]: record.expiresAt === null ? '' : String(record.expiresAt),
-        [Field.ratePerS]: record.ratePerS === null ? '' : String(record.ratePerS),
-        [Field.maxInflight]: record.maxInflight === null ? '' : String(record.maxInflight),
-      })
-      .sadd(this.keys.apiKeys(), record.keyId)
+    // The record, then the set of ids: they lie in different slots (one MULTI cannot hold both
+    // on a Cluster). A record not in the set yet is usable, only not listed.
+    const key = this.keys.apiKey(record.keyId);
+    const replies = await slotPipeline(this.redis)
+      .add(key, (p) =>
+        p.hset(key, {
+          [Field.secretHash]: issued.secretHash,
+          [Field.tenant]: record.tenant,
+          [Field.role]: record.role,
+          [Field.capabilities]: JSON.stringify(record.capabilities),
+          [Field.label]: record.label,
+          [Field.createdAt]: String(record.createdAt),
+          [Field.expiresAt]: record.expiresAt === null ? '' : String(record.expiresAt),
+          [Field.ratePerS]: record.ratePerS === null ? '' : String(record.ratePerS),
+          [Field.maxInflight]: record.maxInflight === null ? '' : String(record.maxInflight),
+        }),
+      )
+      .add(this.keys.apiKeys(), (p) => p.sadd(this.keys.apiKeys(), record.keyId))
       // Drops a cached "no such key" in every process.
-      .publish(this.keys.apiKeysChannel(), record.keyId)
+      .add(key, (p) => p.publish(this.keys.apiKeysChannel(), record.keyId))
       .exec();
+    const failed = replies.find(([err]) => err !== null)?.[0];
+    if (failed) throw failed;
     this.cache.delete(record.keyId);
     return { record, key: issued.key };
   }
@@ -194,9 +201,10 @@ export class ApiKeyStore {
   async list(): Promise<ApiKeyRecord[]> {
     const ids = await this.redis.smembers(this.keys.apiKeys());
     if (ids.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.apiKey(id));
-    const replies = (await pipeline.exec()) ?? [];
+    const pipeline = slotPipeline(this.redis);
+    for (const id of ids)
+      pipeline.add(this.keys.apiKey(id), (p) => p.hgetall(this.keys.apiKey(id)));
+    const replies = await pipeline.exec();
     const out: ApiKeyRecord[] = [];
     ids.forEach((id, i) => {
       const hash = replies[i]?.[1] as Record<string, string> | undefined;
@@ -208,11 +216,12 @@ export class ApiKeyStore {
 
   /** Deletes a key and tells every process; false when there was none. */
   async revoke(keyId: string): Promise<boolean> {
-    const replies = await this.redis
-      .multi()
-      .del(this.keys.apiKey(keyId))
-      .srem(this.keys.apiKeys(), keyId)
-      .publish(this.keys.apiKeysChannel(), keyId)
+    // Record first (then the key no longer works anywhere), then the set; different slots.
+    const key = this.keys.apiKey(keyId);
+    const replies = await slotPipeline(this.redis)
+      .add(key, (p) => p.del(key))
+      .add(this.keys.apiKeys(), (p) => p.srem(this.keys.apiKeys(), keyId))
+      .add(key, (p) => p.publish(this.keys.apiKeysChannel(), keyId))
       .exec();
     this.cache.delete(keyId);
     const deleted = replies?.[0]?.[1];

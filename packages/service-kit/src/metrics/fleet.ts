@@ -1,4 +1,5 @@
 import type { RedisClient } from '../redis-connection.ts';
+import { slotPipeline } from '../slot-pipeline.ts';
 import { Gauge, type Registry } from 'prom-client';
 import {
   AGENT_STATUSES,
@@ -79,11 +80,17 @@ async function readFleet(
   keys: ReachKeys,
   maxAgents: number,
 ): Promise<FleetSample> {
-  const head = redis.pipeline().get(keys.snapshot()).zcard(keys.dlq()).hgetall(keys.stats());
+  const head = slotPipeline(redis)
+    .add(keys.snapshot(), (p) => p.get(keys.snapshot()))
+    .add(keys.dlq(), (p) => p.zcard(keys.dlq()))
+    .add(keys.stats(), (p) => p.hgetall(keys.stats()));
   // Every shard of the due set and of the acks stream.
   const shards = keys.shards();
-  for (let shard = 0; shard < shards; shard++) head.zcard(keys.due(shard)).xlen(keys.acks(shard));
-  const first = ((await head.exec()) ?? []) as Reply;
+  for (let shard = 0; shard < shards; shard++)
+    head
+      .add(keys.due(shard), (p) => p.zcard(keys.due(shard)))
+      .add(keys.acks(shard), (p) => p.xlen(keys.acks(shard)));
+  const first = (await head.exec()) as Reply;
   const value = (i: number): unknown => (first[i]?.[0] ? undefined : first[i]?.[1]);
   let due = 0;
   let acksBacklog = 0;
@@ -101,11 +108,17 @@ async function readFleet(
   const capabilities = poolKey
     ? [...new Set(agents.flatMap((a) => a.capabilities))].sort().slice(0, maxAgents)
     : [];
-  const second = redis.pipeline();
-  for (const a of sampled) second.xinfo('GROUPS', keys.inbox(a.agent_id));
-  if (poolKey) for (const c of capabilities) second.xinfo('GROUPS', poolKey.call(keys, c));
-  const replies =
-    sampled.length + capabilities.length > 0 ? (((await second.exec()) ?? []) as Reply) : [];
+  const second = slotPipeline(redis);
+  for (const a of sampled) {
+    const inbox = keys.inbox(a.agent_id);
+    second.add(inbox, (p) => p.xinfo('GROUPS', inbox));
+  }
+  if (poolKey)
+    for (const c of capabilities) {
+      const pool = poolKey.call(keys, c);
+      second.add(pool, (p) => p.xinfo('GROUPS', pool));
+    }
+  const replies = (await second.exec()) as Reply;
   const depth = (i: number, name: string) =>
     replies[i]?.[0] ? undefined : groupDepth(name, replies[i]?.[1]);
   const inboxes = sampled.flatMap((a, i) => depth(i, a.agent_id) ?? []);
