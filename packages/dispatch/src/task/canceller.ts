@@ -111,7 +111,8 @@ export class TaskCanceller {
 
   private async clear(taskId: string, by: string, now: number, r: CancelReply): Promise<void> {
     const { redis, keys } = this.o;
-    const clearing = redis.pipeline().zrem(keys.dueOf(taskId), taskId);
+    const due = keys.dueOf(taskId);
+    const clearing = slotPipeline(redis).add(due, (p) => p.zrem(due, taskId));
     const held = r.before === 'accepted' || r.before === 'sent' || r.before === 'received';
     if (held && r.agentId !== '') {
       const control = keys.control(r.agentId);

@@ -1,4 +1,4 @@
-import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { ReachKeys } from '@agent-reach/protocol';
 
 /** Where a task submitted during another task's handling sits in its trace. */
