@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
+import { poolStreams, reachKeys } from '@agent-reach/protocol';
 import { startAgent } from '../support/agents.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 import { connectRedis, type TestRedis } from '../support/redis.ts';
@@ -111,7 +112,11 @@ describe('pull pools', () => {
         channel: 'pull',
       },
     });
-    expect(reg.body.pools).toEqual([`${stack.prefix}:{pool:embed}`, `${stack.prefix}:{pool:rank}`]);
+    // Each capability's pool as its priority bands, highest first (pool-bands.ts).
+    expect(reg.body.pools).toEqual([
+      ...poolStreams(reachKeys(stack.prefix), 'embed'),
+      ...poolStreams(reachKeys(stack.prefix), 'rank'),
+    ]);
     const batch = await client.submit({ capability: 'embed', payload: { text: 'a' } });
     expect(batch).toMatchObject({
       status: 'sent',

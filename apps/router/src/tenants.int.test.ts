@@ -196,6 +196,16 @@ describe('tenants', () => {
     expect(other.statusCode).toBe(403);
     expect(other.json().error).toBe('FORBIDDEN');
     expect((await submit('acmeEchoOnly', { capability: 'echo' })).statusCode).toBe(202);
+    // A fallback is a capability the task may run on: the key must be allowed it too.
+    const fallback = await submit('acmeEchoOnly', {
+      capability: 'echo',
+      fallback_capabilities: ['translate'],
+    });
+    expect(fallback.statusCode).toBe(403);
+    expect(fallback.json()).toMatchObject({
+      error: 'FORBIDDEN',
+      message: expect.stringContaining('translate'),
+    });
   });
 });
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { reachKeys, type AgentView, type RegisterReply } from '@agent-reach/protocol';
+import { poolStreams, reachKeys, type AgentView, type RegisterReply } from '@agent-reach/protocol';
 import { ApiKeyStore, type NewApiKey } from '@agent-reach/service-kit';
 import { randomPrefix, testServices } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from '../index.ts';
@@ -73,7 +73,7 @@ describe('registration takes an agent key that covers the capabilities', () => {
     expect(res.statusCode).toBe(200);
     const reply = res.json<RegisterReply>();
     expect(reply).toMatchObject({ tenant: 'acme', shared: false });
-    expect(reply.pools).toEqual([reachKeys(prefix).pool('acme/echo')]);
+    expect(reply.pools).toEqual(poolStreams(reachKeys(prefix), 'acme/echo'));
     expect(await redis.hget(reachKeys(prefix).agent('puller'), 'tenant')).toBe('acme');
   });
 

@@ -6,6 +6,7 @@ import {
   type RedisClient,
 } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
+import { bandOfStream, POOL_BANDS } from '@agent-reach/protocol';
 import { Backoff, type CompiledBackoff } from '../util/backoff.ts';
 import { settlesWithin, sleep } from '../util/sleep.ts';
 import { ReadPlanner, readLanes } from './read-plan.ts';
@@ -230,7 +231,10 @@ export class Consumer {
       await this.#clientIdOf(lane);
       if (this.#stopping) return;
       const origins = originsOf(source);
-      const call = lane.plan.next(lane.streams, share);
+      // The inbox first (probes, re-routed tasks), then pool bands highest first (pool-bands.ts).
+      const call = lane.plan.next(lane.streams, share, (s) =>
+        origins.get(s)?.kind === 'inbox' ? POOL_BANDS : bandOfStream(s),
+      );
       const { group, consumer } = source;
       const keysAndIds = [...call.streams, ...call.ids];
       lane.blocked = call.block;

@@ -88,6 +88,26 @@ describe('ReadPlanner', () => {
     expect(plan.next(streams, 2)).toMatchObject({ streams: ['p1'], block: false });
   });
 
+  it('sweeps streams of a higher rank first (pool priority bands), rotating within a rank', () => {
+    const streams = ['inbox', 'cap', 'cap:b1', 'cap:b2'];
+    const rank = (s: string) =>
+      s === 'inbox' ? 3 : s.endsWith(':b2') ? 2 : s.endsWith(':b1') ? 1 : 0;
+    const plan = live(streams);
+    const sweep = () => {
+      const order: string[] = [];
+      for (let i = 0; i < streams.length; i++) {
+        const call = plan.next(streams, 1, rank);
+        order.push(call.streams[0] ?? '');
+        plan.done(call, []);
+      }
+      plan.done(plan.next(streams, 1, rank), []);
+      return order;
+    };
+    // Whichever stream the rotation starts at, the bands come highest first.
+    expect(sweep()).toEqual(['inbox', 'cap:b2', 'cap:b1', 'cap']);
+    expect(sweep()).toEqual(['inbox', 'cap:b2', 'cap:b1', 'cap']);
+  });
+
   it('starts a new sweep instead of blocking when the last one found work', () => {
     const streams = ['inbox', 'p1'];
     const plan = live(streams);

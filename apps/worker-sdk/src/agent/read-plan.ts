@@ -30,7 +30,8 @@ export interface ReadPlanState {
  *    finishes what it had read and never acknowledged.
  * 2. **free ≥ k**: every stream in one blocking call, COUNT ⌊free / k⌋.
  * 3. **free < k**: a sweep, one stream per call without BLOCK, COUNT free, starting one stream
- *    further each sweep so that no stream is always served first; only if the whole sweep found
+ *    further each sweep so that no stream is always served first (within a rank: a pool's higher
+ *    priority bands are read before its lower ones); only if the whole sweep found
  *    nothing, one blocking call over `free` of the streams with COUNT 1. An entry that lands on a
  *    stream outside that call waits at most one BLOCK, until the next sweep.
  *
@@ -43,8 +44,12 @@ export class ReadPlanner {
   #sweepFound = false;
   #rotation = 0;
 
-  /** The next call for these streams with `free` (≥ 1) free slots. */
-  next(streams: readonly string[], free: number): ReadCall {
+  /**
+   * The next call for these streams with `free` (≥ 1) free slots. `rank`: a sweep reads streams
+   * of a higher rank first (a pool's higher priority bands, pool-bands.ts), rotating only among
+   * streams of the same rank.
+   */
+  next(streams: readonly string[], free: number, rank?: (stream: string) => number): ReadCall {
     if (free < 1) throw new RangeError(`next() with ${free} free slots`);
     this.#follow(streams);
     const history = streams.find((s) => this.#history.has(s));
@@ -69,14 +74,16 @@ export class ReadPlanner {
       };
     }
     if (this.#sweep === undefined) {
-      this.#sweep = rotate(streams, this.#rotation++);
+      const turn = rotate(streams, this.#rotation++);
+      // Array.prototype.sort is stable: equal ranks keep their turn.
+      this.#sweep = rank ? turn.sort((a, b) => rank(b) - rank(a)) : turn;
       this.#sweepFound = false;
     }
     const stream = this.#sweep.shift();
     if (stream !== undefined)
       return { streams: [stream], ids: ['>'], count: free, block: false, history: false };
     this.#sweep = undefined;
-    if (this.#sweepFound) return this.next(streams, free);
+    if (this.#sweepFound) return this.next(streams, free, rank);
     const some = rotate(streams, this.#rotation).slice(0, free);
     return { streams: some, ids: some.map(() => '>'), count: 1, block: true, history: false };
   }
