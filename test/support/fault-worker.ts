@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import {
   decodeTask,
   placementMiss,
@@ -7,6 +6,7 @@ import {
   type AgentPlacement,
 } from '@agent-reach/protocol';
 import { http } from './stack.ts';
+import { connectRedis, type TestRedis } from './redis.ts';
 
 /**
  * What a fault worker does with each task it reads from now on: complete it, fail it (retryable),
@@ -37,6 +37,8 @@ export interface ReadRecord {
 export interface FaultWorkerOptions {
   registryUrl: string;
   redisUrl: string;
+  /** Seeds of a Redis Cluster (`Stack.redisClusterNodes`); empty or absent for one Redis. */
+  redisClusterNodes?: string;
   agentId: string;
   capabilities: string[];
   region?: string;
@@ -80,7 +82,7 @@ function fieldsOf(flat: string[]): Record<string, string> {
 export class FaultWorker {
   readonly reads: ReadRecord[] = [];
   private state: FaultWorkerState = 'running';
-  private readonly redis: Redis;
+  private readonly redis: TestRedis;
   private readonly beat: NodeJS.Timeout;
   private loop: Promise<void> = Promise.resolve();
   /** Entries held without a receipt (`<stream> <id>`): they count against the worker's slots. */
@@ -92,7 +94,7 @@ export class FaultWorker {
     readonly reg: Registration,
   ) {
     this.current = opts.mode ?? 'complete';
-    this.redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
+    this.redis = connectRedis(opts, { maxRetriesPerRequest: null });
     this.beat = setInterval(() => void this.heartbeat(), opts.heartbeatMs ?? 200);
   }
 

@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
 import { waitFor } from '@agent-reach/testkit';
 import { http, type Stack } from './stack.ts';
+import { connectRedis, type TestRedis } from './redis.ts';
 
 type Entry = [string, string[]];
 type ReadReply = [string, Entry[]][] | null;
@@ -29,13 +29,13 @@ export class RawWorker {
   private running = true;
   private loop: Promise<void> | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
-  private readonly conn: Redis;
+  private readonly conn: TestRedis;
 
   private constructor(
     private readonly stack: Stack,
     readonly reg: Registration,
   ) {
-    this.conn = new Redis(stack.redisUrl, { maxRetriesPerRequest: null });
+    this.conn = connectRedis(stack, { maxRetriesPerRequest: null });
   }
 
   /** Registers `body` and starts reading and heartbeating. */

@@ -1,5 +1,5 @@
-import { Redis } from 'ioredis';
 import { http } from './stack.ts';
+import { connectRedis } from './redis.ts';
 
 /** A task as the worker read it from its inbox. */
 export interface RawTask {
@@ -38,6 +38,8 @@ function fieldsOf(flat: string[]): Record<string, string> {
  */
 export async function startScriptedWorker(opts: {
   redisUrl: string;
+  /** Seeds of a Redis Cluster (`Stack.redisClusterNodes`); empty or absent for one Redis. */
+  redisClusterNodes?: string;
   registryUrl: string;
   agentId: string;
   capabilities: string[];
@@ -61,7 +63,7 @@ export async function startScriptedWorker(opts: {
   if (reg.status !== 200)
     throw new Error(`register failed: ${reg.status} ${JSON.stringify(reg.body)}`);
   const { epoch, token, stream, group, acks_stream: acks } = reg.body;
-  const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
+  const redis = connectRedis(opts, { maxRetriesPerRequest: null });
   const seen: string[] = [];
   let closing = false;
   const beat = setInterval(() => {
