@@ -2,7 +2,8 @@
  * `npm run bench`: Agent-Reach end to end against BullMQ and the raw Redis Streams floor, on one
  * private Redis, interleaved; a table, then one JSON line (the last line of stdout).
  * `--quick` for the CI smoke run, `--routing` for the routing microbenchmark, `--profile` for CPU
- * profiles of the router and registry-sync during a flood. See docs/PERFORMANCE.md.
+ * profiles of the router and registry-sync during a flood, `--topology cluster` for the flood on
+ * one Redis against a 3-master Redis Cluster and one router against three. See docs/PERFORMANCE.md.
  */
 import { cpus, loadavg } from 'node:os';
 import { mkdir } from 'node:fs/promises';
@@ -21,7 +22,8 @@ import {
 } from './report.ts';
 import { readProfiles, renderSummary, summarizeProfile } from './profile/summary.ts';
 import { runRoutingBench } from './routing/bench.ts';
-import { Session, WORK_DIR } from './session.ts';
+import { Session, WORK_DIR, type Records } from './session.ts';
+import { printTopologyReport } from './topology/print.ts';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -35,6 +37,23 @@ function settingsLine(o: BenchOptions): string {
     o.modes.includes('http') ? `http ${o.httpConnections} connections × ${o.httpMs / 1000} s` : '',
   ].filter(Boolean);
   return `settings: ${modes.join('; ')}; ${o.workers} workers × concurrency ${o.concurrency}; ${o.reps} repetition(s), interleaved; service log level ${o.serviceLogLevel}`;
+}
+
+/**
+ * 1 when a run had failed tasks (a bug), else 0; says so, and how many runs ended with tasks
+ * still waiting (a system that could not keep up with an open-loop rate: a figure, not an error).
+ */
+function failedRuns(records: Records, say: (line: string) => void): number {
+  const all = Object.values(records).flatMap((byKind) => Object.values(byKind).flat());
+  const failed = all.filter((r) => r.result.failed > 0);
+  const late = all.filter((r) => r.result.timedOut);
+  if (late.length > 0)
+    say(
+      `${late.length} run(s) ended with tasks still waiting for a result (the system could not keep up): see the notes column`,
+    );
+  if (failed.length === 0) return 0;
+  say(`${failed.length} run(s) had failed tasks; first: ${failed[0]?.result.firstError ?? '?'}`);
+  return 1;
 }
 
 async function runE2e(opts: BenchOptions): Promise<number> {
@@ -66,7 +85,7 @@ async function runE2e(opts: BenchOptions): Promise<number> {
   const load = loadavg()
     .map((l) => l.toFixed(1))
     .join(' ');
-  let code = 0;
+  let code: number;
   try {
     await session.start();
     const records = await session.run();
@@ -84,10 +103,14 @@ async function runE2e(opts: BenchOptions): Promise<number> {
       const r = roleMap.get(system);
       return (kind === 'http' ? r?.all : r?.queued) ?? new Set();
     };
+    const machine = `machine: ${cpus().length} vCPUs (${cpus()[0]?.model.trim() ?? '?'}), Node ${process.version}, load average at start ${load} (shared machine: absolute figures are noisy, ratios within the run are steadier)`;
+    if (opts.topology) {
+      printTopologyReport(out, records, opts, rolesOf, machine);
+      log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      return failedRuns(records, log);
+    }
     out(`Agent-Reach benchmark, ${new Date().toISOString()}`);
-    out(
-      `machine: ${cpus().length} vCPUs (${cpus()[0]?.model.trim() ?? '?'}), Node ${process.version}, load average at start ${load} (shared machine: absolute figures are noisy, ratios within the run are steadier)`,
-    );
+    out(machine);
     out(settingsLine(opts));
     out('');
     out(
@@ -115,21 +138,7 @@ async function runE2e(opts: BenchOptions): Promise<number> {
     out('');
     out('targets (issue 16):');
     for (const line of targetLines(records)) out(`  ${line}`);
-    const all = Object.values(records).flatMap((byKind) => Object.values(byKind).flat());
-    // A task that failed is a bug; one without a result when the run ended is a system that
-    // could not keep up with an open-loop rate, which is a figure, not an error.
-    const failed = all.filter((r) => r.result.failed > 0);
-    const late = all.filter((r) => r.result.timedOut);
-    if (late.length > 0)
-      log(
-        `${late.length} run(s) ended with tasks still waiting for a result (the system could not keep up): see the notes column`,
-      );
-    if (failed.length > 0) {
-      log(
-        `${failed.length} run(s) had failed tasks; first: ${failed[0]?.result.firstError ?? '?'}`,
-      );
-      code = 1;
-    }
+    code = failedRuns(records, log);
     if (profileDir) {
       await session.close();
       const names = new Map(session.children.list().map((c) => [c.pid, c.name]));

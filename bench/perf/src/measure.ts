@@ -1,9 +1,9 @@
-import type { Redis } from 'ioredis';
 import { monoMs } from './clock.ts';
 import type { FromCaller, RunRequest, RunResult } from './load/protocol.ts';
 import type { Role } from './proc/children.ts';
-import { diffCalls, processCpuSeconds, redisCommandCalls, redisCpuSeconds } from './proc/cpu.ts';
-import type { RunningSystem } from './stack/running.ts';
+import { diffCalls, processCpuSeconds } from './proc/cpu.ts';
+import type { RedisGauge } from './proc/redis-nodes.ts';
+import type { ProcRef, RunningSystem } from './stack/running.ts';
 
 /** CPU seconds per 1,000 completed tasks, by role; `total` adds them up. */
 export type CpuPerK = Record<Role | 'total', number>;
@@ -12,6 +12,10 @@ export type CpuPerK = Record<Role | 'total', number>;
 export interface RunRecord {
   result: RunResult;
   cpu: CpuPerK;
+  /** CPU seconds per 1,000 completed tasks of each Redis node (`cpu.redis` is their sum). */
+  redisNodes: Record<string, number>;
+  /** CPU seconds per 1,000 completed tasks of each of the system's processes, by name. */
+  procCpu: Record<string, number>;
   /** Redis commands per completed task, by command (scripts' inner commands included). */
   commands: Record<string, number>;
   /** Redis microseconds per completed task, by command (a script's time holds its inner commands'). */
@@ -24,17 +28,21 @@ const ROLES: readonly Role[] = ['caller', 'front', 'sync', 'workers', 'redis'];
 
 /**
  * Sends one run to the system's caller and reads, around it, the CPU time of each of the
- * system's processes (/proc), of Redis (`INFO cpu`) and Redis' command counts.
+ * system's processes and of each Redis node (/proc), and Redis' command counts.
  */
 export async function measureRun(
   system: RunningSystem,
-  admin: Redis,
+  redis: RedisGauge,
   req: RunRequest,
   timeoutMs: number,
 ): Promise<RunRecord> {
-  const procs = system.processes.filter((p) => req.mode === 'http' || !system.httpOnly.includes(p));
+  const procs: ProcRef[] = [
+    ...system.processes.filter((p) => req.mode === 'http' || !system.httpOnly.includes(p)),
+    ...(system.cpuOnly ?? []),
+  ];
   const before = procs.map((p) => processCpuSeconds(p.pid));
-  const [redisBefore, callsBefore] = [await redisCpuSeconds(admin), await redisCommandCalls(admin)];
+  const callsBefore = await redis.commandCalls();
+  const redisBefore = redis.cpuSeconds();
   const fromMs = monoMs();
   system.caller.send({ type: 'run', req });
   const reply = (await system.caller.next(
@@ -50,8 +58,9 @@ export async function measureRun(
       `${system.name} run ${req.id} failed: ${reply.type === 'run-error' ? reply.message : reply.type}`,
     );
   const toMs = monoMs();
-  const [redisAfter, callsAfter] = [await redisCpuSeconds(admin), await redisCommandCalls(admin)];
+  const redisAfter = redis.cpuSeconds();
   const after = procs.map((p) => processCpuSeconds(p.pid));
+  const callsAfter = await redis.commandCalls();
   const result = revive(reply.result);
   const perK = (seconds: number) =>
     result.completed > 0 ? (seconds * 1000) / result.completed : NaN;
@@ -60,10 +69,19 @@ export async function measureRun(
     front: 0,
     sync: 0,
     workers: 0,
-    redis: redisAfter - redisBefore,
+    redis: 0,
   };
+  const redisNodes: Record<string, number> = {};
+  redis.nodes.forEach((n, i) => {
+    const used = (redisAfter[i] as number) - (redisBefore[i] as number);
+    byRole.redis += used;
+    redisNodes[n.name] = perK(used);
+  });
+  const procCpu: Record<string, number> = {};
   procs.forEach((p, i) => {
-    byRole[p.role] += (after[i] as number) - (before[i] as number);
+    const used = (after[i] as number) - (before[i] as number);
+    byRole[p.role] += used;
+    procCpu[p.name] = perK(used);
   });
   const cpu = { total: 0 } as CpuPerK;
   for (const role of ROLES) {
@@ -76,7 +94,7 @@ export async function measureRun(
     commands[cmd] = result.completed > 0 ? n.calls / result.completed : NaN;
     commandUsec[cmd] = result.completed > 0 ? n.usec / result.completed : NaN;
   }
-  return { result, cpu, commands, commandUsec, window: { fromMs, toMs } };
+  return { result, cpu, redisNodes, procCpu, commands, commandUsec, window: { fromMs, toMs } };
 }
 
 /** JSON (the IPC channel) turns NaN into null: turn the missing figures back into NaN. */

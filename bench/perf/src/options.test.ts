@@ -39,4 +39,26 @@ describe('parseArgs', () => {
     const o = parseArgs(['--profile']);
     expect(o).toMatchObject({ profile: true, systems: ['reach'], modes: ['flood'], reps: 1 });
   });
+
+  it('runs the topology systems, floods only, with a fleet of 30 agents over 3 capabilities', () => {
+    const o = parseArgs(['--topology', 'cluster']);
+    expect(o).toMatchObject({
+      topology: 'cluster',
+      systems: ['one-redis', 'cluster', 'cluster-3r'],
+      modes: ['flood'],
+      agents: 30,
+      capabilities: 3,
+      routers: 3,
+      workers: 3,
+      reps: 3,
+    });
+    expect(parseArgs(['--topology', 'cluster', '--quick']).reps).toBe(1);
+    expect(parseArgs(['--topology', 'cluster', '--workers', '2']).workers).toBe(2);
+    expect(() => parseArgs(['--topology', 'mesh'])).toThrow(UsageError);
+    expect(() => parseArgs(['--topology', 'cluster', '--modes', 'http'])).toThrow(UsageError);
+    expect(() =>
+      parseArgs(['--topology', 'cluster', '--agents', '2', '--capabilities', '3']),
+    ).toThrow(UsageError);
+    expect(() => parseArgs(['--topology', 'cluster', '--routers', '1'])).toThrow(UsageError);
+  });
 });

@@ -6,7 +6,15 @@ import type { Mode } from './load/protocol.ts';
  * auth costs per request against the same system without it.
  */
 export const SYSTEMS = ['reach', 'bullmq', 'floor', 'reach-auth'] as const;
-export type SystemName = (typeof SYSTEMS)[number];
+
+/**
+ * The systems of `--topology cluster`, all Agent-Reach with the same fleet: on one Redis with one
+ * router, on a 3-master Redis Cluster with one router, and on that cluster with 3 routers behind
+ * nginx.
+ */
+export const TOPOLOGY_SYSTEMS = ['one-redis', 'cluster', 'cluster-3r'] as const;
+export type TopologySystemName = (typeof TOPOLOGY_SYSTEMS)[number];
+export type SystemName = (typeof SYSTEMS)[number] | TopologySystemName;
 
 /** Settings of one bench session; {@link parseArgs} fills them from the command line. */
 export interface BenchOptions {
@@ -14,6 +22,18 @@ export interface BenchOptions {
   quick: boolean;
   /** Run the routing microbenchmark instead of the end-to-end session. */
   routing: boolean;
+  /**
+   * `cluster`: Agent-Reach's flood on one Redis against a 3-master Redis Cluster, and one router
+   * against 3 behind nginx ({@link TOPOLOGY_SYSTEMS}), with a fleet of {@link agents} agents.
+   * @default undefined (the comparison with BullMQ and the floor)
+   */
+  topology?: 'cluster';
+  /** Agents of the `--topology` fleet, spread over the processes in {@link workers}. @default 30 */
+  agents: number;
+  /** Capabilities the `--topology` fleet serves, agent i serving capability i mod this. @default 3 */
+  capabilities: number;
+  /** Routers behind nginx in the `cluster-3r` system. @default 3 */
+  routers: number;
   /** CPU-profile the router, registry-sync and agents during one Agent-Reach run (flood unless --modes says), then summarise. */
   profile: boolean;
   /** Interleaved repetitions; figures are their medians. @default 3 (quick: 1) */
@@ -30,7 +50,7 @@ export interface BenchOptions {
   httpMs: number;
   /** Concurrent request-per-task clients in the http runs. @default 50 */
   httpConnections: number;
-  /** Worker processes per system: agents, BullMQ workers, floor consumers. @default 2 */
+  /** Worker processes per system: agents, BullMQ workers, floor consumers (`--topology`: processes the agents are spread over). @default 2 (--topology: 3) */
   workers: number;
   /** Tasks each worker runs at once: max_concurrency, BullMQ concurrency. @default 100 */
   concurrency: number;
@@ -46,13 +66,15 @@ export interface BenchOptions {
   verbose: boolean;
   /** How long a paced or http run waits for its last results; also bounds the wait for Redis to go quiet between runs. @default 20000 (quick: 4000) */
   drainMs: number;
-  /** The whole session is stopped after this long. @default 25 min (quick: 100 s) */
+  /** The whole session is stopped after this long. @default 25 min (quick: 100 s; --topology: 10 min, quick 150 s) */
   deadlineMs: number;
 }
 
 const HELP = `usage: npm run bench -- [--quick] [--routing] [--profile] [--reps N] [--tasks N] [--window N]
        [--workers N] [--concurrency N] [--http-ms MS] [--paced-ms MS] [--rates 200,2000,4000]
-       [--only reach,bullmq,floor,reach-auth] [--modes flood,paced,http] [--log-level warn] [--verbose]`;
+       [--only reach,bullmq,floor,reach-auth] [--modes flood,paced,http] [--log-level warn] [--verbose]
+       npm run bench -- --topology cluster [--quick] [--agents 30] [--capabilities 3] [--routers 3]
+       [--reps N] [--tasks N] [--window N] [--workers N] [--concurrency N] [--log-level warn] [--verbose]`;
 
 /** Thrown for a bad command line; the message is the usage. */
 export class UsageError extends Error {
@@ -92,6 +114,9 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
   const o: BenchOptions = {
     quick,
     routing: false,
+    agents: 30,
+    capabilities: 3,
+    routers: 3,
     profile: false,
     reps: quick ? 1 : 3,
     floodTasks: quick ? 2000 : 20_000,
@@ -111,6 +136,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     deadlineMs: quick ? 100_000 : 25 * 60_000,
   };
   let modesGiven = false;
+  let workersGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const next = () => argv[++i];
@@ -134,6 +160,22 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         break;
       case '--workers':
         o.workers = int(flag, next());
+        workersGiven = true;
+        break;
+      case '--topology': {
+        const t = next();
+        if (t !== 'cluster') throw new UsageError(`--topology takes cluster\n${HELP}`);
+        o.topology = t;
+        break;
+      }
+      case '--agents':
+        o.agents = int(flag, next());
+        break;
+      case '--capabilities':
+        o.capabilities = int(flag, next());
+        break;
+      case '--routers':
+        o.routers = int(flag, next(), 2);
         break;
       case '--concurrency':
         o.concurrency = int(flag, next());
@@ -166,6 +208,18 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       default:
         throw new UsageError(`unknown argument ${String(flag)}\n${HELP}`);
     }
+  }
+  if (o.topology) {
+    if (o.routing || o.profile || modesGiven)
+      throw new UsageError(`--topology runs floods only, without --routing or --profile\n${HELP}`);
+    o.systems = [...TOPOLOGY_SYSTEMS];
+    o.modes = ['flood'];
+    if (!workersGiven) o.workers = 3;
+    if (o.agents < o.capabilities)
+      throw new UsageError(
+        `--agents must be at least --capabilities (each capability needs an agent)\n${HELP}`,
+      );
+    o.deadlineMs = quick ? 150_000 : 10 * 60_000;
   }
   if (o.profile) {
     // One Agent-Reach run (a flood unless --modes names another), profiled: the profile is of

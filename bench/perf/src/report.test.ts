@@ -29,6 +29,8 @@ function rec(tps: number, p50: number, p99: number, redis: number): RunRecord {
       timedOut: false,
     },
     cpu: { caller: 1, front: 1, sync: 0, workers: 1, redis, total: 3 + redis },
+    redisNodes: { redis },
+    procCpu: {},
     commands: { xadd: 3 },
     commandUsec: { xadd: 4.5 },
     window: { fromMs: 0, toMs: 1 },

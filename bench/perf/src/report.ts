@@ -56,7 +56,7 @@ const runs = (records: Records, system: SystemName, kind: string): RunRecord[] =
   records[system]?.[kind] ?? [];
 
 /** Median over repetitions of one figure. */
-function med(
+export function med(
   records: Records,
   system: SystemName,
   kind: string,
@@ -69,7 +69,7 @@ function med(
  * Median over repetitions of `f(a) / f(b)`, a and b from the same repetition: the systems ran
  * side by side, so a repetition's ratio is steadier than the ratio of two medians.
  */
-function pairedRatio(
+export function pairedRatio(
   records: Records,
   a: SystemName,
   b: SystemName,

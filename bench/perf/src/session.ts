@@ -9,12 +9,13 @@ import type { Mode } from './load/protocol.ts';
 import type { BenchOptions, SystemName } from './options.ts';
 import { rotate, runPlan, warmupPlan } from './plan.ts';
 import { ChildSet } from './proc/children.ts';
-import { redisCommandsProcessed } from './proc/cpu.ts';
 import { recordPid, stopLeftovers } from './proc/pidfiles.ts';
+import { RedisGauge } from './proc/redis-nodes.ts';
 import { startBullmq } from './stack/bullmq.ts';
 import { startFloor } from './stack/floor.ts';
 import { startReach } from './stack/reach.ts';
 import type { RunningSystem } from './stack/running.ts';
+import { startTopology, type Topology } from './topology/start.ts';
 
 /** Where sessions keep pid files and profiles (git-ignored). */
 export const WORK_DIR = fileURLToPath(new URL('../.reach/', import.meta.url));
@@ -34,6 +35,12 @@ export class Session {
   readonly children = new ChildSet(this.dir);
   private redis: OwnRedis | undefined;
   private admin: Redis | undefined;
+  /** The session's one Redis. */
+  private gauge: RedisGauge | undefined;
+  /** Every Redis node of the session (quiet checks). */
+  private allNodes: RedisGauge | undefined;
+  /** `--topology cluster`: the cluster and what runs on it. */
+  private topology: Topology | undefined;
   private closing: Promise<void> | undefined;
   readonly systems: RunningSystem[] = [];
 
@@ -58,10 +65,26 @@ export class Session {
     this.admin = admin;
     const version = (await admin.info('server')).match(/redis_version:(\S+)/)?.[1] ?? '?';
     this.log(`redis-server ${version} on ${this.redis.url} (pid ${this.redis.pid()})`);
+    this.gauge = new RedisGauge([{ name: 'redis', pid: this.redis.pid(), admin }]);
+    this.allNodes = this.gauge;
     const { children, opts } = this;
     const url = this.redis.url;
-    // The systems start side by side (start-up is mostly tsx compiling), then stay in this order.
     const t0 = Date.now();
+    if (opts.topology === 'cluster') {
+      this.topology = await startTopology({
+        children,
+        dir: this.dir,
+        redisUrl: url,
+        redis: this.gauge,
+        opts,
+        log: this.log,
+      });
+      this.systems.push(...this.topology.systems);
+      this.allNodes = new RedisGauge([...this.gauge.nodes, ...this.topology.cluster.nodes]);
+      this.log(`every system up in ${Date.now() - t0} ms`);
+      return;
+    }
+    // The systems start side by side (start-up is mostly tsx compiling), then stay in this order.
     const started = await Promise.allSettled(
       opts.systems.map((name) =>
         name === 'reach' || name === 'reach-auth'
@@ -89,8 +112,8 @@ export class Session {
 
   /** Warms every system up, then runs the repetitions, the systems interleaved run by run. */
   async run(): Promise<Records> {
-    const admin = this.admin;
-    if (!admin) throw new Error('session not started');
+    const gauge = this.gauge;
+    if (!gauge) throw new Error('session not started');
     let seq = 0;
     const runOnce = async (
       system: RunningSystem,
@@ -102,7 +125,7 @@ export class Session {
       await system.betweenRuns();
       await this.quiesce();
       const id = `${system.name}-${kind.key}-${process.pid}-${seq++}`;
-      return measureRun(system, admin, { id, ...kind.req }, kind.timeoutMs);
+      return measureRun(system, system.redis ?? gauge, { id, ...kind.req }, kind.timeoutMs);
     };
     for (const system of this.systems) {
       for (const kind of warmupPlan(this.opts)) {
@@ -172,13 +195,13 @@ export class Session {
    * up after `drainMs` and says so.
    */
   private async quiesce(): Promise<void> {
-    const admin = this.admin;
-    if (!admin) return;
+    const nodes = this.allNodes;
+    if (!nodes) return;
     const deadline = Date.now() + this.opts.drainMs;
-    let last = await redisCommandsProcessed(admin);
+    let last = await nodes.commandsProcessed();
     for (;;) {
       await sleep(250);
-      const now = await redisCommandsProcessed(admin);
+      const now = await nodes.commandsProcessed();
       if (now - last < QUIET_COMMANDS_PER_250_MS) return;
       if (Date.now() > deadline) {
         this.log(
@@ -193,8 +216,10 @@ export class Session {
   /** Stops every process and Redis, newest first; idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await Promise.allSettled(this.systems.map(async (s) => s.stop?.()));
       await this.children.stopAll();
       this.admin?.disconnect();
+      await this.topology?.stop();
       await this.redis?.stop();
       await rm(this.dir, { recursive: true, force: true });
     })();
@@ -203,7 +228,9 @@ export class Session {
 
   /** When the orchestrator must exit at once: SIGKILL every child and Redis. */
   killNow(): void {
+    for (const s of this.systems) s.killNow?.();
     this.children.killAllNow();
+    this.topology?.killNow();
     try {
       this.redis?.kill('SIGKILL');
     } catch {

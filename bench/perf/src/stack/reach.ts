@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BenchOptions } from '../options.ts';
+import type { BenchOptions, SystemName } from '../options.ts';
 import type { Child, ChildSet } from '../proc/children.ts';
+import type { RedisGauge } from '../proc/redis-nodes.ts';
 import { getJson, until } from './health.ts';
+import { startRouterBalancer } from './nginx.ts';
 import { spawnListening } from './ports.ts';
 import { entry, type RunningSystem } from './running.ts';
 
@@ -30,11 +32,41 @@ function serverEntry(pkg: string): string {
   return join(dirname(fileURLToPath(import.meta.resolve(pkg))), 'server.ts');
 }
 
+/**
+ * A fleet of agents several to a process (`--topology`): agent i (`bench-agent-<i>`) serves
+ * capability `bench-noop-<i mod capabilities>`, and the agents are dealt to `opts.workers`
+ * processes in turn.
+ */
+export interface FleetSpec {
+  agents: number;
+  capabilities: number;
+}
+
+/** The capabilities of a {@link FleetSpec}, in order. */
+export const fleetCapabilities = (fleet: FleetSpec): string[] =>
+  Array.from({ length: fleet.capabilities }, (_, c) => `${REACH_CAPABILITY}-${c}`);
+
 /** What starting Agent-Reach needs. */
 export interface ReachStackOptions {
   children: ChildSet;
   redisUrl: string;
   opts: BenchOptions;
+  /** The system's name. @default 'reach' ('reach-auth' with `auth`) */
+  name?: SystemName;
+  /** Key prefix. @default 'bench' ('bench-auth' with `auth`) */
+  prefix?: string;
+  /** Environment of every service and agent for Redis; replaces `REDIS_URL` (a cluster's seeds). */
+  redisEnv?: Record<string, string>;
+  /** More environment of the router(s) and registry-sync (e.g. REACH_SHARDS). */
+  serviceEnv?: Record<string, string>;
+  /** Routers; more than one are put behind nginx, which callers and agents then use. @default 1 */
+  routers?: number;
+  /** Where nginx keeps its files, when `routers` > 1. */
+  workDir?: string;
+  /** Agents several to a process instead of one per process (`opts.workers` processes either way). */
+  fleet?: FleetSpec;
+  /** The Redis the system runs on, when not the session's one Redis. */
+  redis?: RedisGauge;
   /** Write CPU profiles of the router and registry-sync here (at their exit). */
   profileDir?: string;
   /**
@@ -66,12 +98,19 @@ export async function startReach({
   opts,
   profileDir,
   auth = false,
+  ...more
 }: ReachStackOptions): Promise<RunningSystem> {
   const adminKey = randomBytes(32).toString('hex');
-  const name = auth ? 'reach-auth' : 'reach';
+  const name = more.name ?? (auth ? 'reach-auth' : 'reach');
+  const redisEnv = more.redisEnv ?? { REDIS_URL: redisUrl };
+  const routerCount = more.routers ?? 1;
+  const fleet = more.fleet;
+  const agentCount = fleet?.agents ?? opts.workers;
+  const agentProcesses = Math.min(opts.workers, agentCount);
   const common = {
-    REDIS_URL: redisUrl,
-    REACH_PREFIX: auth ? `${REACH_PREFIX}-auth` : REACH_PREFIX,
+    ...redisEnv,
+    ...more.serviceEnv,
+    REACH_PREFIX: more.prefix ?? (auth ? `${REACH_PREFIX}-auth` : REACH_PREFIX),
     ...(auth ? { REACH_AUTH: 'required', REACH_ADMIN_KEY: adminKey } : {}),
     HOST: '127.0.0.1',
     LOG_LEVEL: opts.serviceLogLevel,
@@ -89,7 +128,7 @@ export async function startReach({
     );
   // Started side by side: the router's /healthz answers 200 only once it holds registry-sync's
   // first snapshot (503 NO_SNAPSHOT before), so its wait covers registry-sync starting too.
-  const [registry, routing] = await Promise.all([
+  const [registry, ...routing] = await Promise.all([
     spawnListening(
       children,
       {
@@ -103,23 +142,36 @@ export async function startReach({
       'REGISTRY_PORT',
       healthy('registry-sync'),
     ),
-    spawnListening(
-      children,
-      {
-        name: `${name}-router`,
-        role: 'front',
-        entry: serverEntry('@agent-reach/router'),
-        env: common,
-        nodeArgs,
-        echo,
-      },
-      'ROUTER_PORT',
-      healthy('router'),
+    ...Array.from({ length: routerCount }, (_, i) =>
+      spawnListening(
+        children,
+        {
+          name: routerCount > 1 ? `${name}-router-${i}` : `${name}-router`,
+          role: 'front',
+          entry: serverEntry('@agent-reach/router'),
+          env: common,
+          nodeArgs,
+          echo,
+        },
+        'ROUTER_PORT',
+        healthy('router'),
+      ),
     ),
   ]);
-  const [sync, router] = [registry.child, routing.child];
+  const sync = registry.child;
+  const routers = routing.map((r) => r.child);
+  const router = routers[0] as Child;
+  const routerUrls = routing.map((r) => `http://127.0.0.1:${r.port}`);
   const registryUrl = `http://127.0.0.1:${registry.port}`;
-  const routerUrl = `http://127.0.0.1:${routing.port}`;
+  const balancer =
+    routerCount > 1
+      ? await startRouterBalancer({
+          name: `${name}-nginx`,
+          sessionDir: more.workDir ?? '.',
+          ports: routing.map((r) => r.port),
+        })
+      : undefined;
+  const routerUrl = balancer ? balancer.url : String(routerUrls[0]);
   const [agentKey, callerKey] = auth
     ? await Promise.all([
         makeKey(routerUrl, adminKey, 'agent'),
@@ -130,19 +182,29 @@ export async function startReach({
   const agentEnv = {
     REGISTRY_URL: registryUrl,
     ROUTER_URL: routerUrl,
-    REDIS_URL: redisUrl,
+    ...redisEnv,
     BENCH_CAPABILITY: REACH_CAPABILITY,
     MAX_CONCURRENCY: String(opts.concurrency),
     LOG_LEVEL: opts.serviceLogLevel,
     ...(agentKey ? { REACH_KEY: agentKey } : {}),
   };
+  const capabilities = fleet ? fleetCapabilities(fleet) : [REACH_CAPABILITY];
   const agents = await Promise.all(
-    Array.from({ length: opts.workers }, (_, i) =>
+    Array.from({ length: agentProcesses }, (_, i) =>
       children.spawnNode({
         name: `${name}-agent-${i}`,
         role: 'workers',
-        entry: entry('reach/agent.ts'),
-        env: { ...agentEnv, AGENT_ID: `bench-agent-${i}` },
+        entry: entry(fleet ? 'reach/fleet.ts' : 'reach/agent.ts'),
+        env: fleet
+          ? {
+              ...agentEnv,
+              // Agent j runs in process j mod workers and serves capability j mod capabilities.
+              AGENTS: Array.from({ length: fleet.agents }, (_, j) => j)
+                .filter((j) => j % agentProcesses === i)
+                .map((j) => `bench-agent-${j}=${capabilities[j % capabilities.length] ?? ''}`)
+                .join(','),
+            }
+          : { ...agentEnv, AGENT_ID: `bench-agent-${i}` },
         nodeArgs,
         ipc: true,
         echo,
@@ -155,7 +217,7 @@ export async function startReach({
     entry: entry('reach/caller.ts'),
     env: {
       ROUTER_URL: routerUrl,
-      BENCH_CAPABILITY: REACH_CAPABILITY,
+      BENCH_CAPABILITY: capabilities.join(','),
       HTTP_CONNECTIONS: String(opts.httpConnections),
       ...(callerKey ? { REACH_KEY: callerKey } : {}),
     },
@@ -165,22 +227,29 @@ export async function startReach({
   await Promise.all(
     [...agents, caller].map((c) => c.next((m) => m.type === 'ready', 30_000, 'ready')),
   );
-  // Registrations trigger a snapshot and a notification; wait until the router routes by it.
-  await until(
-    `the router's snapshot to hold ${opts.workers} agents`,
-    async () => {
-      const health = (await getJson(`${routerUrl}/healthz`)) as
+  // Registrations trigger a snapshot and a notification; wait until every router routes by it.
+  const snapshotsHold = async () => {
+    for (const url of routerUrls) {
+      const health = (await getJson(`${url}/healthz`)) as
         { snapshot?: { agents?: number } } | undefined;
-      return (health?.snapshot?.agents ?? 0) >= opts.workers;
-    },
-    20_000,
-    router,
-  );
+      if ((health?.snapshot?.agents ?? 0) < agentCount) return false;
+    }
+    return true;
+  };
+  await until(`the routers' snapshots to hold ${agentCount} agents`, snapshotsHold, 20_000, router);
   return {
     name,
     caller,
-    processes: [caller, router, sync, ...agents],
+    processes: [caller, ...routers, sync, ...agents],
     httpOnly: [],
+    ...(balancer
+      ? {
+          cpuOnly: [{ name: `${name}-nginx`, role: 'front' as const, pid: balancer.pid }],
+          stop: () => balancer.stop(),
+          killNow: () => balancer.killNow(),
+        }
+      : {}),
+    ...(more.redis ? { redis: more.redis } : {}),
     betweenRuns: () => Promise.resolve(),
     // Woken together, registry-sync and the agents catch up on their overdue timers at once; go
     // on once every agent is HEALTHY and the router holds a snapshot of them all.
@@ -191,9 +260,7 @@ export async function startReach({
           const list = (await getJson(`${registryUrl}/v1/agents`, adminAuth)) as
             { agents?: { status?: string }[] } | undefined;
           const healthy = (list?.agents ?? []).filter((a) => a.status === 'HEALTHY').length;
-          const health = (await getJson(`${routerUrl}/healthz`)) as
-            { snapshot?: { agents?: number } } | undefined;
-          return healthy >= opts.workers && (health?.snapshot?.agents ?? 0) >= opts.workers;
+          return healthy >= agentCount && (await snapshotsHold());
         },
         20_000,
         router,

@@ -1,6 +1,14 @@
 import { fileURLToPath } from 'node:url';
-import type { Child } from '../proc/children.ts';
+import type { Child, Role } from '../proc/children.ts';
+import type { RedisGauge } from '../proc/redis-nodes.ts';
 import type { SystemName } from '../options.ts';
+
+/** A process whose CPU counts for a system but which the bench does not start as a Node child (nginx). */
+export interface ProcRef {
+  name: string;
+  role: Role;
+  pid: number;
+}
 
 /** A system's processes, up and ready for runs. */
 export interface RunningSystem {
@@ -11,6 +19,14 @@ export interface RunningSystem {
   processes: Child[];
   /** Processes that serve only the http mode (gateways): their CPU counts only there. */
   httpOnly: Child[];
+  /** Other processes whose CPU counts in every run (nginx in front of several routers); never paused. */
+  cpuOnly?: ProcRef[];
+  /** The Redis servers this system runs on, when not the session's one Redis. */
+  redis?: RedisGauge;
+  /** Stops what the system started besides its Node children (nginx); idempotent. */
+  stop?: () => Promise<void>;
+  /** SIGKILLs what {@link stop} would stop, when the orchestrator must exit at once. */
+  killNow?: () => void;
   /** Tidies up between runs, outside the measured window (e.g. trims streams). */
   betweenRuns(): Promise<void>;
   /**

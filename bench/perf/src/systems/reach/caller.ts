@@ -7,7 +7,8 @@
  * next (ReachClient.run()); with REACH_HTTP_STYLE=wait, one `POST /v1/tasks?wait_ms=` per task
  * that answers with the result instead.
  *
- * Environment: ROUTER_URL, BENCH_CAPABILITY, SUBMIT_CONNECTIONS, HTTP_CONNECTIONS, SUBMIT_BATCH,
+ * Environment: ROUTER_URL, BENCH_CAPABILITY (one, or several comma-separated: the tasks go to each
+ * in turn), SUBMIT_CONNECTIONS, HTTP_CONNECTIONS, SUBMIT_BATCH,
  * REACH_HTTP_STYLE (poll | wait), REACH_KEY (sent as a bearer key when set: the reach-auth system).
  */
 import { Client, Pool } from 'undici';
@@ -24,7 +25,10 @@ interface CallbackItem {
 }
 
 const routerUrl = env('ROUTER_URL');
-const capability = env('BENCH_CAPABILITY');
+const capabilities = env('BENCH_CAPABILITY').split(',');
+let sent = 0;
+/** The next capability, each in turn. */
+const nextCapability = () => capabilities[sent++ % capabilities.length] as string;
 const topic = `bench-caller-${process.pid}`;
 const POLL_WAIT_MS = 2000;
 const WAIT_MS = 30_000;
@@ -41,7 +45,7 @@ interface BatchItem {
 
 const taskBody = (key: string) => ({
   task_id: key,
-  capability,
+  capability: nextCapability(),
   payload: { n: 1 },
   callback_topic: topic,
 });
@@ -100,7 +104,7 @@ function waitTarget(pool: Pool, sink: ResultSink): Target {
         method: 'POST',
         path: `/v1/tasks?wait_ms=${WAIT_MS}`,
         headers: jsonHeaders,
-        body: JSON.stringify({ task_id: key, capability, payload: { n: 1 } }),
+        body: JSON.stringify({ task_id: key, capability: nextCapability(), payload: { n: 1 } }),
       });
       const text = await res.body.text();
       if (res.statusCode === 200) {
