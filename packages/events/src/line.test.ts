@@ -18,6 +18,15 @@ describe('eventToLine', () => {
     );
   });
 
+  it('tags a priority above 0 and writes fallback_for as a string field', () => {
+    const line = eventToLine({ ...base, capability: 'lite', priority: 7, fallback_for: 'full' });
+    expect(line).toMatch(
+      /^reach_task_events,agent_id=agent-1,capability=lite,priority=7,stage=sent /,
+    );
+    expect(line).toContain('fallback_for="full"');
+    expect(eventToLine({ ...base, priority: 0 })).not.toContain('priority');
+  });
+
   it('gives two events of the same millisecond, stage, capability and agent distinct times', () => {
     const time = (line: string) => line.slice(line.lastIndexOf(' ') + 1);
     const a = eventToLine(base);

@@ -28,6 +28,22 @@ describe('packRoute', () => {
     const degraded = { score: 0.9, load: 0.5, candidates: 2, agent_status: 'DEGRADED' };
     expect(packRoute(degraded)).toBe('0.9|0.5|2||||agent_status=DEGRADED');
     expect(unpackRoute(packRoute(degraded))).toEqual(degraded);
+    // A send to a fallback capability: which one, and that it was a fallback.
+    const fallback = { score: 0.2, load: 0, candidates: 1, capability: 'lite', fallback: true };
+    expect(packRoute(fallback)).toBe('0.2|0|1||||fallback=lite');
+    expect(unpackRoute(packRoute(fallback))).toEqual(fallback);
+  });
+});
+
+describe('taskTimeline with a priority', () => {
+  it('shows a priority above 0 at the accepted stage', () => {
+    const accepted = (priority?: string) =>
+      taskTimeline(
+        { status: 'accepted', attempt: '1', created_at: '100', ...(priority ? { priority } : {}) },
+        [],
+      ).timeline[0];
+    expect(accepted('7')).toEqual({ stage: 'accepted', at: 100, priority: 7 });
+    expect(accepted()).toEqual({ stage: 'accepted', at: 100 });
   });
 });
 

@@ -132,7 +132,10 @@ export function taskTimeline(
     if (e) entries.push(e);
   }
   const createdAt = num(hash.created_at);
-  if (createdAt > 0) entries.push({ stage: 'accepted', at: createdAt });
+  // A task of a priority above the default says so at its acceptance.
+  const priority = num(hash.priority);
+  if (createdAt > 0)
+    entries.push({ stage: 'accepted', at: createdAt, ...(priority > 0 ? { priority } : {}) });
   let sentAt = num(hash.sent_at);
   let messageId = hash.message_id ?? '';
   if (sentAt === 0 && status === 'accepted' && pending && pending.attempt === attempt) {
