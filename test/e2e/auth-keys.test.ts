@@ -9,7 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { entryOf } from '@agent-reach/launcher';
 import { runCli, type Io } from '@agent-reach/cli';
-import { ReachAgent, ReachClient, isReachHttpError } from '@agent-reach/worker-sdk';
+import {
+  ReachAgent,
+  ReachClient,
+  isReachHttpError,
+  isTaskFailedError,
+} from '@agent-reach/worker-sdk';
 import {
   onFreePort,
   randomPrefix,
@@ -128,13 +133,19 @@ describe('API keys across the services', () => {
       redisUrl: testServices().redisUrl,
       apiKey: agentKey.key,
       agentId: 'auth-e2e-echo',
-      capabilities: ['echo', 'fan-out'],
+      capabilities: ['echo', 'fan-out', 'fan-in'],
       maxConcurrency: 4,
-      // fan-out submits a child task with the agent's own key (role agent may submit).
+      // fan-out submits a child task with the agent's own key (role agent may submit); fan-in
+      // also awaits its result, read from the agent's topic with that key.
       handler: async (task) =>
         task.capability === 'fan-out'
           ? (await task.submit({ capability: 'echo', payload: 'child' })).status
-          : task.payload,
+          : task.capability === 'fan-in'
+            ? await task
+                .submit({ capability: 'echo', payload: 'child' })
+                .result()
+                .catch((e: unknown) => (isTaskFailedError(e) ? e.error : String(e)))
+            : task.payload,
       shutdownTimeoutMs: 2000,
       logger: pino({ level: 'silent' }),
     });
@@ -154,6 +165,8 @@ describe('API keys across the services', () => {
     await expect(client.run('fan-out', {}, { timeoutMs: 15_000 })).resolves.toMatch(
       /^(sent|accepted|dead)$/,
     );
+    // Its result (dead as a loop here) reaches the waiting handler through the agent's key.
+    await expect(client.run('fan-in', {}, { timeoutMs: 15_000 })).resolves.toBe('loop');
     const anonymous = new ReachClient({ routerUrl, apiKey: '', logger: pino({ level: 'silent' }) });
     const refused = await anonymous
       .submit({ capability: 'echo', payload: 1 })
