@@ -48,6 +48,14 @@ export interface RegistryOptions {
   /** Approximate cap on entries per callback topic; published. (env REACH_CALLBACK_MAXLEN) */
   callbackMaxLen: number;
   /**
+   * Most progress values and output chunks kept per task; past it (or `streamMaxBytes`) later
+   * ones are dropped and one `truncated` event says so. (env REACH_STREAM_MAX_CHUNKS)
+   * @default 10000
+   */
+  streamMaxChunks: number;
+  /** Most bytes of progress values and output chunks kept per task. (env REACH_STREAM_MAX_BYTES) @default 1048576 */
+  streamMaxBytes: number;
+  /**
    * Shards of the acks stream and the due set (hash-tagged keys, so a Redis Cluster has no single
    * hot slot); published. May grow while tasks are in flight, never shrink. (env REACH_SHARDS)
    * @default 1
@@ -158,6 +166,8 @@ export const REGISTRY_DEFAULTS = {
   suspectMs: 15_000,
   sweepIntervalMs: 1000,
   taskRetentionS: 86_400,
+  streamMaxChunks: 10_000,
+  streamMaxBytes: 1_048_576,
   bodyLimitBytes: 65_536,
   maxAttempts: 4,
   retryBaseMs: 2000,
@@ -190,6 +200,8 @@ const EnvSchema = Type.Object({
   REACH_SUSPECT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
   REACH_SWEEP_MS: Type.Optional(Type.Integer({ minimum: 20 })),
   REACH_TASK_RETENTION_S: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_STREAM_MAX_CHUNKS: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  REACH_STREAM_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1, maximum: 512 * 1024 * 1024 })),
   REACH_REGISTRY_BODY_LIMIT: Type.Optional(Type.Integer({ minimum: 1024 })),
   REACH_INSTANCE_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
   REACH_MAX_ATTEMPTS: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -254,6 +266,8 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     snapshotIntervalMs: e.REACH_SNAPSHOT_MS,
     sweepIntervalMs: e.REACH_SWEEP_MS,
     taskRetentionS: e.REACH_TASK_RETENTION_S,
+    streamMaxChunks: e.REACH_STREAM_MAX_CHUNKS,
+    streamMaxBytes: e.REACH_STREAM_MAX_BYTES,
     callbackRetentionS: e.REACH_CALLBACK_RETENTION_S,
     callbackMaxLen: e.REACH_CALLBACK_MAXLEN,
     shards: e.REACH_SHARDS,

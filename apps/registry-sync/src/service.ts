@@ -21,6 +21,7 @@ import { defineCommands } from './commands/index.ts';
 import { AckApplier } from './acks/ack-applier.ts';
 import { AckConsumer } from './acks/ack-consumer.ts';
 import { AckSignatures } from './acks/ack-signatures.ts';
+import { OutputStep } from './acks/output-step.ts';
 import { AgentAcl } from './acl/agent-acl.ts';
 import { Housekeeper } from './duties/housekeeper.ts';
 import { housekeepingLeaseMs, LeaseLock } from './duties/lease-lock.ts';
@@ -120,7 +121,7 @@ export async function createRegistryService(
     'publish-callback',
   ]);
   defineHealthCommands(redis);
-  defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow', 'requeue', 'renew']);
+  defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow', 'requeue', 'renew', 'output']);
   defineDispatchCommands(acks, ['publish-callback']);
   for (const conn of [redis, ...blockings, subscriber, acks]) {
     conn.on('error', (err: Error) =>
@@ -220,6 +221,7 @@ export async function createRegistryService(
     logger,
     agentAcl ? new AckSignatures(acks, keys) : undefined,
     health,
+    new OutputStep({ redis: acks, keys, events, settings: options, logger }),
   );
   const consumers = blockings.map(
     (blocking, shard) =>

@@ -27,6 +27,7 @@ import { consoleSessionRoutes } from './routes/console/session.ts';
 import { keysRoutes } from './routes/keys/index.ts';
 import { statsRoutes } from './routes/stats/index.ts';
 import { timelineRoutes } from './routes/timeline/index.ts';
+import { eventsRoutes, type EventsRouteDeps } from './routes/events/index.ts';
 import type { EventsReader } from './observability/events-reader.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
 import type { InflightQuota } from './quotas/inflight-quota.ts';
@@ -57,6 +58,8 @@ export interface RouterAppDeps {
   observability?: RouterObservability;
   /** Reads task events back from InfluxDB (stats, expired tasks' timelines); without it, as if INFLUX_URL were unset. */
   eventsReader?: EventsReader;
+  /** `GET /v1/tasks/:task_id/events`; without it, the route is not served. */
+  taskEvents?: EventsRouteDeps;
 }
 
 /** Builds the router's HTTP app; never listens (server.ts does, tests use inject). */
@@ -123,6 +126,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   });
   await app.register(statsRoutes, { events: deps.eventsReader });
   await app.register(timelineRoutes, { tasks: deps.tasks, events: deps.eventsReader });
+  if (deps.taskEvents) await app.register(eventsRoutes, deps.taskEvents);
   await app.register(keysRoutes, { store: deps.auth.store });
   await app.register(consoleSessionRoutes, { verifier: deps.auth.store });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);

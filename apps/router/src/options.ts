@@ -41,6 +41,12 @@ export interface RouterOptions {
   maxCandidates: number;
   /** Connections for long-polls on callback topics. (env REACH_CALLBACK_CONNECTIONS) */
   callbackConnections: number;
+  /**
+   * Connections for the live tail of `GET /v1/tasks/:id/events` (one blocking XREAD of at most
+   * a second at a time per follower): followers beyond it take turns. (env REACH_EVENTS_CONNECTIONS)
+   * @default 16
+   */
+  eventsConnections: number;
   /** Hops past which a task submitted during another's handling is a loop. (env REACH_MAX_HOPS) */
   maxHops: number;
   /**
@@ -113,6 +119,7 @@ export const ROUTER_DEFAULTS = {
   defaultTimeoutS: 0,
   maxCandidates: 3,
   callbackConnections: 64,
+  eventsConnections: 16,
   maxHops: 10,
   childMarginMs: 5000,
   timelineLookback: '30d',
@@ -134,6 +141,7 @@ const EnvSchema = Type.Object({
   REACH_DEFAULT_TIMEOUT_S: Type.Optional(Type.Integer({ minimum: 0 })),
   REACH_MAX_CANDIDATES: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_CALLBACK_CONNECTIONS: Type.Optional(Type.Integer({ minimum: 1 })),
+  REACH_EVENTS_CONNECTIONS: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
   REACH_MAX_HOPS: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_CHILD_MARGIN_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_600_000 })),
   REACH_TIMELINE_LOOKBACK: Type.Optional(Type.String({ pattern: WINDOW_PATTERN })),
@@ -189,6 +197,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Ro
     defaultTimeoutS: e.REACH_DEFAULT_TIMEOUT_S,
     maxCandidates: e.REACH_MAX_CANDIDATES,
     callbackConnections: e.REACH_CALLBACK_CONNECTIONS,
+    eventsConnections: e.REACH_EVENTS_CONNECTIONS,
     maxHops: e.REACH_MAX_HOPS,
     childMarginMs: e.REACH_CHILD_MARGIN_MS,
     dispatchGraceMs: e.REACH_DISPATCH_GRACE_MS,

@@ -23,6 +23,8 @@ import { DeadLetters } from './dlq/dead-letters.ts';
 import { Submitter } from './submit/submitter.ts';
 import { compileRouterOptions, type RouterOptions } from './options.ts';
 import { TaskReader } from './tasks/task-reader.ts';
+import { TaskEventsReader } from './tasks/task-events.ts';
+import { TaskEventsFeed } from './tasks/task-events-feed.ts';
 import { InflightQuota } from './quotas/inflight-quota.ts';
 import { KeyLimits } from './quotas/key-limits.ts';
 import { SharedSettings } from './settings/shared-settings.ts';
@@ -110,6 +112,14 @@ export async function createRouterService(
     );
     return conn;
   }, options.callbackConnections);
+  // The live tails of GET /v1/tasks/:id/events: at most eventsConnections blocking connections.
+  const eventsPool = new BlockingPool(() => {
+    const conn = createRedis(connection, { maxRetriesPerRequest: 1, retryStrategy });
+    conn.on('error', (err: Error) =>
+      logger.debug({ err, module: 'redis' }, 'task events connection error'),
+    );
+    return conn;
+  }, options.eventsConnections);
   const observability = createRouterObservability({
     redis,
     connection,
@@ -175,6 +185,13 @@ export async function createRouterService(
   );
   const waiter = new ResultWaiter(waitConn, keys, logger.child({ module: 'result-waiter' }));
   waiter.start();
+  const taskEventsReader = new TaskEventsReader(redis, keys);
+  const taskEventsFeed = new TaskEventsFeed({
+    reader: taskEventsReader,
+    pool: eventsPool,
+    keys,
+    logger: logger.child({ module: 'task-events' }),
+  });
   const app = await buildRouterApp({
     redis,
     submitter,
@@ -192,6 +209,10 @@ export async function createRouterService(
     logger,
     observability,
     eventsReader: createEventsReader(extra.events, options.timelineLookback),
+    taskEvents: {
+      reader: taskEventsReader,
+      feed: taskEventsFeed,
+    },
   });
 
   let closing: Promise<void> | undefined;
@@ -207,6 +228,8 @@ export async function createRouterService(
       (closing ??= (async () => {
         // Long-polls and submissions waiting for a slot end first so app.close() does not wait for them.
         pool.close();
+        taskEventsFeed.close();
+        eventsPool.close();
         submitter.close();
         await waiter.close();
         await app.close();

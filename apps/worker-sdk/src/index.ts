@@ -20,6 +20,7 @@ export {
   type ResultOptions,
   type RunOptions,
 } from './client/client.ts';
+export type { TaskEventMessage, TaskEventsOptions } from './client/task-events.ts';
 export {
   ReachHttpClient,
   type HttpRequestOptions,

@@ -18,6 +18,10 @@ export const EVENT_STAGES = [
   'degraded',
   /** A DEGRADED agent came back (task_id `agent:<agent_id>`, one point per capability). */
   'recovered',
+  /** A task's first progress value or output chunk (`latency_ms`: since its receipt). */
+  'streaming',
+  /** A task's output reached its bound (`reason`: what was kept); later chunks are dropped. */
+  'truncated',
 ] as const;
 
 /** One stage of a task's life: tag `stage` of {@link MEASUREMENT}. */

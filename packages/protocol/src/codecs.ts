@@ -3,6 +3,12 @@ import { FailureCode, isFailureCode } from './failure-codes.ts';
 import { isValidId } from './ids.ts';
 import { isValidScopedId, splitScopedId } from './tenants.ts';
 import { ACK_STAGES, RENEW_STAGE, type AckStage } from './states.ts';
+import {
+  MAX_CHUNKS_PER_ACK,
+  MAX_PROGRESS_BYTES,
+  OUTPUT_STAGES,
+  type OutputStage,
+} from './task-output.ts';
 
 /** A task as it sits in an agent's inbox or a capability pool. */
 export interface TaskMessage {
@@ -34,7 +40,7 @@ export const MAX_RENEW_TASK_IDS = 1000;
 /** A receipt, completion, failure or lease renewal reported by a worker on the acks stream. */
 export interface AckMessage {
   task_id: string;
-  stage: AckStage | typeof RENEW_STAGE;
+  stage: AckStage | typeof RENEW_STAGE | OutputStage;
   agent_id: string;
   instance_id: string;
   epoch: number;
@@ -55,20 +61,33 @@ export interface AckMessage {
   received_ago_ms?: number;
   /** `renew` only: every task whose execution lease it renews (`task_id` among them). */
   task_ids?: string[];
+  /** `progress` only: the progress value as JSON text. */
+  progress?: string;
+  /** `chunk` only: the output's next chunks, in order. */
+  chunks?: string[];
 }
 
 /** An ack that reports a task's stage: a receipt, completion or failure (not a renewal). */
 export type TaskAckMessage = AckMessage & { stage: AckStage };
 
-/** True for a receipt, completion or failure; false for a `renew`. */
+/** True for a receipt, completion or failure; false for a `renew`, `progress` or `chunk`. */
 export function isTaskAck(ack: AckMessage): ack is TaskAckMessage {
-  return ack.stage !== RENEW_STAGE;
+  return (ACK_STAGES as readonly string[]).includes(ack.stage);
+}
+
+/** True for a `progress` or `chunk` ack (a running task's output). */
+export function isOutputAck(ack: AckMessage): ack is AckMessage & { stage: OutputStage } {
+  return (OUTPUT_STAGES as readonly string[]).includes(ack.stage);
 }
 
 /** A final result published on a callback topic. */
 export interface CallbackMessage {
   task_id: string;
-  status: 'completed' | 'failed' | 'dead' | 'cancelled';
+  /**
+   * The final statuses, or a non-final item of a task submitted with `stream: true`: `progress`,
+   * `chunk` or `truncated` (then `completed_at` is the item's time).
+   */
+  status: 'completed' | 'failed' | 'dead' | 'cancelled' | 'progress' | 'chunk' | 'truncated';
   capability: string;
   agent_id: string;
   attempt: number;
@@ -77,6 +96,25 @@ export interface CallbackMessage {
   error?: string;
   duration_ms?: number;
   completed_at: number;
+  /** `progress` items: the value as JSON text. */
+  progress?: string;
+  /** `chunk` items: the chunk's text. */
+  chunk?: string;
+}
+
+/** A callback message with a final status (not a `stream: true` task's progress, chunk or truncated item). */
+export type FinalCallbackMessage = CallbackMessage & {
+  status: 'completed' | 'failed' | 'dead' | 'cancelled';
+};
+
+/** True for a task's final callback message. */
+export function isFinalCallback(msg: CallbackMessage): msg is FinalCallbackMessage {
+  return (
+    msg.status === 'completed' ||
+    msg.status === 'failed' ||
+    msg.status === 'dead' ||
+    msg.status === 'cancelled'
+  );
 }
 
 /** Outcome of decoding input that came from outside the process. */
@@ -210,6 +248,8 @@ export function encodeAck(ack: AckMessage): string[] {
     [AckField.capability]: ack.capability,
     [AckField.receivedAgoMs]: ack.received_ago_ms,
     [AckField.taskIds]: ack.task_ids?.join(' '),
+    [AckField.progress]: ack.progress,
+    [AckField.chunks]: ack.chunks === undefined ? undefined : JSON.stringify(ack.chunks),
   });
 }
 
@@ -223,8 +263,16 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
   // A tenant's task carries its scoped id (`<tenant>/<task_id>`).
   if (!isValidScopedId(taskId)) return { ok: false, error: 'task_id missing or invalid' };
   const stage = r[AckField.stage] as AckMessage['stage'] | undefined;
-  if (stage === undefined || !(stage === RENEW_STAGE || ACK_STAGES.includes(stage))) {
-    return { ok: false, error: `stage must be one of ${[...ACK_STAGES, RENEW_STAGE].join('|')}` };
+  if (
+    stage === undefined ||
+    !(
+      stage === RENEW_STAGE ||
+      ACK_STAGES.includes(stage as AckStage) ||
+      OUTPUT_STAGES.includes(stage as OutputStage)
+    )
+  ) {
+    const all = [...ACK_STAGES, RENEW_STAGE, ...OUTPUT_STAGES];
+    return { ok: false, error: `stage must be one of ${all.join('|')}` };
   }
   const agentId = r[AckField.agentId];
   if (!isValidId(agentId)) return { ok: false, error: 'agent_id missing or invalid' };
@@ -251,6 +299,7 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
     ack.task_ids = ids;
     return { ok: true, value: ack };
   }
+  if (stage === 'progress' || stage === 'chunk') return decodeOutput(r, ack);
   if (stage === 'completed') {
     const result = r[AckField.result] ?? 'null';
     try {
@@ -293,6 +342,40 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
   return { ok: true, value: ack };
 }
 
+/** The value of a `progress` ack or the chunks of a `chunk` ack, checked. */
+function decodeOutput(r: Record<string, string>, ack: AckMessage): Decoded<AckMessage> {
+  if (ack.stage === 'progress') {
+    const text = r[AckField.progress] ?? '';
+    if (Buffer.byteLength(text) > MAX_PROGRESS_BYTES)
+      return { ok: false, error: `progress is longer than ${MAX_PROGRESS_BYTES} bytes` };
+    try {
+      JSON.parse(text);
+    } catch {
+      return { ok: false, error: 'progress is not valid JSON text' };
+    }
+    ack.progress = text;
+    return { ok: true, value: ack };
+  }
+  let chunks: unknown;
+  try {
+    chunks = JSON.parse(r[AckField.chunks] ?? '');
+  } catch {
+    chunks = undefined;
+  }
+  if (
+    !Array.isArray(chunks) ||
+    chunks.length === 0 ||
+    chunks.length > MAX_CHUNKS_PER_ACK ||
+    !chunks.every((c) => typeof c === 'string')
+  )
+    return {
+      ok: false,
+      error: `chunks must be a JSON array of 1 to ${MAX_CHUNKS_PER_ACK} strings`,
+    };
+  ack.chunks = chunks;
+  return { ok: true, value: ack };
+}
+
 /** Encodes a callback-topic entry. */
 export function encodeCallback(msg: CallbackMessage): string[] {
   return recordToFields({
@@ -305,6 +388,8 @@ export function encodeCallback(msg: CallbackMessage): string[] {
     [CallbackField.error]: msg.error,
     [CallbackField.durationMs]: msg.duration_ms,
     [CallbackField.completedAt]: msg.completed_at,
+    [CallbackField.progress]: msg.progress,
+    [CallbackField.chunk]: msg.chunk,
   });
 }
 
@@ -323,6 +408,8 @@ export function decodeCallback(fields: readonly string[]): CallbackMessage {
   if (r[CallbackField.error] !== undefined) msg.error = r[CallbackField.error];
   const d = toInt(r[CallbackField.durationMs]);
   if (d !== undefined) msg.duration_ms = d;
+  if (r[CallbackField.progress] !== undefined) msg.progress = r[CallbackField.progress];
+  if (r[CallbackField.chunk] !== undefined) msg.chunk = r[CallbackField.chunk];
   return msg;
 }
 

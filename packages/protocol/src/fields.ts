@@ -60,6 +60,10 @@ export const AckField = {
    * agent's running tasks, one entry for all of them); `task_id` is the first of them.
    */
   taskIds: 'task_ids',
+  /** A `progress` ack: the progress value as JSON text (a number, or any JSON value). */
+  progress: 'progress',
+  /** A `chunk` ack: a JSON array of the output's next chunks (strings), in order. */
+  chunks: 'chunks',
   /**
    * HMAC-SHA256 (hex) of the entry's other fields under the instance's `ack_key`, required when the
    * register reply carried one (see `signAck`, docs/PROTOCOL.md §4).
@@ -86,4 +90,8 @@ export const CallbackField = {
   error: 'error',
   durationMs: 'duration_ms',
   completedAt: 'completed_at',
+  /** A non-final item (`status` `progress`) of a task submitted with `stream: true`: JSON text. */
+  progress: 'progress',
+  /** A non-final item (`status` `chunk`): the chunk's text. */
+  chunk: 'chunk',
 } as const;

@@ -5,6 +5,7 @@ export * from './pool-bands.ts';
 export * from './states.ts';
 export * from './fields.ts';
 export * from './codecs.ts';
+export * from './task-output.ts';
 export * from './ack-signature.ts';
 export * from './placement.ts';
 export * from './schemas.ts';

@@ -53,6 +53,11 @@ export interface ReachKeys {
   /** List: a task's timeline entries as JSON. */
   timeline(taskId: string): string;
   /**
+   * Stream: a running task's progress values and output chunks (`TaskEventField`), capped by
+   * REACH_STREAM_MAX_CHUNKS / REACH_STREAM_MAX_BYTES, kept as long as the task.
+   */
+  taskEvents(taskId: string): string;
+  /**
    * How many shards the acks stream and the due set have (`REACH_SHARDS`, read at each use: a
    * router takes registry-sync's published value).
    */
@@ -193,6 +198,7 @@ export function reachKeys(
     children: (id) => `${taskTag(id)}:children`,
     task: (id) => taskTag(id),
     timeline: (id) => `${taskTag(id)}:tl`,
+    taskEvents: (id) => `${taskTag(id)}:ev`,
     shards,
     acks: (shard = 0) => (shard === 0 ? `${p}:acks` : `${p}:{acks:${shard}}`),
     acksOf: (agentId) => {

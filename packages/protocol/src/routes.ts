@@ -21,6 +21,8 @@ export const ROUTES = {
   submitBatch: '/v1/tasks/batch',
   /** router: `GET` a task's state and timeline. */
   task: (taskId: string): string => `/v1/tasks/${seg(taskId)}`,
+  /** router: `GET` a task's stages, progress and output as server-sent events. */
+  taskEvents: (taskId: string): string => `/v1/tasks/${seg(taskId)}/events`,
   /** router: `GET` a page of a callback topic (long poll with `wait_ms`). */
   callbacks: (topic: string, query: CallbackQuery = {}): string => {
     const params = new URLSearchParams();

@@ -247,6 +247,12 @@ export const SubmitBody = Type.Object(
           'Task priority, 9 most urgent: held and pooled tasks are taken highest first, FIFO within a priority (not the agent-side registration priority)',
       }),
     ),
+    stream: Type.Optional(
+      Type.Boolean({
+        description:
+          "The callback topic also gets the task's progress values and output chunks as they come (items with status progress, chunk or truncated), before its final item",
+      }),
+    ),
     fallback_capabilities: Type.Optional(
       Type.Array(Id('Capability tried, in order, only when no agent of `capability` is live'), {
         maxItems: MAX_FALLBACK_CAPABILITIES,
@@ -415,6 +421,10 @@ export const CallbackItem = Type.Object({
     Type.Literal('failed'),
     Type.Literal('dead'),
     Type.Literal('cancelled'),
+    // Non-final items of a task submitted with `stream: true`.
+    Type.Literal('progress'),
+    Type.Literal('chunk'),
+    Type.Literal('truncated'),
   ]),
   capability: Type.String(),
   agent_id: Type.String(),
@@ -422,7 +432,11 @@ export const CallbackItem = Type.Object({
   result: Type.Optional(Type.Unknown()),
   error: Type.Optional(Type.String()),
   duration_ms: Type.Optional(Type.Integer()),
-  completed_at: Type.Integer(),
+  completed_at: Type.Integer({
+    description: 'When the task ended; for a progress, chunk or truncated item, its time',
+  }),
+  progress: Type.Optional(Type.Unknown({ description: 'status progress: the value' })),
+  chunk: Type.Optional(Type.String({ description: 'status chunk: the text' })),
 });
 export type CallbackItem = Static<typeof CallbackItem>;
 

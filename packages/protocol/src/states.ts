@@ -57,7 +57,11 @@ export type TimelineStage =
   /** `POST /v1/tasks/:id/cancel`: `by` names the key that cancelled it. */
   | 'cancelled'
   /** The agent running a cancelled task stopped (its late ack, refused): its slot is free. */
-  | 'stopped';
+  | 'stopped'
+  /** The task's first progress value or output chunk (once per task; the rest are its events). */
+  | 'streaming'
+  /** The task's output reached REACH_STREAM_MAX_CHUNKS or _BYTES: later chunks are dropped. */
+  | 'truncated';
 
 /** One entry of a task's timeline; `at` is epoch milliseconds on Redis server time. */
 export interface TimelineEntry {

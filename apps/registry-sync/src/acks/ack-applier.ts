@@ -7,6 +7,7 @@ import {
   FailureCode,
   jsonTextDepth,
   MAX_JSON_DEPTH,
+  isOutputAck,
   isTaskAck,
   PROBE_CAPABILITY,
   streamIdMs,
@@ -22,6 +23,7 @@ import type { EventSink } from '@agent-reach/events';
 import type { AckSignatures } from './ack-signatures.ts';
 import type { OutcomeRecorder, TaskOutcomes } from '../tasks/outcomes.ts';
 import { parkEntry } from './parking.ts';
+import type { OutputStep } from './output-step.ts';
 import {
   decodeAckAgentReplies,
   decodeAckTaskReply,
@@ -98,6 +100,8 @@ export class AckApplier {
     private readonly signatures?: AckSignatures,
     /** Notes completions and probes in the agents' health windows (failures: TaskOutcomes). */
     private readonly health?: OutcomeRecorder,
+    /** Applies `progress` and `chunk` acks; without it they are refused as malformed. */
+    private readonly output?: OutputStep,
   ) {
     this.log = logger.child({ module: 'acks' });
     this.agentSteps = new Coalescer(async (agentId, steps) =>
@@ -134,6 +138,11 @@ export class AckApplier {
         'ack without a valid signature refused',
       );
       return this.refuse('bad_signature');
+    }
+    if (isOutputAck(ack)) {
+      if (!this.output) return this.refuse('malformed');
+      const done = await this.output.apply(ack, entryId, streamIdMs(entryId));
+      return done.applied ? { applied: true, final: false } : this.refuse(done.reason);
     }
     if (!isTaskAck(ack)) return this.renew(ack, streamIdMs(entryId));
     if (resultTooDeep(ack)) {

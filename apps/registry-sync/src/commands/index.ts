@@ -35,6 +35,7 @@ declare module 'ioredis' {
     reachServe(...args: Arg[]): Result<unknown, Context>;
     reachRequeue(...args: Arg[]): Result<unknown, Context>;
     reachRenew(...args: Arg[]): Result<unknown, Context>;
+    reachOutput(...args: Arg[]): Result<unknown, Context>;
   }
 }
 
@@ -56,6 +57,7 @@ const NAMES: Record<string, string> = {
   serve: 'reachServe',
   requeue: 'reachRequeue',
   renew: 'reachRenew',
+  output: 'reachOutput',
 };
 
 const dir = fileURLToPath(new URL('.', import.meta.url));

@@ -43,6 +43,9 @@ export class CallbackReader {
       if (msg.result !== undefined) item.result = new RawJson(msg.result);
       if (msg.error !== undefined) item.error = msg.error;
       if (msg.duration_ms !== undefined) item.duration_ms = msg.duration_ms;
+      // A `stream: true` task's non-final items.
+      if (msg.progress !== undefined) item.progress = new RawJson(msg.progress);
+      if (msg.chunk !== undefined) item.chunk = msg.chunk;
       return item;
     });
     const last = entries[entries.length - 1];

@@ -27,7 +27,10 @@ export function callbackItemJson(item: CallbackItem): string {
   if (item.result !== undefined) out += `,"result":${resultJson(item.result)}`;
   if (item.error !== undefined) out += `,"error":${str(item.error)}`;
   if (item.duration_ms !== undefined) out += `,"duration_ms":${item.duration_ms}`;
-  return `${out},"completed_at":${item.completed_at}}`;
+  out += `,"completed_at":${item.completed_at}`;
+  if (item.progress !== undefined) out += `,"progress":${resultJson(item.progress)}`;
+  if (item.chunk !== undefined) out += `,"chunk":${str(item.chunk)}`;
+  return `${out}}`;
 }
 
 /** `GET /v1/callbacks/:topic`'s reply as JSON, each result spliced in ({@link callbackItemJson}). */

@@ -1,18 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import { decodeCallback, type CallbackMessage, type ReachKeys } from '@agent-reach/protocol';
+import {
+  decodeCallback,
+  isFinalCallback,
+  type FinalCallbackMessage,
+  type ReachKeys,
+} from '@agent-reach/protocol';
 import { WAIT_TOPIC_PREFIX } from './wait-topic.ts';
 
 /** A submission waiting for its result: `result` resolves with it, or undefined when the wait ran out. */
 export interface Expectation {
-  result: Promise<CallbackMessage | undefined>;
+  result: Promise<FinalCallbackMessage | undefined>;
   /** Stops waiting (resolves `result` with undefined if still pending). */
   cancel(): void;
 }
 
 interface Waiting {
-  resolve(msg: CallbackMessage | undefined): void;
+  resolve(msg: FinalCallbackMessage | undefined): void;
   timer: NodeJS.Timeout;
 }
 
@@ -53,9 +58,9 @@ export class ResultWaiter {
   /** Waits up to `waitMs` for the result of `taskId`; call before submitting it. */
   expect(taskId: string, waitMs: number): Expectation {
     this.#waiting.get(taskId)?.resolve(undefined);
-    let resolve!: (msg: CallbackMessage | undefined) => void;
-    const result = new Promise<CallbackMessage | undefined>((r) => (resolve = r));
-    const settle = (msg: CallbackMessage | undefined) => {
+    let resolve!: (msg: FinalCallbackMessage | undefined) => void;
+    const result = new Promise<FinalCallbackMessage | undefined>((r) => (resolve = r));
+    const settle = (msg: FinalCallbackMessage | undefined) => {
       const w = this.#waiting.get(taskId);
       if (w?.resolve !== settle) return;
       clearTimeout(w.timer);
@@ -93,7 +98,8 @@ export class ResultWaiter {
         for (const [id, fields] of reply?.[0]?.[1] ?? []) {
           this.#cursor = id;
           const msg = decodeCallback(fields);
-          this.#waiting.get(msg.task_id)?.resolve(msg);
+          // Only a final item ends a wait (a streamed task's progress and chunks are not).
+          if (isFinalCallback(msg)) this.#waiting.get(msg.task_id)?.resolve(msg);
         }
       } catch (err: unknown) {
         if (!this.#running) return;

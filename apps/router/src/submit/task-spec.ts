@@ -33,5 +33,6 @@ export function specFromSubmit(
     priority: body.priority ?? 0,
     fallbackCapabilities: body.fallback_capabilities ?? [],
     ...(body.max_execution_ms ? { maxExecutionMs: body.max_execution_ms } : {}),
+    ...(body.stream ? { stream: true } : {}),
   };
 }

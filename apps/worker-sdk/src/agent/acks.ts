@@ -27,6 +27,10 @@ export type TaskOutcome =
       durationMs?: number;
     };
 
+/** A `progress` or `chunk` ack's own part (docs/PROTOCOL.md §4, Progress and streamed output). */
+export type OutputAck =
+  { stage: 'progress'; progress: string } | { stage: 'chunk'; chunks: string[] };
+
 /** What the ack writer needs from the agent. */
 export interface AckWriterContext {
   /** Command connection (never the blocking one). */
@@ -167,6 +171,25 @@ export class AckWriter {
       writes.push(this.ctx.redis.xadd(session.acks_stream, '*', ...ackFields(session, ack)));
     }
     await Promise.all(writes);
+  }
+
+  /**
+   * XADDs a running task's output acks, in order, in one write (the connection is
+   * auto-pipelined); retried with backoff like a completion, which waits for them.
+   */
+  async output(target: AckTarget, acks: readonly OutputAck[]): Promise<void> {
+    if (acks.length === 0) return;
+    await this.#write('output', acks.length, (session) =>
+      Promise.all(
+        acks.map((a) =>
+          this.ctx.redis.xadd(
+            session.acks_stream,
+            '*',
+            ...ackFields(session, this.#ack(session, target, a)),
+          ),
+        ),
+      ),
+    );
   }
 
   /** XACKs an entry that cannot be run (undecodable or trimmed), so it is not delivered again. */

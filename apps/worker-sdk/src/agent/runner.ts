@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { errorText, failureCodeOf, isRetryable, TaskAbortedError } from '../errors.ts';
 import { LruMap } from '../util/lru.ts';
 import type { AckTarget, AckWriter, TaskOutcome } from './acks.ts';
+import { TaskOutput } from './output.ts';
 import type { EntryParker } from './parking.ts';
 import { answerProbe, type HealthCheck } from './probe.ts';
 import type { ReadOrigin, StreamEntry } from './redis-util.ts';
@@ -207,23 +208,39 @@ export class TaskRunner {
         attempt: task.attempt,
         ...(task.trace_id ? { trace_id: task.trace_id } : {}),
       }));
+    // Made on the handler's first progress() or stream(): a task that reports none pays nothing.
+    let output: TaskOutput | undefined;
+    const outputOf = (): TaskOutput =>
+      (output ??= new TaskOutput({
+        acks: this.ctx.acks,
+        target,
+        receipt: () => receipts,
+        logger: log,
+      }));
     let outcome: TaskOutcome;
     try {
-      outcome = await this.#outcome(entry, task, log);
+      outcome = await this.#outcome(entry, task, log, outputOf);
     } catch (err: unknown) {
       // #outcome catches handler errors itself; this only guards against bugs here.
       log().error({ err }, 'task runner failed');
       outcome = { stage: 'failed', error: errorText(err), retryable: true };
     }
-    if (target.receipt === 'pending') target.receipt = 'folded';
-    // A receipt sent must land before the completion on the acks stream.
+    // A task with output keeps its receipt: output acks must not come before it.
+    if (target.receipt === 'pending' && output === undefined) target.receipt = 'folded';
+    // A receipt sent must land before the completion on the acks stream, and so must the output.
     else await receipts;
+    await output?.close();
     await this.ctx.acks.finish(target, outcome);
     if (this.ctx.logger.isLevelEnabled('debug'))
       log().debug({ stage: outcome.stage, durationMs: outcome.durationMs }, 'task finished');
   }
 
-  #outcome(entry: StreamEntry, task: TaskMessage, log: () => Logger): Promise<TaskOutcome> {
+  #outcome(
+    entry: StreamEntry,
+    task: TaskMessage,
+    log: () => Logger,
+    output: () => TaskOutput,
+  ): Promise<TaskOutcome> {
     if (task.capability === PROBE_CAPABILITY)
       return answerProbe(task, log, this.ctx.health, this.ctx.healthTimeoutMs ?? 5000);
     const remembered = this.#completed.get(task.task_id);
@@ -266,7 +283,7 @@ export class TaskRunner {
       });
     }
     const controller = new AbortController();
-    const outcome = this.#execute(entry, task, payload, controller, log).finally(() =>
+    const outcome = this.#execute(entry, task, payload, controller, log, output).finally(() =>
       this.#running.delete(task.task_id),
     );
     this.#running.set(task.task_id, { controller, outcome });
@@ -279,6 +296,7 @@ export class TaskRunner {
     payload: unknown,
     controller: AbortController,
     log: () => Logger,
+    output: () => TaskOutput,
   ): Promise<TaskOutcome> {
     let timer: NodeJS.Timeout | undefined;
     if (task.deadline_ms > 0) {
@@ -307,6 +325,8 @@ export class TaskRunner {
         },
         submit: (req, signal) =>
           submitChild(this.ctx.submitter, task, req, controller.signal, signal),
+        progress: (value) => output().progress(value),
+        stream: (chunk) => output().stream(chunk),
       });
       const durationMs = Math.round(performance.now() - started);
       let result: string;

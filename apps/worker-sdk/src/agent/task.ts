@@ -54,6 +54,21 @@ export interface TaskContext {
    * default), and refuses it with `PARENT_DEADLINE_NEAR` when less than that is left.
    */
   submit(req: ChildTaskRequest, signal?: AbortSignal): ChildTask;
+  /**
+   * Reports progress: any JSON value up to 4 KiB as JSON (a fraction, a percentage, an object).
+   * Followers of `GET /v1/tasks/:id/events` get it as a `progress` event, and the callback topic
+   * as a `progress` item when the task was submitted with `stream: true`. Values given within
+   * 20 ms are sent as the last of them; everything is sent before the task's result.
+   */
+  progress(value: unknown): void;
+  /**
+   * Appends a chunk of output text (an LLM's tokens, a log line): a `chunk` event for followers,
+   * a `chunk` item on the topic with `stream: true`. Chunks given within 20 ms leave in one ack,
+   * in order, before the task's result. Past the server's bound per task (REACH_STREAM_MAX_CHUNKS
+   * / REACH_STREAM_MAX_BYTES) later chunks are dropped and one `truncated` event says so; the
+   * task goes on.
+   */
+  stream(chunk: string): void;
 }
 
 /** Runs one task; the resolved value (anything JSON-serialisable) is the task's result. */

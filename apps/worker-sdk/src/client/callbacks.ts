@@ -5,6 +5,21 @@ import { Backoff, type CompiledBackoff } from '../util/backoff.ts';
 import { LruMap } from '../util/lru.ts';
 import { abortReason, sleep } from '../util/sleep.ts';
 
+/** A callback item with a final status, as `ReachClient.result()` resolves with. */
+export type FinalCallbackItem = CallbackItem & {
+  status: 'completed' | 'failed' | 'dead' | 'cancelled';
+};
+
+/** True for a task's final item; false for a `progress`, `chunk` or `truncated` item. */
+export function isFinalItem(item: CallbackItem): item is FinalCallbackItem {
+  return (
+    item.status === 'completed' ||
+    item.status === 'failed' ||
+    item.status === 'dead' ||
+    item.status === 'cancelled'
+  );
+}
+
 /** What the poller needs: one page of the topic after a cursor. */
 export interface CallbackPollerContext {
   fetchPage(after: string, signal: AbortSignal): Promise<CallbacksReply>;
@@ -14,7 +29,7 @@ export interface CallbackPollerContext {
 }
 
 interface Waiter {
-  resolve(item: CallbackItem): void;
+  resolve(item: FinalCallbackItem): void;
   reject(err: Error): void;
 }
 
@@ -31,7 +46,7 @@ export class CallbackPoller {
   #closed = false;
   readonly #stop = new AbortController();
   readonly #waiters = new Map<string, Set<Waiter>>();
-  readonly #arrived: LruMap<string, CallbackItem>;
+  readonly #arrived: LruMap<string, FinalCallbackItem>;
 
   constructor(private readonly ctx: CallbackPollerContext) {
     this.#arrived = new LruMap(ctx.maxBuffered);
@@ -43,12 +58,12 @@ export class CallbackPoller {
   }
 
   /** Resolves with the task's item once it is on the topic; rejects on timeout, abort or close. */
-  wait(taskId: string, timeoutMs: number, signal?: AbortSignal): Promise<CallbackItem> {
+  wait(taskId: string, timeoutMs: number, signal?: AbortSignal): Promise<FinalCallbackItem> {
     const arrived = this.#arrived.get(taskId);
     if (arrived !== undefined) return Promise.resolve(arrived);
     if (this.#closed) return Promise.reject(new ReachClosedError('client'));
     if (signal?.aborted === true) return Promise.reject(abortReason(signal));
-    return new Promise<CallbackItem>((resolve, reject) => {
+    return new Promise<FinalCallbackItem>((resolve, reject) => {
       const settle = (): void => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
@@ -134,6 +149,8 @@ export class CallbackPoller {
   }
 
   #deliver(item: CallbackItem): void {
+    // A task submitted with `stream: true` has non-final items on the topic too: only its final one is awaited here.
+    if (!isFinalItem(item)) return;
     this.#arrived.set(item.task_id, item);
     const set = this.#waiters.get(item.task_id);
     if (set !== undefined) for (const w of [...set]) w.resolve(item);

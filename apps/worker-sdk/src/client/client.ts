@@ -4,7 +4,6 @@ import {
   MAX_BATCH_TASKS,
   ROUTES,
   TaskView,
-  type CallbackItem,
   type SubmitBatchItem,
   type SubmitBody,
   type SubmitReply,
@@ -23,7 +22,8 @@ import { Backoff } from '../util/backoff.ts';
 import { checkReply } from '../util/check.ts';
 import { joinUrl, requestOk } from '../util/http.ts';
 import { abortReason, sleep } from '../util/sleep.ts';
-import { CallbackPoller } from './callbacks.ts';
+import { CallbackPoller, type FinalCallbackItem } from './callbacks.ts';
+import { followTaskEvents, type TaskEventMessage, type TaskEventsOptions } from './task-events.ts';
 import { postTask, postTaskBatch, type RouterTarget } from './router-api.ts';
 import {
   compileClientOptions,
@@ -157,7 +157,7 @@ export class ReachClient {
    * tasks submitted with this client's topic can be awaited here. Rejects with a
    * {@link ResultTimeoutError} when it does not arrive in time (the task may still finish).
    */
-  result(taskId: string, options: ResultOptions = {}): Promise<CallbackItem> {
+  result(taskId: string, options: ResultOptions = {}): Promise<FinalCallbackItem> {
     return this.#poller.wait(
       taskId,
       options.timeoutMs ?? this.options.resultTimeoutMs,
@@ -206,6 +206,29 @@ export class ReachClient {
       signal,
     });
     return checkReply(TaskView, `GET ${url}`, reply);
+  }
+
+  /**
+   * Follows `GET /v1/tasks/:task_id/events`: the task's stages, progress values and output
+   * chunks in order, as they come, ending after its final stage (completed, dead or cancelled);
+   * a finished task's events are replayed. A stream that breaks off is opened again after the
+   * last event seen (`Last-Event-ID`), so none is lost or repeated. 404 for a task unknown to
+   * this key rejects with a {@link ReachHttpError} `TASK_NOT_FOUND`.
+   *
+   * ```ts
+   * for await (const e of client.events(taskId)) if (e.event === 'chunk') process.stdout.write(e.data.chunk);
+   * ```
+   */
+  events(taskId: string, options: TaskEventsOptions = {}): AsyncGenerator<TaskEventMessage> {
+    return followTaskEvents(
+      {
+        routerUrl: this.options.routerUrl,
+        apiKey: this.options.apiKey,
+        retry: this.options.pollRetry,
+      },
+      taskId,
+      options,
+    );
   }
 
   /** Stops the poll loop; pending `result()` calls reject with {@link ReachClosedError}. Idempotent. */

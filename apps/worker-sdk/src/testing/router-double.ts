@@ -19,6 +19,7 @@ import {
   type TaskView,
 } from '@agent-reach/protocol';
 import { Redis } from 'ioredis';
+import { isFinalItem, type FinalCallbackItem } from '../client/callbacks.ts';
 
 /** A running stand-in. */
 export interface RouterDouble {
@@ -213,7 +214,9 @@ export async function startRouterDouble(opts: {
     if (req.method === 'GET' && task !== null) {
       const t = tasks.get(decodeURIComponent(task[1] ?? ''));
       if (t === undefined) return fail(res, 404, 'TASK_NOT_FOUND', 'no such task');
-      const item = topics.get(t.topic)?.find((i) => i.task_id === t.reply.task_id);
+      const item = topics
+        .get(t.topic)
+        ?.find((i): i is FinalCallbackItem => i.task_id === t.reply.task_id && isFinalItem(i));
       const view: TaskView = {
         task_id: t.reply.task_id,
         status: item?.status ?? 'sent',

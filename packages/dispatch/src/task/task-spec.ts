@@ -44,6 +44,11 @@ export interface TaskConstraints {
    * execution lease lapses then. 0 or absent for no cap.
    */
   maxExecutionMs?: number;
+  /**
+   * The caller's `stream: true`: the callback topic also gets the task's progress values and
+   * output chunks (registry-sync's output step reads the stored `stream` field).
+   */
+  stream?: boolean;
 }
 
 /** A task as every send of it needs it: what the caller gave, and its constraints. */
@@ -84,6 +89,7 @@ const CONSTRAINT_FIELDS = [
   'tenant',
   'priority',
   'max_execution_ms',
+  'stream',
   'fallback_capabilities',
 ] as const;
 
@@ -123,6 +129,7 @@ export function constraintArgs(c: TaskConstraints): string[] {
   add('tenant', c.tenant === DEFAULT_TENANT ? '' : c.tenant, '');
   add('priority', String(c.priority), '0');
   add('max_execution_ms', String(c.maxExecutionMs ?? 0), '0');
+  add('stream', c.stream ? '1' : '', '');
   add('fallback_capabilities', JSON.stringify(c.fallbackCapabilities ?? []), '[]');
   return out;
 }
@@ -173,6 +180,7 @@ export async function readStoredTask(
     priority: Number(v.priority ?? 0),
     fallbackCapabilities: stringList(v.fallback_capabilities),
     ...(v.max_execution_ms ? { maxExecutionMs: Number(v.max_execution_ms) } : {}),
+    ...(v.stream === '1' ? { stream: true } : {}),
   };
 }
 

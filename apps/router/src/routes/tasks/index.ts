@@ -161,7 +161,8 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
       try {
         outcome = await submitWithin(
           principal,
-          { ...body, callback_topic: waiter.topic },
+          // Nobody reads the wait topic's progress and chunks: a waited task's go to its events only.
+          { ...body, callback_topic: waiter.topic, stream: false },
           scope.tenant,
         );
       } catch (err: unknown) {

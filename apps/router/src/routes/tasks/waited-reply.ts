@@ -1,11 +1,11 @@
-import type { CallbackMessage, SubmitReply } from '@agent-reach/protocol';
+import type { FinalCallbackMessage, SubmitReply } from '@agent-reach/protocol';
 import { RawJson } from '../../callbacks/raw-json.ts';
 
 /**
  * A waited submission's reply once its result arrived: the final status, with the result (as
  * its JSON text: send with `submitReplyJson`) or the error.
  */
-export function withResult(reply: SubmitReply, msg: CallbackMessage): SubmitReply {
+export function withResult(reply: SubmitReply, msg: FinalCallbackMessage): SubmitReply {
   const out: SubmitReply = {
     ...reply,
     status: msg.status,

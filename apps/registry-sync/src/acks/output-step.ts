@@ -1,0 +1,130 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import {
+  encodeCallback,
+  type AckMessage,
+  type CallbackMessage,
+  type OutputStage,
+  type ReachKeys,
+} from '@agent-reach/protocol';
+import type { EventSink } from '@agent-reach/events';
+import { asOutputReply, type OutputRefusal } from './output-reply.ts';
+
+/** Settings of the output step. */
+export interface OutputSettings {
+  /** Most progress values and chunks kept per task (REACH_STREAM_MAX_CHUNKS). */
+  streamMaxChunks: number;
+  /** Most bytes of them kept per task (REACH_STREAM_MAX_BYTES). */
+  streamMaxBytes: number;
+  /** How long the events stream outlives the task's deadline (REACH_TASK_RETENTION_S). */
+  taskRetentionS: number;
+  /** Callback topics: idle retention and approximate length cap. */
+  callbackRetentionS: number;
+  callbackMaxLen: number;
+}
+
+/** The commands the output step runs. */
+export type OutputRedis = Pick<Redis, 'reachOutput' | 'xadd' | 'expire'>;
+
+/** What applying an output ack did. */
+export type OutputOutcome = { applied: true } | { applied: false; reason: OutputRefusal };
+
+/**
+ * Applies `progress` and `chunk` acks (a running task's output): output-3.lua keeps them in the
+ * task's events stream within the task's bounds; the first output and a truncation are recorded
+ * in the timeline and as InfluxDB points; a task submitted with `stream: true` also gets them
+ * on its callback topic as non-final items (status `progress`, `chunk` or `truncated`).
+ */
+export class OutputStep {
+  readonly #log: Logger;
+
+  constructor(
+    private readonly deps: {
+      redis: OutputRedis;
+      keys: ReachKeys;
+      events: EventSink;
+      settings: OutputSettings;
+      logger: Logger;
+    },
+  ) {
+    this.#log = deps.logger.child({ module: 'task-output' });
+  }
+
+  /** Applies one output ack whose entry id is `entryId`, written at Redis time `at`. */
+  async apply(
+    ack: AckMessage & { stage: OutputStage },
+    entryId: string,
+    at: number,
+  ): Promise<OutputOutcome> {
+    const { redis, keys, settings } = this.deps;
+    const items = ack.stage === 'progress' ? [ack.progress ?? 'null'] : (ack.chunks ?? []);
+    const reply = asOutputReply(
+      await redis.reachOutput(
+        keys.task(ack.task_id),
+        keys.timeline(ack.task_id),
+        keys.taskEvents(ack.task_id),
+        ack.stage,
+        ack.attempt,
+        ack.agent_id,
+        ack.epoch,
+        at,
+        settings.streamMaxChunks,
+        settings.streamMaxBytes,
+        settings.taskRetentionS,
+        entryId,
+        ...items,
+      ),
+    );
+    if (!reply.ok) {
+      this.#log.debug(
+        { task_id: ack.task_id, agent_id: ack.agent_id, reason: reply.refusal },
+        'output ack refused',
+      );
+      return { applied: false, reason: reply.refusal };
+    }
+    const { kept, truncated, first, topic, capability, attempt, receivedAt } = reply;
+    const point = { capability, agent_id: ack.agent_id, task_id: ack.task_id, attempt, at };
+    if (first)
+      this.deps.events.write({
+        ...point,
+        stage: 'streaming',
+        ...(receivedAt > 0 ? { latency_ms: Math.max(0, at - receivedAt) } : {}),
+      });
+    if (truncated) {
+      this.#log.info(
+        { task_id: ack.task_id },
+        'task output reached its bound; later output dropped',
+      );
+      this.deps.events.write({ ...point, stage: 'truncated', reason: 'stream bound reached' });
+    }
+    if (topic && (kept > 0 || truncated)) {
+      const base = { task_id: ack.task_id, capability, agent_id: ack.agent_id, attempt };
+      const msgs: CallbackMessage[] = items
+        .slice(0, kept)
+        .map((data) =>
+          ack.stage === 'progress'
+            ? { ...base, status: 'progress', completed_at: at, progress: data }
+            : { ...base, status: 'chunk', completed_at: at, chunk: data },
+        );
+      if (truncated) msgs.push({ ...base, status: 'truncated', completed_at: at });
+      await this.#publish(topic, msgs);
+    }
+    return { applied: true };
+  }
+
+  /**
+   * Non-final items go on the topic as they are, without the once-only marks of final results:
+   * an ack applied again after a crash is refused by output-3.lua before it gets here.
+   */
+  async #publish(topic: string, msgs: readonly CallbackMessage[]): Promise<void> {
+    const { redis, keys, settings } = this.deps;
+    const key = keys.callback(topic);
+    // One slot ({cb:<topic>}): the auto-pipelined connection sends these in one write.
+    await Promise.all([
+      ...msgs.map((msg) =>
+        redis.xadd(key, 'MAXLEN', '~', settings.callbackMaxLen, '*', ...encodeCallback(msg)),
+      ),
+      redis.expire(key, settings.callbackRetentionS),
+    ]);
+  }
+}

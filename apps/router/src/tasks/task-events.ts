@@ -1,0 +1,137 @@
+import type { Redis } from 'ioredis';
+import {
+  decodeTaskOutput,
+  FINAL_TASK_STATUSES,
+  formatEventCursor,
+  type ReachKeys,
+  type TaskEventCursor,
+  type TaskOutputEntry,
+  type TaskStatus,
+  type TimelineEntry,
+} from '@agent-reach/protocol';
+import { taskTimeline } from '@agent-reach/dispatch';
+
+/** One server-sent event of a task: its type, its `id:` (a cursor) and its JSON data. */
+export interface TaskEvent {
+  event: 'stage' | 'progress' | 'chunk' | 'truncated';
+  id: string;
+  data: Record<string, unknown>;
+}
+
+/** What one read found: the events after the cursor, the cursor after them, and whether the task is over. */
+export interface TaskEventsPage {
+  events: TaskEvent[];
+  cursor: TaskEventCursor;
+  /** The task is final and every event up to its end was read: the stream may end. */
+  done: boolean;
+  /** A full page of output was read: more may follow at once. */
+  more: boolean;
+}
+
+/** Most events-stream entries read at once; a longer backlog is read page by page. */
+export const EVENTS_PAGE = 1000;
+
+type Multi = [
+  [unknown, Record<string, string>],
+  [unknown, string[]],
+  [unknown, [string, string[]][]],
+];
+
+/** A stage of the timeline as an event's data; its ids shown as the follower names them. */
+function stageData(e: TimelineEntry, show: (id: string) => string): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...e };
+  if (typeof out.task_id === 'string') out.task_id = show(out.task_id);
+  return out;
+}
+
+function outputData(e: TaskOutputEntry): Record<string, unknown> {
+  const base = { at: e.at, attempt: e.attempt };
+  if (e.kind === 'chunk') return { ...base, chunk: e.data };
+  let value: unknown = null;
+  try {
+    value = JSON.parse(e.data);
+  } catch {
+    // Written by registry-sync from a checked ack: unreachable.
+  }
+  return e.kind === 'progress'
+    ? { ...base, progress: value }
+    : { ...base, ...(value as Record<string, unknown>) };
+}
+
+/** Time of an event for the merge, and whether it is a final stage (which sorts after output of its millisecond). */
+function orderKey(e: { at: number; final: boolean; output: boolean }): number {
+  return e.at * 3 + (e.output ? 1 : e.final ? 2 : 0);
+}
+
+/**
+ * Reads a task's events for `GET /v1/tasks/:id/events`: its stages (from the task hash and
+ * timeline, as `GET /v1/tasks/:id` shows them) merged in time order with its progress values
+ * and output chunks (its events stream), after a cursor. One MULTI on the task's hash tag.
+ */
+export class TaskEventsReader {
+  constructor(
+    private readonly redis: Pick<Redis, 'multi'>,
+    private readonly keys: ReachKeys,
+  ) {}
+
+  /** The events after `cursor`, or undefined when the task is unknown or expired. */
+  async read(
+    taskId: string,
+    cursor: TaskEventCursor,
+    show: (id: string) => string,
+  ): Promise<TaskEventsPage | undefined> {
+    const [[, hash], [, lines], [, entries]] = ((await this.redis
+      .multi()
+      .hgetall(this.keys.task(taskId))
+      .lrange(this.keys.timeline(taskId), 0, -1)
+      .xrange(this.keys.taskEvents(taskId), `(${cursor.entryId}`, '+', 'COUNT', EVENTS_PAGE)
+      .exec()) ?? []) as Multi;
+    if (!hash?.status) return undefined;
+    // The `sent` stage of an attempt whose first ack has not come yet is shown once it has.
+    const { status, timeline } = taskTimeline(hash, lines ?? []);
+    const final = FINAL_TASK_STATUSES.includes(status);
+    type Merged = { at: number; final: boolean; output: boolean; event: TaskEvent['event'] } & (
+      { stage: TimelineEntry } | { entry: TaskOutputEntry }
+    );
+    const merged: Merged[] = [];
+    let sameMs = 0;
+    for (const stage of timeline) {
+      sameMs = stage.at === cursor.stageAt ? sameMs + 1 : 0;
+      if (
+        stage.at < cursor.stageAt ||
+        (stage.at === cursor.stageAt && sameMs <= cursor.stagesAtThatMs)
+      )
+        continue;
+      const isFinal = FINAL_TASK_STATUSES.includes(stage.stage as TaskStatus);
+      merged.push({ at: stage.at, final: isFinal, output: false, event: 'stage', stage });
+    }
+    const page = (entries ?? []).map(([id, fields]) => decodeTaskOutput(id, fields));
+    // A full page: more output waits, and the stages after it are sent with it.
+    const more = page.length === EVENTS_PAGE;
+    // Output keeps its stream order: a time that went back (another attempt's agent) counts as the one before.
+    let outputAt = 0;
+    for (const entry of page) {
+      outputAt = Math.max(outputAt, entry.at);
+      merged.push({ at: outputAt, final: false, output: true, event: entry.kind, entry });
+    }
+    merged.sort((a, b) => orderKey(a) - orderKey(b));
+    const events: TaskEvent[] = [];
+    const next = { ...cursor };
+    for (const m of merged) {
+      if (more && !m.output && m.at > outputAt) break;
+      if ('stage' in m) {
+        next.stagesAtThatMs = m.at === next.stageAt ? next.stagesAtThatMs + 1 : 1;
+        next.stageAt = m.at;
+        events.push({
+          event: 'stage',
+          id: formatEventCursor(next),
+          data: stageData(m.stage, show),
+        });
+      } else {
+        next.entryId = m.entry.id;
+        events.push({ event: m.event, id: formatEventCursor(next), data: outputData(m.entry) });
+      }
+    }
+    return { events, cursor: next, done: final && !more, more };
+  }
+}
