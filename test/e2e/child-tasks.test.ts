@@ -153,6 +153,32 @@ describe('child tasks', () => {
     expect(await timeline('plan-1.double')).toMatchObject({ parent_task_id: 'plan-1' });
   });
 
+  it('measures what awaiting a child adds: a plan (parent + child) against its child run alone', async () => {
+    const ROUNDS = 50;
+    const alone: number[] = [];
+    const planned: number[] = [];
+    const time = async (into: number[], f: () => Promise<unknown>) => {
+      const t0 = performance.now();
+      await f();
+      into.push(performance.now() - t0);
+    };
+    // Alternated after a warm-up, so both see the same load on the machine.
+    await client.run('plan', { n: 0 });
+    for (let i = 0; i < ROUNDS; i++) {
+      await time(alone, () => client.run('double', i));
+      await time(planned, () => client.run('plan', { n: i }));
+    }
+    alone.sort((a, b) => a - b);
+    planned.sort((a, b) => a - b);
+    const p = (xs: number[], q: number) => xs[Math.ceil((q / 100) * xs.length) - 1] ?? NaN;
+    console.log(
+      `${ROUNDS} runs each: double alone p50 ${p(alone, 50).toFixed(1)} ms p95 ${p(alone, 95).toFixed(1)} ms; ` +
+        `plan awaiting a double child p50 ${p(planned, 50).toFixed(1)} ms p95 ${p(planned, 95).toFixed(1)} ms`,
+    );
+    // One more task's round trip, not a poll interval: well under a second.
+    expect(p(planned, 50)).toBeLessThan(p(alone, 50) + 1000);
+  });
+
   it('deadlines cascade over three levels: 60 / 55 / 50 / 45 s', async () => {
     const chain = await client.run<string[]>(
       'level',
