@@ -16,7 +16,7 @@ import { SubmitDriver } from '../support/chaos/driver.ts';
 import { CHAOS_CAPABILITY } from '../support/chaos/exec-log.ts';
 import { connectRedis, seedNodes, type TestRedis } from '../support/redis.ts';
 import { migrateSlot, ownerOf, type SlotMove } from '../support/reshard.ts';
-import { FAST_LEASES, startStack, type Stack } from '../support/stack.ts';
+import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 
 const onCluster = Boolean(testServices().redisClusterNodes);
 const AGENTS = ['rs-0', 'rs-1', 'rs-2', 'rs-3'];
@@ -128,9 +128,37 @@ describe.runIf(onCluster)('resharding a slot that holds live inboxes', () => {
     );
     driver.stop();
     await driving;
+    // A submission cut short by stop() is sent again with its task_id until accepted, as a
+    // caller would; one that reached Redis before its reply was lost answers 200.
+    const cut = driver.submissions.filter((x) => x.acceptedAt === undefined);
+    for (const sub of cut) {
+      await waitFor(
+        async () => {
+          const i = Number(sub.task_id.slice(sub.task_id.lastIndexOf('-') + 1));
+          const res = await http(`${stack.routerUrl}/v1/tasks`, {
+            body: {
+              task_id: sub.task_id,
+              capability: CHAOS_CAPABILITY,
+              payload: { i },
+              callback_topic: sub.topic,
+            },
+          });
+          if (res.status !== 200 && res.status !== 202) return false;
+          sub.acceptedAt = Date.now();
+          return true;
+        },
+        { timeoutMs: 30_000, intervalMs: 200, message: `${sub.task_id} accepted when sent again` },
+      );
+    }
 
     const accepted = driver.accepted();
     const given = driver.submissions.length - accepted.length;
+    // What the router logged as errors (beyond NO_AGENT), by the error's first word.
+    const routerErrors: Record<string, number> = {};
+    for (const line of stack.router.output().split('\n')) {
+      const m = /"level":50.*?"message":"(\S+)/.exec(line);
+      if (m?.[1] && !line.includes('NO_AGENT')) routerErrors[m[1]] = (routerErrors[m[1]] ?? 0) + 1;
+    }
     await waitFor(() => accepted.every((s) => watcher.isFinal(s.task_id)), {
       timeoutMs: 60_000,
       intervalMs: 200,
@@ -148,11 +176,13 @@ describe.runIf(onCluster)('resharding a slot that holds live inboxes', () => {
     const figures = {
       accepted: accepted.length,
       given_up: given,
+      sent_again_after_stop: cut.length,
       completed: completions.filter((n) => n === 1).length,
       lost,
       duplicate_completions: duplicates,
       executed_twice: [...executions.values()].filter((n) => n > 1).length,
       tries: driver.tries,
+      router_errors: routerErrors,
       moves: moves.map((m) => ({
         slot: m.slot,
         from: m.from,
