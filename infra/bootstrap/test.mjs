@@ -9,6 +9,8 @@ import {
   runMain,
 } from './ensure.mjs';
 import { spawn } from 'node:child_process';
+import { connect as connectTcp } from 'node:net';
+import { connect as connectTls } from 'node:tls';
 
 runMain(async () => {
   checkNode();
@@ -16,6 +18,8 @@ runMain(async () => {
   await ensureNodeModules();
   banner('[2/5] system packages: redis-server, influxd, nginx');
   await ensureSystemPackages();
+  // A given Redis that does not answer stops the run here, naming it, not in every test.
+  await checkRedisAnswers();
   const extra = process.argv.slice(2);
   // Checks first, on both cores; a failure stops here with the compiler's or linter's words.
   const checks = ['turbo', 'run', 'typecheck', 'lint', '--concurrency=2', ...extra];
@@ -77,6 +81,63 @@ function clusterLegWanted(extra) {
   if (filters.length > 0 && !filters.some((f) => /e2e|\.\.\.|^--filter=?\.?\/?test/.test(f)))
     return `${filters.join(' ')} leaves out @agent-reach/e2e`;
   return true;
+}
+
+/**
+ * Each Redis the run is given (REDIS_URL; REDIS_CLUSTER_NODES when the cluster leg runs) must
+ * answer a PING within 10 s (an error reply such as NOAUTH counts); otherwise this throws naming
+ * the address.
+ */
+async function checkRedisAnswers() {
+  const targets = [];
+  if (process.env.REDIS_URL) {
+    const url = new URL(process.env.REDIS_URL);
+    targets.push({
+      what: `REDIS_URL=${process.env.REDIS_URL.replace(/^([a-z]+:\/\/[^:/@]*:)[^@/]*@/i, '$1***@')}`,
+      host: url.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
+      port: Number(url.port || 6379),
+      tls: url.protocol === 'rediss:',
+    });
+  }
+  if (process.env.REDIS_CLUSTER_NODES && clusterLegWanted(process.argv.slice(2)) === true) {
+    const [host, port] = process.env.REDIS_CLUSTER_NODES.split(',')[0]
+      .trim()
+      .split(/:(?=\d+$)/);
+    targets.push({
+      what: `REDIS_CLUSTER_NODES=${process.env.REDIS_CLUSTER_NODES}`,
+      host: host.replace(/^\[|\]$/g, ''),
+      port: Number(port),
+      tls: Boolean(process.env.REDIS_TLS_CA),
+    });
+  }
+  for (const t of targets) {
+    const deadline = Date.now() + 10_000;
+    let last = 'no answer';
+    for (;;) {
+      const answer = await pingOnce(t, Math.max(200, Math.min(2000, deadline - Date.now())));
+      if (answer === true) break;
+      last = answer;
+      if (Date.now() >= deadline) throw new Error(`${t.what} did not answer within 10 s (${last})`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+/** true when something at `t` answers PING with a Redis reply, else what went wrong. */
+function pingOnce(t, timeoutMs) {
+  return new Promise((resolve) => {
+    const socket = t.tls
+      ? connectTls({ host: t.host, port: t.port, rejectUnauthorized: false })
+      : connectTcp({ host: t.host, port: t.port });
+    const done = (answer) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(timeoutMs, () => done('timed out'));
+    socket.once(t.tls ? 'secureConnect' : 'connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(/^[+-]/.test(data.toString()) ? true : 'not Redis'));
+    socket.once('error', (err) => done(err.code ?? err.message));
+  });
 }
 
 function run(args, opts = {}) {

@@ -10,6 +10,7 @@ import {
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
 import {
   ApiKeyStore,
+  connectRedis,
   createRedis,
   decideAuth,
   serviceLogger,
@@ -127,7 +128,8 @@ export async function createRegistryService(
     conn.on('error', (err: Error) =>
       logger.warn({ err, module: 'redis' }, 'redis connection error'),
     );
-    await conn.connect();
+    // A Redis briefly away at start-up is waited for, 10 s at most; then the error names it.
+    await connectRedis(conn, connection);
   }
 
   const apiKeys = new ApiKeyStore({ redis, keys, adminKey: options.adminKey });

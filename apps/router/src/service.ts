@@ -4,6 +4,7 @@ import { reachKeys } from '@agent-reach/protocol';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
 import {
   ApiKeyStore,
+  connectRedis,
   createRedis,
   decideAuth,
   serviceLogger,
@@ -96,8 +97,9 @@ export async function createRouterService(
     'replay',
     'cancel',
   ]);
-  await redis.connect();
-  await subscriber.connect();
+  // A Redis briefly away at start-up is waited for, 10 s at most; then the error names it.
+  await connectRedis(redis, connection);
+  await connectRedis(subscriber, connection);
   const apiKeys = new ApiKeyStore({ redis, keys, adminKey: options.adminKey });
   await apiKeys.listen(subscriber);
   for (const conn of [redis, subscriber]) {

@@ -1,6 +1,7 @@
 import { createInfluxDatabase } from '@agent-reach/process-kit';
 import { hasDockerRuntime, startContainerStack } from './containers.ts';
 import { startLocalStack } from './local-stack.ts';
+import { checkRedisAnswers } from './redis-check.ts';
 import { startTestCluster, testRedisMode, type TestCluster } from './test-cluster.ts';
 
 /** Real Redis and InfluxDB for a test run, wherever they came from. */
@@ -63,6 +64,8 @@ export async function startServices(opts: StartServicesOptions = {}): Promise<Se
   const envInflux = wantInflux ? process.env.INFLUX_URL || undefined : undefined;
   const needRedis = !envRedis;
   const needInflux = wantInflux && !envInflux;
+  // A given Redis that does not answer ends the run within 10 s, naming it.
+  if (!cluster && envRedis) await checkRedisAnswers(envRedis);
 
   let started: Omit<Services, 'influxBucket' | 'stop'> & { stop(): Promise<void> } = {
     redisUrl: envRedis ?? '',

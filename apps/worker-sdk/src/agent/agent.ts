@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { ErrorCode, RegisterReply } from '@agent-reach/protocol';
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { connectRedis, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { AgentFencedError, isReachHttpError, ReachClosedError } from '../errors.ts';
 import { Deferred } from '../util/deferred.ts';
@@ -323,6 +323,10 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       if (reply.redis !== undefined && this.#wiring !== undefined)
         for (const conn of [this.#wiring.cmd, this.#wiring.read, this.#wiring.ctl])
           useCredentials(conn, reply.redis);
+      // The first registration: Redis must answer within 10 s, or the start fails naming it.
+      const cmd = this.#wiring?.cmd;
+      if (cmd?.status === 'wait')
+        await connectRedis(cmd, { ...this.options.redisConnection, url: this.options.redisUrl });
       this.#session = reply;
       this.#wiring?.heartbeat.start();
       this.#wiring?.renewals.start();
