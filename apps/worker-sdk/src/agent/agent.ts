@@ -57,6 +57,8 @@ interface Wiring {
   control: ControlReader;
   /** The control reader's own connection (its XREAD blocks). */
   ctl: RedisClient;
+  /** Sends child tasks and reads their results (its long poll stops at shutdown). */
+  children: RouterSubmitter;
 }
 
 /**
@@ -145,14 +147,15 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       logger: child('acks'),
       stop: this.#hardStop.signal,
     });
+    // Child tasks go to the router with the agent's key (role agent may submit).
+    const children = new RouterSubmitter(
+      { routerUrl: o.routerUrl, timeoutMs: o.requestTimeoutMs, apiKey: o.apiKey },
+      child('children'),
+    );
     const runner = new TaskRunner({
       handler: o.handler,
       acks,
-      // Child tasks go to the router with the agent's key (role agent may submit).
-      submitter: new RouterSubmitter(
-        { routerUrl: o.routerUrl, timeoutMs: o.requestTimeoutMs, apiKey: o.apiKey },
-        child('children'),
-      ),
+      submitter: children,
       completedCacheSize: o.completedCacheSize,
       placement: { region: o.region, tags: o.tags, capabilities: o.capabilities },
       parker: new EntryParker({
@@ -213,7 +216,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       blockMs: o.blockMs,
       logger: child('control'),
     });
-    this.#wiring = { cmd, read, runner, consumer, heartbeat, renewals, control, ctl };
+    this.#wiring = { cmd, read, runner, consumer, heartbeat, renewals, control, ctl, children };
     this.#reregistering = this.#register();
     return this;
   }
@@ -398,6 +401,8 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
         }
       }
       this.#hardStop.abort();
+      // No handler waits for a child any more: a long poll still open must not hold the process.
+      await w.children.close();
       w.heartbeat.stop();
       w.renewals.stop();
       await w.control.stop();

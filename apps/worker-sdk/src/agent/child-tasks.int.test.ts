@@ -28,6 +28,7 @@ beforeEach(async () => {
     agentId: AGENT_ID,
     routerUrl: router.url,
     maxConcurrency: 2,
+    shutdownTimeoutMs: 300,
     handler: async (task) => {
       seen.set(task.taskId, {
         parentTaskId: task.parentTaskId,
@@ -38,7 +39,13 @@ beforeEach(async () => {
         spawn?: number;
         capability?: string;
         await?: boolean;
+        hang?: boolean;
+        childHangs?: boolean;
       } | null;
+      if (p?.hang === true) {
+        // Never ends, not even on its signal: no result reaches the topic.
+        await new Promise(() => undefined);
+      }
       if (p?.await === true) {
         // Submits a child and waits for its result: its value, or the error it ended with.
         try {
@@ -46,7 +53,7 @@ beforeEach(async () => {
             .submit({
               task_id: `${task.taskId}.c`,
               capability: p.capability ?? 'echo',
-              payload: null,
+              payload: p.childHangs === true ? { hang: true } : null,
             })
             .result();
           return { child: value };
@@ -152,6 +159,19 @@ describe('tasks submitted while handling another (loop guard)', () => {
       payload: JSON.stringify({ await: true, capability: 'nobody' }),
     });
     expect((await completed('refused'))['result']).toBe('"NO_AGENT"');
+  });
+
+  it('closing the agent ends a handler’s wait for a child, and the long poll with it', async () => {
+    await h.addTask(AGENT_ID, {
+      task_id: 'stuck',
+      payload: JSON.stringify({ await: true, childHangs: true }),
+    });
+    await waitFor(() => router.polls.open > 0, { message: 'no long poll for the child' });
+    await agent.close();
+    await waitFor(() => router.polls.open === 0, {
+      timeoutMs: 2000,
+      message: 'the long poll outlived the agent',
+    });
   });
 
   it('ctx.submit() rejects with the router’s error', async () => {
