@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReachClient, type ReachAgent, type TaskEventMessage } from '@agent-reach/worker-sdk';
+import { runCli } from '@agent-reach/cli';
 import { waitFor } from '@agent-reach/testkit';
 import { startAgent } from '../support/agents.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
@@ -173,6 +174,22 @@ describe('progress and streamed output', () => {
     const stages = view.body.timeline.map((e) => e.stage);
     expect(stages.filter((s) => s === 'streaming')).toHaveLength(1);
     expect(stages.filter((s) => s === 'truncated')).toHaveLength(1);
+  });
+
+  it('reach follow <task_id> prints the output chunks on stdout and the stages on stderr', async () => {
+    const sub = await client.submit({ capability: 'stream', payload: { chunks: 50 } });
+    let out = '';
+    let err = '';
+    const code = await runCli(['follow', sub.task_id, '--router', stack.routerUrl], {
+      out: (t) => void (out += t),
+      err: (t) => void (err += t),
+      env: {},
+      stderrIsTTY: false,
+    });
+    expect(code).toBe(0);
+    expect(out).toBe(expected(50).join(''));
+    expect(err).toMatch(/\[received /);
+    expect(err).toMatch(/\[completed /);
   });
 
   it('a task that streams nothing: its stages, then the end; an unknown task is 404', async () => {

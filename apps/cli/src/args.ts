@@ -51,6 +51,7 @@ export const COMMANDS: Record<string, readonly string[]> = {
     'fallback',
   ],
   task: [],
+  follow: [],
   cancel: [],
   dlq: ['capability', 'limit'],
   stats: ['window', 'by', 'capability'],
@@ -85,6 +86,9 @@ Usage:
                                                      --priority: 9 most urgent (held and pooled tasks go highest first);
                                                      --fallback: capabilities used, in order, when none of <capability> is live
   reach task <task_id>                               the task's timeline with the gap between stages
+  reach follow <task_id>                             follow the task's events until it ends: its output chunks
+                                                     on stdout as they come, stages and progress on stderr
+                                                     (--json: one event per line); exit 1 if it ended dead
   reach cancel <task_id>                             cancel a task (and its children): final at once,
                                                      its agent's handler aborted; a finished one: ALREADY_FINAL
   reach dlq list [--capability <name>] [--limit 100] dead letters, newest first

@@ -20,6 +20,7 @@ import {
 import { agentsCommand } from './commands/agents.ts';
 import { cancelCommand } from './commands/cancel.ts';
 import { dlqCommand } from './commands/dlq.ts';
+import { followCommand } from './commands/follow.ts';
 import { keysCommand } from './commands/keys.ts';
 import { statsCommand } from './commands/stats.ts';
 import { submitCommand } from './commands/submit.ts';
@@ -34,6 +35,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   agents: agentsCommand,
   submit: submitCommand,
   task: taskCommand,
+  follow: followCommand,
   cancel: cancelCommand,
   dlq: dlqCommand,
   stats: statsCommand,

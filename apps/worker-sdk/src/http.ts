@@ -8,6 +8,7 @@ export {
   type HttpRequestOptions,
   type ReachHttpClientOptions,
 } from './client/http-client.ts';
+export type { TaskEventMessage, TaskEventsOptions } from './client/task-events.ts';
 export {
   ReachError,
   isReachError,

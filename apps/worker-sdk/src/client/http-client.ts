@@ -1,4 +1,6 @@
+import { DEFAULT_BACKOFF } from '../util/backoff.ts';
 import { joinUrl, requestOk, type JsonRequest } from '../util/http.ts';
+import { followTaskEvents, type TaskEventMessage, type TaskEventsOptions } from './task-events.ts';
 
 /** Options of one {@link ReachHttpClient.request}. */
 export interface HttpRequestOptions {
@@ -63,5 +65,17 @@ export class ReachHttpClient {
       ...(opts.signal === undefined ? {} : { signal: opts.signal }),
     });
     return (body === '' ? undefined : body) as T;
+  }
+
+  /**
+   * Follows a task's `GET /v1/tasks/:task_id/events` until its final stage, opening the stream
+   * again after the last event seen when it breaks off (as `ReachClient.events()`).
+   */
+  events(taskId: string, options: TaskEventsOptions = {}): AsyncGenerator<TaskEventMessage> {
+    return followTaskEvents(
+      { routerUrl: this.baseUrl, apiKey: this.#apiKey, retry: DEFAULT_BACKOFF },
+      taskId,
+      options,
+    );
   }
 }
