@@ -105,7 +105,7 @@ async function runE2e(opts: BenchOptions): Promise<number> {
     };
     const machine = `machine: ${cpus().length} vCPUs (${cpus()[0]?.model.trim() ?? '?'}), Node ${process.version}, load average at start ${load} (shared machine: absolute figures are noisy, ratios within the run are steadier)`;
     if (opts.topology) {
-      printTopologyReport(out, records, opts, rolesOf, machine);
+      printTopologyReport(out, records, opts, rolesOf, machine, session.placements());
       log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);
       return failedRuns(records, log);
     }

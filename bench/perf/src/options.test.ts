@@ -60,5 +60,8 @@ describe('parseArgs', () => {
       parseArgs(['--topology', 'cluster', '--agents', '2', '--capabilities', '3']),
     ).toThrow(UsageError);
     expect(() => parseArgs(['--topology', 'cluster', '--routers', '1'])).toThrow(UsageError);
+    expect(parseArgs(['--only', 'cluster', '--topology', 'cluster']).systems).toEqual(['cluster']);
+    expect(() => parseArgs(['--topology', 'cluster', '--only', 'bullmq'])).toThrow(UsageError);
+    expect(() => parseArgs(['--only', 'cluster'])).toThrow(UsageError);
   });
 });

@@ -34,6 +34,8 @@ export interface BenchOptions {
   capabilities: number;
   /** Routers behind nginx in the `cluster-3r` system. @default 3 */
   routers: number;
+  /** REACH_SHARDS of every `--topology` system: shards of the acks stream and the due set. @default 1 */
+  shards: number;
   /** CPU-profile the router, registry-sync and agents during one Agent-Reach run (flood unless --modes says), then summarise. */
   profile: boolean;
   /** Interleaved repetitions; figures are their medians. @default 3 (quick: 1) */
@@ -73,7 +75,8 @@ export interface BenchOptions {
 const HELP = `usage: npm run bench -- [--quick] [--routing] [--profile] [--reps N] [--tasks N] [--window N]
        [--workers N] [--concurrency N] [--http-ms MS] [--paced-ms MS] [--rates 200,2000,4000]
        [--only reach,bullmq,floor,reach-auth] [--modes flood,paced,http] [--log-level warn] [--verbose]
-       npm run bench -- --topology cluster [--quick] [--agents 30] [--capabilities 3] [--routers 3]
+       npm run bench -- --topology cluster [--quick] [--only one-redis,cluster,cluster-3r] [--agents 30]
+       [--capabilities 3] [--routers 3] [--shards 1]
        [--reps N] [--tasks N] [--window N] [--workers N] [--concurrency N] [--log-level warn] [--verbose]`;
 
 /** Thrown for a bad command line; the message is the usage. */
@@ -117,6 +120,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     agents: 30,
     capabilities: 3,
     routers: 3,
+    shards: 1,
     profile: false,
     reps: quick ? 1 : 3,
     floodTasks: quick ? 2000 : 20_000,
@@ -136,6 +140,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     deadlineMs: quick ? 100_000 : 25 * 60_000,
   };
   let modesGiven = false;
+  let only: SystemName[] | undefined;
   let workersGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
@@ -177,6 +182,9 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       case '--routers':
         o.routers = int(flag, next(), 2);
         break;
+      case '--shards':
+        o.shards = int(flag, next());
+        break;
       case '--concurrency':
         o.concurrency = int(flag, next());
         break;
@@ -190,7 +198,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         o.pacedRates = (next() ?? '').split(',').map((r) => int(flag, r));
         break;
       case '--only':
-        o.systems = list(flag, next(), SYSTEMS);
+        only = list(flag, next(), [...SYSTEMS, ...TOPOLOGY_SYSTEMS]);
         break;
       case '--modes':
         o.modes = list(flag, next(), ['flood', 'paced', 'http'] as const);
@@ -212,7 +220,10 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
   if (o.topology) {
     if (o.routing || o.profile || modesGiven)
       throw new UsageError(`--topology runs floods only, without --routing or --profile\n${HELP}`);
-    o.systems = [...TOPOLOGY_SYSTEMS];
+    const bad = only?.filter((s) => !(TOPOLOGY_SYSTEMS as readonly string[]).includes(s));
+    if (bad?.length)
+      throw new UsageError(`--only takes ${TOPOLOGY_SYSTEMS.join(', ')} with --topology\n${HELP}`);
+    o.systems = TOPOLOGY_SYSTEMS.filter((s) => !only || only.includes(s));
     o.modes = ['flood'];
     if (!workersGiven) o.workers = 3;
     if (o.agents < o.capabilities)
@@ -220,6 +231,10 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         `--agents must be at least --capabilities (each capability needs an agent)\n${HELP}`,
       );
     o.deadlineMs = quick ? 150_000 : 10 * 60_000;
+  } else if (only) {
+    const bad = only.filter((s) => !(SYSTEMS as readonly string[]).includes(s));
+    if (bad.length) throw new UsageError(`--only takes a list of ${SYSTEMS.join(', ')}\n${HELP}`);
+    o.systems = only;
   }
   if (o.profile) {
     // One Agent-Reach run (a flood unless --modes names another), profiled: the profile is of

@@ -110,6 +110,11 @@ export class Session {
     this.log(`every system up in ${Date.now() - t0} ms`);
   }
 
+  /** `--topology cluster`: per cluster system, which master holds each one-slot key every task touches. */
+  placements(): Partial<Record<SystemName, string>> {
+    return this.topology?.placements ?? {};
+  }
+
   /** Warms every system up, then runs the repetitions, the systems interleaved run by run. */
   async run(): Promise<Records> {
     const gauge = this.gauge;

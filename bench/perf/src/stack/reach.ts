@@ -42,6 +42,9 @@ export interface FleetSpec {
   capabilities: number;
 }
 
+/** The callback topic of a system's caller. */
+export const callbackTopic = (system: SystemName): string => `bench-caller-${system}`;
+
 /** The capabilities of a {@link FleetSpec}, in order. */
 export const fleetCapabilities = (fleet: FleetSpec): string[] =>
   Array.from({ length: fleet.capabilities }, (_, c) => `${REACH_CAPABILITY}-${c}`);
@@ -218,6 +221,7 @@ export async function startReach({
     env: {
       ROUTER_URL: routerUrl,
       BENCH_CAPABILITY: capabilities.join(','),
+      CALLBACK_TOPIC: callbackTopic(name),
       HTTP_CONNECTIONS: String(opts.httpConnections),
       ...(callerKey ? { REACH_KEY: callerKey } : {}),
     },

@@ -13,6 +13,7 @@ export function printTopologyReport(
   opts: BenchOptions,
   rolesOf: (system: SystemName, kind: string) => ReadonlySet<Role>,
   machineLine: string,
+  placements: Partial<Record<SystemName, string>>,
 ): void {
   const systems = opts.systems.filter(
     (s): s is 'one-redis' | 'cluster' | 'cluster-3r' =>
@@ -41,6 +42,10 @@ export function printTopologyReport(
   out('');
   out('Spread (CPU µs per task, share of the whole):');
   for (const line of spreadLines(records, systems)) out(`  ${line}`);
+  out(
+    `Where the one-slot keys every task touches live (REACH_SHARDS=${opts.shards}; a task's own keys and an agent's spread by their hash tags):`,
+  );
+  for (const [system, line] of Object.entries(placements)) out(`  ${system}: ${line}`);
   out('');
   out('Per-task costs (what predicts a larger machine):');
   for (const line of costLines(records, systems, cpus().length)) out(`  ${line}`);

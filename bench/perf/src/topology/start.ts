@@ -1,18 +1,29 @@
 import { Redis } from 'ioredis';
 import { startLocalCluster, type LocalCluster } from '@agent-reach/process-kit';
-import type { BenchOptions } from '../options.ts';
+import {
+  TOPOLOGY_SYSTEMS,
+  type BenchOptions,
+  type SystemName,
+  type TopologySystemName,
+} from '../options.ts';
 import type { ChildSet } from '../proc/children.ts';
 import { recordPid } from '../proc/pidfiles.ts';
 import { RedisGauge, type RedisNode } from '../proc/redis-nodes.ts';
-import { startReach } from '../stack/reach.ts';
+import { callbackTopic, startReach } from '../stack/reach.ts';
 import type { RunningSystem } from '../stack/running.ts';
+import { hotKeyLine, hotKeys } from './placement.ts';
+
+/** Key prefixes of the systems on the cluster (both share it, each frozen while the other runs). */
+const PREFIX = { cluster: 'bench-c1', 'cluster-3r': 'bench-c3' } as const;
 
 /** What `--topology cluster` started besides the session's one Redis. */
 export interface Topology {
-  /** `one-redis`, `cluster`, `cluster-3r`, in that order. */
+  /** `one-redis`, `cluster`, `cluster-3r`, in that order (those `opts.systems` names). */
   systems: RunningSystem[];
   /** The cluster's masters. */
   cluster: RedisGauge;
+  /** Per cluster system, which master holds each one-slot key every task touches (see hotKeys). */
+  placements: Partial<Record<SystemName, string>>;
   /** Stops the cluster; idempotent. */
   stop(): Promise<void>;
   /** SIGKILLs the cluster's nodes at once. */
@@ -65,32 +76,41 @@ export async function startTopology(t: TopologyOptions): Promise<Topology> {
       REDIS_URL: `redis://${first?.host ?? '127.0.0.1'}:${first?.port ?? 0}`,
     };
     const fleet = { agents: opts.agents, capabilities: opts.capabilities };
-    const common = { children, redisUrl: t.redisUrl, opts, fleet, workDir: t.dir };
-    const started = await Promise.allSettled([
-      startReach({
+    const common = {
+      children,
+      redisUrl: t.redisUrl,
+      opts,
+      fleet,
+      workDir: t.dir,
+      serviceEnv: { REACH_SHARDS: String(opts.shards) },
+    };
+    const specs: Record<TopologySystemName, Parameters<typeof startReach>[0]> = {
+      'one-redis': {
         ...common,
         name: 'one-redis',
         prefix: 'bench-one',
         // Not the cluster, whatever the bench's own environment says.
         redisEnv: { REDIS_URL: t.redisUrl, REDIS_CLUSTER_NODES: '' },
         redis: t.redis,
-      }),
-      startReach({
+      },
+      cluster: {
         ...common,
         name: 'cluster',
-        prefix: 'bench-c1',
+        prefix: PREFIX.cluster,
         redisEnv: clusterEnv,
         redis: gauge,
-      }),
-      startReach({
+      },
+      'cluster-3r': {
         ...common,
         name: 'cluster-3r',
-        prefix: 'bench-c3',
+        prefix: PREFIX['cluster-3r'],
         redisEnv: clusterEnv,
         routers: opts.routers,
         redis: gauge,
-      }),
-    ]);
+      },
+    };
+    const wanted = TOPOLOGY_SYSTEMS.filter((s) => opts.systems.includes(s));
+    const started = await Promise.allSettled(wanted.map((name) => startReach(specs[name])));
     const systems: RunningSystem[] = [];
     for (const s of started) if (s.status === 'fulfilled') systems.push(s.value);
     const failed = started.find((s) => s.status === 'rejected');
@@ -101,9 +121,24 @@ export async function startTopology(t: TopologyOptions): Promise<Topology> {
     }
     for (const s of systems)
       log(`${s.name} up: ${s.processes.map((p) => `${p.name}(${p.pid})`).join(' ')}`);
+    const view = await cluster.topology();
+    const placements: Partial<Record<SystemName, string>> = {};
+    for (const name of wanted) {
+      if (name === 'one-redis') continue;
+      const prefix = PREFIX[name];
+      const keys = await hotKeys(
+        masters[0]?.admin as Redis,
+        view,
+        prefix,
+        opts.shards,
+        callbackTopic(name),
+      );
+      placements[name] = hotKeyLine(keys);
+    }
     return {
       systems,
       cluster: gauge,
+      placements,
       stop,
       killNow: () => {
         for (const n of cluster.nodes) {

@@ -9,7 +9,7 @@
  *
  * Environment: ROUTER_URL, BENCH_CAPABILITY (one, or several comma-separated: the tasks go to each
  * in turn), SUBMIT_CONNECTIONS, HTTP_CONNECTIONS, SUBMIT_BATCH,
- * REACH_HTTP_STYLE (poll | wait), REACH_KEY (sent as a bearer key when set: the reach-auth system).
+ * CALLBACK_TOPIC (default `bench-caller-<pid>`), REACH_HTTP_STYLE (poll | wait), REACH_KEY (sent as a bearer key when set: the reach-auth system).
  */
 import { Client, Pool } from 'undici';
 import { env, envInt } from '../../load/child.ts';
@@ -29,7 +29,7 @@ const capabilities = env('BENCH_CAPABILITY').split(',');
 let sent = 0;
 /** The next capability, each in turn. */
 const nextCapability = () => capabilities[sent++ % capabilities.length] as string;
-const topic = `bench-caller-${process.pid}`;
+const topic = process.env['CALLBACK_TOPIC'] || `bench-caller-${process.pid}`;
 const POLL_WAIT_MS = 2000;
 const WAIT_MS = 30_000;
 /** A caller key when the router requires keys (the reach-auth system), else no header. */
