@@ -227,7 +227,7 @@ export function clusterOptionsFor(
   for (const k of CLUSTER_LEVEL) {
     if (rest[k] === undefined) continue;
     Object.assign(cluster, { [k]: rest[k] });
-     
+
     delete node[k];
   }
   return {
@@ -240,6 +240,11 @@ export function clusterOptionsFor(
     slotsRefreshTimeout: 2000,
     slotsRefreshInterval: 5000,
     ...cluster,
+    // Off whatever the caller asked: ioredis batches auto-pipelined commands by the nodes serving
+    // their slots and refuses the whole batch when its slot map moved meanwhile (a MOVED after a
+    // failover rewrites one slot's entry only), failing every command in it with "All keys in the
+    // pipeline should belong to the same slots allocation group".
+    enableAutoPipelining: false,
     ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) } : {}),
     redisOptions: node,
   };
@@ -274,11 +279,12 @@ export function duplicateRedis(client: RedisClient, overrides: RedisOptions = {}
   for (const k of CLUSTER_LEVEL) {
     if (rest[k] === undefined) continue;
     Object.assign(cluster, { [k]: rest[k] });
-     
+
     delete node[k];
   }
   return client.duplicate(undefined, {
     ...cluster,
+    enableAutoPipelining: false, // as in clusterOptionsFor
     ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) } : {}),
     redisOptions: node,
   });

@@ -1,14 +1,23 @@
 /**
  * True when an error comes from the Redis connection rather than from a command's logic:
- * connection refused or closed, a command timed out, or the offline queue gave up.
- * ioredis reports these with these names and Node error codes; nothing here reads message text
- * except ioredis' own fixed "Connection is closed." and "Command timed out" errors.
+ * connection refused or closed, a command timed out, the offline queue gave up, or (Redis
+ * Cluster) a failover or reshard outlasted the client's retries: the slot map could not be
+ * refreshed, redirections ran out, or a node answered CLUSTERDOWN, TRYAGAIN or LOADING.
+ * ioredis reports these with these names, Node error codes and Redis' own reply prefixes;
+ * nothing else here reads message text except ioredis' own fixed "Connection is closed.",
+ * "Command timed out" and "Too many Cluster redirections." errors.
  */
 export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
-  if (err.name === 'MaxRetriesPerRequestError') return true;
+  if (err.name === 'MaxRetriesPerRequestError' || err.name === 'ClusterAllFailedError') return true;
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT')
     return true;
-  return err.message === 'Connection is closed.' || err.message === 'Command timed out';
+  if (err.name === 'ReplyError' && /^(CLUSTERDOWN|TRYAGAIN|LOADING) /.test(err.message))
+    return true;
+  return (
+    err.message === 'Connection is closed.' ||
+    err.message === 'Command timed out' ||
+    err.message.startsWith('Too many Cluster redirections.')
+  );
 }
