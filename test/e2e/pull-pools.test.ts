@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { poolStreams, reachKeys } from '@agent-reach/protocol';
+import { groupBySlot } from '@agent-reach/service-kit/redis';
 import { startAgent } from '../support/agents.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 import { connectRedis, type TestRedis } from '../support/redis.ts';
@@ -47,23 +48,36 @@ const view = async (id: string) =>
     )
   ).body;
 
-/** A pull worker played with raw Redis, as docs/PROTOCOL.md describes. */
+/**
+ * A pull worker played with raw Redis, as docs/PROTOCOL.md describes: one XREADGROUP per hash
+ * slot of its pools, since a Redis Cluster refuses a read of streams in several slots.
+ */
 async function pullOnce(agentId: string, reg: Reg, count: number): Promise<number> {
-  const reply = (await redis.call(
-    'XREADGROUP',
-    'GROUP',
-    reg.group,
-    reg.instance_id,
-    'COUNT',
-    String(count),
-    'BLOCK',
-    '2000',
-    'STREAMS',
-    ...reg.pools,
-    ...reg.pools.map(() => '>'),
-  )) as [string, Entry[]][] | null;
+  const groups = groupBySlot(reg.pools, (pool) => pool);
+  const reply: [string, Entry[]][] = [];
+  let left = count;
+  for (const streams of groups) {
+    if (left <= 0) break;
+    const part = (await redis.call(
+      'XREADGROUP',
+      'GROUP',
+      reg.group,
+      reg.instance_id,
+      'COUNT',
+      String(left),
+      'BLOCK',
+      String(Math.floor(2000 / groups.length)),
+      'STREAMS',
+      ...streams,
+      ...streams.map(() => '>'),
+    )) as [string, Entry[]][] | null;
+    for (const [pool, entries] of part ?? []) {
+      reply.push([pool, entries]);
+      left -= entries.length;
+    }
+  }
   let done = 0;
-  for (const [pool, entries] of reply ?? []) {
+  for (const [pool, entries] of reply) {
     for (const [id, f] of entries) {
       const common = [
         'task_id',
