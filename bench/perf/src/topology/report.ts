@@ -164,11 +164,15 @@ export function costLines(
   }
   const one = taskCosts(records, 'one-redis');
   const cl = taskCosts(records, 'cluster');
-  lines.push(
-    `ceilings at one core per process (1 s ÷ CPU per task): one Redis ${perCore(one.busiestRedisUs)} tasks/s; ` +
-      `a 3-master cluster ${perCore(cl.busiestRedisUs)} tasks/s (its busiest master); one router ${perCore(cl.frontUs)} tasks/s per router; ` +
-      `one registry-sync ${perCore(cl.syncUs)} tasks/s per instance`,
-  );
+  const ceilings = [
+    Number.isFinite(one.busiestRedisUs) ? `one Redis ${perCore(one.busiestRedisUs)} tasks/s` : '',
+    Number.isFinite(cl.busiestRedisUs)
+      ? `a 3-master cluster ${perCore(cl.busiestRedisUs)} tasks/s (its busiest master)`
+      : '',
+    `one router ${perCore(cl.frontUs > 0 ? cl.frontUs : one.frontUs)} tasks/s per router`,
+    `one registry-sync ${perCore(cl.syncUs > 0 ? cl.syncUs : one.syncUs)} tasks/s per instance`,
+  ].filter(Boolean);
+  lines.push(`ceilings at one core per process (1 s ÷ CPU per task): ${ceilings.join('; ')}`);
   lines.push(
     `this machine has ${cores} vCPU(s) for every process of a run (Redis, routers, registry-sync, agents, caller): the cluster and the 3 routers spread the work over more processes, they cannot make it faster here; the ceilings above, not the tasks/s, say what a larger machine would do`,
   );
