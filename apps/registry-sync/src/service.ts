@@ -5,6 +5,7 @@ import {
   CallbackPublisher,
   createSendPath,
   defineDispatchCommands,
+  ScheduleStore,
   SnapshotHolder,
 } from '@agent-reach/dispatch';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
@@ -33,6 +34,7 @@ import { AgentRegistry } from './registry/agent-registry.ts';
 import { createRegistryObservability } from './plugins/observability.ts';
 import { ConsumerJanitor } from './sweeps/consumer-janitor.ts';
 import { DueProcessor } from './sweeps/due-processor.ts';
+import { ScheduleFirer } from './duties/schedule-firer.ts';
 import { PoolDrainer } from './sweeps/pool-drainer.ts';
 import { Ejector } from './sweeps/ejector.ts';
 import { InflightSweeper } from './sweeps/inflight-sweeper.ts';
@@ -120,6 +122,8 @@ export async function createRegistryService(
     'record-pooled',
     'reject',
     'publish-callback',
+    'hold',
+    'schedule-advance',
   ]);
   defineHealthCommands(redis);
   defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow', 'requeue', 'renew', 'output']);
@@ -188,6 +192,13 @@ export async function createRegistryService(
       ejector: new Ejector(redis, keys, fleet, options, logger),
       health: new HealthSweep(redis, keys, fleet, events, options, logger),
       due: new DueProcessor(redis, keys, resender, options.dlqRetentionS),
+      schedules: new ScheduleFirer({
+        redis,
+        keys,
+        store: new ScheduleStore(redis, keys),
+        events,
+        logger,
+      }),
       prober: new Prober(delivery, options.probeIntervalMs, logger),
       janitor: new ConsumerJanitor(redis, keys, logger),
       pools: new PoolDrainer(

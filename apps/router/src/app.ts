@@ -17,6 +17,7 @@ import type { SnapshotHolder, TaskCanceller } from '@agent-reach/dispatch';
 import { callbacksRoutes } from './routes/callbacks/index.ts';
 import { tasksRoutes } from './routes/tasks/index.ts';
 import { cancelRoutes } from './routes/cancel/index.ts';
+import { schedulesRoutes, type ScheduleRouteDeps } from './routes/schedules/index.ts';
 import { dlqRoutes } from './routes/dlq/index.ts';
 import { routeRoutes } from './routes/route/index.ts';
 import { ERROR_CODES, type ErrorCode, type ReachKeys } from '@agent-reach/protocol';
@@ -45,6 +46,8 @@ export interface RouterAppDeps {
   deadLetters: DeadLetters;
   /** `POST /v1/tasks/:id/cancel`. */
   canceller: TaskCanceller;
+  /** `/v1/schedules`; without it, no schedule routes. */
+  schedules?: ScheduleRouteDeps;
   keys: ReachKeys;
   /** The concurrency watermark in force. */
   watermark: () => number;
@@ -118,6 +121,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   await app.register(callbacksRoutes, { reader: deps.callbacks });
   await app.register(dlqRoutes, { deadLetters: deps.deadLetters });
   await app.register(cancelRoutes, { canceller: deps.canceller });
+  if (deps.schedules) await app.register(schedulesRoutes, deps.schedules);
   await app.register(routeRoutes, {
     redis: deps.redis,
     keys: deps.keys,

@@ -18,6 +18,7 @@ import {
   createSendPath,
   defineDispatchCommands,
   SnapshotHolder,
+  ScheduleStore,
   TaskCanceller,
 } from '@agent-reach/dispatch';
 import { DeadLetters } from './dlq/dead-letters.ts';
@@ -96,6 +97,8 @@ export async function createRouterService(
     'publish-callback',
     'replay',
     'cancel',
+    'hold',
+    'schedule-state',
   ]);
   // A Redis briefly away at start-up is waited for, 10 s at most; then the error names it.
   await connectRedis(redis, connection);
@@ -163,6 +166,7 @@ export async function createRouterService(
     tasks,
     settings: live,
     logger,
+    events,
   });
   const deadLetters = new DeadLetters(redis, keys);
   const canceller = new TaskCanceller({
@@ -203,6 +207,7 @@ export async function createRouterService(
     snapshot,
     deadLetters,
     canceller,
+    schedules: { store: new ScheduleStore(redis, keys), limits: live },
     keys,
     watermark,
     maxPayloadBytes: options.maxPayloadBytes,

@@ -88,3 +88,11 @@ export {
   type SendPathSettings,
 } from './send/send-path.ts';
 export { noticeStage, type StageNotice } from './send/stage-notice.ts';
+export { holdTask, type HoldOutcome, type HoldRequest } from './send/hold.ts';
+export { cadenceProblem, latestTick, nextTick, type Cadence } from './schedule/ticks.ts';
+export {
+  firedTaskId,
+  scheduleTenant,
+  ScheduleStore,
+  type ScheduleRecord,
+} from './schedule/schedule-store.ts';

@@ -5,6 +5,7 @@
 const STAGE_ORDER: Readonly<Record<string, number>> = {
   replayed: 0,
   accepted: 0,
+  delayed: 0.5,
   sent: 1,
   received: 2,
   completed: 3,

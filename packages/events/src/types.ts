@@ -5,6 +5,8 @@ export const MEASUREMENT = 'reach_task_events';
 
 /** Every stage a task event can record, in the order a task usually meets them. */
 export const EVENT_STAGES = [
+  /** Held until its time: a `delay_ms` / `run_at` submission or a schedule's tick (`reason`: `until=<ms>`). */
+  'delayed',
   'sent',
   'received',
   'completed',

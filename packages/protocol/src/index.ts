@@ -20,3 +20,4 @@ export * from './parked.ts';
 export * from './json-depth.ts';
 export * from './health.ts';
 export * from './failure-codes.ts';
+export * from './schedules.ts';

@@ -133,6 +133,15 @@ export interface ReachKeys {
   rateLimitPrefix(): string;
   /** Stream: malformed stream entries set aside where an operator can see them (capped). */
   parked(): string;
+  /**
+   * Hash: one schedule (`POST /v1/schedules`) by its scoped id. Every schedule key shares the
+   * `{sched}` hash tag, so a script may touch a schedule and the index together.
+   */
+  schedule(scheduleId: string): string;
+  /** Set: the scoped id of every schedule (`{sched}`). */
+  schedules(): string;
+  /** Sorted set: scoped schedule id → its next tick (epoch ms); a paused schedule is absent (`{sched}`). */
+  scheduleNext(): string;
 }
 
 /**
@@ -237,5 +246,8 @@ export function reachKeys(
     inflightOf: (id) => `${p}:{q:${checkId('key', id)}}:inflight`,
     rateLimitPrefix: () => `${p}:rl:`,
     parked: () => `${p}:parked`,
+    schedule: (id) => `${p}:{sched}:s:${checkId('schedule', id)}`,
+    schedules: () => `${p}:{sched}:ids`,
+    scheduleNext: () => `${p}:{sched}:next`,
   };
 }

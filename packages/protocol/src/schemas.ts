@@ -11,6 +11,9 @@ const Id = (description: string) => Type.String({ pattern: ID_PATTERN, descripti
 const ScopedIdRef = (description: string) =>
   Type.String({ pattern: '^([a-z0-9][a-z0-9_-]{0,31}/)?[A-Za-z0-9_.:-]{1,128}$', description });
 
+/** Longest hold of a delayed task (`delay_ms`, `run_at`): 30 days. */
+export const MAX_DELAY_MS = 30 * 24 * 3600 * 1000;
+
 /** `POST /v1/agents/register` body. */
 export const RegisterBody = Type.Object(
   {
@@ -236,6 +239,19 @@ export const SubmitBody = Type.Object(
     on_no_agent: Type.Optional(
       Type.Union([Type.Literal('reject'), Type.Literal('queue')], {
         description: 'queue: wait in the pool (within timeout_s) instead of 503',
+      }),
+    ),
+    delay_ms: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_DELAY_MS,
+        description: 'Hold the task this long before sending it (202, status delayed); 0 = now',
+      }),
+    ),
+    run_at: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: 'Epoch ms to send the task at (at most 30 days ahead); not with delay_ms',
       }),
     ),
     priority: Type.Optional(

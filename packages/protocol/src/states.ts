@@ -17,10 +17,12 @@ export type Channel = 'push' | 'pull';
 
 /**
  * Task lifecycle. `completed`, `dead` and `cancelled` are final; `failed` is the moment between a worker's
- * failure report and the decision to retry (`retry_wait`) or dead-letter (`dead`).
+ * failure report and the decision to retry (`retry_wait`) or dead-letter (`dead`); `delayed`: held
+ * until its `delay_ms` / `run_at` (or a schedule's tick), then sent.
  */
 export const TASK_STATUSES = [
   'accepted',
+  'delayed',
   'sent',
   'received',
   'completed',

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { AgentRegistry } from '../registry/agent-registry.ts';
 import type { ConsumerJanitor } from '../sweeps/consumer-janitor.ts';
 import type { DueProcessor } from '../sweeps/due-processor.ts';
+import type { ScheduleFirer } from './schedule-firer.ts';
 import type { PoolDrainer } from '../sweeps/pool-drainer.ts';
 import type { Ejector } from '../sweeps/ejector.ts';
 import type { InflightSweeper } from '../sweeps/inflight-sweeper.ts';
@@ -28,6 +29,8 @@ export interface Duties {
   /** Turns agents DEGRADED from their outcomes and brings them back. */
   health: HealthSweep;
   due: DueProcessor;
+  /** Fires the schedules whose tick has come (before `due`, which sends what they fired). */
+  schedules?: ScheduleFirer;
   prober: Prober;
   janitor: ConsumerJanitor;
   pools: PoolDrainer;
@@ -43,7 +46,8 @@ const JANITOR_INTERVAL_MS = 30_000;
 /**
  * Runs the duties that must happen once across registry-sync instances while holding the lease
  * lock: lease transitions, taking back tasks that will not finish where they are, ejecting slow
- * outliers, turning failing agents DEGRADED and back, dispatching due retries, probing agents, and the periodic snapshot. A pass that
+ * outliers, turning failing agents DEGRADED and back, firing due schedules, dispatching due retries and
+ * delayed tasks, probing agents, and the periodic snapshot. A pass that
  * changes an agent's status (a lease transition, an ejection) publishes a snapshot at once
  * (`SnapshotWriter.soon`, coalesced over 50 ms) instead of leaving routers to learn of it from the
  * periodic one, which stays as the floor. When a pass finds
@@ -156,6 +160,7 @@ export class Housekeeper {
       const ejected = await d.ejector.sweep(now);
       if (ejected.length > 0) d.snapshots.soon();
       if ((await d.health.sweep(now)) > 0) d.snapshots.soon();
+      if (d.schedules) await d.schedules.fire(now);
       await d.due.process(now);
       await d.pools.sweep();
       const views = await d.registry.list();

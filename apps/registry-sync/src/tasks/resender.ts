@@ -86,16 +86,22 @@ export class Resender {
 
   /**
    * Sends one task from the due set again, if it is due. `watchdog`: the due entry found was the
-   * watchdog over a send (`#<task_id>`), which only re-drives a claim left undelivered.
+   * watchdog over a send (`#<task_id>`), which only re-drives a claim left undelivered. A retry
+   * parked here waits for its turn (`fromPark`: its turn came): a sweep that found a slot first
+   * would pass over retries of a higher priority parked after it.
    */
   async resend(
     taskId: string,
     now: number = Date.now(),
     via: 'due' | 'watchdog' = 'due',
+    fromPark = false,
   ): Promise<ResendResult> {
+    if (!fromPark && via === 'due' && this.parked.has(taskId)) return 'waiting';
     const { redis, keys } = this.o;
     const task = await readStoredTask(redis, keys, taskId);
-    if (via === 'watchdog' && task?.status !== 'accepted') {
+    // A delayed task's hold is its watchdog member (send/hold.ts): sent once due, like a retry.
+    const delayed = task?.status === 'delayed';
+    if (via === 'watchdog' && task?.status !== 'accepted' && !delayed) {
       // The send it watched is over: whatever follows has the task's own entry.
       await redis.zrem(keys.dueOf(taskId), watchdogMember(taskId));
       return 'skipped';
@@ -103,11 +109,15 @@ export class Resender {
     if (task?.status === 'sent' && !task.agentId && task.capability) {
       return this.expirePooled(task, now);
     }
-    if (!task || !task.capability || (task.status !== 'retry_wait' && task.status !== 'accepted')) {
+    if (
+      !task ||
+      !task.capability ||
+      (task.status !== 'retry_wait' && task.status !== 'accepted' && !delayed)
+    ) {
       await redis.zrem(keys.dueOf(taskId), taskId, watchdogMember(taskId));
       return 'skipped';
     }
-    const waiting = task.status === 'retry_wait' && task.dueAt <= now;
+    const waiting = (task.status === 'retry_wait' || delayed) && task.dueAt <= now;
     const stale =
       task.status === 'accepted' && now - task.assignedAt >= this.o.settings.dispatchGraceMs;
     if (!waiting && !stale) return 'skipped';
@@ -150,7 +160,7 @@ export class Resender {
         graceMs: this.o.settings.dispatchGraceMs,
       }),
       to: { agents: candidates, count: decision.count() },
-      reason: stale ? 'undelivered' : 'retry',
+      reason: stale ? 'undelivered' : delayed ? 'delayed' : 'retry',
       ...(task.agentId ? { previousAgent: task.agentId } : {}),
       watched: true,
       ...(fallback ? { fallback } : {}),
@@ -235,8 +245,8 @@ export class Resender {
 
   /**
    * Holds the retry here until a slot of `capability` frees, then tries again, as long as it
-   * finds the agents busy. The sweeps still find the task through its due entry every second
-   * meanwhile (and send it if they see room first), and take it again if this process stops.
+   * finds the agents busy. The sweeps of this process leave it to its turn (highest priority
+   * first); its due entry stays due, so another instance's sweeps take it if this process stops.
    */
   private park(taskId: string, capability: string, priority: number): void {
     if (this.parked.has(taskId)) return;
@@ -253,7 +263,7 @@ export class Resender {
       while (await this.capacity.wait(capability, PARK_MS, priority)) {
         // A sweep may try it at the same time: the assignment lets one of them send it. Busy
         // again, it stays parked (noAgent finds it in `parked`) and waits for the next slot.
-        if ((await this.resend(taskId)) !== 'waiting') return;
+        if ((await this.resend(taskId, Date.now(), 'due', true)) !== 'waiting') return;
       }
     } catch (err: unknown) {
       this.log.warn({ err, task_id: taskId }, 'parked retry not sent; the next sweep tries again');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
+import type { EventSink } from '@agent-reach/events';
 import {
   DEFAULT_TENANT,
   type ReachKeys,
@@ -11,6 +12,7 @@ import { httpError, nextNonce } from '@agent-reach/service-kit';
 import {
   CapacityWaiter,
   claimSubmission,
+  holdTask,
   onlyExcludedFor,
   routeWithFallback,
   traceOf,
@@ -27,6 +29,7 @@ import {
 import type { TaskReader } from '../tasks/task-reader.ts';
 import { childTimeout } from './child-deadline.ts';
 import { specFromSubmit } from './task-spec.ts';
+import { delayedUntil } from './delay.ts';
 
 /** Settings of submissions. */
 export interface SubmitSettings {
@@ -65,6 +68,8 @@ export interface SubmitterOptions {
   tasks: TaskReader;
   settings: SubmitSettings;
   logger: Logger;
+  /** Task events (a delayed task's `delayed` stage). */
+  events: EventSink;
 }
 
 /** Outcome of a submission: a new task (202) or the existing one for a repeated task_id (200). */
@@ -118,6 +123,8 @@ export class Submitter {
         `payload is over the limit of ${settings.maxPayloadBytes} bytes once serialised`,
       );
     }
+    // Checked before anything is written: a delay that is refused leaves nothing behind.
+    const runAt = delayedUntil(body, Date.now());
     const taskId = body.task_id ?? randomUUID();
     const lineage = body.parent_task_id
       ? await traceOf(this.o.redis, this.o.keys, body.parent_task_id, taskId)
@@ -130,6 +137,7 @@ export class Submitter {
       this.o.delivery.clock.now(),
     );
     if (!timeout.ok) return this.refuseChild(spec, body, timeout.leftMs);
+    if (runAt !== undefined) return this.hold(spec, body, runAt);
     const until = Date.now() + settings.admissionWaitMs;
     // The capability whose agents were all busy: the task's own, or the fallback it routed to.
     const busy = { capability: spec.capability };
@@ -295,6 +303,31 @@ export class Submitter {
     const existing = await this.o.tasks.submitView(spec.taskId);
     if (existing) return { created: false, reply: existing };
     throw httpError('STORE_UNAVAILABLE', `task ${spec.taskId} is being written; retry`);
+  }
+
+  /**
+   * A submission with `delay_ms` / `run_at`: held as `delayed` until `runAt` (send/hold.ts), then
+   * sent by registry-sync through the task sender. Its timeout counts from `runAt`. A repeated
+   * task_id is answered with the existing task.
+   */
+  private async hold(spec: TaskSpec, body: SubmitBody, runAt: number): Promise<SubmitOutcome> {
+    const { redis, keys, delivery, events, settings } = this.o;
+    const outcome = await holdTask(redis, keys, delivery.watch, events, {
+      task: spec,
+      nonce: nextNonce(),
+      runAt,
+      timeoutMs: (body.timeout_s ?? settings.defaultTimeoutS) * 1000,
+      now: Math.floor(delivery.clock.now()),
+    });
+    if (outcome === 'exists') {
+      const existing = await this.o.tasks.submitView(spec.taskId);
+      if (existing) return { created: false, reply: existing };
+      throw httpError('STORE_UNAVAILABLE', `task ${spec.taskId} is being written; retry`);
+    }
+    return {
+      created: true,
+      reply: { task_id: spec.taskId, status: 'delayed', agent_id: '', stream: '', message_id: '' },
+    };
   }
 
   /** Records a submission that is dead on arrival as a loop, visible in the DLQ. */

@@ -1,5 +1,6 @@
 --[[
-  Takes a task that waits for a retry (retry_wait) for delivery to the chosen agent. Only one
+  Takes a task that waits for a retry (retry_wait) or for its time (delayed) for delivery to the
+  chosen agent. Only one
   dispatcher wins a given attempt, so two sweepers running at once re-route a task once. The
   winner may re-assign (next candidate) with the same nonce; a stale assignment (a dispatcher
   that died between assigning and delivering: the caller checked that the agent holds no
@@ -9,10 +10,11 @@
   ARGV[1] nonce   ARGV[2] expected attempt   ARGV[3] agent_id   ARGV[4] agent epoch
   ARGV[5] grace ms for a stale assignment   ARGV[6] the routing record of the send (packRoute)
 
-  Output: { 0, attempt, created_at, deadline_ms } when assigned to the caller
+  Output: { 0, attempt, since, deadline_ms } when assigned to the caller: since is the later of
+          created_at and due_at (a delayed task's first `sent` event then has its lateness as latency_ms)
   Errors: -1 no such task, -8 someone else holds it or the state moved on
 ]]
-local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'nonce', 'assigned_at', 'created_at', 'deadline_ms')
+local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'nonce', 'assigned_at', 'created_at', 'deadline_ms', 'due_at')
 if not cur[1] then return { -1 } end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -20,7 +22,9 @@ local attempt = tonumber(cur[2])
 -- 'tl': the task has a timeline list (its expiry is set with the hash's once final).
 local listed = {}
 if attempt ~= tonumber(ARGV[2]) then return { -8 } end
-if cur[1] == 'retry_wait' or (cur[1] == 'accepted' and cur[3] == ARGV[1]) then
+-- A delayed task's first attempt counts from its due time: the sent event's latency is its lateness.
+local since = math.max(tonumber(cur[5]) or 0, tonumber(cur[7]) or 0)
+if cur[1] == 'retry_wait' or cur[1] == 'delayed' or (cur[1] == 'accepted' and cur[3] == ARGV[1]) then
   -- ours to assign
 elseif cur[1] == 'accepted' and now - (tonumber(cur[4]) or 0) >= tonumber(ARGV[5]) then
   -- a dispatcher died after assigning: a new attempt, so a late delivery of the old one is refused
@@ -33,4 +37,4 @@ end
 redis.call('HSET', KEYS[1], 'status', 'accepted', 'attempt', attempt, 'nonce', ARGV[1],
   'agent_id', ARGV[3], 'epoch', ARGV[4], 'assigned_at', now, 'received_at', 0, 'sent_at', 0,
   'route', ARGV[6], unpack(listed))
-return { 0, attempt, tonumber(cur[5]) or 0, tonumber(cur[6]) or 0 }
+return { 0, attempt, since, tonumber(cur[6]) or 0 }

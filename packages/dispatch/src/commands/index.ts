@@ -18,6 +18,9 @@ declare module 'ioredis' {
     reachReject(...args: Arg[]): Result<number, Context>;
     reachReplay(...args: Arg[]): Result<unknown[], Context>;
     reachCancel(...args: Arg[]): Result<unknown[], Context>;
+    reachHold(...args: Arg[]): Result<number, Context>;
+    reachScheduleState(...args: Arg[]): Result<number, Context>;
+    reachScheduleAdvance(...args: Arg[]): Result<number, Context>;
   }
 }
 
@@ -32,6 +35,9 @@ const NAMES: Record<string, string> = {
   reject: 'reachReject',
   replay: 'reachReplay',
   cancel: 'reachCancel',
+  hold: 'reachHold',
+  'schedule-state': 'reachScheduleState',
+  'schedule-advance': 'reachScheduleAdvance',
 };
 
 const dir = fileURLToPath(new URL('.', import.meta.url));

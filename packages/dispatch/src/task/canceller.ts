@@ -1,6 +1,6 @@
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import { ControlField, WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
+import { ControlField, WORKER_GROUP, watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { CallbackPublisher } from '../callbacks.ts';
 
@@ -111,8 +111,11 @@ export class TaskCanceller {
 
   private async clear(taskId: string, by: string, now: number, r: CancelReply): Promise<void> {
     const { redis, keys } = this.o;
+    // The task's own entry (a retry's backoff) and a delayed task's hold (its `#` member).
     const due = keys.dueOf(taskId);
-    const clearing = slotPipeline(redis).add(due, (p) => p.zrem(due, taskId));
+    const clearing = slotPipeline(redis).add(due, (p) =>
+      p.zrem(due, taskId, watchdogMember(taskId)),
+    );
     const held = r.before === 'accepted' || r.before === 'sent' || r.before === 'received';
     if (held && r.agentId !== '') {
       const control = keys.control(r.agentId);
@@ -148,7 +151,8 @@ export class TaskCanceller {
     this.o.events.write({
       stage: 'cancelled',
       capability: r.capability,
-      agent_id: r.agentId,
+      // A task no agent held (delayed, waiting for a retry) has none: a tag cannot be empty.
+      agent_id: r.agentId || 'none',
       task_id: taskId,
       attempt: r.attempt,
       at: now,

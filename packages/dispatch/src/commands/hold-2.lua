@@ -1,0 +1,30 @@
+--[[
+  Stores a submission that waits for its time (`delay_ms`, `run_at`, a schedule's tick) as a
+  `delayed` task, atomically with the idempotency check: a task_id that exists already is left as
+  it is. The caller has put the task's due entry (its watchdog member `#<task_id>`, scored at
+  the time to send) in the due set just before, in the same write; registry-sync sends the task
+  through the task sender once it is due (assign-2.lua takes a `delayed` task like a retry).
+
+  KEYS[1] task hash   KEYS[2] task timeline list
+  ARGV[1] nonce   ARGV[2] task_id   ARGV[3] capability   ARGV[4] payload (JSON text)
+  ARGV[5] callback_topic   ARGV[6] trace_id   ARGV[7] timeout ms (0 = none), counted from ARGV[8]
+  ARGV[8] when to send it, epoch ms   ARGV[9] now (Redis time as the caller reads it), epoch ms
+  ARGV[10..] the task's constraints that are set, as field and value pairs (task-spec.ts
+  constraintArgs)
+
+  Output: 0 created, 1 ours already (a re-sent command), 2 the task_id belongs to an earlier submission
+]]
+local cur = redis.call('HMGET', KEYS[1], 'nonce', 'status')
+if cur[2] then
+  if cur[1] == ARGV[1] then return 1 end
+  return 2
+end
+local deadline = '0'
+if ARGV[7] ~= '0' then deadline = tonumber(ARGV[8]) + tonumber(ARGV[7]) end
+redis.call('HSET', KEYS[1],
+  'task_id', ARGV[2], 'capability', ARGV[3], 'payload', ARGV[4], 'callback_topic', ARGV[5],
+  'trace_id', ARGV[6], 'status', 'delayed', 'attempt', '1', 'agent_id', '', 'epoch', '0',
+  'nonce', ARGV[1], 'created_at', ARGV[9], 'assigned_at', ARGV[9], 'due_at', ARGV[8],
+  'deadline_ms', deadline, 'tl', 1, unpack(ARGV, 10))
+redis.call('RPUSH', KEYS[2], '{"stage":"delayed","at":' .. ARGV[9] .. ',"until":' .. ARGV[8] .. '}')
+return 0

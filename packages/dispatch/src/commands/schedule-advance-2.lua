@@ -1,0 +1,20 @@
+--[[
+  Moves a schedule on to its next tick once the leader fired the due one, only if the schedule
+  still waits for the tick the leader read: a schedule paused, resumed or deleted meanwhile, or
+  advanced by another leader, is left as it is.
+
+  KEYS[1] the schedule's hash   KEYS[2] the index of next ticks (sorted set)
+  ARGV[1] schedule id (scoped)   ARGV[2] the tick read (ms)   ARGV[3] the next tick (ms)
+  ARGV[4] the tick fired (ms)   ARGV[5] the task it fired
+
+  Output: 1 advanced, 0 left as it was
+]]
+local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not score or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return 0
+end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('HSET', KEYS[1], 'next_run_at', ARGV[3], 'last_run_at', ARGV[4], 'last_task_id', ARGV[5])
+return 1

@@ -1,0 +1,70 @@
+import type { RedisClient } from '@agent-reach/service-kit/redis';
+import type { ReachKeys } from '@agent-reach/protocol';
+import type { EventSink } from '@agent-reach/events';
+import type { DueWatch } from '../due-watch.ts';
+import { constraintArgs, type TaskSpec } from '../task/task-spec.ts';
+
+/** A task to hold until its time. */
+export interface HoldRequest {
+  task: TaskSpec;
+  /** Identifies this submission across re-sent commands. */
+  nonce: string;
+  /** When to send it, epoch ms. */
+  runAt: number;
+  /** The task's timeout, counted from `runAt` (0 for none). */
+  timeoutMs: number;
+  /** Now, epoch ms: the task's `created_at`. */
+  now: number;
+}
+
+/** What holding did: a new `delayed` task, or the task_id was taken by an earlier submission. */
+export type HoldOutcome = 'held' | 'exists';
+
+/**
+ * Stores a task that waits for its time (`delay_ms`, `run_at`, a schedule's tick) as `delayed`
+ * (hold-2.lua) and puts its due entry in the due set: the watchdog member `#<task_id>` scored at
+ * `runAt`, in the same write as the script and just before it (due-watch.ts), so the task is never
+ * stored without the entry that sends it. A repeated task_id changes nothing (`ZADD NX` keeps an
+ * earlier entry; the script keeps the task). Registry-sync's due processor sends it through the
+ * task sender once due: no send happens here.
+ */
+export async function holdTask(
+  redis: RedisClient,
+  keys: ReachKeys,
+  watch: DueWatch,
+  events: EventSink,
+  h: HoldRequest,
+): Promise<HoldOutcome> {
+  const t = h.task;
+  const reply = await watch.watchThen(t.taskId, h.runAt, () =>
+    redis.reachHold(
+      keys.task(t.taskId),
+      keys.timeline(t.taskId),
+      h.nonce,
+      t.taskId,
+      t.capability,
+      t.payload,
+      t.callbackTopic,
+      t.traceId,
+      h.timeoutMs,
+      h.runAt,
+      h.now,
+      ...constraintArgs(t),
+    ),
+  );
+  if (reply === 2) return 'exists';
+  if (reply === 0) {
+    events.write({
+      stage: 'delayed',
+      capability: t.capability,
+      // No agent yet (an InfluxDB tag cannot be empty).
+      agent_id: 'none',
+      task_id: t.taskId,
+      attempt: 1,
+      at: h.now,
+      reason: `until=${h.runAt}`,
+      ...(t.traceId ? { trace_id: t.traceId } : {}),
+    });
+  }
+  return 'held';
+}
