@@ -35,8 +35,10 @@ export {
   type GroupBy,
 } from './four-figures.ts';
 export {
+  influxTaskTimeline,
   taskTimelineStatement,
   timelineFromInflux,
+  type InfluxTaskTimeline,
   withGaps,
   type InfluxTimelineOptions,
   type StageRecord,

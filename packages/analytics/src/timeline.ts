@@ -60,18 +60,26 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? 
 const numOrNull = (v: unknown): number | null =>
   typeof v === 'number' && Number.isFinite(v) ? v : null;
 
+/** A task as its points in InfluxDB tell it: its stages, and its parent if it is a child. */
+export interface InfluxTaskTimeline {
+  /** With gaps; empty when InfluxDB has none within the look-back window. */
+  stages: TimelineStage[];
+  /** The task whose handling submitted this one (its `sent` points' `parent_task_id`). */
+  parent_task_id?: string;
+}
+
 /**
- * A task's stages from its points in InfluxDB (found by the `task_id` field), with gaps; empty
- * when InfluxDB has none within the look-back window.
+ * A task's stages from its points in InfluxDB (found by the `task_id` field), with gaps, and
+ * its parent's id when its `sent` points carry one.
  * @throws InfluxQueryError when InfluxDB fails or is unreachable.
  */
-export async function timelineFromInflux(
+export async function influxTaskTimeline(
   source: InfluxSource,
   taskId: string,
   opts: InfluxTimelineOptions = {},
-): Promise<TimelineStage[]> {
+): Promise<InfluxTaskTimeline> {
   const [rows = []] = await queryStatements(source, [taskTimelineStatement(taskId, opts)]);
-  return withGaps(
+  const stages = withGaps(
     rows
       .filter((row) => typeof row.time === 'number' && typeof row.stage === 'string')
       .map((row) => ({
@@ -83,4 +91,19 @@ export async function timelineFromInflux(
         reason: str(row.reason),
       })),
   );
+  const parent = rows.map((row) => str(row.parent_task_id)).find((p) => p !== null);
+  return parent ? { stages, parent_task_id: parent } : { stages };
+}
+
+/**
+ * A task's stages from its points in InfluxDB (found by the `task_id` field), with gaps; empty
+ * when InfluxDB has none within the look-back window.
+ * @throws InfluxQueryError when InfluxDB fails or is unreachable.
+ */
+export async function timelineFromInflux(
+  source: InfluxSource,
+  taskId: string,
+  opts: InfluxTimelineOptions = {},
+): Promise<TimelineStage[]> {
+  return (await influxTaskTimeline(source, taskId, opts)).stages;
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   TimelineReply,
-  timelineFromInflux,
+  influxTaskTimeline,
   withGaps,
   type StageRecord,
 } from '@agent-reach/analytics';
@@ -73,21 +73,26 @@ export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRouteDeps> = asyn
           `task ${taskId} is unknown or has expired (InfluxDB is not configured to look further back)`,
         );
       }
-      let stages;
+      let found;
       try {
-        stages = await timelineFromInflux(events.influx, id, {
-          lookback: events.timelineLookback,
-        });
+        found = await influxTaskTimeline(events.influx, id, { lookback: events.timelineLookback });
       } catch (err: unknown) {
         throw eventsUnavailable(err, request.log);
       }
+      const { stages, parent_task_id: parent } = found;
       if (stages.length === 0) {
         throw httpError(
           'TASK_NOT_FOUND',
           `task ${taskId} is unknown: not in Redis, nor in InfluxDB over the last ${events.timelineLookback}`,
         );
       }
-      return { task_id: taskId, source: 'influxdb' as const, stages };
+      // Only the parent: the children's points name it, and finding them would scan the window again.
+      return {
+        task_id: taskId,
+        source: 'influxdb' as const,
+        ...(parent !== undefined ? { parent_task_id: scope.show(parent) } : {}),
+        stages,
+      };
     },
   );
 };

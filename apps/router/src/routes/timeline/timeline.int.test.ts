@@ -13,6 +13,7 @@ import { routerFactory } from '../../testing/routers.ts';
 const routers = routerFactory();
 const router = routers.start;
 const taskId = uniqueName('tl');
+const childId = uniqueName('tl-child');
 const t0 = Date.now() - 120_000;
 
 let withInflux: RouterService;
@@ -43,6 +44,16 @@ beforeAll(async () => {
       reason: 'boom',
     },
     { ...common, stage: 'sent', agent_id: 'agent-b', attempt: 2, at: t0 + 3000 },
+    // A child the task submitted: its sent point names the parent.
+    {
+      capability: 'tl-echo',
+      task_id: childId,
+      stage: 'sent',
+      agent_id: 'agent-a',
+      attempt: 1,
+      at: t0 + 3500,
+      parent_task_id: taskId,
+    },
     {
       ...common,
       stage: 'received',
@@ -88,6 +99,16 @@ describe('GET /v1/tasks/:task_id/timeline from InfluxDB', () => {
           duration_ms: 35,
         },
       ],
+    });
+  });
+
+  it('names a child’s parent, from its sent points', async () => {
+    const res = await withInflux.app.inject({ url: `/v1/tasks/${childId}/timeline` });
+    expect(res.json<TimelineReply>()).toMatchObject({
+      task_id: childId,
+      source: 'influxdb',
+      parent_task_id: taskId,
+      stages: [{ stage: 'sent', at: t0 + 3500 }],
     });
   });
 
