@@ -26,6 +26,14 @@ function enqueue(queue: Waiter[], w: Waiter): void {
   queue.splice(i, 0, w);
 }
 
+/** Free slots of a decision's candidates by the counts held (at least 1: a candidate has room). */
+function openSlots(decision: Decision, snapshot: SnapshotHolder): number {
+  let free = 0;
+  for (const c of decision.ranked)
+    free += Math.max(0, c.agent.max_concurrency - snapshot.inflightOf(c.agent));
+  return Math.max(1, free);
+}
+
 /** First and last pause between two recounts of a capability, ms (doubling while nothing frees). */
 const FIRST_PAUSE_MS = 2;
 const LAST_PAUSE_MS = 20;
@@ -122,10 +130,14 @@ export class CapacityWaiter {
           this.snapshot.ringFor(capability),
           this.snapshot.inflightOf,
         );
-        // Room the snapshot already shows (an agent joined, a count aged out), or room Redis shows.
+        // Room the snapshot already shows (an agent joined, a count aged out), or room Redis shows:
+        // as many waiters as there are free slots, so the most urgent go first.
         const free =
           decision.count() > 0
-            ? await this.beyondReserved(capability, queue.length)
+            ? await this.beyondReserved(
+                capability,
+                Math.min(queue.length, openSlots(decision, this.snapshot)),
+              )
             : await this.room(capability, decision);
         if (free > 0) {
           for (const w of queue.splice(0, free)) w.settle(true);
