@@ -92,8 +92,9 @@ async function makeKey(routerUrl: string, adminKey: string, role: string): Promi
 }
 
 /**
- * Starts registry-sync, one router, the agents and a caller process, and waits until the router's
- * snapshot holds every agent. InfluxDB is left unset: the event sink is a no-op.
+ * Starts registry-sync, one router (or `routers` behind nginx), the agents (one to a process, or a
+ * `fleet` several to a process) and a caller process, and waits until every router's snapshot
+ * holds every agent. InfluxDB is left unset: the event sink is a no-op.
  */
 export async function startReach({
   children,
