@@ -112,6 +112,29 @@ describe('child tasks', () => {
     ]);
   });
 
+  it('a delayed child counts its time from its start: the parent’s deadline less the margin, or 409', async () => {
+    expect((await submit({ task_id: 'p-later', timeout_s: 60 })).statusCode).toBe(202);
+    const held = await submit({
+      task_id: 'later',
+      parent_task_id: 'p-later',
+      delay_ms: 10_000,
+      on_no_agent: 'reject',
+    });
+    expect(held.statusCode).toBe(202);
+    expect(held.json()).toMatchObject({ status: 'delayed' });
+    expect((await view('later')).deadline_ms).toBe((await view('p-later')).deadline_ms - MARGIN_MS);
+    // Starting 56 s from now, it would have less than the margin before its parent's deadline.
+    const late = await submit({
+      task_id: 'too-later',
+      parent_task_id: 'p-later',
+      delay_ms: 56_000,
+      on_no_agent: 'reject',
+    });
+    expect(late.statusCode).toBe(409);
+    expect(late.json()).toMatchObject({ error: 'PARENT_DEADLINE_NEAR' });
+    expect(await redis.exists(keys.task('too-later'))).toBe(0);
+  });
+
   it('the view and the timeline link parent and children both ways', async () => {
     expect((await submit({ task_id: 'fam' })).statusCode).toBe(202);
     for (const id of ['fam.b', 'fam.a'])

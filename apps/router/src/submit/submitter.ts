@@ -130,14 +130,15 @@ export class Submitter {
       ? await traceOf(this.o.redis, this.o.keys, body.parent_task_id, taskId)
       : undefined;
     const spec = specFromSubmit(taskId, body, payload, lineage, tenant);
+    // A child's time counts from when it starts: now, or a delayed one's runAt.
     const timeout = childTimeout(
       (body.timeout_s ?? settings.defaultTimeoutS) * 1000,
       lineage?.parentDeadlineMs ?? 0,
       settings.childMarginMs,
-      this.o.delivery.clock.now(),
+      runAt ?? this.o.delivery.clock.now(),
     );
     if (!timeout.ok) return this.refuseChild(spec, body, timeout.leftMs);
-    if (runAt !== undefined) return this.hold(spec, body, runAt);
+    if (runAt !== undefined) return this.hold(spec, runAt, timeout.timeoutMs);
     const until = Date.now() + settings.admissionWaitMs;
     // The capability whose agents were all busy: the task's own, or the fallback it routed to.
     const busy = { capability: spec.capability };
@@ -167,7 +168,7 @@ export class Submitter {
     await this.o.redis.srem(this.o.keys.children(spec.parentTaskId), spec.taskId);
     throw httpError(
       'PARENT_DEADLINE_NEAR',
-      `parent task has ${leftMs} ms left, no more than the ${this.o.settings.childMarginMs} ms kept for it to hear back; a child would not finish in time`,
+      `parent task has ${leftMs} ms left when this child would start, no more than the ${this.o.settings.childMarginMs} ms kept for it to hear back; a child would not finish in time`,
     );
   }
 
@@ -307,16 +308,17 @@ export class Submitter {
 
   /**
    * A submission with `delay_ms` / `run_at`: held as `delayed` until `runAt` (send/hold.ts), then
-   * sent by registry-sync through the task sender. Its timeout counts from `runAt`. A repeated
-   * task_id is answered with the existing task.
+   * sent by registry-sync through the task sender. Its timeout (`timeoutMs`, a child's kept inside
+   * its parent's deadline) counts from `runAt`. A repeated task_id is answered with the existing
+   * task.
    */
-  private async hold(spec: TaskSpec, body: SubmitBody, runAt: number): Promise<SubmitOutcome> {
-    const { redis, keys, delivery, events, settings } = this.o;
+  private async hold(spec: TaskSpec, runAt: number, timeoutMs: number): Promise<SubmitOutcome> {
+    const { redis, keys, delivery, events } = this.o;
     const outcome = await holdTask(redis, keys, delivery.watch, events, {
       task: spec,
       nonce: nextNonce(),
       runAt,
-      timeoutMs: (body.timeout_s ?? settings.defaultTimeoutS) * 1000,
+      timeoutMs,
       now: Math.floor(delivery.clock.now()),
     });
     if (outcome === 'exists') {
