@@ -1,7 +1,8 @@
 /**
  * Task priorities and fallback capabilities on real Redis, with registry-sync and a router in
  * this process: a high-priority task overtakes low-priority ones already waiting — in a pool
- * read by an SDK pull agent, and among the retries registry-sync holds for a free slot — and a
+ * read by an SDK pull agent, among the submissions a router holds for a free slot and among the
+ * retries registry-sync holds for one — and a
  * task goes to its fallback capability only while no agent of its own is live, which its
  * timeline and GET /v1/tasks/:id say.
  */
@@ -12,6 +13,7 @@ import { poolStreams, reachKeys, type ReachKeys } from '@agent-reach/protocol';
 import { createRegistryService, type RegistryService } from '@agent-reach/registry-sync';
 import { createRouterService, type RouterService } from '@agent-reach/router';
 import { ReachAgent } from '@agent-reach/worker-sdk';
+import { CapacityWaiter } from '@agent-reach/dispatch';
 import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 
 const silent = pino({ level: 'silent' });
@@ -143,6 +145,31 @@ describe('priority in a pool', () => {
     await waitFor(async () => (await view(low[2]?.task_id ?? '')).status === 'completed', {
       message: 'the last task did not complete',
     });
+  });
+});
+
+describe('priority among held submissions', () => {
+  it('the router’s capacity waiter lets the priority-9 submission go first, then the others oldest first', async () => {
+    await register({ agent_id: 'one-slot', capabilities: ['narrow'], max_concurrency: 1 });
+    const taken = await submit({ capability: 'narrow', payload: 0 });
+    expect(taken.status).toBe(202);
+    // The waiter a router holds submissions in (submitter.ts), on the router's own snapshot.
+    const waiter = new CapacityWaiter(redis, keys, router.snapshot);
+    const order: string[] = [];
+    const hold = (name: string, priority: number) =>
+      void waiter.wait('narrow', 20_000, priority).then((ok) => order.push(ok ? name : `${name}!`));
+    hold('low-1', 0);
+    hold('low-2', 0);
+    hold('mid', 4);
+    hold('high', 9);
+    hold('low-3', 0);
+    // The slot frees: the waiters go one per free slot, highest priority first.
+    await redis.hdel(keys.pending('one-slot'), taken.task_id);
+    await waitFor(() => order.length === 5, {
+      message: `held submissions let go: ${order.join(', ')}`,
+    });
+    expect(order).toEqual(['high', 'mid', 'low-1', 'low-2', 'low-3']);
+    waiter.close();
   });
 });
 
