@@ -72,10 +72,11 @@ export class SlotShares {
       this.#holding += 1;
       waiter.want(share);
     }
-    // Every slot in use: wait for a task to finish. (Slots held by lanes come back by settle().)
-    if (this.#waiting.length > 0 && this.slots.free === 0 && !this.#watchingFree) {
+    // Nothing left to share: wait for a task to finish (slots held by lanes come back by
+    // settle(), which serves again).
+    if (this.#waiting.length > 0 && !this.#watchingFree) {
       this.#watchingFree = true;
-      void this.slots.whenFree().then(() => {
+      void this.slots.nextRelease().then(() => {
         this.#watchingFree = false;
         this.#serve();
       });

@@ -49,6 +49,11 @@ export class Slots {
     });
   }
 
+  /** Resolves at the next {@link release}, even while slots are free. */
+  nextRelease(): Promise<void> {
+    return new Promise((resolve) => this.#freeWaiters.push(resolve));
+  }
+
   /** Resolves once no slot is taken. */
   whenIdle(): Promise<void> {
     if (this.#inUse === 0) return Promise.resolve();
