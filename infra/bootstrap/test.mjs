@@ -40,8 +40,9 @@ runMain(async () => {
   const args = ['turbo', 'run', 'test', '--concurrency=1', '--continue', ...extra];
   banner(`[5/5] npx ${args.join(' ')}`);
   // REDIS_CLUSTER_NODES names the cluster for the cluster leg only; the standalone leg's
-  // services would otherwise inherit it and go to the cluster.
-  const { REDIS_CLUSTER_NODES: _seeds, ...standaloneEnv } = process.env;
+  // services would otherwise inherit it and go to the cluster (and REACH_TEST_REDIS would switch
+  // every workspace's test kit to a cluster).
+  const { REDIS_CLUSTER_NODES: _seeds, REACH_TEST_REDIS: _mode, ...standaloneEnv } = process.env;
   const standaloneStarted = Date.now();
   const tested = await run(args, { env: standaloneEnv });
   const standaloneS = (Date.now() - standaloneStarted) / 1000;
