@@ -78,9 +78,12 @@ const CLUSTER_LEG_DEFAULT = 'off';
 function clusterLegWanted(extra) {
   const wanted = process.env.REACH_CLUSTER_LEG || CLUSTER_LEG_DEFAULT;
   if (wanted !== 'on') return `REACH_CLUSTER_LEG=${wanted} (on runs it)`;
-  const filters = extra.filter((a) => a.startsWith('--filter'));
-  if (filters.length > 0 && !filters.some((f) => /e2e|\.\.\.|^--filter=?\.?\/?test/.test(f)))
-    return `${filters.join(' ')} leaves out @agent-reach/e2e`;
+  // `--filter=x` or `--filter x`: the leg runs when one of them can name the e2e workspace.
+  const filters = extra.flatMap((a, i) =>
+    a.startsWith('--filter=') ? [a.slice(9)] : a === '--filter' ? [extra[i + 1] ?? ''] : [],
+  );
+  if (filters.length > 0 && !filters.some((f) => /e2e|\.\.\.|^\.?\/?test/.test(f)))
+    return `--filter ${filters.join(' ')} leaves out @agent-reach/e2e`;
   return true;
 }
 
