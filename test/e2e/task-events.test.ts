@@ -7,6 +7,7 @@
  * `truncated` event and the task still completes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { ReachClient, type ReachAgent, type TaskEventMessage } from '@agent-reach/worker-sdk';
 import { runCli } from '@agent-reach/cli';
 import { waitFor } from '@agent-reach/testkit';
@@ -29,13 +30,27 @@ beforeAll(async () => {
   client = new ReachClient({ routerUrl: stack.routerUrl, callbackTopic: 'streamed' });
   agents.push(
     await startAgent(stack, 'streamer-1', ['stream'], async (t) => {
-      const { chunks, gate } = t.payload as { chunks: number; gate?: boolean };
+      const {
+        chunks,
+        gate,
+        every = 25,
+        pauseMs = 2,
+        silent,
+      } = t.payload as {
+        chunks: number;
+        gate?: boolean;
+        every?: number;
+        pauseMs?: number;
+        /** The same loop without output (a baseline). */
+        silent?: boolean;
+      };
       for (let i = 0; i < chunks; i++) {
-        t.stream(`c${i}`);
-        if (i % 100 === 99) t.progress({ done: i + 1, of: chunks });
+        if (!silent) t.stream(`c${i}`);
+        if (!silent && i % 100 === 99) t.progress({ done: i + 1, of: chunks });
         // Half-way, wait for the test; elsewhere a pause now and then, so chunks leave in several acks.
         if (gate && i === chunks / 2 - 1) await gateOpened.get(t.taskId);
-        else if (i % 25 === 24) await new Promise((r) => setTimeout(r, 2));
+        else if (every > 0 && i % every === every - 1)
+          await new Promise((r) => setTimeout(r, pauseMs));
       }
       return { chunks };
     }),
@@ -190,6 +205,63 @@ describe('progress and streamed output', () => {
     expect(out).toBe(expected(50).join(''));
     expect(err).toMatch(/\[received /);
     expect(err).toMatch(/\[completed /);
+  });
+
+  it('overhead per chunk: Redis commands and time (printed)', async () => {
+    // Figures for docs/PROTOCOL.md, against the same loop without output run just before.
+    // Redis counts the commands scripts run in INFO commandstats too; XADD and EVALSHA are the
+    // ones output adds (the agent's ack, registry-sync's output-3.lua and its XADD per chunk).
+    const redis = new Redis(stack.redisUrl);
+    const stats = async () => {
+      const text = await redis.info('commandstats');
+      const of = (cmd: string) => {
+        const m = new RegExp(`cmdstat_${cmd}:calls=(\\d+),usec=(\\d+)`).exec(text);
+        return { calls: Number(m?.[1] ?? 0), usec: Number(m?.[2] ?? 0) };
+      };
+      return { xadd: of('xadd'), evalsha: of('evalsha') };
+    };
+    const run = async (payload: Record<string, unknown>) => {
+      const before = await stats();
+      const sub = await client.submit({ capability: 'stream', payload });
+      await client.result(sub.task_id, { timeoutMs: 60_000 });
+      const after = await stats();
+      const view = (
+        await http<{ timeline: { stage: string; at: number }[] }>(
+          `${stack.routerUrl}/v1/tasks/${sub.task_id}`,
+        )
+      ).body;
+      const at = (stage: string) => view.timeline.find((e) => e.stage === stage)?.at ?? NaN;
+      return {
+        xadd: after.xadd.calls - before.xadd.calls,
+        evalsha: after.evalsha.calls - before.evalsha.calls,
+        usec: after.xadd.usec - before.xadd.usec + after.evalsha.usec - before.evalsha.usec,
+        spanMs: at('completed') - at('received'),
+      };
+    };
+    type Run = Awaited<ReturnType<typeof run>>;
+    const line = (what: string, n: number, none: Run, some: Run) =>
+      `[task-events] ${what}, per chunk: ${((some.xadd - none.xadd) / n).toFixed(3)} XADD, ` +
+      `${((some.evalsha - none.evalsha) / n).toFixed(3)} EVALSHA, ` +
+      `${((some.usec - none.usec) / n).toFixed(2)} µs of Redis time in them, ` +
+      `${((some.spanMs - none.spanMs) / n).toFixed(3)} ms more from receipt to completion ` +
+      `(without output ${JSON.stringify(none)}; with ${JSON.stringify(some)})`;
+    try {
+      await run({ chunks: 0 });
+      // As fast as a handler can call stream(): chunks leave in acks of up to 1,000 (within the
+      // bound of this stack, REACH_STREAM_MAX_CHUNKS 1,000 with the 9 progress values).
+      const N = 900;
+      const none = await run({ chunks: N, every: 0, silent: true });
+      const burst = await run({ chunks: N, every: 0 });
+      // A chunk every 30 ms (past the 20 ms linger): each chunk its own ack.
+      const M = 100;
+      const idle = await run({ chunks: M, every: 1, pauseMs: 30, silent: true });
+      const spaced = await run({ chunks: M, every: 1, pauseMs: 30 });
+      console.log(line(`${N} chunks in a burst`, N, none, burst));
+      console.log(line(`${M} chunks 30 ms apart (an ack each)`, M, idle, spaced));
+      expect(burst.xadd - none.xadd).toBeGreaterThanOrEqual(N);
+    } finally {
+      await redis.quit();
+    }
   });
 
   it('a task that streams nothing: its stages, then the end; an unknown task is 404', async () => {
