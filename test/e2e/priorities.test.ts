@@ -293,6 +293,39 @@ describe('fallback capabilities', () => {
     const w = await view(second.task_id);
     expect(w.agent_id).toBe('full-1');
     expect(w.timeline.find((e) => e.stage === 'sent')?.routing?.fallback).toBeUndefined();
+    // The task sent to the fallback fails: its retry checks its own capability first, and goes there.
+    const lite = await sync.app.inject({ url: '/v1/agents/lite-1' });
+    await redis.xadd(
+      keys.acks(),
+      '*',
+      'task_id',
+      first.task_id,
+      'stage',
+      'failed',
+      'agent_id',
+      'lite-1',
+      'instance_id',
+      lite.json<{ instance_id: string }>().instance_id,
+      'epoch',
+      String(lite.json<{ epoch: number }>().epoch),
+      'attempt',
+      '1',
+      'error',
+      'model busy',
+      'retryable',
+      'true',
+    );
+    await waitFor(
+      async () => {
+        const r = await view(first.task_id);
+        return r.attempts === 2 && r.status === 'sent';
+      },
+      { timeoutMs: 10_000, message: 'the failed task was not sent again' },
+    );
+    const retried = await view(first.task_id);
+    expect(retried.agent_id).toBe('full-1');
+    const lastSent = retried.timeline.filter((e) => e.stage === 'sent').at(-1);
+    expect(lastSent?.routing?.fallback).toBeUndefined();
     // No live agent of any of them: NO_AGENT names the capability asked for.
     const none = await router.app.inject({
       method: 'POST',
