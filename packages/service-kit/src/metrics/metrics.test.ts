@@ -95,18 +95,36 @@ describe('observeTaskEvents', () => {
     };
     observed.write({ ...base, stage: 'sent', latency_ms: 4 });
     observed.write({ ...base, stage: 'received', latency_ms: 20 });
+    observed.write({ ...base, stage: 'retried', reason: 'receipt_timeout' });
+    observed.write({ ...base, stage: 'retried', reason: 'receipt_timeout', attempt: 2 });
+    observed.write({ ...base, stage: 'retried', reason: 'failed', attempt: 3 });
     observed.write({ ...base, stage: 'dead', reason: 'max_attempts' });
-    expect(sink.seen.map((e) => e.stage)).toEqual(['sent', 'received', 'dead']);
-    expect(noticed).toEqual(['t1', 't1', 't1']);
+    expect(sink.seen.map((e) => e.stage)).toEqual([
+      'sent',
+      'received',
+      'retried',
+      'retried',
+      'retried',
+      'dead',
+    ]);
+    expect(noticed).toEqual(['t1', 't1', 't1', 't1', 't1', 't1']);
     expect(lines.map((l) => [l.module, l.task_id, l.trace_id, l.stage])).toEqual([
       ['task-events', 't1', 'tr-1', 'sent'],
       ['task-events', 't1', 'tr-1', 'received'],
+      ['task-events', 't1', 'tr-1', 'retried'],
+      ['task-events', 't1', 'tr-1', 'retried'],
+      ['task-events', 't1', 'tr-1', 'retried'],
       ['task-events', 't1', 'tr-1', 'dead'],
     ]);
 
     sink.counters = { written: 5, dropped: 2, failedWrites: 3, buffered: 7, api: 'v1' };
     let text = await registry.metrics();
     expect(sample(text, 'reach_task_events_total', { stage: 'dead', service: 'test' })).toBe(1);
+    // Retries by reason: the receipt-timeout rate is these over the sent stages.
+    expect(
+      sample(text, 'reach_task_retries_total', { reason: 'receipt_timeout', service: 'test' }),
+    ).toBe(2);
+    expect(sample(text, 'reach_task_retries_total', { reason: 'failed', service: 'test' })).toBe(1);
     expect(
       sample(text, 'reach_task_stage_latency_seconds_count', {
         stage: 'received',

@@ -22,6 +22,9 @@ export interface TaskEventObserverOptions {
   maxCapabilityLabels?: number;
 }
 
+/** Most distinct `reason` labels of `reach_task_retries_total`; the retry reasons are a short fixed list. */
+const MAX_REASON_LABELS = 32;
+
 /** The `capability` label of stages of capabilities past the label limit. */
 export const OTHER_CAPABILITY = '_other';
 
@@ -40,6 +43,8 @@ export function boundedLabel(max: number): (value: string) => string {
  * Wraps an {@link EventSink} so that every task stage this instance records is also:
  * - counted in `reach_task_events_total{stage}` (so `stage="dead"` counts dead letters and
  *   `stage="retried"` retries, as soon as the code that decides them writes their events);
+ * - a retry also in `reach_task_retries_total{reason}` (`receipt_timeout`, `failed`,
+ *   `agent_offline`, `lease_lapse`, …: why the attempt was given up on);
  * - timed in `reach_task_stage_latency_seconds{stage,capability}` when the event carries a
  *   latency: `sent` = accepted → sent (delivery), `received` = sent → received (receipt),
  *   `completed`/`failed` = received → result (execution);
@@ -64,12 +69,21 @@ export function observeTaskEvents(sink: EventSink, opts: TaskEventObserverOption
     buckets: STAGE_LATENCY_BUCKETS,
     registers: [registry],
   });
+  const retries = new Counter({
+    name: 'reach_task_retries_total',
+    help: 'Task attempts given up on and retried, by reason (receipt_timeout, failed, agent_offline, lease_lapse, …)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   const capabilityLabel = boundedLabel(opts.maxCapabilityLabels ?? 256);
+  const reasonLabel = boundedLabel(MAX_REASON_LABELS);
   registerEventSinkMetrics(registry, () => sink.stats());
   return {
     write(event: TaskEvent): void {
       sink.write(event);
       events.inc({ stage: event.stage });
+      if (event.stage === 'retried')
+        retries.inc({ reason: reasonLabel(event.reason || 'unknown') });
       if (
         typeof event.latency_ms === 'number' &&
         Number.isFinite(event.latency_ms) &&
