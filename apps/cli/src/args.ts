@@ -23,6 +23,11 @@ const OPTIONS = {
   'callback-topic': { type: 'string' },
   priority: { type: 'string' },
   fallback: { type: 'string' },
+  'delay-ms': { type: 'string' },
+  'run-at': { type: 'string' },
+  'every-ms': { type: 'string' },
+  cron: { type: 'string' },
+  timezone: { type: 'string' },
   limit: { type: 'string' },
   window: { type: 'string' },
   by: { type: 'string' },
@@ -49,6 +54,8 @@ export const COMMANDS: Record<string, readonly string[]> = {
     'callback-topic',
     'priority',
     'fallback',
+    'delay-ms',
+    'run-at',
   ],
   task: [],
   follow: [],
@@ -56,6 +63,7 @@ export const COMMANDS: Record<string, readonly string[]> = {
   dlq: ['capability', 'limit'],
   stats: ['window', 'by', 'capability'],
   keys: ['tenant', 'role', 'capabilities', 'label', 'expires-at', 'rate-per-s', 'max-inflight'],
+  schedules: ['every-ms', 'cron', 'timezone', 'task-timeout', 'callback-topic'],
   help: [],
 };
 
@@ -81,10 +89,11 @@ Usage:
                                                      health score 0-100, inflight/max, heartbeat age
   reach submit <capability> <json> [--wait] [--timeout 30]
                [--task-id <id>] [--trace-id <id>] [--task-timeout <s>] [--callback-topic <topic>]
-               [--priority 0-9] [--fallback <capability,...>]
+               [--priority 0-9] [--fallback <capability,...>] [--delay-ms <ms> | --run-at <time>]
                                                      submit a task; --wait polls until it ends and prints the result;
                                                      --priority: 9 most urgent (held and pooled tasks go highest first);
-                                                     --fallback: capabilities used, in order, when none of <capability> is live
+                                                     --fallback: capabilities used, in order, when none of <capability> is live;
+                                                     --delay-ms / --run-at (ISO time or epoch ms): held until then (delayed)
   reach task <task_id>                               the task's timeline with the gap between stages
   reach follow <task_id>                             follow the task's events until it ends: its output chunks
                                                      on stdout as they come, stages and progress on stderr
@@ -96,6 +105,12 @@ Usage:
   reach stats [--window 15m] [--by capability|agent] [--capability <name>]
                                                      success rate, receipt latency, execution time, completion rate,
                                                      failures by error_code
+  reach schedules create <capability> <json> (--every-ms <ms> | --cron '<expr>' [--timezone <IANA>])
+               [--task-timeout <s>] [--callback-topic <topic>]
+                                                     fire the task on a cadence (every_ms ≥ 1000); each tick is the
+                                                     task <schedule_id>:<tick ms>, once per tick
+  reach schedules list                               your schedules: cadence, next tick, last task
+  reach schedules pause|resume|delete <schedule_id>  stop firing, fire again from the next tick, delete
   reach keys create --tenant <t> --role caller|operator|agent
                [--capabilities a,b] [--label <text>] [--expires-at <ISO time or epoch ms>]
                [--rate-per-s <n>] [--max-inflight <n>]

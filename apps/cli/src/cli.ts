@@ -22,6 +22,7 @@ import { cancelCommand } from './commands/cancel.ts';
 import { dlqCommand } from './commands/dlq.ts';
 import { followCommand } from './commands/follow.ts';
 import { keysCommand } from './commands/keys.ts';
+import { schedulesCommand } from './commands/schedules.ts';
 import { statsCommand } from './commands/stats.ts';
 import { submitCommand } from './commands/submit.ts';
 import { taskCommand } from './commands/task.ts';
@@ -40,6 +41,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   dlq: dlqCommand,
   stats: statsCommand,
   keys: keysCommand,
+  schedules: schedulesCommand,
 };
 
 /** The {@link Io} of this process: stdout, stderr, its environment and terminal. */

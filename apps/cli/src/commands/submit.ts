@@ -50,7 +50,24 @@ function bodyOf(ctx: Context): SubmitBody & { task_id: string } {
         '--fallback takes capabilities separated by commas, e.g. --fallback a,b',
       );
   }
+  if (o['delay-ms'] !== undefined && o['run-at'] !== undefined)
+    throw new UsageError('give --delay-ms or --run-at, not both');
+  if (o['delay-ms'] !== undefined) {
+    const delay = Number(o['delay-ms']);
+    if (!Number.isInteger(delay) || delay < 0)
+      throw new UsageError(`--delay-ms must be a whole number of ms, got ${o['delay-ms']}`);
+    body.delay_ms = delay;
+  }
+  if (o['run-at'] !== undefined) body.run_at = runAtOf(o['run-at']);
   return body;
+}
+
+/** `--run-at`: epoch ms, or an ISO time such as 2027-01-31T09:00:00Z. */
+function runAtOf(text: string): number {
+  const n = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
+  if (!Number.isFinite(n))
+    throw new UsageError(`--run-at must be an ISO time or epoch ms, got ${JSON.stringify(text)}`);
+  return n;
 }
 
 /** `--priority`: an integer from MIN_TASK_PRIORITY to MAX_TASK_PRIORITY. */
