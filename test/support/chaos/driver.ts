@@ -48,6 +48,7 @@ export class SubmitDriver {
   private startedAt = Date.now();
   private inFlight = 0;
   private stopped = false;
+  private noMore = false;
   private slotFreed: (() => void) | undefined;
 
   constructor(private readonly s: DriverSettings) {}
@@ -55,6 +56,12 @@ export class SubmitDriver {
   /** Stops sending new tries (a failing test, the time budget); tries in flight still finish. */
   stop(): void {
     this.stopped = true;
+    this.slotFreed?.();
+  }
+
+  /** Starts no new task; those started are still tried until accepted or given up. */
+  finish(): void {
+    this.noMore = true;
     this.slotFreed?.();
   }
 
@@ -68,12 +75,13 @@ export class SubmitDriver {
     const started = (this.startedAt = Date.now());
     const intervalMs = 1000 / this.s.ratePerS;
     const running: Promise<void>[] = [];
-    for (let i = 0; i < this.s.total && !this.stopped; i++) {
-      while (this.inFlight >= this.s.maxInFlight && !this.stopped) {
+    for (let i = 0; i < this.s.total && !this.stopped && !this.noMore; i++) {
+      while (this.inFlight >= this.s.maxInFlight && !this.stopped && !this.noMore) {
         await new Promise<void>((resolve) => (this.slotFreed = resolve));
       }
       const wait = started + i * intervalMs - Date.now();
       if (wait > 0) await sleep(wait);
+      if (this.noMore) break;
       this.inFlight++;
       running.push(
         this.submit(i).finally(() => {
