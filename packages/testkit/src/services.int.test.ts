@@ -1,6 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { isMissingBinaryError, startServices, testServices } from './index.ts';
+import { freePort, isMissingBinaryError, startServices, testServices } from './index.ts';
 
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -119,6 +119,17 @@ describe('startServices', () => {
     await expect(probe.connect()).rejects.toThrow();
     probe.disconnect();
   }, 60_000);
+
+  it('on the cluster leg fails within 10 s naming REDIS_CLUSTER_NODES when no seed answers', async () => {
+    vi.stubEnv('REACH_TEST_REDIS', 'cluster');
+    const dead = `127.0.0.1:${await freePort()}`;
+    vi.stubEnv('REDIS_CLUSTER_NODES', dead);
+    const started = Date.now();
+    await expect(startServices({ influx: false })).rejects.toThrow(
+      `REDIS_CLUSTER_NODES=${dead}: no seed node accepts a connection`,
+    );
+    expect(Date.now() - started).toBeLessThan(12_000);
+  }, 20_000);
 
   it('says what to install when a binary is missing', async () => {
     vi.stubEnv('REDIS_URL', '');

@@ -1,4 +1,5 @@
-import { startLocalCluster, type LocalCluster } from '@agent-reach/process-kit';
+import { connect } from 'node:net';
+import { startLocalCluster, waitFor, type LocalCluster } from '@agent-reach/process-kit';
 
 /** Which Redis a test run uses. */
 export type TestRedisMode = 'standalone' | 'cluster';
@@ -27,14 +28,55 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
+/** True when a TCP connection to `host:port` opens within 2 s. */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(2000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => done(true));
+  });
+}
+
+/**
+ * Resolves once one of `seeds` (`host:port,…`) accepts a connection; throws naming the variable
+ * and its value after `timeoutMs`, so a run against a cluster that is not there fails at once.
+ */
+async function anySeedAccepts(seeds: string, timeoutMs: number): Promise<void> {
+  const nodes = seeds.split(',').map((s) => {
+    const at = s.trim().lastIndexOf(':');
+    return {
+      host: s
+        .trim()
+        .slice(0, at)
+        .replace(/^\[|\]$/g, ''),
+      port: Number(s.trim().slice(at + 1)),
+    };
+  });
+  await waitFor(
+    async () => (await Promise.all(nodes.map((n) => accepts(n.host, n.port)))).some(Boolean),
+    {
+      timeoutMs,
+      intervalMs: 200,
+      message: `REDIS_CLUSTER_NODES=${seeds}: no seed node accepts a connection`,
+    },
+  );
+}
+
 /**
  * The cluster for a run: the one `REDIS_CLUSTER_NODES` names when set, else a local 3-master
  * cluster (`startLocalCluster`: AOF with `appendfsync always`, in a temp folder).
+ * @throws naming REDIS_CLUSTER_NODES when none of its seeds accepts a connection within 10 s.
  */
 export async function startTestCluster(env: NodeJS.ProcessEnv = process.env): Promise<TestCluster> {
   const given = env.REDIS_CLUSTER_NODES || undefined;
   if (given) {
     const first = given.split(',')[0]?.trim() ?? '';
+    await anySeedAccepts(given, 10_000);
     return { seeds: given, url: env.REDIS_URL || `redis://${first}`, stop: async () => {} };
   }
   const local = await startLocalCluster({ masters: 3 });
