@@ -1,8 +1,9 @@
 /**
  * Child processes and local servers, shared by the launcher behind `npm start`
  * (`@agent-reach/launcher`) and the test kit: Node services started from their built JavaScript
- * or through tsx, redis-server, influxd 1.x and an nginx v2-write front on local ports, pid
- * files for what a killed parent left running, polling with deadlines.
+ * or through tsx, redis-server (alone, or a local Redis Cluster of several), influxd 1.x and an
+ * nginx v2-write front on local ports, pid files for what a killed parent left running, polling
+ * with deadlines.
  */
 export {
   startNodeService,
