@@ -8,7 +8,9 @@
  * FAIL_RATE (0–1, default 0): the share of tasks it fails on purpose (error_code DEMO_FAILURE),
  * to watch an agent that fails too often turn DEGRADED in `reach agents`, and DELAY_MS (default 0):
  * how long each task runs (until cancelled: the wait ends on the task's signal), to try
- * `reach cancel` on a running task.
+ * `reach cancel` on a running task. A payload `{"stream": "<text>"}` is streamed back word by word
+ * (`ctx.stream`, with `ctx.progress`), STREAM_DELAY_MS apart (default 200), to follow a task with
+ * `curl -N …/v1/tasks/<id>/events` or `reach follow <id>`.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout } from 'node:timers/promises';
@@ -27,6 +29,7 @@ const maxConcurrency = Number(env['MAX_CONCURRENCY'] ?? '8');
 const failRate = Number(env['FAIL_RATE'] ?? '0');
 // DELAY_MS: each task takes this long (until cancelled), to try `reach cancel` on a running task.
 const delayMs = Number(env['DELAY_MS'] ?? '0');
+const streamDelayMs = Number(env['STREAM_DELAY_MS'] ?? '200');
 const agent = new ReachAgent({
   registryUrl: env['REGISTRY_URL'] ?? 'http://127.0.0.1:8080',
   ...redisConnectionFromEnv(env),
@@ -36,6 +39,16 @@ const agent = new ReachAgent({
   logger,
   handler: async (task) => {
     if (delayMs > 0) await setTimeout(delayMs, undefined, { signal: task.signal });
+    const text = (task.payload as { stream?: unknown } | null)?.stream;
+    if (typeof text === 'string') {
+      // Word by word, with how far it got: what a follower of the task's events sees live.
+      const words = text.split(/(?<= )/);
+      for (const [i, word] of words.entries()) {
+        task.stream(word);
+        task.progress({ done: i + 1, of: words.length });
+        await setTimeout(streamDelayMs, undefined, { signal: task.signal });
+      }
+    }
     if (Math.random() < failRate) {
       task.logger.warn({ capability: task.capability }, 'failing on purpose (FAIL_RATE)');
       throw Object.assign(new Error('failed on purpose (FAIL_RATE)'), { code: 'DEMO_FAILURE' });
