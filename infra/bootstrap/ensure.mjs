@@ -1,6 +1,6 @@
 // Bootstrap helpers for `npm start` and `npm test`. Plain Node, no npm dependencies: these run
 // before `npm install`.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, statSync, writeFileSync, rmSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,16 @@ const SERVERS = [
   { bin: 'nginx', pkg: 'nginx-light', urlEnv: ['INFLUX_URL'], clusterNeeds: true },
   // Not a server: the console's end-to-end test drives it (CHROMIUM_PATH names another browser).
   { bin: 'chromium', pkg: 'chromium', urlEnv: ['CHROMIUM_PATH'] },
+  // Not a binary: redis-py for /usr/bin/python3, which the Python worker SDK (sdks/python) and its
+  // test need. Optional: where it cannot be installed, the start goes on and says so.
+  {
+    bin: 'python3-redis',
+    pkg: 'python3-redis',
+    urlEnv: [],
+    optional: true,
+    present: () =>
+      spawnSync('/usr/bin/python3', ['-c', 'import redis'], { stdio: 'ignore' }).status === 0,
+  },
 ];
 
 /** An error that ends the script with its message and no stack. */
@@ -111,7 +121,9 @@ function needed(server, env, cluster) {
  * nginx with `cluster`: it fronts the routers).
  */
 export function missingServers(env = process.env, { cluster = false } = {}) {
-  return SERVERS.filter((s) => needed(s, env, cluster) && !which(s.bin));
+  return SERVERS.filter(
+    (s) => needed(s, env, cluster) && !(s.present ? s.present() : which(s.bin)),
+  );
 }
 
 function isDebianRoot() {
@@ -125,7 +137,7 @@ function installHint(missing) {
   return [
     `Missing: ${missing.map((s) => s.bin).join(', ')}. Install, then run again:`,
     `  Debian/Ubuntu:  sudo apt-get install -y ${pkgs}`,
-    `                  (everything: apt-get install redis-server influxdb nginx-light)`,
+    `                  (everything: apt-get install redis-server influxdb nginx-light python3-redis)`,
     `  macOS:          brew install redis influxdb@1 nginx`,
     `Or point REDIS_URL / INFLUX_URL at servers you already run.`,
   ].join('\n');
@@ -147,7 +159,12 @@ export async function ensureSystemPackages({ cluster = false } = {}) {
     );
     return;
   }
-  if (!isDebianRoot()) throw new BootstrapError(installHint(missing));
+  if (!isDebianRoot()) {
+    const required = missing.filter((s) => !s.optional);
+    if (required.length > 0) throw new BootstrapError(installHint(required));
+    process.stdout.write(`    not installed (optional): ${missing.map((s) => s.pkg).join(', ')}\n`);
+    return;
+  }
 
   const pkgs = [...new Set(missing.map((s) => s.pkg))];
   process.stdout.write(`    installing ${pkgs.join(' ')} with apt-get\n`);

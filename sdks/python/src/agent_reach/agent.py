@@ -1,0 +1,390 @@
+"""A worker agent: registers, heartbeats, reads its inbox, runs handlers in threads and reports
+every stage on its acks stream (docs/PROTOCOL.md). The TypeScript worker-sdk is the reference."""
+
+import json
+import logging
+import signal
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
+
+import redis
+
+from .codecs import (
+    MAX_CHUNKS_PER_ACK,
+    MAX_RENEW_TASK_IDS,
+    PROBE_CAPABILITY,
+    MalformedEntry,
+    TaskMessage,
+    decode_task,
+    encode_ack,
+    failure_code,
+    fields_to_dict,
+    progress_json,
+)
+from .registry import ReachHttpError, RegistryClient
+from .signature import with_signature
+
+log = logging.getLogger("agent_reach")
+
+#: How long one blocking read waits, so that a stop is seen within it.
+READ_BLOCK_MS = 1000
+
+
+class TaskFailed(Exception):
+    """Raised by a handler to fail its task with an ``error_code`` and say whether to retry it."""
+
+    def __init__(self, message: str, code: str = "HANDLER_ERROR", retryable: bool = True) -> None:
+        super().__init__(message)
+        self.code = code
+        self.retryable = retryable
+
+
+class Task:
+    """What a handler gets: the task's fields, its payload parsed, and its output calls."""
+
+    def __init__(self, agent: "Agent", msg: TaskMessage) -> None:
+        self._agent = agent
+        self.task_id = msg.task_id
+        self.capability = msg.capability
+        self.attempt = msg.attempt
+        self.trace_id = msg.trace_id
+        self.deadline_ms = msg.deadline_ms
+        self.parent_task_id = msg.parent_task_id
+        self.payload_text = msg.payload
+        self.payload: Any = json.loads(msg.payload)
+        #: Set when the task was cancelled (a notice on the control stream) or the agent stops
+        #: waiting for it: a long handler should check it and return.
+        self.cancelled = threading.Event()
+
+    def progress(self, value: Any) -> None:
+        """Reports progress: any JSON value up to 4 KiB (a number 0-1 or 0-100, an object)."""
+        self._agent._output(self, "progress", progress=progress_json(value))
+
+    def stream(self, *chunks: str) -> None:
+        """Appends chunks of output text, in order."""
+        for i in range(0, len(chunks), MAX_CHUNKS_PER_ACK):
+            part = list(chunks[i : i + MAX_CHUNKS_PER_ACK])
+            if not all(isinstance(c, str) for c in part):
+                raise TypeError("a chunk is a string")
+            self._agent._output(self, "chunk", chunks=json.dumps(part, separators=(",", ":")))
+
+
+Handler = Callable[[Task], Any]
+
+
+class Agent:
+    """One agent instance. ``run()`` blocks until SIGINT/SIGTERM or ``stop()``, then drains.
+
+    ``handlers`` maps each capability to a function of a :class:`Task`: its return value (JSON)
+    completes the task; :class:`TaskFailed` fails it with its code; any other exception fails it
+    as ``HANDLER_ERROR``, retryable.
+    """
+
+    def __init__(
+        self,
+        registry_url: str,
+        agent_id: str,
+        handlers: Mapping[str, Handler],
+        *,
+        redis_url: str = "redis://127.0.0.1:6379",
+        max_concurrency: int = 4,
+        instance_id: Optional[str] = None,
+        api_key: Optional[str] = None,
+        region: Optional[str] = None,
+        tags: Optional[Iterable[str]] = None,
+        meta: Optional[Dict[str, Any]] = None,
+        shutdown_timeout_s: float = 30.0,
+    ) -> None:
+        if not handlers:
+            raise ValueError("handlers must name at least one capability")
+        self.agent_id = agent_id
+        self.instance_id = instance_id or f"{agent_id}-{uuid.uuid4().hex[:12]}"
+        self.handlers = dict(handlers)
+        self.max_concurrency = max_concurrency
+        self.redis_url = redis_url
+        self.shutdown_timeout_s = shutdown_timeout_s
+        self.registry = RegistryClient(registry_url, api_key)
+        self._body: Dict[str, Any] = {
+            "agent_id": agent_id,
+            "instance_id": self.instance_id,
+            "capabilities": list(self.handlers),
+            "max_concurrency": max_concurrency,
+        }
+        if region is not None:
+            self._body["region"] = region
+        if tags is not None:
+            self._body["tags"] = list(tags)
+        if meta is not None:
+            self._body["meta"] = meta
+        #: ``starting``, ``running``, ``draining``, ``closed`` or ``fenced``.
+        self.state = "starting"
+        self.session: Dict[str, Any] = {}
+        self._ack_key: Optional[str] = None
+        self._redis: Optional[redis.Redis] = None
+        self._lock = threading.Lock()
+        self._running: Dict[str, Task] = {}  # task_id -> running task (received)
+        self._free = threading.Semaphore(max_concurrency)
+        self._stop = threading.Event()  # stop reading (drain or fence)
+        self._halt = threading.Event()  # stop heartbeats, renewals and the control reader
+        self._pool = ThreadPoolExecutor(max_concurrency, thread_name_prefix="reach-task")
+        self._threads: List[threading.Thread] = []
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Registers and starts the reader, heartbeat, renewal and control threads."""
+        self._register()
+        self.state = "running"
+        for name, target in (
+            ("reach-read", self._read_loop),
+            ("reach-heartbeat", self._heartbeat_loop),
+            ("reach-renew", self._renew_loop),
+            ("reach-control", self._control_loop),
+        ):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
+        log.info("registered %s (%s) epoch %s", self.agent_id, self.instance_id, self.session["epoch"])
+
+    def run(self) -> str:
+        """Starts, serves until SIGINT/SIGTERM (main thread) or :meth:`stop`, drains; the final state."""
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, lambda *_: self._stop.set())
+        self.start()
+        while not self._stop.wait(0.2):
+            pass
+        return self.stop()
+
+    def stop(self) -> str:
+        """Graceful drain: stop reading, finish in-flight tasks (up to ``shutdown_timeout_s``),
+        then deregister (not when fenced). Returns the final state, ``closed`` or ``fenced``."""
+        self._stop.set()
+        if self.state == "running":
+            self.state = "draining"
+        for t in self._threads[:1]:
+            t.join()
+        deadline = time.monotonic() + self.shutdown_timeout_s
+        while self._inflight() > 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self._inflight() > 0:
+            log.warning("shutdown timeout: %d tasks still running are left to the server", self._inflight())
+            for task in list(self._running.values()):
+                task.cancelled.set()
+        self._pool.shutdown(wait=self._inflight() == 0)
+        self._halt.set()
+        for t in self._threads[1:]:
+            t.join()
+        if self._redis is not None:
+            self._redis.close()
+        if self.state != "fenced":
+            try:
+                self.registry.deregister(self.session)
+                log.info("deregistered")
+            except (ReachHttpError, OSError) as err:
+                log.warning("deregister failed; the registry lets the lease run out: %s", err)
+            self.state = "closed"
+        return self.state
+
+    def _inflight(self) -> int:
+        with self._lock:
+            return len(self._running)
+
+    def _register(self) -> None:
+        reply = self.registry.register(self._body)
+        self._adopt(reply)
+
+    def _adopt(self, reply: Dict[str, Any]) -> None:
+        """Takes a register reply (or a heartbeat's new credentials): session, ack key, Redis."""
+        with self._lock:
+            self.session = {**self.session, **reply}
+            if reply.get("ack_key"):
+                self._ack_key = reply["ack_key"]
+            if "redis" in reply or self._redis is None:
+                creds = reply.get("redis") or {}
+                old = self._redis
+                self._redis = redis.Redis.from_url(
+                    self.redis_url,
+                    decode_responses=True,
+                    username=creds.get("username"),
+                    password=creds.get("password"),
+                )
+                if old is not None:
+                    old.close()
+
+    def _fence(self, err: Exception) -> None:
+        """A newer instance took over (409 STALE_EPOCH): stop reading and heartbeating; in-flight
+        tasks finish and report under the old epoch (their acks are refused)."""
+        if self.state == "fenced":
+            return
+        log.error("fenced: a newer instance of %s took over; reading and heartbeats stopped (%s)", self.agent_id, err)
+        self.state = "fenced"
+        self._stop.set()
+
+    # ---- reading and running -----------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        while not self._stop.is_set():
+            if not self._free.acquire(timeout=0.2):
+                continue
+            free = 1
+            while self._free.acquire(blocking=False):
+                free += 1
+            try:
+                entries = self._read(free)
+            except redis.RedisError as err:
+                log.warning("inbox read failed: %s", err)
+                entries = []
+                self._stop.wait(0.5)
+            for entry_id, fields in entries:
+                free -= 1
+                self._take(entry_id, fields)
+            for _ in range(free):
+                self._free.release()
+
+    def _read(self, count: int) -> List[Any]:
+        s = self.session
+        reply = self._redis.xreadgroup(
+            s["group"], self.instance_id, {s["stream"]: ">"}, count=count, block=READ_BLOCK_MS
+        )
+        return [e for _, entries in (reply or []) for e in entries]
+
+    def _take(self, entry_id: str, fields: Dict[str, str]) -> None:
+        """Sends the receipt of an entry and runs it on the pool (its slot is already held)."""
+        try:
+            msg = decode_task(fields)
+            task = Task(self, msg)
+        except (MalformedEntry, ValueError) as err:
+            log.warning("malformed inbox entry %s acknowledged and skipped: %s", entry_id, err)
+            self._xack(entry_id)
+            self._free.release()
+            return
+        started = time.monotonic()
+        self._ack(task, "received")
+        with self._lock:
+            self._running[task.task_id] = task
+        self._pool.submit(self._run, task, entry_id, started)
+
+    def _run(self, task: Task, entry_id: str, started: float) -> None:
+        try:
+            if task.capability == PROBE_CAPABILITY:
+                outcome: Dict[str, Any] = {"stage": "completed", "result": task.payload_text}
+            else:
+                handler = self.handlers.get(task.capability)
+                if handler is None:
+                    raise TaskFailed(f"no handler for {task.capability}", "NO_HANDLER", True)
+                result = handler(task)
+                outcome = {"stage": "completed", "result": json.dumps(result, separators=(",", ":"))}
+        except TaskFailed as err:
+            outcome = {"stage": "failed", "error": str(err), "error_code": failure_code(err.code), "retryable": err.retryable}
+        except (TypeError, ValueError) as err:
+            outcome = {"stage": "failed", "error": f"result is not JSON: {err}", "error_code": "RESULT_NOT_JSON", "retryable": False}
+        except Exception as err:  # noqa: BLE001 (a handler's failure is the task's)
+            log.exception("handler of %s failed", task.task_id)
+            outcome = {"stage": "failed", "error": f"{type(err).__name__}: {err}", "error_code": "HANDLER_ERROR", "retryable": True}
+        if task.cancelled.is_set() and outcome["stage"] == "completed":
+            outcome = {"stage": "failed", "error": "cancelled", "error_code": "CANCELLED", "retryable": False}
+        duration_ms = int((time.monotonic() - started) * 1000)
+        try:
+            if outcome["stage"] == "completed":
+                self._ack(task, "completed", result=outcome["result"], duration_ms=duration_ms, capability=task.capability)
+            else:
+                self._ack(task, "failed", duration_ms=duration_ms, error=outcome["error"][:4096],
+                          error_code=outcome["error_code"], retryable=outcome["retryable"])
+            self._xack(entry_id)
+        except redis.RedisError as err:
+            log.warning("could not report %s; the server will take it back: %s", task.task_id, err)
+        finally:
+            with self._lock:
+                self._running.pop(task.task_id, None)
+            self._free.release()
+
+    # ---- acks ------------------------------------------------------------------------------
+
+    def _xadd_ack(self, fields: List[str]) -> None:
+        key = self._ack_key
+        if key:
+            fields = with_signature(fields, key)
+        self._redis.execute_command("XADD", self.session["acks_stream"], "*", *fields)
+
+    def _ack(self, task: Task, stage: str, **extra: Any) -> None:
+        s = self.session
+        self._xadd_ack(encode_ack(task_id=task.task_id, stage=stage, agent_id=self.agent_id,
+                                  instance_id=self.instance_id, epoch=s["epoch"], attempt=task.attempt, **extra))
+
+    def _output(self, task: Task, stage: str, **extra: Any) -> None:
+        self._ack(task, stage, **extra)
+
+    def _xack(self, entry_id: str) -> None:
+        self._redis.xack(self.session["stream"], self.session["group"], entry_id)
+
+    # ---- heartbeat, renewals, cancellation -----------------------------------------------------
+
+    def _heartbeat_loop(self) -> None:
+        while not self._halt.wait(self.session.get("heartbeat_interval_ms", 5000) / 1000):
+            if self.state == "fenced":
+                return
+            inflight = self._inflight()
+            try:
+                reply = self.registry.heartbeat(self.session, {"inflight": inflight, "status": "busy" if inflight else "idle"})
+                if "redis" in reply or reply.get("ack_key"):
+                    self._adopt(reply)
+            except ReachHttpError as err:
+                if err.code == "STALE_EPOCH":
+                    self._fence(err)
+                    return
+                if err.code == "AGENT_NOT_FOUND" and self.state == "running":
+                    log.warning("the registry lost this agent; registering again")
+                    try:
+                        self._register()
+                    except (ReachHttpError, OSError) as again:
+                        if isinstance(again, ReachHttpError) and again.code == "STALE_EPOCH":
+                            self._fence(again)
+                            return
+                        log.warning("registering again failed: %s", again)
+                else:
+                    log.warning("heartbeat refused: %s", err)
+            except OSError as err:
+                log.warning("heartbeat failed: %s", err)
+
+    def _renew_loop(self) -> None:
+        """One ``renew`` ack for every running task each third of the execution lease."""
+        while not self._halt.wait(self.session.get("exec_lease_ms", 60000) / 3000):
+            if self.state == "fenced":
+                return
+            with self._lock:
+                ids = list(self._running)
+            for i in range(0, len(ids), MAX_RENEW_TASK_IDS):
+                part = ids[i : i + MAX_RENEW_TASK_IDS]
+                s = self.session
+                try:
+                    self._xadd_ack(encode_ack(task_id=part[0], stage="renew", agent_id=self.agent_id,
+                                              instance_id=self.instance_id, epoch=s["epoch"], task_ids=" ".join(part)))
+                except redis.RedisError as err:
+                    log.warning("renewal failed: %s", err)
+
+    def _control_loop(self) -> None:
+        """Reads ``cancel`` notices with plain XREAD on a connection of its own (the pool's)."""
+        last = "0-0"
+        while not self._halt.is_set() and self.state != "fenced":
+            stream = self.session.get("control_stream")
+            if not stream:
+                return
+            try:
+                reply = self._redis.xread({stream: last}, block=READ_BLOCK_MS)
+            except redis.RedisError as err:
+                log.debug("control read failed: %s", err)
+                self._halt.wait(0.5)
+                continue
+            for _, entries in reply or []:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    if fields.get("kind") == "cancel":
+                        with self._lock:
+                            task = self._running.get(fields.get("task_id", ""))
+                        if task is not None:
+                            log.info("task %s cancelled", task.task_id)
+                            task.cancelled.set()

@@ -1,0 +1,37 @@
+"""The agent the e2e test (test/e2e/python-sdk.test.ts) drives: capability `py-work`, whose
+payload says what to do: {"sleep_ms": n, "progress": [values], "chunks": [texts], "fail": code}.
+Settings as the example's, plus REACH_INSTANCE_ID. Exit 0 after a drain, 3 when fenced."""
+
+import logging
+import os
+import sys
+import time
+
+from agent_reach import Agent, TaskFailed
+
+
+def work(task):
+    p = task.payload
+    for value in p.get("progress", []):
+        task.progress(value)
+    if p.get("chunks"):
+        task.stream(*p["chunks"])
+    end = time.monotonic() + p.get("sleep_ms", 0) / 1000
+    while time.monotonic() < end and not task.cancelled.is_set():
+        time.sleep(0.02)
+    if p.get("fail"):
+        raise TaskFailed("refused by the handler", p["fail"], retryable=False)
+    return {"done": p.get("n")}
+
+
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stdout)
+agent = Agent(
+    os.environ["REACH_REGISTRY_URL"],
+    os.environ["REACH_AGENT_ID"],
+    {"py-work": work},
+    redis_url=os.environ["REDIS_URL"],
+    instance_id=os.environ.get("REACH_INSTANCE_ID"),
+    max_concurrency=4,
+    shutdown_timeout_s=20,
+)
+sys.exit(0 if agent.run() == "closed" else 3)

@@ -1,0 +1,239 @@
+/**
+ * The Python worker SDK (sdks/python) against the running stack, on Debian's /usr/bin/python3 and
+ * python3-redis: its unit tests, a pip install of the package, the example agent completing a
+ * task with progress and output, and an agent that fails a task, renews a task's execution lease
+ * past it, drains on SIGTERM and stops when a newer instance fences it (409 STALE_EPOCH). Agents
+ * are confined in Redis (REACH_AGENT_ACL=on), so every ack they write is signed.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { reachKeys } from '@agent-reach/protocol';
+import { waitFor } from '@agent-reach/testkit';
+import { connectRedis, type TestRedis } from '../support/redis.ts';
+import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
+import {
+  PY_SDK,
+  PYTHON,
+  pythonRedisPresent,
+  startPythonAgent,
+  type PythonAgent,
+} from '../support/python.ts';
+
+const LEASE_MS = 1500;
+let stack: Stack;
+let redis: TestRedis;
+const agents: PythonAgent[] = [];
+
+interface TaskView {
+  status: string;
+  attempts: number;
+  result?: unknown;
+  timeline: { stage: string; error_code?: string; reason?: string }[];
+}
+interface Item {
+  task_id: string;
+  status: string;
+  result?: unknown;
+}
+
+beforeAll(async () => {
+  if (!pythonRedisPresent())
+    throw new Error(
+      `${PYTHON} cannot import redis: install Debian's python3-redis (npm test does)`,
+    );
+  stack = await startStack({
+    env: { ...FAST_LEASES, REACH_AGENT_ACL: 'on', REACH_EXEC_LEASE_MS: String(LEASE_MS) },
+  });
+  redis = connectRedis(stack);
+});
+
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.stop()));
+});
+
+afterAll(async () => {
+  await redis?.quit();
+  await stack?.stop();
+});
+
+function start(script: string, agentId: string, extra: Record<string, string> = {}): PythonAgent {
+  const agent = startPythonAgent(script, {
+    REACH_REGISTRY_URL: stack.registryUrl,
+    REDIS_URL: stack.redisUrl,
+    REACH_AGENT_ID: agentId,
+    ...extra,
+  });
+  agents.push(agent);
+  return agent;
+}
+
+async function healthy(agentId: string, agent: PythonAgent): Promise<void> {
+  await waitFor(
+    async () => {
+      const r = await http<{ status: string }>(`${stack.registryUrl}/v1/agents/${agentId}`);
+      return r.status === 200 && r.body.status === 'HEALTHY';
+    },
+    { timeoutMs: 15_000, message: `agent ${agentId} did not register:\n${agent.output()}` },
+  );
+}
+
+const view = async (id: string) => (await http<TaskView>(`${stack.routerUrl}/v1/tasks/${id}`)).body;
+
+async function settled(id: string, status: string, timeoutMs = 15_000): Promise<TaskView> {
+  return waitFor(
+    async () => {
+      const t = await view(id);
+      return t.status === status ? t : undefined;
+    },
+    { timeoutMs, message: `task ${id} did not become ${status}` },
+  );
+}
+
+async function submit(body: Record<string, unknown>): Promise<string> {
+  const r = await http<{ task_id: string }>(`${stack.routerUrl}/v1/tasks`, { body });
+  expect(r.status).toBe(202);
+  return r.body.task_id;
+}
+
+describe('the Python worker SDK', () => {
+  it('passes its unit tests (signature and codecs) and installs with pip --no-build-isolation', () => {
+    const unit = spawnSync(PYTHON, ['-m', 'unittest', 'discover', '-s', 'tests'], {
+      cwd: PY_SDK,
+      env: { PATH: process.env.PATH ?? '', PYTHONPATH: join(PY_SDK, 'src') },
+      encoding: 'utf8',
+    });
+    expect(unit.status, unit.stderr).toBe(0);
+    expect(unit.stderr).toMatch(/Ran [1-9]\d* tests?[\s\S]*OK/);
+
+    const target = mkdtempSync(join(tmpdir(), 'reach-py-'));
+    try {
+      const pip = spawnSync(
+        PYTHON,
+        ['-m', 'pip', 'install', '--no-build-isolation', '--no-deps', '--target', target, PY_SDK],
+        { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', PIP_NO_INDEX: '1' } },
+      );
+      expect(pip.status, pip.stdout + pip.stderr).toBe(0);
+      const imported = spawnSync(
+        PYTHON,
+        ['-c', 'import agent_reach, sys; print(agent_reach.__file__)'],
+        { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', PYTHONPATH: target } },
+      );
+      expect(imported.stdout.trim()).toBe(join(target, 'agent_reach', '__init__.py'));
+    } finally {
+      rmSync(target, { recursive: true, force: true });
+    }
+  });
+
+  it('the example agent completes a task with its progress and output on the callback topic first', async () => {
+    const agent = start('examples/echo_agent.py', 'py-echo-1');
+    await healthy('py-echo-1', agent);
+    const id = await submit({
+      capability: 'py-echo',
+      payload: { text: 'hello' },
+      callback_topic: 'py-cb',
+      stream: true,
+    });
+    const done = await settled(id, 'completed');
+    expect(done.result).toEqual({ text: 'hello' });
+    expect(done.attempts).toBe(1);
+    const stages = done.timeline.map((e) => e.stage);
+    expect(stages).toEqual(expect.arrayContaining(['sent', 'received', 'streaming', 'completed']));
+    const items = (
+      await http<{ items: Item[] }>(`${stack.routerUrl}/v1/callbacks/py-cb?limit=100`)
+    ).body.items.filter((i) => i.task_id === id);
+    expect(items.map((i) => i.status)).toEqual(['progress', 'chunk', 'completed']);
+    expect(agent.proc.exitCode).toBeNull();
+    // Every ack was signed with the instance's key (REACH_AGENT_ACL=on refuses the others).
+    const stats = await redis.hgetall(reachKeys(stack.prefix).stats());
+    expect(Object.keys(stats).filter((k) => k.startsWith('acks_refused:'))).toEqual([]);
+    // A drain with nothing running: exit 0, deregistered.
+    expect(await agent.stop()).toBe(0);
+    await waitFor(
+      async () => (await http(`${stack.registryUrl}/v1/agents/py-echo-1`)).status === 404,
+      { message: 'py-echo-1 was not removed after its deregistration' },
+    );
+  });
+
+  it("the README's agent runs as written: it completes a task and fails one with its error code", async () => {
+    const readme = readFileSync(join(PY_SDK, 'README.md'), 'utf8');
+    const code = /```python\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    expect(code).toContain('agent.run()');
+    const dir = mkdtempSync(join(tmpdir(), 'reach-py-'));
+    const file = join(dir, 'readme_agent.py');
+    // Only the addresses change: the test's services are on ports of their own.
+    writeFileSync(
+      file,
+      code
+        .replace('http://127.0.0.1:8080', stack.registryUrl)
+        .replace('redis://127.0.0.1:6379', stack.redisUrl),
+    );
+    try {
+      const agent = start(file, 'shouter-1');
+      await healthy('shouter-1', agent);
+      const ok = await submit({ capability: 'shout', payload: { text: 'hi' } });
+      expect(await settled(ok, 'completed')).toMatchObject({ result: { text: 'HI' } });
+      const bad = await submit({ capability: 'shout', payload: { text: 5 } });
+      const dead = await settled(bad, 'dead');
+      expect(dead.timeline.find((e) => e.stage === 'failed')).toMatchObject({
+        error_code: 'INVALID_PAYLOAD',
+      });
+    } finally {
+      await Promise.all(agents.splice(0).map((a) => a.stop()));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails a task with its error code, and renews a task running past its execution lease', async () => {
+    const agent = start('tests/work_agent.py', 'py-work-1');
+    await healthy('py-work-1', agent);
+    const failed = await submit({ capability: 'py-work', payload: { fail: 'INVALID_PAYLOAD' } });
+    const dead = await settled(failed, 'dead');
+    expect(dead.attempts).toBe(1);
+    expect(dead.timeline.find((e) => e.stage === 'failed')).toMatchObject({
+      error_code: 'INVALID_PAYLOAD',
+    });
+    // Three leases long: taken back after one unless renewed.
+    const slow = await submit({ capability: 'py-work', payload: { sleep_ms: 3 * LEASE_MS, n: 7 } });
+    const done = await settled(slow, 'completed');
+    expect(done).toMatchObject({ attempts: 1, result: { done: 7 } });
+    expect(done.timeline.map((e) => e.stage)).not.toContain('retried');
+  });
+
+  it('drains on SIGTERM: the running task completes, then the agent deregisters and exits 0', async () => {
+    const agent = start('tests/work_agent.py', 'py-work-2');
+    await healthy('py-work-2', agent);
+    const id = await submit({ capability: 'py-work', payload: { sleep_ms: 1500, n: 2 } });
+    await waitFor(async () => (await view(id)).timeline.some((e) => e.stage === 'received'), {
+      message: 'the task was not received',
+    });
+    agent.proc.kill('SIGTERM');
+    expect(await agent.exited).toBe(0);
+    expect(await view(id)).toMatchObject({ status: 'completed', attempts: 1, result: { done: 2 } });
+    await waitFor(
+      async () => (await http(`${stack.registryUrl}/v1/agents/py-work-2`)).status === 404,
+      { message: 'py-work-2 was not removed after its deregistration' },
+    );
+  });
+
+  it('stops reading and exits when a newer instance fences it off (STALE_EPOCH)', async () => {
+    const agent = start('tests/work_agent.py', 'py-work-3', { REACH_INSTANCE_ID: 'old' });
+    await healthy('py-work-3', agent);
+    const taken = await http<{ epoch: number }>(`${stack.registryUrl}/v1/agents/register`, {
+      body: {
+        agent_id: 'py-work-3',
+        instance_id: 'new',
+        capabilities: ['py-work'],
+        max_concurrency: 1,
+      },
+    });
+    expect(taken.status).toBe(200);
+    // The next heartbeat answers 409 STALE_EPOCH: the agent stops, without deregistering the new one.
+    expect(await agent.exited).toBe(3);
+    expect(agent.output()).toMatch(/fenced/);
+    const record = await http<{ status: string }>(`${stack.registryUrl}/v1/agents/py-work-3`);
+    expect(record.status).toBe(200);
+  });
+});
