@@ -16,6 +16,7 @@ describe('router options', () => {
       defaultTimeoutS: 0,
       maxCandidates: 3,
       callbackConnections: 64,
+      eventsConnections: 16,
       maxHops: 10,
       childMarginMs: 5000,
       dispatchGraceMs: 10000,

@@ -88,7 +88,11 @@ describe('tenants', () => {
   });
 
   it('another tenant’s task answers 404, never 403; operators name it <tenant>/<id>', async () => {
-    for (const url of ['/v1/tasks/globex%2Fjob-1', '/v1/tasks/globex%2Fjob-1/timeline']) {
+    for (const url of [
+      '/v1/tasks/globex%2Fjob-1',
+      '/v1/tasks/globex%2Fjob-1/timeline',
+      '/v1/tasks/globex%2Fjob-1/events',
+    ]) {
       const res = await get('acme', url);
       expect(res.statusCode).toBe(404);
       expect(res.json().error).toBe('TASK_NOT_FOUND');
