@@ -6,6 +6,7 @@ import {
   installAuth,
   installErrorHandling,
   isRedisUnavailable,
+  pingWithin,
   type KeyVerifier,
 } from '@agent-reach/service-kit';
 import type { FleetEventLog } from '@agent-reach/dispatch';
@@ -47,7 +48,7 @@ export async function buildRegistryApp(deps: RegistryAppDeps) {
   app.get('/livez', { config: { auth: 'public' } }, async () => ({ status: 'ok' }));
   app.get('/healthz', { config: { auth: 'public' } }, async (_request, reply) => {
     try {
-      await deps.redis.ping();
+      await pingWithin(deps.redis);
       return { status: 'ok' };
     } catch {
       return reply.code(503).send({ error: 'STORE_UNAVAILABLE', message: 'Redis does not answer' });

@@ -7,6 +7,7 @@ import {
   installAuth,
   installErrorHandling,
   isRedisUnavailable,
+  pingWithin,
   type ApiKeyStore,
 } from '@agent-reach/service-kit';
 import type { CallbackReader } from './callbacks/callback-reader.ts';
@@ -97,7 +98,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
     const fail = (error: ErrorCode, message: string) =>
       reply.code(ERROR_CODES[error]).header('retry-after', '1').send({ error, message });
     try {
-      await deps.redis.ping();
+      await pingWithin(deps.redis);
     } catch {
       return fail('STORE_UNAVAILABLE', 'Redis does not answer');
     }

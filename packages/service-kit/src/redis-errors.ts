@@ -21,3 +21,24 @@ export function isRedisUnavailable(err: unknown): boolean {
     err.message.startsWith('Too many Cluster redirections.')
   );
 }
+
+/**
+ * PINGs `redis`, failing after `timeoutMs`: a readiness check answers 503 in time even where a
+ * command would wait (a Redis Cluster client holds commands while no node answers).
+ */
+export async function pingWithin(
+  redis: { ping(): Promise<unknown> },
+  timeoutMs = 2000,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      redis.ping(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('Command timed out')), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
