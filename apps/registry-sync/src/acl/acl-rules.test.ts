@@ -21,6 +21,7 @@ describe('agent ACL rules', () => {
       '+ping',
       '+client|id',
       '+client|setname',
+      '+cluster|slots',
       '+xadd',
       '%W~r:acks',
       '(+xreadgroup +xack +xclaim +xread ~r:{a:a1}:inbox ~r:{a:a1}:control ~r:{pool:acme/echo})',

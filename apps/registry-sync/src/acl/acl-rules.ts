@@ -12,11 +12,16 @@ export interface AgentAclScope {
 
 /**
  * Commands the worker-sdk agent (and a raw worker following docs/PROTOCOL.md) issues, besides
- * AUTH and QUIT, which need no permission: PING, and CLIENT ID / SETNAME on its connections.
- * CLIENT UNBLOCK, INFO (ioredis' ready check) and anything of @admin, @dangerous or @scripting are
+ * AUTH and QUIT, which need no permission: PING, CLIENT ID / SETNAME on its connections, and
+ * CLUSTER SLOTS (the slot map a Cluster client reads; topology only, no data). CLIENT UNBLOCK, INFO (ioredis' ready check) and anything of @admin, @dangerous or @scripting are
  * left out: the SDK turns the ready check off and lets a stopping read end at its BLOCK timeout.
  */
-export const AGENT_CONNECTION_COMMANDS = ['+ping', '+client|id', '+client|setname'] as const;
+export const AGENT_CONNECTION_COMMANDS = [
+  '+ping',
+  '+client|id',
+  '+client|setname',
+  '+cluster|slots',
+] as const;
 
 /**
  * Commands on the inbox, pools and control stream: read with the group, acknowledge, hand a pool
