@@ -349,7 +349,9 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
       state = 'running';
       const redis = topology
         ? `cluster ${topology.seeds}${topology.cluster ? ` (3 masters, a replica each; data in ${topology.cluster.dir})` : ''}`
-        : (data.redisUrl ?? clusterNodes ?? '').replace(/^(\w+:\/\/[^:/@]*:)[^@/]*@/, '$1***@');
+        : clusterNodes
+          ? `cluster ${clusterNodes}`
+          : (data.redisUrl ?? '').replace(/^(\w+:\/\/[^:/@]*:)[^@/]*@/, '$1***@');
       process.stdout.write(
         banner({ routerPort, registryUrl, redis, topology, data, bucket, keys: keysRequired }),
       );
