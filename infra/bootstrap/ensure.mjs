@@ -30,6 +30,9 @@ const SERVERS = [
     present: () =>
       spawnSync('/usr/bin/python3', ['-c', 'import redis'], { stdio: 'ignore' }).status === 0,
   },
+  // Not a server: the alert rules' tests run its promtool (PROMTOOL names another). Optional: only
+  // those tests need it, and they say how to install it.
+  { bin: 'promtool', pkg: 'prometheus', urlEnv: ['PROMTOOL'], optional: true },
 ];
 
 /** An error that ends the script with its message and no stack. */
@@ -137,7 +140,7 @@ function installHint(missing) {
   return [
     `Missing: ${missing.map((s) => s.bin).join(', ')}. Install, then run again:`,
     `  Debian/Ubuntu:  sudo apt-get install -y ${pkgs}`,
-    `                  (everything: apt-get install redis-server influxdb nginx-light python3-redis)`,
+    `                  (everything: apt-get install redis-server influxdb nginx-light python3-redis prometheus)`,
     `  macOS:          brew install redis influxdb@1 nginx`,
     `Or point REDIS_URL / INFLUX_URL at servers you already run.`,
   ].join('\n');
