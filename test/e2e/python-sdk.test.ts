@@ -186,7 +186,7 @@ describe('the Python worker SDK', () => {
     }
   });
 
-  it('fails a task with its error code, and renews a task running past its execution lease', async () => {
+  it('fails a task with its error code, renews a task running past its execution lease, stops a cancelled one', async () => {
     const agent = start('tests/work_agent.py', 'py-work-1');
     await healthy('py-work-1', agent);
     const failed = await submit({ capability: 'py-work', payload: { fail: 'INVALID_PAYLOAD' } });
@@ -200,6 +200,18 @@ describe('the Python worker SDK', () => {
     const done = await settled(slow, 'completed');
     expect(done).toMatchObject({ attempts: 1, result: { done: 7 } });
     expect(done.timeline.map((e) => e.stage)).not.toContain('retried');
+
+    // Cancelled while running: Task.cancelled is set, the handler returns, the timeline says stopped.
+    const long = await submit({ capability: 'py-work', payload: { sleep_ms: 60_000 } });
+    await waitFor(async () => (await view(long)).timeline.some((e) => e.stage === 'received'), {
+      message: 'the long task was not received',
+    });
+    const cancel = await http(`${stack.routerUrl}/v1/tasks/${long}/cancel`, { body: {} });
+    expect(cancel.status).toBeLessThan(300);
+    await waitFor(async () => (await view(long)).timeline.some((e) => e.stage === 'stopped'), {
+      message: `the cancelled handler did not stop:\n${agent.output()}`,
+    });
+    expect((await view(long)).status).toBe('cancelled');
   });
 
   it('drains on SIGTERM: the running task completes, then the agent deregisters and exits 0', async () => {
