@@ -198,6 +198,8 @@ export async function createRegistryService(
         store: new ScheduleStore(redis, keys),
         events,
         logger,
+        served: (capabilities) =>
+          capabilities.some((c) => snapshot.agentsFor(c).some((a) => a.status !== 'OFFLINE')),
       }),
       prober: new Prober(delivery, options.probeIntervalMs, logger),
       janitor: new ConsumerJanitor(redis, keys, logger),

@@ -115,6 +115,25 @@ describe('schedule firer', () => {
     expect((await store.get('s2'))?.nextRunAt).toBe(due + 1000);
   });
 
+  it('a tick when no agent serves the capability is skipped: no task, the schedule moves on', async () => {
+    const now = Date.now();
+    const cadence: Cadence = { everyMs: 1000, anchorMs: now - 1500 };
+    await store.create(schedule('s5', cadence, now - 500));
+    const unserved = new ScheduleFirer({
+      redis,
+      keys,
+      store,
+      events,
+      logger: silent,
+      served: (capabilities) => capabilities.includes('someone-else'),
+    });
+    expect(await unserved.fire(now)).toBe(0);
+    expect(await redis.exists(keys.task(firedTaskId('s5', now - 500)))).toBe(0);
+    const after = await store.get('s5');
+    expect(after?.nextRunAt).toBe(nextTick(cadence, now));
+    expect([after?.lastRunAt, after?.lastTaskId]).toEqual([0, '']);
+  });
+
   it('a paused schedule fires nothing until resumed', async () => {
     const now = Date.now();
     const cadence: Cadence = { everyMs: 1000, anchorMs: now - 1500 };

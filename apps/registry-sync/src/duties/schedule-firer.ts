@@ -22,6 +22,11 @@ export interface ScheduleFirerOptions {
   store: ScheduleStore;
   events: EventSink;
   logger: Logger;
+  /**
+   * Whether any agent that is not OFFLINE declares the capability (or one of its fallbacks), from
+   * the registry snapshot; a tick that finds none is skipped. Without it, every tick fires.
+   */
+  served?: (capabilities: readonly string[]) => boolean;
 }
 
 /**
@@ -30,7 +35,9 @@ export interface ScheduleFirerOptions {
  * tick (send/hold.ts, already due) and sent by the due processor through the one task sender. A
  * tick fired again — a leader that stopped between firing and advancing, and the next leader —
  * finds its task_id taken and adds nothing. Ticks missed while no leader ran are not made up
- * for: the latest one fires once, the older ones are skipped.
+ * for: the latest one fires once, the older ones are skipped. A tick when no agent of the task's
+ * capability (nor of its fallbacks) is registered and not OFFLINE is skipped too: a schedule of a
+ * capability nobody serves fires nothing rather than a task a second that waits and dies.
  */
 export class ScheduleFirer {
   private readonly log: Logger;
@@ -66,6 +73,12 @@ export class ScheduleFirer {
     }
     const tick = latestTick(schedule.cadence, due, now);
     const taskId = firedTaskId(id, tick);
+    const { spec } = schedule;
+    if (this.o.served && !this.o.served([spec.capability, ...(spec.fallbackCapabilities ?? [])])) {
+      await store.advance(id, due, nextTick(schedule.cadence, Math.max(tick, now)), 0, '');
+      this.log.debug({ schedule_id: id, tick }, 'no agent of its capability: tick skipped');
+      return false;
+    }
     const outcome = await holdTask(this.o.redis, this.o.keys, this.watch, this.o.events, {
       task: { ...schedule.spec, taskId },
       nonce: nextNonce(),

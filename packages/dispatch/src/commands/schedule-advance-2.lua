@@ -5,7 +5,7 @@
 
   KEYS[1] the schedule's hash   KEYS[2] the index of next ticks (sorted set)
   ARGV[1] schedule id (scoped)   ARGV[2] the tick read (ms)   ARGV[3] the next tick (ms)
-  ARGV[4] the tick fired (ms)   ARGV[5] the task it fired
+  ARGV[4] the tick fired (ms)   ARGV[5] the task it fired ('' for a tick skipped)
 
   Output: 1 advanced, 0 left as it was
 ]]
@@ -16,5 +16,9 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   return 0
 end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-redis.call('HSET', KEYS[1], 'next_run_at', ARGV[3], 'last_run_at', ARGV[4], 'last_task_id', ARGV[5])
+redis.call('HSET', KEYS[1], 'next_run_at', ARGV[3])
+-- A skipped tick (no agent of the capability) fired no task: the last one stays.
+if ARGV[5] ~= '' then
+  redis.call('HSET', KEYS[1], 'last_run_at', ARGV[4], 'last_task_id', ARGV[5])
+end
 return 1
