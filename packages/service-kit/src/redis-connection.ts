@@ -333,9 +333,9 @@ export async function connectRedis(
     if (await ready) return;
     client.disconnect();
     const cause = lastError instanceof Error ? `: ${lastError.message}` : '';
+    // The last error's text is in the message (not as `cause`, which loggers would print twice).
     throw new Error(
       `Redis at ${describeRedis(settings)} did not answer within ${Math.round(timeoutMs / 1000)} s${cause}`,
-      { cause: lastError },
     );
   } finally {
     clearTimeout(timer);
