@@ -2,7 +2,8 @@
  * Chaos: 2,000 tasks through two routers to four agent processes while agents are SIGKILLed
  * and restarted every few seconds, one agent is SIGSTOPped past the offline bound and resumed,
  * a router is SIGKILLed and restarted, and Redis (AOF, appendfsync always) is SIGKILLed and
- * restarted, and about once a second the newest accepted task is cancelled. Every accepted task
+ * restarted, and about once a second the newest accepted task is cancelled; every 10th task is
+ * delayed (`delay_ms`) and a schedule fires a task every second throughout. Every accepted task
  * must end completed, dead or cancelled (each cancel answered 202 ends cancelled, with no
  * completion on its topic), no task_id may reach a callback topic completed twice, and the
  * paused agent's late results must be refused. Prints one line
@@ -34,6 +35,12 @@ import {
   type Outage,
 } from '../support/chaos/figures.ts';
 import { ChaosFleet } from '../support/chaos/fleet.ts';
+import {
+  SCHEDULE_TOPIC,
+  scheduleFigures,
+  startSchedule,
+  stopSchedule,
+} from '../support/chaos/schedule.ts';
 import { CHAOS_PLAN, runPlan, type ChaosStep } from '../support/chaos/plan.ts';
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
@@ -203,7 +210,10 @@ it('loses no accepted task and delivers no completion twice through agent, route
     idPrefix: `chaos-${Date.now().toString(36)}`,
     giveUpMs: 60_000,
     requestTimeoutMs: 3000,
+    delayEvery: 10,
   });
+  const scheduleId = await startSchedule(routers);
+  let lastTick: number | undefined;
   let failed = false;
   let startedAt = Date.now();
   const progress = (what: string) =>
@@ -346,6 +356,7 @@ it('loses no accepted task and delivers no completion twice through agent, route
       }),
       chaos.then(() => progress('chaos plan done')),
     ]);
+    lastTick = await stopSchedule(routers, scheduleId);
     const accepted = driver.accepted();
     // Bounded: every accepted task must be final well within this once the chaos is over.
     const settleMs = Math.min(60_000, Math.max(5_000, startedAt + SETTLE_BY_MS - Date.now()));
@@ -395,6 +406,14 @@ it('loses no accepted task and delivers no completion twice through agent, route
     cancels,
   });
   console.log(figuresLine(figures));
+  // The schedule's ticks: each that became a task is final, completed at most once on its topic.
+  const scheduled = await scheduleFigures(
+    scheduleId,
+    lastTick ?? Date.now(),
+    await readTopic(routers, SCHEDULE_TOPIC, 15_000),
+    (id) => viewOf(routers, id, 0, Date.now() + 10_000),
+  );
+  console.log(`chaos schedule: ${JSON.stringify(scheduled)}`);
   await writeFigures(`${ARTIFACTS}chaos${LEG_SUFFIX}.json`, figures);
   // For a human looking into a slow run: when things broke, how the submissions fared each second,
   // and the timelines of the slowest recoveries.
@@ -439,6 +458,9 @@ it('loses no accepted task and delivers no completion twice through agent, route
   expect(figures.cancelled).toBe(cancels.cancelled.length);
   expect(figures.duplicate_completions_delivered).toBe(0);
   expect(figures.missing_callbacks).toBe(0);
+  expect(scheduled.fired).toBeGreaterThan(0);
+  expect(scheduled.lost).toBe(0);
+  expect(scheduled.duplicate_completions_delivered).toBe(0);
   // The chaos really happened, and the paused agent's late results were refused.
   expect(figures.chaos.agent_kills).toBe(CHAOS_PLAN.filter((x) => x.kind === 'kill-agent').length);
   expect(figures.chaos.outages.map((o) => o.what).sort()).toEqual(['redis', 'router-b']);

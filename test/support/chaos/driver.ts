@@ -21,6 +21,8 @@ export interface DriverSettings {
   giveUpMs: number;
   /** Per-request timeout. */
   requestTimeoutMs: number;
+  /** Every n-th task is submitted with a `delay_ms` of 500–1400 ms (held, then sent); 0 = none. */
+  delayEvery?: number;
 }
 
 /** One task as the driver saw it. */
@@ -107,6 +109,9 @@ export class SubmitDriver {
       capability: CHAOS_CAPABILITY,
       payload: { i },
       callback_topic: topic,
+      ...(this.s.delayEvery && i % this.s.delayEvery === 0
+        ? { delay_ms: 500 + (i % 10) * 100 }
+        : {}),
     });
     while (!this.stopped && Date.now() - sub.firstTryAt < this.s.giveUpMs) {
       const router = this.s.routers[(i + sub.tries) % this.s.routers.length] as string;
