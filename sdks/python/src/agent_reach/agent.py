@@ -125,6 +125,7 @@ class Agent:
         self._ack_key: Optional[str] = None
         self._redis: Optional[redis.Redis] = None
         self._lock = threading.Lock()
+        self._stopping = threading.Lock()
         self._running: Dict[str, Task] = {}  # task_id -> running task (received)
         self._free = threading.Semaphore(max_concurrency)
         self._stop = threading.Event()  # stop reading (drain or fence)
@@ -161,7 +162,14 @@ class Agent:
 
     def stop(self) -> str:
         """Graceful drain: stop reading, finish in-flight tasks (up to ``shutdown_timeout_s``),
-        then deregister (not when fenced). Returns the final state, ``closed`` or ``fenced``."""
+        then deregister (not when fenced). Returns the final state, ``closed`` or ``fenced``;
+        idempotent: a second call waits for the first and returns the same."""
+        with self._stopping:
+            if not self._halt.is_set():
+                self._drain()
+            return self.state
+
+    def _drain(self) -> None:
         self._stop.set()
         if self.state == "running":
             self.state = "draining"
@@ -187,7 +195,6 @@ class Agent:
             except (ReachHttpError, OSError) as err:
                 log.warning("deregister failed; the registry lets the lease run out: %s", err)
             self.state = "closed"
-        return self.state
 
     def _inflight(self) -> int:
         with self._lock:
@@ -241,7 +248,11 @@ class Agent:
                 self._stop.wait(0.5)
             for entry_id, fields in entries:
                 free -= 1
-                self._take(entry_id, fields)
+                try:
+                    self._take(entry_id, fields)
+                except Exception:  # noqa: BLE001 (the reader must outlive any one entry)
+                    log.exception("entry %s could not be taken", entry_id)
+                    self._free.release()
             for _ in range(free):
                 self._free.release()
 
@@ -263,7 +274,13 @@ class Agent:
             self._free.release()
             return
         started = time.monotonic()
-        self._ack(task, "received")
+        try:
+            self._ack(task, "received")
+        except redis.RedisError as err:
+            # Not run without its receipt: the server takes the entry back after the receipt timeout.
+            log.warning("receipt of %s not sent; left to the server: %s", task.task_id, err)
+            self._free.release()
+            return
         with self._lock:
             self._running[task.task_id] = task
         self._pool.submit(self._run, task, entry_id, started)
