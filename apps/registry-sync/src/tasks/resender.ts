@@ -101,6 +101,17 @@ export class Resender {
     const task = await readStoredTask(redis, keys, taskId);
     // A delayed task's hold is its watchdog member (send/hold.ts): sent once due, like a retry.
     const delayed = task?.status === 'delayed';
+    if (via === 'watchdog' && task?.status === 'retry_wait') {
+      // A retry's send that failed before its assignment (a command refused during a failover)
+      // left only the watchdog entry it took over: the task's own entry comes back (unless a
+      // later retry already has it) and the next sweep sends it.
+      await redis
+        .multi()
+        .zadd(keys.dueOf(taskId), 'NX', task.dueAt, taskId)
+        .zrem(keys.dueOf(taskId), watchdogMember(taskId))
+        .exec();
+      return 'skipped';
+    }
     if (via === 'watchdog' && task?.status !== 'accepted' && !delayed) {
       // The send it watched is over: whatever follows has the task's own entry.
       await redis.zrem(keys.dueOf(taskId), watchdogMember(taskId));
