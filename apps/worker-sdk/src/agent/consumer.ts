@@ -181,6 +181,8 @@ export class Consumer {
         if (lane.own) void closeRedis(lane.conn);
         break;
       }
+      // As before lanes: a free slot first (tasks that just finished give theirs back meanwhile).
+      await this.ctx.slots.whenFree(this.#stop.signal);
       const share = await this.#shares.reserve(this.#stop.signal);
       if (this.#stopping || share === 0) {
         if (share > 0) this.#shares.settle(share, 0);
