@@ -132,6 +132,7 @@ describe('Prometheus alert rules', () => {
     expect(text).toContain('reach_router_snapshot_age_seconds');
     expect(text).toContain('reach_fleet_sample_ok');
     expect(text).toContain('outcome="STORE_UNAVAILABLE"');
+    expect(text).toContain('reach_redis_errors_total');
   });
 
   const runbooks = anchors(join(ROOT, 'docs/OPERATIONS.md'));

@@ -112,6 +112,7 @@ describe('the alert rules name only metrics the services export', () => {
   it('reads both services’ metrics', () => {
     expect(names).toContain('reach_router_snapshot_age_seconds');
     expect(names).toContain('reach_task_retries_total');
+    expect(names).toContain('reach_redis_errors_total');
     expect(names).toContain('reach_task_stage_latency_seconds_count');
   });
 

@@ -1,7 +1,11 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Registry } from 'prom-client';
 import type { ReachKeys } from '@agent-reach/protocol';
-import { createMetricsRegistry, registerFleetGauges } from '@agent-reach/service-kit';
+import {
+  createMetricsRegistry,
+  registerFleetGauges,
+  registerRedisErrorCounter,
+} from '@agent-reach/service-kit';
 
 /** registry-sync's metrics of one service instance. */
 export interface RegistryMetrics {
@@ -17,12 +21,14 @@ export interface RegistryMetricsDeps {
 /**
  * Creates registry-sync's registry (one per instance, never the global one): process metrics,
  * and the fleet gauges — agents by status, inbox depths, dead letters, tasks due, the acks
- * backlog and the store's counters such as refused acks — read from Redis at scrape time.
+ * backlog and the store's counters such as refused acks — read from Redis at scrape time, and
+ * the main Redis connection's errors.
  * Request counts and stage latencies (received, completed, failed, retried, dead) are added by
  * the HTTP hooks and the event-sink observer.
  */
 export function createRegistryMetrics(deps: RegistryMetricsDeps): RegistryMetrics {
   const registry = createMetricsRegistry('registry-sync');
   registerFleetGauges(registry, { redis: deps.redis, keys: deps.keys });
+  registerRedisErrorCounter(registry, deps.redis);
   return { registry };
 }

@@ -3,7 +3,11 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { isErrorCode, type ReachKeys } from '@agent-reach/protocol';
 import type { SnapshotHolder } from '@agent-reach/dispatch';
-import { createMetricsRegistry, registerFleetGauges } from '@agent-reach/service-kit';
+import {
+  createMetricsRegistry,
+  registerFleetGauges,
+  registerRedisErrorCounter,
+} from '@agent-reach/service-kit';
 
 /** The router's own metrics, beside the shared HTTP, task-event and fleet ones. */
 export interface RouterMetrics {
@@ -24,7 +28,8 @@ export interface RouterMetricsDeps {
 
 /**
  * Creates the router's registry (one per service instance) with its submit and routing
- * metrics, the snapshot it holds, and the fleet gauges read from Redis at scrape time.
+ * metrics, the snapshot it holds, the fleet gauges read from Redis at scrape time, and its main
+ * Redis connection's errors.
  */
 export function createRouterMetrics(deps: RouterMetricsDeps): RouterMetrics {
   const registry = createMetricsRegistry('router');
@@ -60,6 +65,7 @@ export function createRouterMetrics(deps: RouterMetricsDeps): RouterMetrics {
     },
   });
   registerFleetGauges(registry, { redis: deps.redis, keys: deps.keys });
+  registerRedisErrorCounter(registry, deps.redis);
   return { registry, submits, routing };
 }
 

@@ -7,3 +7,4 @@ export {
   type TaskEventObserverOptions,
 } from './task-events.ts';
 export { registerFleetGauges, type FleetGaugeOptions, type FleetSample } from './fleet.ts';
+export { registerRedisErrorCounter, type ErrorEmitter } from './redis-errors.ts';
