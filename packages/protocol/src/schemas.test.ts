@@ -35,7 +35,7 @@ describe('SubmitBody', () => {
     ['an empty capability', { capability: '', payload: 1 }],
     ['a 129-character task_id', { task_id: 'x'.repeat(129), capability: 'echo', payload: 1 }],
     ['a zero timeout', { capability: 'echo', payload: 1, timeout_s: 0 }],
-    ['an unknown field', { capability: 'echo', payload: 1, priority: 3 }],
+    ['an unknown field', { capability: 'echo', payload: 1, urgency: 3 }],
   ])('rejects %s', (_name, body) => {
     expect(check(SubmitBody, body)).toBe(false);
   });
