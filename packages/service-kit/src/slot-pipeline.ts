@@ -46,7 +46,7 @@ export class SlotPipeline {
     await Promise.all(
       pipelines.map(async (p) => {
         try {
-          replies.set(p, ((await p.exec()) ?? []));
+          replies.set(p, (await p.exec()) ?? []);
         } catch (err: unknown) {
           // A pipeline refused whole (a connection lost, a CROSSSLOT): each command failed.
           const error = err instanceof Error ? err : new Error(String(err));
