@@ -15,6 +15,7 @@ import {
   connectRedis,
   createRedis,
   keySlot,
+  slotPipeline,
   type RedisClient,
 } from '@agent-reach/service-kit/redis';
 import { randomPrefix, startTestCluster, waitFor, type TestCluster } from '@agent-reach/testkit';
@@ -154,6 +155,29 @@ describe('scripts on a Redis Cluster', () => {
     };
     const replies = await pipeline.reachTestBump(keys[0] ?? '').exec();
     expect(replies?.[0]).toEqual([null, 3]);
+  });
+});
+
+describe('pipelines on a Redis Cluster', () => {
+  it('spread over three masters answer in the order the commands were added', async () => {
+    const redis = open();
+    const prefix = randomPrefix();
+    const keys = await onDifferentMasters(redis, (n) => `${prefix}:{p${n}}`, 3);
+    // ioredis refuses one pipeline whose keys lie on different masters.
+    const one = redis.pipeline();
+    for (const key of keys) one.set(key, key);
+    await expect(one.exec()).rejects.toThrow(/same slots allocation group/);
+    const pipeline = slotPipeline(redis);
+    for (const key of keys) pipeline.add(key, (p) => p.set(key, key).get(key));
+    pipeline.add(keys[0] ?? '', (p) => p.time());
+    const replies = await pipeline.exec();
+    expect(replies.slice(0, 6)).toEqual(
+      keys.flatMap((k) => [
+        [null, 'OK'],
+        [null, k],
+      ]),
+    );
+    expect(replies).toHaveLength(7);
   });
 });
 
