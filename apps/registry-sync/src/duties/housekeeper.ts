@@ -42,6 +42,10 @@ type State = 'idle' | 'running' | 'closed';
 
 /** Old consumers are few and harmless for a while: look for them twice a minute. */
 const JANITOR_INTERVAL_MS = 30_000;
+/** The least time between two due-only passes, so a busy due set cannot spin the leader. */
+const DUE_PASS_MIN_GAP_MS = 20;
+/** How often the leader looks at the due set's head between passes. */
+const DUE_LOOK_MS = 100;
 
 /**
  * Runs the duties that must happen once across registry-sync instances while holding the lease
@@ -53,10 +57,17 @@ const JANITOR_INTERVAL_MS = 30_000;
  * periodic one, which stays as the floor. When a pass finds
  * that it could not run for a while (Redis paused or unreachable), leases get that time back for
  * a moment, so a store outage does not mark the whole fleet OFFLINE.
+ *
+ * Between two passes the leader also looks at the due set's head every 100 ms and wakes when its
+ * earliest entry comes due (a delayed task, a retry's backoff), sending only what is due, so such
+ * a task is late by about 100 ms at most rather than by up to a whole sweep interval.
  */
 export class Housekeeper {
   private state: State = 'idle';
   private timer: NodeJS.Timeout | undefined;
+  private dueTimer: NodeJS.Timeout | undefined;
+  private leader = false;
+  private nextPassAt = 0;
   private lastSnapshotAt = 0;
   private lastJanitorAt = 0;
   private lastPassAt = 0;
@@ -101,6 +112,7 @@ export class Housekeeper {
     if (this.state === 'closed') return;
     this.state = 'closed';
     if (this.timer) clearTimeout(this.timer);
+    if (this.dueTimer) clearTimeout(this.dueTimer);
     await this.running;
     await this.duties.snapshots.close();
     await this.duties.lock.release().catch(() => undefined);
@@ -109,8 +121,52 @@ export class Housekeeper {
   private schedule(delayMs: number): void {
     if (this.state !== 'running') return;
     this.timer = setTimeout(() => {
-      this.running = this.tick().finally(() => this.schedule(this.settings.sweepIntervalMs));
+      this.running = this.running
+        .then(() => this.tick())
+        .finally(() => {
+          this.schedule(this.settings.sweepIntervalMs);
+          this.nextPassAt = Date.now() + this.settings.sweepIntervalMs;
+          this.armDueTimer();
+        });
     }, delayMs);
+  }
+
+  /**
+   * While this instance leads, looks at the due set's head again in `delayMs` (unless the next
+   * pass comes first): entries written meanwhile (a router's delayed task) are seen within
+   * DUE_LOOK_MS.
+   */
+  private armDueTimer(delayMs = DUE_LOOK_MS): void {
+    if (this.dueTimer) clearTimeout(this.dueTimer);
+    this.dueTimer = undefined;
+    if (this.state !== 'running' || !this.leader) return;
+    const wait = Math.max(DUE_PASS_MIN_GAP_MS, delayMs);
+    if (Date.now() + wait >= this.nextPassAt - DUE_PASS_MIN_GAP_MS) return;
+    this.dueTimer = setTimeout(() => {
+      this.dueTimer = undefined;
+      this.running = this.running.then(() => this.dueLook());
+    }, wait);
+  }
+
+  /**
+   * Sends what is due between two passes (one `ZRANGE` per shard when nothing is), then waits
+   * for the head's time or DUE_LOOK_MS, whichever is sooner. A failure is logged; the next pass
+   * sends what is due anyway.
+   */
+  private async dueLook(): Promise<void> {
+    if (this.state !== 'running' || !this.leader) return;
+    let next = DUE_LOOK_MS;
+    try {
+      let at = await this.duties.due.nextDueAt();
+      if (at !== undefined && at <= Date.now()) {
+        await this.duties.due.process(Date.now());
+        at = await this.duties.due.nextDueAt();
+      }
+      if (at !== undefined) next = Math.min(next, at - Date.now());
+    } catch (err: unknown) {
+      this.log.warn({ err }, 'due pass failed');
+    }
+    this.armDueTimer(next);
   }
 
   private noteGap(now: number): number {
@@ -139,7 +195,9 @@ export class Housekeeper {
   private async tick(): Promise<void> {
     const d = this.duties;
     try {
-      if (!(await d.lock.hold())) {
+      this.leader = false;
+      this.leader = await d.lock.hold();
+      if (!this.leader) {
         this.lastPassAt = 0;
         return;
       }

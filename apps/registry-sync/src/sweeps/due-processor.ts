@@ -37,4 +37,19 @@ export class DueProcessor {
     await this.redis.zremrangebyscore(this.keys.dlq(), '-inf', now - this.dlqRetentionS * 1000);
     return sent;
   }
+
+  /**
+   * When the earliest entry of the due set (any shard) is due, in ms; undefined when it is empty.
+   * One `ZRANGE … 0 0 WITHSCORES` per shard, each on its own key (its own slot on a Cluster).
+   */
+  async nextDueAt(): Promise<number | undefined> {
+    let next: number | undefined;
+    for (let shard = 0; shard < this.keys.shards(); shard++) {
+      const [, score] = await this.redis.zrange(this.keys.due(shard), 0, 0, 'WITHSCORES');
+      if (score === undefined) continue;
+      const at = Number(score);
+      if (Number.isFinite(at) && (next === undefined || at < next)) next = at;
+    }
+    return next;
+  }
 }
