@@ -28,12 +28,16 @@ export interface DriverSettings {
 /** One task as the driver saw it. */
 export interface Submission {
   task_id: string;
+  /** The task's number: its payload and delay come from it. */
+  index: number;
   topic: string;
   firstTryAt: number;
   acceptedAt?: number;
   /** 202 (created) or 200 (the task_id existed: an earlier try got through). */
   acceptedWith?: number;
   tries: number;
+  /** Each try's outcome, in order (`timeout`, `503:NO_AGENT`, `200`, …). */
+  outcomes: string[];
 }
 
 /** How the tries ended, by outcome: `202`, `200`, `503:NO_AGENT`, `connection`, `timeout`, … */
@@ -99,24 +103,19 @@ export class SubmitDriver {
     const topic = this.s.topics[i % this.s.topics.length] as string;
     const sub: Submission = {
       task_id: `${this.s.idPrefix}-${i}`,
+      index: i,
       topic,
       firstTryAt: Date.now(),
       tries: 0,
+      outcomes: [],
     };
     this.submissions.push(sub);
-    const body = JSON.stringify({
-      task_id: sub.task_id,
-      capability: CHAOS_CAPABILITY,
-      payload: { i },
-      callback_topic: topic,
-      ...(this.s.delayEvery && i % this.s.delayEvery === 0
-        ? { delay_ms: 500 + (i % 10) * 100 }
-        : {}),
-    });
+    const body = this.bodyOf(sub);
     while (!this.stopped && Date.now() - sub.firstTryAt < this.s.giveUpMs) {
       const router = this.s.routers[(i + sub.tries) % this.s.routers.length] as string;
       sub.tries++;
       const outcome = await this.once(router, body);
+      sub.outcomes.push(outcome);
       this.tries[outcome] = (this.tries[outcome] ?? 0) + 1;
       const second = Math.floor((Date.now() - this.startedAt) / 1000);
       const bucket = (this.perSecond[second] ??= {});
@@ -128,6 +127,37 @@ export class SubmitDriver {
       }
       await sleep(Math.min(1000, 50 * 2 ** Math.min(sub.tries, 5)));
     }
+  }
+
+  /**
+   * The caller's recovery after the traffic: submits an accepted task again, the same request
+   * with the same task_id, trying each router in turn until one answers 200 (the task exists) or
+   * 202 (it did not: its write was lost, and it is accepted anew). Returns the last outcome.
+   */
+  async resubmit(sub: Submission, giveUpMs = 15_000): Promise<string> {
+    const body = this.bodyOf(sub);
+    const started = Date.now();
+    let outcome = 'none';
+    for (let n = 0; Date.now() - started < giveUpMs; n++) {
+      outcome = await this.once(this.s.routers[n % this.s.routers.length] as string, body);
+      if (outcome === '202' || outcome === '200') return outcome;
+      await sleep(250);
+    }
+    return outcome;
+  }
+
+  /** The request body of a task: the same on every try and re-submission. */
+  private bodyOf(sub: Submission): string {
+    const i = sub.index;
+    return JSON.stringify({
+      task_id: sub.task_id,
+      capability: CHAOS_CAPABILITY,
+      payload: { i },
+      callback_topic: sub.topic,
+      ...(this.s.delayEvery && i % this.s.delayEvery === 0
+        ? { delay_ms: 500 + (i % 10) * 100 }
+        : {}),
+    });
   }
 
   /** One try; returns the outcome's name. */
