@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { isCluster, type RedisClient } from '@agent-reach/service-kit/redis';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 
 interface Watched {
@@ -14,7 +14,8 @@ interface Watched {
  * one command per event-loop tick instead of one per task: the entries of every submission claimed
  * in a tick go out in one `ZADD NX` per shard of the due set, immediately followed — same write on the auto-pipelined
  * connection, in this order — by the claims themselves, so a router that dies after a claim has
- * always sent its watchdog entry first. Once the tasks are sent their entries go in one `ZREM`
+ * always sent its watchdog entry first (on a Redis Cluster, where the two may live on different
+ * masters, the claims wait for their entry's reply instead). Once the tasks are sent their entries go in one `ZREM`
  * per shard and tick, without a check: the watchdog member is the sender's own, and a retry that a fast
  * failure scheduled meanwhile has the task's own member (`<task_id>`), which this never touches.
  */
@@ -90,6 +91,19 @@ export class DueWatch {
     const batch = this.#adds;
     this.#adds = [];
     const byKey = this.#byKey(batch, (w) => [w.at, watchdogMember(w.taskId)]);
+    if (isCluster(this.redis)) {
+      // On a Cluster the entry and the claim may go to different masters, on different sockets:
+      // the claim waits for its entry, so a master down (or killed) under the due set's shard
+      // never leaves a claimed task that no entry covers. One round trip more per tick.
+      for (const [due, args] of byKey) {
+        const added = this.redis.zadd(due, 'NX', ...args);
+        for (const w of batch) {
+          if (this.keys.dueOf(w.taskId) === due)
+            added.then(() => w.command()).then(w.resolve, w.reject);
+        }
+      }
+      return;
+    }
     // Replies come in the order sent: a failed ZADD rejects its commands before their replies settle them.
     for (const [due, args] of byKey) {
       this.redis.zadd(due, 'NX', ...args).catch((err: unknown) => {
