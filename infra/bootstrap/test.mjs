@@ -67,8 +67,8 @@ runMain(async () => {
   return tested !== 0 ? tested : clustered;
 });
 
-/** Whether the cluster leg runs when REACH_CLUSTER_LEG is not set. */
-const CLUSTER_LEG_DEFAULT = 'off';
+/** Whether the cluster leg runs when REACH_CLUSTER_LEG is not set (REACH_CLUSTER_LEG=off skips it). */
+const CLUSTER_LEG_DEFAULT = 'on';
 
 /**
  * True when the cluster leg runs: REACH_CLUSTER_LEG=on (default: CLUSTER_LEG_DEFAULT), and
