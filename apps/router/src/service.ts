@@ -91,6 +91,7 @@ export async function createRouterService(
   defineDispatchCommands(redis, [
     'claim',
     'release-claim',
+    'mark-seen',
     'deliver',
     'record-pooled',
     'reject',

@@ -127,6 +127,11 @@ export class TaskReader {
     if (!status) return undefined;
     const pending = await this.delivery(taskId, status, agentId, sentAt);
     const delivered = pending !== undefined && pending.attempt === Number(attempt);
+    // A claim still being sent: once this caller is told the task exists, the submission that
+    // claimed it may not give it back (release-claim-2.lua). Gone meanwhile: it was given back,
+    // and this submission makes the task anew.
+    if (status === 'accepted' && !delivered && (await this.markSeen(taskId)) === 0)
+      return undefined;
     return {
       task_id: taskId,
       status: delivered ? 'sent' : (status as TaskStatus),
@@ -136,5 +141,9 @@ export class TaskReader {
         stream || (agentId && (delivered || status !== 'accepted') ? this.keys.inbox(agentId) : ''),
       message_id: delivered ? pending.messageId : (messageId ?? ''),
     };
+  }
+
+  private async markSeen(taskId: string): Promise<number> {
+    return Number(await this.redis.reachMarkSeen(this.keys.task(taskId)));
   }
 }

@@ -12,6 +12,7 @@ declare module 'ioredis' {
     reachDeliver(...args: Arg[]): Result<unknown[], Context>;
     reachRecordPooled(...args: Arg[]): Result<string | null, Context>;
     reachReleaseClaim(...args: Arg[]): Result<number, Context>;
+    reachMarkSeen(...args: Arg[]): Result<number, Context>;
     reachAssign(...args: Arg[]): Result<unknown[], Context>;
     reachUnassign(...args: Arg[]): Result<number, Context>;
     reachPublishCallback(...args: Arg[]): Result<(string | number)[], Context>;
@@ -29,6 +30,7 @@ const NAMES: Record<string, string> = {
   deliver: 'reachDeliver',
   'record-pooled': 'reachRecordPooled',
   'release-claim': 'reachReleaseClaim',
+  'mark-seen': 'reachMarkSeen',
   assign: 'reachAssign',
   unassign: 'reachUnassign',
   'publish-callback': 'reachPublishCallback',

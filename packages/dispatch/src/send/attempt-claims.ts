@@ -1,4 +1,4 @@
-import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import { decodeAssignReply, decodeClaimReply } from '../commands/replies.ts';
 import type { Delivery, DeliveryTarget } from '../delivery.ts';
@@ -78,14 +78,16 @@ export function claimSubmission(
         : { ok: false };
     },
     async release() {
-      // The caller's 503 leaves nothing behind: the claim and its watchdog entry both go.
-      const due = keys.dueOf(t.taskId);
-      await slotPipeline(redis)
-        .add(keys.task(t.taskId), (p) =>
-          p.reachReleaseClaim(keys.task(t.taskId), keys.timeline(t.taskId), c.nonce),
-        )
-        .add(due, (p) => p.zrem(due, watchdogMember(t.taskId)))
-        .exec();
+      // The caller's 503 leaves nothing behind: the claim and its watchdog entry both go — unless
+      // another submission of the task_id was told it exists (release-claim-2.lua keeps it): its
+      // watchdog entry then stays, and registry-sync sends the task when it comes due.
+      const released = await redis.reachReleaseClaim(
+        keys.task(t.taskId),
+        keys.timeline(t.taskId),
+        c.nonce,
+      );
+      if (Number(released) === 2) return;
+      await redis.zrem(keys.dueOf(t.taskId), watchdogMember(t.taskId));
     },
   };
 }
