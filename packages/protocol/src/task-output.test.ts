@@ -59,11 +59,11 @@ describe('the events stream and its cursor', () => {
   });
 
   it('reads back the ids it writes, and nothing else', () => {
-    const c = { entryId: '1764480000150-3', stageAt: 1764480000100, stagesAtThatMs: 2 };
-    expect(formatEventCursor(c)).toBe('1764480000150-3.1764480000100.2');
+    const c = { entryId: '1764480000150-3', stages: 4 };
+    expect(formatEventCursor(c)).toBe('1764480000150-3.4');
     expect(parseEventCursor(formatEventCursor(c))).toEqual(c);
     expect(parseEventCursor(formatEventCursor(START_CURSOR))).toEqual(START_CURSOR);
-    for (const text of [undefined, '', '1-0', '1-0.x.1', '1764480000150-3', 'a.b.c'])
+    for (const text of [undefined, '', '1-0', '1-0.x', '1-0.1.2', '1764480000150-3', 'a.b'])
       expect(parseEventCursor(text)).toBeUndefined();
   });
 });

@@ -70,27 +70,31 @@ export function decodeTaskOutput(id: string, fields: readonly string[]): TaskOut
 
 /**
  * Where a follower of `GET /v1/tasks/:id/events` stands, sent as each event's `id:` and taken
- * back from `Last-Event-ID`: the last events-stream entry sent (`0-0` for none), and the time of
- * the last stage sent with how many stages of that very millisecond were sent. Written
- * `<entry id>.<stage ms>.<count>`; clients treat it as opaque text.
+ * back from `Last-Event-ID`: the last events-stream entry sent (`0-0` for none), and how many of
+ * the task's stages were sent. Stages are counted, not timed: a stage's time can move (the
+ * accepted stage takes the earliest time of its task's stages), and a stage written later may
+ * carry an earlier time, so a time would skip stages — the final one too. Written
+ * `<entry id>.<stages sent>`; clients treat it as opaque text.
  */
 export interface TaskEventCursor {
   entryId: string;
-  stageAt: number;
-  stagesAtThatMs: number;
+  stages: number;
 }
 
 /** The cursor before anything was sent. */
-export const START_CURSOR: TaskEventCursor = { entryId: '0-0', stageAt: 0, stagesAtThatMs: 0 };
+export const START_CURSOR: TaskEventCursor = { entryId: '0-0', stages: 0 };
+
+/** The pattern of an event id (a cursor as text), for the route's `Last-Event-ID` header. */
+export const EVENT_CURSOR_PATTERN = '^\\d{1,20}-\\d{1,20}\\.\\d{1,6}$';
 
 /** A cursor as the event id text. */
 export function formatEventCursor(c: TaskEventCursor): string {
-  return `${c.entryId}.${c.stageAt}.${c.stagesAtThatMs}`;
+  return `${c.entryId}.${c.stages}`;
 }
 
 /** A `Last-Event-ID` read back; undefined when it is not one this server wrote. */
 export function parseEventCursor(text: string | undefined): TaskEventCursor | undefined {
-  const m = /^(\d{1,20}-\d{1,20})\.(\d{1,16})\.(\d{1,6})$/.exec(text ?? '');
+  const m = /^(\d{1,20}-\d{1,20})\.(\d{1,6})$/.exec(text ?? '');
   if (!m) return undefined;
-  return { entryId: m[1] as string, stageAt: Number(m[2]), stagesAtThatMs: Number(m[3]) };
+  return { entryId: m[1] as string, stages: Number(m[2]) };
 }

@@ -94,14 +94,9 @@ export class TaskEventsReader {
       { stage: TimelineEntry } | { entry: TaskOutputEntry }
     );
     const merged: Merged[] = [];
-    let sameMs = 0;
-    for (const stage of timeline) {
-      sameMs = stage.at === cursor.stageAt ? sameMs + 1 : 0;
-      if (
-        stage.at < cursor.stageAt ||
-        (stage.at === cursor.stageAt && sameMs <= cursor.stagesAtThatMs)
-      )
-        continue;
+    // The first `cursor.stages` stages were sent: stages only ever come after them (time order,
+    // the accepted stage first), while their times may move, so they are counted, not timed.
+    for (const stage of timeline.slice(cursor.stages)) {
       const isFinal = FINAL_TASK_STATUSES.includes(stage.stage as TaskStatus);
       merged.push({ at: stage.at, final: isFinal, output: false, event: 'stage', stage });
     }
@@ -120,8 +115,7 @@ export class TaskEventsReader {
     for (const m of merged) {
       if (more && !m.output && m.at > outputAt) break;
       if ('stage' in m) {
-        next.stagesAtThatMs = m.at === next.stageAt ? next.stagesAtThatMs + 1 : 1;
-        next.stageAt = m.at;
+        next.stages += 1;
         events.push({
           event: 'stage',
           id: formatEventCursor(next),

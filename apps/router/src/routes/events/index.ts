@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
   ErrorReply,
+  EVENT_CURSOR_PATTERN,
   parseEventCursor,
   START_CURSOR,
   TaskParams,
@@ -21,7 +22,7 @@ export interface EventsRouteDeps {
 const EventsHeaders = Type.Object({
   'last-event-id': Type.Optional(
     Type.String({
-      pattern: '^\\d{1,20}-\\d{1,20}\\.\\d{1,16}\\.\\d{1,6}$',
+      pattern: EVENT_CURSOR_PATTERN,
       description: 'Resume after this event: the `id:` of the last event received',
     }),
   ),
