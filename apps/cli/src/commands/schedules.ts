@@ -3,18 +3,10 @@ import { seconds } from '../args.ts';
 import { printJson, printLines, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { inline, table, time } from '../format.ts';
+import { parsePayload } from '../payload.ts';
 
 const USAGE_CREATE =
   "usage: reach schedules create <capability> <json> (--every-ms <ms> | --cron '<expr>' [--timezone <IANA>]) [--task-timeout <s>] [--callback-topic <topic>]";
-
-function parsePayload(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err: unknown) {
-    const why = err instanceof Error ? err.message : String(err);
-    throw new UsageError(`<json> is not valid JSON (${why}); quote it, e.g. '{"text":"hi"}'`);
-  }
-}
 
 function cadence(s: ScheduleView): string {
   if (s.every_ms !== undefined) return `every ${s.every_ms} ms`;

@@ -13,17 +13,9 @@ import { isReachConnectionError, isReachHttpError } from '@agent-reach/worker-sd
 import { EXIT, UsageError } from '../errors.ts';
 import { inline, ms } from '../format.ts';
 import { ProgressLine } from '../progress.ts';
+import { parsePayload } from '../payload.ts';
 
 const FINAL: ReadonlySet<string> = new Set(FINAL_TASK_STATUSES);
-
-function parsePayload(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err: unknown) {
-    const why = err instanceof Error ? err.message : String(err);
-    throw new UsageError(`<json> is not valid JSON (${why}); quote it, e.g. '{"text":"hi"}'`);
-  }
-}
 
 function bodyOf(ctx: Context): SubmitBody & { task_id: string } {
   const [capability, json, ...rest] = ctx.args;
