@@ -279,13 +279,8 @@ it('loses no accepted task and delivers no completion twice through agent, route
         const keys = reachKeys(s.prefix);
         refusedAroundPause.before = await refusedNow();
         // Pause it in the middle of work (a handler running), so it has results to deliver late.
-        const pid = f.instance(agentId).proc.pid;
         const tail = new ExecTail(EXEC_LOG);
-        await waitFor(async () => (await tail.openOf(pid)) > 0, {
-          timeoutMs: 5000,
-          intervalMs: 5,
-        }).catch(() => undefined);
-        const pause = f.pause(agentId);
+        const pause = await f.pauseMidWork(agentId, (pid) => tail.openOf(pid), 5000);
         // Frozen past the offline bound, and until registry-sync has marked it OFFLINE and taken
         // back every task it held, so that what it finishes after SIGCONT is late for sure.
         await new Promise((resolve) => setTimeout(resolve, st.minMs));

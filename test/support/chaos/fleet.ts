@@ -3,11 +3,24 @@
  * paused and restarted by pid. A restart keeps the agent_id and takes a new instance_id, so the
  * registry gives it a higher epoch and fences whatever the old process left behind.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { startNodeService, type ServiceProcess } from '@agent-reach/testkit';
 import { REGISTERED_MARK } from './exec-log.ts';
 
 const ENTRY = fileURLToPath(new URL('./agent.ts', import.meta.url));
+
+/** Waits (up to 1 s) until Linux shows the process stopped: a signal lands a little after kill(2). */
+async function stopped(pid: number): Promise<void> {
+  const until = Date.now() + 1000;
+  while (Date.now() < until) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    // The state is the field after the parenthesised command name.
+    if (/\) [Tt] /.test(stat)) return;
+    await sleep(1);
+  }
+}
 
 /** Where the agents connect and log. */
 export interface FleetSettings {
@@ -132,25 +145,41 @@ export class ChaosFleet {
     }));
   }
 
-  /** SIGSTOPs the agent's process; {@link resume} sends SIGCONT. */
-  pause(agentId: string): AgentPause {
+  /**
+   * SIGSTOPs the agent's process in the middle of work, so that it has results to deliver late;
+   * {@link resume} sends SIGCONT. `openRuns` tells how many handler runs a process has started
+   * and not ended (the execution log). A run seen open may end before the signal lands, so the
+   * log is read again once the process is stopped — it writes nothing more then — and a stop
+   * that caught no handler running is undone and tried again, until `timeoutMs` runs out (then
+   * the last stop is kept as it is).
+   */
+  async pauseMidWork(
+    agentId: string,
+    openRuns: (pid: number) => Promise<number>,
+    timeoutMs: number,
+  ): Promise<AgentPause> {
     const inst = this.instance(agentId);
-    const pause: AgentPause = {
-      agent_id: agentId,
-      pid: inst.proc.pid,
-      at: Date.now(),
-      resumed_at: 0,
-      taken_back: false,
-    };
-    inst.proc.kill('SIGSTOP');
-    this.pauses.push(pause);
-    return pause;
+    const pid = inst.proc.pid;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      while ((await openRuns(pid)) === 0 && Date.now() < deadline) await sleep(5);
+      const at = Date.now();
+      inst.proc.kill('SIGSTOP');
+      await stopped(pid);
+      if ((await openRuns(pid)) > 0 || Date.now() >= deadline) {
+        const pause: AgentPause = { agent_id: agentId, pid, at, resumed_at: 0, taken_back: false };
+        this.pauses.push(pause);
+        return pause;
+      }
+      inst.proc.kill('SIGCONT');
+    }
   }
 
   /** SIGCONTs a paused process. */
   resume(pause: AgentPause): void {
-    this.instance(pause.agent_id).proc.kill('SIGCONT');
+    // Taken before the signal: whatever the process does after SIGCONT is stamped later.
     pause.resumed_at = Date.now();
+    this.instance(pause.agent_id).proc.kill('SIGCONT');
   }
 
   /** The last output lines of every process, for a failure message. */
