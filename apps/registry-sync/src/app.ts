@@ -14,6 +14,7 @@ import type { AgentRegistry } from './registry/agent-registry.ts';
 import { agentsRoutes } from './routes/agents/index.ts';
 import { registerObservability } from './plugins/observability.ts';
 import type { RegistryMetrics } from './metrics/registry-metrics.ts';
+import type { CardFetchSettings } from './cards/card-fetcher.ts';
 
 /** Collaborators the HTTP app is built from. */
 export interface RegistryAppDeps {
@@ -27,6 +28,8 @@ export interface RegistryAppDeps {
   auth: { required: boolean; verifier: KeyVerifier };
   onRegistryChange: () => Promise<void>;
   fleet: FleetEventLog;
+  /** Where a registration's `card_url` may point, and its fetch's timeout and size cap. */
+  cards: CardFetchSettings;
   logger?: FastifyServerOptions['loggerInstance'];
   /** Serves `GET /metrics` when given. */
   metrics?: RegistryMetrics;
@@ -58,6 +61,7 @@ export async function buildRegistryApp(deps: RegistryAppDeps) {
     registry: deps.registry,
     onRegistryChange: deps.onRegistryChange,
     fleet: deps.fleet,
+    cards: deps.cards,
   });
   return app;
 }

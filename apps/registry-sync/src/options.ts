@@ -143,6 +143,16 @@ export interface RegistryOptions {
    * @default false
    */
   agentAcl: boolean;
+  /**
+   * Hosts a registration's `card_url` may name besides loopback, lower case (comma-separated in
+   * the variable, e.g. `cards.example.com,agents.internal`). (env REACH_CARD_HOSTS)
+   * @default [] (loopback only)
+   */
+  cardHosts: string[];
+  /** How long fetching a `card_url` may take, body included. (env REACH_CARD_TIMEOUT_MS) @default 3000 */
+  cardTimeoutMs: number;
+  /** Largest AgentCard fetched from a `card_url`, in bytes. (env REACH_CARD_MAX_BYTES) @default 65536 */
+  cardMaxBytes: number;
 }
 
 /** Every default of {@link RegistryOptions}, each written once (shared ones in `SHARED_DEFAULTS`). */
@@ -190,6 +200,9 @@ export const REGISTRY_DEFAULTS = {
   probeFailures: 3,
   noAgentWaitMs: 300_000,
   agentAcl: false,
+  cardHosts: [],
+  cardTimeoutMs: 3000,
+  cardMaxBytes: 65_536,
 } as const satisfies Omit<RegistryOptions, 'instanceId'>;
 
 // No defaults here: an unset variable is left out, and compileRegistryOptions fills it in.
@@ -224,7 +237,24 @@ const EnvSchema = Type.Object({
   REACH_PROBE_FAILURES: Type.Optional(Type.Integer({ minimum: 1 })),
   REACH_NO_AGENT_WAIT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
   REACH_AGENT_ACL: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')])),
+  REACH_CARD_HOSTS: Type.Optional(Type.String()),
+  REACH_CARD_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
+  REACH_CARD_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1_048_576 })),
 });
+
+/** REACH_CARD_HOSTS: comma-separated host names (no scheme, port or path), lower-cased. */
+export function cardHostsFrom(text: string): string[] {
+  const hosts = text
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h !== '');
+  for (const host of hosts)
+    if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(host))
+      throw new Error(
+        `settings: REACH_CARD_HOSTS holds ${JSON.stringify(host)}; give host names only, comma-separated (e.g. cards.example.com,agents.internal)`,
+      );
+  return hosts;
+}
 
 function slowMap(text: string, name = 'REACH_SLOW_MS_BY_CAPABILITY'): Record<string, number> {
   let parsed: unknown;
@@ -304,6 +334,9 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Re
     logLevel: e.LOG_LEVEL,
     instanceId: e.REACH_INSTANCE_ID || undefined,
     agentAcl: e.REACH_AGENT_ACL === undefined ? undefined : e.REACH_AGENT_ACL === 'on',
+    cardHosts: e.REACH_CARD_HOSTS === undefined ? undefined : cardHostsFrom(e.REACH_CARD_HOSTS),
+    cardTimeoutMs: e.REACH_CARD_TIMEOUT_MS,
+    cardMaxBytes: e.REACH_CARD_MAX_BYTES,
   };
   return setOnly(given);
 }
@@ -314,6 +347,7 @@ export function compileRegistryOptions(opts: Partial<RegistryOptions> = {}): Reg
     ...REGISTRY_DEFAULTS,
     slowMsByCapability: { ...REGISTRY_DEFAULTS.slowMsByCapability },
     execLeaseMsByCapability: { ...REGISTRY_DEFAULTS.execLeaseMsByCapability },
+    cardHosts: [...REGISTRY_DEFAULTS.cardHosts],
     instanceId: `sync-${process.pid}`,
     ...opts,
   };

@@ -262,6 +262,11 @@ export async function createRegistryService(
     auth: { required: auth.required, verifier: apiKeys },
     onRegistryChange: () => housekeeper.writeSnapshotNow(),
     fleet,
+    cards: {
+      hosts: options.cardHosts,
+      timeoutMs: options.cardTimeoutMs,
+      maxBytes: options.cardMaxBytes,
+    },
     logger,
     metrics: observability.metrics,
   });

@@ -21,3 +21,5 @@ export * from './json-depth.ts';
 export * from './health.ts';
 export * from './failure-codes.ts';
 export * from './schedules.ts';
+export * from './agent-card.ts';
+export * from './register-request.ts';

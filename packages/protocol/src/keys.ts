@@ -46,6 +46,11 @@ export interface ReachKeys {
    * task), read by the agent on a connection of its own with XREAD.
    */
   control(agentId: string): string;
+  /**
+   * String: the A2A AgentCard the agent last registered with, as JSON (absent when its latest
+   * registration had none); kept with its record, under the agent's hash tag.
+   */
+  agentCard(agentId: string): string;
   /** Hash: a task's state. */
   task(taskId: string): string;
   /** Set: the tasks submitted while handling this one (`parent_task_id`): a cancel reaches them. */
@@ -204,6 +209,7 @@ export function reachKeys(
     pending: (id) => `${agentTag(id)}:pending`,
     leases: (id) => `${agentTag(id)}:leases`,
     control: (id) => `${agentTag(id)}:control`,
+    agentCard: (id) => `${agentTag(id)}:card`,
     children: (id) => `${taskTag(id)}:children`,
     task: (id) => taskTag(id),
     timeline: (id) => `${taskTag(id)}:tl`,

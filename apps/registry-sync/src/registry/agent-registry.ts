@@ -291,6 +291,20 @@ export class AgentRegistry {
     return view;
   }
 
+  /**
+   * Keeps the AgentCard of the agent's latest registration, or drops the one before when this
+   * registration had none (`keys.agentCard`, under the agent's hash tag, kept like its record).
+   */
+  async keepCard(agentId: string, card: Record<string, unknown> | undefined): Promise<void> {
+    if (card === undefined) await this.redis.del(this.keys.agentCard(agentId));
+    else await this.redis.set(this.keys.agentCard(agentId), JSON.stringify(card));
+  }
+
+  /** The AgentCard of the agent's latest registration, as JSON, or undefined. */
+  async card(agentId: string): Promise<string | undefined> {
+    return (await this.redis.get(this.keys.agentCard(agentId))) ?? undefined;
+  }
+
   /** Reads records and live inflight counts for the ids in one pipeline. */
   async views(ids: string[]): Promise<FullAgentView[]> {
     if (ids.length === 0) return [];

@@ -5,6 +5,7 @@ import type { RedisConnectionExtras } from '@agent-reach/service-kit/redis';
 import { pino, type Logger } from 'pino';
 import { compileBackoff, type BackoffOptions, type CompiledBackoff } from '../util/backoff.ts';
 import type { HealthCheck } from './probe.ts';
+import { compileCard } from './card-options.ts';
 import type { TaskHandler } from './task.ts';
 
 /** Settings of a {@link ReachAgent}; resolved once by {@link compileAgentOptions}. */
@@ -56,10 +57,24 @@ export interface ReachAgentOptions {
    */
   instanceId?: string;
   /**
-   * Capabilities served (1–64 ids). Required.
+   * Capabilities served (1–64 ids). Required unless `card` or `cardUrl` supplies them: the
+   * card's skills are added to these.
    * @default none
    */
-  capabilities: readonly string[];
+  capabilities?: readonly string[];
+  /**
+   * The agent's A2A AgentCard, sent with each registration: each skill's `id` is a capability,
+   * the placement extension gives region and tags, name and the like go to meta (`card_*`);
+   * `GET /v1/agents/:id/card` serves it (docs/PROTOCOL.md, Registering with an AgentCard).
+   * @default undefined
+   */
+  card?: Record<string, unknown>;
+  /**
+   * Where registry-sync fetches the agent's AgentCard instead (a loopback host or one of its
+   * REACH_CARD_HOSTS); push agents only. Not with `card`.
+   * @default undefined
+   */
+  cardUrl?: string;
   /**
    * Most tasks run at once; never more are read from the inbox and pools together.
    * @default 1
@@ -172,6 +187,8 @@ export interface CompiledAgentOptions {
   readonly agentId: string;
   readonly instanceId: string;
   readonly capabilities: readonly string[];
+  readonly card: Record<string, unknown> | undefined;
+  readonly cardUrl: string | undefined;
   readonly maxConcurrency: number;
   readonly region: string | undefined;
   readonly tags: readonly string[];
@@ -216,9 +233,10 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
   if (typeof options.handler !== 'function') throw new TypeError('handler must be a function');
   if (options.health !== undefined && typeof options.health !== 'function')
     throw new TypeError('health must be a function');
-  const capabilities = [...options.capabilities];
-  if (capabilities.length < 1 || capabilities.length > 64)
-    throw new RangeError('capabilities must hold 1–64 ids');
+  const capabilities = [...(options.capabilities ?? [])];
+  const hasCard = options.card !== undefined || options.cardUrl !== undefined;
+  if ((capabilities.length < 1 && !hasCard) || capabilities.length > 64)
+    throw new RangeError('capabilities must hold 1–64 ids (0–64 with a card or cardUrl)');
   capabilities.forEach((c, i) => id(`capabilities[${i}]`, c));
   // Probes are answered by the SDK itself; a handler would never see tasks of this capability.
   if (capabilities.includes(PROBE_CAPABILITY))
@@ -237,6 +255,7 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
   if (tags.length > 64) throw new RangeError('tags must hold at most 64 ids');
   tags.forEach((t, i) => id(`tags[${i}]`, t));
   if (new Set(tags).size !== tags.length) throw new TypeError('tags must be unique');
+  const card = compileCard(options, { capabilities, region: options.region, tags });
   if (options.ready !== undefined && typeof options.ready !== 'boolean')
     throw new TypeError('ready must be a boolean');
   return Object.freeze({
@@ -248,10 +267,12 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
     apiKey: options.apiKey ?? (process.env['REACH_KEY'] || undefined),
     agentId: id('agentId', options.agentId),
     instanceId: id('instanceId', options.instanceId ?? randomUUID()),
-    capabilities: Object.freeze(capabilities),
+    capabilities: Object.freeze(card.capabilities),
+    card: card.card,
+    cardUrl: card.cardUrl,
     maxConcurrency: intIn('maxConcurrency', options.maxConcurrency ?? 1, 1, 10_000),
-    region: options.region,
-    tags: Object.freeze(tags),
+    region: card.region,
+    tags: Object.freeze(card.tags),
     channel,
     shared: options.shared === true,
     meta: options.meta,

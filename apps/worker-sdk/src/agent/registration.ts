@@ -1,4 +1,4 @@
-import type { ErrorCode, RegisterBody, RegisterReply } from '@agent-reach/protocol';
+import type { ErrorCode, RegisterReply, RegisterRequest } from '@agent-reach/protocol';
 import type { Logger } from 'pino';
 import { isReachHttpError } from '../errors.ts';
 import { Backoff } from '../util/backoff.ts';
@@ -23,14 +23,17 @@ export function isTransientRegisterError(err: unknown): boolean {
  * The register body for these options. `ready` is sent only when false (a two-phase start not
  * yet done): the registry takes a missing one as true, and older registries know no such field.
  */
-export function registerBody(options: CompiledAgentOptions, ready: boolean): RegisterBody {
-  const body: RegisterBody = {
+export function registerBody(options: CompiledAgentOptions, ready: boolean): RegisterRequest {
+  const body: RegisterRequest = {
     agent_id: options.agentId,
     instance_id: options.instanceId,
-    capabilities: [...options.capabilities],
     max_concurrency: options.maxConcurrency,
     channel: options.channel,
   };
+  // With a card by URL alone, the registry learns the capabilities from the card it fetches.
+  if (options.capabilities.length > 0) body.capabilities = [...options.capabilities];
+  if (options.card !== undefined) body.card = options.card;
+  if (options.cardUrl !== undefined) body.card_url = options.cardUrl;
   if (options.region !== undefined) body.region = options.region;
   if (options.tags.length > 0) body.tags = [...options.tags];
   if (options.meta !== undefined) body.meta = options.meta;

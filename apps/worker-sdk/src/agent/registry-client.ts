@@ -3,7 +3,7 @@ import {
   RegisterReply,
   ROUTES,
   type HeartbeatBody,
-  type RegisterBody,
+  type RegisterRequest,
 } from '@agent-reach/protocol';
 import { checkReply } from '../util/check.ts';
 import { joinUrl, requestOk } from '../util/http.ts';
@@ -22,7 +22,7 @@ export class RegistryClient {
   ) {}
 
   /** `POST /v1/agents/register` with the API key. */
-  async register(body: RegisterBody, signal?: AbortSignal): Promise<RegisterReply> {
+  async register(body: RegisterRequest, signal?: AbortSignal): Promise<RegisterReply> {
     const url = joinUrl(this.baseUrl, ROUTES.register);
     const reply = await requestOk({
       method: 'POST',

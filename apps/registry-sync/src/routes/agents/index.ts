@@ -6,14 +6,16 @@ import {
   AgentView,
   ErrorReply,
   HeartbeatBody,
-  RegisterBody,
   RegisterReply,
+  RegisterRequest,
 } from '@agent-reach/protocol';
 import { httpError, principalOf } from '@agent-reach/service-kit';
 import type { FleetEventLog } from '@agent-reach/dispatch';
 import type { AgentRegistry } from '../../registry/agent-registry.ts';
 import { parseBearer, type ParsedToken } from '../../registry/token.ts';
 import { agentAsSeenBy, seesAgent } from '../../registry/access.ts';
+import type { CardFetchSettings } from '../../cards/card-fetcher.ts';
+import { readCardRegistration } from '../../cards/card-registration.ts';
 
 /** What the agents routes need. */
 export interface AgentsRouteDeps {
@@ -22,6 +24,8 @@ export interface AgentsRouteDeps {
   onRegistryChange: () => Promise<void>;
   /** Where registrations and status changes are announced. */
   fleet: FleetEventLog;
+  /** Where a `card_url` may point, and how long and large its fetch may be. */
+  cards: CardFetchSettings;
 }
 
 const errors = {
@@ -30,6 +34,7 @@ const errors = {
   403: ErrorReply,
   404: ErrorReply,
   409: ErrorReply,
+  502: ErrorReply,
   503: ErrorReply,
 };
 
@@ -51,16 +56,19 @@ function bearer(header: string | undefined): ParsedToken {
  */
 export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
   app,
-  { registry, onRegistryChange, fleet },
+  { registry, onRegistryChange, fleet, cards },
 ) => {
   app.post(
     '/v1/agents/register',
     {
       config: { auth: 'key', roles: ['agent', 'operator'] },
-      schema: { body: RegisterBody, response: { 200: RegisterReply, ...errors } },
+      schema: { body: RegisterRequest, response: { 200: RegisterReply, ...errors } },
     },
     async (request) => {
-      const { reply, newInstance } = await registry.register(request.body, principalOf(request));
+      // An AgentCard (inline or fetched) supplies capabilities, placement and meta.
+      const { body, card } = await readCardRegistration(request.body, cards);
+      const { reply, newInstance } = await registry.register(body, principalOf(request));
+      await registry.keepCard(reply.agent_id, card);
       request.log.info(
         {
           agent_id: reply.agent_id,
@@ -69,6 +77,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
           tenant: reply.tenant,
           shared: reply.shared,
           new_instance: newInstance,
+          card: card !== undefined,
         },
         'agent registered',
       );
@@ -187,6 +196,30 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
       if (!view || !seesAgent(principal, view))
         throw httpError('AGENT_NOT_FOUND', `agent ${request.params.agent_id} is not registered`);
       return agentAsSeenBy(principal, view);
+    },
+  );
+
+  app.get(
+    '/v1/agents/:agent_id/card',
+    {
+      schema: {
+        params: AgentParams,
+        response: { 200: Type.Record(Type.String(), Type.Unknown()), ...errors },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const view = await registry.get(request.params.agent_id);
+      // The same visibility as GET /v1/agents/:agent_id: another tenant's agent does not exist.
+      if (!view || !seesAgent(principal, view))
+        throw httpError('AGENT_NOT_FOUND', `agent ${request.params.agent_id} is not registered`);
+      const card = await registry.card(request.params.agent_id);
+      if (card === undefined)
+        throw httpError(
+          'CARD_NOT_FOUND',
+          `agent ${request.params.agent_id} registered without an AgentCard`,
+        );
+      return JSON.parse(card) as Record<string, unknown>;
     },
   );
 };

@@ -1,0 +1,207 @@
+/**
+ * Registering with an A2A AgentCard on the real test Redis, keys required: inline or fetched from
+ * a loopback HTTP server of the test's own, skills become capabilities and the placement
+ * extension region and tags, GET /v1/agents/:id/card serves it to those who see the agent, and
+ * a card from a host not allowed, a bad card or a failed fetch is refused with its code.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { PLACEMENT_EXTENSION_URI, reachKeys, type AgentView } from '@agent-reach/protocol';
+import { ApiKeyStore } from '@agent-reach/service-kit';
+import { randomPrefix, testServices } from '@agent-reach/testkit';
+import { createRegistryService, type RegistryService } from '../index.ts';
+
+const ADMIN_KEY = `admin-${'c'.repeat(40)}`;
+const admin = { authorization: `Bearer ${ADMIN_KEY}` };
+const card = {
+  name: 'Recipe Agent',
+  description: 'Finds and plans recipes',
+  version: '2.0.1',
+  provider: { organization: 'Acme', url: 'https://acme.example' },
+  skills: [
+    { id: 'recipes.find', name: 'Find', tags: ['cooking'] },
+    { id: 'recipes.plan', name: 'Plan', tags: ['cooking'] },
+  ],
+  capabilities: {
+    streaming: true,
+    extensions: [{ uri: PLACEMENT_EXTENSION_URI, params: { region: 'eu-west', tags: ['oven'] } }],
+  },
+};
+
+let cardServer: Server;
+let cardBase = '';
+let service: RegistryService;
+let redis: Redis;
+let prefix: string;
+
+beforeAll(async () => {
+  // The cards an agent publishes, on loopback; /slow never answers, /big is over the cap.
+  cardServer = createServer((req, res) => {
+    if (req.url === '/card.json') res.end(JSON.stringify({ ...card, name: 'Fetched Agent' }));
+    else if (req.url === '/big.json') res.end(JSON.stringify({ ...card, pad: 'x'.repeat(4096) }));
+    else if (req.url === '/not-json') res.end('<html>');
+    else if (req.url === '/moved') res.writeHead(302, { location: '/card.json' }).end();
+    else if (req.url !== '/slow') res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => cardServer.listen(0, '127.0.0.1', resolve));
+  cardBase = `http://127.0.0.1:${(cardServer.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  cardServer.closeAllConnections();
+  await new Promise((resolve) => cardServer.close(resolve));
+});
+
+beforeEach(async () => {
+  prefix = randomPrefix();
+  service = await createRegistryService(
+    {
+      redisUrl: testServices().redisUrl,
+      prefix,
+      auth: 'required',
+      adminKey: ADMIN_KEY,
+      probeIntervalMs: 60_000,
+      cardTimeoutMs: 300,
+      cardMaxBytes: 2048,
+    },
+    { logger: pino({ level: 'silent' }) },
+  );
+  redis = new Redis(testServices().redisUrl);
+});
+
+afterEach(async () => {
+  await service.close();
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+});
+
+function register(body: Record<string, unknown>, headers: Record<string, string> = admin) {
+  return service.app.inject({ method: 'POST', url: '/v1/agents/register', payload: body, headers });
+}
+const get = (url: string, headers: Record<string, string> = admin) =>
+  service.app.inject({ url, headers });
+
+describe('registering with an AgentCard', () => {
+  it('inline: skills are its capabilities, placement and card fields fill region, tags and meta', async () => {
+    const res = await register({ agent_id: 'chef', max_concurrency: 2, card });
+    expect(res.statusCode, res.body).toBe(200);
+    const view = (await get('/v1/agents/chef')).json<AgentView>();
+    expect(view).toMatchObject({
+      capabilities: ['recipes.find', 'recipes.plan'],
+      region: 'eu-west',
+      tags: ['oven'],
+      meta: { card_name: 'Recipe Agent', card_version: '2.0.1', card_provider: 'Acme' },
+    });
+    const served = await get('/v1/agents/chef/card');
+    expect(served.statusCode).toBe(200);
+    expect(served.json()).toEqual(card);
+    // Kept under the agent's hash tag, beside its record.
+    expect(await redis.exists(reachKeys(prefix).agentCard('chef'))).toBe(1);
+  });
+
+  it('merges the capabilities and tags it lists; its own region and meta win', async () => {
+    const res = await register({
+      agent_id: 'chef',
+      max_concurrency: 1,
+      capabilities: ['echo'],
+      region: 'us-east',
+      tags: ['gpu'],
+      meta: { card_name: 'Own name' },
+      card,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect((await get('/v1/agents/chef')).json<AgentView>()).toMatchObject({
+      capabilities: ['echo', 'recipes.find', 'recipes.plan'],
+      region: 'us-east',
+      tags: ['gpu', 'oven'],
+      meta: { card_name: 'Own name', card_version: '2.0.1' },
+    });
+  });
+
+  it('by URL from a loopback host: fetched, mapped and served as fetched', async () => {
+    const res = await register({
+      agent_id: 'fetched',
+      max_concurrency: 1,
+      card_url: `${cardBase}/card.json`,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect((await get('/v1/agents/fetched')).json<AgentView>()).toMatchObject({
+      capabilities: ['recipes.find', 'recipes.plan'],
+      meta: { card_name: 'Fetched Agent' },
+    });
+    expect((await get('/v1/agents/fetched/card')).json()).toMatchObject({ name: 'Fetched Agent' });
+  });
+
+  it('a registration without a card drops the card of the one before', async () => {
+    expect((await register({ agent_id: 'chef', max_concurrency: 1, card })).statusCode).toBe(200);
+    const again = await register({ agent_id: 'chef', max_concurrency: 1, capabilities: ['echo'] });
+    expect(again.statusCode).toBe(200);
+    const served = await get('/v1/agents/chef/card');
+    expect(served.statusCode).toBe(404);
+    expect(served.json()).toMatchObject({ error: 'CARD_NOT_FOUND' });
+  });
+});
+
+describe('refusals', () => {
+  const refused = async (body: Record<string, unknown>, status: number, error: string) => {
+    const res = await register({ agent_id: 'bad', max_concurrency: 1, ...body });
+    expect(res.statusCode, res.body).toBe(status);
+    expect(res.json()).toMatchObject({ error });
+    return res.json<{ message: string }>().message;
+  };
+
+  it('a host neither loopback nor allowed: 403 CARD_URL_NOT_ALLOWED, nothing fetched', async () => {
+    const message = await refused(
+      { card_url: 'https://cards.example.com/agent.json' },
+      403,
+      'CARD_URL_NOT_ALLOWED',
+    );
+    expect(message).toContain('REACH_CARD_HOSTS');
+    await refused(
+      { card_url: `http://user:pw@127.0.0.1:1/card.json` },
+      403,
+      'CARD_URL_NOT_ALLOWED',
+    );
+  });
+
+  it('a bad card: 400 INVALID_CARD naming the field', async () => {
+    expect(
+      await refused({ card: { name: 'x', skills: [{ id: 'a b' }] } }, 400, 'INVALID_CARD'),
+    ).toMatch(/card\.skills\.0\.id/);
+    await refused({ card: { skills: [{ id: 'a' }] } }, 400, 'INVALID_CARD');
+    await refused({ card: { name: 'empty', skills: [] } }, 400, 'INVALID_CARD');
+    await refused({ card, card_url: `${cardBase}/card.json` }, 400, 'INVALID_CARD');
+    await refused({ card_url: `${cardBase}/not-json` }, 400, 'INVALID_CARD');
+    // Neither capabilities nor a card.
+    await refused({}, 400, 'INVALID_BODY');
+    expect(await redis.exists(reachKeys(prefix).agent('bad'))).toBe(0);
+  });
+
+  it('a fetch that fails: 502 CARD_FETCH_FAILED (404, redirect, too big, too slow)', async () => {
+    for (const path of ['/missing', '/moved', '/big.json', '/slow'])
+      await refused({ card_url: `${cardBase}${path}` }, 502, 'CARD_FETCH_FAILED');
+  });
+});
+
+describe('GET /v1/agents/:id/card', () => {
+  it('answers like GET /v1/agents/:id: another tenant’s agent and an unknown one are not found', async () => {
+    expect((await register({ agent_id: 'chef', max_concurrency: 1, card })).statusCode).toBe(200);
+    const store = new ApiKeyStore({ redis, keys: reachKeys(prefix) });
+    const other = (await store.create({ tenant: 'other', role: 'caller' })).key;
+    const mine = (await store.create({ tenant: 'default', role: 'caller' })).key;
+    expect(
+      (await get('/v1/agents/chef/card', { authorization: `Bearer ${mine}` })).statusCode,
+    ).toBe(200);
+    const hidden = await get('/v1/agents/chef/card', { authorization: `Bearer ${other}` });
+    expect(hidden.statusCode).toBe(404);
+    expect(hidden.json()).toMatchObject({ error: 'AGENT_NOT_FOUND' });
+    expect((await get('/v1/agents/nobody/card')).json()).toMatchObject({
+      error: 'AGENT_NOT_FOUND',
+    });
+    expect((await get('/v1/agents/chef/card', {})).statusCode).toBe(401);
+  });
+});
