@@ -8,6 +8,9 @@ const STAGE_ORDER: Readonly<Record<string, number>> = {
   delayed: 0.5,
   sent: 1,
   received: 2,
+  // Output is acked after the receipt and before the completion.
+  streaming: 2.5,
+  truncated: 2.6,
   completed: 3,
   failed: 3,
   retried: 4,

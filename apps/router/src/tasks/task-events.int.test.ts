@@ -32,4 +32,59 @@ describe('the task events reader', () => {
     expect(after?.events).toEqual([]);
     expect(after?.done).toBe(true);
   });
+
+  it('sends the final stage to a follower that saw a streaming stage written in the millisecond of the completion', async () => {
+    const { redis, keys } = scratch;
+    const reader = new TaskEventsReader(redis, keys);
+    await redis.hset(keys.task('tie'), {
+      status: 'accepted',
+      attempt: 1,
+      created_at: 1000,
+      sent_at: 1001,
+      message_id: '1001-0',
+      agent_id: 'a1',
+      received_at: 1002,
+    });
+    // The first output's ack, applied at 1,003 ms: the timeline gets its `streaming` stage.
+    await redis.rpush(
+      keys.timeline('tie'),
+      JSON.stringify({ stage: 'streaming', at: 1003, agent_id: 'a1', attempt: 1 }),
+    );
+    const first = await reader.read('tie', START_CURSOR, show);
+    expect(first?.events.map((e) => e.data.stage)).toEqual([
+      'accepted',
+      'sent',
+      'received',
+      'streaming',
+    ]);
+    // The completion's ack, applied in the same millisecond.
+    await redis.hset(keys.task('tie'), { status: 'completed', completed_at: 1003 });
+    const next = await reader.read('tie', first!.cursor, show);
+    expect(next?.events.map((e) => e.data.stage)).toEqual(['completed']);
+    expect(next?.done).toBe(true);
+  });
+
+  it('sends the final stage last even when a stage of its task carries a later time', async () => {
+    const { redis, keys } = scratch;
+    const reader = new TaskEventsReader(redis, keys);
+    await redis.hset(keys.task('late'), {
+      status: 'accepted',
+      attempt: 1,
+      created_at: 1000,
+      sent_at: 1001,
+      message_id: '1001-0',
+      agent_id: 'a1',
+      received_at: 1002,
+    });
+    await redis.rpush(
+      keys.timeline('late'),
+      JSON.stringify({ stage: 'streaming', at: 1010, agent_id: 'a1', attempt: 1 }),
+    );
+    const first = await reader.read('late', START_CURSOR, show);
+    expect(first?.events).toHaveLength(4);
+    await redis.hset(keys.task('late'), { status: 'completed', completed_at: 1005 });
+    const next = await reader.read('late', first!.cursor, show);
+    expect(next?.events.map((e) => e.data.stage)).toEqual(['completed']);
+    expect(next?.done).toBe(true);
+  });
 });

@@ -58,9 +58,27 @@ function outputData(e: TaskOutputEntry): Record<string, unknown> {
     : { ...base, ...(value as Record<string, unknown>) };
 }
 
-/** Time of an event for the merge, and whether it is a final stage (which sorts after output of its millisecond). */
+/**
+ * Time of an event for the merge. The task's final stage sorts after everything: nothing of the
+ * task comes after it, whatever the times other processes wrote.
+ */
 function orderKey(e: { at: number; final: boolean; output: boolean }): number {
-  return e.at * 3 + (e.output ? 1 : e.final ? 2 : 0);
+  return e.final ? Number.POSITIVE_INFINITY : e.at * 2 + (e.output ? 1 : 0);
+}
+
+/**
+ * The task's stages in the order a follower gets them: time order, but the final stage of a
+ * final task last. The cursor counts the stages sent, so a stage may only ever be added after
+ * those: the final stage always comes last, while a stage written with a later time (by another
+ * process, or in the same millisecond) would otherwise sort after it and take its place.
+ */
+function followOrder(timeline: TimelineEntry[], status: TaskStatus): TimelineEntry[] {
+  if (!FINAL_TASK_STATUSES.includes(status)) return timeline;
+  for (let i = timeline.length - 1; i >= 0; i--) {
+    if (timeline[i]?.stage !== status) continue;
+    return [...timeline.slice(0, i), ...timeline.slice(i + 1), timeline[i] as TimelineEntry];
+  }
+  return timeline;
 }
 
 /**
@@ -95,11 +113,13 @@ export class TaskEventsReader {
     );
     const merged: Merged[] = [];
     // The first `cursor.stages` stages were sent: stages only ever come after them (time order,
-    // the accepted stage first), while their times may move, so they are counted, not timed.
-    for (const stage of timeline.slice(cursor.stages)) {
-      const isFinal = FINAL_TASK_STATUSES.includes(stage.stage as TaskStatus);
-      merged.push({ at: stage.at, final: isFinal, output: false, event: 'stage', stage });
-    }
+    // the accepted stage first, the final stage last), while their times may move, so they are
+    // counted, not timed.
+    const stages = followOrder(timeline, status);
+    // The task's end (a `dead` before a replay is not).
+    const end = final ? stages[stages.length - 1] : undefined;
+    for (const stage of stages.slice(cursor.stages))
+      merged.push({ at: stage.at, final: stage === end, output: false, event: 'stage', stage });
     const page = (entries ?? []).map(([id, fields]) => decodeTaskOutput(id, fields));
     // A full page: more output waits, and the stages after it are sent with it.
     const more = page.length === EVENTS_PAGE;
@@ -113,7 +133,7 @@ export class TaskEventsReader {
     const events: TaskEvent[] = [];
     const next = { ...cursor };
     for (const m of merged) {
-      if (more && !m.output && m.at > outputAt) break;
+      if (more && !m.output && (m.final || m.at > outputAt)) break;
       if ('stage' in m) {
         next.stages += 1;
         events.push({
