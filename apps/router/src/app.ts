@@ -34,6 +34,7 @@ import type { EventsReader } from './observability/events-reader.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
 import type { InflightQuota } from './quotas/inflight-quota.ts';
 import type { KeyLimits } from './quotas/key-limits.ts';
+import { a2aRoutes } from './a2a/index.ts';
 
 /** Collaborators the router's HTTP app is built from. */
 export interface RouterAppDeps {
@@ -132,6 +133,19 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   await app.register(statsRoutes, { events: deps.eventsReader });
   await app.register(timelineRoutes, { tasks: deps.tasks, events: deps.eventsReader });
   if (deps.taskEvents) await app.register(eventsRoutes, deps.taskEvents);
+  // The A2A gateway (docs/A2A.md): cards from the snapshot, JSON-RPC over the routes' own code.
+  await app.register(a2aRoutes, {
+    redis: deps.redis,
+    keys: deps.keys,
+    submitter: deps.submitter,
+    tasks: deps.tasks,
+    waiter: deps.waiter,
+    canceller: deps.canceller,
+    snapshot: deps.snapshot,
+    auth: { required: deps.auth.required, verifier: deps.auth.store },
+    ...(deps.quotas ? { quota: deps.quotas.inflight } : {}),
+    ...(deps.taskEvents ? { events: deps.taskEvents } : {}),
+  });
   await app.register(keysRoutes, { store: deps.auth.store });
   await app.register(consoleSessionRoutes, { verifier: deps.auth.store });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);

@@ -84,7 +84,6 @@ export class TaskEventsFeed {
     write(`retry: ${this.#retryMs}\n\n`);
     const heartbeat = setInterval(() => write(': ping\n\n'), this.#heartbeatMs);
     heartbeat.unref();
-    const key = this.deps.keys.taskEvents(taskId);
     let at = first.cursor;
     let page: TaskEventsPage | undefined = first;
     try {
@@ -98,10 +97,7 @@ export class TaskEventsFeed {
         const more = page.more;
         page = undefined;
         if (more) continue;
-        const after = at.entryId;
-        await this.deps.pool.use((conn) =>
-          conn.xread('COUNT', 1, 'BLOCK', this.#blockMs, 'STREAMS', key, after),
-        );
+        await this.waitForOutput(taskId, at.entryId);
       }
     } catch (err: unknown) {
       if (!this.#closed) this.deps.logger.warn({ err, task_id: taskId }, 'task events feed failed');
@@ -111,6 +107,23 @@ export class TaskEventsFeed {
       this.#open.delete(res);
       if (!res.writableEnded) res.end();
     }
+  }
+
+  /** True once {@link close} was called: followers stop. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * A follower's live tail: waits until the task's events stream holds an entry after
+   * `afterEntryId`, or `blockMs` passed (a stage may have come meanwhile: read again either way),
+   * on a connection of the bounded pool.
+   */
+  async waitForOutput(taskId: string, afterEntryId: string): Promise<void> {
+    const key = this.deps.keys.taskEvents(taskId);
+    await this.deps.pool.use((conn) =>
+      conn.xread('COUNT', 1, 'BLOCK', this.#blockMs, 'STREAMS', key, afterEntryId),
+    );
   }
 
   /** Ends every stream (the pool's close interrupts blocked reads). Idempotent. */

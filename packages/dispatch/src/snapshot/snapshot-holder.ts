@@ -80,6 +80,11 @@ export class SnapshotHolder {
     return this.byCapability.get(capability) ?? [];
   }
 
+  /** Every capability an agent of the snapshot declared, whatever its status. */
+  capabilities(): IterableIterator<string> {
+    return this.byCapability.keys();
+  }
+
   /**
    * The hash ring over the agents of `capability`. Built on first use and kept across reloads
    * while the capability's set of agent ids stays the same (see `keepRings`).

@@ -1,0 +1,236 @@
+/**
+ * The A2A gateway on the router, driven by the A2A SDK's own client: the fleet's card lists the
+ * live capability and its own card points at /a2a/<capability>; a blocking SendMessage returns
+ * the completed task with the echo as its result artifact; SendStreamingMessage streams the
+ * agent's chunks and ends completed; CancelTask cancels a running task; GetTask reads a task's
+ * state and artifacts; the A2A 0.3 method names answer too; with API keys required, a call
+ * without a key is 401 and one with a key works.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TaskState, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  type Client,
+} from '@a2a-js/sdk/client';
+import { onFreePort, waitFor, type ServiceProcess } from '@agent-reach/testkit';
+import type { ReachAgent } from '@agent-reach/worker-sdk';
+import { startAgent } from '../support/agents.ts';
+import { http, startRouter, startStack, type Stack } from '../support/stack.ts';
+
+const ADMIN = `admin-a2a-${'k'.repeat(40)}`;
+const CAPABILITY = 'a2a-echo';
+
+let stack: Stack;
+let agent: ReachAgent;
+/** A second router on the same Redis with API keys required. */
+let keyed: { url: string; process: ServiceProcess } | undefined;
+
+beforeAll(async () => {
+  stack = await startStack({ env: { REACH_SNAPSHOT_MS: '500' } });
+  agent = await startAgent(stack, 'a2a-echo-1', [CAPABILITY], async (t) => {
+    const payload = t.payload as { stream?: string; hold?: boolean };
+    if (payload.hold) {
+      // Runs until cancelled.
+      await new Promise<void>((resolve) => t.signal.addEventListener('abort', () => resolve()));
+      return null;
+    }
+    if (typeof payload.stream === 'string')
+      for (const word of payload.stream.split(' ')) t.stream(`${word} `);
+    return t.payload;
+  });
+  const { port, started } = await onFreePort('router-keyed', (p) =>
+    startRouter({ ...stack.env, REACH_AUTH: 'required', REACH_ADMIN_KEY: ADMIN }, p),
+  );
+  keyed = { url: `http://127.0.0.1:${port}`, process: started };
+  // The routers see the agent once a snapshot lists it.
+  await waitFor(async () => {
+    const res = await fetch(`${stack.routerUrl}/a2a/${CAPABILITY}/.well-known/agent-card.json`);
+    await res.text();
+    return res.status === 200;
+  });
+});
+
+afterAll(async () => {
+  await agent?.close();
+  await keyed?.process.stop();
+  await stack?.stop();
+});
+
+const data = (value: unknown): Part => ({
+  content: { $case: 'data', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'application/json',
+});
+
+let counter = 0;
+/** A user message of the given parts, with a fresh id. */
+function message(parts: Part[]) {
+  counter += 1;
+  return {
+    messageId: `a2a-msg-${Date.now()}-${counter}`,
+    contextId: '',
+    taskId: '',
+    role: 1,
+    parts,
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+function sendRequest(parts: Part[], returnImmediately = false) {
+  return {
+    tenant: '',
+    message: message(parts),
+    configuration: {
+      acceptedOutputModes: [],
+      taskPushNotificationConfig: undefined,
+      returnImmediately,
+    },
+    metadata: undefined,
+  };
+}
+
+const asTask = (result: unknown): Task => {
+  expect(result).toHaveProperty('status');
+  return result as Task;
+};
+
+const resultOf = (task: Task): unknown => {
+  const part = task.artifacts.find((a) => a.artifactId === 'result')?.parts[0];
+  return part?.content?.$case === 'data' ? part.content.value : part?.content?.value;
+};
+
+async function client(base: string, fetchImpl?: typeof fetch): Promise<Client> {
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory(fetchImpl ? { fetchImpl } : {})],
+    cardResolver: new DefaultAgentCardResolver(fetchImpl ? { fetchImpl } : {}),
+  });
+  return factory.createFromUrl(base);
+}
+
+describe('A2A gateway', () => {
+  it('discovers the fleet card and a capability card; an unknown capability is 404', async () => {
+    const resolver = new DefaultAgentCardResolver();
+    const fleet = await resolver.resolve(`${stack.routerUrl}/`);
+    expect(fleet.skills.map((s) => s.id)).toContain(CAPABILITY);
+    expect(fleet.supportedInterfaces[0]?.url).toBe(`${stack.routerUrl}/a2a`);
+    const own = await resolver.resolve(`${stack.routerUrl}/a2a/${CAPABILITY}/`);
+    expect(own.skills.map((s) => s.id)).toEqual([CAPABILITY]);
+    expect(own.supportedInterfaces[0]).toMatchObject({
+      url: `${stack.routerUrl}/a2a/${CAPABILITY}`,
+      protocolBinding: 'JSONRPC',
+      protocolVersion: '1.0',
+    });
+    expect(own.capabilities?.streaming).toBe(true);
+    const unknown = await http(`${stack.routerUrl}/a2a/no-such-cap/.well-known/agent-card.json`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toBe('CAPABILITY_NOT_FOUND');
+  });
+
+  it('a blocking SendMessage returns the completed task with the echo; GetTask reads it again', async () => {
+    const a2a = await client(`${stack.routerUrl}/a2a/${CAPABILITY}/`);
+    const task = asTask(await a2a.sendMessage(sendRequest([data({ hello: 'world' })])));
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(resultOf(task)).toEqual({ hello: 'world' });
+    const again = await a2a.getTask({ tenant: '', id: task.id });
+    expect(again.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(resultOf(again)).toEqual({ hello: 'world' });
+    // Text parts are the payload {text}.
+    const text = asTask(
+      await a2a.sendMessage({
+        ...sendRequest([]),
+        message: message([
+          {
+            content: { $case: 'text', value: 'hi' },
+            metadata: undefined,
+            filename: '',
+            mediaType: '',
+          },
+        ]),
+      }),
+    );
+    expect(resultOf(text)).toEqual({ text: 'hi' });
+  });
+
+  it('SendStreamingMessage streams the chunks and ends completed', async () => {
+    const a2a = await client(`${stack.routerUrl}/a2a/${CAPABILITY}/`);
+    const events: StreamResponse[] = [];
+    for await (const e of a2a.sendMessageStream(sendRequest([data({ stream: 'one two three' })])))
+      events.push(e);
+    expect(events[0]?.payload?.$case).toBe('task');
+    const chunks = events.flatMap((e) =>
+      e.payload?.$case === 'artifactUpdate' && e.payload.value.artifact?.artifactId === 'output'
+        ? e.payload.value.artifact.parts.map((p) => p.content?.value as string)
+        : [],
+    );
+    expect(chunks.join('')).toBe('one two three ');
+    const last = events[events.length - 1]?.payload;
+    expect(last?.$case).toBe('statusUpdate');
+    if (last?.$case === 'statusUpdate')
+      expect(last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('CancelTask cancels a running task; GetTask then says canceled', async () => {
+    const a2a = await client(`${stack.routerUrl}/a2a/${CAPABILITY}/`);
+    const task = asTask(await a2a.sendMessage(sendRequest([data({ hold: true })], true)));
+    expect([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]).toContain(
+      task.status?.state,
+    );
+    await waitFor(async () => {
+      const t = await a2a.getTask({ tenant: '', id: task.id });
+      return (t.metadata?.agent_reach as { status?: string } | undefined)?.status === 'received';
+    });
+    const cancelled = await a2a.cancelTask({ tenant: '', id: task.id, metadata: undefined });
+    expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    const read = await a2a.getTask({ tenant: '', id: task.id });
+    expect(read.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    await expect(a2a.getTask({ tenant: '', id: 'no-such-task' })).rejects.toThrow();
+  });
+
+  it('answers the A2A 0.3 method names', async () => {
+    const reply = await http<{ result?: { kind?: string; status?: { state?: string } } }>(
+      `${stack.routerUrl}/a2a/${CAPABILITY}`,
+      {
+        body: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'message/send',
+          params: {
+            message: {
+              kind: 'message',
+              role: 'user',
+              messageId: `legacy-${Date.now()}`,
+              parts: [{ kind: 'text', text: 'hello' }],
+            },
+            configuration: { blocking: true },
+          },
+        },
+      },
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.body.result?.status?.state).toBe('completed');
+  });
+
+  it('with API keys required: no key is 401, the admin key works', async () => {
+    const base = keyed?.url as string;
+    const bare = await http(`${base}/a2a/${CAPABILITY}`, {
+      body: { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x' } },
+    });
+    expect(bare.status).toBe(401);
+    expect(bare.body.error).toBe('UNAUTHORIZED');
+    const withKey: typeof fetch = (input, init) =>
+      fetch(input, {
+        ...init,
+        headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${ADMIN}` },
+      });
+    const a2a = await client(`${base}/a2a/${CAPABILITY}/`, withKey);
+    const card = await a2a.getAgentCard();
+    expect(card.securityRequirements.length).toBeGreaterThan(0);
+    const task = asTask(await a2a.sendMessage(sendRequest([data({ keyed: true })])));
+    expect(resultOf(task)).toEqual({ keyed: true });
+  });
+});
