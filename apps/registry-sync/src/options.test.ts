@@ -74,3 +74,26 @@ describe('registry-sync options', () => {
     expect(() => compileRegistryOptions({ suspectMs: 40_000 })).toThrow(/REACH_SUSPECT_MS/);
   });
 });
+
+describe('AgentCard fetch settings', () => {
+  it('default to loopback only, 3 s and 64 KiB', () => {
+    expect(compileRegistryOptions()).toMatchObject({
+      cardHosts: [],
+      cardTimeoutMs: 3000,
+      cardMaxBytes: 65536,
+    });
+  });
+
+  it('read REACH_CARD_HOSTS as lower-cased host names and refuse a URL or a port', () => {
+    expect(
+      optionsFromEnv({ REACH_CARD_HOSTS: ' Cards.Example.com, agents.internal ,' }).cardHosts,
+    ).toEqual(['cards.example.com', 'agents.internal']);
+    expect(() => optionsFromEnv({ REACH_CARD_HOSTS: 'https://cards.example.com' })).toThrow(
+      /REACH_CARD_HOSTS/,
+    );
+    expect(() => optionsFromEnv({ REACH_CARD_HOSTS: 'cards.example.com:8443' })).toThrow(
+      /REACH_CARD_HOSTS/,
+    );
+    expect(() => optionsFromEnv({ REACH_CARD_TIMEOUT_MS: '10' })).toThrow(/REACH_CARD_TIMEOUT_MS/);
+  });
+});
