@@ -55,6 +55,11 @@ function stageState(stage: unknown): TaskState | undefined {
   }
 }
 
+/** How far along a non-final state is: submitted, then working. */
+function rank(state: TaskState): number {
+  return state === TaskState.TASK_STATE_SUBMITTED ? 0 : 1;
+}
+
 /**
  * A task's events (`GET /v1/tasks/:id/events`, read the same way) as A2A stream responses after
  * `initial` (the task event the stream starts with): a stage that changes the task's A2A state is
@@ -95,8 +100,10 @@ export async function* followTask(
         const next = stageState(e.data.stage);
         if (next === undefined || isTerminalState(next)) return undefined;
         const error = typeof e.data.error === 'string' ? e.data.error : undefined;
-        if (next === state && error === undefined) return undefined;
-        state = next;
+        // A stage replayed from before the stream's first event moves nothing back.
+        const forward = rank(next) > rank(state);
+        if (!forward && error === undefined) return undefined;
+        if (forward) state = next;
         return status(next, error ? [textPart(`attempt failed: ${error}`)] : undefined);
       }
       case 'progress':
