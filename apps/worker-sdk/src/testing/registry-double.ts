@@ -12,7 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { Value } from '@sinclair/typebox/value';
 import {
   HeartbeatBody,
-  RegisterBody,
+  mergeCard,
+  readAgentCard,
+  RegisterRequest,
   WORKER_GROUP,
   reachKeys,
   type ErrorCode,
@@ -44,7 +46,7 @@ export interface RegistryDoubleOptions {
 export interface RegistryDouble {
   url: string;
   keys: ReachKeys;
-  registers: RegisterBody[];
+  registers: RegisterRequest[];
   heartbeats: { agentId: string; body: HeartbeatBody }[];
   deregisters: string[];
   /** Answer the next `n` registrations with 503 STORE_UNAVAILABLE. */
@@ -111,12 +113,19 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
     },
   };
 
-  function upsert(body: RegisterBody, instanceId: string, ready: boolean): AgentRecord {
+  /** Like the server: the body's capabilities with an inline AgentCard's skills added. */
+  function capabilitiesOf(body: RegisterRequest): string[] {
+    const own = body.capabilities ?? [];
+    if (body.card === undefined) return [...own];
+    return mergeCard({ capabilities: own }, readAgentCard(body.card)).capabilities;
+  }
+
+  function upsert(body: RegisterRequest, instanceId: string, ready: boolean): AgentRecord {
     const old = agents.get(body.agent_id);
     // Like the server, every registration sets readiness, capabilities and channel from its body.
     const fromBody = {
       ready,
-      capabilities: [...body.capabilities],
+      capabilities: capabilitiesOf(body),
       channel: body.channel ?? 'push',
     };
     const rec: AgentRecord =
@@ -167,8 +176,8 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
     const url = new URL(req.url ?? '/', 'http://x');
     const body = await readJson(req);
     if (req.method === 'POST' && url.pathname === '/v1/agents/register') {
-      if (!Value.Check(RegisterBody, body))
-        return fail(res, 400, 'INVALID_BODY', 'register body does not match RegisterBody');
+      if (!Value.Check(RegisterRequest, body))
+        return fail(res, 400, 'INVALID_BODY', 'register body does not match RegisterRequest');
       double.registers.push(body);
       if (refusing !== undefined) return fail(res, 400, refusing, 'refused by the test');
       if (failing > 0) {
