@@ -32,6 +32,8 @@ export interface TaskMessage {
   region?: string;
   /** With `region`: `strict` (only an agent there) or `prefer` (the default). */
   region_policy?: 'strict' | 'prefer';
+  /** The W3C `traceparent` of the span that sent this attempt; absent when the sender traces nothing. */
+  traceparent?: string;
 }
 
 /** Most task ids one `renew` ack names; a worker running more sends several. */
@@ -65,6 +67,8 @@ export interface AckMessage {
   progress?: string;
   /** `chunk` only: the output's next chunks, in order. */
   chunks?: string[];
+  /** Completion or failure: the W3C `traceparent` of the worker's span that wrote it. */
+  traceparent?: string;
 }
 
 /** An ack that reports a task's stage: a receipt, completion or failure (not a renewal). */
@@ -172,6 +176,16 @@ function decodePlacement(
   return { ok: true, value: out };
 }
 
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/**
+ * True for a `traceparent` of the W3C form (version-traceid-parentid-flags, lowercase hex). Only
+ * the shape is checked here: a reader that cannot use one starts its spans a trace of their own.
+ */
+export function isTraceparent(value: string | undefined): value is string {
+  return value !== undefined && TRACEPARENT.test(value);
+}
+
 function toInt(value: string | undefined): number | undefined {
   if (value === undefined || !/^-?\d{1,16}$/.test(value)) return undefined;
   return Number(value);
@@ -192,6 +206,7 @@ export function encodeTask(task: TaskMessage): string[] {
     [TaskField.tags]: task.tags && task.tags.length > 0 ? JSON.stringify(task.tags) : undefined,
     [TaskField.region]: task.region || undefined,
     [TaskField.regionPolicy]: task.region ? task.region_policy : undefined,
+    [TaskField.traceparent]: task.traceparent,
   });
 }
 
@@ -224,6 +239,7 @@ export function decodeTask(fields: readonly string[]): Decoded<TaskMessage> {
       ...(r[TaskField.parentTaskId] ? { parent_task_id: r[TaskField.parentTaskId] } : {}),
       ...(toInt(r[TaskField.hops]) ? { hops: toInt(r[TaskField.hops]) } : {}),
       ...placement.value,
+      ...(isTraceparent(r[TaskField.traceparent]) ? { traceparent: r[TaskField.traceparent] } : {}),
     },
   };
 }
@@ -250,6 +266,7 @@ export function encodeAck(ack: AckMessage): string[] {
     [AckField.taskIds]: ack.task_ids?.join(' '),
     [AckField.progress]: ack.progress,
     [AckField.chunks]: ack.chunks === undefined ? undefined : JSON.stringify(ack.chunks),
+    [AckField.traceparent]: ack.traceparent,
   });
 }
 
@@ -339,6 +356,8 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
   const receivedAgo = toInt(r[AckField.receivedAgoMs]);
   if (receivedAgo !== undefined && receivedAgo >= 0 && stage !== 'received')
     ack.received_ago_ms = receivedAgo;
+  const traceparent = r[AckField.traceparent];
+  if (isTraceparent(traceparent)) ack.traceparent = traceparent;
   return { ok: true, value: ack };
 }
 

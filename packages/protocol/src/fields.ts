@@ -24,6 +24,11 @@ export const TaskField = {
    * omitted when the task names no region, and `prefer` when missing.
    */
   regionPolicy: 'region_policy',
+  /**
+   * The W3C `traceparent` of the span that sent this attempt (only while the sender exports
+   * spans): the worker's spans are its children. Optional; an invalid one is ignored.
+   */
+  traceparent: 'traceparent',
 } as const;
 
 /** Capability of the liveness probes registry-sync sends through agents' inboxes. */
@@ -69,6 +74,11 @@ export const AckField = {
    * register reply carried one (see `signAck`, docs/PROTOCOL.md §4).
    */
   sig: 'sig',
+  /**
+   * Optional on a completion or failure: the W3C `traceparent` of the worker's span that wrote it,
+   * so the server's span applying it joins the task's trace. An invalid one is ignored.
+   */
+  traceparent: 'traceparent',
 } as const;
 
 /** Fields of an entry on an agent's control stream (`keys.control`). */

@@ -14,3 +14,4 @@ export * from './auth/index.ts';
 export * from './logger.ts';
 export * from './redis-connection.ts';
 export * from './json-body.ts';
+export * from './tracing/index.ts';

@@ -1,4 +1,5 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { endSpan, startSpan, tracing, type TaskSpan } from '@agent-reach/service-kit/tracing';
 import type { Logger } from 'pino';
 import {
   Coalescer,
@@ -203,9 +204,31 @@ export class AckApplier {
       }
       return { applied: true, final: ack.stage !== 'received' };
     }
-    const outcome = await this.applyToTask(ack, at, step);
-    if (ack.pool) await this.settlePoolEntry(ack, outcome, step.poolEntry);
-    return outcome;
+    // While spans are exported, a completion or failure that carries the worker's span is
+    // applied in an `apply` span under it (a worker that sends none is applied untraced).
+    const span =
+      tracing.on && ack.traceparent !== undefined && ack.stage !== 'received'
+        ? startSpan('apply', {
+            parent: ack.traceparent,
+            kind: 'consumer',
+            attributes: {
+              'reach.task_id': ack.task_id,
+              'reach.attempt': ack.attempt,
+              'reach.agent_id': ack.agent_id,
+              'reach.stage': ack.stage,
+            },
+          })
+        : undefined;
+    try {
+      const outcome = await this.applyToTask(ack, at, step, span);
+      if (ack.pool) await this.settlePoolEntry(ack, outcome, step.poolEntry);
+      if (span !== undefined && !outcome.applied) span.setAttribute('reach.refused', true);
+      endSpan(span);
+      return outcome;
+    } catch (err: unknown) {
+      endSpan(span, err);
+      throw err;
+    }
   }
 
   /**
@@ -279,7 +302,12 @@ export class AckApplier {
    * the task with the attempt's first ack. `step.placement`, when the ack may take a pooled task,
    * lets the task step check the task's constraints against the agent.
    */
-  private async applyToTask(ack: TaskAckMessage, at: number, step: AgentStep): Promise<AckOutcome> {
+  private async applyToTask(
+    ack: TaskAckMessage,
+    at: number,
+    step: AgentStep,
+    span?: TaskSpan,
+  ): Promise<AckOutcome> {
     const { placement } = step;
     // The ordinary stages are fields of the task; a failure is a timeline list entry as well.
     const failure: TimelineEntry | undefined =
@@ -371,16 +399,18 @@ export class AckApplier {
       await Promise.all([
         step.speedTracked ? undefined : this.trackSpeed(ack.agent_id, capability, ack.duration_ms),
         final && topic
-          ? this.callbacks.publish(topic, {
-              task_id: ack.task_id,
-              status: 'completed',
-              capability,
-              agent_id: ack.agent_id,
-              attempt,
-              completed_at: at,
-              ...(ack.result !== undefined ? { result: ack.result } : {}),
-              ...(ack.duration_ms !== undefined ? { duration_ms: ack.duration_ms } : {}),
-            })
+          ? traceCallback(span, () =>
+              this.callbacks.publish(topic, {
+                task_id: ack.task_id,
+                status: 'completed',
+                capability,
+                agent_id: ack.agent_id,
+                attempt,
+                completed_at: at,
+                ...(ack.result !== undefined ? { result: ack.result } : {}),
+                ...(ack.duration_ms !== undefined ? { duration_ms: ack.duration_ms } : {}),
+              }),
+            )
           : undefined,
       ]);
     }
@@ -453,4 +483,20 @@ export class AckApplier {
     await this.redis.hincrby(this.keys.stats(), `acks_refused:${reason}`, 1);
     return { applied: false, reason };
   }
+}
+
+/** The callback entry's publication as a `callback` span under the `apply` span, when there is one. */
+function traceCallback<T>(apply: TaskSpan | undefined, publish: () => Promise<T>): Promise<T> {
+  if (apply === undefined) return publish();
+  const span = startSpan('callback', { parent: apply.traceparent, kind: 'producer' });
+  return publish().then(
+    (value) => {
+      span.end();
+      return value;
+    },
+    (err: unknown) => {
+      endSpan(span, err);
+      throw err;
+    },
+  );
 }

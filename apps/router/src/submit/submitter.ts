@@ -9,6 +9,7 @@ import {
   type SubmitReply,
 } from '@agent-reach/protocol';
 import { httpError, nextNonce } from '@agent-reach/service-kit';
+import { endSpan, startSpan, tracing } from '@agent-reach/service-kit/tracing';
 import {
   CapacityWaiter,
   claimSubmission,
@@ -113,8 +114,40 @@ export class Submitter {
    * (`scopedId(tenant, id)`) the task is kept under; the reply names the scoped task_id.
    * A child (`parent_task_id`) ends by its parent's deadline less `childMarginMs`, and is refused
    * with PARENT_DEADLINE_NEAR when the parent has no more than that left.
+   * While spans are exported, the submission is a `submit` span (a child of the caller's
+   * `traceparent` when given) whose every attempt's `deliver` span is a child.
    */
-  async submit(body: SubmitBody, tenant: string = DEFAULT_TENANT): Promise<SubmitOutcome> {
+  submit(
+    body: SubmitBody,
+    tenant: string = DEFAULT_TENANT,
+    traceparent?: string,
+  ): Promise<SubmitOutcome> {
+    if (!tracing.on) return this.submitTask(body, tenant, undefined);
+    const span = startSpan('submit', {
+      parent: traceparent,
+      traceId: body.trace_id,
+      kind: 'server',
+      attributes: { 'reach.capability': body.capability },
+    });
+    return this.submitTask(body, tenant, span.traceparent).then(
+      (outcome) => {
+        span.setAttribute('reach.task_id', outcome.reply.task_id);
+        span.setAttribute('reach.status', outcome.reply.status);
+        span.end();
+        return outcome;
+      },
+      (err: unknown) => {
+        endSpan(span, err);
+        throw err;
+      },
+    );
+  }
+
+  private async submitTask(
+    body: SubmitBody,
+    tenant: string,
+    traceparent: string | undefined,
+  ): Promise<SubmitOutcome> {
     const { settings } = this.o;
     const payload = JSON.stringify(body.payload ?? null);
     if (Buffer.byteLength(payload) > settings.maxPayloadBytes) {
@@ -130,6 +163,8 @@ export class Submitter {
       ? await traceOf(this.o.redis, this.o.keys, body.parent_task_id, taskId)
       : undefined;
     const spec = specFromSubmit(taskId, body, payload, lineage, tenant);
+    // Stored with the task: a retry's send, in registry-sync, is a child of this submission too.
+    if (traceparent) spec.traceparent = traceparent;
     // A child's time counts from when it starts: now, or a delayed one's runAt.
     const timeout = childTimeout(
       (body.timeout_s ?? settings.defaultTimeoutS) * 1000,

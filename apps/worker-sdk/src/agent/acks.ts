@@ -60,6 +60,8 @@ export interface AckTarget {
   receipt?: 'pending' | 'sent' | 'folded';
   /** performance.now() when the entry was read. */
   readAt?: number;
+  /** The worker's `ack` span while spans are exported: the completion or failure carries it. */
+  traceparent?: string;
 }
 
 /**
@@ -118,6 +120,7 @@ export class AckWriter {
         | 'retryable'
         | 'capability'
         | 'received_ago_ms'
+        | 'traceparent'
       > =
         outcome.stage === 'completed'
           ? {
@@ -126,6 +129,7 @@ export class AckWriter {
               duration_ms: outcome.durationMs,
               ...(target.capability ? { capability: target.capability } : {}),
               ...folded,
+              ...(target.traceparent ? { traceparent: target.traceparent } : {}),
             }
           : {
               stage: 'failed',
@@ -134,6 +138,7 @@ export class AckWriter {
               retryable: outcome.retryable,
               duration_ms: outcome.durationMs,
               ...folded,
+              ...(target.traceparent ? { traceparent: target.traceparent } : {}),
             };
       return Promise.all([
         this.ctx.redis.xadd(

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ErrorCode, RegisterReply } from '@agent-reach/protocol';
 import { connectRedis, type RedisClient } from '@agent-reach/service-kit/redis';
+import { flushTracing, otlpConfigured, startTracing } from '@agent-reach/service-kit/tracing';
 import type { Logger } from 'pino';
 import { AgentFencedError, isReachHttpError, ReachClosedError } from '../errors.ts';
 import { Deferred } from '../util/deferred.ts';
@@ -312,6 +313,8 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
   async #register(): Promise<void> {
     try {
       const log = this.#base.child({ module: 'registration' });
+      // With an OTLP endpoint set, the SDK is loaded (once per process) before a task is read.
+      if (otlpConfigured()) await startTracing({ serviceName: 'agent-reach-agent', logger: log });
       const done = await registerWithRetry(
         this.options,
         this.#registry,
@@ -412,6 +415,10 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       await Promise.all([closeRedis(w.cmd), closeRedis(w.read)]);
       await this.#deregister();
     }
+    // The spans of the tasks it ran leave now; other agents of the process may still trace.
+    await flushTracing().catch((err: unknown) =>
+      this.#log.warn({ err }, 'trace spans not exported'),
+    );
     this.#setState('closed');
     this.#ready.reject(new ReachClosedError('agent'));
     this.#readyTold.resolve(false);

@@ -10,6 +10,7 @@ import {
   type TaskMessage,
 } from '@agent-reach/protocol';
 import type { Logger } from 'pino';
+import { startSpan, tracing, type TaskSpan } from '@agent-reach/service-kit/tracing';
 import { errorText, failureCodeOf, isRetryable, TaskAbortedError } from '../errors.ts';
 import { LruMap } from '../util/lru.ts';
 import type { AckTarget, AckWriter, TaskOutcome } from './acks.ts';
@@ -217,6 +218,11 @@ export class TaskRunner {
         receipt: () => receipts,
         logger: log,
       }));
+    // While spans are exported: receive (a child of the entry's deliver span) → handle, ack.
+    // Liveness probes are left out: they are no caller's task.
+    const received =
+      tracing.on && task.capability !== PROBE_CAPABILITY ? receiveSpan(task) : undefined;
+    const handling = received && childSpan('handle', received, task);
     let outcome: TaskOutcome;
     try {
       outcome = await this.#outcome(entry, task, log, outputOf);
@@ -225,12 +231,23 @@ export class TaskRunner {
       log().error({ err }, 'task runner failed');
       outcome = { stage: 'failed', error: errorText(err), retryable: true };
     }
+    if (handling !== undefined) {
+      if (outcome.stage === 'failed') handling.fail(outcome.error);
+      handling.end();
+    }
     // A task with output keeps its receipt: output acks must not come before it.
     if (target.receipt === 'pending' && output === undefined) target.receipt = 'folded';
     // A receipt sent must land before the completion on the acks stream, and so must the output.
     else await receipts;
     await output?.close();
-    await this.ctx.acks.finish(target, outcome);
+    const acking = received && childSpan('ack', received, task, 'producer');
+    if (acking !== undefined) target.traceparent = acking.traceparent;
+    try {
+      await this.ctx.acks.finish(target, outcome);
+    } finally {
+      acking?.end();
+      received?.end();
+    }
     if (this.ctx.logger.isLevelEnabled('debug'))
       log().debug({ stage: outcome.stage, durationMs: outcome.durationMs }, 'task finished');
   }
@@ -365,4 +382,31 @@ export class TaskRunner {
       clearTimeout(timer);
     }
   }
+}
+
+/** The span of a task's handling here: a child of the span that delivered its entry. */
+function receiveSpan(task: TaskMessage): TaskSpan {
+  return startSpan('receive', {
+    parent: task.traceparent,
+    traceId: task.trace_id,
+    kind: 'consumer',
+    attributes: {
+      'reach.task_id': task.task_id,
+      'reach.capability': task.capability,
+      'reach.attempt': task.attempt,
+    },
+  });
+}
+
+function childSpan(
+  name: string,
+  parent: TaskSpan,
+  task: TaskMessage,
+  kind: 'internal' | 'producer' = 'internal',
+): TaskSpan {
+  return startSpan(name, {
+    parent: parent.traceparent,
+    kind,
+    attributes: { 'reach.task_id': task.task_id, 'reach.attempt': task.attempt },
+  });
 }

@@ -1,4 +1,5 @@
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
+import { endSpan, startSpan, tracing } from '@agent-reach/service-kit/tracing';
 import type { Logger } from 'pino';
 import { encodeTask, poolBandOf, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
@@ -113,12 +114,46 @@ export class TaskSender {
           ownCapability: req.task.capability,
         }
       : req;
+    if (tracing.on) return this.traced(r);
     return 'pool' in r.to ? this.toPool(r, r.to) : this.toAgents(r, r.to);
+  }
+
+  /**
+   * A send while spans are exported: one `deliver` span per attempt, a child of the task's
+   * `submit` span (so a retry's is its sibling), whose traceparent the delivered entry carries.
+   */
+  private async traced(r: Send): Promise<SendOutcome> {
+    const span = startSpan('deliver', {
+      parent: r.task.traceparent,
+      traceId: r.task.traceId,
+      kind: 'producer',
+      attributes: {
+        'reach.task_id': r.task.taskId,
+        'reach.capability': r.task.capability,
+        ...(r.reason ? { 'reach.send_reason': r.reason } : {}),
+      },
+    });
+    try {
+      const tp = span.traceparent;
+      const outcome = await ('pool' in r.to
+        ? this.toPool(r, r.to, tp)
+        : this.toAgents(r, r.to, tp));
+      if (outcome.kind === 'sent') {
+        span.setAttribute('reach.attempt', outcome.attempt);
+        span.setAttribute('reach.agent_id', outcome.agentId || 'pool');
+      } else span.setAttribute('reach.outcome', outcome.kind);
+      span.end();
+      return outcome;
+    } catch (err: unknown) {
+      endSpan(span, err);
+      throw err;
+    }
   }
 
   private async toAgents(
     req: Send,
     to: Extract<SendTarget, { agents: unknown }>,
+    traceparent?: string,
   ): Promise<SendOutcome> {
     const { snapshot, delivery } = this.o;
     const tried = to.agents.slice(0, to.tries ?? to.agents.length);
@@ -151,6 +186,7 @@ export class TaskSender {
         if (outstanding === agent.agent_id && i === 0) outstanding = undefined;
         else snapshot.reserve(agent.agent_id);
         const message = attemptMessage(req.task, taken.attempt, taken.deadlineMs);
+        if (traceparent) message.traceparent = traceparent;
         let result;
         try {
           result = await delivery.deliver(agent, message);
@@ -192,6 +228,7 @@ export class TaskSender {
   private async toPool(
     req: Send,
     to: Extract<SendTarget, { pool: unknown }>,
+    traceparent?: string,
   ): Promise<SendOutcome> {
     const { redis, keys } = this.o;
     // A tenant's pooled tasks wait in its own pool of the capability, which its pull agents read.
@@ -203,7 +240,9 @@ export class TaskSender {
     if (!taken.ok) return { kind: 'not_ours' };
     // Its priority's band of the pool: pull agents read the higher bands first (pool-bands.ts).
     const stream = keys.poolBand(pool, poolBandOf(req.task.priority));
-    const fields = encodeTask(attemptMessage(req.task, taken.attempt, taken.deadlineMs));
+    const message = attemptMessage(req.task, taken.attempt, taken.deadlineMs);
+    if (traceparent) message.traceparent = traceparent;
+    const fields = encodeTask(message);
     // The pool's stream and the set of pools lie in different slots (a pipeline per master).
     const added = await slotPipeline(redis)
       .add(stream, (p) => p.time().xadd(stream, '*', ...fields))

@@ -1,5 +1,6 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { DEFAULT_TENANT, scopedId, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
+import { tracing } from '@agent-reach/service-kit/tracing';
 
 /** How strictly a task keeps to its region. */
 export type RegionPolicy = 'strict' | 'prefer';
@@ -49,6 +50,11 @@ export interface TaskConstraints {
    * output chunks (registry-sync's output step reads the stored `stream` field).
    */
   stream?: boolean;
+  /**
+   * The W3C `traceparent` of the task's `submit` span, stored only while spans are exported:
+   * every attempt's `deliver` span is its child, so a retry is a sibling attempt in one trace.
+   */
+  traceparent?: string;
 }
 
 /** A task as every send of it needs it: what the caller gave, and its constraints. */
@@ -109,6 +115,8 @@ const STORED_FIELDS = [
   ...CONSTRAINT_FIELDS,
 ] as const;
 
+const TRACED_FIELDS = [...STORED_FIELDS, 'traceparent'] as const;
+
 /**
  * The constraints the task has, as the field and value pairs the claim and reject scripts store:
  * an empty one is left out (a missing field reads as none in `readStoredTask`), so a task without
@@ -116,7 +124,11 @@ const STORED_FIELDS = [
  */
 export function constraintArgs(c: TaskConstraints): string[] {
   const out: string[] = [];
-  const add = (field: (typeof CONSTRAINT_FIELDS)[number], value: string, none: string) => {
+  const add = (
+    field: (typeof CONSTRAINT_FIELDS)[number] | 'traceparent',
+    value: string,
+    none: string,
+  ) => {
     if (value !== none) out.push(field, value);
   };
   add('tags', JSON.stringify(c.tags), '[]');
@@ -131,6 +143,7 @@ export function constraintArgs(c: TaskConstraints): string[] {
   add('max_execution_ms', String(c.maxExecutionMs ?? 0), '0');
   add('stream', c.stream ? '1' : '', '');
   add('fallback_capabilities', JSON.stringify(c.fallbackCapabilities ?? []), '[]');
+  add('traceparent', c.traceparent ?? '', '');
   return out;
 }
 
@@ -150,9 +163,11 @@ export async function readStoredTask(
   keys: ReachKeys,
   taskId: string,
 ): Promise<StoredTask | undefined> {
-  const values = await redis.hmget(keys.task(taskId), ...STORED_FIELDS);
-  const v = Object.fromEntries(STORED_FIELDS.map((f, i) => [f, values[i] ?? null])) as Record<
-    (typeof STORED_FIELDS)[number],
+  // The submit span's traceparent is asked for only while spans are exported.
+  const fields = tracing.on ? TRACED_FIELDS : STORED_FIELDS;
+  const values = await redis.hmget(keys.task(taskId), ...fields);
+  const v = Object.fromEntries(fields.map((f, i) => [f, values[i] ?? null])) as Record<
+    (typeof TRACED_FIELDS)[number],
     string | null
   >;
   if (!v.status) return undefined;
@@ -181,6 +196,7 @@ export async function readStoredTask(
     fallbackCapabilities: stringList(v.fallback_capabilities),
     ...(v.max_execution_ms ? { maxExecutionMs: Number(v.max_execution_ms) } : {}),
     ...(v.stream === '1' ? { stream: true } : {}),
+    ...(v.traceparent ? { traceparent: v.traceparent } : {}),
   };
 }
 

@@ -107,13 +107,18 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
     principal: Principal,
     body: SubmitBody,
     tenant: string,
+    traceparent?: string | string[],
   ): Promise<SubmitOutcome> => {
     // While auth is off nothing is counted: no slot, not even a promise to wait for.
     const slot =
       quota && !principal.open ? await quota.take(principal, body.task_id ?? '') : undefined;
     let outcome: SubmitOutcome;
     try {
-      outcome = await submitter.submit(body, tenant);
+      outcome = await submitter.submit(
+        body,
+        tenant,
+        typeof traceparent === 'string' ? traceparent : undefined,
+      );
     } catch (err: unknown) {
       await slot?.release();
       throw err;
@@ -151,7 +156,12 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
       }
       const body = scopedBody(principal, scope, { ...request.body, trace_id: traceId }, taskId);
       if (waitMs === 0) {
-        const outcome = await submitWithin(principal, body, scope.tenant);
+        const outcome = await submitWithin(
+          principal,
+          body,
+          scope.tenant,
+          request.headers.traceparent,
+        );
         return reply.code(outcome.created ? 202 : 200).send(shown(scope, outcome.reply));
       }
       // Registered before the submission, so the result cannot arrive unseen. The router's own
@@ -164,6 +174,7 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
           // Nobody reads the wait topic's progress and chunks: a waited task's go to its events only.
           { ...body, callback_topic: waiter.topic, stream: false },
           scope.tenant,
+          request.headers.traceparent,
         );
       } catch (err: unknown) {
         expectation.cancel();
@@ -216,7 +227,12 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
               { ...task, trace_id: resolveTraceId(task.trace_id, request.headers.traceparent) },
               taskId,
             );
-            const outcome = await submitWithin(principal, body, scope.tenant);
+            const outcome = await submitWithin(
+              principal,
+              body,
+              scope.tenant,
+              request.headers.traceparent,
+            );
             return { http_status: outcome.created ? 202 : 200, ...shown(scope, outcome.reply) };
           } catch (err: unknown) {
             const described = describeError(err as FastifyError, isRedisUnavailable);
