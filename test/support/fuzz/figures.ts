@@ -7,9 +7,10 @@ import type { Outcome } from './send.ts';
 
 /**
  * 5xx replies that are the API's designed answer to a well-formed request, not a server fault:
- * `503 NO_AGENT` (no live agent serves the capability asked for).
+ * `503 NO_AGENT` (no live agent serves the capability asked for) and `502 CARD_FETCH_FAILED` (a
+ * registration's `card_url` on a loopback host that serves no card).
  */
-export const DESIGNED_5XX = new Set(['503 NO_AGENT']);
+export const DESIGNED_5XX = new Set(['503 NO_AGENT', '502 CARD_FETCH_FAILED']);
 
 /** Requests slower than this are printed with the figures. */
 const SLOW_MS = 5000;
