@@ -3,10 +3,11 @@
  * live capability and its own card points at /a2a/<capability>; a blocking SendMessage returns
  * the completed task with the echo as its result artifact; SendStreamingMessage streams the
  * agent's chunks and ends completed; CancelTask cancels a running task; GetTask reads a task's
- * state and artifacts; the A2A 0.3 method names answer too; with API keys required, a call
- * without a key is 401 and one with a key works.
+ * state and artifacts; the A2A 0.3 method names answer too. API keys are required: a call
+ * without a key is 401, and another tenant's key sees neither the capability nor the task.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
 import { TaskState, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
   ClientFactory,
@@ -14,37 +15,56 @@ import {
   JsonRpcTransportFactory,
   type Client,
 } from '@a2a-js/sdk/client';
-import { onFreePort, waitFor, type ServiceProcess } from '@agent-reach/testkit';
-import type { ReachAgent } from '@agent-reach/worker-sdk';
-import { startAgent } from '../support/agents.ts';
-import { http, startRouter, startStack, type Stack } from '../support/stack.ts';
+import { waitFor } from '@agent-reach/testkit';
+import { ReachAgent } from '@agent-reach/worker-sdk';
+import { seedNodes } from '../support/redis.ts';
+import { http, startStack, type Stack } from '../support/stack.ts';
 
 const ADMIN = `admin-a2a-${'k'.repeat(40)}`;
 const CAPABILITY = 'a2a-echo';
 
 let stack: Stack;
-let agent: ReachAgent;
-/** A second router on the same Redis with API keys required. */
-let keyed: { url: string; process: ServiceProcess } | undefined;
+let agent: ReachAgent | undefined;
+/** A caller key of another tenant than the admin key's. */
+let otherKey: string;
 
 beforeAll(async () => {
-  stack = await startStack({ env: { REACH_SNAPSHOT_MS: '500' } });
-  agent = await startAgent(stack, 'a2a-echo-1', [CAPABILITY], async (t) => {
-    const payload = t.payload as { stream?: string; hold?: boolean };
-    if (payload.hold) {
-      // Runs until cancelled.
-      await new Promise<void>((resolve) => t.signal.addEventListener('abort', () => resolve()));
-      return null;
-    }
-    if (typeof payload.stream === 'string')
-      for (const word of payload.stream.split(' ')) t.stream(`${word} `);
-    return t.payload;
+  // Keys required, as off loopback: the cards say so and a call without a key is 401.
+  stack = await startStack({ env: { REACH_AUTH: 'required', REACH_ADMIN_KEY: ADMIN } });
+  agent = new ReachAgent({
+    registryUrl: stack.registryUrl,
+    routerUrl: stack.routerUrl,
+    redisUrl: stack.redisUrl,
+    ...(stack.redisClusterNodes
+      ? { redisConnection: { clusterNodes: seedNodes(stack.redisClusterNodes) } }
+      : {}),
+    apiKey: ADMIN,
+    agentId: 'a2a-echo-1',
+    capabilities: [CAPABILITY],
+    maxConcurrency: 4,
+    handler: async (t) => {
+      const payload = t.payload as { stream?: string; hold?: boolean };
+      if (payload.hold) {
+        // Runs until cancelled.
+        await new Promise<void>((resolve) => t.signal.addEventListener('abort', () => resolve()));
+        return null;
+      }
+      if (typeof payload.stream === 'string')
+        for (const word of payload.stream.split(' ')) t.stream(`${word} `);
+      return t.payload;
+    },
+    shutdownTimeoutMs: 2000,
+    logger: pino({ level: 'silent' }),
   });
-  const { port, started } = await onFreePort('router-keyed', (p) =>
-    startRouter({ ...stack.env, REACH_AUTH: 'required', REACH_ADMIN_KEY: ADMIN }, p),
-  );
-  keyed = { url: `http://127.0.0.1:${port}`, process: started };
-  // The routers see the agent once a snapshot lists it.
+  agent.start();
+  await agent.ready();
+  const made = await http<{ key: string }>(`${stack.routerUrl}/v1/keys`, {
+    body: { tenant: 'a2a-other', role: 'caller' },
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
+  expect(made.status).toBe(201);
+  otherKey = made.body.key;
+  // The router sees the agent once a snapshot lists it.
   await waitFor(async () => {
     const res = await fetch(`${stack.routerUrl}/a2a/${CAPABILITY}/.well-known/agent-card.json`);
     await res.text();
@@ -54,9 +74,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await agent?.close();
-  await keyed?.process.stop();
   await stack?.stop();
 });
+
+/** A fetch that sends `key` as the bearer token. */
+const keyed =
+  (key: string): typeof fetch =>
+  (input, init) =>
+    fetch(input, {
+      ...init,
+      headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${key}` },
+    });
 
 const data = (value: unknown): Part => ({
   content: { $case: 'data', value },
@@ -104,10 +132,12 @@ const resultOf = (task: Task): unknown => {
   return part?.content?.$case === 'data' ? part.content.value : part?.content?.value;
 };
 
-async function client(base: string, fetchImpl?: typeof fetch): Promise<Client> {
+/** The SDK's client of an endpoint, from its card, sending `key` (the admin key by default). */
+async function client(base: string, key = ADMIN): Promise<Client> {
+  const fetchImpl = keyed(key);
   const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory(fetchImpl ? { fetchImpl } : {})],
-    cardResolver: new DefaultAgentCardResolver(fetchImpl ? { fetchImpl } : {}),
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
   });
   return factory.createFromUrl(base);
 }
@@ -209,28 +239,29 @@ describe('A2A gateway', () => {
             configuration: { blocking: true },
           },
         },
+        headers: { authorization: `Bearer ${ADMIN}` },
       },
     );
     expect(reply.status).toBe(200);
     expect(reply.body.result?.status?.state).toBe('completed');
   });
 
-  it('with API keys required: no key is 401, the admin key works', async () => {
-    const base = keyed?.url as string;
-    const bare = await http(`${base}/a2a/${CAPABILITY}`, {
+  it('a call without a key is 401; the cards require the key; another tenant cannot see the task', async () => {
+    const bare = await http(`${stack.routerUrl}/a2a/${CAPABILITY}`, {
       body: { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x' } },
     });
     expect(bare.status).toBe(401);
     expect(bare.body.error).toBe('UNAUTHORIZED');
-    const withKey: typeof fetch = (input, init) =>
-      fetch(input, {
-        ...init,
-        headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${ADMIN}` },
-      });
-    const a2a = await client(`${base}/a2a/${CAPABILITY}/`, withKey);
+    const a2a = await client(`${stack.routerUrl}/a2a/${CAPABILITY}/`);
     const card = await a2a.getAgentCard();
     expect(card.securityRequirements.length).toBeGreaterThan(0);
-    const task = asTask(await a2a.sendMessage(sendRequest([data({ keyed: true })])));
-    expect(resultOf(task)).toEqual({ keyed: true });
+    const task = asTask(await a2a.sendMessage(sendRequest([data({ mine: true })])));
+    expect(resultOf(task)).toEqual({ mine: true });
+    // The other tenant's card lists no capability (the agent serves the admin key's tenant).
+    const other = await client(`${stack.routerUrl}/`, otherKey);
+    expect((await other.getAgentCard()).skills).toEqual([]);
+    await expect(other.getTask({ tenant: '', id: task.id })).rejects.toThrow(
+      /is unknown or has expired/,
+    );
   });
 });
