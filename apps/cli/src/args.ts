@@ -64,6 +64,7 @@ export const COMMANDS: Record<string, readonly string[]> = {
   stats: ['window', 'by', 'capability'],
   keys: ['tenant', 'role', 'capabilities', 'label', 'expires-at', 'rate-per-s', 'max-inflight'],
   schedules: ['every-ms', 'cron', 'timezone', 'task-timeout', 'callback-topic'],
+  mcp: [],
   help: [],
 };
 
@@ -117,6 +118,9 @@ Usage:
                                                      make an API key (operator key); prints it once
   reach keys list                                    API keys, without secrets
   reach keys revoke <key_id>                         revoke a key: refused everywhere within a second
+  reach mcp                                          an MCP server on stdio for LLM clients: the router's /mcp
+                                                     tools (submit_task, get_task, cancel_task, list_agents,
+                                                     run_<capability>) and task timelines (docs/MCP.md)
 
 Options:
   --router <url>     router URL (env REACH_ROUTER_URL, default ${DEFAULT_ROUTER_URL})

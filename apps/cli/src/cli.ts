@@ -22,6 +22,7 @@ import { cancelCommand } from './commands/cancel.ts';
 import { dlqCommand } from './commands/dlq.ts';
 import { followCommand } from './commands/follow.ts';
 import { keysCommand } from './commands/keys.ts';
+import { mcpCommand } from './commands/mcp.ts';
 import { schedulesCommand } from './commands/schedules.ts';
 import { statsCommand } from './commands/stats.ts';
 import { submitCommand } from './commands/submit.ts';
@@ -42,6 +43,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   stats: statsCommand,
   keys: keysCommand,
   schedules: schedulesCommand,
+  mcp: mcpCommand,
 };
 
 /** The {@link Io} of this process: stdout, stderr, its environment and terminal. */
@@ -78,6 +80,7 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
       new ReachHttpClient({ baseUrl, ...(apiKey === undefined ? {} : { apiKey }) });
     return await run({
       io,
+      apiKey,
       router: client(serviceUrl('router', o.router, io.env.REACH_ROUTER_URL, DEFAULT_ROUTER_URL)),
       registry: client(
         serviceUrl('registry', o.registry, io.env.REACH_REGISTRY_URL, DEFAULT_REGISTRY_URL),

@@ -16,6 +16,8 @@ export interface Io {
 export interface Context {
   io: Io;
   router: ReachHttpClient;
+  /** The API key (`--key`, else REACH_KEY) the clients send; `reach mcp` forwards it. */
+  apiKey: string | undefined;
   registry: ReachHttpClient;
   /** Positional arguments after the command. */
   args: string[];

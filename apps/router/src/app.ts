@@ -34,6 +34,8 @@ import type { EventsReader } from './observability/events-reader.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
 import type { InflightQuota } from './quotas/inflight-quota.ts';
 import type { KeyLimits } from './quotas/key-limits.ts';
+import { installMcp } from './mcp/route.ts';
+import { InputSchemaReader } from './mcp/input-schemas.ts';
 import { a2aRoutes } from './a2a/index.ts';
 
 /** Collaborators the router's HTTP app is built from. */
@@ -146,6 +148,8 @@ export async function buildRouterApp(deps: RouterAppDeps) {
     ...(deps.quotas ? { quota: deps.quotas.inflight } : {}),
     ...(deps.taskEvents ? { events: deps.taskEvents } : {}),
   });
+  // MCP over Streamable HTTP (docs/MCP.md): its tools call the routes above by inject.
+  installMcp(app, { schemas: new InputSchemaReader(deps.redis, deps.keys) });
   await app.register(keysRoutes, { store: deps.auth.store });
   await app.register(consoleSessionRoutes, { verifier: deps.auth.store });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);

@@ -59,6 +59,12 @@ export const RegisterBody = Type.Object(
         description: 'Serve every tenant, not only the key’s own; operator keys only',
       }),
     ),
+    input_schemas: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          'Capability → JSON Schema of its payload (an object schema, ≤ 16 KiB each): the input schema of its MCP tool (docs/MCP.md)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -43,6 +43,8 @@ export const AgentRecordField = {
   ackKey: 'ack_key',
   ackKeyPrev: 'ack_key_prev',
   ackEpochPrev: 'ack_epoch_prev',
+  /** JSON object: capability → JSON Schema of its payload, as registered (`input_schemas`). */
+  inputSchemas: 'input_schemas',
   /** Prefix of per-capability execution-time EWMA fields: `ewma:<capability>`. */
   ewmaPrefix: 'ewma:',
 } as const;

@@ -22,6 +22,7 @@ import { httpError, OPEN_PRINCIPAL, type Principal } from '@agent-reach/service-
 import type { AgentAcl } from '../acl/agent-acl.ts';
 import type { AgentAclScope } from '../acl/acl-rules.ts';
 import { checkRegistration } from './access.ts';
+import { inputSchemasToStore } from './input-schemas.ts';
 import {
   decodeDeregisterReply,
   decodeHeartbeatReply,
@@ -76,6 +77,7 @@ export class AgentRegistry {
         `capability ${PROBE_CAPABILITY} is reserved for liveness probes; leave it out of capabilities`,
       );
     checkRegistration(body, principal);
+    const inputSchemas = inputSchemasToStore(body);
     const tenant = principal.tenant;
     const shared = body.shared === true;
     const instanceId = body.instance_id ?? randomUUID();
@@ -112,6 +114,11 @@ export class AgentRegistry {
         `agent ${id} belongs to another tenant; choose another agent_id or register with a key of its tenant`,
       );
     const { epoch, newInstance, ackKey, fenced } = registered;
+    // Read by routers for the capabilities' MCP tools (docs/MCP.md); a registration without
+    // schemas drops those of the one before.
+    if (inputSchemas === undefined)
+      await this.redis.hdel(this.keys.agent(id), F.inputSchemas);
+    else await this.redis.hset(this.keys.agent(id), F.inputSchemas, inputSchemas);
     await this.redis.sadd(this.keys.agents(), id);
     const pools = this.poolsOf(tenant, channel, body.capabilities);
     for (const pool of pools) {

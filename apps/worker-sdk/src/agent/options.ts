@@ -113,6 +113,14 @@ export interface ReachAgentOptions {
    */
   meta?: Record<string, unknown>;
   /**
+   * JSON Schema of each capability's payload (capability → an object schema, at most 16 KiB as
+   * JSON): the input schema of the capability's tool on the router's MCP server (docs/MCP.md).
+   * A schema for a capability not served, or one that does not describe an object, is refused at
+   * registration (400 INVALID_INPUT_SCHEMA).
+   * @default undefined (the tool takes any object)
+   */
+  inputSchemas?: Record<string, Record<string, unknown>>;
+  /**
    * Whether the agent can take tasks as soon as it is registered. `false` starts in two phases:
    * the agent registers with `ready: false` (the registry gives it no tasks: status `STARTING`)
    * and reads nothing until {@link ReachAgent.markReady} is called.
@@ -195,6 +203,7 @@ export interface CompiledAgentOptions {
   readonly channel: Channel;
   readonly shared: boolean;
   readonly meta: Record<string, unknown> | undefined;
+  readonly inputSchemas: Record<string, Record<string, unknown>> | undefined;
   readonly ready: boolean;
   readonly handler: TaskHandler;
   readonly health: HealthCheck | undefined;
@@ -276,6 +285,7 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
     channel,
     shared: options.shared === true,
     meta: options.meta,
+    inputSchemas: options.inputSchemas,
     ready: options.ready ?? true,
     handler: options.handler,
     health: options.health,

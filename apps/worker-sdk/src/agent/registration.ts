@@ -37,6 +37,7 @@ export function registerBody(options: CompiledAgentOptions, ready: boolean): Reg
   if (options.region !== undefined) body.region = options.region;
   if (options.tags.length > 0) body.tags = [...options.tags];
   if (options.meta !== undefined) body.meta = options.meta;
+  if (options.inputSchemas !== undefined) body.input_schemas = options.inputSchemas;
   if (options.shared) body.shared = true;
   if (!ready) body.ready = false;
   return body;
