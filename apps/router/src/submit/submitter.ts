@@ -8,7 +8,7 @@ import {
   type SubmitBody,
   type SubmitReply,
 } from '@agent-reach/protocol';
-import { httpError, nextNonce } from '@agent-reach/service-kit';
+import { httpError, nextNonce, parseTraceparent } from '@agent-reach/service-kit';
 import { endSpan, startSpan, tracing } from '@agent-reach/service-kit/tracing';
 import {
   CapacityWaiter,
@@ -123,8 +123,10 @@ export class Submitter {
     traceparent?: string,
   ): Promise<SubmitOutcome> {
     if (!tracing.on) return this.submitTask(body, tenant, undefined);
+    // The caller's span is the parent when its trace is the task's (no other trace_id given).
+    const callerTrace = parseTraceparent(traceparent)?.traceId;
     const span = startSpan('submit', {
-      parent: traceparent,
+      parent: callerTrace !== undefined && callerTrace === body.trace_id ? traceparent : undefined,
       traceId: body.trace_id,
       kind: 'server',
       attributes: { 'reach.capability': body.capability },
