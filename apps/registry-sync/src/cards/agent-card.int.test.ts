@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { PLACEMENT_EXTENSION_URI, reachKeys, type AgentView } from '@agent-reach/protocol';
 import { ApiKeyStore } from '@agent-reach/service-kit';
-import { randomPrefix, testServices } from '@agent-reach/testkit';
+import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from '../index.ts';
 
 const ADMIN_KEY = `admin-${'c'.repeat(40)}`;
@@ -66,6 +66,7 @@ beforeEach(async () => {
       probeIntervalMs: 60_000,
       cardTimeoutMs: 300,
       cardMaxBytes: 2048,
+      sweepIntervalMs: 100,
     },
     { logger: pino({ level: 'silent' }) },
   );
@@ -143,6 +144,26 @@ describe('registering with an AgentCard', () => {
     const served = await get('/v1/agents/chef/card');
     expect(served.statusCode).toBe(404);
     expect(served.json()).toMatchObject({ error: 'CARD_NOT_FOUND' });
+  });
+
+  it('goes with the record of a drained agent', async () => {
+    const res = await register({ agent_id: 'leaving', max_concurrency: 1, card });
+    expect(res.statusCode).toBe(200);
+    const { token } = res.json<{ token: string }>();
+    const bye = await service.app.inject({
+      method: 'POST',
+      url: '/v1/agents/leaving/deregister',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(bye.statusCode).toBe(200);
+    // Nothing was delivered: the next lease sweep removes the agent, its card with it.
+    await waitFor(async () => (await get('/v1/agents/leaving/card')).statusCode === 404, {
+      message: 'drained agent removed',
+    });
+    expect((await get('/v1/agents/leaving/card')).json()).toMatchObject({
+      error: 'AGENT_NOT_FOUND',
+    });
+    expect(await redis.exists(reachKeys(prefix).agentCard('leaving'))).toBe(0);
   });
 });
 

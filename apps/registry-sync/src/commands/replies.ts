@@ -143,7 +143,7 @@ export function decodeDeregisterReply(raw: unknown): DeregisterReply {
   return { ok: true, epoch: int(s, raw, 0), pending: int(s, raw, 1), instanceId: text(s, raw, 2) };
 }
 
-/** lease-3.lua. */
+/** lease-4.lua. */
 export interface LeaseReply {
   /** `NONE` when the agent has no record. */
   previous: AgentStatus | 'NONE';
@@ -153,9 +153,9 @@ export interface LeaseReply {
   pending: number;
 }
 
-/** Decodes lease-3.lua's `{ previous status, new status, lease age ms, pending count }`. */
+/** Decodes lease-4.lua's `{ previous status, new status, lease age ms, pending count }`. */
 export function decodeLeaseReply(raw: unknown): LeaseReply {
-  const s = 'lease-3.lua';
+  const s = 'lease-4.lua';
   return {
     previous: str(s, raw, 0) as LeaseReply['previous'],
     status: str(s, raw, 1) as LeaseReply['status'],

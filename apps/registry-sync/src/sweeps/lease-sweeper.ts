@@ -36,6 +36,7 @@ export class LeaseSweeper {
           this.keys.agent(id),
           this.keys.pending(id),
           this.keys.inbox(id),
+          this.keys.agentCard(id),
           this.settings.suspectMs,
           this.settings.offlineMs,
           graceMs,

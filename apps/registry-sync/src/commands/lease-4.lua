@@ -6,6 +6,7 @@
   unreachable), so a store outage does not mark the whole fleet dead.
 
   KEYS[1] agent record hash   KEYS[2] agent pending hash   KEYS[3] agent inbox stream
+  KEYS[4] agent card string (removed with the record)
   ARGV[1] suspect after ms    ARGV[2] offline after ms     ARGV[3] grace ms
 
   Output: { previous status, new status, lease age ms, pending count }  ("GONE" when removed)
@@ -21,7 +22,7 @@ local status = cur[1]
 local nextStatus = status
 if status == 'DRAINING' then
   if pending == 0 then
-    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
     return { status, 'GONE', age, 0 }
   end
 elseif effective >= tonumber(ARGV[2]) then
