@@ -21,6 +21,9 @@ export interface A2ARouteDeps extends A2AHandlerDeps {
 /** A2A protocol versions the JSON-RPC endpoints take (`A2A-Version`; absent: by the method's name). */
 const VERSIONS = new Set(['1.0', '0.3']);
 
+/** How often a stream with nothing to say sends a comment line. */
+const HEARTBEAT_MS = 15_000;
+
 const BEARER = /^Bearer +([\x21-\x7e]{1,512})$/i;
 
 const CapabilityParams = Type.Object({
@@ -158,14 +161,22 @@ export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARouteDeps> = async (app, de
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, SSE_HEADERS);
+    // Nothing is written once the caller is gone.
+    const write = (text: string): void => {
+      if (!res.writableEnded && !res.destroyed) res.write(text);
+    };
+    // Comment lines keep a quiet stream (a long task without output) open through proxies.
+    const heartbeat = setInterval(() => write(': ping\n\n'), HEARTBEAT_MS);
+    heartbeat.unref();
     try {
       for (let next = first; !next.done && !abort.signal.aborted; next = await events.next())
-        res.write(`data: ${JSON.stringify(next.value)}\n\n`);
+        write(`data: ${JSON.stringify(next.value)}\n\n`);
     } catch (err: unknown) {
       request.log.warn({ err }, 'A2A stream failed');
       const error = { jsonrpc: '2.0', id: body?.id ?? null, error: rpcError(isLegacy, err) };
-      if (!res.writableEnded) res.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+      write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
     } finally {
+      clearInterval(heartbeat);
       await events.return?.(undefined);
       if (!res.writableEnded) res.end();
     }
