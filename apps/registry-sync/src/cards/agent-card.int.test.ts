@@ -42,7 +42,11 @@ beforeAll(async () => {
   cardServer = createServer((req, res) => {
     if (req.url === '/card.json') res.end(JSON.stringify({ ...card, name: 'Fetched Agent' }));
     else if (req.url === '/big.json') res.end(JSON.stringify({ ...card, pad: 'x'.repeat(4096) }));
-    else if (req.url === '/not-json') res.end('<html>');
+    else if (req.url === '/chunked') {
+      // No content-length: the cap is met while reading.
+      res.write(JSON.stringify({ ...card, pad: 'x'.repeat(1500) }));
+      res.end(' '.repeat(1500));
+    } else if (req.url === '/not-json') res.end('<html>');
     else if (req.url === '/moved') res.writeHead(302, { location: '/card.json' }).end();
     else if (req.url !== '/slow') res.writeHead(404).end();
   });
@@ -64,7 +68,8 @@ beforeEach(async () => {
       auth: 'required',
       adminKey: ADMIN_KEY,
       probeIntervalMs: 60_000,
-      cardTimeoutMs: 300,
+      // Long enough for a loaded machine; only /slow waits it out.
+      cardTimeoutMs: 2000,
       cardMaxBytes: 2048,
       sweepIntervalMs: 100,
     },
@@ -203,8 +208,17 @@ describe('refusals', () => {
   });
 
   it('a fetch that fails: 502 CARD_FETCH_FAILED (404, redirect, too big, too slow)', async () => {
-    for (const path of ['/missing', '/moved', '/big.json', '/slow'])
-      await refused({ card_url: `${cardBase}${path}` }, 502, 'CARD_FETCH_FAILED');
+    const why = {
+      '/missing': 'answered 404',
+      '/moved': 'answered 302',
+      '/big.json': 'over 2048',
+      '/chunked': 'over 2048',
+      '/slow': 'no answer within 2000 ms',
+    };
+    for (const [path, message] of Object.entries(why))
+      expect(await refused({ card_url: `${cardBase}${path}` }, 502, 'CARD_FETCH_FAILED')).toContain(
+        message,
+      );
   });
 });
 
