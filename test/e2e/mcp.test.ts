@@ -5,12 +5,12 @@
  * are read, cancelled and their timeline read as a resource.
  */
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ReachAgent } from '@agent-reach/worker-sdk';
+import type { ReachAgent } from '@agent-reach/worker-sdk';
+import { startAgent } from '../support/agents.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 
 const ADMIN = `admin-mcp-${'k'.repeat(40)}`;
@@ -50,26 +50,18 @@ async function httpClient(): Promise<Client> {
 
 beforeAll(async () => {
   stack = await startStack({ env: { REACH_AUTH: 'required', REACH_ADMIN_KEY: ADMIN } });
-  agent = new ReachAgent({
-    registryUrl: stack.registryUrl,
-    routerUrl: stack.routerUrl,
-    redisUrl: stack.redisUrl,
-    apiKey: ADMIN,
+  agent = await startAgent(
+    stack,
     agentId,
-    capabilities: [echo, slow],
-    inputSchemas: { [echo]: ECHO_SCHEMA },
-    maxConcurrency: 4,
-    handler: async (task) => {
+    [echo, slow],
+    async (task) => {
       if (task.capability === echo) return task.payload;
       // Runs until cancelled.
       await new Promise((resolve) => task.signal.addEventListener('abort', resolve));
       return null;
     },
-    shutdownTimeoutMs: 2000,
-    logger: pino({ level: 'silent' }),
-  });
-  agent.start();
-  await agent.ready();
+    { apiKey: ADMIN, inputSchemas: { [echo]: ECHO_SCHEMA } },
+  );
 });
 
 afterAll(async () => {

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { ReachAgent, type TaskContext } from '@agent-reach/worker-sdk';
+import { ReachAgent, type ReachAgentOptions, type TaskContext } from '@agent-reach/worker-sdk';
 import type { Stack } from './stack.ts';
 import { seedNodes } from './redis.ts';
 
@@ -9,7 +9,12 @@ export async function startAgent(
   agentId: string,
   capabilities: string[],
   handler: (task: TaskContext) => Promise<unknown>,
-  opts: { maxConcurrency?: number; instanceId?: string } = {},
+  opts: {
+    maxConcurrency?: number;
+    instanceId?: string;
+    apiKey?: string;
+    inputSchemas?: ReachAgentOptions['inputSchemas'];
+  } = {},
 ): Promise<ReachAgent> {
   const agent = new ReachAgent({
     registryUrl: stack.registryUrl,
@@ -22,6 +27,8 @@ export async function startAgent(
     capabilities,
     maxConcurrency: opts.maxConcurrency ?? 4,
     ...(opts.instanceId ? { instanceId: opts.instanceId } : {}),
+    ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+    ...(opts.inputSchemas ? { inputSchemas: opts.inputSchemas } : {}),
     handler,
     shutdownTimeoutMs: 2000,
     logger: pino({ level: 'silent' }),
