@@ -71,7 +71,7 @@ afterAll(async () => {
 });
 
 describe('MCP over Streamable HTTP (/mcp)', () => {
-  it('refuses a request without a key (401 UNAUTHORIZED)', async () => {
+  it('refuses a request without a key (401 UNAUTHORIZED), and GET (405)', async () => {
     const res = await fetch(`${stack.routerUrl}/mcp`, {
       method: 'POST',
       headers: {
@@ -82,6 +82,12 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     });
     expect(res.status).toBe(401);
     expect(await res.json()).toMatchObject({ error: 'UNAUTHORIZED' });
+    // Stateless: no server-sent stream to open.
+    const get = await fetch(`${stack.routerUrl}/mcp`, {
+      headers: { authorization: `Bearer ${ADMIN}`, accept: 'text/event-stream' },
+    });
+    expect(get.status).toBe(405);
+    expect(await get.json()).toMatchObject({ error: 'METHOD_NOT_ALLOWED' });
   });
 
   it('lists the tools, the capability tool with its registered input schema', async () => {

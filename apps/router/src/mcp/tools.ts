@@ -1,4 +1,4 @@
-import { MAX_SUBMIT_WAIT_MS, ROUTES, type AgentView } from '@agent-reach/protocol';
+import { ROUTES, type AgentView } from '@agent-reach/protocol';
 import {
   ErrorCode,
   McpError,
@@ -10,6 +10,12 @@ import type { ApiReply, ReachApi } from './reach-api.ts';
 
 /** How long a capability tool waits for its task's result before answering with the task. */
 export const CAPABILITY_TOOL_WAIT_MS = 30_000;
+
+/**
+ * Longest wait `submit_task` holds a call for: under the 60 s an MCP client (the SDK's default)
+ * waits for an answer, so the answer comes before the client gives up.
+ */
+export const MAX_TOOL_WAIT_MS = 50_000;
 
 /** The arguments of a tool call, as the client sent them. */
 export type ToolArgs = Record<string, unknown>;
@@ -35,10 +41,13 @@ function taskId(args: ToolArgs): string {
   return id;
 }
 
-/** `POST /v1/tasks`, with `wait_ms` when asked; a value that is no integer gets the API's INVALID_QUERY. */
+/** `POST /v1/tasks`, with `wait_ms` when asked (capped); a value that is no integer gets the API's INVALID_QUERY. */
 function submitPath(waitMs: unknown): string {
   if (waitMs === undefined || waitMs === 0) return ROUTES.submit;
-  const value = typeof waitMs === 'number' ? String(waitMs) : JSON.stringify(waitMs);
+  const value =
+    typeof waitMs === 'number'
+      ? String(Math.min(waitMs, MAX_TOOL_WAIT_MS))
+      : JSON.stringify(waitMs);
   return `${ROUTES.submit}?wait_ms=${encodeURIComponent(value)}`;
 }
 
@@ -56,8 +65,8 @@ export const STATIC_TOOLS: readonly ReachTool[] = [
         wait_ms: {
           type: 'integer',
           minimum: 0,
-          maximum: MAX_SUBMIT_WAIT_MS,
-          description: `Wait up to this long for the result (0: answer at once); at most ${MAX_SUBMIT_WAIT_MS}`,
+          maximum: MAX_TOOL_WAIT_MS,
+          description: `Wait up to this long for the result (0: answer at once); at most ${MAX_TOOL_WAIT_MS}`,
         },
         task_id: {
           type: 'string',
