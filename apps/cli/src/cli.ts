@@ -22,7 +22,6 @@ import { cancelCommand } from './commands/cancel.ts';
 import { dlqCommand } from './commands/dlq.ts';
 import { followCommand } from './commands/follow.ts';
 import { keysCommand } from './commands/keys.ts';
-import { mcpCommand } from './commands/mcp.ts';
 import { schedulesCommand } from './commands/schedules.ts';
 import { statsCommand } from './commands/stats.ts';
 import { submitCommand } from './commands/submit.ts';
@@ -43,7 +42,8 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   stats: statsCommand,
   keys: keysCommand,
   schedules: schedulesCommand,
-  mcp: mcpCommand,
+  // Loaded when used: the MCP SDK costs the other commands' start-up nothing.
+  mcp: async (ctx) => (await import('./commands/mcp.ts')).mcpCommand(ctx),
 };
 
 /** The {@link Io} of this process: stdout, stderr, its environment and terminal. */
