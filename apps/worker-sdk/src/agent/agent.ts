@@ -416,9 +416,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       await this.#deregister();
     }
     // The spans of the tasks it ran leave now; other agents of the process may still trace.
-    await flushTracing().catch((err: unknown) =>
-      this.#log.warn({ err }, 'trace spans not exported'),
-    );
+    await flushTracing();
     this.#setState('closed');
     this.#ready.reject(new ReachClosedError('agent'));
     this.#readyTold.resolve(false);

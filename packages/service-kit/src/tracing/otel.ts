@@ -3,7 +3,16 @@
  * a BasicTracerProvider with a Resource naming the service, a BatchSpanProcessor (it reads the
  * `OTEL_BSP_*` settings) and the OTLP/HTTP exporter (it reads `OTEL_EXPORTER_OTLP_*`; JSON).
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import {
+  diag,
+  DiagLogLevel,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+} from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -59,8 +68,28 @@ class OtelSpan implements TaskSpan {
   }
 }
 
-/** A span factory exporting over OTLP/HTTP as `serviceName`. */
-export function otelSpanFactory(serviceName: string): SpanFactory {
+/**
+ * A span factory exporting over OTLP/HTTP as `serviceName`. The SDK's own warnings and errors (a
+ * collector that cannot be reached, spans dropped from a full queue) go to `logger`.
+ */
+export function otelSpanFactory(serviceName: string, logger?: Logger): SpanFactory {
+  if (logger) {
+    const log = logger.child({ module: 'otel' });
+    const line =
+      (level: 'warn' | 'error') =>
+      (message: string, ...args: unknown[]) =>
+        log[level]({ detail: args.map((a) => (a instanceof Error ? a.message : a)) }, message);
+    diag.setLogger(
+      {
+        error: line('error'),
+        warn: line('warn'),
+        info: () => undefined,
+        debug: () => undefined,
+        verbose: () => undefined,
+      },
+      { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+    );
+  }
   const ids = new TaskIds();
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName }),
