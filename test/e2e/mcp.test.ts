@@ -37,11 +37,11 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
   return { body: res.structuredContent as Record<string, unknown>, isError: res.isError === true };
 }
 
-async function httpClient(): Promise<Client> {
+async function httpClient(key = ADMIN): Promise<Client> {
   const client = new Client({ name: 'e2e-http', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${stack.routerUrl}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${ADMIN}` } },
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
     }),
   );
   clients.push(client);
@@ -145,6 +145,22 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(cancelled.body).toMatchObject({ task_id: taskId, status: 'cancelled' });
     const unknown = await call(client, 'get_task', { task_id: `nope-${suffix}` });
     expect(unknown).toMatchObject({ isError: true, body: { error: 'TASK_NOT_FOUND' } });
+  });
+
+  it("shows another tenant's key neither the capability tool nor the task", async () => {
+    const made = await fetch(`${stack.routerUrl}/v1/keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+      body: JSON.stringify({ tenant: `other-${suffix}`, role: 'caller' }),
+    });
+    expect(made.status).toBe(201);
+    const { key } = (await made.json()) as { key: string };
+    const mine = await call(await httpClient(), 'submit_task', { capability: echo, payload: {} });
+    const other = await httpClient(key);
+    const { tools } = await other.listTools();
+    expect(tools.map((t) => t.name)).not.toContain(echoTool);
+    const got = await call(other, 'get_task', { task_id: mine.body.task_id });
+    expect(got).toMatchObject({ isError: true, body: { error: 'TASK_NOT_FOUND' } });
   });
 });
 
