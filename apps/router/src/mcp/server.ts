@@ -55,6 +55,16 @@ async function liveCapabilities(deps: McpServerDeps): Promise<LiveCapability[]> 
     }));
 }
 
+/** A URI variable as the task_id it encodes (an operator's `<tenant>/<id>` comes as `%2F`). */
+function decoded(value: string | string[] | undefined): string | undefined {
+  if (typeof value !== 'string' || value === '') return undefined;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every tool: the fixed ones, then one per live capability (the first of two that sanitize alike). */
 async function allTools(deps: McpServerDeps): Promise<ReachTool[]> {
   const tools = new Map(STATIC_TOOLS.map((t) => [t.name, t]));
@@ -98,8 +108,8 @@ export function buildMcpServer(deps: McpServerDeps): McpServer {
       mimeType: 'application/json',
     },
     async (uri, variables) => {
-      const id = variables.task_id;
-      if (typeof id !== 'string' || id === '')
+      const id = decoded(variables.task_id);
+      if (id === undefined)
         throw new McpError(ErrorCode.InvalidParams, `no task_id in ${uri.href}`);
       const reply = await deps.api.get(`/v1/tasks/${encodeURIComponent(id)}/timeline`);
       if (reply.status !== 200) {
