@@ -100,6 +100,7 @@ const OTEL_ENV = (url: string) => ({
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let stack: Stack;
 let agent: ReachAgent;
+let leafAgent: ReachAgent;
 const cap = `traced-${randomPrefix().slice(-6)}`;
 const failedOnce = new Set<string>();
 
@@ -112,17 +113,23 @@ beforeAll(async () => {
   // The agent runs in this process: it reads the same settings from the environment.
   Object.assign(process.env, env);
   agent = await startAgent(stack, `${cap}-agent`, [cap], async (task) => {
-    const payload = task.payload as { failOnce?: boolean };
+    const payload = task.payload as { failOnce?: boolean; child?: boolean };
+    // A child never goes to an agent that handled its ancestors (loop guard): another one runs it.
+    if (payload.child)
+      return { child: await task.submit({ capability: `${cap}-leaf`, payload: 'leaf' }).result() };
     if (payload.failOnce && !failedOnce.has(task.taskId)) {
       failedOnce.add(task.taskId);
       throw new Error('first attempt fails');
     }
     return { echo: task.payload };
   });
+  leafAgent = await startAgent(stack, `${cap}-leaf-agent`, [`${cap}-leaf`], async (task) => ({
+    echo: task.payload,
+  }));
 });
 
 afterAll(async () => {
-  await agent?.close();
+  await Promise.all([agent?.close(), leafAgent?.close()]);
   await stopTracing();
   for (const name of Object.keys(OTEL_ENV(''))) delete process.env[name];
   await stack?.stop();
@@ -224,5 +231,24 @@ describe('OpenTelemetry spans', () => {
     expect(new Set(receives.map((r) => r.parentSpanId))).toEqual(
       new Set(delivers.map((d) => d.spanId)),
     );
+  });
+
+  it('puts a child task under the handler span of the task that submitted it', async () => {
+    const res = await http<{ task_id: string; result?: unknown }>(
+      `${stack.routerUrl}/v1/tasks?wait_ms=10000`,
+      { body: { capability: cap, payload: { child: true } } },
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.result).toEqual({ child: { echo: 'leaf' } });
+    const spans = await traceOf(res.body.task_id, { submit: 2, handle: 2, apply: 2 });
+    const parentHandle = spans.find(
+      (s) => s.name === 'handle' && s.attributes['reach.task_id'] === res.body.task_id,
+    );
+    const childSubmit = spans.find(
+      (s) => s.name === 'submit' && s.attributes['reach.task_id'] !== res.body.task_id,
+    );
+    expect(parentHandle?.service).toBe('agent-reach-agent');
+    expect(childSubmit?.service).toBe('agent-reach-router');
+    expect(childSubmit?.parentSpanId).toBe(parentHandle?.spanId);
   });
 });

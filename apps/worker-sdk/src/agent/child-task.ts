@@ -54,12 +54,15 @@ export function submitChild(
   req: ChildTaskRequest,
   parentSignal: AbortSignal,
   signal?: AbortSignal,
+  /** The parent's `handle` span while spans are exported: the child's `submit` is its child. */
+  traceparent?: string,
 ): ChildTask {
   const ownTopic = req.callback_topic !== undefined;
   const body = childTaskBody(ownTopic ? req : { ...req, callback_topic: via.topic }, parent);
   const submitted = via.submit(
     body,
     signal === undefined ? parentSignal : AbortSignal.any([parentSignal, signal]),
+    traceparent,
   );
   const result = async <T>(options: ChildResultOptions = {}): Promise<T> => {
     const reply = await submitted;

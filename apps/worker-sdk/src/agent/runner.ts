@@ -225,7 +225,7 @@ export class TaskRunner {
     const handling = received && childSpan('handle', received, task);
     let outcome: TaskOutcome;
     try {
-      outcome = await this.#outcome(entry, task, log, outputOf);
+      outcome = await this.#outcome(entry, task, log, outputOf, handling?.traceparent);
     } catch (err: unknown) {
       // #outcome catches handler errors itself; this only guards against bugs here.
       log().error({ err }, 'task runner failed');
@@ -257,6 +257,7 @@ export class TaskRunner {
     task: TaskMessage,
     log: () => Logger,
     output: () => TaskOutput,
+    traceparent?: string,
   ): Promise<TaskOutcome> {
     if (task.capability === PROBE_CAPABILITY)
       return answerProbe(task, log, this.ctx.health, this.ctx.healthTimeoutMs ?? 5000);
@@ -300,9 +301,8 @@ export class TaskRunner {
       });
     }
     const controller = new AbortController();
-    const outcome = this.#execute(entry, task, payload, controller, log, output).finally(() =>
-      this.#running.delete(task.task_id),
-    );
+    const run = this.#execute(entry, task, payload, controller, log, output, traceparent);
+    const outcome = run.finally(() => this.#running.delete(task.task_id));
     this.#running.set(task.task_id, { controller, outcome });
     return outcome;
   }
@@ -314,6 +314,8 @@ export class TaskRunner {
     controller: AbortController,
     log: () => Logger,
     output: () => TaskOutput,
+    /** The `handle` span's, while spans are exported: a child task's `submit` span is its child. */
+    traceparent?: string,
   ): Promise<TaskOutcome> {
     let timer: NodeJS.Timeout | undefined;
     if (task.deadline_ms > 0) {
@@ -341,7 +343,7 @@ export class TaskRunner {
           return log();
         },
         submit: (req, signal) =>
-          submitChild(this.ctx.submitter, task, req, controller.signal, signal),
+          submitChild(this.ctx.submitter, task, req, controller.signal, signal, traceparent),
         progress: (value) => output().progress(value),
         stream: (chunk) => output().stream(chunk),
       });

@@ -18,7 +18,8 @@ import type { ChildTaskRequest } from './task.ts';
 
 /** Sends a task to a router; `ReachClient` has this shape too. */
 export interface TaskSubmitter {
-  submit(body: SubmitBody, signal?: AbortSignal): Promise<SubmitReply>;
+  /** `traceparent`: the submitting handler's span, sent as the request's header. */
+  submit(body: SubmitBody, signal?: AbortSignal, traceparent?: string): Promise<SubmitReply>;
 }
 
 /**
@@ -63,8 +64,8 @@ export class RouterSubmitter implements TaskSubmitter, ChildResults {
   }
 
   /** `POST /v1/tasks`. */
-  submit(body: SubmitBody, signal?: AbortSignal): Promise<SubmitReply> {
-    return postTask(this.target, body, signal);
+  submit(body: SubmitBody, signal?: AbortSignal, traceparent?: string): Promise<SubmitReply> {
+    return postTask(this.target, body, signal, traceparent);
   }
 
   /** The child's final item on {@link topic}. */

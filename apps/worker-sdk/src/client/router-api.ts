@@ -28,6 +28,7 @@ export async function postTask(
   target: RouterTarget,
   body: SubmitBody,
   signal?: AbortSignal,
+  traceparent?: string,
 ): Promise<SubmitReply> {
   const url = joinUrl(target.routerUrl, ROUTES.submit);
   const reply = await requestOk({
@@ -37,6 +38,7 @@ export async function postTask(
     token: target.apiKey,
     timeoutMs: target.timeoutMs,
     signal,
+    traceparent,
   });
   return checkReply(SubmitReply, `POST ${url}`, reply);
 }

@@ -11,6 +11,8 @@ export interface JsonRequest {
   timeoutMs: number;
   /** Cancels the request (it then rejects with the signal's reason). */
   signal?: AbortSignal;
+  /** Sent as the W3C `traceparent` header: the server's span is then its child. */
+  traceparent?: string | undefined;
 }
 
 /** A JSON reply with any status. */
@@ -32,6 +34,7 @@ export async function requestJson(req: JsonRequest): Promise<JsonReply> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   if (req.token !== undefined) headers['authorization'] = `Bearer ${req.token}`;
+  if (req.traceparent !== undefined) headers['traceparent'] = req.traceparent;
   try {
     const res = await fetch(req.url, {
       method: req.method,
