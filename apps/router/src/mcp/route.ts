@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ErrorReply } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
 import type { InputSchemaReader } from './input-schemas.ts';
 import { injectedApi } from './reach-api.ts';
@@ -13,8 +14,11 @@ export const MCP_PATH = '/mcp';
 
 /** The keys that may use MCP: those that may submit and read tasks. */
 const config = { roles: ['operator', 'caller'] as const };
-/** JSON-RPC, described by the MCP specification rather than OpenAPI: left out of /docs (and so of the HTTP fuzz). */
-const schema = { hide: true };
+/**
+ * JSON-RPC, described by the MCP specification rather than OpenAPI: left out of /docs (and so of
+ * the HTTP fuzz). The router's own refusals keep their usual shape.
+ */
+const schema = { hide: true, response: { 401: ErrorReply, 403: ErrorReply, 405: ErrorReply } };
 
 /**
  * Serves the MCP server over Streamable HTTP at `POST /mcp`, stateless: each request gets its own
