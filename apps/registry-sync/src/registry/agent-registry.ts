@@ -116,8 +116,7 @@ export class AgentRegistry {
     const { epoch, newInstance, ackKey, fenced } = registered;
     // Read by routers for the capabilities' MCP tools (docs/MCP.md); a registration without
     // schemas drops those of the one before.
-    if (inputSchemas === undefined)
-      await this.redis.hdel(this.keys.agent(id), F.inputSchemas);
+    if (inputSchemas === undefined) await this.redis.hdel(this.keys.agent(id), F.inputSchemas);
     else await this.redis.hset(this.keys.agent(id), F.inputSchemas, inputSchemas);
     await this.redis.sadd(this.keys.agents(), id);
     const pools = this.poolsOf(tenant, channel, body.capabilities);
