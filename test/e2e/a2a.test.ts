@@ -4,8 +4,13 @@
  * the completed task with the echo as its result artifact; SendStreamingMessage streams the
  * agent's chunks and ends completed; CancelTask cancels a running task; GetTask reads a task's
  * state and artifacts; the A2A 0.3 method names answer too. API keys are required: a call
- * without a key is 401, and another tenant's key sees neither the capability nor the task.
+ * without a key is 401, and another tenant's key sees neither the capability nor the task. A task
+ * sent with a push-notification config is pushed, completed with its result, to a webhook the
+ * test serves, with the config's token; configs are read, listed and deleted; a webhook on a host
+ * that is neither loopback nor allowed is refused.
  */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { TaskState, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
@@ -109,13 +114,27 @@ function message(parts: Part[]) {
   };
 }
 
-function sendRequest(parts: Part[], returnImmediately = false) {
+/** A push-notification config of `url` with `token` (its id and task set by the router). */
+const pushConfig = (url: string, token: string, taskId = '') => ({
+  tenant: '',
+  id: '',
+  taskId,
+  url,
+  token,
+  authentication: undefined,
+});
+
+function sendRequest(
+  parts: Part[],
+  returnImmediately = false,
+  push?: ReturnType<typeof pushConfig>,
+) {
   return {
     tenant: '',
     message: message(parts),
     configuration: {
       acceptedOutputModes: [],
-      taskPushNotificationConfig: undefined,
+      taskPushNotificationConfig: push,
       returnImmediately,
     },
     metadata: undefined,
@@ -263,5 +282,102 @@ describe('A2A gateway', () => {
     await expect(other.getTask({ tenant: '', id: task.id })).rejects.toThrow(
       /is unknown or has expired/,
     );
+  });
+
+  it('pushes the completed task to the webhook of its push config, with the token; configs are read, listed, deleted; other hosts are refused', async () => {
+    const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+    const hook: Server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+      const a2a = await client(`${stack.routerUrl}/a2a/${CAPABILITY}/`);
+      expect((await a2a.getAgentCard()).capabilities?.pushNotifications).toBe(true);
+      const sent = asTask(
+        await a2a.sendMessage(
+          sendRequest([data({ pushed: 1 })], true, pushConfig(url, 'token-of-the-test')),
+        ),
+      );
+      const push = await waitFor(async () => received.find((r) => r.body.includes(sent.id)));
+      expect(push.headers['x-a2a-notification-token']).toBe('token-of-the-test');
+      expect(push.headers['content-type']).toBe('application/a2a+json');
+      const body = JSON.parse(push.body) as {
+        task: { id: string; status: { state: string }; artifacts: { parts: unknown[] }[] };
+      };
+      expect(body.task.id).toBe(sent.id);
+      expect(body.task.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(body.task.artifacts[0]?.parts[0]).toMatchObject({ data: { pushed: 1 } });
+
+      // The config the send carried, and one made afterwards: read, listed, deleted.
+      const listed = await a2a.listTaskPushNotificationConfig({
+        tenant: '',
+        taskId: sent.id,
+        pageSize: 0,
+        pageToken: '',
+      });
+      expect(listed.configs.map((c) => c.url)).toEqual([url]);
+      const made = await a2a.createTaskPushNotificationConfig(
+        pushConfig(`${url}?second`, 'second', sent.id),
+      );
+      expect(made.id).not.toBe('');
+      expect(made.taskId).toBe(sent.id);
+      const read = await a2a.getTaskPushNotificationConfig({
+        tenant: '',
+        taskId: sent.id,
+        id: made.id,
+      });
+      expect(read.token).toBe('second');
+      await a2a.deleteTaskPushNotificationConfig({ tenant: '', taskId: sent.id, id: made.id });
+      await expect(
+        a2a.getTaskPushNotificationConfig({ tenant: '', taskId: sent.id, id: made.id }),
+      ).rejects.toThrow();
+      // Another tenant finds no task to configure.
+      const other = await client(`${stack.routerUrl}/`, otherKey);
+      await expect(
+        other.createTaskPushNotificationConfig(pushConfig(url, 'x', sent.id)),
+      ).rejects.toThrow(/is unknown or has expired/);
+
+      // The A2A 0.3 names: set, list, delete.
+      const legacy = (method: string, params: unknown) =>
+        http<{ result?: unknown; error?: unknown }>(`${stack.routerUrl}/a2a/${CAPABILITY}`, {
+          body: { jsonrpc: '2.0', id: 1, method, params },
+          headers: { authorization: `Bearer ${ADMIN}` },
+        });
+      const set = await legacy('tasks/pushNotificationConfig/set', {
+        taskId: sent.id,
+        pushNotificationConfig: { id: 'legacy', url, token: 'legacy-token' },
+      });
+      expect(set.body.result).toMatchObject({
+        taskId: sent.id,
+        pushNotificationConfig: { id: 'legacy', url },
+      });
+      const legacyList = await legacy('tasks/pushNotificationConfig/list', { id: sent.id });
+      expect(legacyList.body.result).toHaveLength(2);
+      const deleted = await legacy('tasks/pushNotificationConfig/delete', {
+        id: sent.id,
+        pushNotificationConfigId: 'legacy',
+      });
+      expect(deleted.body.error).toBeUndefined();
+
+      // A host that is neither loopback nor in REACH_A2A_PUSH_HOSTS is refused, before sending.
+      await expect(
+        a2a.createTaskPushNotificationConfig(
+          pushConfig('http://hooks.example.com/hook', 'x', sent.id),
+        ),
+      ).rejects.toThrow(/PUSH_URL_NOT_ALLOWED/);
+      await expect(
+        a2a.sendMessage(
+          sendRequest([data({ never: 1 })], true, pushConfig('http://10.0.0.1/hook', 'x')),
+        ),
+      ).rejects.toThrow(/PUSH_URL_NOT_ALLOWED/);
+    } finally {
+      await new Promise((resolve) => hook.close(resolve));
+    }
   });
 });

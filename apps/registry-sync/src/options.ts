@@ -1,6 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { envSchema } from 'env-schema';
-import { redisExtrasFromEnv, type RedisConnectionExtras } from '@agent-reach/service-kit';
+import {
+  hostListFrom,
+  redisExtrasFromEnv,
+  type RedisConnectionExtras,
+} from '@agent-reach/service-kit';
 import { SHARED_DEFAULTS, SHARED_ENV, setOnly } from '@agent-reach/protocol';
 import type { AuthSetting } from '@agent-reach/service-kit';
 
@@ -244,16 +248,7 @@ const EnvSchema = Type.Object({
 
 /** REACH_CARD_HOSTS: comma-separated host names (no scheme, port or path), lower-cased. */
 export function cardHostsFrom(text: string): string[] {
-  const hosts = text
-    .split(',')
-    .map((h) => h.trim().toLowerCase())
-    .filter((h) => h !== '');
-  for (const host of hosts)
-    if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(host))
-      throw new Error(
-        `settings: REACH_CARD_HOSTS holds ${JSON.stringify(host)}; give host names only, comma-separated (e.g. cards.example.com,agents.internal)`,
-      );
-  return hosts;
+  return hostListFrom(text, 'REACH_CARD_HOSTS');
 }
 
 function slowMap(text: string, name = 'REACH_SLOW_MS_BY_CAPABILITY'): Record<string, number> {

@@ -37,6 +37,7 @@ import type { KeyLimits } from './quotas/key-limits.ts';
 import { installMcp } from './mcp/route.ts';
 import { InputSchemaReader } from './mcp/input-schemas.ts';
 import { a2aRoutes } from './a2a/index.ts';
+import type { PushConfigStore } from './a2a/push-configs.ts';
 
 /** Collaborators the router's HTTP app is built from. */
 export interface RouterAppDeps {
@@ -67,6 +68,8 @@ export interface RouterAppDeps {
   eventsReader?: EventsReader;
   /** `GET /v1/tasks/:task_id/events`; without it, the route is not served. */
   taskEvents?: EventsRouteDeps;
+  /** A2A push-notification configs (docs/A2A.md); without them, A2A push calls are refused. */
+  a2aPush?: PushConfigStore;
 }
 
 /** Builds the router's HTTP app; never listens (server.ts does, tests use inject). */
@@ -147,6 +150,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
     auth: { required: deps.auth.required, verifier: deps.auth.store },
     ...(deps.quotas ? { quota: deps.quotas.inflight } : {}),
     ...(deps.taskEvents ? { events: deps.taskEvents } : {}),
+    ...(deps.a2aPush ? { push: deps.a2aPush } : {}),
   });
   // MCP over Streamable HTTP (docs/MCP.md): its tools call the routes above by inject.
   installMcp(app, { schemas: new InputSchemaReader(deps.redis, deps.keys) });

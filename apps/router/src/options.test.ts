@@ -33,6 +33,7 @@ describe('router options', () => {
       poolWaitMs: 300000,
       keyRatePerS: 0,
       keyMaxInflight: 0,
+      a2aPushHosts: [],
       logLevel: 'info',
     });
   });
@@ -47,6 +48,9 @@ describe('router options', () => {
     expect(
       optionsFromEnv({ REACH_OFFLINE_MS: '600', REACH_BACKPRESSURE: '{"embed": "queue"}' }),
     ).toEqual({ offlineMs: 600, backpressure: { embed: 'queue' } });
+    expect(optionsFromEnv({ REACH_A2A_PUSH_HOSTS: 'Hooks.Example.com, ci.internal' })).toEqual({
+      a2aPushHosts: ['hooks.example.com', 'ci.internal'],
+    });
   });
 
   it.each([
@@ -55,6 +59,7 @@ describe('router options', () => {
     [{ REACH_PREFIX: 'a b' }, /REACH_PREFIX/],
     [{ REACH_BACKPRESSURE: '{"embed": "drop"}' }, /REACH_BACKPRESSURE/],
     [{ REACH_CHILD_MARGIN_MS: '-1' }, /REACH_CHILD_MARGIN_MS/],
+    [{ REACH_A2A_PUSH_HOSTS: 'https://hooks.example.com' }, /REACH_A2A_PUSH_HOSTS/],
   ])('names the bad variable in %j', (env, message) => {
     expect(() => optionsFromEnv(env)).toThrow(message);
   });

@@ -1,6 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { envSchema } from 'env-schema';
-import { redisExtrasFromEnv, type RedisConnectionExtras } from '@agent-reach/service-kit';
+import {
+  hostListFrom,
+  redisExtrasFromEnv,
+  type RedisConnectionExtras,
+} from '@agent-reach/service-kit';
 import { SHARED_DEFAULTS, SHARED_ENV, setOnly } from '@agent-reach/protocol';
 import type { AuthSetting } from '@agent-reach/service-kit';
 import { WINDOW_PATTERN } from '@agent-reach/analytics';
@@ -95,6 +99,12 @@ export interface RouterOptions {
    * @default 0
    */
   keyMaxInflight: number;
+  /**
+   * Hosts an A2A push-notification URL may name besides loopback, lower case; a webhook is never
+   * sent anywhere else (docs/SECURITY.md). (env REACH_A2A_PUSH_HOSTS, comma-separated)
+   * @default []
+   */
+  a2aPushHosts: readonly string[];
   /** (env LOG_LEVEL) */
   logLevel: string;
 }
@@ -130,6 +140,7 @@ export const ROUTER_DEFAULTS = {
   poolWaitMs: 300_000,
   keyRatePerS: 0,
   keyMaxInflight: 0,
+  a2aPushHosts: [],
 } as const satisfies RouterOptions;
 
 // No defaults here: an unset variable is left out, and compileRouterOptions fills it in (so the
@@ -151,6 +162,7 @@ const EnvSchema = Type.Object({
   REACH_POOL_WAIT_MS: Type.Optional(Type.Integer({ minimum: 100 })),
   REACH_KEY_RATE_PER_S: Type.Optional(Type.Integer({ minimum: 0 })),
   REACH_KEY_MAX_INFLIGHT: Type.Optional(Type.Integer({ minimum: 0 })),
+  REACH_A2A_PUSH_HOSTS: Type.Optional(Type.String()),
 });
 type Env = Static<typeof EnvSchema>;
 
@@ -215,6 +227,10 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Ro
     poolWaitMs: e.REACH_POOL_WAIT_MS,
     keyRatePerS: e.REACH_KEY_RATE_PER_S,
     keyMaxInflight: e.REACH_KEY_MAX_INFLIGHT,
+    a2aPushHosts:
+      e.REACH_A2A_PUSH_HOSTS === undefined
+        ? undefined
+        : hostListFrom(e.REACH_A2A_PUSH_HOSTS, 'REACH_A2A_PUSH_HOSTS'),
     logLevel: e.LOG_LEVEL,
   };
   return setOnly(given);

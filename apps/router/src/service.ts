@@ -13,6 +13,8 @@ import {
 import { buildRouterApp } from './app.ts';
 import { BlockingPool } from './callbacks/blocking-pool.ts';
 import { ResultWaiter } from './callbacks/result-waiter.ts';
+import { PushConfigStore } from './a2a/push-configs.ts';
+import { PushForwarder } from './a2a/push-forwarder.ts';
 import { CallbackReader } from './callbacks/callback-reader.ts';
 import {
   createSendPath,
@@ -192,6 +194,21 @@ export async function createRouterService(
   );
   const waiter = new ResultWaiter(waitConn, keys, logger.child({ module: 'result-waiter' }));
   waiter.start();
+  // A2A push notifications (docs/A2A.md): the configs, and this router's share of the webhooks.
+  const a2aPush = new PushConfigStore(redis, keys, options.a2aPushHosts);
+  const pushConn = createRedis(connection, { maxRetriesPerRequest: null, retryStrategy });
+  pushConn.on('error', (err: Error) =>
+    logger.debug({ err, module: 'redis' }, 'A2A push connection error'),
+  );
+  const pushForwarder = new PushForwarder({
+    conn: pushConn,
+    redis,
+    keys,
+    store: a2aPush,
+    tasks,
+    logger: logger.child({ module: 'a2a-push' }),
+  });
+  pushForwarder.start();
   const taskEventsReader = new TaskEventsReader(redis, keys);
   const taskEventsFeed = new TaskEventsFeed({
     reader: taskEventsReader,
@@ -221,6 +238,7 @@ export async function createRouterService(
       reader: taskEventsReader,
       feed: taskEventsFeed,
     },
+    a2aPush,
   });
 
   let closing: Promise<void> | undefined;
@@ -240,6 +258,7 @@ export async function createRouterService(
         eventsPool.close();
         submitter.close();
         await waiter.close();
+        await pushForwarder.close();
         await app.close();
         shared.close();
         await snapshot.close();

@@ -63,6 +63,11 @@ export interface ReachKeys {
    */
   taskEvents(taskId: string): string;
   /**
+   * Hash: a task's A2A push-notification configs (config id → JSON), kept as long as the task
+   * (apps/router/src/a2a/push-configs.ts).
+   */
+  a2aPush(taskId: string): string;
+  /**
    * How many shards the acks stream and the due set have (`REACH_SHARDS`, read at each use: a
    * router takes registry-sync's published value).
    */
@@ -214,6 +219,7 @@ export function reachKeys(
     task: (id) => taskTag(id),
     timeline: (id) => `${taskTag(id)}:tl`,
     taskEvents: (id) => `${taskTag(id)}:ev`,
+    a2aPush: (id) => `${taskTag(id)}:a2a-push`,
     shards,
     acks: (shard = 0) => (shard === 0 ? `${p}:acks` : `${p}:{acks:${shard}}`),
     acksOf: (agentId) => {

@@ -1,4 +1,5 @@
 export * from './errors.ts';
+export * from './allowed-hosts.ts';
 export * from './error-handler.ts';
 export * from './finite-numbers.ts';
 export * from './redis-errors.ts';

@@ -80,7 +80,7 @@ function card(
     version: `registry-${source.snapshot.info().version}`,
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: true,
       extensions: [],
       extendedAgentCard: false,
     },

@@ -51,6 +51,7 @@ import type { TaskReader } from '../tasks/task-reader.ts';
 import { TenantScope } from '../tasks/tenant-scope.ts';
 import { followTask, type TaskStreamDeps } from './task-stream.ts';
 import { PartsError, payloadOf, taskOf } from './task-mapping.ts';
+import { A2A_PUSH_TOPIC, allowedPushUrl, type PushConfigStore } from './push-configs.ts';
 
 /** What one JSON-RPC call is made in the name of: set by the route in the call's context state. */
 export interface A2ACall {
@@ -78,6 +79,8 @@ export interface A2AHandlerDeps {
   quota?: InflightQuota;
   /** The task events feed; without it, streaming methods are unsupported. */
   events?: TaskStreamDeps;
+  /** A2A push-notification configs; without them, push notifications are unsupported. */
+  push?: PushConfigStore;
 }
 
 function callOf(context: ServerCallContext): A2ACall {
@@ -136,9 +139,14 @@ export class ReachA2AHandler implements A2ARequestHandler {
     const call = callOf(context);
     try {
       const { scope, body, contextId } = this.submission(params, call);
+      const pushed = await this.savePushConfig(params, body.task_id as string, context);
       const blocking = params.configuration?.returnImmediately !== true;
       if (!blocking) {
-        const outcome = await this.submitWithin(call.principal, body, scope.tenant);
+        const outcome = await this.submitWithin(
+          call.principal,
+          { ...body, callback_topic: A2A_PUSH_TOPIC },
+          scope.tenant,
+        );
         return await this.current(outcome, scope, contextId);
       }
       // Registered before the submission, so the result cannot arrive unseen (as wait_ms does).
@@ -156,6 +164,8 @@ export class ReachA2AHandler implements A2ARequestHandler {
       }
       if (!outcome.created) expectation.cancel();
       else await expectation.result;
+      // Still running when the wait ran out: its end is pushed (the wait topic has no reader now).
+      if (pushed) await this.deps.push?.retarget(body.task_id as string);
       return await this.current(outcome, scope, contextId);
     } catch (err: unknown) {
       throw toA2AError(err);
@@ -177,7 +187,12 @@ export class ReachA2AHandler implements A2ARequestHandler {
       scope = made.scope;
       contextId = made.contextId;
       id = made.body.task_id as string;
-      const outcome = await this.submitWithin(call.principal, made.body, scope.tenant);
+      await this.savePushConfig(params, id, context);
+      const outcome = await this.submitWithin(
+        call.principal,
+        { ...made.body, callback_topic: A2A_PUSH_TOPIC },
+        scope.tenant,
+      );
       initial = await this.current(outcome, scope, contextId);
     } catch (err: unknown) {
       throw toA2AError(err);
@@ -264,31 +279,89 @@ export class ReachA2AHandler implements A2ARequestHandler {
   }
 
   async createTaskPushNotificationConfig(
-    _params: TaskPushNotificationConfig,
-    _context: ServerCallContext,
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    throw pushUnsupported();
+    const push = this.pushes();
+    const { id, scope } = await this.pushTask(params.taskId, context);
+    try {
+      const saved = await push.save(id, params, context.requestedVersion ?? '1.0');
+      return { ...saved, taskId: scope.show(id) };
+    } catch (err: unknown) {
+      throw toA2AError(err);
+    }
   }
 
   async getTaskPushNotificationConfig(
-    _params: GetTaskPushNotificationConfigRequest,
-    _context: ServerCallContext,
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    throw pushUnsupported();
+    const push = this.pushes();
+    const { id, scope } = await this.pushTask(params.taskId, context);
+    // A2A 0.3's get may name no config: the task's first one.
+    const stored = params.id ? await push.get(id, params.id) : (await push.list(id))[0];
+    if (!stored)
+      throw new TaskNotFoundError(
+        `task ${params.taskId} has no push notification config ${params.id}`,
+      );
+    return { ...stored.config, taskId: scope.show(id) };
   }
 
   async listTaskPushNotificationConfigs(
-    _params: ListTaskPushNotificationConfigsRequest,
-    _context: ServerCallContext,
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    throw pushUnsupported();
+    const push = this.pushes();
+    const { id, scope } = await this.pushTask(params.taskId, context);
+    const configs = (await push.list(id)).map((c) => ({ ...c.config, taskId: scope.show(id) }));
+    return { configs, nextPageToken: '' };
   }
 
   async deleteTaskPushNotificationConfig(
-    _params: DeleteTaskPushNotificationConfigRequest,
-    _context: ServerCallContext,
+    params: DeleteTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
   ): Promise<void> {
-    throw pushUnsupported();
+    const push = this.pushes();
+    const { id } = await this.pushTask(params.taskId, context);
+    await push.delete(id, params.id);
+  }
+
+  private pushes(): PushConfigStore {
+    if (!this.deps.push)
+      throw new PushNotificationNotSupportedError(
+        'push notifications are not served by this router: follow the task with SubscribeToTask',
+      );
+    return this.deps.push;
+  }
+
+  /** The task a push-config call names, as GetTask finds it (another tenant's is not found). */
+  private async pushTask(
+    name: string,
+    context: ServerCallContext,
+  ): Promise<{ id: string; scope: TenantScope }> {
+    const scope = TenantScope.of(callOf(context).principal);
+    const id = this.resolve(name, scope);
+    const exists = await this.deps.redis.exists(this.deps.keys.task(id)).catch((err: unknown) => {
+      throw toA2AError(err);
+    });
+    if (exists === 0) throw new TaskNotFoundError(`task ${name} is unknown or has expired`);
+    return { id, scope };
+  }
+
+  /**
+   * Saves a send's `configuration.taskPushNotificationConfig` for task `id` before the task is
+   * submitted (so its end cannot come first); false when the send has none.
+   */
+  private async savePushConfig(
+    params: SendMessageRequest,
+    id: string,
+    context: ServerCallContext,
+  ): Promise<boolean> {
+    const config = params.configuration?.taskPushNotificationConfig;
+    if (!config?.url) return false;
+    allowedPushUrl(config.url, this.pushes().hosts);
+    await this.pushes().save(id, config, context.requestedVersion ?? '1.0');
+    return true;
   }
 
   private streams(): TaskStreamDeps {
@@ -396,10 +469,4 @@ export class ReachA2AHandler implements A2ARequestHandler {
     if (!view) return undefined;
     return taskOf(view, session || view.task_id);
   }
-}
-
-function pushUnsupported(): A2AError {
-  return new PushNotificationNotSupportedError(
-    'push notifications are not offered over A2A: follow the task with SendStreamingMessage or SubscribeToTask, or submit through POST /v1/tasks with a callback_topic',
-  );
 }

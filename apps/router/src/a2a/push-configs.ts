@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
+import type { ReachKeys } from '@agent-reach/protocol';
+import { httpError, isAllowedHost } from '@agent-reach/service-kit';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { WAIT_TOPIC_PREFIX } from '../callbacks/wait-topic.ts';
+
+/**
+ * The callback topic of tasks the A2A gateway pushes: the push forwarder (push-forwarder.ts) of
+ * every router reads it as one consumer group. A router topic (`_wait.` prefix): task views do
+ * not show it and only operators may read it with `GET /v1/callbacks/:topic`.
+ */
+export const A2A_PUSH_TOPIC = `${WAIT_TOPIC_PREFIX}a2a-push`;
+
+/** Most push configs one task may have. */
+export const MAX_PUSH_CONFIGS = 10;
+
+/** How long a task's configs are kept while the task has no expiry yet (it runs): 7 days. */
+const PENDING_TTL_MS = 7 * 24 * 3600 * 1000;
+
+/** A push config as stored: the A2A config and the protocol version of the call that set it. */
+export interface StoredPushConfig {
+  config: TaskPushNotificationConfig;
+  /** `1.0` or `0.3`: the form the webhook body takes (the SDK's serializers). */
+  wireVersion: string;
+}
+
+/**
+ * Saves a config (when ARGV[1] is not empty) and points the task's final result at the push
+ * topic when the task exists, is not final, and has no callback topic of its caller's (none, or
+ * a router's wait topic); the configs expire with the task (until it has an expiry, in ARGV[4]).
+ *
+ * KEYS[1] the configs hash   KEYS[2] the task hash
+ * ARGV[1] config id or ''    ARGV[2] config JSON   ARGV[3] the push topic   ARGV[4] pending TTL ms
+ * ARGV[5] the wait-topic prefix   ARGV[6] most configs
+ * Output: 1 saved (or nothing to save), 0 too many configs
+ */
+const SAVE_LUA = `
+if ARGV[1] ~= '' then
+  if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[6]) then
+    return 0
+  end
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+end
+local t = redis.call('HMGET', KEYS[2], 'status', 'callback_topic')
+local status, topic = t[1], t[2]
+if status and status ~= 'completed' and status ~= 'dead' and status ~= 'cancelled' then
+  if (not topic) or topic == '' or string.sub(topic, 1, #ARGV[5]) == ARGV[5] then
+    redis.call('HSET', KEYS[2], 'callback_topic', ARGV[3])
+  end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local ttl = redis.call('PTTL', KEYS[2])
+  if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+end
+return 1
+`;
+
+/**
+ * The webhook URL of a config, checked: http or https, no credentials, and a loopback host or one
+ * of `hosts` (REACH_A2A_PUSH_HOSTS).
+ * @throws PUSH_URL_NOT_ALLOWED (403; over A2A, JSON-RPC -32602)
+ */
+export function allowedPushUrl(text: string, hosts: readonly string[]): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw httpError('PUSH_URL_NOT_ALLOWED', `push url ${JSON.stringify(text)} is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw httpError('PUSH_URL_NOT_ALLOWED', 'the push url must be an http or https URL');
+  if (url.username !== '' || url.password !== '')
+    throw httpError('PUSH_URL_NOT_ALLOWED', 'the push url may not carry credentials');
+  if (!isAllowedHost(url.hostname, hosts))
+    throw httpError(
+      'PUSH_URL_NOT_ALLOWED',
+      `push url host ${url.hostname} is neither loopback nor in REACH_A2A_PUSH_HOSTS; ask the operator to allow the host`,
+    );
+  return url;
+}
+
+/**
+ * A task's A2A push-notification configs in Redis (`keys.a2aPush`, under the task's hash tag),
+ * kept as long as the task. Saving one also makes sure the task's final result reaches the push
+ * forwarder (its callback topic becomes {@link A2A_PUSH_TOPIC} unless its caller set one).
+ */
+export class PushConfigStore {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: ReachKeys,
+    /** Hosts besides loopback a webhook may go to (REACH_A2A_PUSH_HOSTS). */
+    readonly hosts: readonly string[],
+  ) {}
+
+  /**
+   * Checks and saves `config` of task `id` (the id inside Redis), giving it an id when it has
+   * none; saving a config id again replaces it.
+   * @throws PUSH_URL_NOT_ALLOWED; INVALID_PARAMS past {@link MAX_PUSH_CONFIGS}
+   */
+  async save(
+    id: string,
+    config: TaskPushNotificationConfig,
+    wireVersion: string,
+  ): Promise<TaskPushNotificationConfig> {
+    allowedPushUrl(config.url, this.hosts);
+    const saved: TaskPushNotificationConfig = { ...config, id: config.id || randomUUID() };
+    const stored: StoredPushConfig = { config: saved, wireVersion };
+    const ok = await this.run(id, saved.id, JSON.stringify(stored));
+    if (ok !== 1)
+      throw httpError(
+        'INVALID_PARAMS',
+        `a task has at most ${MAX_PUSH_CONFIGS} push configs: delete one first`,
+      );
+    return saved;
+  }
+
+  /** Points the task's final result at the push topic if it has configs and is still running. */
+  async retarget(id: string): Promise<void> {
+    await this.run(id, '', '');
+  }
+
+  /** The task's configs (none when it has none or they expired). */
+  async list(id: string): Promise<StoredPushConfig[]> {
+    const values = await this.redis.hvals(this.keys.a2aPush(id));
+    return values.flatMap((v) => {
+      try {
+        return [JSON.parse(v) as StoredPushConfig];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  /** One config by its id. */
+  async get(id: string, configId: string): Promise<StoredPushConfig | undefined> {
+    const value = await this.redis.hget(this.keys.a2aPush(id), configId);
+    return value === null ? undefined : (JSON.parse(value) as StoredPushConfig);
+  }
+
+  /** Deletes one config; false when there was none of that id. */
+  async delete(id: string, configId: string): Promise<boolean> {
+    return (await this.redis.hdel(this.keys.a2aPush(id), configId)) > 0;
+  }
+
+  /** After the task ended: its configs expire with it (`ttlMs`, its own expiry). */
+  async expireWith(id: string, ttlMs: number): Promise<void> {
+    if (ttlMs > 0) await this.redis.pexpire(this.keys.a2aPush(id), ttlMs);
+  }
+
+  private async run(id: string, configId: string, json: string): Promise<number> {
+    return (await this.redis.eval(
+      SAVE_LUA,
+      2,
+      this.keys.a2aPush(id),
+      this.keys.task(id),
+      configId,
+      json,
+      A2A_PUSH_TOPIC,
+      PENDING_TTL_MS,
+      WAIT_TOPIC_PREFIX,
+      MAX_PUSH_CONFIGS,
+    )) as number;
+  }
+}

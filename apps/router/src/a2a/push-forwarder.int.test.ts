@@ -1,0 +1,182 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import type { CallbackMessage } from '@agent-reach/protocol';
+import { CallbackPublisher } from '@agent-reach/dispatch';
+import { testServices, waitFor } from '@agent-reach/testkit';
+import { useScratchRedis } from '../testing/scratch-redis.ts';
+import { TaskReader } from '../tasks/task-reader.ts';
+import { A2A_PUSH_TOPIC, PushConfigStore } from './push-configs.ts';
+import { PUSH_GROUP, PushForwarder } from './push-forwarder.ts';
+
+const scratch = useScratchRedis();
+
+/** What the webhook got: per request, its token header and body; `refuse` answers 500 so often. */
+const hook = { got: [] as { token: string | undefined; body: string }[], refuse: 0 };
+let server: Server;
+let url = '';
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const token = req.headers['x-a2a-notification-token'];
+      hook.got.push({
+        token: typeof token === 'string' ? token : undefined,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      if (hook.refuse > 0) {
+        hook.refuse -= 1;
+        res.writeHead(500).end();
+      } else res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+/** A completed task in Redis, kept a minute. */
+async function completedTask(id: string): Promise<void> {
+  const { redis, keys } = scratch;
+  await redis.hset(keys.task(id), {
+    status: 'completed',
+    capability: 'cap',
+    attempt: '1',
+    created_at: String(Date.now()),
+    completed_at: String(Date.now()),
+    result: JSON.stringify({ of: id }),
+    callback_topic: A2A_PUSH_TOPIC,
+  });
+  await redis.pexpire(keys.task(id), 60_000);
+}
+
+const final = (id: string): CallbackMessage => ({
+  task_id: id,
+  status: 'completed',
+  capability: 'cap',
+  agent_id: 'a1',
+  attempt: 1,
+  completed_at: Date.now(),
+  result: JSON.stringify({ of: id }),
+});
+
+function forwarder(store: PushConfigStore): PushForwarder {
+  const { redis, keys } = scratch;
+  return new PushForwarder({
+    conn: new Redis(testServices().redisUrl),
+    redis,
+    keys,
+    store,
+    tasks: new TaskReader(redis, keys),
+    logger: pino({ level: 'silent' }),
+    send: { timeoutMs: 2000, attempts: 3, backoffMs: 50 },
+    claimIdleMs: 300,
+    blockMs: 200,
+  });
+}
+
+const pending = async () =>
+  Number(
+    (
+      (await scratch.redis.xpending(scratch.keys.callback(A2A_PUSH_TOPIC), PUSH_GROUP)) as [number]
+    )[0],
+  );
+
+describe('the A2A push forwarder', () => {
+  it('posts a task with a config to its webhook, again after a refusal, and acknowledges every final item', async () => {
+    const { redis, keys } = scratch;
+    const store = new PushConfigStore(redis, keys, []);
+    const publisher = new CallbackPublisher(redis, keys, {
+      callbackRetentionS: 60,
+      callbackMaxLen: 1000,
+    });
+    await completedTask('with-config');
+    await completedTask('without-config');
+    await store.save(
+      'with-config',
+      { tenant: '', id: 'c1', taskId: '', url, token: 'tok', authentication: undefined },
+      '1.0',
+    );
+    hook.refuse = 1;
+    const fwd = forwarder(store);
+    fwd.start();
+    try {
+      await publisher.publish(A2A_PUSH_TOPIC, final('without-config'));
+      await publisher.publish(A2A_PUSH_TOPIC, final('with-config'));
+      await waitFor(() => hook.got.length >= 2 && hook.refuse === 0);
+      await waitFor(async () => (await pending()) === 0);
+      expect(hook.got.map((g) => g.token)).toEqual(['tok', 'tok']);
+      const body = JSON.parse(hook.got[1]?.body ?? '{}') as {
+        task?: { id: string; status: { state: string } };
+      };
+      expect(body.task?.id).toBe('with-config');
+      expect(body.task?.status.state).toBe('TASK_STATE_COMPLETED');
+      // The configs now expire with the task.
+      const ttl = await redis.pttl(keys.a2aPush('with-config'));
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(60_000);
+    } finally {
+      await fwd.close();
+    }
+  });
+
+  it('claims and delivers an item a router read and never acknowledged (it died)', async () => {
+    const { redis, keys } = scratch;
+    const store = new PushConfigStore(redis, keys, []);
+    await completedTask('orphan');
+    await store.save(
+      'orphan',
+      { tenant: '', id: 'c1', taskId: '', url, token: 'orphan-tok', authentication: undefined },
+      '1.0',
+    );
+    await new CallbackPublisher(redis, keys, {
+      callbackRetentionS: 60,
+      callbackMaxLen: 1000,
+    }).publish(A2A_PUSH_TOPIC, final('orphan'));
+    const key = keys.callback(A2A_PUSH_TOPIC);
+    const read = (await redis.xreadgroup(
+      'GROUP',
+      PUSH_GROUP,
+      'dead-router',
+      'COUNT',
+      10,
+      'STREAMS',
+      key,
+      '>',
+    )) as [string, [string, string[]][]][] | null;
+    expect(read?.[0]?.[1].length).toBe(1);
+    const before = hook.got.length;
+    const fwd = forwarder(store);
+    fwd.start();
+    try {
+      await waitFor(() => hook.got.slice(before).some((g) => g.token === 'orphan-tok'));
+      await waitFor(async () => (await pending()) === 0);
+    } finally {
+      await fwd.close();
+    }
+  });
+
+  it('refuses a webhook on a host that is neither loopback nor allowed', async () => {
+    const { redis, keys } = scratch;
+    const store = new PushConfigStore(redis, keys, ['hooks.example.com']);
+    const config = { tenant: '', id: '', taskId: '', token: '', authentication: undefined };
+    await expect(
+      store.save('t', { ...config, url: 'http://metadata.internal/x' }, '1.0'),
+    ).rejects.toMatchObject({ code: 'PUSH_URL_NOT_ALLOWED' });
+    await expect(
+      store.save('t', { ...config, url: 'http://user:pw@localhost/x' }, '1.0'),
+    ).rejects.toMatchObject({ code: 'PUSH_URL_NOT_ALLOWED' });
+    const saved = await store.save('t', { ...config, url: 'https://hooks.example.com/x' }, '1.0');
+    expect(saved.id).not.toBe('');
+    expect((await store.list('t')).map((c) => c.config.url)).toEqual([
+      'https://hooks.example.com/x',
+    ]);
+  });
+});

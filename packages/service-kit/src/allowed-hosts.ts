@@ -1,0 +1,29 @@
+import { isLoopbackHost } from './auth/auth-mode.ts';
+
+/**
+ * True for a URL's hostname that is loopback (`isLoopbackHost`) or one of `hosts` (lower-case
+ * host names, as {@link hostListFrom} reads them): where a service may send a request a caller
+ * named, so that a caller cannot aim it at any address the service reaches.
+ */
+export function isAllowedHost(hostname: string, hosts: readonly string[]): boolean {
+  const host = hostname.toLowerCase();
+  return isLoopbackHost(host) || hosts.includes(host);
+}
+
+/**
+ * A setting that lists host names (REACH_CARD_HOSTS, REACH_A2A_PUSH_HOSTS): comma-separated host
+ * names, no scheme, port or path; lower-cased, blanks dropped.
+ * @throws an Error naming `setting` for anything that is not a host name
+ */
+export function hostListFrom(text: string, setting: string): string[] {
+  const hosts = text
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h !== '');
+  for (const host of hosts)
+    if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(host))
+      throw new Error(
+        `settings: ${setting} holds ${JSON.stringify(host)}; give host names only, comma-separated (e.g. hooks.example.com,agents.internal)`,
+      );
+  return hosts;
+}
