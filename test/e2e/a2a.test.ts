@@ -343,6 +343,26 @@ describe('A2A gateway', () => {
         other.createTaskPushNotificationConfig(pushConfig(url, 'x', sent.id)),
       ).rejects.toThrow(/is unknown or has expired/);
 
+      // The 1.0 JSON form as docs/A2A.md sends it by curl.
+      const raw = await http<{ result?: { id?: string; url?: string } }>(
+        `${stack.routerUrl}/a2a/${CAPABILITY}`,
+        {
+          body: {
+            jsonrpc: '2.0',
+            id: 4,
+            method: 'CreateTaskPushNotificationConfig',
+            params: { taskId: sent.id, url, token: 'raw' },
+          },
+          headers: { authorization: `Bearer ${ADMIN}` },
+        },
+      );
+      expect(raw.body.result?.url).toBe(url);
+      await a2a.deleteTaskPushNotificationConfig({
+        tenant: '',
+        taskId: sent.id,
+        id: raw.body.result?.id ?? '',
+      });
+
       // The A2A 0.3 names: set, list, delete.
       const legacy = (method: string, params: unknown) =>
         http<{ result?: unknown; error?: unknown }>(`${stack.routerUrl}/a2a/${CAPABILITY}`, {
