@@ -207,6 +207,7 @@ export async function createRouterService(
     store: a2aPush,
     tasks,
     logger: logger.child({ module: 'a2a-push' }),
+    retentionS: () => live.callbackRetentionS,
   });
   pushForwarder.start();
   const taskEventsReader = new TaskEventsReader(redis, keys);

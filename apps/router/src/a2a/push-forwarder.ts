@@ -46,6 +46,8 @@ export interface PushForwarderDeps {
   claimIdleMs?: number;
   /** How long one group read blocks. */
   blockMs?: number;
+  /** How long an idle callback topic is kept, seconds (REACH_CALLBACK_RETENTION_S). */
+  retentionS?: () => number;
 }
 
 /** Items read (or claimed) at once; their webhooks are sent in parallel. */
@@ -104,12 +106,20 @@ export class PushForwarder {
     await this.#loop;
   }
 
+  /**
+   * Makes the group (and the topic's stream, when there is none yet); a stream made here expires
+   * like any idle topic, taking the group with it (the loop then makes both again).
+   */
   async #ensureGroup(): Promise<void> {
+    const { redis } = this.deps;
     try {
-      await this.deps.redis.xgroup('CREATE', this.#key, PUSH_GROUP, '0', 'MKSTREAM');
+      await redis.xgroup('CREATE', this.#key, PUSH_GROUP, '0', 'MKSTREAM');
     } catch (err: unknown) {
       if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
+      return;
     }
+    if ((await redis.pttl(this.#key)) === -1)
+      await redis.expire(this.#key, this.deps.retentionS?.() ?? 7 * 24 * 3600);
   }
 
   async #run(): Promise<void> {
@@ -166,14 +176,20 @@ export class PushForwarder {
     } while (cursor !== '0-0' && !this.#stop.signal.aborted);
   }
 
+  /** Handles each entry, then acknowledges it; one that fails stays pending (claimed later). */
   async #handle(entries: Entry[]): Promise<void> {
     await Promise.all(
       entries.map(async ([id, fields]) => {
-        if (fields) {
-          const msg = decodeCallback(fields);
-          if (isFinalCallback(msg)) await this.#deliver(msg.task_id);
+        try {
+          if (fields) {
+            const msg = decodeCallback(fields);
+            if (isFinalCallback(msg)) await this.#deliver(msg.task_id);
+          }
+          if (!this.#stop.signal.aborted) await this.deps.redis.xack(this.#key, PUSH_GROUP, id);
+        } catch (err: unknown) {
+          if (!this.#stop.signal.aborted)
+            this.deps.logger.warn({ err, entry: id }, 'A2A push item failed; it is retried later');
         }
-        if (!this.#stop.signal.aborted) await this.deps.redis.xack(this.#key, PUSH_GROUP, id);
       }),
     );
   }
