@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
@@ -13,8 +13,15 @@ import { PUSH_GROUP, PushForwarder } from './push-forwarder.ts';
 
 const scratch = useScratchRedis();
 
-/** What the webhook got: per request, its token header and body; `refuse` answers 500 so often. */
-const hook = { got: [] as { token: string | undefined; body: string }[], refuse: 0 };
+/**
+ * What the webhook got: per request, its token header and body; `refuse` answers 500 so often;
+ * a request to `/hang` is never answered (until `hanging` is ended).
+ */
+const hook = {
+  got: [] as { token: string | undefined; body: string }[],
+  refuse: 0,
+  hanging: [] as ServerResponse[],
+};
 let server: Server;
 let url = '';
 
@@ -28,7 +35,8 @@ beforeAll(async () => {
         token: typeof token === 'string' ? token : undefined,
         body: Buffer.concat(chunks).toString('utf8'),
       });
-      if (hook.refuse > 0) {
+      if (req.url === '/hang') hook.hanging.push(res);
+      else if (hook.refuse > 0) {
         hook.refuse -= 1;
         res.writeHead(500).end();
       } else res.writeHead(204).end();
@@ -67,7 +75,10 @@ const final = (id: string): CallbackMessage => ({
   result: JSON.stringify({ of: id }),
 });
 
-function forwarder(store: PushConfigStore): PushForwarder {
+function forwarder(
+  store: PushConfigStore,
+  send = { timeoutMs: 2000, attempts: 3, backoffMs: 50 },
+): PushForwarder {
   const { redis, keys } = scratch;
   return new PushForwarder({
     conn: new Redis(testServices().redisUrl),
@@ -76,7 +87,7 @@ function forwarder(store: PushConfigStore): PushForwarder {
     store,
     tasks: new TaskReader(redis, keys),
     logger: pino({ level: 'silent' }),
-    send: { timeoutMs: 2000, attempts: 3, backoffMs: 50 },
+    send,
     claimIdleMs: 300,
     blockMs: 200,
   });
@@ -178,5 +189,33 @@ describe('the A2A push forwarder', () => {
     expect((await store.list('t')).map((c) => c.config.url)).toEqual([
       'https://hooks.example.com/x',
     ]);
+  });
+
+  it('a webhook that does not answer holds up no other task', async () => {
+    const { redis, keys } = scratch;
+    const store = new PushConfigStore(redis, keys, []);
+    const config = { tenant: '', id: 'c1', taskId: '', authentication: undefined };
+    await completedTask('slow');
+    await completedTask('quick');
+    await store.save('slow', { ...config, url: new URL('/hang', url).href, token: 'slow' }, '1.0');
+    await store.save('quick', { ...config, url, token: 'quick' }, '1.0');
+    const publisher = new CallbackPublisher(redis, keys, {
+      callbackRetentionS: 60,
+      callbackMaxLen: 1000,
+    });
+    // One long try: the slow webhook is still on it when the quick one is sent.
+    const fwd = forwarder(store, { timeoutMs: 60_000, attempts: 1, backoffMs: 50 });
+    fwd.start();
+    try {
+      await publisher.publish(A2A_PUSH_TOPIC, final('slow'));
+      await waitFor(() => hook.hanging.length > 0);
+      await publisher.publish(A2A_PUSH_TOPIC, final('quick'));
+      await waitFor(() => hook.got.some((g) => g.token === 'quick'));
+      expect(hook.hanging).toHaveLength(1);
+      expect(hook.hanging[0]?.writableEnded).toBe(false);
+    } finally {
+      await fwd.close();
+      for (const res of hook.hanging) if (!res.writableEnded) res.writeHead(204).end();
+    }
   });
 });

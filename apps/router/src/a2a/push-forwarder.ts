@@ -50,8 +50,11 @@ export interface PushForwarderDeps {
   retentionS?: () => number;
 }
 
-/** Items read (or claimed) at once; their webhooks are sent in parallel. */
-const BATCH = 16;
+/**
+ * Items a forwarder handles at once (their webhooks are sent in parallel): a webhook that does not
+ * answer holds one place for its tries, not the others.
+ */
+const MAX_IN_FLIGHT = 64;
 
 const SERIALIZERS = {
   '1.0': new V1PushNotificationSerializer(),
@@ -86,6 +89,8 @@ export class PushForwarder {
   readonly #stop = new AbortController();
   #loop: Promise<void> | undefined;
   #nextClaim = 0;
+  /** The entries being handled, by entry id. */
+  readonly #inFlight = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: PushForwarderDeps) {
     this.#key = deps.keys.callback(A2A_PUSH_TOPIC);
@@ -104,6 +109,7 @@ export class PushForwarder {
     this.#stop.abort();
     this.deps.conn.disconnect();
     await this.#loop;
+    await Promise.all(this.#inFlight.values());
   }
 
   /**
@@ -131,23 +137,28 @@ export class PushForwarder {
           await this.#ensureGroup();
           grouped = true;
         }
+        // At most MAX_IN_FLIGHT at once: wait for a place before reading more.
+        while (this.#inFlight.size >= MAX_IN_FLIGHT && !stopped.aborted)
+          await Promise.race(this.#inFlight.values());
         if (Date.now() >= this.#nextClaim) {
           this.#nextClaim = Date.now() + Math.max(1000, this.#claimIdleMs / 4);
           await this.#claim();
         }
+        const room = MAX_IN_FLIGHT - this.#inFlight.size;
+        if (room <= 0) continue;
         const reply = (await this.deps.conn.xreadgroup(
           'GROUP',
           PUSH_GROUP,
           this.#consumer,
           'COUNT',
-          BATCH,
+          room,
           'BLOCK',
           this.#blockMs,
           'STREAMS',
           this.#key,
           '>',
         )) as [string, Entry[]][] | null;
-        await this.#handle(reply?.[0]?.[1] ?? []);
+        for (const entry of reply?.[0]?.[1] ?? []) this.#begin(entry);
       } catch (err: unknown) {
         if (stopped.aborted) return;
         // The topic expired while idle (it takes its group with it): make the group again.
@@ -158,10 +169,12 @@ export class PushForwarder {
     }
   }
 
-  /** Takes over items another consumer left unacknowledged for `claimIdleMs`. */
+  /** Takes over items another consumer left unacknowledged for `claimIdleMs`, as room allows. */
   async #claim(): Promise<void> {
     let cursor = '0-0';
     do {
+      const room = MAX_IN_FLIGHT - this.#inFlight.size;
+      if (room <= 0) return;
       const [next, entries] = (await this.deps.redis.xautoclaim(
         this.#key,
         PUSH_GROUP,
@@ -169,29 +182,33 @@ export class PushForwarder {
         this.#claimIdleMs,
         cursor,
         'COUNT',
-        BATCH,
+        room,
       )) as [string, Entry[]];
-      await this.#handle(entries);
+      for (const entry of entries) this.#begin(entry);
       cursor = next;
     } while (cursor !== '0-0' && !this.#stop.signal.aborted);
   }
 
-  /** Handles each entry, then acknowledges it; one that fails stays pending (claimed later). */
-  async #handle(entries: Entry[]): Promise<void> {
-    await Promise.all(
-      entries.map(async ([id, fields]) => {
-        try {
-          if (fields) {
-            const msg = decodeCallback(fields);
-            if (isFinalCallback(msg)) await this.#deliver(msg.task_id);
-          }
-          if (!this.#stop.signal.aborted) await this.deps.redis.xack(this.#key, PUSH_GROUP, id);
-        } catch (err: unknown) {
-          if (!this.#stop.signal.aborted)
-            this.deps.logger.warn({ err, entry: id }, 'A2A push item failed; it is retried later');
-        }
-      }),
-    );
+  /** Starts handling an entry (not one already being handled here). */
+  #begin(entry: Entry): void {
+    const id = entry[0];
+    if (this.#inFlight.has(id)) return;
+    const done = this.#handle(entry).finally(() => this.#inFlight.delete(id));
+    this.#inFlight.set(id, done);
+  }
+
+  /** Handles an entry, then acknowledges it; one that fails stays pending (claimed later). */
+  async #handle([id, fields]: Entry): Promise<void> {
+    try {
+      if (fields) {
+        const msg = decodeCallback(fields);
+        if (isFinalCallback(msg)) await this.#deliver(msg.task_id);
+      }
+      if (!this.#stop.signal.aborted) await this.deps.redis.xack(this.#key, PUSH_GROUP, id);
+    } catch (err: unknown) {
+      if (!this.#stop.signal.aborted)
+        this.deps.logger.warn({ err, entry: id }, 'A2A push item failed; it is retried later');
+    }
   }
 
   /** Sends the task's final state to each of its configs' URLs. */
