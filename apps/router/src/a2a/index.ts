@@ -33,7 +33,7 @@ const CapabilityParams = Type.Object({
 const CardReply = Type.Unknown({ description: 'An A2A AgentCard (A2A 1.0, protobuf JSON form)' });
 
 const RPC_DESCRIPTION =
-  'A2A JSON-RPC 2.0 (docs/A2A.md): SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask (A2A 1.0), and their A2A 0.3 names (message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe). Streaming methods answer text/event-stream.';
+  'A2A JSON-RPC 2.0 (docs/A2A.md): SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask, Create/Get/List/DeleteTaskPushNotificationConfig (A2A 1.0), and their A2A 0.3 names (message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe, tasks/pushNotificationConfig/set|get|list|delete). Streaming methods answer text/event-stream.';
 
 const RpcReply = Type.Unknown({
   description: 'A JSON-RPC response, or for a streaming method a text/event-stream of them',
