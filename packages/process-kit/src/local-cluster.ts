@@ -198,7 +198,8 @@ function nodeArgs(port: number, dir: string, nodeTimeoutMs: number): string[] {
  * Starts a Redis Cluster of `masters` × (1 + `replicasPerMaster`) local `redis-server` processes
  * (cluster-enabled, AOF with `appendfsync always`, DEBUG for local clients) on free 127.0.0.1
  * ports, joins them with `redis-cli --cluster create`, and resolves once every node reports
- * `cluster_state:ok` and every replica's link to its master is up.
+ * `cluster_state:ok`, the first node sees each master with its replicas, and every replica's
+ * link to its master is up.
  *
  * @throws {Error} naming the binary when `redis-server` or `redis-cli` is missing, or with the
  *   failing node's output when a node exits or the cluster is not ok by the deadline; nothing it
@@ -300,7 +301,14 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
         const view = parseClusterNodes(
           await cli(redisCli, ['-h', HOST, '-p', String(first), 'CLUSTER', 'NODES'], 3000),
         );
-        for (const n of view.filter((v) => v.role === 'replica')) {
+        // The view is gossip: a replica shows as one only once its REPLICATE has spread.
+        const replicaNodes = view.filter((v) => v.role === 'replica');
+        const masterNodes = view.filter((v) => v.role === 'master');
+        if (masterNodes.length !== masters || replicaNodes.length !== masters * replicas)
+          return false;
+        for (const m of masterNodes)
+          if (replicaNodes.filter((r) => r.masterId === m.id).length !== replicas) return false;
+        for (const n of replicaNodes) {
           const repl = await cli(
             redisCli,
             ['-h', HOST, '-p', String(n.port), 'INFO', 'replication'],
