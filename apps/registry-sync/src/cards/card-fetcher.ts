@@ -1,4 +1,4 @@
-import { httpError } from '@agent-reach/service-kit';
+import { httpError, isAllowedHost } from '@agent-reach/service-kit';
 
 /** Where and how registry-sync may fetch an AgentCard named by `card_url`. */
 export interface CardFetchSettings {
@@ -8,18 +8,6 @@ export interface CardFetchSettings {
   timeoutMs: number;
   /** Largest card body. (REACH_CARD_MAX_BYTES) */
   maxBytes: number;
-}
-
-/** True for `localhost`, an IPv4 address in 127.0.0.0/8 and `[::1]` (a URL's hostname). */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase();
-  return (
-    host === 'localhost' ||
-    host === '[::1]' ||
-    /^127\.(25[0-5]|2[0-4]\d|1?\d?\d)\.(25[0-5]|2[0-4]\d|1?\d?\d)\.(25[0-5]|2[0-4]\d|1?\d?\d)$/.test(
-      host,
-    )
-  );
 }
 
 /**
@@ -37,11 +25,10 @@ export function allowedCardUrl(text: string, hosts: readonly string[]): URL {
     throw httpError('CARD_URL_NOT_ALLOWED', 'card_url must be an http or https URL');
   if (url.username !== '' || url.password !== '')
     throw httpError('CARD_URL_NOT_ALLOWED', 'card_url may not carry credentials');
-  const host = url.hostname.toLowerCase();
-  if (!isLoopbackHost(host) && !hosts.includes(host))
+  if (!isAllowedHost(url.hostname, hosts))
     throw httpError(
       'CARD_URL_NOT_ALLOWED',
-      `card_url host ${host} is neither loopback nor in REACH_CARD_HOSTS; send the card inline or ask the operator to allow the host`,
+      `card_url host ${url.hostname.toLowerCase()} is neither loopback nor in REACH_CARD_HOSTS; send the card inline or ask the operator to allow the host`,
     );
   return url;
 }
