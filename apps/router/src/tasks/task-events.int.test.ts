@@ -6,6 +6,27 @@ import { TaskEventsReader } from './task-events.ts';
 const scratch = useScratchRedis();
 const show = (id: string) => id;
 
+/**
+ * A task received at 1,002 ms by agent a1, whose first output's ack was applied at `streamingAt`
+ * (the timeline's `streaming` stage); not final yet.
+ */
+async function streamingTask(taskId: string, streamingAt: number): Promise<void> {
+  const { redis, keys } = scratch;
+  await redis.hset(keys.task(taskId), {
+    status: 'accepted',
+    attempt: 1,
+    created_at: 1000,
+    sent_at: 1001,
+    message_id: '1001-0',
+    agent_id: 'a1',
+    received_at: 1002,
+  });
+  await redis.rpush(
+    keys.timeline(taskId),
+    JSON.stringify({ stage: 'streaming', at: streamingAt, agent_id: 'a1', attempt: 1 }),
+  );
+}
+
 describe('the task events reader', () => {
   it('sends the final stage to a follower whose first page had a later acceptance time than the stages after it', async () => {
     const { redis, keys } = scratch;
@@ -36,20 +57,8 @@ describe('the task events reader', () => {
   it('sends the final stage to a follower that saw a streaming stage written in the millisecond of the completion', async () => {
     const { redis, keys } = scratch;
     const reader = new TaskEventsReader(redis, keys);
-    await redis.hset(keys.task('tie'), {
-      status: 'accepted',
-      attempt: 1,
-      created_at: 1000,
-      sent_at: 1001,
-      message_id: '1001-0',
-      agent_id: 'a1',
-      received_at: 1002,
-    });
-    // The first output's ack, applied at 1,003 ms: the timeline gets its `streaming` stage.
-    await redis.rpush(
-      keys.timeline('tie'),
-      JSON.stringify({ stage: 'streaming', at: 1003, agent_id: 'a1', attempt: 1 }),
-    );
+    // Its first output's ack, applied at 1,003 ms.
+    await streamingTask('tie', 1003);
     const first = await reader.read('tie', START_CURSOR, show);
     expect(first?.events.map((e) => e.data.stage)).toEqual([
       'accepted',
@@ -67,19 +76,7 @@ describe('the task events reader', () => {
   it('sends the final stage last even when a stage of its task carries a later time', async () => {
     const { redis, keys } = scratch;
     const reader = new TaskEventsReader(redis, keys);
-    await redis.hset(keys.task('late'), {
-      status: 'accepted',
-      attempt: 1,
-      created_at: 1000,
-      sent_at: 1001,
-      message_id: '1001-0',
-      agent_id: 'a1',
-      received_at: 1002,
-    });
-    await redis.rpush(
-      keys.timeline('late'),
-      JSON.stringify({ stage: 'streaming', at: 1010, agent_id: 'a1', attempt: 1 }),
-    );
+    await streamingTask('late', 1010);
     const first = await reader.read('late', START_CURSOR, show);
     expect(first?.events).toHaveLength(4);
     await redis.hset(keys.task('late'), { status: 'completed', completed_at: 1005 });
