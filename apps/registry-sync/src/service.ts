@@ -7,6 +7,7 @@ import {
   defineDispatchCommands,
   ScheduleStore,
   SnapshotHolder,
+  TaskCanceller,
 } from '@agent-reach/dispatch';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
 import {
@@ -124,6 +125,7 @@ export async function createRegistryService(
     'publish-callback',
     'hold',
     'schedule-advance',
+    'cancel',
   ]);
   defineHealthCommands(redis);
   defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow', 'requeue', 'renew', 'output']);
@@ -191,7 +193,21 @@ export async function createRegistryService(
       inflight: new InflightSweeper(redis, keys, outcomes, resender, fleet, options, logger),
       ejector: new Ejector(redis, keys, fleet, options, logger),
       health: new HealthSweep(redis, keys, fleet, events, options, logger),
-      due: new DueProcessor(redis, keys, resender, options.dlqRetentionS),
+      due: new DueProcessor(
+        redis,
+        keys,
+        resender,
+        new TaskCanceller({
+          redis,
+          keys,
+          callbacks: new CallbackPublisher(redis, keys, options),
+          events,
+          logger,
+          retentionS: () => options.dlqRetentionS,
+        }),
+        options.dlqRetentionS,
+        logger.child({ module: 'due' }),
+      ),
       schedules: new ScheduleFirer({
         redis,
         keys,

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { dueTaskId, reachKeys, shardOf, watchdogMember } from './keys.ts';
+import {
+  cancelMember,
+  dueKind,
+  dueTaskId,
+  reachKeys,
+  shardOf,
+  watchdogMember,
+} from './keys.ts';
 
 describe('shards of the acks stream and the due set', () => {
   it('are the single acks and due keys with one shard, whatever the id', () => {
@@ -29,5 +36,15 @@ describe('watchdog members of the due set', () => {
     expect(watchdogMember('t:1')).toBe('#t:1');
     expect(dueTaskId('#t:1')).toBe('t:1');
     expect(dueTaskId('t:1')).toBe('t:1');
+  });
+
+  it('and so is a cancellation’s follow-up', () => {
+    expect(cancelMember('t:1')).toBe('!t:1');
+    expect(dueTaskId('!t:1')).toBe('t:1');
+    expect([dueKind('t:1'), dueKind('#t:1'), dueKind('!t:1')]).toEqual([
+      'due',
+      'watchdog',
+      'cancel',
+    ]);
   });
 });

@@ -165,9 +165,30 @@ export function watchdogMember(taskId: string): string {
   return `#${taskId}`;
 }
 
-/** The task_id a member of the due set stands for (`<task_id>` or its watchdog `#<task_id>`). */
+/**
+ * The due set's member over a cancellation's follow-up, `!<task_id>`: written before the task is
+ * cancelled and dropped once its `cancelled` callback is published and what held it is cleared.
+ * Should the canceller fail between the two (a router killed, a Cluster master lost), registry-sync
+ * finds it due and does the follow-up itself. `!` is never part of an id either.
+ */
+export function cancelMember(taskId: string): string {
+  return `!${taskId}`;
+}
+
+/** What a member of the due set stands for: the task's own entry, a watchdog, or a cancellation. */
+export type DueKind = 'due' | 'watchdog' | 'cancel';
+
+/** The kind of a due set member (see `dueTaskId` for its task). */
+export function dueKind(member: string): DueKind {
+  return member.startsWith('#') ? 'watchdog' : member.startsWith('!') ? 'cancel' : 'due';
+}
+
+/**
+ * The task_id a member of the due set stands for (`<task_id>`, its watchdog `#<task_id>` or its
+ * cancellation's follow-up `!<task_id>`).
+ */
 export function dueTaskId(member: string): string {
-  return member.startsWith('#') ? member.slice(1) : member;
+  return member.startsWith('#') || member.startsWith('!') ? member.slice(1) : member;
 }
 
 /** Ids in keys may be scoped to a tenant (`<tenant>/<id>`, see `scopedId`). */

@@ -1,20 +1,28 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
-import { dueTaskId, type ReachKeys } from '@agent-reach/protocol';
+import { dueKind, dueTaskId, type ReachKeys } from '@agent-reach/protocol';
+import type { TaskCanceller } from '@agent-reach/dispatch';
+import type { Logger } from 'pino';
 import type { Resender } from '../tasks/resender.ts';
 
 const BATCH = 200;
 
+/** How long a cancellation's follow-up that failed waits before it is tried again. */
+const FOLLOW_UP_AGAIN_MS = 1000;
+
 /**
  * Dispatches the tasks whose time has come in the due set (every shard of it): retries after their backoff,
- * replayed dead letters, and (through their watchdog entries, `#<task_id>`) submissions a router
- * claimed but never delivered.
+ * replayed dead letters, (through their watchdog entries, `#<task_id>`) submissions a router
+ * claimed but never delivered, and (through `!<task_id>`) cancellations whose canceller stopped
+ * before its follow-up was done.
  */
 export class DueProcessor {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
     private readonly resender: Resender,
+    private readonly canceller: TaskCanceller,
     private readonly dlqRetentionS: number,
+    private readonly logger?: Logger,
   ) {}
 
   /** One pass; returns how many tasks were sent. */
@@ -30,12 +38,29 @@ export class DueProcessor {
         BATCH,
       );
       for (const member of members) {
-        const via = member === dueTaskId(member) ? 'due' : 'watchdog';
-        if ((await this.resender.resend(dueTaskId(member), now, via)) === 'sent') sent++;
+        const kind = dueKind(member);
+        if (kind === 'cancel') await this.followUp(shard, member, now);
+        else if ((await this.resender.resend(dueTaskId(member), now, kind)) === 'sent') sent++;
       }
     }
     await this.redis.zremrangebyscore(this.keys.dlq(), '-inf', now - this.dlqRetentionS * 1000);
     return sent;
+  }
+
+  /**
+   * A cancellation's follow-up: done here, or (should Redis refuse it now) tried again a little
+   * later, so one that cannot be done does not hold back the entries behind it.
+   */
+  private async followUp(shard: number, member: string, now: number): Promise<void> {
+    try {
+      await this.canceller.resume(dueTaskId(member));
+    } catch (err: unknown) {
+      this.logger?.warn(
+        { err, task_id: dueTaskId(member) },
+        'cancellation follow-up failed; tried again shortly',
+      );
+      await this.redis.zadd(this.keys.due(shard), 'XX', now + FOLLOW_UP_AGAIN_MS, member);
+    }
   }
 
   /**

@@ -1,24 +1,34 @@
 --[[
   Cancels a task: final for its caller at once (status `cancelled`, a timeline entry naming who
   cancelled it and when). What was running or waiting for it is cleared by the caller of this
-  script from the reply: the due entry, the pool entry, the agent's control notice. Cancelling
-  a cancelled task again changes nothing.
+  script from the reply: the due entry, the pool entry, the agent's control notice, the callback.
+  Cancelling a cancelled task again changes nothing here and answers as the first cancel did, so
+  that follow-up can be done again (it is idempotent) should the first one have failed midway.
 
   KEYS[1] task hash   KEYS[2] task timeline list
   ARGV[1] now ms (Redis time as the router reads it)   ARGV[2] who cancelled (key id)
   ARGV[3] retention seconds once final
+  ARGV[4] "resume": only answer for a task cancelled already (registry-sync's follow-up), never
+          cancel one
 
-  Output: { 0 cancelled now | 1 cancelled before, status before, agent_id, attempt, epoch,
-            callback_topic, capability, message_id, stream, received_at, trace_id }
-  Errors: -1 no such task, -7 already final (completed or dead: ALREADY_FINAL)
+  Output: { 0 cancelled now | 1 cancelled before, status before the cancel, agent_id, attempt,
+            epoch, callback_topic, capability, message_id, stream, received_at, trace_id,
+            cancelled_at, cancelled_by }
+  Errors: -1 no such task, -7 already final (completed or dead: ALREADY_FINAL),
+          -8 not cancelled (with "resume")
 ]]
 local cur = redis.call('HMGET', KEYS[1], 'status', 'agent_id', 'attempt', 'epoch',
-  'callback_topic', 'capability', 'message_id', 'stream', 'received_at', 'trace_id')
+  'callback_topic', 'capability', 'message_id', 'stream', 'received_at', 'trace_id',
+  'cancelled_from', 'cancelled_at', 'cancelled_by')
 if not cur[1] then return { -1 } end
 if cur[1] == 'completed' or cur[1] == 'dead' then return { -7 } end
-local code = 0
+local code, before, at, by = 0, cur[1], ARGV[1], ARGV[2]
 if cur[1] == 'cancelled' then
   code = 1
+  -- A task cancelled before `cancelled_from` was kept: nothing known of what held it.
+  before, at, by = cur[11] or 'cancelled', cur[12] or ARGV[1], cur[13] or ARGV[2]
+elseif ARGV[4] == 'resume' then
+  return { -8 }
 else
   redis.call('RPUSH', KEYS[2], cjson.encode({
     stage = 'cancelled', at = tonumber(ARGV[1]), by = ARGV[2],
@@ -26,9 +36,10 @@ else
   }))
   -- The payload and the nonce are no longer needed.
   redis.call('HSET', KEYS[1], 'status', 'cancelled', 'cancelled_at', ARGV[1], 'cancelled_by', ARGV[2],
-    'payload', '', 'nonce', '', 'tl', 1)
+    'cancelled_from', cur[1], 'payload', '', 'nonce', '', 'tl', 1)
   redis.call('EXPIRE', KEYS[1], ARGV[3])
   redis.call('EXPIRE', KEYS[2], ARGV[3])
 end
-return { code, cur[1], cur[2] or '', tonumber(cur[3]) or 0, tonumber(cur[4]) or 0, cur[5] or '',
-  cur[6] or '', cur[7] or '', cur[8] or '', tonumber(cur[9]) or 0, cur[10] or '' }
+return { code, before, cur[2] or '', tonumber(cur[3]) or 0, tonumber(cur[4]) or 0, cur[5] or '',
+  cur[6] or '', cur[7] or '', cur[8] or '', tonumber(cur[9]) or 0, cur[10] or '',
+  tonumber(at) or 0, by }

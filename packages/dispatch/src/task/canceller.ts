@@ -1,6 +1,12 @@
-import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import { ControlField, WORKER_GROUP, watchdogMember, type ReachKeys } from '@agent-reach/protocol';
+import {
+  cancelMember,
+  ControlField,
+  WORKER_GROUP,
+  watchdogMember,
+  type ReachKeys,
+} from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { CallbackPublisher } from '../callbacks.ts';
 
@@ -37,6 +43,8 @@ interface CancelReply {
   stream: string;
   receivedAt: number;
   traceId: string;
+  cancelledAt: number;
+  cancelledBy: string;
 }
 
 function decodeCancelReply(raw: readonly unknown[]): CancelReply {
@@ -54,6 +62,7 @@ function decodeCancelReply(raw: readonly unknown[]): CancelReply {
       number?,
       string?,
     ];
+  const [at, by] = raw.slice(11) as [number?, string?];
   return {
     code,
     before: before ?? '',
@@ -66,8 +75,17 @@ function decodeCancelReply(raw: readonly unknown[]): CancelReply {
     stream: stream ?? '',
     receivedAt: rec ?? 0,
     traceId: trace ?? '',
+    cancelledAt: at ?? 0,
+    cancelledBy: by ?? '',
   };
 }
+
+/**
+ * How long after a cancel its follow-up entry (`!<task_id>` in the due set) comes due: the
+ * cancel's own follow-up takes milliseconds and drops it; should it fail, registry-sync does the
+ * follow-up then (and again each sweep until it is done).
+ */
+export const CANCEL_FOLLOW_UP_MS = 2000;
 
 /**
  * Cancels tasks (`POST /v1/tasks/:id/cancel`): the task is final at once (cancel-2.lua), its
@@ -77,6 +95,13 @@ function decodeCancelReply(raw: readonly unknown[]): CancelReply {
  * reads even with every slot busy, to abort the handler (or not to start it). The agent's slot
  * frees when its late ack comes (refused, recorded as `stopped`) or its execution lease lapses.
  * The task's children (submitted while handling it) are cancelled with it.
+ *
+ * The cancel and its follow-up touch keys in several slots, so no one step covers them. A
+ * follow-up entry written first (`cancelMember`, due CANCEL_FOLLOW_UP_MS later) is dropped only
+ * once the follow-up is done: a canceller that fails in between (a router killed, a Cluster master
+ * lost) leaves it to registry-sync (`resume`). Every step of the follow-up is idempotent — the
+ * callback's mark lets it be published once — so it may run twice; a cancel of a cancelled task
+ * runs it again too, and a caller retrying a cancel that failed gets it done at once.
  */
 export class TaskCanceller {
   private readonly log: Logger;
@@ -88,54 +113,78 @@ export class TaskCanceller {
   /** Cancels `taskId` (its scoped id) for `by` (the key id), and its children. */
   async cancel(taskId: string, by: string): Promise<CancelOutcome> {
     const { redis, keys } = this.o;
-    const now = Date.now();
-    const reply = decodeCancelReply(
+    const followUp = cancelMember(taskId);
+    const added = await redis.zadd(
+      keys.dueOf(taskId),
+      'NX',
+      Date.now() + CANCEL_FOLLOW_UP_MS,
+      followUp,
+    );
+    const reply = await this.run(taskId, by, false);
+    if (reply.code < 0) {
+      // Nothing to follow up: the entry goes unless an earlier cancel's is still pending.
+      if (added === 1) await redis.zrem(keys.dueOf(taskId), followUp);
+      return reply.code === -1
+        ? { kind: 'unknown' }
+        : { kind: 'final', status: 'completed or dead' };
+    }
+    return { kind: 'cancelled', taskId, children: await this.followUp(taskId, reply) };
+  }
+
+  /**
+   * registry-sync's side: a follow-up entry came due, so a cancel of `taskId` may have stopped
+   * midway. A cancelled task gets its follow-up (again); any other (the cancel never reached it,
+   * or it expired) only loses the entry. Returns whether the task was cancelled.
+   */
+  async resume(taskId: string): Promise<boolean> {
+    const reply = await this.run(taskId, '', true);
+    if (reply.code < 0) {
+      await this.o.redis.zrem(this.o.keys.dueOf(taskId), cancelMember(taskId));
+      return false;
+    }
+    await this.followUp(taskId, reply);
+    this.log.info({ task_id: taskId }, 'cancellation followed up after its canceller stopped');
+    return true;
+  }
+
+  private async run(taskId: string, by: string, resume: boolean): Promise<CancelReply> {
+    const { redis, keys } = this.o;
+    return decodeCancelReply(
       await redis.reachCancel(
         keys.task(taskId),
         keys.timeline(taskId),
-        now,
+        Date.now(),
         by,
         this.o.retentionS(),
+        ...(resume ? ['resume'] : []),
       ),
     );
-    if (reply.code === -1) return { kind: 'unknown' };
-    if (reply.code === -7) return { kind: 'final', status: 'completed or dead' };
-    if (reply.code === 0) await this.clear(taskId, by, now, reply);
-    let children = 0;
-    for (const child of await redis.smembers(keys.children(taskId))) {
-      const done = await this.cancel(child, by);
-      if (done.kind === 'cancelled') children += 1 + done.children;
-    }
-    return { kind: 'cancelled', taskId, children };
   }
 
-  private async clear(taskId: string, by: string, now: number, r: CancelReply): Promise<void> {
+  /**
+   * What a cancel leaves to do, each step safe to repeat: clear what holds the task, record the
+   * event, publish the callback, drop the due entries (its follow-up's last), then the children.
+   * Returns how many children were cancelled.
+   */
+  private async followUp(taskId: string, r: CancelReply): Promise<number> {
     const { redis, keys } = this.o;
-    // The task's own entry (a retry's backoff) and a delayed task's hold (its `#` member).
-    const due = keys.dueOf(taskId);
-    const clearing = slotPipeline(redis).add(due, (p) =>
-      p.zrem(due, taskId, watchdogMember(taskId)),
-    );
+    const by = r.cancelledBy;
     const held = r.before === 'accepted' || r.before === 'sent' || r.before === 'received';
     if (held && r.agentId !== '') {
-      const control = keys.control(r.agentId);
-      clearing.add(control, (p) =>
-        p.xadd(
-          control,
-          'MAXLEN',
-          '~',
-          CONTROL_MAXLEN,
-          '*',
-          ControlField.kind,
-          'cancel',
-          ControlField.taskId,
-          taskId,
-          ControlField.attempt,
-          r.attempt,
-        ),
+      await redis.xadd(
+        keys.control(r.agentId),
+        'MAXLEN',
+        '~',
+        CONTROL_MAXLEN,
+        '*',
+        ControlField.kind,
+        'cancel',
+        ControlField.taskId,
+        taskId,
+        ControlField.attempt,
+        r.attempt,
       );
     }
-    await clearing.exec();
     if (held && r.agentId === '' && r.stream !== '' && r.messageId !== '') {
       // Waiting in a capability pool: no pull agent will read it now.
       await redis
@@ -144,10 +193,12 @@ export class TaskCanceller {
         .xdel(r.stream, r.messageId)
         .exec();
     }
-    this.log.info(
-      { task_id: taskId, by, status_before: r.before, agent_id: r.agentId || undefined },
-      'task cancelled',
-    );
+    if (r.code === 0)
+      this.log.info(
+        { task_id: taskId, by, status_before: r.before, agent_id: r.agentId || undefined },
+        'task cancelled',
+      );
+    // At the cancel's own time: written again, the point is the same one.
     this.o.events.write({
       stage: 'cancelled',
       capability: r.capability,
@@ -155,7 +206,7 @@ export class TaskCanceller {
       agent_id: r.agentId || 'none',
       task_id: taskId,
       attempt: r.attempt,
-      at: now,
+      at: r.cancelledAt,
       reason: by,
       ...(r.traceId ? { trace_id: r.traceId } : {}),
     });
@@ -166,8 +217,17 @@ export class TaskCanceller {
         capability: r.capability,
         agent_id: r.agentId,
         attempt: r.attempt,
-        completed_at: now,
+        completed_at: r.cancelledAt,
         error: `cancelled by ${by}`,
       });
+    // The task's own entry (a retry's backoff), a delayed task's hold (its `#` member), and
+    // this follow-up's entry, now done.
+    await redis.zrem(keys.dueOf(taskId), taskId, watchdogMember(taskId), cancelMember(taskId));
+    let children = 0;
+    for (const child of await redis.smembers(keys.children(taskId))) {
+      const done = await this.cancel(child, by);
+      if (done.kind === 'cancelled') children += 1 + done.children;
+    }
+    return children;
   }
 }

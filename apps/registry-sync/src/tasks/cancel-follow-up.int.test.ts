@@ -1,0 +1,165 @@
+/**
+ * A cancel is two steps on keys of different slots: the task turns `cancelled`, then its callback
+ * is published and what held it is cleared. A canceller that fails between them (here: its
+ * connection for the callback is gone, as when a Cluster master is lost) must not leave a cancelled
+ * task whose caller never hears of it: registry-sync finds the cancel's follow-up entry and
+ * publishes the `cancelled` callback, once; a caller who cancels again gets it done at once.
+ */
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  cancelMember,
+  decodeCallback,
+  reachKeys,
+  type CallbackMessage,
+  type ReachKeys,
+} from '@agent-reach/protocol';
+import { CallbackPublisher, defineDispatchCommands, TaskCanceller } from '@agent-reach/dispatch';
+import { createEventSink } from '@agent-reach/events';
+import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
+import { createRegistryService, type RegistryService } from '../index.ts';
+
+const silent = pino({ level: 'silent' });
+let redis: Redis;
+/** A connection to a port where nothing listens: every command on it fails at once. */
+let cut: Redis;
+let keys: ReachKeys;
+let service: RegistryService;
+
+beforeAll(async () => {
+  const prefix = randomPrefix();
+  keys = reachKeys(prefix);
+  redis = new Redis(testServices().redisUrl);
+  cut = new Redis({
+    host: '127.0.0.1',
+    port: 1,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  cut.on('error', () => undefined);
+  defineDispatchCommands(redis);
+  defineDispatchCommands(cut);
+  service = await createRegistryService(
+    { redisUrl: testServices().redisUrl, prefix, sweepIntervalMs: 50 },
+    { logger: silent },
+  );
+}, 30_000);
+
+afterAll(async () => {
+  await service?.close();
+  await redis?.quit();
+  cut?.disconnect();
+});
+
+/** A canceller as a router has one; `publishOn` is the connection its callbacks go through. */
+function canceller(publishOn: Redis): TaskCanceller {
+  return new TaskCanceller({
+    redis,
+    keys,
+    callbacks: new CallbackPublisher(publishOn, keys, {
+      callbackRetentionS: 600,
+      callbackMaxLen: 1000,
+    }),
+    events: createEventSink({ logger: silent }),
+    logger: silent,
+    retentionS: () => 600,
+  });
+}
+
+/** A task an agent is running, with a callback topic of its own. */
+async function runningTask(taskId: string, agentId: string, topic: string): Promise<void> {
+  const now = Date.now();
+  await redis.hset(keys.task(taskId), {
+    status: 'received',
+    capability: 'echo',
+    payload: '{}',
+    attempt: '1',
+    epoch: '1',
+    agent_id: agentId,
+    callback_topic: topic,
+    created_at: String(now - 1000),
+    received_at: String(now - 500),
+  });
+}
+
+async function topicItems(topic: string): Promise<CallbackMessage[]> {
+  const entries = await redis.xrange(keys.callback(topic), '-', '+');
+  return entries.map(([, fields]) => decodeCallback(fields));
+}
+
+async function cancelNotices(agentId: string, taskId: string): Promise<number> {
+  const entries = await redis.xrange(keys.control(agentId), '-', '+');
+  return entries.filter(([, f]) => f.includes(taskId) && f.includes('cancel')).length;
+}
+
+describe('a cancel whose follow-up failed midway', () => {
+  it('still reaches the callback topic, once, through registry-sync', async () => {
+    const [taskId, agentId, topic] = ['cx-1', 'agent-cx-1', 'topic-cx-1'];
+    await runningTask(taskId, agentId, topic);
+
+    await expect(canceller(cut).cancel(taskId, 'key-1')).rejects.toThrow();
+    // The cancel itself took effect; its caller's topic has nothing yet.
+    expect(await redis.hget(keys.task(taskId), 'status')).toBe('cancelled');
+    expect(await topicItems(topic)).toEqual([]);
+    expect(await redis.zscore(keys.dueOf(taskId), cancelMember(taskId))).not.toBeNull();
+
+    const items = await waitFor(
+      async () => {
+        const found = await topicItems(topic);
+        return found.length > 0 && found;
+      },
+      { timeoutMs: 8000 },
+    );
+    expect(items.map((x) => [x.task_id, x.status, x.error])).toEqual([
+      [taskId, 'cancelled', 'cancelled by key-1'],
+    ]);
+    // The agent was told to stop (by the first try and again by the follow-up: a notice for a
+    // task it no longer runs changes nothing), and the follow-up entry is gone.
+    expect(await cancelNotices(agentId, taskId)).toBeGreaterThan(0);
+    await waitFor(
+      async () => (await redis.zscore(keys.dueOf(taskId), cancelMember(taskId))) === null,
+      {
+        timeoutMs: 2000,
+      },
+    );
+    // Later sweeps publish nothing more.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await topicItems(topic)).toHaveLength(1);
+  }, 20_000);
+
+  it('is done at once when the caller cancels again, and not twice', async () => {
+    const [taskId, agentId, topic] = ['cx-2', 'agent-cx-2', 'topic-cx-2'];
+    await runningTask(taskId, agentId, topic);
+
+    await expect(canceller(cut).cancel(taskId, 'key-1')).rejects.toThrow();
+    const again = await canceller(redis).cancel(taskId, 'key-2');
+    expect(again).toEqual({ kind: 'cancelled', taskId, children: 0 });
+    // Published at once, naming who cancelled first, and the follow-up entry is gone.
+    const items = await topicItems(topic);
+    expect(items.map((x) => [x.status, x.error])).toEqual([['cancelled', 'cancelled by key-1']]);
+    expect(await redis.zscore(keys.dueOf(taskId), cancelMember(taskId))).toBeNull();
+    expect(await redis.hget(keys.task(taskId), 'cancelled_by')).toBe('key-1');
+    // Past the time registry-sync would have followed it up: still one item.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await topicItems(topic)).toHaveLength(1);
+  }, 20_000);
+
+  it('leaves a task the cancel never reached as it was', async () => {
+    // What a cancel that failed before its script ran leaves: only the follow-up entry.
+    const [taskId, agentId, topic] = ['cx-3', 'agent-cx-3', 'topic-cx-3'];
+    await runningTask(taskId, agentId, topic);
+    await redis.zadd(keys.dueOf(taskId), Date.now() - 10, cancelMember(taskId));
+
+    await waitFor(
+      async () => (await redis.zscore(keys.dueOf(taskId), cancelMember(taskId))) === null,
+      {
+        timeoutMs: 5000,
+      },
+    );
+    expect(await redis.hget(keys.task(taskId), 'status')).toBe('received');
+    expect(await topicItems(topic)).toEqual([]);
+    expect(await cancelNotices(agentId, taskId)).toBe(0);
+  }, 20_000);
+});
