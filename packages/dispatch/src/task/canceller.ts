@@ -99,9 +99,9 @@ export const CANCEL_FOLLOW_UP_MS = 2000;
  * The cancel and its follow-up touch keys in several slots, so no one step covers them. A
  * follow-up entry written first (`cancelMember`, due CANCEL_FOLLOW_UP_MS later) is dropped only
  * once the follow-up is done: a canceller that fails in between (a router killed, a Cluster master
- * lost) leaves it to registry-sync (`resume`). Every step of the follow-up is idempotent — the
- * callback's mark lets it be published once — so it may run twice; a cancel of a cancelled task
- * runs it again too, and a caller retrying a cancel that failed gets it done at once.
+ * lost) leaves it to registry-sync (`resume`); a cancel that took effect answers as cancelled even
+ * when its follow-up failed. Every step of the follow-up is idempotent — the callback's mark lets
+ * it be published once — so it may run twice; a cancel of a cancelled task runs it again too.
  */
 export class TaskCanceller {
   private readonly log: Logger;
@@ -128,7 +128,16 @@ export class TaskCanceller {
         ? { kind: 'unknown' }
         : { kind: 'final', status: 'completed or dead' };
     }
-    return { kind: 'cancelled', taskId, children: await this.followUp(taskId, reply) };
+    try {
+      return { kind: 'cancelled', taskId, children: await this.followUp(taskId, reply) };
+    } catch (err: unknown) {
+      // The cancel took effect; its follow-up entry has the rest done (children included).
+      this.log.warn(
+        { err, task_id: taskId },
+        'task cancelled; its follow-up failed and is left to registry-sync',
+      );
+      return { kind: 'cancelled', taskId, children: 0 };
+    }
   }
 
   /**
