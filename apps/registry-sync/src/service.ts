@@ -205,6 +205,7 @@ export async function createRegistryService(
           logger,
           retentionS: () => options.dlqRetentionS,
         }),
+        outcomes,
         options.dlqRetentionS,
         logger.child({ module: 'due' }),
       ),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  cancelMember,
+  followUpMember,
   dueKind,
   dueTaskId,
   reachKeys,
@@ -38,13 +38,13 @@ describe('watchdog members of the due set', () => {
     expect(dueTaskId('t:1')).toBe('t:1');
   });
 
-  it('and so is a cancellation’s follow-up', () => {
-    expect(cancelMember('t:1')).toBe('!t:1');
+  it('and so is a final state’s follow-up', () => {
+    expect(followUpMember('t:1')).toBe('!t:1');
     expect(dueTaskId('!t:1')).toBe('t:1');
     expect([dueKind('t:1'), dueKind('#t:1'), dueKind('!t:1')]).toEqual([
       'due',
       'watchdog',
-      'cancel',
+      'follow-up',
     ]);
   });
 });

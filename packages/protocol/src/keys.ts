@@ -166,26 +166,34 @@ export function watchdogMember(taskId: string): string {
 }
 
 /**
- * The due set's member over a cancellation's follow-up, `!<task_id>`: written before the task is
- * cancelled and dropped once its `cancelled` callback is published and what held it is cleared.
- * Should the canceller fail between the two (a router killed, a Cluster master lost), registry-sync
- * finds it due and does the follow-up itself. `!` is never part of an id either.
+ * The due set's member over a final state's follow-up, `!<task_id>`: what must reach others once a
+ * task is final and touches keys in other slots than the task — a cancel's `cancelled` callback
+ * and its agent's notice, a death's dead-letter index and notice. Written before the state
+ * changes and dropped once the follow-up is done; should the writer fail in between (a process
+ * killed, a Cluster master lost), registry-sync finds it due and does the follow-up itself. `!` is
+ * never part of an id either.
  */
-export function cancelMember(taskId: string): string {
+export function followUpMember(taskId: string): string {
   return `!${taskId}`;
 }
 
-/** What a member of the due set stands for: the task's own entry, a watchdog, or a cancellation. */
-export type DueKind = 'due' | 'watchdog' | 'cancel';
+/**
+ * How long after its writing a follow-up entry comes due: its writer's own follow-up takes
+ * milliseconds and drops it first, unless the writer failed.
+ */
+export const FOLLOW_UP_AFTER_MS = 2000;
+
+/** What a member of the due set stands for: the task's own entry, a watchdog, or a follow-up. */
+export type DueKind = 'due' | 'watchdog' | 'follow-up';
 
 /** The kind of a due set member (see `dueTaskId` for its task). */
 export function dueKind(member: string): DueKind {
-  return member.startsWith('#') ? 'watchdog' : member.startsWith('!') ? 'cancel' : 'due';
+  return member.startsWith('#') ? 'watchdog' : member.startsWith('!') ? 'follow-up' : 'due';
 }
 
 /**
  * The task_id a member of the due set stands for (`<task_id>`, its watchdog `#<task_id>` or its
- * cancellation's follow-up `!<task_id>`).
+ * final state's follow-up `!<task_id>`).
  */
 export function dueTaskId(member: string): string {
   return member.startsWith('#') || member.startsWith('!') ? member.slice(1) : member;

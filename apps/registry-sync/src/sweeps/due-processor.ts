@@ -3,17 +3,18 @@ import { dueKind, dueTaskId, type ReachKeys } from '@agent-reach/protocol';
 import type { TaskCanceller } from '@agent-reach/dispatch';
 import type { Logger } from 'pino';
 import type { Resender } from '../tasks/resender.ts';
+import type { TaskOutcomes } from '../tasks/outcomes.ts';
 
 const BATCH = 200;
 
-/** How long a cancellation's follow-up that failed waits before it is tried again. */
+/** How long a follow-up that failed waits before it is tried again. */
 const FOLLOW_UP_AGAIN_MS = 1000;
 
 /**
  * Dispatches the tasks whose time has come in the due set (every shard of it): retries after their backoff,
  * replayed dead letters, (through their watchdog entries, `#<task_id>`) submissions a router
- * claimed but never delivered, and (through `!<task_id>`) cancellations whose canceller stopped
- * before its follow-up was done.
+ * claimed but never delivered, and (through `!<task_id>`) the follow-up of a final state whose
+ * writer stopped before it was done: a cancel's callback and notice, a death's announcement.
  */
 export class DueProcessor {
   constructor(
@@ -21,6 +22,7 @@ export class DueProcessor {
     private readonly keys: ReachKeys,
     private readonly resender: Resender,
     private readonly canceller: TaskCanceller,
+    private readonly outcomes: TaskOutcomes,
     private readonly dlqRetentionS: number,
     private readonly logger?: Logger,
   ) {}
@@ -39,7 +41,7 @@ export class DueProcessor {
       );
       for (const member of members) {
         const kind = dueKind(member);
-        if (kind === 'cancel') await this.followUp(shard, member, now);
+        if (kind === 'follow-up') await this.followUp(shard, member, now);
         else if ((await this.resender.resend(dueTaskId(member), now, kind)) === 'sent') sent++;
       }
     }
@@ -48,17 +50,21 @@ export class DueProcessor {
   }
 
   /**
-   * A cancellation's follow-up: done here, or (should Redis refuse it now) tried again a little
-   * later, so one that cannot be done does not hold back the entries behind it.
+   * A final state's follow-up: done here — the cancel's or the death's, by the task's state; a task
+   * in neither (the change never happened, or it expired) only loses the entry — or, should Redis
+   * refuse it now, tried again a little later, so one that cannot be done does not hold back the
+   * entries behind it.
    */
   private async followUp(shard: number, member: string, now: number): Promise<void> {
+    const taskId = dueTaskId(member);
     try {
-      await this.canceller.resume(dueTaskId(member));
+      const status = await this.redis.hget(this.keys.task(taskId), 'status');
+      const done =
+        (status === 'cancelled' && (await this.canceller.resume(taskId))) ||
+        (status === 'dead' && (await this.outcomes.announceAgain(taskId)));
+      if (!done) await this.redis.zrem(this.keys.due(shard), member);
     } catch (err: unknown) {
-      this.logger?.warn(
-        { err, task_id: dueTaskId(member) },
-        'cancellation follow-up failed; tried again shortly',
-      );
+      this.logger?.warn({ err, task_id: taskId }, 'follow-up failed; tried again shortly');
       await this.redis.zadd(this.keys.due(shard), 'XX', now + FOLLOW_UP_AGAIN_MS, member);
     }
   }

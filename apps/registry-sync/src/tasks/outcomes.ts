@@ -1,6 +1,12 @@
-import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import type { DeadReason, HealthOutcomeName, ReachKeys } from '@agent-reach/protocol';
+import {
+  FOLLOW_UP_AFTER_MS,
+  followUpMember,
+  type DeadReason,
+  type HealthOutcomeName,
+  type ReachKeys,
+} from '@agent-reach/protocol';
 import { noticeStage, type DeadLetterer, type FleetEventLog } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import { backoffMs, type BackoffSettings } from './backoff.ts';
@@ -139,35 +145,52 @@ export class TaskOutcomes {
     this.o.health?.record(agentId, outcome);
   }
 
+  /**
+   * A dead task's follow-up entry came due: its death's announcement may have stopped midway
+   * (DeadLetterer.announceAgain). The entry is written before the state changes (retry below),
+   * so every death decided here is announced, whatever stops in between.
+   */
+  announceAgain(taskId: string): Promise<boolean> {
+    return this.o.deadLetters.announceAgain(taskId);
+  }
+
   /** Decides and records; safe to call twice for the same attempt (the second is skipped). */
   async retry(req: RetryRequest): Promise<RetryDecision> {
     const { redis, keys, settings } = this.o;
     const now = Date.now();
     const dueAt = req.immediate ? now : now + backoffMs(req.attempt, settings);
-    // The due entry goes first: if this process dies before the state changes, the entry finds
-    // a task that is not waiting and is dropped; the other order could strand a waiting task.
-    const replies = await slotPipeline(redis)
-      .add(keys.dueOf(req.taskId), (p) => p.zadd(keys.dueOf(req.taskId), dueAt, req.taskId))
-      .add(keys.task(req.taskId), (p) =>
-        p.reachRetry(
-          keys.task(req.taskId),
-          keys.timeline(req.taskId),
-          req.attempt,
-          req.reason,
-          settings.maxAttempts,
-          dueAt,
-          req.terminal ?? '',
-          settings.dlqRetentionS,
-          req.error ?? '',
-          req.agentId ?? '',
-          req.sent?.at ?? '',
-          req.sent?.messageId ?? '',
-        ),
-      )
-      .exec();
-    const [err, raw] = replies[1] ?? [new Error('retry: empty reply')];
-    if (err) throw err;
+    // The due entries go first, and are written before the script runs (on a Cluster they live
+    // on another master, so one pipeline would not order them): if this process dies before the
+    // state changes, the entry finds a task that is not waiting and is dropped; the other order
+    // could strand a waiting task. The follow-up entry has a death announced should this process
+    // stop before it is.
+    const due = keys.dueOf(req.taskId);
+    const followUp = followUpMember(req.taskId);
+    const written = (await redis
+      .pipeline()
+      .zadd(due, dueAt, req.taskId)
+      .zadd(due, 'NX', now + FOLLOW_UP_AFTER_MS, followUp)
+      .exec()) ?? [[new Error('retry: no reply for its due entries'), null]];
+    const failed = written.find(([e]) => e)?.[0];
+    if (failed) throw failed;
+    const raw = await redis.reachRetry(
+      keys.task(req.taskId),
+      keys.timeline(req.taskId),
+      req.attempt,
+      req.reason,
+      settings.maxAttempts,
+      dueAt,
+      req.terminal ?? '',
+      settings.dlqRetentionS,
+      req.error ?? '',
+      req.agentId ?? '',
+      req.sent?.at ?? '',
+      req.sent?.messageId ?? '',
+    );
     const reply = decodeRetryReply(raw as unknown[]);
+    // Only a death has a follow-up (its announcement drops the entry); one written here for
+    // anything else goes now, and one an earlier writer left stays for registry-sync.
+    if (reply.kind !== 'dead' && written[1]?.[1] === 1) await redis.zrem(due, followUp);
     if (reply.kind === 'skipped') return reply;
     const health = HEALTH_OF[req.reason];
     if (health && req.agentId) this.recordHealth(req.agentId, health);

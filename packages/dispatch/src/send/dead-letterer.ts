@@ -1,6 +1,11 @@
-import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
+import {
+  FOLLOW_UP_AFTER_MS,
+  followUpMember,
+  watchdogMember,
+  type ReachKeys,
+} from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { CallbackPublisher } from '../callbacks.ts';
 import type { FleetEventLog } from '../fleet-event-log.ts';
@@ -55,6 +60,9 @@ export class DeadLetterer {
    */
   async deadOnArrival(spec: TaskSpec, reason: string): Promise<boolean> {
     const { redis, keys } = this.o;
+    const due = keys.dueOf(spec.taskId);
+    const followUp = followUpMember(spec.taskId);
+    const added = await redis.zadd(due, 'NX', Date.now() + FOLLOW_UP_AFTER_MS, followUp);
     const created = await redis.reachReject(
       keys.task(spec.taskId),
       keys.timeline(spec.taskId),
@@ -67,7 +75,10 @@ export class DeadLetterer {
       this.o.dlqRetentionS(),
       ...constraintArgs(spec),
     );
-    if (created !== 1) return false;
+    if (created !== 1) {
+      if (added === 1) await redis.zrem(due, followUp);
+      return false;
+    }
     await this.announce({
       taskId: spec.taskId,
       capability: spec.capability,
@@ -80,14 +91,16 @@ export class DeadLetterer {
     return true;
   }
 
-  /** Indexes the dead task for the DLQ and tells everyone who watches. */
+  /**
+   * Indexes the dead task for the DLQ and tells everyone who watches. Its due entries go last:
+   * whoever moved it to `dead` wrote its follow-up entry (`followUpMember`) first, so an
+   * announcement that stops midway leaves that entry, and registry-sync announces the death
+   * again when it comes due (`announceAgain`). Each step is safe to repeat; the callback notice's
+   * mark (per attempt) publishes it once.
+   */
   async announce(d: DeadTask): Promise<void> {
     const { redis, keys } = this.o;
-    const due = keys.dueOf(d.taskId);
-    await slotPipeline(redis)
-      .add(keys.dlq(), (p) => p.zadd(keys.dlq(), d.at, d.taskId))
-      .add(due, (p) => p.zrem(due, d.taskId, watchdogMember(d.taskId)))
-      .exec();
+    await redis.zadd(keys.dlq(), d.at, d.taskId);
     const trace = d.traceId ? { trace_id: d.traceId } : {};
     this.log.warn(
       {
@@ -111,5 +124,47 @@ export class DeadLetterer {
         completed_at: d.at,
       });
     }
+    await redis.zrem(
+      keys.dueOf(d.taskId),
+      d.taskId,
+      watchdogMember(d.taskId),
+      followUpMember(d.taskId),
+    );
+  }
+
+  /**
+   * A dead task's follow-up entry came due: its announcement may have stopped midway (a process
+   * killed, a Cluster master lost). It is announced again from what the task holds, with the
+   * time it died. False when the task is not dead (nothing done).
+   */
+  async announceAgain(taskId: string): Promise<boolean> {
+    const { redis, keys } = this.o;
+    const [status, attempt, capability, topic, reason, agentId, error, traceId, deadAt] =
+      await redis.hmget(
+        keys.task(taskId),
+        'status',
+        'attempt',
+        'capability',
+        'callback_topic',
+        'dead_reason',
+        'agent_id',
+        'error',
+        'trace_id',
+        'dead_at',
+      );
+    if (status !== 'dead') return false;
+    await this.announce({
+      taskId,
+      capability: capability ?? '',
+      attempt: Number(attempt ?? 0),
+      reason: reason ?? '',
+      ...(agentId ? { agentId } : {}),
+      ...(error ? { error } : {}),
+      callbackTopic: topic ?? '',
+      traceId: traceId ?? '',
+      at: Number(deadAt ?? 0),
+    });
+    this.log.info({ task_id: taskId }, 'death announced again after its announcement stopped');
+    return true;
   }
 }

@@ -1,8 +1,9 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
-  cancelMember,
   ControlField,
+  FOLLOW_UP_AFTER_MS,
+  followUpMember,
   WORKER_GROUP,
   watchdogMember,
   type ReachKeys,
@@ -81,13 +82,6 @@ function decodeCancelReply(raw: readonly unknown[]): CancelReply {
 }
 
 /**
- * How long after a cancel its follow-up entry (`!<task_id>` in the due set) comes due: the
- * cancel's own follow-up takes milliseconds and drops it; should it fail, registry-sync does the
- * follow-up then (and again each sweep until it is done).
- */
-export const CANCEL_FOLLOW_UP_MS = 2000;
-
-/**
  * Cancels tasks (`POST /v1/tasks/:id/cancel`): the task is final at once (cancel-2.lua), its
  * callback topic gets one `cancelled` item and the event goes to InfluxDB; what still holds it
  * is cleared — its due entry (waiting for a retry or a start), its pool entry (waiting for a
@@ -97,7 +91,7 @@ export const CANCEL_FOLLOW_UP_MS = 2000;
  * The task's children (submitted while handling it) are cancelled with it.
  *
  * The cancel and its follow-up touch keys in several slots, so no one step covers them. A
- * follow-up entry written first (`cancelMember`, due CANCEL_FOLLOW_UP_MS later) is dropped only
+ * follow-up entry written first (`followUpMember`, due FOLLOW_UP_AFTER_MS later) is dropped only
  * once the follow-up is done: a canceller that fails in between (a router killed, a Cluster master
  * lost) leaves it to registry-sync (`resume`); a cancel that took effect answers as cancelled even
  * when its follow-up failed. Every step of the follow-up is idempotent — the callback's mark lets
@@ -113,11 +107,11 @@ export class TaskCanceller {
   /** Cancels `taskId` (its scoped id) for `by` (the key id), and its children. */
   async cancel(taskId: string, by: string): Promise<CancelOutcome> {
     const { redis, keys } = this.o;
-    const followUp = cancelMember(taskId);
+    const followUp = followUpMember(taskId);
     const added = await redis.zadd(
       keys.dueOf(taskId),
       'NX',
-      Date.now() + CANCEL_FOLLOW_UP_MS,
+      Date.now() + FOLLOW_UP_AFTER_MS,
       followUp,
     );
     const reply = await this.run(taskId, by, false);
@@ -148,7 +142,7 @@ export class TaskCanceller {
   async resume(taskId: string): Promise<boolean> {
     const reply = await this.run(taskId, '', true);
     if (reply.code < 0) {
-      await this.o.redis.zrem(this.o.keys.dueOf(taskId), cancelMember(taskId));
+      await this.o.redis.zrem(this.o.keys.dueOf(taskId), followUpMember(taskId));
       return false;
     }
     await this.followUp(taskId, reply);
@@ -231,7 +225,7 @@ export class TaskCanceller {
       });
     // The task's own entry (a retry's backoff), a delayed task's hold (its `#` member), and
     // this follow-up's entry, now done.
-    await redis.zrem(keys.dueOf(taskId), taskId, watchdogMember(taskId), cancelMember(taskId));
+    await redis.zrem(keys.dueOf(taskId), taskId, watchdogMember(taskId), followUpMember(taskId));
     let children = 0;
     for (const child of await redis.smembers(keys.children(taskId))) {
       const done = await this.cancel(child, by);

@@ -1,25 +1,34 @@
 /**
- * A cancel is two steps on keys of different slots: the task turns `cancelled`, then its callback
- * is published and what held it is cleared. A canceller that fails between them (here: its
- * connection for the callback is gone, as when a Cluster master is lost) must not leave a cancelled
- * task whose caller never hears of it: the cancel still answers as done, registry-sync finds its
- * follow-up entry and publishes the `cancelled` callback, once; a caller who cancels again gets it
- * done at once. A router that dies in between leaves the same entry behind.
+ * A final state is written in steps on keys of different slots: the task turns `cancelled` or
+ * `dead`, then its callback is published (and the agent told, the dead letter indexed). A writer
+ * that fails between them (here: its connection for the callback is gone, as when a Cluster master
+ * is lost) must not leave a final task whose caller never hears of it: registry-sync finds the
+ * follow-up entry written before the change and publishes the callback, once. A cancel still
+ * answers as done, and a caller who cancels again gets it done at once. A process that dies in
+ * between leaves the same entry behind.
  */
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  cancelMember,
+  followUpMember,
   decodeCallback,
   reachKeys,
   type CallbackMessage,
   type ReachKeys,
 } from '@agent-reach/protocol';
-import { CallbackPublisher, defineDispatchCommands, TaskCanceller } from '@agent-reach/dispatch';
+import {
+  CallbackPublisher,
+  DeadLetterer,
+  defineDispatchCommands,
+  FleetEventLog,
+  TaskCanceller,
+} from '@agent-reach/dispatch';
 import { createEventSink } from '@agent-reach/events';
 import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from '../index.ts';
+import { defineCommands } from '../commands/index.ts';
+import { TaskOutcomes } from './outcomes.ts';
 
 const silent = pino({ level: 'silent' });
 let redis: Redis;
@@ -42,6 +51,7 @@ beforeAll(async () => {
   cut.on('error', () => undefined);
   defineDispatchCommands(redis);
   defineDispatchCommands(cut);
+  defineCommands(redis, ['retry']);
   service = await createRegistryService(
     { redisUrl: testServices().redisUrl, prefix, sweepIntervalMs: 50 },
     { logger: silent },
@@ -54,18 +64,42 @@ afterAll(async () => {
   cut?.disconnect();
 });
 
+function publisher(on: Redis): CallbackPublisher {
+  return new CallbackPublisher(on, keys, { callbackRetentionS: 600, callbackMaxLen: 1000 });
+}
+
 /** A canceller as a router has one; `publishOn` is the connection its callbacks go through. */
 function canceller(publishOn: Redis): TaskCanceller {
   return new TaskCanceller({
     redis,
     keys,
-    callbacks: new CallbackPublisher(publishOn, keys, {
-      callbackRetentionS: 600,
-      callbackMaxLen: 1000,
-    }),
+    callbacks: publisher(publishOn),
     events: createEventSink({ logger: silent }),
     logger: silent,
     retentionS: () => 600,
+  });
+}
+
+/** Retry decisions as registry-sync takes them; `publishOn` carries the dead-letter notices. */
+function outcomes(publishOn: Redis): TaskOutcomes {
+  const events = createEventSink({ logger: silent });
+  const fleet = new FleetEventLog(redis, keys, silent);
+  return new TaskOutcomes({
+    redis,
+    keys,
+    events,
+    fleet,
+    deadLetters: new DeadLetterer({
+      redis,
+      keys,
+      events,
+      callbacks: publisher(publishOn),
+      fleet,
+      logger: silent,
+      dlqRetentionS: () => 600,
+    }),
+    settings: { retryBaseMs: 100, retryCapMs: 1000, maxAttempts: 3, dlqRetentionS: 600 },
+    logger: silent,
   });
 }
 
@@ -108,7 +142,7 @@ describe('a cancel whose follow-up failed midway', () => {
     });
     expect(await redis.hget(keys.task(taskId), 'status')).toBe('cancelled');
     expect(await topicItems(topic)).toEqual([]);
-    expect(await redis.zscore(keys.dueOf(taskId), cancelMember(taskId))).not.toBeNull();
+    expect(await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))).not.toBeNull();
 
     const items = await waitFor(
       async () => {
@@ -124,7 +158,7 @@ describe('a cancel whose follow-up failed midway', () => {
     // task it no longer runs changes nothing), and the follow-up entry is gone.
     expect(await cancelNotices(agentId, taskId)).toBeGreaterThan(0);
     await waitFor(
-      async () => (await redis.zscore(keys.dueOf(taskId), cancelMember(taskId))) === null,
+      async () => (await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))) === null,
       {
         timeoutMs: 2000,
       },
@@ -145,7 +179,7 @@ describe('a cancel whose follow-up failed midway', () => {
     // Published at once, naming who cancelled first, and the follow-up entry is gone.
     const items = await topicItems(topic);
     expect(items.map((x) => [x.status, x.error])).toEqual([['cancelled', 'cancelled by key-1']]);
-    expect(await redis.zscore(keys.dueOf(taskId), cancelMember(taskId))).toBeNull();
+    expect(await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))).toBeNull();
     expect(await redis.hget(keys.task(taskId), 'cancelled_by')).toBe('key-1');
     // Past the time registry-sync would have followed it up: still one item.
     await new Promise((resolve) => setTimeout(resolve, 2500));
@@ -156,10 +190,10 @@ describe('a cancel whose follow-up failed midway', () => {
     // What a cancel that failed before its script ran leaves: only the follow-up entry.
     const [taskId, agentId, topic] = ['cx-3', 'agent-cx-3', 'topic-cx-3'];
     await runningTask(taskId, agentId, topic);
-    await redis.zadd(keys.dueOf(taskId), Date.now() - 10, cancelMember(taskId));
+    await redis.zadd(keys.dueOf(taskId), Date.now() - 10, followUpMember(taskId));
 
     await waitFor(
-      async () => (await redis.zscore(keys.dueOf(taskId), cancelMember(taskId))) === null,
+      async () => (await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))) === null,
       {
         timeoutMs: 5000,
       },
@@ -167,5 +201,68 @@ describe('a cancel whose follow-up failed midway', () => {
     expect(await redis.hget(keys.task(taskId), 'status')).toBe('received');
     expect(await topicItems(topic)).toEqual([]);
     expect(await cancelNotices(agentId, taskId)).toBe(0);
+  }, 20_000);
+});
+
+describe('a death whose announcement failed midway', () => {
+  it('still reaches the dead letters and the callback topic, once, through registry-sync', async () => {
+    const [taskId, agentId, topic] = ['dx-1', 'agent-dx-1', 'topic-dx-1'];
+    await runningTask(taskId, agentId, topic);
+
+    await expect(
+      outcomes(cut).retry({
+        taskId,
+        attempt: 1,
+        reason: 'failed',
+        agentId,
+        error: 'boom',
+        terminal: 'not_retryable',
+      }),
+    ).rejects.toThrow();
+    expect(await redis.hget(keys.task(taskId), 'status')).toBe('dead');
+    expect(await topicItems(topic)).toEqual([]);
+    expect(await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))).not.toBeNull();
+
+    const items = await waitFor(
+      async () => {
+        const found = await topicItems(topic);
+        return found.length > 0 && found;
+      },
+      { timeoutMs: 8000 },
+    );
+    expect(items.map((x) => [x.task_id, x.status, x.error, x.attempt])).toEqual([
+      [taskId, 'dead', 'not_retryable', 1],
+    ]);
+    expect(await redis.zscore(keys.dlq(), taskId)).not.toBeNull();
+    await waitFor(
+      async () => (await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))) === null,
+      { timeoutMs: 2000 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await topicItems(topic)).toHaveLength(1);
+  }, 20_000);
+
+  it('leaves no follow-up entry behind a retry or a death announced in full', async () => {
+    const [taskId, agentId, topic] = ['dx-2', 'agent-dx-2', 'topic-dx-2'];
+    await runningTask(taskId, agentId, topic);
+    const decide = outcomes(redis);
+
+    const first = await decide.retry({ taskId, attempt: 1, reason: 'failed', agentId });
+    expect(first.kind).toBe('retry');
+    expect(await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))).toBeNull();
+    // The retry's own due entry stays: it brings the next attempt.
+    expect(await redis.zscore(keys.dueOf(taskId), taskId)).not.toBeNull();
+
+    await redis.hset(keys.task(taskId), { status: 'received', attempt: '2' });
+    const second = await decide.retry({
+      taskId,
+      attempt: 2,
+      reason: 'failed',
+      agentId,
+      terminal: 'not_retryable',
+    });
+    expect(second.kind).toBe('dead');
+    expect(await redis.zrange(keys.dueOf(taskId), 0, -1)).not.toContain(followUpMember(taskId));
+    expect((await topicItems(topic)).map((x) => [x.status, x.attempt])).toEqual([['dead', 2]]);
   }, 20_000);
 });
