@@ -187,7 +187,7 @@ export class TaskOutcomes {
       req.sent?.at ?? '',
       req.sent?.messageId ?? '',
     );
-    const reply = decodeRetryReply(raw as unknown[]);
+    const reply = decodeRetryReply(raw);
     // Only a death has a follow-up (its announcement drops the entry); one written here for
     // anything else goes now, and one an earlier writer left stays for registry-sync.
     if (reply.kind !== 'dead' && written[1]?.[1] === 1) await redis.zrem(due, followUp);
