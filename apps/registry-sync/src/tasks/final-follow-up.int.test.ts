@@ -186,6 +186,29 @@ describe('a cancel whose follow-up failed midway', () => {
     expect(await topicItems(topic)).toHaveLength(1);
   }, 20_000);
 
+  it('cancels the children too when registry-sync does the follow-up', async () => {
+    const [parent, child, agentId, topic] = ['cx-4', 'cx-4-child', 'agent-cx-4', 'topic-cx-4'];
+    await runningTask(parent, agentId, topic);
+    await runningTask(child, agentId, topic);
+    await redis.sadd(keys.children(parent), child);
+
+    await canceller(cut).cancel(parent, 'key-1');
+    expect(await redis.hget(keys.task(child), 'status')).toBe('received');
+
+    const items = await waitFor(
+      async () => {
+        const found = await topicItems(topic);
+        return found.length === 2 && found;
+      },
+      { timeoutMs: 8000 },
+    );
+    expect(items.map((x) => [x.task_id, x.status]).sort()).toEqual([
+      [parent, 'cancelled'],
+      [child, 'cancelled'],
+    ]);
+    expect(await redis.hget(keys.task(child), 'status')).toBe('cancelled');
+  }, 20_000);
+
   it('leaves a task the cancel never reached as it was', async () => {
     // What a cancel that failed before its script ran leaves: only the follow-up entry.
     const [taskId, agentId, topic] = ['cx-3', 'agent-cx-3', 'topic-cx-3'];

@@ -166,8 +166,8 @@ export class TaskCanceller {
 
   /**
    * What a cancel leaves to do, each step safe to repeat: clear what holds the task, record the
-   * event, publish the callback, drop the due entries (its follow-up's last), then the children.
-   * Returns how many children were cancelled.
+   * event, publish the callback, cancel the children, and last drop the due entries (its
+   * follow-up's with them). Returns how many children were cancelled.
    */
   private async followUp(taskId: string, r: CancelReply): Promise<number> {
     const { redis, keys } = this.o;
@@ -223,14 +223,14 @@ export class TaskCanceller {
         completed_at: r.cancelledAt,
         error: `cancelled by ${by}`,
       });
-    // The task's own entry (a retry's backoff), a delayed task's hold (its `#` member), and
-    // this follow-up's entry, now done.
-    await redis.zrem(keys.dueOf(taskId), taskId, watchdogMember(taskId), followUpMember(taskId));
     let children = 0;
     for (const child of await redis.smembers(keys.children(taskId))) {
       const done = await this.cancel(child, by);
       if (done.kind === 'cancelled') children += 1 + done.children;
     }
+    // The task's own entry (a retry's backoff), a delayed task's hold (its `#` member), and
+    // this follow-up's entry, now done.
+    await redis.zrem(keys.dueOf(taskId), taskId, watchdogMember(taskId), followUpMember(taskId));
     return children;
   }
 }
