@@ -14,6 +14,8 @@ export const CLUSTER_LEG: readonly string[] = [
   'e2e/retries-and-dlq.test.ts',
   'e2e/pull-pools.test.ts',
   'e2e/idempotency.test.ts',
+  // cancel: final at once, one callback item, the running handler aborted, the children with it
+  'e2e/cancel.test.ts',
   // progress and streamed output: the task's events stream, SSE with Last-Event-ID
   'e2e/task-events.test.ts',
   'e2e/chaos.test.ts',

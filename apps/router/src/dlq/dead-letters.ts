@@ -3,6 +3,12 @@ import type { DlqItem, ReachKeys, ReplayReply } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
 import type { TenantScope } from '../tasks/tenant-scope.ts';
 
+/**
+ * How long after a replay's start its due entry would come due should the router stop before
+ * the replay's end (it is made due at once when the replay is done).
+ */
+const REPLAY_GRACE_MS = 5000;
+
 /** Reading and replaying dead letters. */
 export class DeadLetters {
   constructor(
@@ -71,15 +77,16 @@ export class DeadLetters {
    * reply names the scoped id.
    */
   async replay(taskId: string): Promise<ReplayReply> {
-    const replies = await slotPipeline(this.redis)
-      .add(this.keys.dueOf(taskId), (p) => p.zadd(this.keys.dueOf(taskId), Date.now(), taskId))
-      .add(this.keys.task(taskId), (p) =>
-        p.reachReplay(this.keys.task(taskId), this.keys.timeline(taskId)),
-      )
-      .exec();
-    const [err, reply] = replies[1] ?? [new Error('replay: empty reply')];
-    if (err) throw err;
+    // A replayed task without its due entry would never be sent, so one is written before it
+    // turns `retry_wait` (not in one pipeline with it: on a Cluster the two would go to different
+    // masters at once), due a little later: registry-sync drops an entry over a task still dead,
+    // which it must not find before the replay (nor move a concurrent replay's entry: NX). Once
+    // replayed, the entry is made due now.
+    const due = this.keys.dueOf(taskId);
+    await this.redis.zadd(due, 'NX', Date.now() + REPLAY_GRACE_MS, taskId);
+    const reply = await this.redis.reachReplay(this.keys.task(taskId), this.keys.timeline(taskId));
     const [code, attempt = 0] = reply as [number, number?];
+    if (code === 0) await this.redis.zadd(due, Date.now(), taskId);
     if (code === -1) throw httpError('TASK_NOT_FOUND', `task ${taskId} is unknown or has expired`);
     if (code === -9)
       throw httpError(
