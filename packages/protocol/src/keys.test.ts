@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  followUpMember,
-  dueKind,
-  dueTaskId,
-  reachKeys,
-  shardOf,
-  watchdogMember,
-} from './keys.ts';
+import { followUpMember, dueKind, dueTaskId, reachKeys, shardOf, watchdogMember } from './keys.ts';
 
 describe('shards of the acks stream and the due set', () => {
   it('are the single acks and due keys with one shard, whatever the id', () => {
