@@ -157,22 +157,25 @@ export class TaskOutcomes {
   /** Decides and records; safe to call twice for the same attempt (the second is skipped). */
   async retry(req: RetryRequest): Promise<RetryDecision> {
     const { redis, keys, settings } = this.o;
-    const now = Date.now();
-    const dueAt = req.immediate ? now : now + backoffMs(req.attempt, settings);
-    // The due entries go first, and are written before the script runs (on a Cluster they live
-    // on another master, so one pipeline would not order them): if this process dies before the
-    // state changes, the entry finds a task that is not waiting and is dropped; the other order
-    // could strand a waiting task. The follow-up entry has a death announced should this process
-    // stop before it is.
+    const backoff = req.immediate ? 0 : backoffMs(req.attempt, settings);
+    // The due entries go first, each written before the script runs (on a Cluster they live on
+    // another master, so one pipeline would not order them): the task's own entry, so a process
+    // that stops after the state changes cannot strand a waiting task, and the follow-up entry,
+    // so a death gets announced should it stop before that. The own entry comes due no sooner
+    // than FOLLOW_UP_AFTER_MS (registry-sync drops one over a task that is not waiting, and must
+    // not find it before the script), and is moved to the retry's time once the script has run;
+    // NX leaves an entry the task already has (a pooled task's expiry) as it is.
     const due = keys.dueOf(req.taskId);
     const followUp = followUpMember(req.taskId);
+    const now = Date.now();
     const written = (await redis
       .pipeline()
-      .zadd(due, dueAt, req.taskId)
+      .zadd(due, 'NX', now + Math.max(FOLLOW_UP_AFTER_MS, backoff), req.taskId)
       .zadd(due, 'NX', now + FOLLOW_UP_AFTER_MS, followUp)
       .exec()) ?? [[new Error('retry: no reply for its due entries'), null]];
     const failed = written.find(([e]) => e)?.[0];
     if (failed) throw failed;
+    const dueAt = Date.now() + backoff;
     const raw = await redis.reachRetry(
       keys.task(req.taskId),
       keys.timeline(req.taskId),
@@ -189,8 +192,15 @@ export class TaskOutcomes {
     );
     const reply = decodeRetryReply(raw);
     // Only a death has a follow-up (its announcement drops the entry); one written here for
-    // anything else goes now, and one an earlier writer left stays for registry-sync.
-    if (reply.kind !== 'dead' && written[1]?.[1] === 1) await redis.zrem(due, followUp);
+    // anything else goes now, and one an earlier writer left stays for registry-sync. A retry's
+    // own entry comes due at its time.
+    const dropFollowUp = reply.kind !== 'dead' && written[1]?.[1] === 1;
+    if (reply.kind === 'retry' || dropFollowUp) {
+      const tidy = redis.pipeline();
+      if (reply.kind === 'retry') tidy.zadd(due, reply.dueAt, req.taskId);
+      if (dropFollowUp) tidy.zrem(due, followUp);
+      await tidy.exec();
+    }
     if (reply.kind === 'skipped') return reply;
     const health = HEALTH_OF[req.reason];
     if (health && req.agentId) this.recordHealth(req.agentId, health);
