@@ -10,6 +10,30 @@ export function isAllowedHost(hostname: string, hosts: readonly string[]): boole
   return isLoopbackHost(host) || hosts.includes(host);
 }
 
+/** What is wrong with a URL a caller named for a service to reach (`checkOutboundUrl`). */
+export type OutboundUrlProblem = 'not_url' | 'not_http' | 'credentials' | 'host';
+
+/**
+ * A URL a caller named for the service to reach (a card to fetch, a webhook to post to), checked:
+ * http or https, no credentials in it, and a host `isAllowedHost` allows. The URL, or what is
+ * wrong with it (with the host it named, for `host`); each caller words its own refusal.
+ */
+export function checkOutboundUrl(
+  text: string,
+  hosts: readonly string[],
+): { url: URL } | { problem: OutboundUrlProblem; host?: string } {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { problem: 'not_url' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: 'not_http' };
+  if (url.username !== '' || url.password !== '') return { problem: 'credentials' };
+  if (!isAllowedHost(url.hostname, hosts)) return { problem: 'host', host: url.hostname };
+  return { url };
+}
+
 /**
  * A setting that lists host names (REACH_CARD_HOSTS, REACH_A2A_PUSH_HOSTS): comma-separated host
  * names, no scheme, port or path; lower-cased, blanks dropped.

@@ -1,4 +1,4 @@
-import { httpError, isAllowedHost } from '@agent-reach/service-kit';
+import { checkOutboundUrl, httpError, type OutboundUrlProblem } from '@agent-reach/service-kit';
 
 /** Where and how registry-sync may fetch an AgentCard named by `card_url`. */
 export interface CardFetchSettings {
@@ -15,22 +15,16 @@ export interface CardFetchSettings {
  * @throws CARD_URL_NOT_ALLOWED (403)
  */
 export function allowedCardUrl(text: string, hosts: readonly string[]): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
+  const checked = checkOutboundUrl(text, hosts);
+  if ('url' in checked) return checked.url;
+  if (checked.problem === 'not_url')
     throw httpError('INVALID_CARD', `card_url ${JSON.stringify(text)} is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw httpError('CARD_URL_NOT_ALLOWED', 'card_url must be an http or https URL');
-  if (url.username !== '' || url.password !== '')
-    throw httpError('CARD_URL_NOT_ALLOWED', 'card_url may not carry credentials');
-  if (!isAllowedHost(url.hostname, hosts))
-    throw httpError(
-      'CARD_URL_NOT_ALLOWED',
-      `card_url host ${url.hostname.toLowerCase()} is neither loopback nor in REACH_CARD_HOSTS; send the card inline or ask the operator to allow the host`,
-    );
-  return url;
+  const why: Record<Exclude<OutboundUrlProblem, 'not_url'>, string> = {
+    not_http: 'card_url must be an http or https URL',
+    credentials: 'card_url may not carry credentials',
+    host: `card_url host ${checked.host ?? ''} is neither loopback nor in REACH_CARD_HOSTS; send the card inline or ask the operator to allow the host`,
+  };
+  throw httpError('CARD_URL_NOT_ALLOWED', why[checked.problem]);
 }
 
 /** Reads at most `maxBytes` of a body; undefined when it is longer. */

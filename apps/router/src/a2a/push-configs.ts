@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { ReachKeys } from '@agent-reach/protocol';
-import { httpError, isAllowedHost } from '@agent-reach/service-kit';
+import { checkOutboundUrl, httpError, type OutboundUrlProblem } from '@agent-reach/service-kit';
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { WAIT_TOPIC_PREFIX } from '../callbacks/wait-topic.ts';
 
@@ -62,22 +62,15 @@ return 1
  * @throws PUSH_URL_NOT_ALLOWED (403; over A2A, JSON-RPC -32602)
  */
 export function allowedPushUrl(text: string, hosts: readonly string[]): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw httpError('PUSH_URL_NOT_ALLOWED', `push url ${JSON.stringify(text)} is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw httpError('PUSH_URL_NOT_ALLOWED', 'the push url must be an http or https URL');
-  if (url.username !== '' || url.password !== '')
-    throw httpError('PUSH_URL_NOT_ALLOWED', 'the push url may not carry credentials');
-  if (!isAllowedHost(url.hostname, hosts))
-    throw httpError(
-      'PUSH_URL_NOT_ALLOWED',
-      `push url host ${url.hostname} is neither loopback nor in REACH_A2A_PUSH_HOSTS; ask the operator to allow the host`,
-    );
-  return url;
+  const checked = checkOutboundUrl(text, hosts);
+  if ('url' in checked) return checked.url;
+  const why: Record<OutboundUrlProblem, string> = {
+    not_url: `push url ${JSON.stringify(text)} is not a URL`,
+    not_http: 'the push url must be an http or https URL',
+    credentials: 'the push url may not carry credentials',
+    host: `push url host ${checked.host ?? ''} is neither loopback nor in REACH_A2A_PUSH_HOSTS; ask the operator to allow the host`,
+  };
+  throw httpError('PUSH_URL_NOT_ALLOWED', why[checked.problem]);
 }
 
 /**
