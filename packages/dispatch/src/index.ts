@@ -52,6 +52,7 @@ export {
 export { traceOf, type Lineage } from './task/lineage.ts';
 export { poolStreamOf } from './task/pool-stream.ts';
 export { TaskCanceller, type CancelOutcome, type TaskCancellerOptions } from './task/canceller.ts';
+export { writeFollowUp, type FollowUpEntry } from './task/follow-up.ts';
 export {
   hasLive,
   onlyExcludedFor,

@@ -58,10 +58,9 @@ export class DueProcessor {
   private async followUp(shard: number, member: string, now: number): Promise<void> {
     const taskId = dueTaskId(member);
     try {
-      const status = await this.redis.hget(this.keys.task(taskId), 'status');
+      // Each answers false, having done nothing, for a task not in its state.
       const done =
-        (status === 'cancelled' && (await this.canceller.resume(taskId))) ||
-        (status === 'dead' && (await this.outcomes.announceAgain(taskId)));
+        (await this.canceller.resume(taskId)) || (await this.outcomes.announceAgain(taskId));
       if (!done) await this.redis.zrem(this.keys.due(shard), member);
     } catch (err: unknown) {
       this.logger?.warn({ err, task_id: taskId }, 'follow-up failed; tried again shortly');

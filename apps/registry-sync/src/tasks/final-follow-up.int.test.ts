@@ -124,6 +124,26 @@ async function topicItems(topic: string): Promise<CallbackMessage[]> {
   return entries.map(([, fields]) => decodeCallback(fields));
 }
 
+/** The topic's items once it holds at least `count` (registry-sync publishes them). */
+function itemsArriving(topic: string, count = 1): Promise<CallbackMessage[]> {
+  return waitFor(
+    async () => {
+      const found = await topicItems(topic);
+      return found.length >= count && found;
+    },
+    { timeoutMs: 8000 },
+  );
+}
+
+/** The task's follow-up entry's score, null without one. */
+function followUpOf(taskId: string): Promise<string | null> {
+  return redis.zscore(keys.dueOf(taskId), followUpMember(taskId));
+}
+
+function followUpGone(taskId: string, timeoutMs: number): Promise<unknown> {
+  return waitFor(async () => (await followUpOf(taskId)) === null, { timeoutMs });
+}
+
 async function cancelNotices(agentId: string, taskId: string): Promise<number> {
   const entries = await redis.xrange(keys.control(agentId), '-', '+');
   return entries.filter(([, f]) => f.includes(taskId) && f.includes('cancel')).length;
@@ -142,27 +162,16 @@ describe('a cancel whose follow-up failed midway', () => {
     });
     expect(await redis.hget(keys.task(taskId), 'status')).toBe('cancelled');
     expect(await topicItems(topic)).toEqual([]);
-    expect(await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))).not.toBeNull();
+    expect(await followUpOf(taskId)).not.toBeNull();
 
-    const items = await waitFor(
-      async () => {
-        const found = await topicItems(topic);
-        return found.length > 0 && found;
-      },
-      { timeoutMs: 8000 },
-    );
+    const items = await itemsArriving(topic);
     expect(items.map((x) => [x.task_id, x.status, x.error])).toEqual([
       [taskId, 'cancelled', 'cancelled by key-1'],
     ]);
     // The agent was told to stop (by the first try and again by the follow-up: a notice for a
     // task it no longer runs changes nothing), and the follow-up entry is gone.
     expect(await cancelNotices(agentId, taskId)).toBeGreaterThan(0);
-    await waitFor(
-      async () => (await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))) === null,
-      {
-        timeoutMs: 2000,
-      },
-    );
+    await followUpGone(taskId, 2000);
     // Later sweeps publish nothing more.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await topicItems(topic)).toHaveLength(1);
@@ -179,7 +188,7 @@ describe('a cancel whose follow-up failed midway', () => {
     // Published at once, naming who cancelled first, and the follow-up entry is gone.
     const items = await topicItems(topic);
     expect(items.map((x) => [x.status, x.error])).toEqual([['cancelled', 'cancelled by key-1']]);
-    expect(await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))).toBeNull();
+    expect(await followUpOf(taskId)).toBeNull();
     expect(await redis.hget(keys.task(taskId), 'cancelled_by')).toBe('key-1');
     // Past the time registry-sync would have followed it up: still one item.
     await new Promise((resolve) => setTimeout(resolve, 2500));
@@ -195,13 +204,7 @@ describe('a cancel whose follow-up failed midway', () => {
     await canceller(cut).cancel(parent, 'key-1');
     expect(await redis.hget(keys.task(child), 'status')).toBe('received');
 
-    const items = await waitFor(
-      async () => {
-        const found = await topicItems(topic);
-        return found.length === 2 && found;
-      },
-      { timeoutMs: 8000 },
-    );
+    const items = await itemsArriving(topic, 2);
     expect(items.map((x) => [x.task_id, x.status]).sort()).toEqual([
       [parent, 'cancelled'],
       [child, 'cancelled'],
@@ -215,12 +218,7 @@ describe('a cancel whose follow-up failed midway', () => {
     await runningTask(taskId, agentId, topic);
     await redis.zadd(keys.dueOf(taskId), Date.now() - 10, followUpMember(taskId));
 
-    await waitFor(
-      async () => (await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))) === null,
-      {
-        timeoutMs: 5000,
-      },
-    );
+    await followUpGone(taskId, 5000);
     expect(await redis.hget(keys.task(taskId), 'status')).toBe('received');
     expect(await topicItems(topic)).toEqual([]);
     expect(await cancelNotices(agentId, taskId)).toBe(0);
@@ -244,23 +242,14 @@ describe('a death whose announcement failed midway', () => {
     ).rejects.toThrow();
     expect(await redis.hget(keys.task(taskId), 'status')).toBe('dead');
     expect(await topicItems(topic)).toEqual([]);
-    expect(await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))).not.toBeNull();
+    expect(await followUpOf(taskId)).not.toBeNull();
 
-    const items = await waitFor(
-      async () => {
-        const found = await topicItems(topic);
-        return found.length > 0 && found;
-      },
-      { timeoutMs: 8000 },
-    );
+    const items = await itemsArriving(topic);
     expect(items.map((x) => [x.task_id, x.status, x.error, x.attempt])).toEqual([
       [taskId, 'dead', 'not_retryable', 1],
     ]);
     expect(await redis.zscore(keys.dlq(), taskId)).not.toBeNull();
-    await waitFor(
-      async () => (await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))) === null,
-      { timeoutMs: 2000 },
-    );
+    await followUpGone(taskId, 2000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await topicItems(topic)).toHaveLength(1);
   }, 20_000);
@@ -272,7 +261,7 @@ describe('a death whose announcement failed midway', () => {
 
     const first = await decide.retry({ taskId, attempt: 1, reason: 'failed', agentId });
     expect(first.kind).toBe('retry');
-    expect(await redis.zscore(keys.dueOf(taskId), followUpMember(taskId))).toBeNull();
+    expect(await followUpOf(taskId)).toBeNull();
     // The retry's own due entry stays: it brings the next attempt.
     expect(await redis.zscore(keys.dueOf(taskId), taskId)).not.toBeNull();
 

@@ -2,12 +2,16 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   FOLLOW_UP_AFTER_MS,
-  followUpMember,
   type DeadReason,
   type HealthOutcomeName,
   type ReachKeys,
 } from '@agent-reach/protocol';
-import { noticeStage, type DeadLetterer, type FleetEventLog } from '@agent-reach/dispatch';
+import {
+  noticeStage,
+  writeFollowUp,
+  type DeadLetterer,
+  type FleetEventLog,
+} from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import { backoffMs, type BackoffSettings } from './backoff.ts';
 
@@ -166,15 +170,11 @@ export class TaskOutcomes {
     // not find it before the script), and is moved to the retry's time once the script has run;
     // NX leaves an entry the task already has (a pooled task's expiry) as it is.
     const due = keys.dueOf(req.taskId);
-    const followUp = followUpMember(req.taskId);
     const now = Date.now();
-    const written = (await redis
-      .pipeline()
-      .zadd(due, 'NX', now + Math.max(FOLLOW_UP_AFTER_MS, backoff), req.taskId)
-      .zadd(due, 'NX', now + FOLLOW_UP_AFTER_MS, followUp)
-      .exec()) ?? [[new Error('retry: no reply for its due entries'), null]];
-    const failed = written.find(([e]) => e)?.[0];
-    if (failed) throw failed;
+    const [, followUp] = await Promise.all([
+      redis.zadd(due, 'NX', now + Math.max(FOLLOW_UP_AFTER_MS, backoff), req.taskId),
+      writeFollowUp(redis, keys, req.taskId),
+    ]);
     const dueAt = Date.now() + backoff;
     const raw = await redis.reachRetry(
       keys.task(req.taskId),
@@ -194,13 +194,11 @@ export class TaskOutcomes {
     // Only a death has a follow-up (its announcement drops the entry); one written here for
     // anything else goes now, and one an earlier writer left stays for registry-sync. A retry's
     // own entry comes due at its time.
-    const dropFollowUp = reply.kind !== 'dead' && written[1]?.[1] === 1;
-    if (reply.kind === 'retry' || dropFollowUp) {
-      const tidy = redis.pipeline();
-      if (reply.kind === 'retry') tidy.zadd(due, reply.dueAt, req.taskId);
-      if (dropFollowUp) tidy.zrem(due, followUp);
-      await tidy.exec();
-    }
+    if (reply.kind !== 'dead')
+      await Promise.all([
+        reply.kind === 'retry' ? redis.zadd(due, reply.dueAt, req.taskId) : undefined,
+        followUp.undo(),
+      ]);
     if (reply.kind === 'skipped') return reply;
     const health = HEALTH_OF[req.reason];
     if (health && req.agentId) this.recordHealth(req.agentId, health);

@@ -1,16 +1,12 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import {
-  FOLLOW_UP_AFTER_MS,
-  followUpMember,
-  watchdogMember,
-  type ReachKeys,
-} from '@agent-reach/protocol';
+import { followUpMember, watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { CallbackPublisher } from '../callbacks.ts';
 import type { FleetEventLog } from '../fleet-event-log.ts';
 import { constraintArgs, type TaskSpec } from '../task/task-spec.ts';
 import { noticeStage } from './stage-notice.ts';
+import { writeFollowUp } from '../task/follow-up.ts';
 
 /** A task whose state a script just moved to `dead`. */
 export interface DeadTask {
@@ -60,9 +56,7 @@ export class DeadLetterer {
    */
   async deadOnArrival(spec: TaskSpec, reason: string): Promise<boolean> {
     const { redis, keys } = this.o;
-    const due = keys.dueOf(spec.taskId);
-    const followUp = followUpMember(spec.taskId);
-    const added = await redis.zadd(due, 'NX', Date.now() + FOLLOW_UP_AFTER_MS, followUp);
+    const followUp = await writeFollowUp(redis, keys, spec.taskId);
     const created = await redis.reachReject(
       keys.task(spec.taskId),
       keys.timeline(spec.taskId),
@@ -76,7 +70,7 @@ export class DeadLetterer {
       ...constraintArgs(spec),
     );
     if (created !== 1) {
-      if (added === 1) await redis.zrem(due, followUp);
+      await followUp.undo();
       return false;
     }
     await this.announce({

@@ -2,7 +2,6 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   ControlField,
-  FOLLOW_UP_AFTER_MS,
   followUpMember,
   WORKER_GROUP,
   watchdogMember,
@@ -10,6 +9,7 @@ import {
 } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { CallbackPublisher } from '../callbacks.ts';
+import { writeFollowUp } from './follow-up.ts';
 
 /** An agent's control stream keeps about this many notices. */
 const CONTROL_MAXLEN = 1000;
@@ -91,7 +91,7 @@ function decodeCancelReply(raw: readonly unknown[]): CancelReply {
  * The task's children (submitted while handling it) are cancelled with it.
  *
  * The cancel and its follow-up touch keys in several slots, so no one step covers them. A
- * follow-up entry written first (`followUpMember`, due FOLLOW_UP_AFTER_MS later) is dropped only
+ * follow-up entry written first (`writeFollowUp`) is dropped only
  * once the follow-up is done: a canceller that fails in between (a router killed, a Cluster master
  * lost) leaves it to registry-sync (`resume`); a cancel that took effect answers as cancelled even
  * when its follow-up failed. Every step of the follow-up is idempotent — the callback's mark lets
@@ -106,18 +106,11 @@ export class TaskCanceller {
 
   /** Cancels `taskId` (its scoped id) for `by` (the key id), and its children. */
   async cancel(taskId: string, by: string): Promise<CancelOutcome> {
-    const { redis, keys } = this.o;
-    const followUp = followUpMember(taskId);
-    const added = await redis.zadd(
-      keys.dueOf(taskId),
-      'NX',
-      Date.now() + FOLLOW_UP_AFTER_MS,
-      followUp,
-    );
+    const followUp = await writeFollowUp(this.o.redis, this.o.keys, taskId);
     const reply = await this.run(taskId, by, false);
     if (reply.code < 0) {
       // Nothing to follow up: the entry goes unless an earlier cancel's is still pending.
-      if (added === 1) await redis.zrem(keys.dueOf(taskId), followUp);
+      await followUp.undo();
       return reply.code === -1
         ? { kind: 'unknown' }
         : { kind: 'final', status: 'completed or dead' };
@@ -136,15 +129,12 @@ export class TaskCanceller {
 
   /**
    * registry-sync's side: a follow-up entry came due, so a cancel of `taskId` may have stopped
-   * midway. A cancelled task gets its follow-up (again); any other (the cancel never reached it,
-   * or it expired) only loses the entry. Returns whether the task was cancelled.
+   * midway. A cancelled task gets its follow-up (again), which drops the entry. False, with
+   * nothing done, for a task that is not cancelled (the caller drops the entry then).
    */
   async resume(taskId: string): Promise<boolean> {
     const reply = await this.run(taskId, '', true);
-    if (reply.code < 0) {
-      await this.o.redis.zrem(this.o.keys.dueOf(taskId), followUpMember(taskId));
-      return false;
-    }
+    if (reply.code < 0) return false;
     await this.followUp(taskId, reply);
     this.log.info({ task_id: taskId }, 'cancellation followed up after its canceller stopped');
     return true;
