@@ -41,3 +41,15 @@ export function isValidScopedId(value: unknown): value is string {
     isValidId(id) && (tenant === DEFAULT_TENANT ? !value.includes('/') : isValidTenant(tenant))
   );
 }
+
+/**
+ * True when `value` has the form a requester names an id in: bare, or `<tenant>/<id>` (the API's
+ * scoped id reference, `default/<id>` included). Whether the requester may see it is the scope's
+ * question; this one only says the name is well formed, so that a malformed one is refused as
+ * invalid input before anything builds a key from it.
+ */
+export function isIdRef(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const { tenant, id } = splitScopedId(value);
+  return isValidId(id) && (value.includes('/') ? isValidTenant(tenant) : true);
+}

@@ -73,6 +73,48 @@ export function allowedPushUrl(text: string, hosts: readonly string[]): URL {
   throw httpError('PUSH_URL_NOT_ALLOWED', why[checked.problem]);
 }
 
+/** Longest push config id, token or credentials a caller may set. */
+const MAX_CONFIG_TEXT = 1024;
+
+/** True when `value` is a push config id: a string of 1 to 1,024 printable characters. */
+export function isPushConfigId(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    value.length > 0 &&
+    value.length <= MAX_CONFIG_TEXT &&
+    !/\p{Cc}/u.test(value)
+  );
+}
+
+/**
+ * Checks the caller's parts of a push config before anything is stored: `id` (when given) a
+ * config id, `token` and the `authentication` scheme and credentials strings that can travel in
+ * an HTTP header (printable, at most 1,024 characters), and the URL allowed by
+ * {@link allowedPushUrl}.
+ * @throws INVALID_PARAMS naming the field; PUSH_URL_NOT_ALLOWED
+ */
+export function checkPushConfig(
+  config: TaskPushNotificationConfig,
+  hosts: readonly string[],
+): void {
+  const texts: [string, unknown][] = [
+    ['token', config.token],
+    ['authentication.scheme', config.authentication?.scheme],
+    ['authentication.credentials', config.authentication?.credentials],
+  ];
+  if (config.id !== undefined && config.id !== '' && !isPushConfigId(config.id))
+    throw httpError('INVALID_PARAMS', 'a push config id is 1 to 1,024 printable characters');
+  for (const [field, value] of texts)
+    if (value !== undefined && value !== '' && !isPushConfigId(value))
+      throw httpError(
+        'INVALID_PARAMS',
+        `push config ${field} must be 1 to 1,024 printable characters`,
+      );
+  if (typeof config.url !== 'string')
+    throw httpError('INVALID_PARAMS', 'a push config needs a url (a string)');
+  allowedPushUrl(config.url, hosts);
+}
+
 /**
  * A task's A2A push-notification configs in Redis (`keys.a2aPush`, under the task's hash tag),
  * kept as long as the task. Saving one also makes sure the task's final result reaches the push
@@ -96,7 +138,7 @@ export class PushConfigStore {
     config: TaskPushNotificationConfig,
     wireVersion: string,
   ): Promise<TaskPushNotificationConfig> {
-    allowedPushUrl(config.url, this.hosts);
+    checkPushConfig(config, this.hosts);
     const saved: TaskPushNotificationConfig = { ...config, id: config.id || randomUUID() };
     const stored: StoredPushConfig = { config: saved, wireVersion };
     const ok = await this.run(id, saved.id, JSON.stringify(stored));

@@ -225,9 +225,10 @@ export class PushForwarder {
   /** The task as GetTask shows it to its own tenant. */
   async #read(id: string): Promise<Task | undefined> {
     const scope = new TenantScope(TenantScope.tenantOf(id), false);
+    const taskKey = this.deps.keys.task(id);
     const [view, session] = await Promise.all([
       this.deps.tasks.view(id, scope),
-      this.deps.redis.hget(this.deps.keys.task(id), 'session_id'),
+      this.deps.redis.hget(taskKey, 'session_id'),
     ]);
     return view ? taskOf(view, session || view.task_id) : undefined;
   }

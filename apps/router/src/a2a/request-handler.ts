@@ -29,6 +29,7 @@ import {
 } from '@a2a-js/sdk/errors';
 import type { FastifyError } from 'fastify';
 import {
+  isIdRef,
   isValidId,
   MAX_SUBMIT_WAIT_MS,
   type ReachKeys,
@@ -51,7 +52,12 @@ import type { TaskReader } from '../tasks/task-reader.ts';
 import { TenantScope } from '../tasks/tenant-scope.ts';
 import { followTask, type TaskStreamDeps } from './task-stream.ts';
 import { PartsError, payloadOf, taskOf } from './task-mapping.ts';
-import { A2A_PUSH_TOPIC, allowedPushUrl, type PushConfigStore } from './push-configs.ts';
+import {
+  A2A_PUSH_TOPIC,
+  checkPushConfig,
+  isPushConfigId,
+  type PushConfigStore,
+} from './push-configs.ts';
 
 /** What one JSON-RPC call is made in the name of: set by the route in the call's context state. */
 export interface A2ACall {
@@ -81,6 +87,17 @@ export interface A2AHandlerDeps {
   events?: TaskStreamDeps;
   /** A2A push-notification configs; without them, push notifications are unsupported. */
   push?: PushConfigStore;
+}
+
+/**
+ * A push config id a call names, checked: undefined when it names none (`""` or absent).
+ * @throws RequestMalformedError (-32602) for anything else that is not a config id
+ */
+function optionalConfigId(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (!isPushConfigId(value))
+    throw new RequestMalformedError('a push config id is 1 to 1,024 printable characters');
+  return value;
 }
 
 function callOf(context: ServerCallContext): A2ACall {
@@ -297,9 +314,10 @@ export class ReachA2AHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
     const push = this.pushes();
+    const configId = optionalConfigId(params.id);
     const { id, scope } = await this.pushTask(params.taskId, context);
     // A2A 0.3's get may name no config: the task's first one.
-    const stored = params.id ? await push.get(id, params.id) : (await push.list(id))[0];
+    const stored = configId ? await push.get(id, configId) : (await push.list(id))[0];
     if (!stored)
       throw new TaskNotFoundError(
         `task ${params.taskId} has no push notification config ${params.id}`,
@@ -322,8 +340,10 @@ export class ReachA2AHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): Promise<void> {
     const push = this.pushes();
+    const configId = optionalConfigId(params.id);
+    if (configId === undefined) throw new RequestMalformedError('name the push config to delete');
     const { id } = await this.pushTask(params.taskId, context);
-    await push.delete(id, params.id);
+    await push.delete(id, configId);
   }
 
   private pushes(): PushConfigStore {
@@ -341,7 +361,8 @@ export class ReachA2AHandler implements A2ARequestHandler {
   ): Promise<{ id: string; scope: TenantScope }> {
     const scope = TenantScope.of(callOf(context).principal);
     const id = this.resolve(name, scope);
-    const exists = await this.deps.redis.exists(this.deps.keys.task(id)).catch((err: unknown) => {
+    const taskKey = this.deps.keys.task(id);
+    const exists = await this.deps.redis.exists(taskKey).catch((err: unknown) => {
       throw toA2AError(err);
     });
     if (exists === 0) throw new TaskNotFoundError(`task ${name} is unknown or has expired`);
@@ -359,7 +380,7 @@ export class ReachA2AHandler implements A2ARequestHandler {
   ): Promise<boolean> {
     const config = params.configuration?.taskPushNotificationConfig;
     if (!config?.url) return false;
-    allowedPushUrl(config.url, this.pushes().hosts);
+    checkPushConfig(config, this.pushes().hosts);
     await this.pushes().save(id, config, context.requestedVersion ?? '1.0');
     return true;
   }
@@ -370,8 +391,17 @@ export class ReachA2AHandler implements A2ARequestHandler {
     return this.deps.events;
   }
 
-  /** The id inside Redis of a task the caller names; another tenant's names nothing. */
-  private resolve(name: string, scope: TenantScope): string {
+  /**
+   * The id inside Redis of a task the caller names; another tenant's names nothing. A name that is
+   * not an id (`""`, `a{b}`, 200 characters, a number) is the caller's mistake: invalid params
+   * (-32602), refused before any key is built from it.
+   */
+  private resolve(name: unknown, scope: TenantScope): string {
+    if (!isIdRef(name))
+      throw new RequestMalformedError(
+        `${JSON.stringify(name)?.slice(0, 140) ?? String(name)} is not a task id: ` +
+          'up to 128 of A-Z a-z 0-9 _ . : -, optionally after <tenant>/',
+      );
     const id = scope.resolve(name);
     if (id === undefined) throw new TaskNotFoundError(`task ${name} is unknown or has expired`);
     return id;
@@ -460,11 +490,12 @@ export class ReachA2AHandler implements A2ARequestHandler {
     scope: TenantScope,
     contextId?: string,
   ): Promise<Task | undefined> {
+    // Every key is built before any promise starts: a key builder that throws must not leave a
+    // started read to reject with no one waiting for it (eslint: reach/promise-args).
+    const taskKey = this.deps.keys.task(id);
     const [view, session] = await Promise.all([
       this.deps.tasks.view(id, scope),
-      contextId === undefined
-        ? this.deps.redis.hget(this.deps.keys.task(id), 'session_id')
-        : Promise.resolve(contextId),
+      contextId === undefined ? this.deps.redis.hget(taskKey, 'session_id') : contextId,
     ]);
     if (!view) return undefined;
     return taskOf(view, session || view.task_id);

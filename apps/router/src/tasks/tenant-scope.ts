@@ -1,4 +1,10 @@
-import { DEFAULT_TENANT, isValidScopedId, scopedId, splitScopedId } from '@agent-reach/protocol';
+import {
+  DEFAULT_TENANT,
+  isIdRef,
+  isValidScopedId,
+  scopedId,
+  splitScopedId,
+} from '@agent-reach/protocol';
 import { seesAllTenants, type Principal } from '@agent-reach/service-kit';
 
 /**
@@ -38,6 +44,7 @@ export class TenantScope {
    * undefined when the requester may not see that tenant's (or the name is not an id).
    */
   resolve(name: string): string | undefined {
+    if (!isIdRef(name)) return undefined;
     if (!name.includes('/')) return this.own(name);
     if (!isValidScopedId(name)) {
       // `default/<id>` is the default tenant's bare id written out.
