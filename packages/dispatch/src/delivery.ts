@@ -94,16 +94,12 @@ export class Delivery {
    * it), its expiry in the due set, and drops its watchdog entry, in one round trip.
    */
   async recordPooled(r: PooledRecord): Promise<void> {
+    const taskKey = this.keys.task(r.taskId);
+    const dueKey = this.keys.dueOf(r.taskId);
     // On the auto-pipelined connection: they leave together with the other commands of this tick.
     await Promise.all([
-      this.redis.reachRecordPooled(
-        this.keys.task(r.taskId),
-        r.attempt,
-        r.messageId,
-        r.sentAt,
-        r.stream,
-      ),
-      this.redis.zadd(this.keys.dueOf(r.taskId), r.dueAt, r.taskId),
+      this.redis.reachRecordPooled(taskKey, r.attempt, r.messageId, r.sentAt, r.stream),
+      this.redis.zadd(dueKey, r.dueAt, r.taskId),
       r.watched ? this.watch.unwatch(r.taskId) : undefined,
     ]);
   }

@@ -30,23 +30,19 @@ export async function parkEntry(
   logger: Logger,
 ): Promise<void> {
   try {
+    const fields = encodeParked({
+      source: entry.source,
+      stream: entry.stream,
+      entry_id: entry.entryId,
+      reason: entry.reason,
+      fields: parkedFieldsText(entry.fields),
+      by: 'registry-sync',
+    });
+    const parkedKey = keys.parked();
+    const statsKey = keys.stats();
     await Promise.all([
-      redis.xadd(
-        keys.parked(),
-        'MAXLEN',
-        '~',
-        PARKED_MAXLEN,
-        '*',
-        ...encodeParked({
-          source: entry.source,
-          stream: entry.stream,
-          entry_id: entry.entryId,
-          reason: entry.reason,
-          fields: parkedFieldsText(entry.fields),
-          by: 'registry-sync',
-        }),
-      ),
-      redis.hincrby(keys.stats(), `parked:${entry.source}`, 1),
+      redis.xadd(parkedKey, 'MAXLEN', '~', PARKED_MAXLEN, '*', ...fields),
+      redis.hincrby(statsKey, `parked:${entry.source}`, 1),
     ]);
   } catch (err: unknown) {
     logger.warn(

@@ -112,10 +112,9 @@ export class AgentAcl {
       });
       if (ours.length === 0) continue;
       // One command each (auto-pipelined), not a pipeline: on a Cluster the records span slots.
+      const agentKeys = ours.map((u) => this.keys.agent(u.agentId));
       const records = await Promise.all(
-        ours.map((u) =>
-          this.redis.hmget(this.keys.agent(u.agentId), F.instanceId, F.status).catch(() => null),
-        ),
+        agentKeys.map((key) => this.redis.hmget(key, F.instanceId, F.status).catch(() => null)),
       );
       const stale = ours.filter((u, i) => {
         const record = records[i];

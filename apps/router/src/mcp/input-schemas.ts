@@ -16,8 +16,9 @@ export class InputSchemaReader {
 
   /** capability → schema, the first agent of `agentIds` (in order) with one winning. */
   async read(agentIds: readonly string[]): Promise<Map<string, JsonSchema>> {
+    const agentKeys = agentIds.map((id) => this.keys.agent(id));
     const stored = await Promise.all(
-      agentIds.map((id) => this.redis.hget(this.keys.agent(id), AgentRecordField.inputSchemas)),
+      agentKeys.map((key) => this.redis.hget(key, AgentRecordField.inputSchemas)),
     );
     const schemas = new Map<string, JsonSchema>();
     for (const json of stored) {

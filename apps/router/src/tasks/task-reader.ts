@@ -106,7 +106,8 @@ export class TaskReader {
       i += MAX_LISTED_CHILDREN
     ) {
       const batch = sorted.slice(i, i + MAX_LISTED_CHILDREN);
-      const found = await Promise.all(batch.map((id) => this.redis.exists(this.keys.task(id))));
+      const taskKeys = batch.map((id) => this.keys.task(id));
+      const found = await Promise.all(taskKeys.map((key) => this.redis.exists(key)));
       for (let j = 0; j < batch.length && kept.length < MAX_LISTED_CHILDREN; j++)
         if (found[j] === 1) kept.push(batch[j] as string);
     }

@@ -85,17 +85,12 @@ export class AckWriter {
   /** XADDs `received` for every task of a read batch in one round trip. */
   async receipts(targets: readonly AckTarget[]): Promise<void> {
     if (targets.length === 0) return;
-    await this.#write('received', targets.length, (session) =>
-      Promise.all(
-        targets.map((t) =>
-          this.ctx.redis.xadd(
-            session.acks_stream,
-            '*',
-            ...ackFields(session, this.#ack(session, t, { stage: 'received' })),
-          ),
-        ),
-      ),
-    );
+    await this.#write('received', targets.length, (session) => {
+      const entries = targets.map((t) =>
+        ackFields(session, this.#ack(session, t, { stage: 'received' })),
+      );
+      return Promise.all(entries.map((f) => this.ctx.redis.xadd(session.acks_stream, '*', ...f)));
+    });
   }
 
   /**
@@ -140,16 +135,11 @@ export class AckWriter {
               ...folded,
               ...(target.traceparent ? { traceparent: target.traceparent } : {}),
             };
+      const fields = ackFields(session, this.#ack(session, target, body));
+      const xackKey = JSON.stringify([target.origin.stream, target.origin.group]);
       return Promise.all([
-        this.ctx.redis.xadd(
-          session.acks_stream,
-          '*',
-          ...ackFields(session, this.#ack(session, target, body)),
-        ),
-        this.#xacks.call(
-          JSON.stringify([target.origin.stream, target.origin.group]),
-          target.messageId,
-        ),
+        this.ctx.redis.xadd(session.acks_stream, '*', ...fields),
+        this.#xacks.call(xackKey, target.messageId),
       ]);
     });
   }
@@ -161,7 +151,8 @@ export class AckWriter {
   async renew(taskIds: readonly string[]): Promise<void> {
     const session = this.ctx.session();
     if (session === undefined || taskIds.length === 0) return;
-    const writes: Promise<unknown>[] = [];
+    // Every entry is encoded before the first is written: a throw leaves no write unwatched.
+    const entries: string[][] = [];
     for (let i = 0; i < taskIds.length; i += MAX_RENEW_TASK_IDS) {
       const ids = taskIds.slice(i, i + MAX_RENEW_TASK_IDS);
       const ack: AckMessage = {
@@ -173,9 +164,9 @@ export class AckWriter {
         attempt: 0,
         task_ids: ids,
       };
-      writes.push(this.ctx.redis.xadd(session.acks_stream, '*', ...ackFields(session, ack)));
+      entries.push(ackFields(session, ack));
     }
-    await Promise.all(writes);
+    await Promise.all(entries.map((f) => this.ctx.redis.xadd(session.acks_stream, '*', ...f)));
   }
 
   /**
@@ -184,17 +175,10 @@ export class AckWriter {
    */
   async output(target: AckTarget, acks: readonly OutputAck[]): Promise<void> {
     if (acks.length === 0) return;
-    await this.#write('output', acks.length, (session) =>
-      Promise.all(
-        acks.map((a) =>
-          this.ctx.redis.xadd(
-            session.acks_stream,
-            '*',
-            ...ackFields(session, this.#ack(session, target, a)),
-          ),
-        ),
-      ),
-    );
+    await this.#write('output', acks.length, (session) => {
+      const entries = acks.map((a) => ackFields(session, this.#ack(session, target, a)));
+      return Promise.all(entries.map((f) => this.ctx.redis.xadd(session.acks_stream, '*', ...f)));
+    });
   }
 
   /** XACKs an entry that cannot be run (undecodable or trimmed), so it is not delivered again. */

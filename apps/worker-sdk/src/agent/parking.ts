@@ -50,10 +50,12 @@ export class EntryParker {
       fields: parkedFieldsText(entry.fields),
       by: `agent:${this.ctx.agentId}`,
     });
+    const parkedKey = keys.parked();
+    const statsKey = keys.stats();
     try {
       await Promise.all([
-        this.ctx.redis.xadd(keys.parked(), 'MAXLEN', '~', PARKED_MAXLEN, '*', ...fields),
-        this.ctx.redis.hincrby(keys.stats(), `parked:${origin.kind}`, 1),
+        this.ctx.redis.xadd(parkedKey, 'MAXLEN', '~', PARKED_MAXLEN, '*', ...fields),
+        this.ctx.redis.hincrby(statsKey, `parked:${origin.kind}`, 1),
       ]);
     } catch (err: unknown) {
       if (this.#warned) return;

@@ -27,7 +27,8 @@ export async function recountFree(
     .sort((a, b) => a.load - b.load)
     .slice(0, RECOUNT_LIMIT);
   if (full.length === 0) return 0;
-  const counts = await Promise.all(full.map((c) => redis.hlen(keys.pending(c.agent.agent_id))));
+  const pendingKeys = full.map((c) => keys.pending(c.agent.agent_id));
+  const counts = await Promise.all(pendingKeys.map((key) => redis.hlen(key)));
   let free = 0;
   full.forEach((c, i) => {
     const inflight = counts[i] as number;
