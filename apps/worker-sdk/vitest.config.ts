@@ -1,11 +1,13 @@
 import { defineConfig } from 'vitest/config';
+import { loopFiles } from '@agent-reach/tsconfig/vitest-loops.mjs';
 
-export default defineConfig({
+// The int loop starts (or finds, through REDIS_URL) one real Redis for the run; tests isolate by
+// key prefix.
+// `--mode unit` runs the files that need no service, `--mode int` the `.int` ones (vitest-loops).
+export default defineConfig(({ mode }) => ({
   test: {
-    include: ['src/**/*.test.ts'],
-    // Starts (or finds, through REDIS_URL) one real Redis for the run; tests isolate by key prefix.
-    globalSetup: ['./src/testing/global-setup.ts'],
+    ...loopFiles(mode, ['./src/testing/global-setup.ts']),
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },
-});
+}));

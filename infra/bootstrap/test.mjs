@@ -35,37 +35,85 @@ runMain(async () => {
   banner(`[4/5] npx ${build.join(' ')}`);
   const built = await run(build);
   if (built !== 0) return built;
-  // Concurrency 1: two cores, and test files that start servers must not fight over them.
-  // --continue: every workspace's tests run, so one failure does not hide another.
-  const args = ['turbo', 'run', 'test', '--concurrency=1', '--continue', ...extra];
-  banner(`[5/5] npx ${args.join(' ')}`);
-  // REDIS_CLUSTER_NODES names the cluster for the cluster leg only; the standalone leg's
+  // REDIS_CLUSTER_NODES names the cluster for the cluster leg only; the standalone parts'
   // services would otherwise inherit it and go to the cluster (and REACH_TEST_REDIS would switch
   // every workspace's test kit to a cluster).
   const { REDIS_CLUSTER_NODES: _seeds, REACH_TEST_REDIS: _mode, ...standaloneEnv } = process.env;
-  const standaloneStarted = Date.now();
-  const tested = await run(args, { env: standaloneEnv });
-  const standaloneS = (Date.now() - standaloneStarted) / 1000;
+  // The parts, timed each (docs/OPERATIONS.md, "Test loops"). Unit files need no service: both
+  // cores, and turbo's cache skips a workspace whose files did not change. The rest start
+  // servers: concurrency 1 on two cores, and --continue so one failure does not hide another.
+  const parts = [
+    {
+      name: 'unit',
+      args: ['turbo', 'run', 'test:unit', '--concurrency=2', '--continue', ...extra],
+    },
+    {
+      name: 'integration',
+      args: ['turbo', 'run', 'test:int', '--concurrency=1', '--continue', ...extra],
+    },
+    {
+      name: 'e2e',
+      command: 'npm',
+      args: ['run', 'test', '-w', '@agent-reach/e2e'],
+      skip: e2eFiltered(extra),
+    },
+  ];
+  const times = [];
+  let failed = 0;
+  for (const part of parts) {
+    if (part.skip) {
+      times.push(`${part.name} skipped (${part.skip})`);
+      continue;
+    }
+    const command = part.command ?? 'npx';
+    banner(`[5/5] ${part.name}: ${command} ${part.args.join(' ')}`);
+    const started = Date.now();
+    const code = await run(part.args, { command, env: standaloneEnv });
+    times.push(`${part.name} ${seconds(started)} s (${code === 0 ? 'passed' : 'failed'})`);
+    if (code !== 0 && failed === 0) failed = code;
+  }
   const leg = clusterLegWanted(extra);
   if (leg !== true) {
-    process.stdout.write(`\ncluster leg skipped: ${leg}\n`);
-    return tested;
+    times.push(`cluster leg skipped: ${leg}`);
+  } else {
+    // The cluster leg: the core end-to-end files (test/cluster-leg.ts) on one Redis Cluster.
+    banner('[5/5] cluster leg: npm run test:cluster -w @agent-reach/e2e (on a Redis Cluster)');
+    const started = Date.now();
+    const clustered = await run(['run', 'test:cluster', '-w', '@agent-reach/e2e'], {
+      command: 'npm',
+      env: { ...process.env, REACH_TEST_REDIS: 'cluster' },
+    });
+    times.push(`cluster leg ${seconds(started)} s (${clustered === 0 ? 'passed' : 'failed'})`);
+    if (clustered !== 0 && failed === 0) failed = clustered;
   }
-  // The cluster leg: the core end-to-end files (test/cluster-leg.ts) on one Redis Cluster.
-  banner('[5/5] second leg: npm run test:cluster -w @agent-reach/e2e (on a Redis Cluster)');
-  const clusterStarted = Date.now();
-  const clustered = await run(['run', 'test:cluster', '-w', '@agent-reach/e2e'], {
-    command: 'npm',
-    env: { ...process.env, REACH_TEST_REDIS: 'cluster' },
-  });
-  const clusterS = (Date.now() - clusterStarted) / 1000;
-  process.stdout.write(
-    `\ntest legs: standalone ${standaloneS.toFixed(0)} s (${tested === 0 ? 'passed' : 'failed'}), ` +
-      `cluster ${clusterS.toFixed(0)} s (${clustered === 0 ? 'passed' : 'failed'}): the cluster leg ` +
-      `adds ${((100 * clusterS) / Math.max(1, standaloneS)).toFixed(0)} % to the test step\n`,
-  );
-  return tested !== 0 ? tested : clustered;
+  process.stdout.write(`\ntest parts: ${times.join(', ')}\n`);
+  return failed;
 });
+
+/** Whole seconds since `started` (ms). */
+function seconds(started) {
+  return ((Date.now() - started) / 1000).toFixed(0);
+}
+
+/** Why the e2e part does not run (turbo's --filter leaves its workspace out), or undefined. */
+function e2eFiltered(extra) {
+  const filters = filtersOf(extra);
+  if (filters.length > 0 && !filters.some(namesE2e))
+    return `--filter ${filters.join(' ')} leaves out @agent-reach/e2e`;
+  return undefined;
+}
+
+/** The values of turbo's `--filter=x` and `--filter x` arguments. */
+function filtersOf(extra) {
+  return extra.flatMap((a, i) =>
+    a.startsWith('--filter=') ? [a.slice(9)] : a === '--filter' ? [extra[i + 1] ?? ''] : [],
+  );
+}
+
+/** True when a turbo filter can name the e2e workspace. */
+function namesE2e(filter) {
+  return /e2e|\.\.\.|^\.?\/?test/.test(filter);
+}
 
 /** Whether the cluster leg runs when REACH_CLUSTER_LEG is not set (REACH_CLUSTER_LEG=off skips it). */
 const CLUSTER_LEG_DEFAULT = 'on';
@@ -78,13 +126,8 @@ const CLUSTER_LEG_DEFAULT = 'on';
 function clusterLegWanted(extra) {
   const wanted = process.env.REACH_CLUSTER_LEG || CLUSTER_LEG_DEFAULT;
   if (wanted !== 'on') return `REACH_CLUSTER_LEG=${wanted} (on runs it)`;
-  // `--filter=x` or `--filter x`: the leg runs when one of them can name the e2e workspace.
-  const filters = extra.flatMap((a, i) =>
-    a.startsWith('--filter=') ? [a.slice(9)] : a === '--filter' ? [extra[i + 1] ?? ''] : [],
-  );
-  if (filters.length > 0 && !filters.some((f) => /e2e|\.\.\.|^\.?\/?test/.test(f)))
-    return `--filter ${filters.join(' ')} leaves out @agent-reach/e2e`;
-  return true;
+  const filtered = e2eFiltered(extra);
+  return filtered ?? true;
 }
 
 /**

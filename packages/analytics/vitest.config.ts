@@ -1,11 +1,12 @@
 import { defineConfig } from 'vitest/config';
+import { loopFiles } from '@agent-reach/tsconfig/vitest-loops.mjs';
 
-export default defineConfig({
+// `--mode unit` runs the files that need no service, `--mode int` the `.int` ones (vitest-loops).
+export default defineConfig(({ mode }) => ({
   test: {
-    include: ['src/**/*.test.ts'],
-    globalSetup: ['@agent-reach/testkit/global-setup'],
+    ...loopFiles(mode),
     fileParallelism: false,
     testTimeout: 20_000,
     hookTimeout: 60_000,
   },
-});
+}));

@@ -1,3 +1,9 @@
 import { defineConfig } from 'vitest/config';
+import { loopFiles } from '@agent-reach/tsconfig/vitest-loops.mjs';
 
-export default defineConfig({ test: { include: ['src/**/*.test.ts'] } });
+// `--mode unit` runs the files that need no service, `--mode int` the `.int` ones (vitest-loops).
+export default defineConfig(({ mode }) => ({
+  test: {
+    ...loopFiles(mode, []),
+  },
+}));

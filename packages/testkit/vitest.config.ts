@@ -1,13 +1,14 @@
 import { defineConfig } from 'vitest/config';
+import { loopFiles } from '@agent-reach/tsconfig/vitest-loops.mjs';
 
-export default defineConfig({
+// The global setup is resolved through this package's own exports, the way other workspaces name it.
+// `--mode unit` runs the files that need no service, `--mode int` the `.int` ones (vitest-loops).
+export default defineConfig(({ mode }) => ({
   test: {
-    include: ['src/**/*.test.ts'],
-    // Resolved through this package's own exports, the way other workspaces will name it.
-    globalSetup: ['@agent-reach/testkit/global-setup'],
+    ...loopFiles(mode),
     // Files that start servers must not fight over 2 cores.
     fileParallelism: false,
     testTimeout: 20_000,
     hookTimeout: 30_000,
   },
-});
+}));

@@ -1,0 +1,26 @@
+// The test loops a workspace's vitest config serves (docs/OPERATIONS.md, "Test loops"), chosen by
+// vitest's `--mode`:
+//
+// - `unit` (`npm run test:unit`): the `*.test.ts` files that are not `*.int.test.ts`, with no
+//   global setup: no Redis, InfluxDB or nginx is started, and none needs to exist;
+// - `int` (`npm run test:int`): the `*.int.test.ts` files, with the global setup that starts the
+//   services (or finds them through REDIS_URL and INFLUX_URL);
+// - anything else (plain `vitest run`): every file, with the global setup.
+//
+// A file that needs a service is named `.int.test.ts`; a unit file that reaches for one fails,
+// since `testServices()` then has nothing to give it. Plain JavaScript: every workspace's config
+// loads it, before anything is built.
+import { configDefaults } from 'vitest/config';
+
+/** The global setup that starts the services for a run. */
+export const SERVICES_SETUP = '@agent-reach/testkit/global-setup';
+
+/** The files and global setup of the loop `mode` names, for tests under `src/`. */
+export function loopFiles(mode, setup = [SERVICES_SETUP]) {
+  const all = 'src/**/*.test.ts';
+  const int = 'src/**/*.int.test.ts';
+  const exclude = [...configDefaults.exclude];
+  if (mode === 'unit') return { include: [all], exclude: [...exclude, int], globalSetup: [] };
+  if (mode === 'int') return { include: [int], exclude, globalSetup: [...setup] };
+  return { include: [all], exclude, globalSetup: [...setup] };
+}
