@@ -17,10 +17,10 @@ import {
   stopLeftovers,
   waitFor,
   writePid,
-  type ServiceProcess,
 } from '@agent-reach/process-kit';
 import { startClusterTopology, type ClusterTopology } from './cluster-topology.ts';
 import { entryOf } from './entries.ts';
+import { Supervisor, type RestartSpec } from './supervisor.ts';
 import { startDataServices, type DataServices } from './stack-data.ts';
 
 /** How {@link launchStack} runs. */
@@ -31,9 +31,6 @@ export interface LaunchOptions {
 
 /** Ports of the Redis Cluster `--cluster` starts (masters first); the bus takes port + 10000. */
 const CLUSTER_PORTS = [7000, 7001, 7002, 7003, 7004, 7005];
-
-/** Anything we started, as the launcher sees it. */
-type Child = Pick<ServiceProcess, 'name' | 'pid' | 'exited' | 'stop' | 'kill'>;
 
 const AGENTS = ['echo-1', 'echo-2', 'echo-3'];
 const COLORS = [36, 33, 35, 32, 34, 31, 96, 93];
@@ -157,7 +154,6 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
   const keysRequired = env.REACH_AUTH === 'required';
   const adminAuth: Record<string, string> = adminKey ? { authorization: `Bearer ${adminKey}` } : {};
 
-  const children: Child[] = []; // in start order; stopped in reverse, agents first
   let state: 'starting' | 'running' | 'stopping' = 'starting';
   let exitCode = 0;
   let requestStop!: () => void;
@@ -184,24 +180,20 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  // With --cluster the others carry on when a router or a registry-sync instance exits: that is
-  // what the topology is for.
-  const survivable = (name: string) => opts.cluster && /^(router|registry-sync)-\d+$/.test(name);
-  const watch = (child: Child) => {
-    children.push(child);
-    void child.exited.then((code) => {
-      if (state === 'stopping') return;
-      const how = code === null ? 'killed by a signal' : `with code ${code}`;
-      if (survivable(child.name)) {
-        say(
-          `${child.name} (pid ${child.pid}) exited ${how}; nginx sends its requests to the others`,
-        );
-        return;
-      }
-      say(`${child.name} (pid ${child.pid}) exited unexpectedly ${how}; stopping the rest`);
-      stop(1);
-    });
-  };
+  const spawnService = (name: string, spec: RestartSpec) =>
+    startNodeService({ name, ...spec, detached: true, onLine: prefixed(name) });
+  const supervisor = new Supervisor({
+    say,
+    running: () => state === 'running',
+    stopping: () => state === 'stopping',
+    stop,
+    // With --cluster the others carry on when a router or a registry-sync instance exits: that
+    // is what the topology is for.
+    survivable: (name) => Boolean(opts.cluster && /^(router|registry-sync)-\d+$/.test(name)),
+    spawn: spawnService,
+    recordPid: (child, spec) => writePid(join(runDir, pidName(child.name)), child.pid, spec.entry),
+  });
+  const children = supervisor.children; // in start order; stopped in reverse, agents first
   const untilUp = async (what: string, probe: () => Promise<boolean>, timeoutMs: number) => {
     const r = await waitFor(
       async () => (state !== 'starting' ? 'stop' : (await probe()) ? 'up' : undefined),
@@ -215,14 +207,9 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
   };
   const service = async (name: string, entry: string, extra: Record<string, string>) => {
     if (state !== 'starting') throw new StopRequested();
-    const child = await startNodeService({
-      name,
-      entry,
-      env: extra,
-      detached: true,
-      onLine: prefixed(name),
-    });
-    watch(child);
+    const spec = { entry, env: extra };
+    const child = await spawnService(name, spec);
+    supervisor.watch(child, spec);
     await writePid(join(runDir, pidName(name)), child.pid, entry);
     say(`${name} started (pid ${child.pid})`);
   };
@@ -264,7 +251,7 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
       log: say,
       onLine: (name, line) => prefixed(name)(line),
     });
-    for (const p of data.procs) watch(p);
+    for (const p of data.procs) supervisor.watch(p);
     // A cluster given: every process connects to it (REDIS_URL then gives only scheme and
     // credentials).
     const given: Record<string, string> = clusterNodes
@@ -300,7 +287,7 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
         onLine: (name, line) => prefixed(name)(line),
         onStarted: async (child) => {
           if (state !== 'starting') throw new StopRequested();
-          watch(child);
+          supervisor.watch(child);
           await writePid(join(runDir, pidName(child.name)), child.pid, child.name);
           say(`${child.name} started (pid ${child.pid})`);
         },
@@ -364,6 +351,7 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
   }
 
   await stopRequested;
+  await supervisor.settled();
   const agents = children.filter((c) => c.name.startsWith('agent '));
   await Promise.all(agents.map((c) => c.stop('SIGTERM')));
   for (const c of [...children].reverse()) if (!agents.includes(c)) await c.stop('SIGTERM');

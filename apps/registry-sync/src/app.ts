@@ -5,6 +5,7 @@ import {
   baseFastifyOptions,
   installAuth,
   installErrorHandling,
+  installRequestContext,
   isRedisUnavailable,
   pingWithin,
   type KeyVerifier,
@@ -42,6 +43,8 @@ export async function buildRegistryApp(deps: RegistryAppDeps) {
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandling(app, isRedisUnavailable);
+  // Before any route: a crash or unhandled rejection is logged with its request (runMain).
+  installRequestContext(app);
   installAuth(app, { required: deps.auth.required, verifier: deps.auth.verifier });
   // Docs and metrics learn routes from hooks: before any route.
   await registerObservability(app, deps.metrics);

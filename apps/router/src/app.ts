@@ -6,6 +6,7 @@ import {
   baseFastifyOptions,
   installAuth,
   installErrorHandling,
+  installRequestContext,
   isRedisUnavailable,
   pingWithin,
   type ApiKeyStore,
@@ -80,6 +81,8 @@ export async function buildRouterApp(deps: RouterAppDeps) {
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandling(app, isRedisUnavailable);
+  // Before any route: a crash or unhandled rejection is logged with its request (runMain).
+  installRequestContext(app);
   // The console's login cookie; then keys, checked before any route's body is read.
   await app.register(cookie);
   installAuth(app, { required: deps.auth.required, verifier: deps.auth.store });

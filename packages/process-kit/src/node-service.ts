@@ -16,6 +16,8 @@ export interface ServiceProcess {
   kill(signal: NodeJS.Signals): void;
   /** Resolves with the exit code (`null` when a signal ended it). */
   readonly exited: Promise<number | null>;
+  /** The signal that ended it, once it has exited by one (`SIGKILL`, `SIGSEGV`, …). */
+  exitSignal(): NodeJS.Signals | null;
   /** Its last ~200 lines of stdout and stderr, for failure messages. */
   output(): string;
 }
@@ -97,6 +99,7 @@ export async function startNodeService(opts: NodeServiceOptions): Promise<Servic
     name: proc.name,
     pid: proc.pid,
     exited: proc.exited,
+    exitSignal: () => proc.exitSignal(),
     kill: (signal) => proc.kill(signal),
     stop: (signal) => proc.stop(signal ?? 'SIGTERM', 10_000),
     output: () => proc.output(),

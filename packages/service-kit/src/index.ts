@@ -8,6 +8,8 @@ export * from './stuck-commands.ts';
 export * from './nonce.ts';
 export * from './request-log.ts';
 export * from './run-main.ts';
+export * from './process-guard.ts';
+export * from './request-context.ts';
 export * from './trace-context.ts';
 export * from './api-docs.ts';
 export * from './metrics/index.ts';

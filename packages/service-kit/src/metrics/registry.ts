@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { registerProcessGuardMetrics } from '../process-guard.ts';
 
 /** Options of {@link createMetricsRegistry}. */
 export interface MetricsRegistryOptions {
@@ -12,7 +13,8 @@ export interface MetricsRegistryOptions {
 /**
  * A Prometheus registry of one service instance, never prom-client's global one, so two
  * services in one process (in-process tests) keep their own counters. Every series carries
- * `service="<name>"`.
+ * `service="<name>"`. It also shows the process guard's `reach_unhandled_rejections_total`, a
+ * count for the whole process (`runMain`).
  */
 export function createMetricsRegistry(
   service: string,
@@ -21,5 +23,6 @@ export function createMetricsRegistry(
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  registerProcessGuardMetrics(registry);
   return registry;
 }

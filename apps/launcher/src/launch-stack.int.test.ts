@@ -1,0 +1,239 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DIST_CONDITION,
+  freePort,
+  httpStatus,
+  livePidFrom,
+  randomPrefix,
+  requireBinaries,
+  spawnManaged,
+  startInfluxd,
+  startRedisServer,
+  tsxLoaderUrl,
+  waitFor,
+  type ManagedProcess,
+} from '@agent-reach/process-kit';
+
+// `npm start` as a developer runs it — the launcher in its own process, the services from their
+// builds — in a temporary root (its own `.reach/`), on free ports, against a redis-server and an
+// influxd of the test's own, so that it never meets a developer's `npm start`.
+const entry = fileURLToPath(new URL('./fixtures/launch.ts', import.meta.url));
+
+interface Launcher {
+  proc: ManagedProcess;
+  root: string;
+  routerUrl: string;
+  /** Every line it printed, its children's included. */
+  lines: string[];
+}
+
+let dir: string;
+let redis: ManagedProcess | undefined;
+let influx: ManagedProcess | undefined;
+let redisUrl: string;
+let influxUrl: string;
+const launchers: Launcher[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'agent-reach-launcher-'));
+  const bins = requireBinaries(['redis-server', 'influxd']);
+  const redisPort = await freePort();
+  redis = await startRedisServer({
+    bin: bins['redis-server'],
+    dir: join(dir, 'redis'),
+    port: redisPort,
+  });
+  redisUrl = `redis://127.0.0.1:${redisPort}`;
+  const httpPort = await freePort();
+  influx = await startInfluxd({
+    bin: bins.influxd,
+    dir: join(dir, 'influxdb'),
+    httpPort,
+    rpcPort: await freePort(),
+    databases: ['reach'],
+  });
+  influxUrl = `http://127.0.0.1:${httpPort}`;
+}, 60_000);
+
+afterEach(async () => {
+  // A launcher a failed test left running: SIGKILL reaches its children through its exit hook
+  // only when it exits on its own, so stop it with SIGINT first.
+  for (const l of launchers.splice(0)) await l.proc.stop('SIGINT', 20_000);
+});
+
+afterAll(async () => {
+  await influx?.stop();
+  await redis?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function launch(name: string): Promise<Launcher> {
+  const root = join(dir, name);
+  const [registryPort, routerPort] = [await freePort(), await freePort()];
+  const lines: string[] = [];
+  const proc = await spawnManaged({
+    name: 'launcher',
+    command: process.execPath,
+    args: ['--import', tsxLoaderUrl(), `--conditions=${DIST_CONDITION}`, entry],
+    env: {
+      ...process.env,
+      LAUNCH_ROOT: root,
+      REDIS_URL: redisUrl,
+      REDIS_CLUSTER_NODES: '',
+      INFLUX_URL: influxUrl,
+      INFLUX_V2_URL: influxUrl,
+      INFLUX_BUCKET: 'reach',
+      REACH_PREFIX: randomPrefix(),
+      REACH_AUTH: 'auto',
+      REGISTRY_PORT: String(registryPort),
+      ROUTER_PORT: String(routerPort),
+      LOG_LEVEL: 'warn',
+    },
+    onLine: (line) => lines.push(line),
+  });
+  const launcher = { proc, root, routerUrl: `http://127.0.0.1:${routerPort}`, lines };
+  launchers.push(launcher);
+  await printed(launcher, /Agent-Reach is running/, 90_000);
+  return launcher;
+}
+
+/** Waits for a line of the launcher's output; fails with its output if it exits first. */
+async function printed(l: Launcher, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+  try {
+    return await waitFor(
+      () => {
+        const line = l.lines.find((x) => pattern.test(x));
+        if (line === undefined && l.proc.hasExited()) throw new Error('the launcher exited');
+        return Promise.resolve(line);
+      },
+      { timeoutMs, intervalMs: 20, message: `the launcher printing ${pattern}` },
+    );
+  } catch (err: unknown) {
+    throw new Error(`${(err as Error).message}\n${l.lines.slice(-60).join('\n')}`, {
+      cause: err,
+    });
+  }
+}
+
+/** The live pid in `.reach/run/router.pid` once it is not `other`. */
+function routerPid(l: Launcher, other?: number): Promise<number> {
+  const file = join(l.root, '.reach', 'run', 'router.pid');
+  return waitFor(
+    async () => {
+      const pid = await livePidFrom(file);
+      return pid !== other ? pid : undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 10, message: `a router pid in ${file} other than ${other}` },
+  );
+}
+
+/** Every pid the launcher said it started. */
+function startedPids(l: Launcher): number[] {
+  return l.lines.flatMap((x) => {
+    const m = /(?:started|restarted) \(pid (\d+)\)/.exec(x);
+    return m ? [Number(m[1])] : [];
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function pidFilesLeft(l: Launcher): Promise<string[]> {
+  return (await readdir(join(l.root, '.reach', 'run')).catch(() => [])).filter((f) =>
+    f.endsWith('.pid'),
+  );
+}
+
+async function submit(l: Launcher, payload: unknown, waitMs?: number) {
+  const res = await fetch(`${l.routerUrl}/v1/tasks${waitMs ? `?wait_ms=${waitMs}` : ''}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ capability: 'echo', payload }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+describe('npm start (launchStack) when a service exits', { timeout: 150_000 }, () => {
+  it('restarts a killed router at once, loses no task, and stops on a crash loop', async ({
+    annotate,
+  }) => {
+    const l = await launch('restarts');
+    // A task in flight across the kill: the echo agent streams it back word by word, 200 ms apart.
+    const before = await submit(l, { stream: 'one two three' });
+    expect(before.status, JSON.stringify(before.body)).toBe(202);
+
+    let pid = await routerPid(l);
+    const killedAt = performance.now();
+    process.kill(pid, 'SIGKILL');
+    await waitFor(async () => (await httpStatus(`${l.routerUrl}/livez`)) === 200, {
+      timeoutMs: 30_000,
+      intervalMs: 10,
+      message: 'the restarted router answering /livez',
+    });
+    const livezMs = performance.now() - killedAt;
+    await waitFor(async () => (await httpStatus(`${l.routerUrl}/healthz`)) === 200, {
+      timeoutMs: 30_000,
+      intervalMs: 10,
+      message: 'the restarted router answering /healthz 200',
+    });
+    const healthzMs = performance.now() - killedAt;
+    await annotate(
+      `router serving again ${Math.round(livezMs)} ms after SIGKILL (/livez), ready ${Math.round(healthzMs)} ms after (/healthz)`,
+    );
+    expect(l.lines).toContain(
+      `[start] router (pid ${pid}) was killed by SIGKILL; restarting (1 of 5 in 60 s)`,
+    );
+    pid = await routerPid(l, pid);
+    expect(l.lines).toContain(`[start] router restarted (pid ${pid})`);
+
+    // The task sent before the kill completed; one sent after it completes too.
+    const taskId = String(before.body.task_id);
+    const done = await waitFor(
+      async () => {
+        const res = await fetch(`${l.routerUrl}/v1/tasks/${taskId}`);
+        const body = (await res.json()) as { status?: string };
+        return body.status === 'completed' ? body : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 50, message: `task ${taskId} completed` },
+    );
+    expect(done).toMatchObject({ status: 'completed', result: { stream: 'one two three' } });
+    const after = await submit(l, { after: true }, 10_000);
+    expect(after).toMatchObject({ status: 200, body: { status: 'completed' } });
+
+    // Four more exits within 60 s make five: a crash loop stops everything.
+    for (let i = 2; i <= 5; i++) {
+      process.kill(pid, 'SIGKILL');
+      if (i < 5) pid = await routerPid(l, pid);
+    }
+    expect(await l.proc.exited).toBe(1);
+    expect(l.lines).toContain(
+      `[start] router (pid ${pid}) was killed by SIGKILL: 5 exits in 60 s, a crash loop; stopping everything (its output is above)`,
+    );
+    expect(l.lines.filter((x) => /restarting \(\d of 5 in 60 s\)/.test(x))).toHaveLength(4);
+    expect(l.lines).toContain('[start] all stopped; exit code 1');
+    expect(startedPids(l).filter(alive)).toEqual([]);
+    expect(await pidFilesLeft(l)).toEqual([]);
+  });
+
+  it('stops everything on Ctrl-C during a restart, the new router too', async () => {
+    const l = await launch('ctrl-c');
+    const pid = await routerPid(l);
+    process.kill(pid, 'SIGKILL');
+    await printed(l, /router \(pid \d+\) was killed by SIGKILL; restarting/);
+    l.proc.kill('SIGINT');
+    expect(await l.proc.exited).toBe(0);
+    expect(l.lines).toContain('[start] all stopped');
+    expect(startedPids(l).filter(alive)).toEqual([]);
+    expect(await pidFilesLeft(l)).toEqual([]);
+  });
+});
