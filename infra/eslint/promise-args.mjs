@@ -91,6 +91,17 @@ function isCombinator(node) {
   );
 }
 
+/** True for `xs.map(…)`. */
+function isMap(node) {
+  return (
+    node.type === 'CallExpression' &&
+    node.callee.type === 'MemberExpression' &&
+    !node.callee.computed &&
+    node.callee.property.type === 'Identifier' &&
+    node.callee.property.name === 'map'
+  );
+}
+
 /** The expressions a non-async callback returns, or undefined when it has statements of its own. */
 function returned(fn) {
   if (fn.body.type !== 'BlockStatement') return [fn.body];
@@ -116,6 +127,16 @@ export const promiseArgs = {
     },
   },
   create(context) {
+    // xs.map(cb): cb runs once per element, each call after the first promise started.
+    const checkMap = (call, name) => {
+      const fn = call.arguments[0];
+      if (!fn || (fn.type !== 'ArrowFunctionExpression' && fn.type !== 'FunctionExpression'))
+        return;
+      if (fn.async) return;
+      const out = returned(fn);
+      if (!out || !out.every(safeMaker))
+        context.report({ node: fn, messageId: 'callback', data: { name } });
+    };
     return {
       CallExpression(node) {
         if (!isCombinator(node)) return;
@@ -124,27 +145,18 @@ export const promiseArgs = {
         if (!arg) return;
         if (arg.type === 'ArrayExpression') {
           arg.elements.forEach((el, i) => {
-            if (i > 0 && el && !safeMaker(el))
+            if (!el) return;
+            // [...xs.map(cb)]: judged as a map handed to the combinator.
+            if (el.type === 'SpreadElement' && isMap(el.argument)) {
+              checkMap(el.argument, name);
+              return;
+            }
+            if (i > 0 && !safeMaker(el))
               context.report({ node: el, messageId: 'element', data: { name } });
           });
           return;
         }
-        // xs.map(cb): cb runs once per element, each call after the first promise started.
-        if (
-          arg.type === 'CallExpression' &&
-          arg.callee.type === 'MemberExpression' &&
-          !arg.callee.computed &&
-          arg.callee.property.type === 'Identifier' &&
-          arg.callee.property.name === 'map'
-        ) {
-          const fn = arg.arguments[0];
-          if (!fn || (fn.type !== 'ArrowFunctionExpression' && fn.type !== 'FunctionExpression'))
-            return;
-          if (fn.async) return;
-          const out = returned(fn);
-          if (!out || !out.every(safeMaker))
-            context.report({ node: fn, messageId: 'callback', data: { name } });
-        }
+        if (isMap(arg)) checkMap(arg, name);
       },
     };
   },

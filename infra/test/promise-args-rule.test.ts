@@ -29,6 +29,7 @@ tester.run('reach/promise-args', promiseArgs, {
     `await Promise.all(ids.map(async (id) => redis.exists(keys.task(id))));`,
     `await Promise.all(ks.map((k) => redis.exists(k)));`,
     `await Promise.all([a, b ? c.d(e) : undefined]);`,
+    `await Promise.all([first(keys.a()), ...specs.map((s) => spawn(s, ready))]);`,
   ],
   invalid: [
     {
@@ -41,6 +42,10 @@ tester.run('reach/promise-args', promiseArgs, {
     },
     {
       code: `await Promise.all(batch.map((id) => redis.exists(keys.task(id))));`,
+      errors: [{ messageId: 'callback' }],
+    },
+    {
+      code: `await Promise.all([a(), ...xs.map((x) => spawn(x, healthy('router')))]);`,
       errors: [{ messageId: 'callback' }],
     },
     {

@@ -132,35 +132,28 @@ export async function startReach({
     );
   // Started side by side: the router's /healthz answers 200 only once it holds registry-sync's
   // first snapshot (503 NO_SNAPSHOT before), so its wait covers registry-sync starting too.
+  const registrySpec = {
+    name: `${name}-registry-sync`,
+    role: 'sync' as const,
+    entry: serverEntry('@agent-reach/registry-sync'),
+    env: common,
+    nodeArgs,
+    echo,
+  };
+  const routerEntry = serverEntry('@agent-reach/router');
+  const routerSpecs = Array.from({ length: routerCount }, (_, i) => ({
+    name: routerCount > 1 ? `${name}-router-${i}` : `${name}-router`,
+    role: 'front' as const,
+    entry: routerEntry,
+    env: common,
+    nodeArgs,
+    echo,
+  }));
+  const registryHealthy = healthy('registry-sync');
+  const routerHealthy = healthy('router');
   const [registry, ...routing] = await Promise.all([
-    spawnListening(
-      children,
-      {
-        name: `${name}-registry-sync`,
-        role: 'sync',
-        entry: serverEntry('@agent-reach/registry-sync'),
-        env: common,
-        nodeArgs,
-        echo,
-      },
-      'REGISTRY_PORT',
-      healthy('registry-sync'),
-    ),
-    ...Array.from({ length: routerCount }, (_, i) =>
-      spawnListening(
-        children,
-        {
-          name: routerCount > 1 ? `${name}-router-${i}` : `${name}-router`,
-          role: 'front',
-          entry: serverEntry('@agent-reach/router'),
-          env: common,
-          nodeArgs,
-          echo,
-        },
-        'ROUTER_PORT',
-        healthy('router'),
-      ),
-    ),
+    spawnListening(children, registrySpec, 'REGISTRY_PORT', registryHealthy),
+    ...routerSpecs.map((spec) => spawnListening(children, spec, 'ROUTER_PORT', routerHealthy)),
   ]);
   const sync = registry.child;
   const routers = routing.map((r) => r.child);
