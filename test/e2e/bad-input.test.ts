@@ -187,6 +187,22 @@ describe('bad input', () => {
     });
   }
 
+  it('reads back a task_id of the longest length it accepts (128), and refuses 129', async () => {
+    // fastify's default maxParamLength (100) answered 414 for ids of 101–128 characters.
+    const longest = 'L'.repeat(128);
+    const made = await http(`${stack.routerUrl}/v1/tasks`, {
+      body: { task_id: longest, capability: 'echo', payload: 1 },
+    });
+    expect(made.status).toBe(202);
+    const read = await http<{ task_id: string }>(`${stack.routerUrl}/v1/tasks/${longest}`);
+    expect(read.status).toBe(200);
+    expect(read.body.task_id).toBe(longest);
+    const unknown = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks/${'U'.repeat(128)}`);
+    expect([unknown.status, unknown.body.error]).toEqual([404, 'TASK_NOT_FOUND']);
+    const tooLong = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks/${'L'.repeat(129)}`);
+    expect([tooLong.status, tooLong.body.error]).toEqual([400, 'INVALID_PARAMS']);
+  });
+
   it('leaves nothing behind for a refused submission', async () => {
     const res = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks`, {
       body: { task_id: 'refused-1', capability: 'nobody-serves-this', payload: 1 },

@@ -4,13 +4,14 @@ import { Type } from '@sinclair/typebox';
 import { A2A_VERSION_HEADER } from '@a2a-js/sdk';
 import { JsonRpcTransportHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
-import { VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import { RequestMalformedError, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import { DEFAULT_TENANT, ErrorReply, ID_PATTERN } from '@agent-reach/protocol';
 import { httpError, principalOf, type KeyVerifier } from '@agent-reach/service-kit';
 import type { SnapshotHolder } from '@agent-reach/dispatch';
 import { SSE_HEADERS } from '../console/sse-client.ts';
 import { capabilityCard, cardJson, fleetCard, type CardSource } from './cards.ts';
 import { A2A_CALL, ReachA2AHandler, type A2ACall, type A2AHandlerDeps } from './request-handler.ts';
+import { paramsProblem } from './rpc-params.ts';
 
 /** What the A2A gateway needs: the handler's collaborators, the snapshot for cards, and auth. */
 export interface A2ARouteDeps extends A2AHandlerDeps {
@@ -132,6 +133,12 @@ export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARouteDeps> = async (app, de
           `A2A-Version ${version} is not supported: send 1.0 (or 0.3 for the 0.3 method names)`,
         ),
       );
+      return reply.send({ jsonrpc: '2.0', id: body?.id ?? null, error });
+    }
+    // Params of the wrong shape are the caller's mistake, refused before the SDK reads them.
+    const problem = paramsProblem(method, body?.params);
+    if (problem !== undefined) {
+      const error = rpcError(isLegacy, new RequestMalformedError(problem));
       return reply.send({ jsonrpc: '2.0', id: body?.id ?? null, error });
     }
     const abort = new AbortController();
