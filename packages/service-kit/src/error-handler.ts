@@ -153,6 +153,24 @@ export function baseFastifyOptions(bodyLimit: number) {
     // A path parameter may be a scoped id: a 32-character tenant, `/` (as %2F), a 128-character
     // id. Fastify's default of 100 answered 414 for ids the API accepts (a 101-character task_id
     // could be submitted but not read); longer ones are refused by the routes' schemas.
-    maxParamLength: MAX_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: refuseUnroutable,
   };
+}
+
+/**
+ * The router's own refusals, before any route runs, in the API's error form: a path parameter
+ * past {@link MAX_PARAM_LENGTH} (fastify's 414 `FST_ERR_MAX_PARAM_LENGTH`) or a URL that does not
+ * decode (`FST_ERR_BAD_URL`) is `400 INVALID_PARAMS`, like any other id the routes refuse.
+ */
+function refuseUnroutable(
+  error: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`
+      : 'the URL does not decode: a path parameter has a bad %-escape';
+  void reply.code(ERROR_CODES.INVALID_PARAMS).send({ error: 'INVALID_PARAMS', message });
 }

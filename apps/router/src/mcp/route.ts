@@ -4,6 +4,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { ErrorReply } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
 import type { InputSchemaReader } from './input-schemas.ts';
+import { refuseInvalidParams } from './params.ts';
 import { injectedApi } from './reach-api.ts';
 import { buildMcpServer } from './server.ts';
 
@@ -44,6 +45,9 @@ export function installMcp(app: FastifyInstance, deps: { schemas: InputSchemaRea
     });
     try {
       await server.connect(transport);
+      refuseInvalidParams(transport, (err) =>
+        request.log.warn({ err }, 'MCP invalid-params answer not sent'),
+      );
       await transport.handleRequest(request.raw, reply.raw, request.body);
     } catch (err: unknown) {
       // Hijacked: fastify's error handler no longer answers for this request.

@@ -34,10 +34,16 @@ export interface LiveCapability {
 
 const TASK_ID = { type: 'string', description: 'The task_id from submit_task or a run_ tool' };
 
+/** A UTF-16 surrogate not in a pair: no URI or UTF-8 can carry it (`encodeURIComponent` throws). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** The `task_id` argument, as the path of the task it names takes it; else invalid params. */
 function taskId(args: ToolArgs): string {
   const id = args.task_id;
   if (typeof id !== 'string' || id === '')
     throw new McpError(ErrorCode.InvalidParams, 'task_id (a string) is required');
+  if (LONE_SURROGATE.test(id))
+    throw new McpError(ErrorCode.InvalidParams, 'task_id holds a lone UTF-16 surrogate');
   return id;
 }
 
@@ -87,14 +93,14 @@ export const STATIC_TOOLS: readonly ReachTool[] = [
     name: 'get_task',
     description: "A task's status, result or error, and its timeline",
     inputSchema: { type: 'object', properties: { task_id: TASK_ID }, required: ['task_id'] },
-    run: (args, api) => api.get(ROUTES.task(taskId(args))),
+    run: async (args, api) => api.get(ROUTES.task(taskId(args))),
   },
   {
     name: 'cancel_task',
     description:
       'Cancels a task (and its children): final at once, its agent told to stop. A finished task answers ALREADY_FINAL.',
     inputSchema: { type: 'object', properties: { task_id: TASK_ID }, required: ['task_id'] },
-    run: (args, api) => api.post(`${ROUTES.task(taskId(args))}/cancel`),
+    run: async (args, api) => api.post(`${ROUTES.task(taskId(args))}/cancel`),
   },
   {
     name: 'list_agents',
