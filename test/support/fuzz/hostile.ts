@@ -285,11 +285,11 @@ export const oddHeaders: fc.Arbitrary<Record<string, string | string[]>> = fc.on
 );
 
 /** Keeps only what node's HTTP client lets through in a header value (no CR, LF or NUL). */
-function latin1(s: string): string {
+export function latin1(s: string): string {
   return s.replace(/[^\x20-\x7e\x80-\xff\t]/g, '?');
 }
 
 /** Percent-encodes every byte of a binary string (lone surrogates become U+FFFD). */
-function safeEncode(s: string): string {
+export function safeEncode(s: string): string {
   return [...Buffer.from(s, 'utf8')].map((b) => '%' + b.toString(16).padStart(2, '0')).join('');
 }

@@ -18,6 +18,8 @@ import {
   oddJsonText,
   wrongTypeValue,
 } from './hostile.ts';
+import { CRLF, rawFraming, type Framing } from './framing.ts';
+import { addField, dropOne, replaceAt } from './mutate.ts';
 import type { Operation } from './operations.ts';
 import { schemaArb, type SchemaArbOptions } from './schema-arb.ts';
 
@@ -40,6 +42,18 @@ export interface FuzzRequest {
   raw?: Buffer;
   /** The server may hang up without a reply (the request never finished, by design). */
   mayClose?: boolean;
+  /**
+   * The answer is JSON-RPC: the `error.code` of the body is read, or of the first event of an
+   * event stream (JSON-RPC errors come back in 200 replies).
+   */
+  jsonrpc?: boolean;
+  /** An event stream is read up to its first event, not only its head. */
+  firstEvent?: boolean;
+  /**
+   * The JSON-RPC answers this request may get (`-32001`, `tool:TASK_NOT_FOUND`, …) when it gets
+   * one: a well-formed call about an unknown task is "not found", a malformed id "invalid params".
+   */
+  expectRpc?: readonly string[];
 }
 
 /** How the requests for an operation are steered. */
@@ -244,57 +258,6 @@ function textSeed(text: string): number {
   return text.length + text.charCodeAt(text.length >> 1);
 }
 
-/** Every place a value sits in `root` (property values and array items), root first. */
-function slots(root: unknown): { parent: unknown; key: string | number }[] {
-  const out: { parent: unknown; key: string | number }[] = [];
-  const walk = (node: unknown, depth: number) => {
-    if (depth > 6 || node === null || typeof node !== 'object') return;
-    for (const [k, v] of Object.entries(node)) {
-      out.push({ parent: node, key: Array.isArray(node) ? Number(k) : k });
-      walk(v, depth + 1);
-    }
-  };
-  walk(root, 0);
-  return out;
-}
-
-/** A deep copy of `root` with the value at slot `i` (modulo; the root when none) replaced. */
-function replaceAt(root: unknown, i: number, value: unknown): unknown {
-  const copy = structuredClone(root);
-  const all = slots(copy);
-  const slot = all[i % (all.length + 1)];
-  if (!slot) return value;
-  (slot.parent as Record<string | number, unknown>)[slot.key] = value;
-  return copy;
-}
-
-function dropOne(root: unknown, i: number): unknown {
-  const copy = structuredClone(root);
-  const all = slots(copy).filter((s) => !Array.isArray(s.parent));
-  const slot = all[i % Math.max(1, all.length)];
-  if (slot) delete (slot.parent as Record<string, unknown>)[slot.key as string];
-  return copy;
-}
-
-function addField(root: unknown, i: number, key: string, value: unknown): unknown {
-  const copy = structuredClone(root);
-  const objects = [
-    copy,
-    ...slots(copy).map((s) => (s.parent as Record<string | number, unknown>)[s.key]),
-  ].filter(
-    (v): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v),
-  );
-  const target = objects[i % Math.max(1, objects.length)];
-  if (!target) return copy;
-  Object.defineProperty(target, key === '' ? 'extra' : key, {
-    value,
-    enumerable: true,
-    writable: true,
-    configurable: true,
-  });
-  return copy;
-}
-
 function replaceOne(path: Record<string, string>, i: number, seg: string): Record<string, string> {
   const names = Object.keys(path);
   const name = names[i % names.length];
@@ -313,211 +276,6 @@ function mutateQuery(
   const rest = dup ? q : q.filter(([k]) => k !== name);
   return [...rest, [name, value]];
 }
-
-/**
- * Framing abuse written as raw bytes: how each request line, header block and body is broken.
- * A malformed request may be answered by a hang-up: node's HTTP parser replies 400 when it can,
- * but closes without a reply when the route's answer had already begun (a GET is answered
- * before its body is read). Only `wellFormed` ones must get a status.
- */
-type Framing = { name: string; wellFormed?: boolean; make: (line: string, body: Buffer) => Buffer };
-
-const CRLF = '\r\n';
-const bytes = (...parts: (string | Buffer)[]) =>
-  Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : p)));
-const head = (line: string, headers: string[]) =>
-  line + CRLF + ['host: 127.0.0.1', 'connection: close', ...headers].join(CRLF) + CRLF + CRLF;
-const json = 'content-type: application/json';
-
-const FRAMINGS: Framing[] = [
-  { name: 'cl-not-a-number', make: (l, b) => bytes(head(l, [json, 'content-length: abc']), b) },
-  { name: 'cl-negative', make: (l, b) => bytes(head(l, [json, 'content-length: -1']), b) },
-  {
-    name: 'cl-twice-differing',
-    make: (l, b) =>
-      bytes(head(l, [json, `content-length: ${b.length}`, `content-length: ${b.length + 1}`]), b),
-  },
-  {
-    name: 'cl-and-chunked',
-    make: (l, b) =>
-      bytes(
-        head(l, [json, `content-length: ${b.length}`, 'transfer-encoding: chunked']),
-        `${b.length.toString(16)}${CRLF}`,
-        b,
-        `${CRLF}0${CRLF}${CRLF}`,
-      ),
-  },
-  {
-    name: 'chunk-size-garbage',
-    make: (l, b) =>
-      bytes(
-        head(l, [json, 'transfer-encoding: chunked']),
-        `zz${CRLF}`,
-        b,
-        `${CRLF}0${CRLF}${CRLF}`,
-      ),
-  },
-  {
-    name: 'te-unknown',
-    make: (l, b) =>
-      bytes(
-        head(l, [json, 'transfer-encoding: gzip, chunked']),
-        `${b.length.toString(16)}${CRLF}`,
-        b,
-        `${CRLF}0${CRLF}${CRLF}`,
-      ),
-  },
-  {
-    name: 'cl-short-then-smuggled',
-    wellFormed: true,
-    make: (l, b) =>
-      bytes(
-        head(l, [json, 'content-length: 1']),
-        b,
-        `GET /admin HTTP/1.1${CRLF}host: x${CRLF}${CRLF}`,
-      ),
-  },
-  {
-    name: 'cl-longer-than-body',
-    make: (l, b) => bytes(head(l, [json, `content-length: ${b.length + 100}`]), b),
-  },
-  {
-    name: 'cl-huge',
-    make: (l, b) => bytes(head(l, [json, 'content-length: 999999999999999']), b),
-  },
-  {
-    name: 'bare-lf',
-    make: (l, b) =>
-      bytes(
-        `${l}\nhost: 127.0.0.1\nconnection: close\n${json}\ncontent-length: ${b.length}\n\n`,
-        b,
-      ),
-  },
-  {
-    name: 'header-without-colon',
-    make: (l, b) => bytes(head(l, [json, 'no colon here', `content-length: ${b.length}`]), b),
-  },
-  {
-    name: 'space-before-colon',
-    make: (l, b) =>
-      bytes(head(l, ['content-type : application/json', `content-length: ${b.length}`]), b),
-  },
-  {
-    name: 'obs-fold',
-    make: (l, b) => bytes(head(l, [json, 'x-folded: a', ' b', `content-length: ${b.length}`]), b),
-  },
-  {
-    name: 'nul-in-header',
-    make: (l, b) => bytes(head(l, [json, 'x-nul: a\u0000b', `content-length: ${b.length}`]), b),
-  },
-  {
-    name: 'high-bytes-in-header',
-    make: (l, b) =>
-      bytes(
-        head(l, [json, 'authorization: Bearer \u00ff\u00fe\u007f', `content-length: ${b.length}`]),
-        b,
-      ),
-  },
-  {
-    name: 'header-block-20kb',
-    make: (l, b) =>
-      bytes(head(l, [json, 'x-big: ' + 'a'.repeat(20 * 1024), `content-length: ${b.length}`]), b),
-  },
-  {
-    name: 'headers-3000',
-    make: (l, b) =>
-      bytes(
-        head(l, [
-          json,
-          ...Array.from({ length: 3000 }, (_, i) => `x-${i}: ${i}`),
-          `content-length: ${b.length}`,
-        ]),
-        b,
-      ),
-  },
-  {
-    name: 'no-host',
-    make: (l, b) =>
-      bytes(
-        `${l}${CRLF}connection: close${CRLF}${json}${CRLF}content-length: ${b.length}${CRLF}${CRLF}`,
-        b,
-      ),
-  },
-  {
-    name: 'http-1.0',
-    wellFormed: true,
-    make: (l, b) =>
-      bytes(head(l.replace(/HTTP\/1\.1$/, 'HTTP/1.0'), [json, `content-length: ${b.length}`]), b),
-  },
-  {
-    name: 'http-9.9',
-    make: (l, b) =>
-      bytes(head(l.replace(/HTTP\/1\.1$/, 'HTTP/9.9'), [json, `content-length: ${b.length}`]), b),
-  },
-  {
-    name: 'lowercase-method',
-    make: (l, b) =>
-      bytes(
-        head(
-          l.replace(/^\w+/, (m) => m.toLowerCase()),
-          [json, `content-length: ${b.length}`],
-        ),
-        b,
-      ),
-  },
-  {
-    name: 'unknown-method',
-    make: (l, b) =>
-      bytes(head(l.replace(/^\w+/, 'FUZZ'), [json, `content-length: ${b.length}`]), b),
-  },
-  {
-    name: 'absolute-form',
-    wellFormed: true,
-    make: (l, b) =>
-      bytes(head(l.replace(' /', ' http://127.0.0.1/'), [json, `content-length: ${b.length}`]), b),
-  },
-  {
-    name: 'raw-unicode-path',
-    make: (l, b) =>
-      bytes(head(l.replace(' /', ' /\u00e9\u00ff/'), [json, `content-length: ${b.length}`]), b),
-  },
-  {
-    name: 'space-in-path',
-    make: (l, b) =>
-      bytes(head(l.replace(' /', ' /a b/'), [json, `content-length: ${b.length}`]), b),
-  },
-  {
-    name: 'upgrade-websocket',
-    wellFormed: true,
-    make: (l, b) =>
-      bytes(
-        head(l, [
-          json,
-          'upgrade: websocket',
-          'connection: upgrade',
-          'sec-websocket-key: x',
-          `content-length: ${b.length}`,
-        ]),
-        b,
-      ),
-  },
-  {
-    name: 'pipelined',
-    wellFormed: true,
-    make: (l, b) =>
-      bytes(
-        head(l, [json, `content-length: ${b.length}`]).replace(
-          'connection: close',
-          'connection: keep-alive',
-        ),
-        b,
-        head(l, [json, `content-length: ${b.length}`]),
-        b,
-      ),
-  },
-];
-
-const rawFraming: fc.Arbitrary<Framing> = fc.constantFrom(...FRAMINGS);
 
 function raw(op: Operation, p: Parts, f: Framing): FuzzRequest {
   const req = build(op, p, 'raw-framing');

@@ -1,32 +1,43 @@
 /**
  * Sends fuzz requests to 127.0.0.1 and reports what came back: keep-alive HTTP through node's
  * client for most requests, a fresh socket for the raw ones (bytes node's client refuses to
- * write). Event streams are read up to their first bytes, then hung up.
+ * write). Event streams are read up to their head (or their first event, when the request asks),
+ * then hung up.
  */
 import http from 'node:http';
 import net from 'node:net';
+import { readEvent, readReply, type ReplyReading } from './replies.ts';
 import type { FuzzRequest } from './requests.ts';
 
 /** What one request got. */
-export interface Outcome {
+export interface Outcome extends ReplyReading {
   /** The HTTP status; for pipelined raw requests the highest of the replies. */
   status?: number;
-  /** The `error` code of a JSON error reply. */
-  code?: string;
   /** The server hung up without a reply, or no reply came in time, or the client failed. */
   fault?: 'closed' | 'timeout' | 'client';
   detail?: string;
   ms: number;
 }
 
+/** Anything that sends fuzz requests somewhere: HTTP to a service, or a process's stdin. */
+export interface RequestSender {
+  /** Sends one request and waits for its outcome (never rejects). */
+  send(req: FuzzRequest): Promise<Outcome>;
+  close(): void;
+}
+
 /** How long a request may take before it counts as a hang. */
 export const REQUEST_TIMEOUT_MS = 15_000;
 const KEEP_BYTES = 4096;
+/** Kept of a JSON-RPC reply, to read its answer whole (an echoed payload can be large). */
+const KEEP_RPC_BYTES = 256 * 1024;
+/** How long an event stream asked for its first event is read before it counts as silent. */
+const FIRST_EVENT_MS = 1500;
 /** Requests each kept-alive socket carried. */
 const served = new WeakMap<net.Socket, number>();
 
 /** A keep-alive sender to one service. */
-export class Sender {
+export class Sender implements RequestSender {
   private readonly agent: http.Agent;
 
   constructor(
@@ -105,18 +116,32 @@ export class Sender {
       r.on('response', (res) => {
         const status = res.statusCode ?? 0;
         if (String(res.headers['content-type']).startsWith('text/event-stream')) {
-          // A live stream: its head is the answer; hang up as a browser tab closing would.
-          finish({ status });
-          sent.destroy();
+          // A live stream: its head (or first event) is the answer; then hang up as a browser
+          // tab closing would.
+          if (!req.jsonrpc && !req.firstEvent) {
+            finish({ status });
+            sent.destroy();
+            return;
+          }
+          firstEvent(res, Boolean(req.jsonrpc)).then(
+            (reading) => {
+              finish({ status, ...reading });
+              sent.destroy();
+            },
+            () => finish({ status, fault: 'closed' }),
+          );
           return;
         }
         const chunks: Buffer[] = [];
+        const keep = req.jsonrpc ? KEEP_RPC_BYTES : KEEP_BYTES;
         let kept = 0;
         res.on('data', (c: Buffer) => {
-          if (kept < KEEP_BYTES) chunks.push(c);
+          if (kept < keep) chunks.push(c);
           kept += c.length;
         });
-        res.on('end', () => finish({ status, ...errorCode(Buffer.concat(chunks)) }));
+        res.on('end', () =>
+          finish({ status, ...readReply(Buffer.concat(chunks), Boolean(req.jsonrpc)) }),
+        );
         res.on('error', () => finish({ status }));
       });
       r.end(req.body);
@@ -143,7 +168,7 @@ export class Sender {
           const end = starts[i + 1]?.index ?? text.length;
           const head = text.slice(m.index, end);
           const body = Buffer.from(head.slice(head.indexOf('\r\n\r\n') + 4), 'latin1');
-          return { status: Number(m[1]), ...errorCode(body) };
+          return { status: Number(m[1]), ...readReply(body, false) };
         });
         const worst = replies.sort((a, b) => b.status - a.status)[0];
         if (!worst) {
@@ -170,18 +195,29 @@ export class Sender {
   }
 }
 
-function errorCode(body: Buffer): { code?: string } {
-  try {
-    const parsed: unknown = JSON.parse(body.toString('utf8'));
-    if (
-      parsed &&
-      typeof parsed === 'object' &&
-      'error' in parsed &&
-      typeof parsed.error === 'string'
-    )
-      return { code: parsed.error };
-  } catch {
-    // Not JSON: no code.
-  }
-  return {};
+/**
+ * Reads an event stream up to its first event that carries data (comments and `retry:` lines
+ * skipped), for at most {@link FIRST_EVENT_MS}: what it says, `sse:none` when nothing came.
+ */
+function firstEvent(res: http.IncomingMessage, jsonrpc: boolean): Promise<ReplyReading> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const done = (reading: ReplyReading) => {
+      clearTimeout(timer);
+      res.removeAllListeners('data');
+      resolve(reading);
+    };
+    const silent = { rpc: jsonrpc ? 'none' : 'sse:none' };
+    const timer = setTimeout(() => done(silent), FIRST_EVENT_MS);
+    res.on('data', (c: Buffer) => {
+      text += c.toString('utf8').replace(/\r\n?/g, '\n');
+      for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
+        const block = text.slice(0, end);
+        text = text.slice(end + 2);
+        if (/^data:/m.test(block)) return done(readEvent(block, jsonrpc));
+      }
+    });
+    res.on('end', () => done(silent));
+    res.on('error', reject);
+  });
 }
