@@ -119,10 +119,12 @@ export class OutputStep {
   async #publish(topic: string, msgs: readonly CallbackMessage[]): Promise<void> {
     const { redis, keys, settings } = this.deps;
     const key = keys.callback(topic);
+    // Every item is encoded before the first is written: a throw leaves no write unwatched.
+    const entries = msgs.map((msg) => encodeCallback(msg));
     // One slot ({cb:<topic>}): the auto-pipelined connection sends these in one write.
     await Promise.all([
-      ...msgs.map((msg) =>
-        redis.xadd(key, 'MAXLEN', '~', settings.callbackMaxLen, '*', ...encodeCallback(msg)),
+      ...entries.map((fields) =>
+        redis.xadd(key, 'MAXLEN', '~', settings.callbackMaxLen, '*', ...fields),
       ),
       redis.expire(key, settings.callbackRetentionS),
     ]);
