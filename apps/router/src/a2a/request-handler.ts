@@ -52,12 +52,7 @@ import type { TaskReader } from '../tasks/task-reader.ts';
 import { TenantScope } from '../tasks/tenant-scope.ts';
 import { followTask, type TaskStreamDeps } from './task-stream.ts';
 import { PartsError, payloadOf, taskOf } from './task-mapping.ts';
-import {
-  A2A_PUSH_TOPIC,
-  checkPushConfig,
-  isPushConfigId,
-  type PushConfigStore,
-} from './push-configs.ts';
+import { A2A_PUSH_TOPIC, isPushConfigId, type PushConfigStore } from './push-configs.ts';
 
 /** What one JSON-RPC call is made in the name of: set by the route in the call's context state. */
 export interface A2ACall {
@@ -380,7 +375,7 @@ export class ReachA2AHandler implements A2ARequestHandler {
   ): Promise<boolean> {
     const config = params.configuration?.taskPushNotificationConfig;
     if (!config?.url) return false;
-    checkPushConfig(config, this.pushes().hosts);
+    // save() checks the config (checkPushConfig) before it writes anything.
     await this.pushes().save(id, config, context.requestedVersion ?? '1.0');
     return true;
   }
