@@ -23,3 +23,4 @@ export * from './failure-codes.ts';
 export * from './schedules.ts';
 export * from './agent-card.ts';
 export * from './register-request.ts';
+export * from './script-replies.ts';

@@ -1,0 +1,1 @@
+export declare const scriptCallRestriction: { selector: string; message: string };

@@ -1,0 +1,149 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { defineScript, loadScripts } from './script-def.ts';
+import { parseScriptHeader, scriptHeaderProblems } from './script-header.ts';
+import { expandLuaIncludes } from './lua-includes.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'script-def-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function lua(file: string, header: string): URL {
+  const path = join(dir, file);
+  writeFileSync(path, `--[[\n${header}\n]]\nreturn 1\n`);
+  return pathToFileURL(path);
+}
+
+const MOVE = lua(
+  'move-2.lua',
+  `  Moves a thing, which is described "as of ARGV[2]" in this sentence.
+  KEYS[1] task: the task hash   KEYS[2] timeline: its list
+  ARGV[1] attempt: the expected attempt   ARGV[2] reason: why
+  ARGV[3..] tasks, per task: epoch taskId`,
+);
+
+const move = defineScript({
+  lua: MOVE,
+  command: 'reachMoveTest',
+  keys: ['task', 'timeline'],
+  args: ['attempt', 'reason'],
+  each: { name: 'tasks', fields: ['epoch', 'taskId'] },
+  decode: (raw) => Number(raw),
+});
+
+describe('defineScript', () => {
+  it('lays out a call by name in the order of the header', () => {
+    expect(
+      move.argv({
+        keys: { timeline: 'k:l', task: 'k:t' },
+        args: { reason: 'failed', attempt: 2 },
+        items: [
+          { taskId: 'a', epoch: 1 },
+          { taskId: 'b', epoch: 3 },
+        ],
+      }),
+    ).toEqual(['k:t', 'k:l', 2, 'failed', 1, 'a', 3, 'b']);
+  });
+
+  it('passes the key count first for an -n script', () => {
+    const publish = defineScript({
+      lua: lua('publish-n.lua', '  KEYS[1] topic: x   KEYS[2..] marks: y\n  ARGV[1] ttl: z'),
+      command: 'reachPublishTest',
+      keys: ['topic'],
+      moreKeys: 'marks',
+      args: ['ttl'],
+      decode: (raw) => raw,
+    });
+    expect(publish.numberOfKeys).toBe('n');
+    expect(
+      publish.argv({ keys: { topic: 't' }, moreKeys: ['m1', 'm2'], args: { ttl: 9 } }),
+    ).toEqual([3, 't', 'm1', 'm2', 9]);
+    expect(scriptHeaderProblems(publish)).toEqual([]);
+  });
+
+  it('refuses a definition whose key count differs from the file name', () => {
+    expect(() =>
+      defineScript({
+        lua: MOVE,
+        command: 'reachMoveTest',
+        keys: ['task'],
+        args: [],
+        decode: (raw) => raw,
+      }),
+    ).toThrow('1 keys defined, the file name says 2');
+  });
+
+  it('says which script is missing from a connection', async () => {
+    const redis = new Redis({ lazyConnect: true });
+    try {
+      await expect(
+        move.run(redis, { keys: { task: 'a', timeline: 'b' }, args: { attempt: 1, reason: 'x' } }),
+      ).rejects.toThrow('move-2.lua is not loaded on this connection');
+      loadScripts(redis, [move]);
+      expect(Object.keys(redis.scriptsSet)).toEqual(['reachMoveTest']);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+describe('script headers', () => {
+  it('reads entries, not mentions inside a sentence', () => {
+    expect(
+      parseScriptHeader(`--[[\n  KEYS[1] task: a   ARGV[1] attempt: counted from ARGV[2]\n]]`).map(
+        (e) => `${e.kind}[${e.index}] ${e.name}`,
+      ),
+    ).toEqual(['KEYS[1] task', 'ARGV[1] attempt']);
+  });
+
+  it('agree with a definition that matches', () => {
+    expect(scriptHeaderProblems(move)).toEqual([]);
+  });
+
+  it('find swapped arguments, a missing key and a missing field', () => {
+    const swapped = defineScript({
+      lua: MOVE,
+      command: 'reachMoveTest',
+      keys: ['task', 'timeline'],
+      args: ['reason', 'attempt'],
+      each: { name: 'tasks', fields: ['taskId', 'epoch', 'deadline'] },
+      decode: (raw) => raw,
+    });
+    expect(scriptHeaderProblems(swapped)).toEqual([
+      'move-2.lua: header has ARGV[1] attempt, ARGV[2] reason, ARGV[3..] tasks; definition has ARGV[1] reason, ARGV[2] attempt, ARGV[3..] tasks',
+    ]);
+    const noField = defineScript({
+      lua: MOVE,
+      command: 'reachMoveTest',
+      keys: ['task', 'timeline'],
+      args: ['attempt', 'reason'],
+      each: { name: 'tasks', fields: ['taskId', 'epoch'] },
+      decode: (raw) => raw,
+    });
+    expect(scriptHeaderProblems(noField)).toEqual([
+      'move-2.lua: ARGV[3..] tasks lists no epoch (fields taskId, epoch, in order)',
+    ]);
+  });
+});
+
+describe('Lua includes', () => {
+  it('writes the final-status test from the TypeScript list of final statuses', () => {
+    const lua = expandLuaIncludes(
+      '--#include is-final\nif is_final(s) then return -7 end',
+      'x.lua',
+    );
+    expect(lua).toContain(
+      "return status == 'completed' or status == 'dead' or status == 'cancelled'",
+    );
+    expect(lua).not.toContain('#include');
+  });
+
+  it('refuses an include it does not know', () => {
+    expect(() => expandLuaIncludes('--#include nope', 'x.lua')).toThrow(
+      'x.lua: no Lua include named nope',
+    );
+  });
+});
