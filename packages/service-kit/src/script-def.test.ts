@@ -64,6 +64,38 @@ describe('defineScript', () => {
     expect(scriptHeaderProblems(publish)).toEqual([]);
   });
 
+  it('passes the list an item ends with after its fields: its length, then its values', () => {
+    const deliver = defineScript({
+      lua: lua(
+        'deliver-1.lua',
+        '  KEYS[1] inbox: x\n  ARGV[1] bound: y\n  ARGV[2..] tasks, per task: taskId, then entry: its fields',
+      ),
+      command: 'reachDeliverTest',
+      keys: ['inbox'],
+      args: ['bound'],
+      each: { name: 'tasks', fields: ['taskId'], list: 'entry' },
+      decode: (raw) => raw,
+    });
+    expect(
+      deliver.argv({
+        keys: { inbox: 'i' },
+        args: { bound: 5 },
+        items: [
+          { taskId: 'a', entry: ['f', 'v', 'g', 1] },
+          { taskId: 'b', entry: [] },
+        ],
+      }),
+    ).toEqual(['i', 5, 'a', 4, 'f', 'v', 'g', 1, 'b', 0]);
+    expect(scriptHeaderProblems(deliver)).toEqual([]);
+    const unnamed = defineScript({
+      ...deliver,
+      each: { name: 'tasks', fields: ['taskId'], list: 'values' },
+    });
+    expect(scriptHeaderProblems(unnamed)).toEqual([
+      'deliver-1.lua: ARGV[2..] tasks lists no values (fields taskId, values, in order)',
+    ]);
+  });
+
   it('refuses a definition whose key count differs from the file name', () => {
     expect(() =>
       defineScript({

@@ -12,12 +12,22 @@ export type ScriptArg = string | number;
 export type Named<N extends readonly string[], V> = { readonly [P in N[number]]: V };
 
 /** Arguments repeated once per item after the fixed ones (`ARGV[n..]` in the script's header). */
-export interface RepeatedArgs<F extends readonly string[]> {
+export interface RepeatedArgs<F extends readonly string[], L extends string = never> {
   /** The group's name, as the header names it (`ARGV[n..] <name>`). */
   readonly name: string;
   /** Each item's fields, in the order the script reads them. */
   readonly fields: F;
+  /**
+   * A list of values of its own length each item ends with (a stream entry's fields and values),
+   * passed after the fields as its length and then the values; the header names it after them.
+   */
+  readonly list?: L;
 }
+
+/** One item of a repeated group: its fields by name, and its list when the group has one. */
+export type Item<F extends readonly string[], L extends string = never> = Named<F, ScriptArg> & {
+  readonly [P in L]: readonly ScriptArg[];
+};
 
 /** What a script definition declares; see {@link defineScript}. */
 export interface ScriptSpec<
@@ -25,6 +35,7 @@ export interface ScriptSpec<
   A extends readonly string[],
   F extends readonly string[],
   R,
+  L extends string = never,
 > {
   /** The `.lua` file, named `<name>-<number of keys>.lua`, or `<name>-n.lua` with more keys. */
   readonly lua: URL;
@@ -37,7 +48,7 @@ export interface ScriptSpec<
   /** The fixed arguments, `ARGV[1]` first. */
   readonly args: A;
   /** Arguments repeated per item after the fixed ones. */
-  readonly each?: RepeatedArgs<F>;
+  readonly each?: RepeatedArgs<F, L>;
   /** Turns the raw reply into named fields; throws on a reply the script cannot give. */
   readonly decode: (raw: unknown, args: Named<A, ScriptArg>) => R;
 }
@@ -47,13 +58,14 @@ export interface ScriptCall<
   K extends readonly string[],
   A extends readonly string[],
   F extends readonly string[],
+  L extends string = never,
 > {
   readonly keys: Named<K, string>;
   readonly args: Named<A, ScriptArg>;
   /** The keys past the fixed ones (`-n` scripts). */
   readonly moreKeys?: readonly string[];
   /** One entry per item of the repeated arguments. */
-  readonly items?: readonly Named<F, ScriptArg>[];
+  readonly items?: readonly Item<F, L>[];
 }
 
 /** A script, typed: its calls name their keys and arguments, its replies are decoded beside it. */
@@ -62,22 +74,29 @@ export interface Script<
   A extends readonly string[],
   F extends readonly string[],
   R,
-> extends ScriptSpec<K, A, F, R> {
+  L extends string = never,
+> extends ScriptSpec<K, A, F, R, L> {
   /** `<name>` of the file. */
   readonly name: string;
   /** The number of fixed keys, or `'n'` when the caller passes the count. */
   readonly numberOfKeys: number | 'n';
   /** Runs the script on `redis` (where {@link loadScripts} defined it) and decodes its reply. */
-  run(redis: RedisClient, call: ScriptCall<K, A, F>): Promise<R>;
+  run(redis: RedisClient, call: ScriptCall<K, A, F, L>): Promise<R>;
   /** Queues the script on a pipeline; decode its reply with `decode(raw, call.args)`. */
-  queue(pipeline: ChainableCommander, call: ScriptCall<K, A, F>): void;
+  queue(pipeline: ChainableCommander, call: ScriptCall<K, A, F, L>): void;
   /** The call as the positional list Redis receives (`-n` scripts: the key count first). */
-  argv(call: ScriptCall<K, A, F>): ScriptArg[];
+  argv(call: ScriptCall<K, A, F, L>): ScriptArg[];
 }
 
 /** A script of any shape, for lists of scripts. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyScript = Script<readonly string[], readonly string[], readonly string[], any>;
+export type AnyScript = Script<
+  readonly string[],
+  readonly string[],
+  readonly string[],
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  any,
+  string
+>;
 
 type Invoke = (...args: ScriptArg[]) => Promise<unknown>;
 /** A pipeline's command queues and answers the pipeline. */
@@ -95,7 +114,8 @@ export function defineScript<
   const A extends readonly string[],
   R,
   const F extends readonly string[] = readonly [],
->(spec: ScriptSpec<K, A, F, R>): Script<K, A, F, R> {
+  const L extends string = never,
+>(spec: ScriptSpec<K, A, F, R, L>): Script<K, A, F, R, L> {
   const file = basename(fileURLToPath(spec.lua));
   const match = /^(.+)-(\d+|n)\.lua$/.exec(file);
   if (!match) throw new Error(`script file ${file} is not named <name>-<keys>.lua`);
@@ -107,7 +127,7 @@ export function defineScript<
   if (numberOfKeys !== 'n' && spec.moreKeys !== undefined)
     throw new Error(`${file}: more keys need a <name>-n.lua file`);
 
-  function argv(call: ScriptCall<K, A, F>): ScriptArg[] {
+  function argv(call: ScriptCall<K, A, F, L>): ScriptArg[] {
     const out: ScriptArg[] = [];
     const more = call.moreKeys ?? [];
     if (numberOfKeys === 'n') out.push(spec.keys.length + more.length);
@@ -117,10 +137,15 @@ export function defineScript<
     const args = call.args as Record<string, ScriptArg>;
     for (const a of spec.args) out.push(args[a] as ScriptArg);
     const fields = spec.each?.fields;
+    const list = spec.each?.list;
     if (fields && call.items)
       for (const item of call.items) {
-        const values = item as Record<string, ScriptArg>;
+        const values = item as unknown as Record<string, ScriptArg>;
         for (const f of fields) out.push(values[f] as ScriptArg);
+        if (list === undefined) continue;
+        const tail = (item as unknown as Record<string, readonly ScriptArg[]>)[list] ?? [];
+        out.push(tail.length);
+        for (const v of tail) out.push(v);
       }
     return out;
   }

@@ -17,7 +17,7 @@ export interface HeaderEntry {
  * starts a line or follows two spaces, and names its slot with the word after it:
  * `KEYS[1] task: the task hash   ARGV[2] attempt: the expected attempt`. A `KEYS[3..]` or
  * `ARGV[4..]` entry names a group that repeats; the group's fields follow in the order the script
- * reads them. A mention such as "counted from ARGV[8]" inside a sentence is not an entry.
+ * reads them, then the name of the list each item ends with, if it has one. A mention such as "counted from ARGV[8]" inside a sentence is not an entry.
  */
 export function parseScriptHeader(lua: string): HeaderEntry[] {
   const head = /^--\[\[([\s\S]*?)\]\]/.exec(lua.trimStart())?.[1] ?? '';
@@ -89,10 +89,17 @@ export function scriptHeaderProblems(script: AnyScript): string[] {
     }
   };
   check('KEYS', script.keys, script.moreKeys ? { name: script.moreKeys } : undefined);
+  const each = script.each;
   check(
     'ARGV',
     script.args,
-    script.each ? { name: script.each.name, fields: script.each.fields } : undefined,
+    each
+      ? {
+          name: each.name,
+          // An item's list comes after its fields.
+          fields: each.list === undefined ? each.fields : [...each.fields, each.list],
+        }
+      : undefined,
   );
   return problems;
 }
