@@ -9,8 +9,8 @@ export {
   type ReachAgentOptions,
   type CompiledAgentOptions,
 } from './agent/options.ts';
-export type { ChildTaskRequest, TaskContext, TaskHandler } from './agent/task.ts';
-export type { ChildResultOptions, ChildTask } from './agent/child-task.ts';
+export type { TaskContext, TaskHandler } from './agent/task.ts';
+export type { ChildResultOptions, ChildTask, ChildTaskRequest } from './agent/child-task.ts';
 export type { HealthCheck } from './agent/probe.ts';
 export { redisConnectionFromEnv } from './agent/redis-util.ts';
 export type { RedisConnectionExtras } from '@agent-reach/service-kit/redis';

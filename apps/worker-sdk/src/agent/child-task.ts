@@ -1,13 +1,19 @@
 import {
   FINAL_TASK_STATUSES,
   type CallbackItem,
+  type SubmitBody,
   type SubmitReply,
   type TaskMessage,
 } from '@agent-reach/protocol';
 import { ResultTimeoutError, TaskFailedError } from '../errors.ts';
 import { abortReason, sleep } from '../util/sleep.ts';
-import { childTaskBody, type ChildResults, type TaskSubmitter } from './submitter.ts';
-import type { ChildTaskRequest } from './task.ts';
+import type { ChildResults, TaskSubmitter } from './submitter.ts';
+
+/**
+ * A task a handler submits while handling another: `parent_task_id` and `trace_id` are not
+ * given, they are set from the task being handled.
+ */
+export type ChildTaskRequest = Omit<SubmitBody, 'parent_task_id' | 'trace_id'>;
 
 /** Options of {@link ChildTask.result}. */
 export interface ChildResultOptions {
@@ -35,6 +41,21 @@ export interface ChildTask extends Promise<SubmitReply> {
    * which the router passes on to the children), a `ResultTimeoutError` past `timeoutMs`.
    */
   result<T = unknown>(options?: ChildResultOptions): Promise<T>;
+}
+
+/**
+ * The body of a task submitted while handling `parent`: the parent's id and trace are set last,
+ * so a request cannot drop them (they are how the router's loop guard follows the chain).
+ */
+export function childTaskBody(
+  req: ChildTaskRequest,
+  parent: Pick<TaskMessage, 'task_id' | 'trace_id'>,
+): SubmitBody {
+  const body: SubmitBody = { ...req, parent_task_id: parent.task_id };
+  // An entry without a trace (a hand-written router, say) lets the router make one.
+  if (parent.trace_id !== '') body.trace_id = parent.trace_id;
+  else delete body.trace_id;
+  return body;
 }
 
 /** setTimeout's longest delay: the stand-in for "no limit". */

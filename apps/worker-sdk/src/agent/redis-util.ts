@@ -1,11 +1,11 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
+import type { RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import {
   createRedis,
   redisExtrasFromEnv,
   type RedisConnectionExtras,
 } from '@agent-reach/service-kit/redis';
-import type { CompiledAgentOptions } from './options.ts';
 import { settlesWithin } from '../util/sleep.ts';
 
 /** One entry of a stream as XREADGROUP returns it; `fields` is null when the entry was trimmed away. */
@@ -64,12 +64,24 @@ export interface RedisCredentials {
 }
 
 /**
+ * The Redis part of an agent's compiled options (`CompiledAgentOptions` has this shape): kept
+ * narrow so the connection helpers do not depend on the whole of the agent's settings.
+ */
+export interface AgentRedisSettings {
+  readonly redisUrl: string;
+  readonly redisOptions: RedisOptions;
+  readonly redisConnection: RedisConnectionExtras;
+  /** Names the connections in CLIENT LIST (`reach:<agentId>:<role>`). */
+  readonly agentId: string;
+}
+
+/**
  * Opens one ioredis connection for `role`, named so it shows in CLIENT LIST, with errors logged
  * not thrown. The URL, TLS files, credentials and sentinels come from the options
  * (`redisUrl`, `redisConnection`), then `redisOptions`, then `credentials` when given.
  */
 export function openRedis(
-  options: CompiledAgentOptions,
+  options: AgentRedisSettings,
   role: 'cmd' | 'read' | 'control',
   logger: Logger,
   credentials?: RedisCredentials,

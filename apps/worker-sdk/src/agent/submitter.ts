@@ -6,7 +6,6 @@ import {
   type CallbackItem,
   type SubmitBody,
   type SubmitReply,
-  type TaskMessage,
 } from '@agent-reach/protocol';
 import type { Logger } from 'pino';
 import { CallbackPoller } from '../client/callbacks.ts';
@@ -14,7 +13,6 @@ import { postTask, type RouterTarget } from '../client/router-api.ts';
 import { compileBackoff } from '../util/backoff.ts';
 import { checkReply } from '../util/check.ts';
 import { joinUrl, requestOk } from '../util/http.ts';
-import type { ChildTaskRequest } from './task.ts';
 
 /** Sends a task to a router; `ReachClient` has this shape too. */
 export interface TaskSubmitter {
@@ -105,19 +103,4 @@ export class RouterSubmitter implements TaskSubmitter, ChildResults {
     });
     return checkReply(CallbacksReply, `GET ${url}`, reply);
   }
-}
-
-/**
- * The body of a task submitted while handling `parent`: the parent's id and trace are set last,
- * so a request cannot drop them (they are how the router's loop guard follows the chain).
- */
-export function childTaskBody(
-  req: ChildTaskRequest,
-  parent: Pick<TaskMessage, 'task_id' | 'trace_id'>,
-): SubmitBody {
-  const body: SubmitBody = { ...req, parent_task_id: parent.task_id };
-  // An entry without a trace (a hand-written router, say) lets the router make one.
-  if (parent.trace_id !== '') body.trace_id = parent.trace_id;
-  else delete body.trace_id;
-  return body;
 }

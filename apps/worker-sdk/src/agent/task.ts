@@ -1,12 +1,5 @@
-import type { SubmitBody } from '@agent-reach/protocol';
 import type { Logger } from 'pino';
-import type { ChildTask } from './child-task.ts';
-
-/**
- * A task a handler submits while handling another: `parent_task_id` and `trace_id` are not
- * given, they are set from the task being handled.
- */
-export type ChildTaskRequest = Omit<SubmitBody, 'parent_task_id' | 'trace_id'>;
+import type { ChildTask, ChildTaskRequest } from './child-task.ts';
 
 /** What a handler gets for one task. */
 export interface TaskContext {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { childTaskBody } from './submitter.ts';
-import type { ChildTaskRequest } from './task.ts';
+import { childTaskBody, type ChildTaskRequest } from './child-task.ts';
 
 describe('childTaskBody', () => {
   it('sets parent_task_id and trace_id from the parent, over anything the request says', () => {
