@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { defineScript, loadScripts } from './script-def.ts';
-import { parseScriptHeader, scriptHeaderProblems } from './script-header.ts';
+import { parseScriptHeader, scriptFolderProblems, scriptHeaderProblems } from './script-header.ts';
 import { expandLuaIncludes } from './lua-includes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'script-def-'));
@@ -157,6 +157,32 @@ describe('script headers', () => {
     });
     expect(scriptHeaderProblems(noField)).toEqual([
       'move-2.lua: ARGV[3..] tasks lists no epoch (fields taskId, epoch, in order)',
+    ]);
+  });
+});
+
+describe('a folder of scripts', () => {
+  it('has one definition per file, of files that exist, with headers that agree', async () => {
+    const folder = join(dir, 'folder');
+    mkdirSync(folder);
+    const write = (file: string, text: string) => writeFileSync(join(folder, file), text);
+    write('one-1.lua', '--[[\n  KEYS[1] task: x\n]]\nreturn 1\n');
+    write('two-1.lua', '--[[\n  KEYS[1] task: x\n]]\nreturn 1\n');
+    write('three-1.lua', '--[[\n  KEYS[1] agent: x\n]]\nreturn 1\n');
+    const def = (name: string, key: string) =>
+      `{ lua: new URL('./${name}-1.lua', import.meta.url), command: 'x', keys: ['${key}'], args: [], argv() { return []; } }`;
+    write('one.mjs', `export const one = ${def('one', 'task')};\nexport const again = one;\n`);
+    write(
+      'two.mjs',
+      `export const a = ${def('two', 'task')};\nexport const b = ${def('two', 'task')};\n`,
+    );
+    write('three.mjs', `export const three = ${def('three', 'task')};\n`);
+    write('four.mjs', `export const four = ${def('four', 'task')};\nexport const n = 4;\n`);
+    write('one.test.mjs', `export const skipped = ${def('one', 'task')};\n`);
+    expect((await scriptFolderProblems(pathToFileURL(`${folder}/`))).sort()).toEqual([
+      'four-1.lua: defined, but there is no such file',
+      'three-1.lua: header has KEYS[1] agent; definition has KEYS[1] task',
+      'two-1.lua: 2 definitions',
     ]);
   });
 });

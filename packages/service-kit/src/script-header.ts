@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { AnyScript } from './script-def.ts';
 
@@ -101,5 +101,49 @@ export function scriptHeaderProblems(script: AnyScript): string[] {
         }
       : undefined,
   );
+  return problems;
+}
+
+/** True for a value `defineScript` made. */
+function isScript(value: unknown): value is AnyScript {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { lua?: unknown }).lua instanceof URL &&
+    typeof (value as { command?: unknown }).command === 'string' &&
+    typeof (value as { argv?: unknown }).argv === 'function'
+  );
+}
+
+/**
+ * What is wrong with the scripts of a folder (a unit test's check, no Redis): a `.lua` file that
+ * no module of the folder defines, or that two definitions claim, a definition of a file that is
+ * not there, and each definition's {@link scriptHeaderProblems}. Imports every module of the
+ * folder (not its tests) to find the definitions they export.
+ */
+export async function scriptFolderProblems(dir: URL): Promise<string[]> {
+  const files = readdirSync(dir);
+  const found = new Set<AnyScript>();
+  for (const file of files) {
+    if (!/\.[cm]?[jt]s$/.test(file) || /\.test\.[cm]?[jt]s$/.test(file) || file.endsWith('.d.ts'))
+      continue;
+    const mod = (await import(new URL(file, dir).href)) as Record<string, unknown>;
+    for (const value of Object.values(mod)) if (isScript(value)) found.add(value);
+  }
+  const problems: string[] = [];
+  const byFile = new Map<string, AnyScript[]>();
+  for (const script of found) {
+    const file = fileURLToPath(script.lua).split('/').pop() as string;
+    if (new URL('.', script.lua).href !== new URL('.', dir).href) continue;
+    byFile.set(file, [...(byFile.get(file) ?? []), script]);
+  }
+  for (const file of files.filter((f) => f.endsWith('.lua'))) {
+    const defs = byFile.get(file) ?? [];
+    if (defs.length !== 1) problems.push(`${file}: ${defs.length} definitions`);
+  }
+  for (const [file, defs] of byFile) {
+    if (!files.includes(file)) problems.push(`${file}: defined, but there is no such file`);
+    else for (const def of defs) problems.push(...scriptHeaderProblems(def));
+  }
   return problems;
 }
