@@ -10,7 +10,8 @@
  * how long each task runs (until cancelled: the wait ends on the task's signal), to try
  * `reach cancel` on a running task. A payload `{"stream": "<text>"}` is streamed back word by word
  * (`ctx.stream`, with `ctx.progress`), STREAM_DELAY_MS apart (default 200), to follow a task with
- * `curl -N …/v1/tasks/<id>/events` or `reach follow <id>`.
+ * `curl -N …/v1/tasks/<id>/events` or `reach follow <id>`. LOG_LEVEL (default info): each task is
+ * logged at debug.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout } from 'node:timers/promises';
@@ -23,7 +24,7 @@ import {
 } from '@agent-reach/worker-sdk';
 
 const env = process.env;
-const logger = pino({ name: 'echo-agent' });
+const logger = pino({ name: 'echo-agent', level: env['LOG_LEVEL'] || 'info' });
 
 const maxConcurrency = Number(env['MAX_CONCURRENCY'] ?? '8');
 const failRate = Number(env['FAIL_RATE'] ?? '0');
@@ -53,7 +54,8 @@ const agent = new ReachAgent({
       task.logger.warn({ capability: task.capability }, 'failing on purpose (FAIL_RATE)');
       throw Object.assign(new Error('failed on purpose (FAIL_RATE)'), { code: 'DEMO_FAILURE' });
     }
-    task.logger.info({ capability: task.capability }, 'echo');
+    // At debug: a line per task would bury everything else (LOG_LEVEL=debug shows it).
+    task.logger.debug({ capability: task.capability }, 'echo');
     return task.payload;
   },
 });
