@@ -71,16 +71,29 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function launch(name: string): Promise<Launcher> {
+/**
+ * Starts the launcher and waits for its banner. `logging` sets LOG_LEVEL and LOG_FORMAT (a key
+ * given as undefined is left unset, as in a newcomer's shell); by default the stack logs at warn.
+ */
+async function launch(
+  name: string,
+  logging: { LOG_LEVEL?: string | undefined; LOG_FORMAT?: string | undefined } = {
+    LOG_LEVEL: 'warn',
+  },
+): Promise<Launcher> {
   const root = join(dir, name);
   const [registryPort, routerPort] = [await freePort(), await freePort()];
   const lines: string[] = [];
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.LOG_LEVEL;
+  delete env.LOG_FORMAT;
+  for (const [key, value] of Object.entries(logging)) if (value !== undefined) env[key] = value;
   const proc = await spawnManaged({
     name: 'launcher',
     command: process.execPath,
     args: ['--import', tsxLoaderUrl(), `--conditions=${DIST_CONDITION}`, entry],
     env: {
-      ...process.env,
+      ...env,
       LAUNCH_ROOT: root,
       REDIS_URL: redisUrl,
       REDIS_CLUSTER_NODES: '',
@@ -91,7 +104,6 @@ async function launch(name: string): Promise<Launcher> {
       REACH_AUTH: 'auto',
       REGISTRY_PORT: String(registryPort),
       ROUTER_PORT: String(routerPort),
-      LOG_LEVEL: 'warn',
     },
     onLine: (line) => lines.push(line),
   });
@@ -235,5 +247,97 @@ describe('npm start (launchStack) when a service exits', { timeout: 150_000 }, (
     expect(l.lines).toContain('[start] all stopped');
     expect(startedPids(l).filter(alive)).toEqual([]);
     expect(await pidFilesLeft(l)).toEqual([]);
+  });
+});
+
+/** The JSON object `text` holds, if it is one. */
+function jsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `[router]         [10:42:07] INFO: …` → `{ name: 'router', text: '[10:42:07] INFO: …' }`. */
+function processLine(line: string): { name: string; text: string } | undefined {
+  const m = /^\[([^\]]+)\] +(.*)$/.exec(line);
+  return m && m[1] !== 'start' ? { name: m[1]!, text: m[2]! } : undefined;
+}
+
+// What a newcomer sees after `npm start`: no LOG_LEVEL or LOG_FORMAT set.
+describe("npm start's output", { timeout: 120_000 }, () => {
+  it('is readable, ends with the banner once up, and prints no line per task', async () => {
+    const l = await launch('readable', { LOG_LEVEL: undefined, LOG_FORMAT: undefined });
+    await printed(l, /^Ctrl-C stops everything\.$/);
+    const bannerAt = l.lines.indexOf('Agent-Reach is running.');
+    const before = l.lines.slice(0, bannerAt);
+
+    // Each process's pino line is one readable line: time, level, module, message.
+    const fromProcesses = before.flatMap((x) => processLine(x) ?? []);
+    expect(fromProcesses.filter((p) => jsonObject(p.text) !== undefined)).toEqual([]);
+    expect(fromProcesses).toContainEqual({
+      name: 'router',
+      text: expect.stringMatching(/^\[\d\d:\d\d:\d\d\] WARN: auth: AUTH IS OFF/),
+    });
+    expect(fromProcesses).toContainEqual({
+      name: 'registry-sync',
+      text: expect.stringMatching(/^\[\d\d:\d\d:\d\d\] INFO: registry-sync listening /),
+    });
+    // The banner follows readiness: the agents were registered before it.
+    expect(before).toContain('[start] agents echo-1, echo-2, echo-3 registered');
+
+    // A task, then Ctrl-C: whatever came between the banner and the stop is what would have
+    // pushed the banner up. The agents log tasks at debug, and run quiet.
+    const task = await submit(l, { hello: 'world' }, 10_000);
+    expect(task, JSON.stringify(task.body)).toMatchObject({
+      status: 200,
+      body: { status: 'completed' },
+    });
+    const streamed = await submit(l, { stream: 'a b' }, 10_000);
+    expect(streamed.body).toMatchObject({ status: 'completed' });
+    l.proc.kill('SIGINT');
+    expect(await l.proc.exited).toBe(0);
+    const stopAt = l.lines.indexOf('[start] SIGINT: stopping everything (Ctrl-C again to force)');
+    expect(stopAt).toBeGreaterThan(bannerAt);
+    const after = l.lines.slice(l.lines.indexOf('Ctrl-C stops everything.') + 1, stopAt);
+    const printedAfter = after.filter((x) => x.trim() !== '');
+    expect(printedAfter.filter((x) => x.startsWith('[agent '))).toEqual([]);
+    // An idle stack adds nothing below the banner but a warning or an error.
+    expect(printedAfter.filter((x) => !/\] (WARN|ERROR|FATAL): /.test(x))).toEqual([]);
+  });
+
+  it('is one JSON object a line with LOG_FORMAT=json', async () => {
+    const l = await launch('json', { LOG_LEVEL: undefined, LOG_FORMAT: 'json' });
+    const task = await submit(l, { hello: 'json' }, 10_000);
+    expect(task.body).toMatchObject({ status: 'completed' });
+    l.proc.kill('SIGINT');
+    expect(await l.proc.exited).toBe(0);
+
+    const records = l.lines.filter((x) => x !== '').map((x) => [x, jsonObject(x)] as const);
+    expect(records.filter(([, r]) => typeof r?.level !== 'number').map(([x]) => x)).toEqual([]);
+    const objects = records.map(([, r]) => r!);
+    // The services' own lines, as they print them in production.
+    expect(objects).toContainEqual(
+      expect.objectContaining({ service: 'router', module: 'auth', level: 40 }),
+    );
+    // The launcher's lines, and the banner as one line with the URLs.
+    expect(objects).toContainEqual(
+      expect.objectContaining({
+        service: 'launcher',
+        msg: 'agents echo-1, echo-2, echo-3 registered',
+      }),
+    );
+    expect(objects).toContainEqual(
+      expect.objectContaining({
+        service: 'launcher',
+        msg: 'Agent-Reach is running',
+        router: l.routerUrl,
+        agents: ['echo-1', 'echo-2', 'echo-3'],
+      }),
+    );
   });
 });

@@ -1,10 +1,10 @@
 /**
  * `npm start`: Redis and InfluxDB (given or local, data in `.reach/`), registry-sync, the router
- * and three echo agents, with prefixed output, until Ctrl-C. `npm start -- --cluster` runs the
- * seed's deployment instead ({@link startClusterTopology}): a Redis Cluster (3 masters, a replica
- * each), 2 registry-sync instances and 3 routers behind nginx. Run by src/main.ts, which
- * infra/bootstrap/start.mjs starts once dependencies are installed and the build is up to date.
- * Printing is this module's job.
+ * and three echo agents, with their output prefixed and readable ({@link StackOutput}; JSON with
+ * LOG_FORMAT=json), until Ctrl-C. `npm start -- --cluster` runs the seed's deployment instead
+ * ({@link startClusterTopology}): a Redis Cluster (3 masters, a replica each), 2 registry-sync
+ * instances and 3 routers behind nginx. Run by src/main.ts, which infra/bootstrap/start.mjs starts
+ * once dependencies are installed and the build is up to date.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,8 +18,10 @@ import {
   waitFor,
   writePid,
 } from '@agent-reach/process-kit';
+import { stackBanner } from './banner.ts';
 import { startClusterTopology, type ClusterTopology } from './cluster-topology.ts';
 import { entryOf } from './entries.ts';
+import { logFormatOf, StackOutput, type LogFormat } from './output.ts';
 import { Supervisor, type RestartSpec } from './supervisor.ts';
 import { startDataServices, type DataServices } from './stack-data.ts';
 
@@ -33,62 +35,16 @@ export interface LaunchOptions {
 const CLUSTER_PORTS = [7000, 7001, 7002, 7003, 7004, 7005];
 
 const AGENTS = ['echo-1', 'echo-2', 'echo-3'];
-const COLORS = [36, 33, 35, 32, 34, 31, 96, 93];
-const tty = Boolean(process.stdout.isTTY);
-const paint = (code: number, s: string) => (tty ? `\x1b[${code}m${s}\x1b[0m` : s);
 
-function say(line: string): void {
-  process.stdout.write(`${paint(1, '[start]')} ${line}\n`);
-}
-
-const prefixers = new Map<string, (line: string) => void>();
-function prefixed(name: string): (line: string) => void {
-  let fn = prefixers.get(name);
-  if (!fn) {
-    const label = paint(COLORS[prefixers.size % COLORS.length]!, `[${name}]`.padEnd(16));
-    fn = (line) => process.stdout.write(`${label} ${line}\n`);
-    prefixers.set(name, fn);
-  }
-  return fn;
-}
+/**
+ * The demo agents' LOG_LEVEL unless one is given: their start and stop lines would follow the
+ * banner and push it out of sight. The router and registry-sync log at their default, info.
+ */
+const AGENT_LOG_LEVEL = 'warn';
 
 async function checkPortFree(port: number, envName: string): Promise<void> {
   if (!(await isPortFree(port)))
     throw new Error(`port ${port} is in use; free it or set ${envName}`);
-}
-
-function banner(o: {
-  routerPort: number;
-  registryUrl: string;
-  /** What to show for Redis. */
-  redis: string;
-  /** The `--cluster` topology: where nginx sends callers and agents. */
-  topology?: ClusterTopology;
-  data: DataServices;
-  bucket: string;
-  /** API keys required: the curl lines send the admin key (by its variable, never its value). */
-  keys: boolean;
-}): string {
-  const router = `http://127.0.0.1:${o.routerPort}`;
-  const auth = o.keys ? ` -H "Authorization: Bearer $REACH_ADMIN_KEY"` : '';
-  const behind = (ports: readonly number[]) => `  (nginx → ${ports.map((p) => `:${p}`).join(' ')})`;
-  const t = o.topology;
-  return `
-Agent-Reach is running${t ? ': the cluster topology' : ''}.
-  router (callers)        ${router}${t ? behind(t.routerPorts) : ''}
-  registry-sync (agents)  ${o.registryUrl}${t ? behind(t.registryPorts) : ''}
-  redis                   ${o.redis}
-  influxdb                ${o.data.influxUrl}  (database ${o.bucket})
-  demo agents             ${AGENTS.join(', ')}  (capability "echo": the result is the payload)
-  API keys                ${o.keys ? 'required (REACH_AUTH=required); the demo agents hold an agent key' : 'off: loopback only (REACH_AUTH=auto); see docs/SECURITY.md'}
-
-Try it (an agent is routed to as soon as its registration is answered):
-  curl -s -XPOST localhost:${o.routerPort}/v1/tasks${auth} -H 'content-type: application/json' -d '{"capability":"echo","payload":{"hello":"world"}}'
-  curl -s localhost:${o.routerPort}/v1/tasks/<task_id>${auth}
-
-Ctrl-C stops everything.
-
-`;
 }
 
 /**
@@ -123,6 +79,16 @@ class StopRequested extends Error {}
 
 /** Starts everything and resolves with the exit code for the process once all of it stopped. */
 export async function launchStack(root: string, opts: LaunchOptions = {}): Promise<number> {
+  const env = process.env;
+  let format: LogFormat;
+  try {
+    format = logFormatOf(env.LOG_FORMAT);
+  } catch (err: unknown) {
+    process.stderr.write(`npm start: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const out = new StackOutput({ format, colors: Boolean(process.stdout.isTTY) });
+  const say = (line: string) => out.say(line);
   const stateDir = join(root, '.reach');
   const runDir = join(stateDir, 'run');
   const lockFile = join(runDir, 'launcher.pid');
@@ -144,7 +110,6 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
   ];
   await stopLeftovers(runDir, 'launcher.pid', stopOrder, say);
 
-  const env = process.env;
   const registryPort = Number(env.REGISTRY_PORT || 8080);
   const routerPort = Number(env.ROUTER_PORT || 8081);
   const registryUrl = `http://127.0.0.1:${registryPort}`;
@@ -181,7 +146,7 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
   process.on('SIGTERM', onSignal);
 
   const spawnService = (name: string, spec: RestartSpec) =>
-    startNodeService({ name, ...spec, detached: true, onLine: prefixed(name) });
+    startNodeService({ name, ...spec, detached: true, onLine: out.lineOf(name) });
   const supervisor = new Supervisor({
     say,
     running: () => state === 'running',
@@ -249,7 +214,7 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
       influxV2Url: env.INFLUX_V2_URL || undefined,
       bucket,
       log: say,
-      onLine: (name, line) => prefixed(name)(line),
+      onLine: (name, line) => out.lineOf(name)(line),
     });
     for (const p of data.procs) supervisor.watch(p);
     // A cluster given: every process connects to it (REDIS_URL then gives only scheme and
@@ -284,7 +249,7 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
         registryPort,
         env: common,
         detached: true,
-        onLine: (name, line) => prefixed(name)(line),
+        onLine: (name, line) => out.lineOf(name)(line),
         onStarted: async (child) => {
           if (state !== 'starting') throw new StopRequested();
           supervisor.watch(child);
@@ -314,6 +279,7 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
         ...common,
         AGENT_ID: id,
         REGISTRY_URL: registryUrl,
+        LOG_LEVEL: env.LOG_LEVEL || AGENT_LOG_LEVEL,
         ...(agentKey === undefined ? {} : { REACH_KEY: agentKey }),
         // The agents hold their own key only, never the operator's.
         REACH_ADMIN_KEY: '',
@@ -332,6 +298,9 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
         ? `agents ${AGENTS.join(', ')} registered`
         : 'agents not listed by registry-sync yet: see their output',
     );
+    // The banner comes last and stays at the bottom of the terminal: after the lines the
+    // processes print as they settle, with the agents quiet and tasks logged at debug.
+    await out.settled(300, 2_000);
     if (state === 'starting') {
       state = 'running';
       const redis = topology
@@ -339,8 +308,17 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
         : clusterNodes
           ? `cluster ${clusterNodes}`
           : (data.redisUrl ?? '').replace(/^(\w+:\/\/[^:/@]*:)[^@/]*@/, '$1***@');
-      process.stdout.write(
-        banner({ routerPort, registryUrl, redis, topology, data, bucket, keys: keysRequired }),
+      out.banner(
+        stackBanner({
+          routerPort,
+          registryUrl,
+          redis,
+          topology,
+          data,
+          bucket,
+          agents: AGENTS,
+          keys: keysRequired,
+        }),
       );
     }
   } catch (err: unknown) {
