@@ -62,7 +62,36 @@ describe('registry-sync options', () => {
     });
   });
 
+  it('reads on/off, JSON maps and host lists, and ignores the router’s variables', () => {
+    expect(
+      optionsFromEnv({
+        REACH_AGENT_ACL: 'on',
+        REACH_EXEC_LEASE_MS_BY_CAPABILITY: '{"render": 300000}',
+        REACH_EJECT_MAX_SHARE: '0',
+        ROUTER_PORT: '9000',
+        REACH_BACKPRESSURE: 'not json',
+      }),
+    ).toEqual({ agentAcl: true, execLeaseMsByCapability: { render: 300000 }, ejectMaxShare: 0 });
+    expect(optionsFromEnv({ REACH_AGENT_ACL: 'off' })).toEqual({ agentAcl: false });
+  });
+
+  it('hands out defaults that callers may change, and has no variable for slowStreak', () => {
+    const first = compileRegistryOptions();
+    first.cardHosts.push('changed.example');
+    first.slowMsByCapability.x = 1;
+    expect(compileRegistryOptions()).toMatchObject({ cardHosts: [], slowMsByCapability: {} });
+    expect(REGISTRY_DEFAULTS.slowStreak).toBe(5);
+    expect(compileRegistryOptions(optionsFromEnv({ REACH_SLOW_STREAK: '9' })).slowStreak).toBe(5);
+  });
+
   it.each([
+    [{ REACH_AGENT_ACL: 'yes' }, /REACH_AGENT_ACL/],
+    [{ REACH_INSTANCE_ID: '' }, /REACH_INSTANCE_ID/],
+    [
+      { REACH_EXEC_LEASE_MS_BY_CAPABILITY: '{"render": 0}' },
+      /REACH_EXEC_LEASE_MS_BY_CAPABILITY.render/,
+    ],
+    [{ REACH_HEALTH_WINDOW: '1001' }, /REACH_HEALTH_WINDOW must be <= 1000/],
     [{ REACH_OFFLINE_MS: '100' }, /REACH_OFFLINE_MS/],
     [{ REACH_WATERMARK: '0' }, /REACH_WATERMARK/],
     [{ REACH_SLOW_MS_BY_CAPABILITY: '[1]' }, /REACH_SLOW_MS_BY_CAPABILITY/],

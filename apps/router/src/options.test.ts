@@ -53,8 +53,59 @@ describe('router options', () => {
     });
   });
 
+  it('reads only the environment it is given, and hands out defaults that callers may change', () => {
+    const before = process.env.REACH_MAX_HOPS;
+    process.env.REACH_MAX_HOPS = '3';
+    try {
+      expect(optionsFromEnv({})).toEqual({});
+    } finally {
+      if (before === undefined) delete process.env.REACH_MAX_HOPS;
+      else process.env.REACH_MAX_HOPS = before;
+    }
+    const first = compileRouterOptions();
+    first.a2aPushHosts.push('changed.example');
+    first.backpressure.embed = 'queue';
+    expect(compileRouterOptions()).toMatchObject({ a2aPushHosts: [], backpressure: {} });
+    expect(ROUTER_DEFAULTS.a2aPushHosts).toEqual([]);
+  });
+
+  it('reads the variables of every kind the tables hold, and ignores registry-sync’s', () => {
+    expect(
+      optionsFromEnv({
+        REACH_AUTH: 'required',
+        REACH_WATERMARK: '0.5',
+        REACH_TIMELINE_LOOKBACK: '12h',
+        REACH_ADMIN_KEY: 'k'.repeat(32),
+        REDIS_USERNAME: 'reach',
+        REACH_HEARTBEAT_MS: '100',
+        REACH_AGENT_ACL: 'on',
+      }),
+    ).toEqual({
+      auth: 'required',
+      watermark: 0.5,
+      timelineLookback: '12h',
+      adminKey: 'k'.repeat(32),
+      redisConnection: { username: 'reach' },
+    });
+  });
+
+  it('names every bad variable, the shared ones first', () => {
+    expect(() =>
+      optionsFromEnv({ ROUTER_PORT: '-4', REACH_OFFLINE_MS: 'x', REACH_PREFIX: 'a b' }),
+    ).toThrow(
+      'env/REACH_PREFIX must match pattern "^[A-Za-z0-9_.:-]{1,64}$", env/REACH_OFFLINE_MS must be integer, env/ROUTER_PORT must be >= 0',
+    );
+  });
+
   it.each([
     [{ REACH_OFFLINE_MS: 'soon' }, /REACH_OFFLINE_MS/],
+    [{ REACH_OFFLINE_MS: '' }, /REACH_OFFLINE_MS must be integer/],
+    [{ REACH_AUTH: 'sometimes' }, /REACH_AUTH/],
+    [{ REACH_ADMIN_KEY: '' }, /REACH_ADMIN_KEY/],
+    [{ REACH_WATERMARK: '0' }, /REACH_WATERMARK must be > 0/],
+    [{ REACH_EVENTS_CONNECTIONS: '10001' }, /REACH_EVENTS_CONNECTIONS must be <= 10000/],
+    [{ REACH_TIMELINE_LOOKBACK: '30 days' }, /REACH_TIMELINE_LOOKBACK/],
+    [{ REACH_BACKPRESSURE: 'queue' }, /REACH_BACKPRESSURE must be a JSON object/],
     [{ ROUTER_PORT: '70000' }, /ROUTER_PORT/],
     [{ REACH_PREFIX: 'a b' }, /REACH_PREFIX/],
     [{ REACH_BACKPRESSURE: '{"embed": "drop"}' }, /REACH_BACKPRESSURE/],

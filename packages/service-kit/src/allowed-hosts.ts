@@ -34,20 +34,5 @@ export function checkOutboundUrl(
   return { url };
 }
 
-/**
- * A setting that lists host names (REACH_CARD_HOSTS, REACH_A2A_PUSH_HOSTS): comma-separated host
- * names, no scheme, port or path; lower-cased, blanks dropped.
- * @throws an Error naming `setting` for anything that is not a host name
- */
-export function hostListFrom(text: string, setting: string): string[] {
-  const hosts = text
-    .split(',')
-    .map((h) => h.trim().toLowerCase())
-    .filter((h) => h !== '');
-  for (const host of hosts)
-    if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(host))
-      throw new Error(
-        `settings: ${setting} holds ${JSON.stringify(host)}; give host names only, comma-separated (e.g. hooks.example.com,agents.internal)`,
-      );
-  return hosts;
-}
+// The host-list setting format lives with the settings tables; re-exported for the callers here.
+export { hostListFrom } from '@agent-reach/protocol';

@@ -1,11 +1,12 @@
 /**
  * One way to reach Redis for every process of Agent-Reach: a URL (`redis://` or `rediss://`),
- * TLS files, credentials and, optionally, Sentinel or a Redis Cluster's seed nodes. Only ioredis
- * and node:fs are imported here, so the worker-sdk bundles this module
- * (`@agent-reach/service-kit/redis`) without the HTTP side.
+ * TLS files, credentials and, optionally, Sentinel or a Redis Cluster's seed nodes. Only ioredis,
+ * node:fs and the protocol (for the settings' defaults) are imported here, so the worker-sdk
+ * bundles this module (`@agent-reach/service-kit/redis`) without the HTTP side.
  */
 import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { DEFAULT_PORTS, SHARED_SETTINGS } from '@agent-reach/protocol';
 import { keySlot } from './key-slot.ts';
 
 export { groupBySlot, keySlot } from './key-slot.ts';
@@ -50,7 +51,10 @@ export interface RedisConnectionSettings extends RedisConnectionExtras {
   url: string;
 }
 
-/** The environment variables read by {@link redisExtrasFromEnv}. */
+/**
+ * The environment variables read by {@link redisExtrasFromEnv}: the rows of `SHARED_SETTINGS`
+ * (packages/protocol) read by it, which docs/SETTINGS.md describes.
+ */
 export const REDIS_ENV_VARIABLES = [
   'REDIS_TLS_CA',
   'REDIS_TLS_CERT',
@@ -171,7 +175,7 @@ export function redisOptionsFor(
     throw new Error('settings: REDIS_TLS_* are set but REDIS_URL is redis://; use rediss://');
   if (settings.sentinels?.length) {
     options.sentinels = settings.sentinels.map((s) => ({ host: s.host, port: s.port }));
-    options.name = settings.sentinelName ?? 'mymaster';
+    options.name = settings.sentinelName ?? SHARED_SETTINGS.redisSentinelName.default;
     if (tls) {
       options.tls = tls;
       options.sentinelTLS = tls;
@@ -179,7 +183,7 @@ export function redisOptionsFor(
     }
   } else {
     options.host = url.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1';
-    options.port = url.port ? Number(url.port) : 6379;
+    options.port = url.port ? Number(url.port) : DEFAULT_PORTS.redis;
     if (tls) options.tls = tls;
   }
   return { ...options, ...overrides };

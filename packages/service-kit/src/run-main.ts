@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { SHARED_SETTINGS } from '@agent-reach/protocol';
 import { installProcessGuard } from './process-guard.ts';
 import {
   REQUEST_CONTEXT_MODES,
@@ -28,7 +29,7 @@ export interface RunMainOptions {
  * @throws an Error naming the setting for any other value
  */
 export function requestContextModeFrom(value: string | undefined): RequestContextMode {
-  if (value === undefined || value === '') return 'recent';
+  if (value === undefined || value === '') return SHARED_SETTINGS.requestContext.default;
   const mode = REQUEST_CONTEXT_MODES.find((m) => m === value);
   if (!mode)
     throw new Error(

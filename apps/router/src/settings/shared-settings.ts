@@ -2,29 +2,24 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   decodeSettings,
+  FOLLOWED_SETTINGS,
   PUBLISHED_SETTINGS,
+  type FollowedSettingName,
   type PublishedSettings,
   type ReachKeys,
 } from '@agent-reach/protocol';
 
 /**
- * The settings the router shares with registry-sync and takes from it once published: the lease
- * bound the delivery re-checks, the dispatch grace registry-sync re-drives after, the watermark
- * retries route with, the retention of dead letters and callback topics both write, and the
- * shard count of the due set both write to.
+ * The settings the router shares with registry-sync and takes from it once published (the rows
+ * of `SHARED_SETTINGS` marked `published: 'followed'`): the lease bound the delivery re-checks,
+ * the dispatch grace registry-sync re-drives after, the watermark retries route with, the
+ * retention of dead letters and callback topics both write, and the shard count of the due set
+ * both write to.
  */
-export const ROUTER_SHARED_SETTINGS = [
-  'offlineMs',
-  'dispatchGraceMs',
-  'watermark',
-  'dlqRetentionS',
-  'callbackRetentionS',
-  'callbackMaxLen',
-  'shards',
-] as const;
+export const ROUTER_SHARED_SETTINGS = FOLLOWED_SETTINGS;
 
 /** A setting the router takes from registry-sync. */
-export type RouterSharedName = (typeof ROUTER_SHARED_SETTINGS)[number];
+export type RouterSharedName = FollowedSettingName;
 
 /** The values of the settings the router takes from registry-sync. */
 export type RouterSharedValues = Pick<PublishedSettings, RouterSharedName>;

@@ -1,0 +1,269 @@
+import { DEFAULT_PREFIX } from '../keys.ts';
+import { defaultsOf, type SettingsTable } from './define.ts';
+import { DEFAULT_PORTS, PREFIX_PATTERN } from './formats.ts';
+
+/** Where the options of the Redis connection extras come from. */
+const REDIS_EXTRAS = 'redisExtrasFromEnv (service-kit, the `redisConnection` option)';
+/** Where the event sink's settings come from. */
+const EVENT_SINK = 'eventSinkOptionsFromEnv (events)';
+/** Where tracing is turned on. */
+const TRACING = 'startTracing (service-kit)';
+
+/**
+ * The settings both services read, one row each (define.ts says what a row holds). The options
+ * rows come first, in the order the services' environment schemas have always listed them; the
+ * rows with `readBy` document variables that other code reads (Redis TLS and credentials, the
+ * event sink, tracing). Set those marked `published` on registry-sync: it publishes them and
+ * routers use its values, warning about one of their own that differs.
+ */
+export const SHARED_SETTINGS = {
+  host: {
+    env: 'HOST',
+    type: 'string',
+    default: '127.0.0.1',
+    essential: true,
+    doc: 'Address to listen on; anything but loopback requires API keys and `REACH_ADMIN_KEY` (docs/SECURITY.md).',
+  },
+  auth: {
+    env: 'REACH_AUTH',
+    type: 'enum',
+    values: ['auto', 'off', 'required'],
+    default: 'auto',
+    essential: true,
+    doc: '`auto`: API keys required unless the service listens on loopback only; `off`: never (loopback only); `required`: always.',
+  },
+  adminKey: {
+    env: 'REACH_ADMIN_KEY',
+    type: 'string',
+    minLength: 1,
+    essential: true,
+    doc: 'The bootstrap operator key of the default tenant, 32+ characters; never stored.',
+  },
+  redisUrl: {
+    env: 'REDIS_URL',
+    type: 'string',
+    format: 'URL or socket path',
+    default: `redis://127.0.0.1:${DEFAULT_PORTS.redis}`,
+    essential: true,
+    doc: 'The store: `redis://[user:password@]host[:port][/db]`, `rediss://…` for TLS, or a Unix socket’s path.',
+  },
+  prefix: {
+    env: 'REACH_PREFIX',
+    type: 'string',
+    pattern: PREFIX_PATTERN,
+    default: DEFAULT_PREFIX,
+    doc: 'Prefix of every Redis key; tests use a random one.',
+  },
+  offlineMs: {
+    env: 'REACH_OFFLINE_MS',
+    type: 'integer',
+    minimum: 200,
+    default: 30_000,
+    published: 'followed',
+    doc: 'Lease age past which an agent is OFFLINE and gets no task (re-checked at delivery); its tasks are re-routed.',
+  },
+  snapshotIntervalMs: {
+    env: 'REACH_SNAPSHOT_MS',
+    type: 'integer',
+    minimum: 50,
+    default: 5000,
+    published: 'listed',
+    doc: 'registry-sync writes the registry snapshot this often at least (a status change writes one within 50 ms); routers re-read it this often besides notifications.',
+  },
+  dispatchGraceMs: {
+    env: 'REACH_DISPATCH_GRACE_MS',
+    type: 'integer',
+    minimum: 100,
+    default: 10_000,
+    published: 'followed',
+    doc: 'A claimed task still undelivered this long is re-driven by registry-sync.',
+  },
+  watermark: {
+    env: 'REACH_WATERMARK',
+    type: 'number',
+    exclusiveMinimum: 0,
+    maximum: 1,
+    default: 0.85,
+    published: 'followed',
+    doc: 'An agent at or above this share of its max_concurrency is skipped while another has room; retries route with it too.',
+  },
+  dlqRetentionS: {
+    env: 'REACH_DLQ_RETENTION_S',
+    type: 'integer',
+    minimum: 1,
+    default: 604_800,
+    published: 'followed',
+    doc: 'How long dead letters are kept (7 days).',
+  },
+  sessionTtlS: {
+    env: 'REACH_SESSION_TTL_S',
+    type: 'integer',
+    minimum: 1,
+    default: 3600,
+    doc: 'How long a session sticks to the agent its last task was sent to.',
+  },
+  callbackRetentionS: {
+    env: 'REACH_CALLBACK_RETENTION_S',
+    type: 'integer',
+    minimum: 1,
+    default: 604_800,
+    published: 'followed',
+    doc: 'How long an idle callback topic is kept.',
+  },
+  callbackMaxLen: {
+    env: 'REACH_CALLBACK_MAXLEN',
+    type: 'integer',
+    minimum: 100,
+    default: 100_000,
+    published: 'followed',
+    doc: 'Approximate cap on the entries of one callback topic.',
+  },
+  shards: {
+    env: 'REACH_SHARDS',
+    type: 'integer',
+    minimum: 1,
+    maximum: 1024,
+    default: 1,
+    published: 'followed',
+    doc: 'Shards of the acks stream and the due set, each under its own hash tag so a Redis Cluster has no single hot slot; may grow while tasks are in flight, never shrink.',
+  },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    type: 'string',
+    default: 'info',
+    doc: 'Log level: `trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`.',
+  },
+
+  redisTlsCa: {
+    env: 'REDIS_TLS_CA',
+    type: 'string',
+    format: 'file path',
+    readBy: REDIS_EXTRAS,
+    doc: 'PEM file of the CA that signed the Redis server’s certificate (with a `rediss://` URL).',
+  },
+  redisTlsCert: {
+    env: 'REDIS_TLS_CERT',
+    type: 'string',
+    format: 'file path',
+    readBy: REDIS_EXTRAS,
+    doc: 'PEM file of this client’s certificate, for a server that asks for one; with `REDIS_TLS_KEY`.',
+  },
+  redisTlsKey: {
+    env: 'REDIS_TLS_KEY',
+    type: 'string',
+    format: 'file path',
+    readBy: REDIS_EXTRAS,
+    doc: 'PEM file of this client’s private key; with `REDIS_TLS_CERT`.',
+  },
+  redisUsername: {
+    env: 'REDIS_USERNAME',
+    type: 'string',
+    readBy: REDIS_EXTRAS,
+    doc: 'Redis ACL user; wins over the URL’s.',
+  },
+  redisPassword: {
+    env: 'REDIS_PASSWORD',
+    type: 'string',
+    readBy: REDIS_EXTRAS,
+    doc: 'Redis password; wins over the URL’s.',
+  },
+  redisSentinels: {
+    env: 'REDIS_SENTINELS',
+    type: 'string',
+    format: 'host:port, comma-separated',
+    readBy: REDIS_EXTRAS,
+    doc: '`host:port,…`: ask these Sentinels for the master; the URL then gives only scheme, credentials and database.',
+  },
+  redisSentinelName: {
+    env: 'REDIS_SENTINEL_NAME',
+    type: 'string',
+    default: 'mymaster',
+    readBy: REDIS_EXTRAS,
+    doc: 'The master’s name at the Sentinels.',
+  },
+  redisClusterNodes: {
+    env: 'REDIS_CLUSTER_NODES',
+    type: 'string',
+    format: 'host:port, comma-separated',
+    readBy: REDIS_EXTRAS,
+    doc: '`host:port,…`: seed nodes of a Redis Cluster (docs/DEPLOY.md); the URL then gives only scheme and credentials.',
+  },
+  influxUrl: {
+    env: 'INFLUX_URL',
+    type: 'string',
+    format: 'URL',
+    essential: true,
+    readBy: EVENT_SINK,
+    doc: `InfluxDB base URL the stage events are written to; unset: none are (\`npm start\` runs one, on port ${DEFAULT_PORTS.influx} when free).`,
+  },
+  influxBucket: {
+    env: 'INFLUX_BUCKET',
+    type: 'string',
+    default: 'reach',
+    readBy: EVENT_SINK,
+    doc: 'InfluxDB database (1.x) or bucket (2.x) of the events.',
+  },
+  influxApi: {
+    env: 'INFLUX_API',
+    type: 'enum',
+    values: ['auto', 'v1', 'v2'],
+    default: 'auto',
+    readBy: EVENT_SINK,
+    doc: '`v1` (`/write`) or `v2` (`/api/v2/write`); `auto` finds out.',
+  },
+  influxToken: {
+    env: 'INFLUX_TOKEN',
+    type: 'string',
+    readBy: EVENT_SINK,
+    doc: 'InfluxDB token, sent with every write.',
+  },
+  influxOrg: {
+    env: 'INFLUX_ORG',
+    type: 'string',
+    readBy: EVENT_SINK,
+    doc: 'InfluxDB 2 organisation.',
+  },
+  influxV2Url: {
+    env: 'INFLUX_V2_URL',
+    type: 'string',
+    format: 'URL',
+    readBy: '`npm start` (launcher) and the test services (testkit)',
+    doc: 'Where the InfluxDB 2 API of `INFLUX_URL` answers, when elsewhere (the local InfluxDB 1.x behind nginx).',
+  },
+  otlpEndpoint: {
+    env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    type: 'string',
+    format: 'URL',
+    readBy: TRACING,
+    doc: 'OpenTelemetry collector to export spans to over OTLP/HTTP (docs/OBSERVABILITY.md, Traces); unset: no spans, at no cost.',
+  },
+  otlpTracesEndpoint: {
+    env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    type: 'string',
+    format: 'URL',
+    readBy: TRACING,
+    doc: 'The same for traces only; either one turns span export on.',
+  },
+  otelServiceName: {
+    env: 'OTEL_SERVICE_NAME',
+    type: 'string',
+    defaultDoc: 'agent-reach-<service>',
+    readBy: TRACING,
+    doc: '`service.name` of the spans.',
+  },
+  requestContext: {
+    env: 'REACH_REQUEST_CONTEXT',
+    type: 'enum',
+    values: ['recent', 'exact'],
+    default: 'recent',
+    readBy: 'runMain (service-kit)',
+    doc: 'How a failure is tied to its request: `recent` names the requests around it, `exact` the one (costs 10–20 % CPU; docs/OPERATIONS.md).',
+  },
+} as const satisfies SettingsTable;
+
+/**
+ * Defaults of the settings both services read, from {@link SHARED_SETTINGS}: the services' own
+ * defaults (`ROUTER_DEFAULTS`, `REGISTRY_DEFAULTS`) include these, and their environment schemas
+ * carry no defaults.
+ */
+export const SHARED_DEFAULTS = Object.freeze(defaultsOf(SHARED_SETTINGS));
