@@ -7,6 +7,7 @@ import {
   connectRedis,
   createRedis,
   decideAuth,
+  loadScripts,
   serviceLogger,
   watchClientStuckCommands,
 } from '@agent-reach/service-kit';
@@ -17,8 +18,18 @@ import { PushConfigStore } from './a2a/push-configs.ts';
 import { PushForwarder } from './a2a/push-forwarder.ts';
 import { CallbackReader } from './callbacks/callback-reader.ts';
 import {
+  cancelScript,
+  claimScript,
   createSendPath,
-  defineDispatchCommands,
+  deliverScript,
+  holdScript,
+  markSeenScript,
+  publishCallbackScript,
+  recordPooledScript,
+  rejectScript,
+  releaseClaimScript,
+  replayScript,
+  scheduleStateScript,
   SnapshotHolder,
   ScheduleStore,
   TaskCanceller,
@@ -90,18 +101,18 @@ export async function createRouterService(
   // each of its pipelines, one per event-loop turn): submissions and their deliveries, pool
   // entries, refusals and dead letters with their callbacks, DLQ replays. A script this
   // connection comes to run is added here; assign and unassign are registry-sync's (retries).
-  defineDispatchCommands(redis, [
-    'claim',
-    'release-claim',
-    'mark-seen',
-    'deliver',
-    'record-pooled',
-    'reject',
-    'publish-callback',
-    'replay',
-    'cancel',
-    'hold',
-    'schedule-state',
+  loadScripts(redis, [
+    claimScript,
+    releaseClaimScript,
+    markSeenScript,
+    deliverScript,
+    recordPooledScript,
+    rejectScript,
+    publishCallbackScript,
+    replayScript,
+    cancelScript,
+    holdScript,
+    scheduleStateScript,
   ]);
   // A Redis briefly away at start-up is waited for, 10 s at most; then the error names it.
   await connectRedis(redis, connection);

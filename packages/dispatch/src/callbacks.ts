@@ -5,6 +5,7 @@ import {
   type CallbackMessage,
   type ReachKeys,
 } from '@agent-reach/protocol';
+import { publishCallbackScript } from './commands/publish-callback.ts';
 
 /** Retention of callback topics. */
 export interface CallbackSettings {
@@ -55,26 +56,25 @@ export class CallbackPublisher {
     msgs: readonly CallbackMessage[],
   ): Promise<(string | null)[]> {
     const notices: string[] = [];
-    const entries: (string | number)[] = [];
+    const results: { mark: string; entry: (string | number)[] }[] = [];
     for (const msg of msgs) {
       let mark = msg.task_id;
       if (msg.status !== 'completed') {
         notices.push(this.keys.callbackDeadSeen(topic, msg.task_id, msg.attempt));
+        // The notice's mark key: KEYS[i], counted after the topic and the marks hash.
         mark = `#${2 + notices.length}`;
       }
-      const fields = encodeCallback(msg);
-      entries.push(mark, fields.length, ...fields);
+      results.push({ mark, entry: encodeCallback(msg) });
     }
-    const ids = await this.redis.reachPublishCallback(
-      2 + notices.length,
-      this.keys.callback(topic),
-      this.keys.callbackMarks(topic, minute),
-      ...notices,
-      this.settings.callbackRetentionS,
-      this.settings.callbackMaxLen,
-      this.settings.callbackRetentionS,
-      ...entries,
-    );
-    return ids.map((id) => (typeof id === 'string' ? id : null));
+    return publishCallbackScript.run(this.redis, {
+      keys: { topic: this.keys.callback(topic), marks: this.keys.callbackMarks(topic, minute) },
+      moreKeys: notices,
+      args: {
+        markTtlS: this.settings.callbackRetentionS,
+        maxLen: this.settings.callbackMaxLen,
+        topicTtlS: this.settings.callbackRetentionS,
+      },
+      items: results,
+    });
   }
 }

@@ -2,7 +2,12 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { DueWatch } from './due-watch.ts';
 import { RedisClock } from './redis-clock.ts';
 import { Coalescer, encodeTask, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
-import { decodeDeliverReplies, type DeliverReply } from './commands/replies.ts';
+import type { Item } from '@agent-reach/service-kit';
+import { deliverScript, type DeliverReply } from './commands/deliver.ts';
+import { recordPooledScript } from './commands/record-pooled.ts';
+
+/** One task of a delivery call (deliver-3.lua's `tasks`). */
+type DeliverItem = Item<NonNullable<(typeof deliverScript)['each']>['fields'], 'entry'>;
 
 /** The agent a delivery targets, as the snapshot showed it. */
 export interface DeliveryTarget {
@@ -39,7 +44,7 @@ export class Delivery {
   /** Redis server time as the deliveries' replies show it (a claim's `created_at`). */
   readonly clock = new RedisClock();
   /** The deliveries of one tick, one script call per agent. */
-  private readonly batches: Coalescer<(string | number)[], DeliverReply>;
+  private readonly batches: Coalescer<DeliverItem, DeliverReply>;
 
   /** `offlineMs`: the lease age past which an agent is not delivered to (read at each call). */
   constructor(
@@ -49,16 +54,12 @@ export class Delivery {
   ) {
     const offline = typeof offlineMs === 'number' ? () => offlineMs : offlineMs;
     this.watch = new DueWatch(redis, keys);
-    this.batches = new Coalescer(async (id, tasks) =>
-      decodeDeliverReplies(
-        await this.redis.reachDeliver(
-          this.keys.agent(id),
-          this.keys.inbox(id),
-          this.keys.pending(id),
-          offline(),
-          ...tasks.flat(),
-        ),
-      ),
+    this.batches = new Coalescer((id, tasks) =>
+      deliverScript.run(this.redis, {
+        keys: { agent: keys.agent(id), inbox: keys.inbox(id), pending: keys.pending(id) },
+        args: { offlineMs: offline() },
+        items: tasks,
+      }),
     );
   }
 
@@ -74,15 +75,14 @@ export class Delivery {
     const fields = encodeTask(task);
     const result = await this.batches.call(
       agent.agent_id,
-      [
-        agent.epoch,
-        task.task_id,
-        task.attempt,
-        task.deadline_ms,
-        opts.probe ? 1 : 0,
-        fields.length,
-        ...fields,
-      ],
+      {
+        epoch: agent.epoch,
+        taskId: task.task_id,
+        attempt: task.attempt,
+        deadlineMs: task.deadline_ms,
+        probe: opts.probe ? 1 : 0,
+        entry: fields,
+      },
       task.payload.length,
     );
     if (result.ok) this.clock.observe(result.sentAt);
@@ -98,7 +98,10 @@ export class Delivery {
     const dueKey = this.keys.dueOf(r.taskId);
     // On the auto-pipelined connection: they leave together with the other commands of this tick.
     await Promise.all([
-      this.redis.reachRecordPooled(taskKey, r.attempt, r.messageId, r.sentAt, r.stream),
+      recordPooledScript.run(this.redis, {
+        keys: { task: taskKey },
+        args: { attempt: r.attempt, messageId: r.messageId, sentAt: r.sentAt, stream: r.stream },
+      }),
       this.redis.zadd(dueKey, r.dueAt, r.taskId),
       r.watched ? this.watch.unwatch(r.taskId) : undefined,
     ]);

@@ -4,7 +4,22 @@ export { HashRing, VIRTUAL_NODES } from './routing/hash-ring.ts';
 export { rankCandidates, type RankedAgent, type LiveInflight } from './routing/select.ts';
 export { SnapshotHolder } from './snapshot/snapshot-holder.ts';
 export { CapacityWaiter } from './snapshot/capacity-waiter.ts';
-export { defineCommands as defineDispatchCommands } from './commands/index.ts';
+export { DISPATCH_SCRIPTS, defineDispatchCommands, type DispatchScriptName } from './scripts.ts';
+export { assignScript, type AssignReply } from './commands/assign.ts';
+export { claimScript, type ClaimReply } from './commands/claim.ts';
+export { deliverScript, type DeliverReply, type DeliveryRefusal } from './commands/deliver.ts';
+export { holdScript, type HoldReply } from './commands/hold.ts';
+export { markSeenScript } from './commands/mark-seen.ts';
+export { publishCallbackScript } from './commands/publish-callback.ts';
+export { recordPooledScript } from './commands/record-pooled.ts';
+export { releaseClaimScript, type ReleaseClaimReply } from './commands/release-claim.ts';
+export { scheduleAdvanceScript } from './commands/schedule-advance.ts';
+export { scheduleStateScript } from './commands/schedule-state.ts';
+export { unassignScript } from './commands/unassign.ts';
+export { cancelScript, type CancelledTask, type CancelReply } from './task/cancel.ts';
+export { rejectScript } from './task/reject.ts';
+export { replayScript, type ReplayReply } from './task/replay.ts';
+export { retryScript, type RetryReply } from './task/retry.ts';
 export {
   Delivery,
   type DeliveryResult,
@@ -34,12 +49,6 @@ export {
   type RouteRequest,
 } from './routing/policy.ts';
 export { FleetEventLog } from './fleet-event-log.ts';
-export {
-  REPLY_CODES,
-  decodeReplayReply,
-  type DeliveryRefusal,
-  type ReplyRefusal,
-} from './commands/replies.ts';
 export {
   attemptMessage,
   poolOf,
@@ -81,7 +90,7 @@ export {
   type SendTarget,
   type TaskSenderOptions,
 } from './send/task-sender.ts';
-export { DeadLetterer, type DeadLettererOptions, type DeadTask } from './send/dead-letterer.ts';
+export { DeadLetterer, type DeadLettererOptions, type DeadTask } from './task/dead-letterer.ts';
 export {
   createSendPath,
   type SendPath,

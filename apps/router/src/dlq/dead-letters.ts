@@ -1,6 +1,7 @@
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { DlqItem, ReachKeys, ReplayReply } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
+import { replayScript } from '@agent-reach/dispatch';
 import type { TenantScope } from '../tasks/tenant-scope.ts';
 
 /**
@@ -84,16 +85,19 @@ export class DeadLetters {
     // replayed, the entry is made due now.
     const due = this.keys.dueOf(taskId);
     await this.redis.zadd(due, 'NX', Date.now() + REPLAY_GRACE_MS, taskId);
-    const reply = await this.redis.reachReplay(this.keys.task(taskId), this.keys.timeline(taskId));
-    const [code, attempt = 0] = reply as [number, number?];
-    if (code === 0) await this.redis.zadd(due, Date.now(), taskId);
-    if (code === -1) throw httpError('TASK_NOT_FOUND', `task ${taskId} is unknown or has expired`);
-    if (code === -9)
+    const reply = await replayScript.run(this.redis, {
+      keys: { task: this.keys.task(taskId), timeline: this.keys.timeline(taskId) },
+      args: {},
+    });
+    if (!reply.ok && reply.refusal === 'unknown_task')
+      throw httpError('TASK_NOT_FOUND', `task ${taskId} is unknown or has expired`);
+    if (!reply.ok)
       throw httpError(
         'NOT_DEAD',
         `task ${taskId} is not dead-lettered; only a dead task can be replayed`,
       );
+    await this.redis.zadd(due, Date.now(), taskId);
     await this.redis.zrem(this.keys.dlq(), taskId);
-    return { task_id: taskId, status: 'retry_wait', attempt };
+    return { task_id: taskId, status: 'retry_wait', attempt: reply.attempt };
   }
 }

@@ -47,7 +47,7 @@ describe('deliveries of one tick to one agent', () => {
       delivery.deliver({ agent_id: 'full-soon', epoch: 2 }, task('d')),
     ]);
     expect(again.ok && again.messageId).toBe(results[0]?.ok && results[0].messageId);
-    expect(stale).toEqual({ ok: false, refusal: 'epoch_changed' });
+    expect(stale).toEqual({ ok: false, refusal: 'stale_epoch' });
     expect(await redis.xlen(keys.inbox('full-soon'))).toBe(2);
   });
 
@@ -60,8 +60,23 @@ describe('deliveries of one tick to one agent', () => {
       delivery.deliver(target, task('y')),
     ]);
     expect(results).toEqual([
-      { ok: false, refusal: 'gone' },
-      { ok: false, refusal: 'gone' },
+      { ok: false, refusal: 'unknown_agent' },
+      { ok: false, refusal: 'unknown_agent' },
     ]);
+  });
+
+  it('to an agent that is not live, are each refused', async () => {
+    const { redis, keys } = scratch;
+    const delivery = new Delivery(redis, keys, 15_000);
+    const t = await redis.time();
+    await redis.hset(keys.agent('offline'), {
+      epoch: 1,
+      status: 'OFFLINE',
+      max_concurrency: 2,
+      lease_at: Number(t[0]) * 1000,
+    });
+    const target = { agent_id: 'offline', epoch: 1 };
+    expect(await delivery.deliver(target, task('z'))).toEqual({ ok: false, refusal: 'not_live' });
+    expect(await redis.xlen(keys.inbox('offline'))).toBe(0);
   });
 });

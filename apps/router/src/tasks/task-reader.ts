@@ -6,7 +6,12 @@ import {
   type TaskStatus,
   type TaskView,
 } from '@agent-reach/protocol';
-import { parsePendingEntry, taskTimeline, type PendingEntry } from '@agent-reach/dispatch';
+import {
+  markSeenScript,
+  parsePendingEntry,
+  taskTimeline,
+  type PendingEntry,
+} from '@agent-reach/dispatch';
 import { isWaitTopic } from '../callbacks/wait-topic.ts';
 import type { TenantScope } from './tenant-scope.ts';
 
@@ -131,8 +136,7 @@ export class TaskReader {
     // A claim still being sent: once this caller is told the task exists, the submission that
     // claimed it may not give it back (release-claim-2.lua). Gone meanwhile: it was given back,
     // and this submission makes the task anew.
-    if (status === 'accepted' && !delivered && (await this.markSeen(taskId)) === 0)
-      return undefined;
+    if (status === 'accepted' && !delivered && !(await this.markSeen(taskId))) return undefined;
     return {
       task_id: taskId,
       status: delivered ? 'sent' : (status as TaskStatus),
@@ -144,7 +148,7 @@ export class TaskReader {
     };
   }
 
-  private async markSeen(taskId: string): Promise<number> {
-    return Number(await this.redis.reachMarkSeen(this.keys.task(taskId)));
+  private markSeen(taskId: string): Promise<boolean> {
+    return markSeenScript.run(this.redis, { keys: { task: this.keys.task(taskId) }, args: {} });
   }
 }

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll } from 'vitest';
 import { Redis } from 'ioredis';
 import { reachKeys, type ReachKeys } from '@agent-reach/protocol';
-import { defineDispatchCommands } from '@agent-reach/dispatch';
+import { DISPATCH_SCRIPTS } from '@agent-reach/dispatch';
+import { loadScripts } from '@agent-reach/service-kit';
 import { randomPrefix, testServices } from '@agent-reach/testkit';
 
 /** A connection to the test Redis with the dispatch scripts, and keys under a prefix of its own. */
@@ -20,7 +21,7 @@ export function useScratchRedis(): ScratchRedis {
   beforeAll(() => {
     prefix = randomPrefix();
     redis = new Redis(testServices().redisUrl);
-    defineDispatchCommands(redis);
+    loadScripts(redis, Object.values(DISPATCH_SCRIPTS));
   });
   afterAll(async () => {
     if (!redis) return;

@@ -6,13 +6,16 @@
   that died between assigning and delivering: the caller checked that the agent holds no
   delivery of it) is re-taken with a new attempt after the grace.
 
-  KEYS[1] task hash   KEYS[2] task timeline list
-  ARGV[1] nonce   ARGV[2] expected attempt   ARGV[3] agent_id   ARGV[4] agent epoch
-  ARGV[5] grace ms for a stale assignment   ARGV[6] the routing record of the send (packRoute)
+  KEYS[1] task: the task hash   KEYS[2] timeline: its timeline list
+  ARGV[1] nonce: the sender's   ARGV[2] attempt: the expected attempt
+  ARGV[3] agentId: the chosen agent   ARGV[4] epoch: its epoch
+  ARGV[5] graceMs: grace ms for a stale assignment
+  ARGV[6] route: the routing record of the send (packRoute)
 
   Output: { 0, attempt, since, deadline_ms } when assigned to the caller: since is the later of
           created_at and due_at (a delayed task's first `sent` event then has its lateness as latency_ms)
-  Errors: -1 no such task, -8 someone else holds it or the state moved on
+  Errors: -1 unknown_task (no such task), -8 held_elsewhere (someone else holds it or the state
+          moved on)
 ]]
 local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'nonce', 'assigned_at', 'created_at', 'deadline_ms', 'due_at')
 if not cur[1] then return { -1 } end

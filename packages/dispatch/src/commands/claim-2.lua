@@ -5,16 +5,17 @@
   stage is its created_at; its `sent` stage is the delivery's pending entry, then the fields the
   first ack copies (no timeline list entry for either: task/timeline.ts).
 
-  KEYS[1] task hash   KEYS[2] task timeline list (unused: a claim writes no list entry)
-  ARGV[1] nonce   ARGV[2] task_id   ARGV[3] capability   ARGV[4] payload (JSON text)
-  ARGV[5] callback_topic   ARGV[6] trace_id   ARGV[7] timeout ms (0 = none)
-  ARGV[8] agent_id ("" for a pooled task)   ARGV[9] agent epoch
-  ARGV[10] the routing record of the send (task/timeline.ts packRoute)
+  KEYS[1] task: the task hash
+  KEYS[2] timeline: its timeline list (unused: a claim writes no list entry)
+  ARGV[1] nonce: the submission's   ARGV[2] taskId   ARGV[3] capability
+  ARGV[4] payload: JSON text   ARGV[5] callbackTopic   ARGV[6] traceId
+  ARGV[7] timeoutMs: 0 = none   ARGV[8] agentId: "" for a pooled task   ARGV[9] epoch: the agent's
+  ARGV[10] route: the routing record of the send (task/timeline.ts packRoute)
   ARGV[11] now: Redis time as the router reads it (redis-clock.ts), epoch ms — the task's own
   times (created_at, its deadline) only; no lease arithmetic happens here
-  ARGV[12..] the task's constraints that are set, as field and value pairs (task-spec.ts
-  constraintArgs), which every later send reads: tags (JSON array), region, region_policy,
-  session_id, parent_task_id, hops, trace_agents (JSON array), tenant, priority
+  ARGV[12..] constraints: the task's constraints that are set (task-spec.ts constraintArgs),
+  each a field and its value, which every later send reads: tags (JSON array), region,
+  region_policy, session_id, parent_task_id, hops, trace_agents (JSON array), tenant, priority
 
   Output: 0 created (its created_at is ARGV[11], its deadline ARGV[7] after it: no reply table)
           { 1 ours already (re-sent or re-assigned), created_at_ms, deadline_ms }

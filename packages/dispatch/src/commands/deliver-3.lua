@@ -7,11 +7,12 @@
   record, its inflight count and its pending entries are read once, and the new pending entries
   written once, for the whole call.
 
-  KEYS[1] agent record hash   KEYS[2] agent inbox stream   KEYS[3] agent pending hash
-  ARGV[1] offline bound ms
-  ARGV[2..] per task: epoch, task_id, attempt, deadline_ms (0 = none), 1 when the task is a
-  probe (agents in observation mode take probes only), how many task entry fields and values
-  follow, then those
+  KEYS[1] agent: the agent record hash   KEYS[2] inbox: its inbox stream
+  KEYS[3] pending: its pending hash
+  ARGV[1] offlineMs: the offline bound
+  ARGV[2..] tasks, per task: epoch, taskId, attempt, deadlineMs (0 = none), probe (1 when the
+  task is a probe: agents in observation mode take probes only), then its entry: how many task
+  entry fields and values follow, then those
 
   Pending entry (keys.ts `pending()`): attempt|epoch|mark|entry id|received_at|deadline_ms, with
   received_at 0 until the receipt and mark "" — or "probe" for a probe: registry-sync tells probes
@@ -19,9 +20,9 @@
   delivery time is the entry id's.
 
   Output: Redis time now (ms), then per task three slots: 0 delivered | 1 already delivered, its
-  entry id, the inflight count after it — or a refusal: -1 agent gone, -2 epoch changed, -3 not
-  live (status, lease or ejected), -4 no free slot (with the inflight count), "" and 0 filling
-  the slots it leaves empty
+  entry id, the inflight count after it — or a refusal: -5 unknown_agent (the agent is gone),
+  -2 stale_epoch (its epoch changed), -12 not_live (status, lease or ejected), -4 full (no free
+  slot, with the inflight count), "" and 0 filling the slots it leaves empty
 ]]
 local rec = redis.call('HMGET', KEYS[1], 'epoch', 'status', 'max_concurrency', 'lease_at', 'ejected_until', 'observe')
 local t = redis.call('TIME')
@@ -33,8 +34,8 @@ if not rec[1] or not live then
   -- Nothing is delivered: every task gets the agent's refusal, without reading further.
   local a = 2
   while a <= #ARGV do
-    local code = -3
-    if not rec[1] then code = -1 elseif tonumber(rec[1]) ~= tonumber(ARGV[a]) then code = -2 end
+    local code = -12
+    if not rec[1] then code = -5 elseif tonumber(rec[1]) ~= tonumber(ARGV[a]) then code = -2 end
     out[#out + 1] = code
     out[#out + 1] = ''
     out[#out + 1] = 0
@@ -70,7 +71,7 @@ while a <= #ARGV do
     out[#out + 1] = ''
     out[#out + 1] = 0
   elseif rec[6] == '1' and probe ~= '1' then
-    out[#out + 1] = -3
+    out[#out + 1] = -12
     out[#out + 1] = ''
     out[#out + 1] = 0
   elseif existing and string.sub(existing, 1, #prefix) == prefix then

@@ -5,12 +5,13 @@
   the time to send) in the due set just before, in the same write; registry-sync sends the task
   through the task sender once it is due (assign-2.lua takes a `delayed` task like a retry).
 
-  KEYS[1] task hash   KEYS[2] task timeline list
-  ARGV[1] nonce   ARGV[2] task_id   ARGV[3] capability   ARGV[4] payload (JSON text)
-  ARGV[5] callback_topic   ARGV[6] trace_id   ARGV[7] timeout ms (0 = none), counted from ARGV[8]
-  ARGV[8] when to send it, epoch ms   ARGV[9] now (Redis time as the caller reads it), epoch ms
-  ARGV[10..] the task's constraints that are set, as field and value pairs (task-spec.ts
-  constraintArgs)
+  KEYS[1] task: the task hash   KEYS[2] timeline: its timeline list
+  ARGV[1] nonce: the submission's   ARGV[2] taskId   ARGV[3] capability
+  ARGV[4] payload: JSON text   ARGV[5] callbackTopic   ARGV[6] traceId
+  ARGV[7] timeoutMs: 0 = none, counted from ARGV[8]   ARGV[8] runAt: when to send it, epoch ms
+  ARGV[9] now: Redis time as the caller reads it, epoch ms
+  ARGV[10..] constraints: the task's constraints that are set (task-spec.ts constraintArgs),
+  each a field and its value
 
   Output: 0 created, 1 ours already (a re-sent command), 2 the task_id belongs to an earlier submission
 ]]

@@ -3,7 +3,7 @@
   to be answered 200 from it: the claiming submission may then no longer give the claim back
   (release-claim-2.lua), so the task that caller was told of cannot vanish.
 
-  KEYS[1] task hash
+  KEYS[1] task: the task hash
 
   Output: 1 marked (or already sent on: nothing to mark), 0 no such task (the claim was given back)
 ]]

@@ -6,12 +6,14 @@
   and minute, not one per task), read for the whole call in one HMGET and written in one HSET; a
   dead-letter notice, once per dead attempt, keeps a key of its own.
 
-  KEYS[1] callback topic stream   KEYS[2] the completions' marks hash (keys.ts callbackMarks)
-  KEYS[3..] the dead-letter notices' mark keys
-  ARGV[1] mark retention seconds   ARGV[2] topic max length (approximate)
-  ARGV[3] topic retention seconds
-  ARGV[4..] per result: its mark — a task_id (a completion: the field in KEYS[2]) or "#<i>" (a
-  notice: its mark is KEYS[i]) —, how many entry fields and values follow, then those
+  KEYS[1] topic: the callback topic stream
+  KEYS[2] marks: the completions' marks hash (keys.ts callbackMarks)
+  KEYS[3..] notices: the dead-letter notices' mark keys
+  ARGV[1] markTtlS: mark retention seconds   ARGV[2] maxLen: topic max length (approximate)
+  ARGV[3] topicTtlS: topic retention seconds
+  ARGV[4..] results, per result: its mark — a task_id (a completion: the field in KEYS[2]) or
+  "#<i>" (a notice: its mark is KEYS[i]) —, then its entry: how many entry fields and values
+  follow, then those
 
   Output: per result, its entry id, or 0 when it was already published
 ]]

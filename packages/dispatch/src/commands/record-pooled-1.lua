@@ -4,8 +4,9 @@
   record, and the task step of its first ack copies it). A pull agent may already have reported
   receipt (it can be faster than this call); the status then stays where it is.
 
-  KEYS[1] task hash
-  ARGV[1] attempt   ARGV[2] message_id (the pool entry)   ARGV[3] sent_at_ms   ARGV[4] pool stream
+  KEYS[1] task: the task hash
+  ARGV[1] attempt   ARGV[2] messageId: the pool entry's id   ARGV[3] sentAt: ms
+  ARGV[4] stream: the pool stream
 
   Output: the task's status after the call, or false when the attempt is no longer current
 ]]

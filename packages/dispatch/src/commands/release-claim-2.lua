@@ -5,8 +5,8 @@
   is kept: that caller was told the task exists. It stays `accepted` with its watchdog entry, and
   registry-sync sends it when the entry comes due.
 
-  KEYS[1] task hash   KEYS[2] task timeline list
-  ARGV[1] nonce
+  KEYS[1] task: the task hash   KEYS[2] timeline: its timeline list
+  ARGV[1] nonce: the claiming submission's
 
   Output: 1 released, 0 not ours or already delivered, 2 kept (seen by another submission)
 ]]

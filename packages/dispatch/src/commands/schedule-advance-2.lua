@@ -3,9 +3,10 @@
   still waits for the tick the leader read: a schedule paused, resumed or deleted meanwhile, or
   advanced by another leader, is left as it is.
 
-  KEYS[1] the schedule's hash   KEYS[2] the index of next ticks (sorted set)
-  ARGV[1] schedule id (scoped)   ARGV[2] the tick read (ms)   ARGV[3] the next tick (ms)
-  ARGV[4] the tick fired (ms)   ARGV[5] the task it fired ('' for a tick skipped)
+  KEYS[1] schedule: the schedule's hash   KEYS[2] nextTicks: the index of next ticks (sorted set)
+  ARGV[1] id: the schedule id (scoped)   ARGV[2] read: the tick read (ms)
+  ARGV[3] next: the next tick (ms)   ARGV[4] fired: the tick fired (ms)
+  ARGV[5] taskId: the task it fired ('' for a tick skipped)
 
   Output: 1 advanced, 0 left as it was
 ]]

@@ -2,8 +2,9 @@
   Pauses or resumes a schedule: a paused one leaves the index of next ticks, a resumed one
   comes back at the next tick the caller worked out.
 
-  KEYS[1] the schedule's hash   KEYS[2] the index of next ticks (sorted set)
-  ARGV[1] schedule id (scoped)   ARGV[2] 1 pause, 0 resume   ARGV[3] next tick ms (resume)
+  KEYS[1] schedule: the schedule's hash   KEYS[2] nextTicks: the index of next ticks (sorted set)
+  ARGV[1] id: the schedule id (scoped)   ARGV[2] paused: 1 pause, 0 resume
+  ARGV[3] next: the next tick ms (resume)
 
   Output: 1 done, 0 no such schedule
 ]]

@@ -1,8 +1,8 @@
 --[[
   Gives an assignment back when no candidate took the task, so it waits for the next pass.
 
-  KEYS[1] task hash
-  ARGV[1] nonce
+  KEYS[1] task: the task hash
+  ARGV[1] nonce: the sender's
 
   Output: 1 when given back, 0 when not ours
 ]]

@@ -2,6 +2,8 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { splitScopedId, type ReachKeys } from '@agent-reach/protocol';
 import type { TaskSpec } from '../task/task-spec.ts';
 import type { Cadence } from './ticks.ts';
+import { scheduleAdvanceScript } from '../commands/schedule-advance.ts';
+import { scheduleStateScript } from '../commands/schedule-state.ts';
 
 /** A schedule as stored (`keys.schedule(id)`, every key under the `{sched}` hash tag). */
 export interface ScheduleRecord {
@@ -119,14 +121,10 @@ export class ScheduleStore {
   /** Pauses (`next` unused) or resumes at `next`; false when there is no such schedule. */
   async setPaused(id: string, paused: boolean, next: number): Promise<boolean> {
     const { keys } = this;
-    const done = await this.redis.reachScheduleState(
-      keys.schedule(id),
-      keys.scheduleNext(),
-      id,
-      paused ? 1 : 0,
-      next,
-    );
-    return done === 1;
+    return scheduleStateScript.run(this.redis, {
+      keys: { schedule: keys.schedule(id), nextTicks: keys.scheduleNext() },
+      args: { id, paused: paused ? 1 : 0, next },
+    });
   }
 
   /** Deletes a schedule; false when there was none. Tasks it fired are left as they are. */
@@ -163,15 +161,9 @@ export class ScheduleStore {
    */
   async advance(id: string, read: number, next: number, fired: number, taskId: string) {
     const { keys } = this;
-    const done = await this.redis.reachScheduleAdvance(
-      keys.schedule(id),
-      keys.scheduleNext(),
-      id,
-      read,
-      next,
-      fired,
-      taskId,
-    );
-    return done === 1;
+    return scheduleAdvanceScript.run(this.redis, {
+      keys: { schedule: keys.schedule(id), nextTicks: keys.scheduleNext() },
+      args: { id, read, next, fired, taskId },
+    });
   }
 }

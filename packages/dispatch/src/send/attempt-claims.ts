@@ -1,6 +1,9 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
-import { decodeAssignReply, decodeClaimReply } from '../commands/replies.ts';
+import { assignScript } from '../commands/assign.ts';
+import { claimScript } from '../commands/claim.ts';
+import { releaseClaimScript } from '../commands/release-claim.ts';
+import { unassignScript } from '../commands/unassign.ts';
 import type { Delivery, DeliveryTarget } from '../delivery.ts';
 import { constraintArgs, type TaskSpec } from '../task/task-spec.ts';
 
@@ -54,25 +57,25 @@ export function claimSubmission(
     async take(agent, route) {
       const now = Math.floor(clock.now());
       const claim = () =>
-        redis.reachClaim(
-          keys.task(t.taskId),
-          keys.timeline(t.taskId),
-          c.nonce,
-          t.taskId,
-          t.capability,
-          t.payload,
-          t.callbackTopic,
-          t.traceId,
-          c.timeoutMs,
-          agent?.agent_id ?? '',
-          agent?.epoch ?? 0,
-          route,
-          now,
-          ...constraintArgs(t),
-        );
-      const raw = first ? await watch.watchThen(t.taskId, c.watchdogAt, claim) : await claim();
+        claimScript.run(redis, {
+          keys: { task: keys.task(t.taskId), timeline: keys.timeline(t.taskId) },
+          args: {
+            nonce: c.nonce,
+            taskId: t.taskId,
+            capability: t.capability,
+            payload: t.payload,
+            callbackTopic: t.callbackTopic,
+            traceId: t.traceId,
+            timeoutMs: c.timeoutMs,
+            agentId: agent?.agent_id ?? '',
+            epoch: agent?.epoch ?? 0,
+            route,
+            now,
+          },
+          items: constraintArgs(t),
+        });
+      const reply = first ? await watch.watchThen(t.taskId, c.watchdogAt, claim) : await claim();
       first = false;
-      const reply = decodeClaimReply(raw, { now, timeoutMs: c.timeoutMs });
       return reply.ours
         ? { ok: true, attempt: 1, createdAt: reply.createdAt, deadlineMs: reply.deadlineMs }
         : { ok: false };
@@ -81,12 +84,11 @@ export function claimSubmission(
       // The caller's 503 leaves nothing behind: the claim and its watchdog entry both go — unless
       // another submission of the task_id was told it exists (release-claim-2.lua keeps it): its
       // watchdog entry then stays, and registry-sync sends the task when it comes due.
-      const released = await redis.reachReleaseClaim(
-        keys.task(t.taskId),
-        keys.timeline(t.taskId),
-        c.nonce,
-      );
-      if (Number(released) === 2) return;
+      const released = await releaseClaimScript.run(redis, {
+        keys: { task: keys.task(t.taskId), timeline: keys.timeline(t.taskId) },
+        args: { nonce: c.nonce },
+      });
+      if (released === 'kept') return;
       await redis.zrem(keys.dueOf(t.taskId), watchdogMember(t.taskId));
     },
   };
@@ -106,22 +108,24 @@ export interface RetryAssignment {
 export function assignRetry(redis: RedisClient, keys: ReachKeys, a: RetryAssignment): AttemptClaim {
   return {
     async take(agent, route) {
-      const reply = decodeAssignReply(
-        await redis.reachAssign(
-          keys.task(a.taskId),
-          keys.timeline(a.taskId),
-          a.nonce,
-          a.attempt,
-          agent?.agent_id ?? '',
-          agent?.epoch ?? 0,
-          a.graceMs,
+      const reply = await assignScript.run(redis, {
+        keys: { task: keys.task(a.taskId), timeline: keys.timeline(a.taskId) },
+        args: {
+          nonce: a.nonce,
+          attempt: a.attempt,
+          agentId: agent?.agent_id ?? '',
+          epoch: agent?.epoch ?? 0,
+          graceMs: a.graceMs,
           route,
-        ),
-      );
+        },
+      });
       return reply.ok ? { ...reply, ok: true } : { ok: false };
     },
     async release() {
-      await redis.reachUnassign(keys.task(a.taskId), a.nonce);
+      await unassignScript.run(redis, {
+        keys: { task: keys.task(a.taskId) },
+        args: { nonce: a.nonce },
+      });
     },
   };
 }

@@ -3,6 +3,7 @@ import type { ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { DueWatch } from '../due-watch.ts';
 import { constraintArgs, type TaskSpec } from '../task/task-spec.ts';
+import { holdScript } from '../commands/hold.ts';
 
 /** A task to hold until its time. */
 export interface HoldRequest {
@@ -37,23 +38,24 @@ export async function holdTask(
 ): Promise<HoldOutcome> {
   const t = h.task;
   const reply = await watch.watchThen(t.taskId, h.runAt, () =>
-    redis.reachHold(
-      keys.task(t.taskId),
-      keys.timeline(t.taskId),
-      h.nonce,
-      t.taskId,
-      t.capability,
-      t.payload,
-      t.callbackTopic,
-      t.traceId,
-      h.timeoutMs,
-      h.runAt,
-      h.now,
-      ...constraintArgs(t),
-    ),
+    holdScript.run(redis, {
+      keys: { task: keys.task(t.taskId), timeline: keys.timeline(t.taskId) },
+      args: {
+        nonce: h.nonce,
+        taskId: t.taskId,
+        capability: t.capability,
+        payload: t.payload,
+        callbackTopic: t.callbackTopic,
+        traceId: t.traceId,
+        timeoutMs: h.timeoutMs,
+        runAt: h.runAt,
+        now: h.now,
+      },
+      items: constraintArgs(t),
+    }),
   );
-  if (reply === 2) return 'exists';
-  if (reply === 0) {
+  if (reply === 'exists') return 'exists';
+  if (reply === 'created') {
     events.write({
       stage: 'delayed',
       capability: t.capability,

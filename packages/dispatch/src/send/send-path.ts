@@ -6,7 +6,7 @@ import { CallbackPublisher, type CallbackSettings } from '../callbacks.ts';
 import { Delivery } from '../delivery.ts';
 import { FleetEventLog } from '../fleet-event-log.ts';
 import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
-import { DeadLetterer } from './dead-letterer.ts';
+import { DeadLetterer } from '../task/dead-letterer.ts';
 import { TaskSender } from './task-sender.ts';
 
 /** Settings of the send path; each is read when it is used, so a getter can follow a change. */

@@ -9,6 +9,7 @@ import {
 } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { CallbackPublisher } from '../callbacks.ts';
+import { cancelScript, type CancelledTask, type CancelReply } from './cancel.ts';
 import { writeFollowUp } from './follow-up.ts';
 
 /** An agent's control stream keeps about this many notices. */
@@ -25,61 +26,12 @@ export interface TaskCancellerOptions {
   retentionS: () => number;
 }
 
-/** What a cancel did: `unknown` (no such task), `final` (completed or dead already), or done. */
+/**
+ * What a cancel did: `cancelled` (now or before), `unknown` (no such task), or `final`: the task
+ * completed or was dead-lettered already (cancel-2.lua does not say which).
+ */
 export type CancelOutcome =
-  | { kind: 'cancelled'; taskId: string; children: number }
-  | { kind: 'unknown' }
-  | { kind: 'final'; status: string };
-
-/** cancel-2.lua's reply. */
-interface CancelReply {
-  code: number;
-  before: string;
-  agentId: string;
-  attempt: number;
-  epoch: number;
-  topic: string;
-  capability: string;
-  messageId: string;
-  stream: string;
-  receivedAt: number;
-  traceId: string;
-  cancelledAt: number;
-  cancelledBy: string;
-}
-
-function decodeCancelReply(raw: readonly unknown[]): CancelReply {
-  const [code, before, agentId, attempt, epoch, topic, capability, messageId, stream, rec, trace] =
-    raw as [
-      number,
-      string?,
-      string?,
-      number?,
-      number?,
-      string?,
-      string?,
-      string?,
-      string?,
-      number?,
-      string?,
-    ];
-  const [at, by] = raw.slice(11) as [number?, string?];
-  return {
-    code,
-    before: before ?? '',
-    agentId: agentId ?? '',
-    attempt: attempt ?? 0,
-    epoch: epoch ?? 0,
-    topic: topic ?? '',
-    capability: capability ?? '',
-    messageId: messageId ?? '',
-    stream: stream ?? '',
-    receivedAt: rec ?? 0,
-    traceId: trace ?? '',
-    cancelledAt: at ?? 0,
-    cancelledBy: by ?? '',
-  };
-}
+  { kind: 'cancelled'; taskId: string; children: number } | { kind: 'unknown' } | { kind: 'final' };
 
 /**
  * Cancels tasks (`POST /v1/tasks/:id/cancel`): the task is final at once (cancel-2.lua), its
@@ -108,12 +60,10 @@ export class TaskCanceller {
   async cancel(taskId: string, by: string): Promise<CancelOutcome> {
     const followUp = await writeFollowUp(this.o.redis, this.o.keys, taskId);
     const reply = await this.run(taskId, by, false);
-    if (reply.code < 0) {
+    if (!reply.ok) {
       // Nothing to follow up: the entry goes unless an earlier cancel's is still pending.
       await followUp.undo();
-      return reply.code === -1
-        ? { kind: 'unknown' }
-        : { kind: 'final', status: 'completed or dead' };
+      return reply.refusal === 'unknown_task' ? { kind: 'unknown' } : { kind: 'final' };
     }
     try {
       return { kind: 'cancelled', taskId, children: await this.followUp(taskId, reply) };
@@ -134,24 +84,18 @@ export class TaskCanceller {
    */
   async resume(taskId: string): Promise<boolean> {
     const reply = await this.run(taskId, '', true);
-    if (reply.code < 0) return false;
+    if (!reply.ok) return false;
     await this.followUp(taskId, reply);
     this.log.info({ task_id: taskId }, 'cancellation followed up after its canceller stopped');
     return true;
   }
 
-  private async run(taskId: string, by: string, resume: boolean): Promise<CancelReply> {
+  private run(taskId: string, by: string, resume: boolean): Promise<CancelReply> {
     const { redis, keys } = this.o;
-    return decodeCancelReply(
-      await redis.reachCancel(
-        keys.task(taskId),
-        keys.timeline(taskId),
-        Date.now(),
-        by,
-        this.o.retentionS(),
-        ...(resume ? ['resume'] : []),
-      ),
-    );
+    return cancelScript.run(redis, {
+      keys: { task: keys.task(taskId), timeline: keys.timeline(taskId) },
+      args: { now: Date.now(), by, retentionS: this.o.retentionS(), mode: resume ? 'resume' : '' },
+    });
   }
 
   /**
@@ -159,7 +103,7 @@ export class TaskCanceller {
    * event, publish the callback, cancel the children, and last drop the due entries (its
    * follow-up's with them). Returns how many children were cancelled.
    */
-  private async followUp(taskId: string, r: CancelReply): Promise<number> {
+  private async followUp(taskId: string, r: CancelledTask): Promise<number> {
     const { redis, keys } = this.o;
     const by = r.cancelledBy;
     const held = r.before === 'accepted' || r.before === 'sent' || r.before === 'received';
@@ -186,7 +130,7 @@ export class TaskCanceller {
         .xdel(r.stream, r.messageId)
         .exec();
     }
-    if (r.code === 0)
+    if (r.now)
       this.log.info(
         { task_id: taskId, by, status_before: r.before, agent_id: r.agentId || undefined },
         'task cancelled',

@@ -117,19 +117,22 @@ const STORED_FIELDS = [
 
 const TRACED_FIELDS = [...STORED_FIELDS, 'traceparent'] as const;
 
+/** One constraint a task has, as the claim, hold and reject scripts store it. */
+export interface ConstraintArg {
+  field: (typeof CONSTRAINT_FIELDS)[number] | 'traceparent';
+  value: string;
+}
+
 /**
- * The constraints the task has, as the field and value pairs the claim and reject scripts store:
- * an empty one is left out (a missing field reads as none in `readStoredTask`), so a task without
- * constraints costs no more to store than one before constraints were stored.
+ * The constraints the task has, each a field and its value as the claim, hold and reject scripts
+ * store them (their `constraints` items): an empty one is left out (a missing field reads as none
+ * in `readStoredTask`), so a task without constraints costs no more to store than one before
+ * constraints were stored.
  */
-export function constraintArgs(c: TaskConstraints): string[] {
-  const out: string[] = [];
-  const add = (
-    field: (typeof CONSTRAINT_FIELDS)[number] | 'traceparent',
-    value: string,
-    none: string,
-  ) => {
-    if (value !== none) out.push(field, value);
+export function constraintArgs(c: TaskConstraints): ConstraintArg[] {
+  const out: ConstraintArg[] = [];
+  const add = (field: ConstraintArg['field'], value: string, none: string) => {
+    if (value !== none) out.push({ field, value });
   };
   add('tags', JSON.stringify(c.tags), '[]');
   add('region', c.region, '');

@@ -3,10 +3,10 @@
   had a timeout, a fresh deadline of the same length. Only a dead task can be replayed, so two
   concurrent replays send it once.
 
-  KEYS[1] task hash   KEYS[2] task timeline list
+  KEYS[1] task: the task hash   KEYS[2] timeline: its timeline list
 
   Output: { 0, new attempt, capability }
-  Errors: -1 no such task, -9 not dead
+  Errors: -1 unknown_task (no such task), -9 not_dead
 ]]
 local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'capability', 'deadline_ms', 'created_at')
 if not cur[1] then return { -1 } end

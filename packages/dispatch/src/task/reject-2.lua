@@ -2,11 +2,11 @@
   Records a submission that is dead on arrival (a loop: too many hops, or only agents already
   on its trace serve it), so the caller can see why through the API and the dead-letter queue.
 
-  KEYS[1] task hash   KEYS[2] task timeline list
-  ARGV[1] task_id   ARGV[2] capability   ARGV[3] payload   ARGV[4] callback_topic
-  ARGV[5] trace_id   ARGV[6] reason   ARGV[7] retention seconds
-  ARGV[8..] the task's constraints that are set, as field and value pairs, as claim-2.lua takes
-  them (a replay sends by them)
+  KEYS[1] task: the task hash   KEYS[2] timeline: its timeline list
+  ARGV[1] taskId   ARGV[2] capability   ARGV[3] payload   ARGV[4] callbackTopic
+  ARGV[5] traceId   ARGV[6] reason   ARGV[7] retentionS: retention seconds
+  ARGV[8..] constraints: the task's constraints that are set, each a field and its value, as
+  claim-2.lua takes them (a replay sends by them)
 
   Output: 1 recorded, 0 the task_id already exists
 ]]

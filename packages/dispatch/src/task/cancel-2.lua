@@ -5,30 +5,32 @@
   Cancelling a cancelled task again changes nothing here and answers as the first cancel did, so
   that follow-up can be done again (it is idempotent) should the first one have failed midway.
 
-  KEYS[1] task hash   KEYS[2] task timeline list
-  ARGV[1] now ms (Redis time as the router reads it)   ARGV[2] who cancelled (key id)
-  ARGV[3] retention seconds once final
-  ARGV[4] "resume": only answer for a task cancelled already (registry-sync's follow-up), never
-          cancel one
+  KEYS[1] task: the task hash   KEYS[2] timeline: its timeline list
+  ARGV[1] now: ms (Redis time as the router reads it)   ARGV[2] by: who cancelled (key id)
+  ARGV[3] retentionS: retention seconds once final
+  ARGV[4] mode: "resume" to only answer for a task cancelled already (registry-sync's
+          follow-up), never cancel one; "" to cancel
 
   Output: { 0 cancelled now | 1 cancelled before, status before the cancel, agent_id, attempt,
             epoch, callback_topic, capability, message_id, stream, received_at, trace_id,
             cancelled_at, cancelled_by }
-  Errors: -1 no such task, -7 already final (completed or dead: ALREADY_FINAL),
-          -8 not cancelled (with "resume")
+  Errors: -1 unknown_task (no such task), -7 already_final (completed or dead: ALREADY_FINAL),
+          -13 not_cancelled (with "resume")
 ]]
+--#include is-final
 local cur = redis.call('HMGET', KEYS[1], 'status', 'agent_id', 'attempt', 'epoch',
   'callback_topic', 'capability', 'message_id', 'stream', 'received_at', 'trace_id',
   'cancelled_from', 'cancelled_at', 'cancelled_by')
 if not cur[1] then return { -1 } end
-if cur[1] == 'completed' or cur[1] == 'dead' then return { -7 } end
 local code, before, at, by = 0, cur[1], ARGV[1], ARGV[2]
 if cur[1] == 'cancelled' then
   code = 1
   -- A task cancelled before `cancelled_from` was kept: nothing known of what held it.
   before, at, by = cur[11] or 'cancelled', cur[12] or ARGV[1], cur[13] or ARGV[2]
+elseif is_final(cur[1]) then
+  return { -7 }
 elseif ARGV[4] == 'resume' then
-  return { -8 }
+  return { -13 }
 else
   redis.call('RPUSH', KEYS[2], cjson.encode({
     stage = 'cancelled', at = tonumber(ARGV[1]), by = ARGV[2],

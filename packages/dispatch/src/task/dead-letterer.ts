@@ -4,9 +4,10 @@ import { followUpMember, watchdogMember, type ReachKeys } from '@agent-reach/pro
 import type { EventSink } from '@agent-reach/events';
 import type { CallbackPublisher } from '../callbacks.ts';
 import type { FleetEventLog } from '../fleet-event-log.ts';
-import { constraintArgs, type TaskSpec } from '../task/task-spec.ts';
-import { noticeStage } from './stage-notice.ts';
-import { writeFollowUp } from '../task/follow-up.ts';
+import { noticeStage } from '../send/stage-notice.ts';
+import { constraintArgs, type TaskSpec } from './task-spec.ts';
+import { writeFollowUp } from './follow-up.ts';
+import { rejectScript } from './reject.ts';
 
 /** A task whose state a script just moved to `dead`. */
 export interface DeadTask {
@@ -40,8 +41,8 @@ export interface DeadLettererOptions {
 /**
  * The one writer of the `dead` stage beyond the task's own state: the dead-letter index, the
  * fleet event, the `dead` event, the log line and the caller's callback notice. The scripts that
- * move a task to `dead` (retry-2.lua, reject-2.lua) record the state and timeline; every death
- * is announced here, whoever decided it.
+ * move a task to `dead` (retry-2.lua, reject-2.lua, beside this file) record the state and
+ * timeline; every death is announced here, whoever decided it.
  */
 export class DeadLetterer {
   private readonly log: Logger;
@@ -57,19 +58,20 @@ export class DeadLetterer {
   async deadOnArrival(spec: TaskSpec, reason: string): Promise<boolean> {
     const { redis, keys } = this.o;
     const followUp = await writeFollowUp(redis, keys, spec.taskId);
-    const created = await redis.reachReject(
-      keys.task(spec.taskId),
-      keys.timeline(spec.taskId),
-      spec.taskId,
-      spec.capability,
-      spec.payload,
-      spec.callbackTopic,
-      spec.traceId,
-      reason,
-      this.o.dlqRetentionS(),
-      ...constraintArgs(spec),
-    );
-    if (created !== 1) {
+    const created = await rejectScript.run(redis, {
+      keys: { task: keys.task(spec.taskId), timeline: keys.timeline(spec.taskId) },
+      args: {
+        taskId: spec.taskId,
+        capability: spec.capability,
+        payload: spec.payload,
+        callbackTopic: spec.callbackTopic,
+        traceId: spec.traceId,
+        reason,
+        retentionS: this.o.dlqRetentionS(),
+      },
+      items: constraintArgs(spec),
+    });
+    if (!created) {
       await followUp.undo();
       return false;
     }
