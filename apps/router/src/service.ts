@@ -101,6 +101,8 @@ export async function createRouterService(
   // each of its pipelines, one per event-loop turn): submissions and their deliveries, pool
   // entries, refusals and dead letters with their callbacks, DLQ replays. A script this
   // connection comes to run is added here; assign and unassign are registry-sync's (retries).
+  // The quota's and the A2A push configs' scripts are loaded once first used (inflight-quota.ts,
+  // push-configs.ts): a deployment that uses neither does not pay for them.
   loadScripts(redis, [
     claimScript,
     releaseClaimScript,

@@ -1,9 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { ReachKeys } from '@agent-reach/protocol';
-import { checkOutboundUrl, httpError, type OutboundUrlProblem } from '@agent-reach/service-kit';
+import {
+  checkOutboundUrl,
+  httpError,
+  loadScripts,
+  type OutboundUrlProblem,
+} from '@agent-reach/service-kit';
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { WAIT_TOPIC_PREFIX } from '../callbacks/wait-topic.ts';
+import { pushConfigSaveScript } from './push-config-save.ts';
 
 /**
  * The callback topic of tasks the A2A gateway pushes: the push forwarder (push-forwarder.ts) of
@@ -24,37 +30,6 @@ export interface StoredPushConfig {
   /** `1.0` or `0.3`: the form the webhook body takes (the SDK's serializers). */
   wireVersion: string;
 }
-
-/**
- * Saves a config (when ARGV[1] is not empty) and points the task's final result at the push
- * topic when the task exists, is not final, and has no callback topic of its caller's (none, or
- * a router's wait topic); the configs expire with the task (until it has an expiry, in ARGV[4]).
- *
- * KEYS[1] the configs hash   KEYS[2] the task hash
- * ARGV[1] config id or ''    ARGV[2] config JSON   ARGV[3] the push topic   ARGV[4] pending TTL ms
- * ARGV[5] the wait-topic prefix   ARGV[6] most configs
- * Output: 1 saved (or nothing to save), 0 too many configs
- */
-const SAVE_LUA = `
-if ARGV[1] ~= '' then
-  if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[6]) then
-    return 0
-  end
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-end
-local t = redis.call('HMGET', KEYS[2], 'status', 'callback_topic')
-local status, topic = t[1], t[2]
-if status and status ~= 'completed' and status ~= 'dead' and status ~= 'cancelled' then
-  if (not topic) or topic == '' or string.sub(topic, 1, #ARGV[5]) == ARGV[5] then
-    redis.call('HSET', KEYS[2], 'callback_topic', ARGV[3])
-  end
-end
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  local ttl = redis.call('PTTL', KEYS[2])
-  if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-end
-return 1
-`;
 
 /**
  * The webhook URL of a config, checked: http or https, no credentials, and a loopback host or one
@@ -121,6 +96,9 @@ export function checkPushConfig(
  * forwarder (its callback topic becomes {@link A2A_PUSH_TOPIC} unless its caller set one).
  */
 export class PushConfigStore {
+  /** push-config-save-2.lua is defined on the connection (at the first save). */
+  #loaded = false;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
@@ -142,7 +120,7 @@ export class PushConfigStore {
     const saved: TaskPushNotificationConfig = { ...config, id: config.id || randomUUID() };
     const stored: StoredPushConfig = { config: saved, wireVersion };
     const ok = await this.run(id, saved.id, JSON.stringify(stored));
-    if (ok !== 1)
+    if (!ok)
       throw httpError(
         'INVALID_PARAMS',
         `a task has at most ${MAX_PUSH_CONFIGS} push configs: delete one first`,
@@ -183,18 +161,24 @@ export class PushConfigStore {
     if (ttlMs > 0) await this.redis.pexpire(this.keys.a2aPush(id), ttlMs);
   }
 
-  private async run(id: string, configId: string, json: string): Promise<number> {
-    return (await this.redis.eval(
-      SAVE_LUA,
-      2,
-      this.keys.a2aPush(id),
-      this.keys.task(id),
-      configId,
-      json,
-      A2A_PUSH_TOPIC,
-      PENDING_TTL_MS,
-      WAIT_TOPIC_PREFIX,
-      MAX_PUSH_CONFIGS,
-    )) as number;
+  /** push-config-save-2.lua: saves `json` as `configId` (none for '') and retargets the task. */
+  private run(id: string, configId: string, json: string): Promise<boolean> {
+    // Defined at the first use: ioredis copies every script of a connection onto each of its
+    // pipelines, which a router whose callers never set a push config should not pay for.
+    if (!this.#loaded) {
+      loadScripts(this.redis, [pushConfigSaveScript]);
+      this.#loaded = true;
+    }
+    return pushConfigSaveScript.run(this.redis, {
+      keys: { configs: this.keys.a2aPush(id), task: this.keys.task(id) },
+      args: {
+        configId,
+        config: json,
+        pushTopic: A2A_PUSH_TOPIC,
+        pendingTtlMs: PENDING_TTL_MS,
+        waitPrefix: WAIT_TOPIC_PREFIX,
+        maxConfigs: MAX_PUSH_CONFIGS,
+      },
+    });
   }
 }

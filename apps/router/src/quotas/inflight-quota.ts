@@ -1,40 +1,8 @@
-import type { Result } from 'ioredis';
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import { FINAL_TASK_STATUSES, type ReachKeys, type TaskStatus } from '@agent-reach/protocol';
-import { httpError, type Principal } from '@agent-reach/service-kit';
+import { httpError, loadScripts, type Principal } from '@agent-reach/service-kit';
 import type { KeyLimits } from './key-limits.ts';
-
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    reachInflightTake(
-      key: string,
-      member: string,
-      now: number,
-      max: number,
-      pruneBefore: number,
-      ttlMs: number,
-    ): Result<number, Context>;
-  }
-}
-
-/**
- * Takes a slot of a key's in-flight quota, atomically across routers (one key, one slot).
- *
- * KEYS[1] the key's in-flight set (`inflightOf(keyId)`: scoped task_id → accepted at, ms)
- * ARGV[1] the scoped task_id   ARGV[2] now, ms   ARGV[3] the quota
- * ARGV[4] members accepted before this are dropped (a removal that never came)
- * ARGV[5] the set's TTL, ms (an idle key's set goes away)
- *
- * Output: 1 taken, 2 the task_id holds a slot already (a repeated submission), 0 the quota is full
- */
-const TAKE_LUA = `
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4])
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 2 end
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return 1
-`;
+import { inflightTakeScript, type InflightTakeReply } from './inflight-take.ts';
 
 /** A slot taken for a submission: given back when no new task came of it. */
 export interface QuotaSlot {
@@ -79,6 +47,8 @@ export class InflightQuota {
   readonly #maxAgeMs: number;
   /** Per key: when its full quota was last looked through. */
   readonly #reconciledAt = new Map<string, number>();
+  /** inflight-take-1.lua is defined on the connection (at the first quota). */
+  #loaded = false;
 
   constructor(private readonly o: InflightQuotaOptions) {
     this.#maxAgeMs = o.maxAgeMs ?? 24 * 3600_000;
@@ -91,17 +61,17 @@ export class InflightQuota {
     if (maxInflight <= 0) return NOTHING_TO_RELEASE;
     const key = this.o.keys.inflightOf(principal.keyId);
     let taken = await this.#take(key, taskId, maxInflight);
-    if (taken === 0 && this.#mayReconcile(key) && (await this.reconcile(key)) > 0) {
+    if (taken === 'full' && this.#mayReconcile(key) && (await this.reconcile(key)) > 0) {
       taken = await this.#take(key, taskId, maxInflight);
     }
-    if (taken === 0) {
+    if (taken === 'full') {
       // Answered with Retry-After: 1 (the error handler's, for every 429).
       throw httpError(
         'RATE_LIMITED',
         `this key has ${maxInflight} tasks in flight, its quota: submit again once one ends`,
       );
     }
-    if (taken === 2) return NOTHING_TO_RELEASE;
+    if (taken === 'held') return NOTHING_TO_RELEASE;
     return { release: () => this.#release(key, taskId) };
   }
 
@@ -131,21 +101,18 @@ export class InflightQuota {
     return true;
   }
 
-  #take(key: string, taskId: string, max: number): Promise<number> {
+  #take(key: string, taskId: string, max: number): Promise<InflightTakeReply> {
     // Defined once a key has a quota: ioredis copies every script of a connection onto each of
     // its pipelines, which a deployment without quotas should not pay for.
-    if (!this.o.redis.reachInflightTake) {
-      this.o.redis.defineCommand('reachInflightTake', { numberOfKeys: 1, lua: TAKE_LUA });
+    if (!this.#loaded) {
+      loadScripts(this.o.redis, [inflightTakeScript]);
+      this.#loaded = true;
     }
     const now = Date.now();
-    return this.o.redis.reachInflightTake(
-      key,
-      taskId,
-      now,
-      max,
-      now - this.#maxAgeMs,
-      this.#maxAgeMs,
-    );
+    return inflightTakeScript.run(this.o.redis, {
+      keys: { inflight: key },
+      args: { taskId, now, max, pruneBefore: now - this.#maxAgeMs, ttlMs: this.#maxAgeMs },
+    });
   }
 
   async #release(key: string, taskId: string): Promise<void> {
