@@ -170,7 +170,8 @@ describe('Redis trouble', () => {
     const agentId = 'agent-restarted';
     const stream = h.registry.keys.inbox(agentId);
     await h.redis.xgroup('CREATE', stream, WORKER_GROUP, '$', 'MKSTREAM');
-    await h.addTask(agentId, { task_id: 'orphan', payload: '"again"' });
+    // By hand: delivered to the previous life, whose record is gone.
+    await h.addEntryByHand(agentId, { task_id: 'orphan', payload: '"again"' });
     // The previous life of this instance read it, then died.
     await h.redis.xreadgroup(
       'GROUP',

@@ -63,6 +63,8 @@ describe('liveness probes', () => {
     await h.addTask(reg.agent_id, { task_id: 'real' });
     await h.waitForAcks('real', 2);
     await h.addTask(reg.agent_id, probe('probe:2'));
+    // Answered first: a second delivery of an unfinished attempt is a re-sent command, not a probe.
+    await h.waitForAcks('probe:2', 2);
     await h.addTask(reg.agent_id, probe('probe:2', '{"sent_at":2}'));
     const probeAcks = await h.waitForAcks('probe:2', 4);
     expect(probeAcks.filter((a) => a['stage'] === 'completed').map((a) => a['result'])).toEqual([
@@ -88,7 +90,8 @@ describe('liveness probes', () => {
     const reg = await agent.start().ready();
     await h.addTask(reg.agent_id, { task_id: 'stuck' });
     await h.waitForAcks('stuck', 1);
-    await h.addTask(reg.agent_id, probe('probe:3'));
+    // By hand: the delivery refuses an agent with no free slot, and the prober skips one.
+    await h.addEntryByHand(reg.agent_id, probe('probe:3'));
     // Three beats' time: an agent with a free slot would have answered long before.
     const beats = h.registry.heartbeats.length;
     await waitFor(() => h!.registry.heartbeats.length >= beats + 3, {

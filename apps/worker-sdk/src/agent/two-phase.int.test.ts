@@ -26,7 +26,8 @@ describe('two-phase start (ready: false)', () => {
     expect(h.registry.statusOf(reg.agent_id)).toBe('STARTING');
     expect(agent.state).toBe('starting');
 
-    await h.addTask(reg.agent_id, { task_id: 'early' });
+    // By hand: the delivery refuses a STARTING agent; an earlier life's entry can be waiting.
+    await h.addEntryByHand(reg.agent_id, { task_id: 'early' });
     // Three beats' time: a reading agent would have taken the task long before.
     await waitFor(() => h!.registry.heartbeats.length >= 3, { message: 'three heartbeats' });
     expect(h.registry.heartbeats.every((b) => b.body.ready === undefined)).toBe(true);

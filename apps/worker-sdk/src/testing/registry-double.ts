@@ -5,12 +5,17 @@
  * the reply's `pools`), and keeping a two-phase start's readiness. Knobs let a test lose the
  * record (404), take the agent over with a newer instance (409), fail registrations (503) or
  * list pools to push agents too. The end-to-end tests use the real server.
+ *
+ * Each agent's record hash in Redis is written here as the server's scripts write it, with the
+ * fields the real delivery re-verifies (send-path.ts): a task reaches only an agent whose record
+ * shows it live, at its epoch, with a free slot.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Value } from '@sinclair/typebox/value';
 import {
+  AgentRecordField as F,
   HeartbeatBody,
   mergeCard,
   readAgentCard,
@@ -33,6 +38,9 @@ interface AgentRecord {
   ready: boolean;
   capabilities: string[];
   channel: 'push' | 'pull';
+  maxConcurrency: number;
+  /** Registered in observation mode: probes only. */
+  observe: boolean;
 }
 
 /** Settings of {@link startRegistryDouble}. */
@@ -94,7 +102,10 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
     failRegistrations: (n) => void (failing = n),
     refuseRegistrations: (code) => void (refusing = code),
     sendPoolsToPush: (on) => void (poolsToPush = on),
-    forget: (agentId) => void agents.delete(agentId),
+    forget: (agentId) => {
+      agents.delete(agentId);
+      void options.redis.del(keys.agent(agentId)).catch(() => undefined);
+    },
     takeOver: (agentId) => {
       const old = agents.get(agentId);
       const body = {
@@ -102,9 +113,12 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
         instance_id: randomUUID(),
         capabilities: old?.capabilities ?? ['echo'],
         channel: old?.channel,
-        max_concurrency: 1,
+        max_concurrency: old?.maxConcurrency ?? 1,
       };
-      return reply(agentId, upsert(body, body.instance_id, true));
+      const rec = upsert(body, body.instance_id, true);
+      // On the harness's connection, ahead of any command a test sends after this returns.
+      void writeRecord(body.agent_id, rec).catch(() => undefined);
+      return reply(agentId, rec);
     },
     epochOf: (agentId) => agents.get(agentId)?.epoch,
     statusOf: (agentId) => {
@@ -127,6 +141,8 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
       ready,
       capabilities: capabilitiesOf(body),
       channel: body.channel ?? 'push',
+      maxConcurrency: body.max_concurrency,
+      observe: body.observe === true,
     };
     const rec: AgentRecord =
       old === undefined
@@ -142,6 +158,29 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
             };
     agents.set(body.agent_id, rec);
     return rec;
+  }
+
+  /**
+   * Writes the agent's record as registry-sync's register and heartbeat scripts do: its epoch,
+   * status, slots and a lease renewed now, which the delivery re-verifies, and what a send reads.
+   */
+  async function writeRecord(
+    agentId: string,
+    rec: AgentRecord,
+    status: 'STARTING' | 'HEALTHY' | 'DRAINING' = rec.ready ? 'HEALTHY' : 'STARTING',
+  ): Promise<void> {
+    await options.redis.hset(keys.agent(agentId), {
+      [F.agentId]: agentId,
+      [F.instanceId]: rec.instanceId,
+      [F.epoch]: rec.epoch,
+      [F.status]: status,
+      [F.capabilities]: JSON.stringify(rec.capabilities),
+      [F.maxConcurrency]: rec.maxConcurrency,
+      [F.channel]: rec.channel,
+      [F.ready]: rec.ready ? '1' : '0',
+      [F.observe]: rec.observe ? '1' : '0',
+      [F.leaseAt]: Date.now(),
+    });
   }
 
   function poolsOf(rec: AgentRecord): string[] {
@@ -185,6 +224,7 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
         return fail(res, 503, 'STORE_UNAVAILABLE', 'failing on purpose');
       }
       const rec = upsert(body, body.instance_id ?? randomUUID(), body.ready ?? true);
+      await writeRecord(body.agent_id, rec);
       const answer = reply(body.agent_id, rec);
       for (const stream of [answer.stream, ...answer.pools]) await createGroup(stream);
       return send(res, 200, answer);
@@ -203,6 +243,7 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
         return fail(res, 400, 'INVALID_BODY', 'heartbeat body does not match');
       double.heartbeats.push({ agentId, body });
       if (body.ready === true) rec.ready = true;
+      await writeRecord(agentId, rec);
       return send(res, 200, {
         agent_id: agentId,
         epoch: rec.epoch,
@@ -212,6 +253,8 @@ export async function startRegistryDouble(options: RegistryDoubleOptions): Promi
     }
     double.deregisters.push(agentId);
     agents.delete(agentId);
+    // Draining: no new tasks (the server removes the record once nothing is left in flight).
+    await writeRecord(agentId, rec, 'DRAINING');
     return send(res, 200, {
       agent_id: agentId,
       epoch: rec.epoch,

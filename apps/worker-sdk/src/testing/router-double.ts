@@ -1,16 +1,17 @@
 /**
- * A stand-in for the router's caller API, for the SDK client's tests: `node:http`, delivering
- * tasks to one agent's inbox in real Redis and turning that agent's acks into callback-topic
+ * A stand-in for the router's caller API, for the SDK client's tests: `node:http`, sending tasks
+ * to one agent through the router's own send path in real Redis (send-path.ts: the claim, the
+ * delivery re-verifying the agent, its slots) and turning that agent's acks into callback-topic
  * items (once per task_id), served by long poll. The end-to-end tests use the real router.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Value } from '@sinclair/typebox/value';
+import { claimSubmission, type TaskSpec } from '@agent-reach/dispatch';
 import {
   SubmitBody,
   decodeAck,
-  encodeTask,
   type CallbackItem,
   type DeadReason,
   type ErrorCode,
@@ -20,6 +21,8 @@ import {
 } from '@agent-reach/protocol';
 import { Redis } from 'ioredis';
 import { isFinalItem, type FinalCallbackItem } from '../client/callbacks.ts';
+import { DoubleSendPath } from './send-path.ts';
+import { testLogger } from './support.ts';
 
 /** A running stand-in. */
 export interface RouterDouble {
@@ -63,7 +66,35 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   return text.length === 0 ? undefined : (JSON.parse(text) as unknown);
 }
 
-/** Starts the stand-in; tasks for `capability` go to `agentId`'s inbox, any other capability gets 503 NO_AGENT. */
+/** How long a submission waits for a free slot before 429 AT_CAPACITY (the router's admission wait). */
+const ADMISSION_WAIT_MS = 2000;
+/** How often a waiting submission looks again: the double has no capacity notices to wait on. */
+const ADMISSION_POLL_MS = 20;
+
+/** The spec the router stores for a submission, as far as the double reads the body. */
+function specFromBody(taskId: string, body: SubmitBody, hops: number): TaskSpec {
+  return {
+    taskId,
+    capability: body.capability,
+    payload: JSON.stringify(body.payload ?? null),
+    callbackTopic: body.callback_topic ?? '',
+    traceId: body.trace_id ?? taskId,
+    tags: body.tags ?? [],
+    region: body.region ?? '',
+    regionPolicy: body.region_policy ?? 'prefer',
+    sessionId: body.session_id ?? '',
+    parentTaskId: body.parent_task_id ?? '',
+    hops,
+    traceAgents: [],
+    tenant: '',
+    priority: body.priority ?? 0,
+  };
+}
+
+/**
+ * Starts the stand-in; tasks for `capability` go to `agentId` (429 AT_CAPACITY while its slots
+ * are all held, 503 NO_AGENT while it is not live), any other capability gets 503 NO_AGENT.
+ */
 export async function startRouterDouble(opts: {
   redisUrl: string;
   keys: ReachKeys;
@@ -73,7 +104,13 @@ export async function startRouterDouble(opts: {
   const redis = new Redis(opts.redisUrl);
   const reader = new Redis(opts.redisUrl);
   for (const r of [redis, reader]) r.on('error', () => undefined);
+  const path = new DoubleSendPath(redis, opts.keys, testLogger());
   const topics = new Map<string, CallbackItem[]>();
+  /**
+   * Where each sent task's final item goes, by task_id: set before the send, since the agent may
+   * finish the task before the send's reply is in.
+   */
+  const routes = new Map<string, { topic: string; capability: string }>();
   const tasks = new Map<
     string,
     { reply: SubmitReply; body: SubmitBody; topic: string; created: number; hops: number }
@@ -109,12 +146,12 @@ export async function startRouterDouble(opts: {
           last = id;
           const ack = decodeAck(fields);
           if (!ack.ok || ack.value.stage === 'received' || ack.value.stage === 'renew') continue;
-          const task = tasks.get(ack.value.task_id);
+          const task = routes.get(ack.value.task_id);
           if (task === undefined) continue;
           const item: Omit<CallbackItem, 'id'> = {
             task_id: ack.value.task_id,
             status: ack.value.stage,
-            capability: task.body.capability,
+            capability: task.capability,
             agent_id: ack.value.agent_id,
             attempt: ack.value.attempt,
             completed_at: Date.now(),
@@ -153,7 +190,6 @@ export async function startRouterDouble(opts: {
       if (known !== undefined) return send(res, 200, known.reply);
       if (body.capability !== opts.capability)
         return fail(res, 503, 'NO_AGENT', `no live agent serves ${body.capability}`, taskId);
-      const stream = opts.keys.inbox(opts.agentId);
       const topic = body.callback_topic ?? '';
       // One more hop than the parent (a parent the router never saw counts as a caller's own).
       const hops =
@@ -180,27 +216,42 @@ export async function startRouterDouble(opts: {
         });
         return send(res, 202, reply);
       }
-      const messageId = (await redis.xadd(
-        stream,
-        '*',
-        ...encodeTask({
-          task_id: taskId,
-          capability: body.capability,
-          payload: JSON.stringify(body.payload ?? null),
-          attempt: 1,
-          trace_id: body.trace_id ?? taskId,
-          callback_topic: topic,
-          deadline_ms: body.timeout_s === undefined ? 0 : Date.now() + body.timeout_s * 1000,
-          parent_task_id: body.parent_task_id,
-          hops,
-        }),
-      )) as string;
+      const spec = specFromBody(taskId, body, hops);
+      const nonce = randomUUID();
+      const sendOnce = () =>
+        path.toAgent(
+          opts.agentId,
+          spec,
+          claimSubmission(redis, opts.keys, path.delivery, {
+            task: spec,
+            nonce,
+            timeoutMs: (body.timeout_s ?? 0) * 1000,
+            watchdogAt: Date.now() + 60_000,
+          }),
+        );
+      routes.set(taskId, { topic, capability: body.capability });
+      // Like the router, a submission finding every slot held waits a while for one to free.
+      const until = Date.now() + ADMISSION_WAIT_MS;
+      let outcome = await sendOnce();
+      while (outcome.kind === 'refused' && outcome.allFull && Date.now() < until && !closed) {
+        await new Promise((resolve) => setTimeout(resolve, ADMISSION_POLL_MS));
+        outcome = await sendOnce();
+      }
+      if (outcome.kind !== 'sent') routes.delete(taskId);
+      if (outcome.kind === 'refused') {
+        return outcome.allFull
+          ? fail(res, 429, 'AT_CAPACITY', `${opts.agentId} is at max_concurrency`, taskId)
+          : fail(res, 503, 'NO_AGENT', `${opts.agentId} is not live`, taskId);
+      }
+      // Claimed by a submission this double never saw: the router's answer while it is written.
+      if (outcome.kind === 'not_ours')
+        return fail(res, 503, 'STORE_UNAVAILABLE', `task ${taskId} is being written`, taskId);
       const reply: SubmitReply = {
         task_id: taskId,
         status: 'sent',
-        agent_id: opts.agentId,
-        stream,
-        message_id: messageId,
+        agent_id: outcome.agentId,
+        stream: outcome.stream,
+        message_id: outcome.messageId,
       };
       tasks.set(taskId, { reply, body, topic, created: Date.now(), hops });
       if (losing > 0) {
