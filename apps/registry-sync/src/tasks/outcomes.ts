@@ -8,6 +8,7 @@ import {
 } from '@agent-reach/protocol';
 import {
   noticeStage,
+  retryScript,
   writeFollowUp,
   type DeadLetterer,
   type FleetEventLog,
@@ -58,51 +59,6 @@ export type RetryDecision =
   | { kind: 'retry'; attempt: number; dueAt: number; capability: string }
   | { kind: 'dead'; reason: string; capability: string }
   | { kind: 'skipped' };
-
-/** retry-2.lua's reply, decoded here only. */
-type RetryReply =
-  | { kind: 'retry'; attempt: number; capability: string; dueAt: number; traceId: string }
-  | {
-      kind: 'dead';
-      attempt: number;
-      capability: string;
-      callbackTopic: string;
-      reason: string;
-      traceId: string;
-    }
-  /** -1 no such task, -6 the attempt moved on, -7 already final. */
-  | { kind: 'skipped' };
-
-function decodeRetryReply(raw: readonly unknown[]): RetryReply {
-  const [code, attempt, capability, topic, extra, traceId] = raw as [
-    number,
-    number?,
-    string?,
-    string?,
-    (number | string)?,
-    string?,
-  ];
-  if (code === 1) {
-    return {
-      kind: 'retry',
-      attempt: attempt ?? 0,
-      capability: capability ?? '',
-      dueAt: Number(extra ?? 0),
-      traceId: traceId ?? '',
-    };
-  }
-  if (code === 2) {
-    return {
-      kind: 'dead',
-      attempt: attempt ?? 0,
-      capability: capability ?? '',
-      callbackTopic: topic ?? '',
-      reason: String(extra ?? ''),
-      traceId: traceId ?? '',
-    };
-  }
-  return { kind: 'skipped' };
-}
 
 /** Where agents' outcomes go (health/health-recorder.ts). */
 export interface OutcomeRecorder {
@@ -176,21 +132,21 @@ export class TaskOutcomes {
       writeFollowUp(redis, keys, req.taskId),
     ]);
     const dueAt = Date.now() + backoff;
-    const raw = await redis.reachRetry(
-      keys.task(req.taskId),
-      keys.timeline(req.taskId),
-      req.attempt,
-      req.reason,
-      settings.maxAttempts,
-      dueAt,
-      req.terminal ?? '',
-      settings.dlqRetentionS,
-      req.error ?? '',
-      req.agentId ?? '',
-      req.sent?.at ?? '',
-      req.sent?.messageId ?? '',
-    );
-    const reply = decodeRetryReply(raw);
+    const reply = await retryScript.run(redis, {
+      keys: { task: keys.task(req.taskId), timeline: keys.timeline(req.taskId) },
+      args: {
+        attempt: req.attempt,
+        reason: req.reason,
+        maxAttempts: settings.maxAttempts,
+        dueAt,
+        terminal: req.terminal ?? '',
+        retentionS: settings.dlqRetentionS,
+        error: req.error ?? '',
+        agentId: req.agentId ?? '',
+        sentAt: req.sent?.at ?? '',
+        messageId: req.sent?.messageId ?? '',
+      },
+    });
     // Only a death has a follow-up (its announcement drops the entry); one written here for
     // anything else goes now, and one an earlier writer left stays for registry-sync. A retry's
     // own entry comes due at its time.
@@ -199,7 +155,7 @@ export class TaskOutcomes {
         reply.kind === 'retry' ? redis.zadd(due, reply.dueAt, req.taskId) : undefined,
         followUp.undo(),
       ]);
-    if (reply.kind === 'skipped') return reply;
+    if (reply.kind === 'skipped') return { kind: 'skipped' };
     const health = HEALTH_OF[req.reason];
     if (health && req.agentId) this.recordHealth(req.agentId, health);
     // The task's trace id goes with its events and log lines, as with every other stage.
