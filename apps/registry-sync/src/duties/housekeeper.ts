@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
 import type { AgentRegistry } from '../registry/agent-registry.ts';
 import type { ConsumerJanitor } from '../sweeps/consumer-janitor.ts';
 import type { DueProcessor } from '../sweeps/due-processor.ts';
@@ -40,6 +41,32 @@ export interface Duties {
 
 type State = 'idle' | 'running' | 'closed';
 
+/** Passes an instance completed as the leader, by kind (`reach_housekeeping_passes_total`). */
+export interface HousekeepingPasses {
+  /** Passes that ran every duty. */
+  full: number;
+  /**
+   * Passes right after housekeeping could not run for a while: leases got that time back and
+   * in-flight tasks were left for a later pass.
+   */
+  grace: number;
+}
+
+// One counter for the process, as the process guard's: every registry-sync registry shows it.
+const passesTotal = new Counter({
+  name: 'reach_housekeeping_passes_total',
+  help: 'Housekeeping passes this process completed as the leader: full (every duty ran) or grace (right after a stall: leases got the time back, in-flight tasks waited for the next pass)',
+  labelNames: ['kind'] as const,
+  registers: [],
+});
+passesTotal.inc({ kind: 'full' }, 0);
+passesTotal.inc({ kind: 'grace' }, 0);
+
+/** Adds `reach_housekeeping_passes_total` to a service registry. */
+export function registerHousekeepingMetrics(registry: Registry): void {
+  registry.registerMetric(passesTotal);
+}
+
 /** Old consumers are few and harmless for a while: look for them twice a minute. */
 const JANITOR_INTERVAL_MS = 30_000;
 /** The least time between two due-only passes, so a busy due set cannot spin the leader. */
@@ -74,6 +101,7 @@ export class Housekeeper {
   private graceMs = 0;
   private graceUntil = 0;
   private running: Promise<void> = Promise.resolve();
+  private readonly completed: HousekeepingPasses = { full: 0, grace: 0 };
 
   constructor(
     readonly duties: Duties,
@@ -100,6 +128,14 @@ export class Housekeeper {
     } catch (err: unknown) {
       this.log.warn({ err }, 'snapshot write failed');
     }
+  }
+
+  /**
+   * Passes completed as the leader so far; a pass that failed midway is not counted. Tests wait
+   * on it to know a sweep has run since a moment, instead of sleeping.
+   */
+  get passes(): Readonly<HousekeepingPasses> {
+    return this.completed;
   }
 
   /** Runs one pass at once (tests); normally the timer does. */
@@ -231,6 +267,9 @@ export class Housekeeper {
         await d.snapshots.write(views);
         this.lastSnapshotAt = now;
       }
+      const kind = grace === 0 ? 'full' : 'grace';
+      this.completed[kind]++;
+      passesTotal.inc({ kind });
     } catch (err: unknown) {
       this.log.warn({ err }, 'housekeeping pass failed');
     }

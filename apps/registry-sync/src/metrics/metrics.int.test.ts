@@ -59,6 +59,25 @@ describe('registry-sync GET /metrics', () => {
     expect(text).toContain('process_resident_memory_bytes');
   });
 
+  it('counts the housekeeping passes it completed as the leader, by kind', async () => {
+    const passes = async () => {
+      const text = (await service.app.inject({ url: '/metrics' })).body;
+      const full =
+        /^reach_housekeeping_passes_total\{kind="full",service="registry-sync"\} (\d+)$/m;
+      const grace =
+        /^reach_housekeeping_passes_total\{kind="grace",service="registry-sync"\} (\d+)$/m;
+      return { full: Number(full.exec(text)?.[1]), grace: Number(grace.exec(text)?.[1]) };
+    };
+    const first = await passes();
+    expect(Number.isInteger(first.full)).toBe(true);
+    expect(first.grace).toBe(0);
+    expect(first.full).toBeLessThanOrEqual(service.housekeeper.passes.full);
+    await waitFor(async () => (await passes()).full >= first.full + 2, {
+      message: 'the full passes did not grow',
+    });
+    expect(service.housekeeper.passes.grace).toBe(0);
+  });
+
   it('serves OpenAPI 3 for every route, and the UI', async () => {
     const doc = (await service.app.inject({ url: '/docs/json' })).json<{
       openapi: string;

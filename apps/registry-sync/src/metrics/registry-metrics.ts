@@ -6,6 +6,7 @@ import {
   registerFleetGauges,
   registerRedisErrorCounter,
 } from '@agent-reach/service-kit';
+import { registerHousekeepingMetrics } from '../duties/housekeeper.ts';
 
 /** registry-sync's metrics of one service instance. */
 export interface RegistryMetrics {
@@ -22,7 +23,7 @@ export interface RegistryMetricsDeps {
  * Creates registry-sync's registry (one per instance, never the global one): process metrics,
  * and the fleet gauges — agents by status, inbox depths, dead letters, tasks due, the acks
  * backlog and the store's counters such as refused acks — read from Redis at scrape time, and
- * the main Redis connection's errors.
+ * the main Redis connection's errors, and the housekeeping passes the process completed.
  * Request counts and stage latencies (received, completed, failed, retried, dead) are added by
  * the HTTP hooks and the event-sink observer.
  */
@@ -30,5 +31,6 @@ export function createRegistryMetrics(deps: RegistryMetricsDeps): RegistryMetric
   const registry = createMetricsRegistry('registry-sync');
   registerFleetGauges(registry, { redis: deps.redis, keys: deps.keys });
   registerRedisErrorCounter(registry, deps.redis);
+  registerHousekeepingMetrics(registry);
   return { registry };
 }
