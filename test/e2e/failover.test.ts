@@ -107,8 +107,8 @@ describe.skipIf(testRedisMode() === 'cluster')('failover on the cluster topology
             ...ENV,
             ...t.redisEnv,
             REACH_PREFIX: prefix,
-            AGENT_ID: id,
-            REGISTRY_URL: t.registryUrl,
+            REACH_AGENT_ID: id,
+            REACH_REGISTRY_URL: t.registryUrl,
             REACH_CAPABILITY: CHAOS_CAPABILITY,
             // Room enough that a 429 means slots held by the failover, not a slow shared machine.
             MAX_CONCURRENCY: '32',

@@ -3,8 +3,10 @@
  *
  *   node --import tsx apps/worker-sdk/examples/echo-agent.ts
  *
- * Environment: REGISTRY_URL, REDIS_URL (with REDIS_TLS_*, REDIS_USERNAME, REDIS_PASSWORD,
- * REDIS_SENTINELS: see redisConnectionFromEnv), AGENT_ID, REACH_CAPABILITY, MAX_CONCURRENCY, and
+ * Environment: REACH_REGISTRY_URL, REDIS_URL (with REDIS_TLS_*, REDIS_USERNAME, REDIS_PASSWORD,
+ * REDIS_SENTINELS: see redisConnectionFromEnv), REACH_AGENT_ID, REACH_KEY (docs/SETTINGS.md,
+ * Clients; the earlier REGISTRY_URL and AGENT_ID still work, with a warning), REACH_CAPABILITY,
+ * MAX_CONCURRENCY, and
  * FAIL_RATE (0–1, default 0): the share of tasks it fails on purpose (error_code DEMO_FAILURE),
  * to watch an agent that fails too often turn DEGRADED in `reach agents`, and DELAY_MS (default 0):
  * how long each task runs (until cancelled: the wait ends on the task's signal), to try
@@ -17,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout } from 'node:timers/promises';
 import { pino } from 'pino';
 import {
+  clientSettingFromEnv,
   installSignalHandlers,
   isReachClosedError,
   ReachAgent,
@@ -32,9 +35,9 @@ const failRate = Number(env['FAIL_RATE'] ?? '0');
 const delayMs = Number(env['DELAY_MS'] ?? '0');
 const streamDelayMs = Number(env['STREAM_DELAY_MS'] ?? '200');
 const agent = new ReachAgent({
-  registryUrl: env['REGISTRY_URL'] ?? 'http://127.0.0.1:8080',
+  // registryUrl and apiKey: REACH_REGISTRY_URL and REACH_KEY, read by the SDK itself.
   ...redisConnectionFromEnv(env),
-  agentId: env['AGENT_ID'] ?? `echo-${randomBytes(4).toString('hex')}`,
+  agentId: clientSettingFromEnv('agentId', env) ?? `echo-${randomBytes(4).toString('hex')}`,
   capabilities: [env['REACH_CAPABILITY'] ?? 'echo'],
   maxConcurrency,
   logger,
@@ -61,7 +64,7 @@ const agent = new ReachAgent({
 });
 
 installSignalHandlers(agent, { logger });
-// A newer instance with this AGENT_ID took over: step down. Exit 0 so a supervisor that restarts
+// A newer instance with this agent id took over: step down. Exit 0 so a supervisor that restarts
 // on failure does not start a third instance that would fence the new one in turn.
 agent.on('fenced', () => {
   void agent.close().finally(() => process.exit(0));

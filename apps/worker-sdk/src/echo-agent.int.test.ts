@@ -18,9 +18,9 @@ it('examples/echo-agent.ts serves echo, logs JSON lines, and exits 0 on SIGTERM 
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: {
       ...process.env,
-      REGISTRY_URL: h.registry.url,
+      REACH_REGISTRY_URL: h.registry.url,
       REDIS_URL: redisUrl(),
-      AGENT_ID: 'echo-test',
+      REACH_AGENT_ID: 'echo-test',
       MAX_CONCURRENCY: '3',
     },
     stdio: ['ignore', 'pipe', 'pipe'],

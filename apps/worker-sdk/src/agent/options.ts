@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { isValidId, PROBE_CAPABILITY, type Channel } from '@agent-reach/protocol';
+import { CLIENT_DEFAULTS, isValidId, PROBE_CAPABILITY, type Channel } from '@agent-reach/protocol';
 import type { RedisOptions } from 'ioredis';
 import type { RedisConnectionExtras } from '@agent-reach/service-kit/redis';
 import { pino, type Logger } from 'pino';
 import { compileBackoff, type BackoffOptions, type CompiledBackoff } from '../util/backoff.ts';
+import { clientSettingFromEnv } from '../util/client-env.ts';
 import type { HealthCheck } from './probe.ts';
 import { compileCard } from './card-options.ts';
 import type { TaskHandler } from './task.ts';
@@ -12,13 +13,13 @@ import type { TaskHandler } from './task.ts';
 export interface ReachAgentOptions {
   /**
    * Base URL of registry-sync.
-   * @default 'http://127.0.0.1:8080'
+   * @default process.env.REACH_REGISTRY_URL, else 'http://127.0.0.1:8080' (docs/SETTINGS.md)
    */
   registryUrl?: string;
   /**
    * Base URL of a router (or the load balancer in front of several): where `TaskContext.submit()`
    * sends the tasks a handler submits.
-   * @default 'http://127.0.0.1:8081'
+   * @default process.env.REACH_ROUTER_URL, else 'http://127.0.0.1:8081' (docs/SETTINGS.md)
    */
   routerUrl?: string;
   /**
@@ -268,12 +269,16 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
   if (options.ready !== undefined && typeof options.ready !== 'boolean')
     throw new TypeError('ready must be a boolean');
   return Object.freeze({
-    registryUrl: baseUrl(options.registryUrl ?? 'http://127.0.0.1:8080'),
-    routerUrl: baseUrl(options.routerUrl ?? 'http://127.0.0.1:8081'),
-    redisUrl: options.redisUrl ?? 'redis://127.0.0.1:6379',
+    registryUrl: baseUrl(
+      options.registryUrl ?? clientSettingFromEnv('registryUrl') ?? CLIENT_DEFAULTS.registryUrl,
+    ),
+    routerUrl: baseUrl(
+      options.routerUrl ?? clientSettingFromEnv('routerUrl') ?? CLIENT_DEFAULTS.routerUrl,
+    ),
+    redisUrl: options.redisUrl ?? CLIENT_DEFAULTS.redisUrl,
     redisOptions: options.redisOptions ?? {},
     redisConnection: options.redisConnection ?? {},
-    apiKey: options.apiKey ?? (process.env['REACH_KEY'] || undefined),
+    apiKey: options.apiKey ?? clientSettingFromEnv('apiKey'),
     agentId: id('agentId', options.agentId),
     instanceId: id('instanceId', options.instanceId ?? randomUUID()),
     capabilities: Object.freeze(card.capabilities),

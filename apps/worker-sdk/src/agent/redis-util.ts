@@ -1,6 +1,7 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+import { CLIENT_DEFAULTS } from '@agent-reach/protocol';
 import {
   createRedis,
   redisExtrasFromEnv,
@@ -134,7 +135,7 @@ export function redisConnectionFromEnv(env: NodeJS.ProcessEnv = process.env): {
   redisConnection: RedisConnectionExtras;
 } {
   return {
-    redisUrl: env['REDIS_URL'] || 'redis://127.0.0.1:6379',
+    redisUrl: env['REDIS_URL'] || CLIENT_DEFAULTS.redisUrl,
     redisConnection: redisExtrasFromEnv(env) ?? {},
   };
 }

@@ -1,4 +1,5 @@
 import { DEFAULT_BACKOFF } from '../util/backoff.ts';
+import { clientSettingFromEnv } from '../util/client-env.ts';
 import { joinUrl, requestOk, type JsonRequest } from '../util/http.ts';
 import { followTaskEvents, type TaskEventMessage, type TaskEventsOptions } from './task-events.ts';
 
@@ -39,7 +40,7 @@ export class ReachHttpClient {
 
   constructor(options: ReachHttpClientOptions) {
     this.baseUrl = new URL(options.baseUrl).toString().replace(/\/+$/, '');
-    this.#apiKey = options.apiKey ?? (process.env['REACH_KEY'] || undefined);
+    this.#apiKey = options.apiKey ?? clientSettingFromEnv('apiKey');
     this.#timeoutMs = options.timeoutMs ?? 10_000;
   }
 

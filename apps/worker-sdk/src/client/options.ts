@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { isValidId } from '@agent-reach/protocol';
+import { CLIENT_DEFAULTS, isValidId } from '@agent-reach/protocol';
 import { pino, type Logger } from 'pino';
 import { compileBackoff, type BackoffOptions, type CompiledBackoff } from '../util/backoff.ts';
+import { clientSettingFromEnv } from '../util/client-env.ts';
 
 /** Settings of a {@link ReachClient}; resolved once by {@link compileClientOptions}. */
 export interface ReachClientOptions {
   /**
    * Base URL of a router (or the load balancer in front of several).
-   * @default 'http://127.0.0.1:8081'
+   * @default process.env.REACH_ROUTER_URL, else 'http://127.0.0.1:8081' (docs/SETTINGS.md)
    */
   routerUrl?: string;
   /**
@@ -111,8 +112,12 @@ export function compileClientOptions(options: ReachClientOptions = {}): Compiled
       `callbackTopic must match ^[A-Za-z0-9_.:-]{1,128}$, got ${JSON.stringify(callbackTopic)}`,
     );
   return Object.freeze({
-    routerUrl: new URL(options.routerUrl ?? 'http://127.0.0.1:8081').toString().replace(/\/+$/, ''),
-    apiKey: options.apiKey ?? (process.env['REACH_KEY'] || undefined),
+    routerUrl: new URL(
+      options.routerUrl ?? clientSettingFromEnv('routerUrl') ?? CLIENT_DEFAULTS.routerUrl,
+    )
+      .toString()
+      .replace(/\/+$/, ''),
+    apiKey: options.apiKey ?? clientSettingFromEnv('apiKey'),
     callbackTopic,
     requestTimeoutMs: intIn('requestTimeoutMs', options.requestTimeoutMs ?? 10_000, 1, 600_000),
     pollWaitMs: intIn('pollWaitMs', options.pollWaitMs ?? 10_000, 0, 30_000),
