@@ -2,9 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { decodeSnapshot, encodeAck, reachKeys, type RegisterReply } from '@agent-reach/protocol';
+import { loadScripts } from '@agent-reach/service-kit';
 import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from './index.ts';
-import { defineCommands } from './commands/index.ts';
+import { leaseScript } from './commands/lease.ts';
 import { LeaseSweeper } from './sweeps/lease-sweeper.ts';
 import { ConsumerJanitor } from './sweeps/consumer-janitor.ts';
 
@@ -175,7 +176,7 @@ describe('leases', () => {
     );
     await register({ agent_id: 'a1', capabilities: ['echo'], max_concurrency: 1 });
     const conn = new Redis(testServices().redisUrl);
-    defineCommands(conn);
+    loadScripts(conn, [leaseScript]);
     const sweeper = new LeaseSweeper(conn, reachKeys(prefix), {
       suspectMs: fast.suspectMs,
       offlineMs: fast.offlineMs,

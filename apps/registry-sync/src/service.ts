@@ -15,12 +15,30 @@ import {
   connectRedis,
   createRedis,
   decideAuth,
+  loadScripts,
   serviceLogger,
   watchClientStuckCommands,
   type RedisConnectionSettings,
 } from '@agent-reach/service-kit';
 import { buildRegistryApp } from './app.ts';
+import { ackAgentScript } from './commands/ack-agent.ts';
+import { ackTaskScript } from './commands/ack-task.ts';
+import { delConsumerScript } from './commands/delconsumer.ts';
+import { deregisterScript } from './commands/deregister.ts';
+import { ejectScript } from './commands/eject.ts';
+import { heartbeatScript } from './commands/heartbeat.ts';
 import { defineCommands } from './commands/index.ts';
+import { leaseScript } from './commands/lease.ts';
+import { lockScript } from './commands/lock.ts';
+import { outputScript } from './commands/output.ts';
+import { registerScript } from './commands/register.ts';
+import { releaseScript } from './commands/release.ts';
+import { renewScript } from './commands/renew.ts';
+import { requeueScript } from './commands/requeue.ts';
+import { serveScript } from './commands/serve.ts';
+import { slowScript } from './commands/slow.ts';
+import { snapshotScript } from './commands/snapshot.ts';
+import { suspectScript } from './commands/suspect.ts';
 import { AckApplier } from './acks/ack-applier.ts';
 import { AckConsumer } from './acks/ack-consumer.ts';
 import { AckSignatures } from './acks/ack-signatures.ts';
@@ -40,7 +58,9 @@ import { PoolDrainer } from './sweeps/pool-drainer.ts';
 import { Ejector } from './sweeps/ejector.ts';
 import { InflightSweeper } from './sweeps/inflight-sweeper.ts';
 import { Prober } from './sweeps/prober.ts';
-import { defineHealthCommands } from './health/scripts.ts';
+import { degradeScript } from './health/commands/degrade.ts';
+import { outcomesScript } from './health/commands/outcomes.ts';
+import { recoverScript } from './health/commands/recover.ts';
 import { HealthRecorder } from './health/health-recorder.ts';
 import { HealthSweep } from './health/health-sweep.ts';
 import { TaskOutcomes } from './tasks/outcomes.ts';
@@ -96,26 +116,29 @@ export async function createRegistryService(
   // One blocking connection per shard of the acks stream: a consumer reads each.
   const blockings = Array.from({ length: options.shards }, () => connect(connection, true));
   const subscriber = connect(connection, true);
-  // The acks' hot path on a connection of its own, with only the scripts it runs (see defineScripts).
+  // The acks' hot path on a connection of its own, with only the scripts it runs (see loadScripts).
   const acks = connect(connection, false);
-  // Each connection gets only the scripts it runs (see defineScripts); a script a connection
-  // comes to run is added to its list. The main one: the agents' API, sweeps and duties, and
-  // retries with their deliveries and dead letters.
-  defineCommands(redis, [
-    'register',
-    'heartbeat',
-    'deregister',
-    'serve',
-    'lease',
-    'snapshot',
-    'lock',
-    'retry',
-    'release',
-    'suspect',
-    'eject',
-    'delconsumer',
-    'requeue',
+  // Each connection gets only the scripts it runs (see loadScripts); a script a connection
+  // comes to run is added to its list. The main one: the agents' API, sweeps and duties, the
+  // health module's scripts, and retries with their deliveries and dead letters.
+  loadScripts(redis, [
+    registerScript,
+    heartbeatScript,
+    deregisterScript,
+    serveScript,
+    leaseScript,
+    snapshotScript,
+    lockScript,
+    releaseScript,
+    suspectScript,
+    ejectScript,
+    delConsumerScript,
+    requeueScript,
+    outcomesScript,
+    degradeScript,
+    recoverScript,
   ]);
+  defineCommands(redis, ['retry']);
   defineDispatchCommands(redis, [
     'assign',
     'unassign',
@@ -127,8 +150,15 @@ export async function createRegistryService(
     'schedule-advance',
     'cancel',
   ]);
-  defineHealthCommands(redis);
-  defineCommands(acks, ['ack-agent', 'ack-task', 'release', 'slow', 'requeue', 'renew', 'output']);
+  loadScripts(acks, [
+    ackAgentScript,
+    ackTaskScript,
+    releaseScript,
+    slowScript,
+    requeueScript,
+    renewScript,
+    outputScript,
+  ]);
   defineDispatchCommands(acks, ['publish-callback']);
   for (const conn of [redis, ...blockings, subscriber, acks]) {
     conn.on('error', (err: Error) =>

@@ -2,8 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { reachKeys, type ReachKeys } from '@agent-reach/protocol';
 import { formatPendingEntry } from '@agent-reach/dispatch';
+import { loadScripts } from '@agent-reach/service-kit';
 import { randomPrefix, testServices } from '@agent-reach/testkit';
-import { decodeAckAgentReplies, defineCommands } from '../commands/index.ts';
+import { ackAgentScript, type AckAgentItem, type AckAgentReply } from '../commands/ack-agent.ts';
 
 let redis: Redis;
 let keys: ReachKeys;
@@ -11,7 +12,7 @@ let keys: ReachKeys;
 beforeEach(() => {
   keys = reachKeys(randomPrefix());
   redis = new Redis(testServices().redisUrl);
-  defineCommands(redis);
+  loadScripts(redis, [ackAgentScript]);
 });
 
 afterEach(async () => {
@@ -20,21 +21,37 @@ afterEach(async () => {
   await redis.quit();
 });
 
-/** One ack's 12 arguments of ack-agent-3.lua: a completion with its capability and duration. */
-const completion = (taskId: string, durationMs: number, slowMs = 100) => [
-  'completed',
+/** One ack of ack-agent-3.lua, attempt 1 under epoch 1, with no pool and no speed. */
+const ack = (stage: string, taskId: string, more: Partial<AckAgentItem> = {}): AckAgentItem => ({
+  stage,
   taskId,
-  1,
-  1,
-  Date.now(),
-  '',
-  '',
-  'cap',
-  durationMs,
-  slowMs,
-  0.5,
-  0,
-];
+  epoch: 1,
+  attempt: 1,
+  ackAt: Date.now(),
+  pool: '',
+  poolEntry: '',
+  capability: '',
+  durationMs: '',
+  slowMs: 100,
+  ewmaWeight: 0.5,
+  folded: 0,
+  ...more,
+});
+
+/** A completion with its capability and duration. */
+const completion = (taskId: string, durationMs: number, slowMs = 100) =>
+  ack('completed', taskId, { capability: 'cap', durationMs, slowMs });
+
+/** A receipt. */
+const receipt = (taskId: string, more: Partial<AckAgentItem> = {}) => ack('received', taskId, more);
+
+/** Applies `acks` of agent a1 in one call. */
+const applyAcks = (...acks: AckAgentItem[]): Promise<AckAgentReply[]> =>
+  ackAgentScript.run(redis, {
+    keys: { agent: keys.agent('a1'), pending: keys.pending('a1'), inbox: keys.inbox('a1') },
+    args: {},
+    items: acks,
+  });
 
 /** What deliver-3.lua writes for attempt 1 under `epoch`. */
 const entry = (id: string, epoch = 1, probe = false) =>
@@ -54,15 +71,10 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
   it('applies each ack as if alone: slots freed, inbox entries deleted, speed folded in order', async () => {
     await redis.hset(keys.agent('a1'), 'epoch', 1, 'status', 'HEALTHY', 'ewma:cap', '100');
     await deliverPending(['t1', 't2', 't3']);
-    const replies = decodeAckAgentReplies(
-      await redis.reachAckAgent(
-        keys.agent('a1'),
-        keys.pending('a1'),
-        keys.inbox('a1'),
-        ...completion('t1', 200),
-        ...completion('t2', 300),
-        ...completion('t3', 50),
-      ),
+    const replies = await applyAcks(
+      completion('t1', 200),
+      completion('t2', 300),
+      completion('t3', 50),
     );
     expect(replies.map((r) => r.ok && r.speedTracked)).toEqual([true, true, true]);
     expect(await redis.hlen(keys.pending('a1'))).toBe(0);
@@ -76,17 +88,12 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
   it('applies a receipt and the completion of the same task in one call, in order', async () => {
     await redis.hset(keys.agent('a1'), 'epoch', 1, 'status', 'HEALTHY');
     const [id] = await deliverPending(['t1', 't2']);
-    const receipt = (t: string) => ['received', t, 1, 1, 1234, '', '', '', '', 100, 0.5, 0];
-    const replies = decodeAckAgentReplies(
-      await redis.reachAckAgent(
-        keys.agent('a1'),
-        keys.pending('a1'),
-        keys.inbox('a1'),
-        ...receipt('t1'),
-        ...receipt('t2'),
-        ...completion('t1', 5),
-        ...receipt('t2'),
-      ),
+    const at = { ackAt: 1234 };
+    const replies = await applyAcks(
+      receipt('t1', at),
+      receipt('t2', at),
+      completion('t1', 5),
+      receipt('t2', at),
     );
     expect(replies.map((r) => r.ok && r.entryId)).toEqual([
       id,
@@ -102,13 +109,7 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
   it('counts a slow streak across the acks of one call', async () => {
     await redis.hset(keys.agent('a1'), 'epoch', 1, 'status', 'HEALTHY', 'slow_streak', 2);
     await deliverPending(['t1', 't2']);
-    await redis.reachAckAgent(
-      keys.agent('a1'),
-      keys.pending('a1'),
-      keys.inbox('a1'),
-      ...completion('t1', 500),
-      ...completion('t2', 500),
-    );
+    await applyAcks(completion('t1', 500), completion('t2', 500));
     expect(await redis.hget(keys.agent('a1'), 'slow_streak')).toBe('4');
   });
 
@@ -120,16 +121,7 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
       't2',
       entry((await redis.xadd(keys.inbox('a1'), '*', 'task_id', 't2')) as string, 2),
     );
-    const current = ['completed', 't2', 2, 1, Date.now(), '', '', '', '', 100, 0.5, 0];
-    const replies = decodeAckAgentReplies(
-      await redis.reachAckAgent(
-        keys.agent('a1'),
-        keys.pending('a1'),
-        keys.inbox('a1'),
-        ...completion('t1', 10),
-        ...current,
-      ),
-    );
+    const replies = await applyAcks(completion('t1', 10), ack('completed', 't2', { epoch: 2 }));
     expect(replies[0]).toEqual({ ok: false, refusal: 'stale_epoch' });
     expect(replies[1]?.ok).toBe(true);
     expect(await redis.hkeys(keys.pending('a1'))).toEqual(['t1']);
@@ -139,16 +131,7 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
   it('clears a zombie suspicion once for a batch of receipts', async () => {
     await redis.hset(keys.agent('a1'), 'epoch', 1, 'status', 'SUSPECT', 'zombie', '1');
     await deliverPending(['t1', 't2']);
-    const receipt = (t: string) => ['received', t, 1, 1, Date.now(), '', '', '', '', 100, 0.5, 0];
-    const replies = decodeAckAgentReplies(
-      await redis.reachAckAgent(
-        keys.agent('a1'),
-        keys.pending('a1'),
-        keys.inbox('a1'),
-        ...receipt('t1'),
-        ...receipt('t2'),
-      ),
-    );
+    const replies = await applyAcks(receipt('t1'), receipt('t2'));
     expect(replies.map((r) => r.ok)).toEqual([true, true]);
     expect(await redis.hmget(keys.agent('a1'), 'status', 'zombie')).toEqual(['HEALTHY', null]);
     // Receipts keep the slots.
@@ -160,28 +143,12 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
     const [probeEntry] = await deliverPending(['probe:a1:1', 'probe:x']);
     // What deliver-3.lua writes for a probe; 'probe:x' is a caller's task with a probe-like id.
     await redis.hset(keys.pending('a1'), 'probe:a1:1', entry(probeEntry as string, 1, true));
-    const receipt = (t: string) => ['received', t, 1, 1, Date.now(), '', '', '', '', 100, 0.5, 0];
-    const received = decodeAckAgentReplies(
-      await redis.reachAckAgent(
-        keys.agent('a1'),
-        keys.pending('a1'),
-        keys.inbox('a1'),
-        ...receipt('probe:a1:1'),
-        ...receipt('probe:x'),
-      ),
-    );
+    const received = await applyAcks(receipt('probe:a1:1'), receipt('probe:x'));
     expect(received.map((r) => r.ok && r.probe)).toEqual([true, false]);
     expect(await redis.hget(keys.pending('a1'), 'probe:a1:1')).toMatch(
       /^1\|1\|probe\|[^|]+\|[1-9]\d*\|0$/,
     );
-    const done = decodeAckAgentReplies(
-      await redis.reachAckAgent(
-        keys.agent('a1'),
-        keys.pending('a1'),
-        keys.inbox('a1'),
-        ...completion('probe:a1:1', 0),
-      ),
-    );
+    const done = await applyAcks(completion('probe:a1:1', 0));
     expect(done[0]).toMatchObject({ ok: true, probe: true, speedTracked: false });
     expect(await redis.hmget(keys.agent('a1'), 'slow_streak', 'ewma:cap')).toEqual(['3', null]);
   });
@@ -201,28 +168,9 @@ describe('ack-agent-3.lua with several acks of one agent in one call', () => {
       '["embed"]',
     );
     await deliverPending(['pushed']);
-    const ack = (stage: string, t: string, pool = '', entry = '') => [
-      stage,
-      t,
-      1,
-      1,
-      Date.now(),
-      pool,
-      entry,
-      '',
-      '',
-      100,
-      0.5,
-      0,
-    ];
-    const replies = decodeAckAgentReplies(
-      await redis.reachAckAgent(
-        keys.agent('a1'),
-        keys.pending('a1'),
-        keys.inbox('a1'),
-        ...ack('received', 'pooled', 'embed', '1-1'),
-        ...ack('received', 'pushed'),
-      ),
+    const replies = await applyAcks(
+      receipt('pooled', { pool: 'embed', poolEntry: '1-1' }),
+      receipt('pushed'),
     );
     expect(replies[0]).toMatchObject({
       ok: true,

@@ -16,6 +16,7 @@ import {
   type AckMessage,
   type CallbackMessage,
   type ReachKeys,
+  type ScriptRefusal,
   type TaskAckMessage,
   type TimelineEntry,
 } from '@agent-reach/protocol';
@@ -25,13 +26,12 @@ import type { AckSignatures } from './ack-signatures.ts';
 import type { OutcomeRecorder, TaskOutcomes } from '../tasks/outcomes.ts';
 import { parkEntry } from './parking.ts';
 import type { OutputStep } from './output-step.ts';
-import {
-  decodeAckAgentReplies,
-  decodeAckTaskReply,
-  decodeRenewReply,
-  type AckAgentReply,
-  type ScriptRefusal,
-} from '../commands/index.ts';
+import { ackAgentScript, type AckAgentItem, type AckAgentReply } from '../commands/ack-agent.ts';
+import { ackTaskScript } from '../commands/ack-task.ts';
+import { releaseScript } from '../commands/release.ts';
+import { renewScript } from '../commands/renew.ts';
+import { requeueScript } from '../commands/requeue.ts';
+import { slowScript } from '../commands/slow.ts';
 import { ownValue } from '../capability-settings.ts';
 
 /** Settings the applier needs. */
@@ -58,20 +58,23 @@ const EWMA_ALPHA = 0.2;
  * Why an ack changed nothing (counted as `acks_refused:<reason>`): a script's refusal, an entry
  * that does not decode, or (signed acks required) one without a valid signature (`bad_signature`).
  * `not_eligible`: a pull agent reported a pooled task it may not
- * take (its region or tags do not meet the task's).
+ * take (its region or tags do not meet the task's). `duplicate`: the stage was applied already or
+ * the task is final (the scripts' `already_final`); the counter keeps the name docs/PROTOCOL.md
+ * gives it.
  */
 export type AckRefusal =
   | 'malformed'
   | 'bad_signature'
+  | 'duplicate'
   | Extract<
       ScriptRefusal,
-      | 'unknown_agent'
-      | 'stale_epoch'
-      | 'unknown_task'
-      | 'not_assigned'
-      | 'duplicate'
-      | 'not_eligible'
+      'unknown_agent' | 'stale_epoch' | 'unknown_task' | 'not_assigned' | 'not_eligible'
     >;
+
+/** The ack's refusal for a script's: `already_final` is counted as `duplicate`. */
+function ackRefusalOf(refusal: Exclude<AckRefusal, 'duplicate'> | 'already_final'): AckRefusal {
+  return refusal === 'already_final' ? 'duplicate' : refusal;
+}
 
 /** Outcome of applying one ack entry. */
 export type AckOutcome = { applied: true; final: boolean } | { applied: false; reason: AckRefusal };
@@ -87,7 +90,7 @@ type AgentStep = Extract<AckAgentReply, { ok: true }>;
 export class AckApplier {
   private readonly log: Logger;
   /** The agent steps of one tick's acks, one script call per agent. */
-  private readonly agentSteps: Coalescer<(string | number)[], AckAgentReply>;
+  private readonly agentSteps: Coalescer<AckAgentItem, AckAgentReply>;
 
   constructor(
     private readonly redis: RedisClient,
@@ -105,15 +108,16 @@ export class AckApplier {
     private readonly output?: OutputStep,
   ) {
     this.log = logger.child({ module: 'acks' });
-    this.agentSteps = new Coalescer(async (agentId, steps) =>
-      decodeAckAgentReplies(
-        await this.redis.reachAckAgent(
-          this.keys.agent(agentId),
-          this.keys.pending(agentId),
-          this.keys.inbox(agentId),
-          ...steps.flat(),
-        ),
-      ),
+    this.agentSteps = new Coalescer((agentId, acks) =>
+      ackAgentScript.run(this.redis, {
+        keys: {
+          agent: this.keys.agent(agentId),
+          pending: this.keys.pending(agentId),
+          inbox: this.keys.inbox(agentId),
+        },
+        args: {},
+        items: acks,
+      }),
     );
   }
 
@@ -143,7 +147,9 @@ export class AckApplier {
     if (isOutputAck(ack)) {
       if (!this.output) return this.refuse('malformed');
       const done = await this.output.apply(ack, entryId, streamIdMs(entryId));
-      return done.applied ? { applied: true, final: false } : this.refuse(done.reason);
+      return done.applied
+        ? { applied: true, final: false }
+        : this.refuse(ackRefusalOf(done.reason));
     }
     if (!isTaskAck(ack)) return this.renew(ack, streamIdMs(entryId));
     if (resultTooDeep(ack)) {
@@ -163,20 +169,20 @@ export class AckApplier {
     // probe's: the step knows a probe by its pending entry).
     const speedCapability =
       ack.stage === 'completed' && ack.duration_ms !== undefined ? (ack.capability ?? '') : '';
-    const step = await this.agentSteps.call(ack.agent_id, [
-      ack.stage,
-      ack.task_id,
-      ack.epoch,
-      ack.attempt,
-      at,
-      ack.pool ?? '',
-      ack.message_id ?? '',
-      speedCapability,
-      ack.duration_ms ?? '',
-      this.slowMsFor(speedCapability),
-      EWMA_ALPHA,
-      ack.received_ago_ms !== undefined ? 1 : 0,
-    ]);
+    const step = await this.agentSteps.call(ack.agent_id, {
+      stage: ack.stage,
+      taskId: ack.task_id,
+      epoch: ack.epoch,
+      attempt: ack.attempt,
+      ackAt: at,
+      pool: ack.pool ?? '',
+      poolEntry: ack.message_id ?? '',
+      capability: speedCapability,
+      durationMs: ack.duration_ms ?? '',
+      slowMs: this.slowMsFor(speedCapability),
+      ewmaWeight: EWMA_ALPHA,
+      folded: ack.received_ago_ms !== undefined ? 1 : 0,
+    });
     if (!step.ok) {
       const reason = step.refusal;
       this.log.warn(
@@ -236,16 +242,15 @@ export class AckApplier {
    * from the ack's time (the sweeper takes back a task whose lease lapses; inflight-sweeper.ts).
    */
   private async renew(ack: AckMessage, at: number): Promise<AckOutcome> {
-    const reply = decodeRenewReply(
-      await this.redis.reachRenew(
-        this.keys.agent(ack.agent_id),
-        this.keys.pending(ack.agent_id),
-        this.keys.leases(ack.agent_id),
-        ack.epoch,
-        at,
-        ...(ack.task_ids ?? [ack.task_id]),
-      ),
-    );
+    const reply = await renewScript.run(this.redis, {
+      keys: {
+        agent: this.keys.agent(ack.agent_id),
+        pending: this.keys.pending(ack.agent_id),
+        leases: this.keys.leases(ack.agent_id),
+      },
+      args: { epoch: ack.epoch, at },
+      items: (ack.task_ids ?? [ack.task_id]).map((taskId) => ({ taskId })),
+    });
     if (!reply.ok) {
       this.log.warn(
         { agent_id: ack.agent_id, epoch: ack.epoch, reason: reply.refusal },
@@ -272,20 +277,21 @@ export class AckApplier {
       !outcome.applied &&
       (outcome.reason === 'not_assigned' || outcome.reason === 'not_eligible')
     ) {
-      await this.redis.reachRelease(
-        this.keys.agent(ack.agent_id),
-        this.keys.pending(ack.agent_id),
-        this.keys.inbox(ack.agent_id),
-        ack.task_id,
-        ack.attempt,
-        WORKER_GROUP,
-      );
-      if (outcome.reason === 'not_eligible' && ack.message_id)
-        await this.redis.reachRequeue(
-          await poolStreamOf(this.redis, this.keys, pool, ack.task_id),
-          WORKER_GROUP,
-          ack.message_id,
-        );
+      await releaseScript.run(this.redis, {
+        keys: {
+          agent: this.keys.agent(ack.agent_id),
+          pending: this.keys.pending(ack.agent_id),
+          inbox: this.keys.inbox(ack.agent_id),
+        },
+        args: { taskId: ack.task_id, attempt: ack.attempt, group: WORKER_GROUP },
+      });
+      if (outcome.reason === 'not_eligible' && ack.message_id) {
+        const stream = await poolStreamOf(this.redis, this.keys, pool, ack.task_id);
+        await requeueScript.run(this.redis, {
+          keys: { pool: stream },
+          args: { group: WORKER_GROUP, entryId: ack.message_id },
+        });
+      }
       return;
     }
     // The entry is in the band of the task's priority (pool-bands.ts).
@@ -324,36 +330,35 @@ export class AckApplier {
         : undefined;
     // A receipt the worker folded into this ack: received when it read the entry, by Redis' clock.
     const foldedAt = ack.received_ago_ms !== undefined ? at - ack.received_ago_ms : undefined;
-    const res = decodeAckTaskReply(
-      await this.redis.reachAckTask(
-        this.keys.task(ack.task_id),
-        this.keys.timeline(ack.task_id),
-        ack.stage,
-        ack.attempt,
-        ack.agent_id,
-        ack.epoch,
+    const res = await ackTaskScript.run(this.redis, {
+      keys: { task: this.keys.task(ack.task_id), timeline: this.keys.timeline(ack.task_id) },
+      args: {
+        stage: ack.stage,
+        attempt: ack.attempt,
+        agentId: ack.agent_id,
+        epoch: ack.epoch,
         at,
-        ack.result ?? '',
-        ack.error ?? '',
-        ack.duration_ms ?? '',
-        this.settings.taskRetentionS,
-        failure ? JSON.stringify(failure) : '',
-        foldedAt ?? '',
-        step.sentAt > 0 ? step.sentAt : '',
-        step.sentAt > 0 ? step.entryId : '',
-        placement ? 1 : '',
-        placement?.region ?? '',
-        placement ? JSON.stringify(placement.tags) : '',
-        placement ? JSON.stringify(placement.capabilities) : '',
-      ),
-    );
-    if (!res.ok && res.refusal === 'duplicate') {
-      // Already applied: a re-processed entry still makes sure what follows it happened.
-      if (ack.stage === 'completed') await this.publishStored(ack.task_id);
-      if (ack.stage === 'failed') await this.decideFailure(ack);
-      return this.refuse('duplicate');
-    }
+        result: ack.result ?? '',
+        error: ack.error ?? '',
+        durationMs: ack.duration_ms ?? '',
+        retentionS: this.settings.taskRetentionS,
+        failureEntry: failure ? JSON.stringify(failure) : '',
+        foldedReceivedAt: foldedAt ?? '',
+        sentAt: step.sentAt > 0 ? step.sentAt : '',
+        messageId: step.sentAt > 0 ? step.entryId : '',
+        placed: placement ? 1 : '',
+        region: placement?.region ?? '',
+        tags: placement ? JSON.stringify(placement.tags) : '',
+        capabilities: placement ? JSON.stringify(placement.capabilities) : '',
+      },
+    });
     if (!res.ok) {
+      if (res.refusal === 'already_final') {
+        // Already applied: a re-processed entry still makes sure what follows it happened.
+        if (ack.stage === 'completed') await this.publishStored(ack.task_id);
+        if (ack.stage === 'failed') await this.decideFailure(ack);
+        return this.refuse('duplicate');
+      }
       const reason = res.refusal;
       this.log.warn(
         { task_id: ack.task_id, agent_id: ack.agent_id, attempt: ack.attempt, reason },
@@ -439,13 +444,15 @@ export class AckApplier {
     durationMs: number | undefined,
   ): Promise<void> {
     if (durationMs === undefined) return;
-    await this.redis.reachSlow(
-      this.keys.agent(agentId),
-      durationMs,
-      this.slowMsFor(capability),
-      capability,
-      EWMA_ALPHA,
-    );
+    await slowScript.run(this.redis, {
+      keys: { agent: this.keys.agent(agentId) },
+      args: {
+        durationMs,
+        slowMs: this.slowMsFor(capability),
+        capability,
+        ewmaWeight: EWMA_ALPHA,
+      },
+    });
   }
 
   private slowMsFor(capability: string): number {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   encodeCallback,
@@ -8,7 +8,7 @@ import {
   type ReachKeys,
 } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
-import { asOutputReply, type OutputRefusal } from './output-reply.ts';
+import { outputScript, type OutputRefusal } from '../commands/output.ts';
 
 /** Settings of the output step. */
 export interface OutputSettings {
@@ -22,9 +22,6 @@ export interface OutputSettings {
   callbackRetentionS: number;
   callbackMaxLen: number;
 }
-
-/** The commands the output step runs. */
-export type OutputRedis = Pick<Redis, 'reachOutput' | 'xadd' | 'expire'>;
 
 /** What applying an output ack did. */
 export type OutputOutcome = { applied: true } | { applied: false; reason: OutputRefusal };
@@ -40,7 +37,8 @@ export class OutputStep {
 
   constructor(
     private readonly deps: {
-      redis: OutputRedis;
+      /** A connection where output-3.lua is loaded (`outputScript`). */
+      redis: RedisClient;
       keys: ReachKeys;
       events: EventSink;
       settings: OutputSettings;
@@ -58,23 +56,25 @@ export class OutputStep {
   ): Promise<OutputOutcome> {
     const { redis, keys, settings } = this.deps;
     const items = ack.stage === 'progress' ? [ack.progress ?? 'null'] : (ack.chunks ?? []);
-    const reply = asOutputReply(
-      await redis.reachOutput(
-        keys.task(ack.task_id),
-        keys.timeline(ack.task_id),
-        keys.taskEvents(ack.task_id),
-        ack.stage,
-        ack.attempt,
-        ack.agent_id,
-        ack.epoch,
+    const reply = await outputScript.run(redis, {
+      keys: {
+        task: keys.task(ack.task_id),
+        timeline: keys.timeline(ack.task_id),
+        events: keys.taskEvents(ack.task_id),
+      },
+      args: {
+        stage: ack.stage,
+        attempt: ack.attempt,
+        agentId: ack.agent_id,
+        epoch: ack.epoch,
         at,
-        settings.streamMaxChunks,
-        settings.streamMaxBytes,
-        settings.taskRetentionS,
-        entryId,
-        ...items,
-      ),
-    );
+        maxEntries: settings.streamMaxChunks,
+        maxBytes: settings.streamMaxBytes,
+        retentionS: settings.taskRetentionS,
+        ackEntryId: entryId,
+      },
+      items: items.map((data) => ({ data })),
+    });
     if (!reply.ok) {
       this.#log.debug(
         { task_id: ack.task_id, agent_id: ack.agent_id, reason: reply.refusal },

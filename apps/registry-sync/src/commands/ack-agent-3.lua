@@ -17,14 +17,15 @@
   what the batch changes is written once at the end — the pending entries in one HSET and one
   HDEL, the EWMAs and slow streak in one HSET, the finished inbox entries in one XDEL.
 
-  KEYS[1] agent record hash   KEYS[2] agent pending hash   KEYS[3] agent inbox stream
-  ARGV: 12 per ack, the n-th ack's k-th at ARGV[12 (n - 1) + k]:
-  ARGV[1] stage (received|completed|failed)   ARGV[2] task_id   ARGV[3] epoch
-  ARGV[4] attempt (0 = whichever was delivered)   ARGV[5] ack time ms
-  ARGV[6] pool capability or ""   ARGV[7] pool entry id or ""
-  ARGV[8] capability or "" (completions)   ARGV[9] duration ms or ""   ARGV[10] slow threshold ms
-  ARGV[11] EWMA weight of the new sample
-  ARGV[12] "1" when a completion or failure stands for its receipt too (the worker folded it)
+  KEYS[1] agent: the agent record hash   KEYS[2] pending: the agent's pending hash
+  KEYS[3] inbox: the agent's inbox stream
+  ARGV[1..] acks, 12 per ack, the n-th ack's k-th at ARGV[12 (n - 1) + k]:
+    stage (received|completed|failed)   taskId   epoch
+    attempt (0 = whichever was delivered)   ackAt: the ack's time ms
+    pool: the pool capability or ""   poolEntry: the pool entry id or ""
+    capability or "" (completions)   durationMs: duration ms or ""   slowMs: slow threshold ms
+    ewmaWeight: EWMA weight of the new sample
+    folded: "1" when a completion or failure stands for its receipt too (the worker folded it)
 
   Pending entry (deliver-3.lua): attempt|epoch|mark|entry id|received_at|deadline_ms, the mark ""
   or "probe" or "pool=<capability>"; an ack compares its own "attempt|epoch|" with the entry's

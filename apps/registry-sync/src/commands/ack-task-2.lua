@@ -13,15 +13,20 @@
   ack of an attempt copies its sent_at and message_id from the agent's pending entry. Only a
   failure, an exceptional stage, is a timeline list entry.
 
-  KEYS[1] task hash   KEYS[2] task timeline list
-  ARGV[1] stage   ARGV[2] attempt (0 = current)   ARGV[3] agent_id   ARGV[4] epoch
-  ARGV[5] at_ms (Redis time of the ack)   ARGV[6] result (JSON text, completed)
-  ARGV[7] error (failed)   ARGV[8] duration_ms or ""   ARGV[9] retention seconds once final
-  ARGV[10] the failure's timeline entry (JSON), "" for other stages
-  ARGV[11] received_at ms of a receipt the worker folded into this completion or failure, or ""
-  ARGV[12] sent_at ms of the attempt (the agent's pending entry), or ""   ARGV[13] its message_id
-  ARGV[14] "1" when the agent's placement follows (an ack that may take a pooled task), else ""
-  ARGV[15] agent region   ARGV[16] agent tags (JSON array)   ARGV[17] agent capabilities (JSON array)
+  KEYS[1] task: the task hash   KEYS[2] timeline: the task's timeline list
+  ARGV[1] stage   ARGV[2] attempt: 0 = current   ARGV[3] agentId   ARGV[4] epoch
+  ARGV[5] at: at_ms, Redis time of the ack   ARGV[6] result: JSON text (completed)
+  ARGV[7] error (failed)   ARGV[8] durationMs: duration_ms or ""
+  ARGV[9] retentionS: retention seconds once final
+  ARGV[10] failureEntry: the failure's timeline entry (JSON), "" for other stages
+  ARGV[11] foldedReceivedAt: received_at ms of a receipt the worker folded into this completion
+           or failure, or ""
+  ARGV[12] sentAt: sent_at ms of the attempt (the agent's pending entry), or ""
+  ARGV[13] messageId: its message_id
+  ARGV[14] placed: "1" when the agent's placement follows (an ack that may take a pooled task),
+           else ""
+  ARGV[15] region: the agent's region   ARGV[16] tags: the agent's tags (JSON array)
+  ARGV[17] capabilities: the agent's capabilities (JSON array)
 
   Output: { 0, capability, callback_topic, trace_id, received_at_ms, sent_at_ms, attempt, final (0|1),
             1 when a folded receipt was recorded here }
@@ -30,6 +35,7 @@
           records its `stopped` entry first), -10 a pooled task this agent may not take;
           a TRYAGAIN error reply for a pooled task not recorded as sent yet (applied again later)
 ]]
+--#include is-final
 
 -- Whether the agent of this ack may take the pooled task (ARGV[14..17]).
 local function mayTake()
@@ -73,7 +79,7 @@ if (ARGV[2] ~= '0' and tonumber(ARGV[2]) ~= attempt) or cur[3] ~= ARGV[3] or ton
   return { -6 }
 end
 local status = cur[1]
-local final = status == 'completed' or status == 'dead' or status == 'cancelled'
+local final = is_final(status)
 if status == 'cancelled' and ARGV[1] ~= 'received' then
   -- The agent running a cancelled task stopped (or finished): its result is refused, and the
   -- timeline shows when its slot freed, once.

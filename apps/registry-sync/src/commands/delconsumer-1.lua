@@ -2,8 +2,8 @@
   Deletes a consumer from an inbox's group only when its pending list is empty: XGROUP
   DELCONSUMER would silently drop the entries it still holds.
 
-  KEYS[1] agent inbox stream
-  ARGV[1] consumer group   ARGV[2] consumer name
+  KEYS[1] inbox: the agent's inbox stream
+  ARGV[1] group: the consumer group   ARGV[2] consumer: the consumer's name
 
   Output: 1 deleted, 0 kept (it still holds entries)
 ]]

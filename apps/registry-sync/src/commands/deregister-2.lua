@@ -2,8 +2,8 @@
   Starts draining an agent: no new tasks; the record is removed by the sweeper once nothing
   delivered to it is unfinished.
 
-  KEYS[1] agent record hash   KEYS[2] agent pending hash
-  ARGV[1] token hash   ARGV[2] token epoch
+  KEYS[1] agent: the agent record hash   KEYS[2] pending: the agent's pending hash
+  ARGV[1] tokenHash: the token secret's hash   ARGV[2] tokenEpoch: the token's epoch
 
   Output: { epoch, pending count, instance_id }
   Errors: -5 no such agent, -2 stale epoch, -3 wrong token

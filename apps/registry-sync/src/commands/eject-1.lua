@@ -1,8 +1,8 @@
 --[[
   Ejects a slow agent for a while (outlier detection): it gets no tasks until the time passes.
 
-  KEYS[1] agent record hash
-  ARGV[1] ejected until (epoch ms)
+  KEYS[1] agent: the agent record hash
+  ARGV[1] until: ejected until (epoch ms)
 
   Output: 1 ejected, 0 the agent is gone
 ]]

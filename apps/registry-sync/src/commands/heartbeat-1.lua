@@ -4,8 +4,9 @@
   or it said `ready: false`), suspected of being a zombie (its task loop stopped consuming while
   heartbeats went on) or failing its deep probes (`unwell`); those stay until resolved.
 
-  KEYS[1] agent record hash
-  ARGV[1] token secret hash   ARGV[2] token epoch   ARGV[3] reported inflight   ARGV[4] busy (0|1)
+  KEYS[1] agent: the agent record hash
+  ARGV[1] tokenHash: the token secret's hash   ARGV[2] tokenEpoch: the token's epoch
+  ARGV[3] inflight: reported inflight   ARGV[4] busy: 0|1
   ARGV[5] ready: 1 to report ready, 0 to report not ready (no new tasks), "" to leave as is
 
   Output: { epoch, status, previous status, now_ms, instance_id }

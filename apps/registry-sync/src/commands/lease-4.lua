@@ -5,9 +5,10 @@
   `grace` (ms) is added to the lease after the sweeper itself could not run (Redis paused or
   unreachable), so a store outage does not mark the whole fleet dead.
 
-  KEYS[1] agent record hash   KEYS[2] agent pending hash   KEYS[3] agent inbox stream
-  KEYS[4] agent card string (removed with the record)
-  ARGV[1] suspect after ms    ARGV[2] offline after ms     ARGV[3] grace ms
+  KEYS[1] agent: the agent record hash   KEYS[2] pending: the agent's pending hash
+  KEYS[3] inbox: the agent's inbox stream
+  KEYS[4] card: the agent's card string (removed with the record)
+  ARGV[1] suspectMs: suspect after ms   ARGV[2] offlineMs: offline after ms   ARGV[3] graceMs: grace ms
 
   Output: { previous status, new status, lease age ms, pending count }  ("GONE" when removed)
 ]]

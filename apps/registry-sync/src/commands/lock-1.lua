@@ -1,7 +1,7 @@
 --[[
   Takes or renews a lease lock for a duty that must run once across instances.
 
-  KEYS[1] lock key   ARGV[1] owner   ARGV[2] lease ms
+  KEYS[1] lock: the lock key   ARGV[1] owner   ARGV[2] leaseMs: lease ms
 
   Output: 1 when the caller holds the lock, 0 otherwise
 ]]

@@ -2,18 +2,20 @@
   Records a running task's progress value or output chunks (a `progress` or `chunk` ack) in the
   task's events stream, when the ack comes from the agent, epoch and attempt the task is assigned
   to and the task is still running. One entry per value or chunk. The task hash counts what was
-  kept (`out_n` entries, `out_bytes` bytes); past ARGV[6] entries or ARGV[7] bytes the rest is
+  kept (`out_n` entries, `out_bytes` bytes); past maxEntries entries or maxBytes bytes the rest is
   dropped, one `truncated` entry says so, and nothing more is kept for the task (the task itself
   goes on). The timeline gets a `streaming` entry with the task's first output and a `truncated`
   entry at the bound: one each per task, so a chatty task does not grow its timeline. The events
-  stream expires ARGV[8] seconds after the task's deadline (or after this write, without one),
+  stream expires retentionS seconds after the task's deadline (or after this write, without one),
   so it is kept as long as the task. An ack applied again (a crash before XACK) is known by its
   entry id (`out_ack`) and changes nothing.
 
-  KEYS[1] task hash   KEYS[2] task timeline list   KEYS[3] task events stream
-  ARGV[1] stage (progress | chunk)   ARGV[2] attempt (0 = current)   ARGV[3] agent_id
-  ARGV[4] epoch   ARGV[5] at_ms (Redis time of the ack)   ARGV[6] max entries   ARGV[7] max bytes
-  ARGV[8] retention seconds   ARGV[9] the ack's entry id   ARGV[10..] the values or chunks
+  KEYS[1] task: the task hash   KEYS[2] timeline: the task's timeline list
+  KEYS[3] events: the task's events stream
+  ARGV[1] stage: progress | chunk   ARGV[2] attempt: 0 = current   ARGV[3] agentId
+  ARGV[4] epoch   ARGV[5] at: at_ms, Redis time of the ack   ARGV[6] maxEntries
+  ARGV[7] maxBytes   ARGV[8] retentionS: retention seconds   ARGV[9] ackEntryId: the ack's entry id
+  ARGV[10..] outputs, one per value or chunk: data
 
   Output: { 0, kept, truncated now (0|1), first output (0|1), callback_topic when the task was
             submitted with stream: true else '', capability, attempt, received_at_ms }

@@ -6,15 +6,14 @@
   Each instance keeps one ack-signing key: the same instance registering again keeps its key, a
   new instance gets the one given, and the fenced instance's key is kept as the previous one.
 
-  KEYS[1] agent record hash
-  KEYS[2] agent inbox stream
-  KEYS[3] agent pending hash (unused here, listed to keep the slot explicit)
-  ARGV[1] agent_id        ARGV[2] instance_id     ARGV[3] capabilities (JSON array)
-  ARGV[4] max_concurrency ARGV[5] region          ARGV[6] channel
-  ARGV[7] meta (JSON)     ARGV[8] hash of the token's secret   ARGV[9] consumer group
-  ARGV[10] ready (1, or 0 for a two-phase start: no tasks until it reports ready)
-  ARGV[11] tags (JSON array)   ARGV[12] observe (0|1)   ARGV[13] priority   ARGV[14] weight
-  ARGV[15] tenant   ARGV[16] shared (0|1)   ARGV[17] a new ack key (hex)
+  KEYS[1] agent: the agent record hash   KEYS[2] inbox: the agent's inbox stream
+  KEYS[3] pending: the agent's pending hash (unused here, listed to keep the slot explicit)
+  ARGV[1] agentId   ARGV[2] instanceId   ARGV[3] capabilities: JSON array
+  ARGV[4] maxConcurrency   ARGV[5] region   ARGV[6] channel
+  ARGV[7] meta: JSON   ARGV[8] tokenHash: hash of the token's secret   ARGV[9] group: consumer group
+  ARGV[10] ready: 1, or 0 for a two-phase start (no tasks until it reports ready)
+  ARGV[11] tags: JSON array   ARGV[12] observe: 0|1   ARGV[13] priority   ARGV[14] weight
+  ARGV[15] tenant   ARGV[16] shared: 0|1   ARGV[17] ackKey: a new ack key (hex)
 
   Output: { epoch, now_ms, is_new_instance (0|1), ack key, fenced instance_id or "" }
   Errors: { -11, tenant } the agent_id belongs to another tenant

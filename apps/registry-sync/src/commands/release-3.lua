@@ -4,9 +4,9 @@
   it) and deletes it. An attempt a pull agent took from a pool is only freed here; the caller
   acknowledges the pool entry (another slot). Only the given attempt is released.
 
-  KEYS[1] agent record hash (unused, keeps the slot explicit)   KEYS[2] agent pending hash
-  KEYS[3] agent inbox stream
-  ARGV[1] task_id   ARGV[2] attempt   ARGV[3] consumer group
+  KEYS[1] agent: the agent record hash (unused, keeps the slot explicit)
+  KEYS[2] pending: the agent's pending hash   KEYS[3] inbox: the agent's inbox stream
+  ARGV[1] taskId   ARGV[2] attempt   ARGV[3] group: the consumer group
 
   Pending entry: attempt|epoch|mark|entry id|received_at|deadline_ms (deliver-3.lua)
 

@@ -4,8 +4,10 @@
   task no longer on the agent (finished, taken back, cancelled and stopped) is skipped, so a late
   renewal cannot bring a lapsed lease back.
 
-  KEYS[1] agent record hash   KEYS[2] agent pending hash   KEYS[3] agent leases hash
-  ARGV[1] epoch   ARGV[2] ack time ms   ARGV[3..] task ids
+  KEYS[1] agent: the agent record hash   KEYS[2] pending: the agent's pending hash
+  KEYS[3] leases: the agent's leases hash
+  ARGV[1] epoch: the ack's epoch   ARGV[2] at: the ack's time ms
+  ARGV[3..] taskIds, one per task: taskId
 
   Pending entry (deliver-3.lua): attempt|epoch|mark|entry id|received_at|deadline_ms
 

@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import {
-  decodeAckAgentReplies,
-  decodeAckTaskReply,
-  decodeDeregisterReply,
-  decodeHeartbeatReply,
-  decodeRegisterReply,
-  decodeReleaseReply,
-  decodeServeReply,
-  decodeRequeueReply,
-  isScriptReplyError,
-} from './index.ts';
+import { isScriptReplyError } from '@agent-reach/protocol';
+import { decodeAckAgentReplies } from './ack-agent.ts';
+import { decodeAckTaskReply } from './ack-task.ts';
+import { decodeDeregisterReply } from './deregister.ts';
+import { decodeHeartbeatReply } from './heartbeat.ts';
+import { decodeLeaseReply } from './lease.ts';
+import { decodeOutputReply } from './output.ts';
+import { decodeRegisterReply } from './register.ts';
+import { decodeReleaseReply } from './release.ts';
+import { decodeRenewReply } from './renew.ts';
+import { decodeRequeueReply } from './requeue.ts';
+import { decodeServeReply } from './serve.ts';
+import { decodeOutcomesReply } from '../health/commands/outcomes.ts';
 
 describe('script replies', () => {
   it('name the slots of ack-task-2.lua, reading a hash field the task lacks as empty', () => {
@@ -28,7 +30,7 @@ describe('script replies', () => {
 
   it('turn codes into refusals through the one map, and refuse a code the script does not answer', () => {
     expect(decodeAckTaskReply([-10])).toEqual({ ok: false, refusal: 'not_eligible' });
-    expect(decodeAckTaskReply([-7])).toEqual({ ok: false, refusal: 'duplicate' });
+    expect(decodeAckTaskReply([-7])).toEqual({ ok: false, refusal: 'already_final' });
     expect(decodeAckAgentReplies(['', '[]', '[]', -5, '', '', 0, 0, 0])).toEqual([
       { ok: false, refusal: 'unknown_agent' },
     ]);
@@ -93,5 +95,44 @@ describe('script replies', () => {
     expect(decodeReleaseReply([0, '', ''])).toEqual({ released: false });
     expect(decodeRequeueReply('')).toBeUndefined();
     expect(decodeRequeueReply('2-0')).toBe('2-0');
+  });
+
+  it('read output, renew and lease, and refuse a code a script does not answer', () => {
+    expect(decodeOutputReply([0, 2, 1, 1, 'topic', 'echo', 3, 10])).toEqual({
+      ok: true,
+      kept: 2,
+      truncated: true,
+      first: true,
+      topic: 'topic',
+      capability: 'echo',
+      attempt: 3,
+      receivedAt: 10,
+    });
+    expect(decodeOutputReply([-7])).toEqual({ ok: false, refusal: 'already_final' });
+    expect(() => decodeOutputReply([-10])).toThrow(/output-3.lua: unknown code -10/);
+    expect(decodeRenewReply(2)).toEqual({ ok: true, renewed: 2 });
+    expect(decodeRenewReply(-2)).toEqual({ ok: false, refusal: 'stale_epoch' });
+    expect(() => decodeRenewReply(-7)).toThrow(/renew-3.lua/);
+    expect(decodeLeaseReply(['DRAINING', 'GONE', 40, 0])).toEqual({
+      previous: 'DRAINING',
+      status: 'GONE',
+      leaseAgeMs: 40,
+      pending: 0,
+    });
+  });
+
+  it('read the health window’s outcome, and throw on a reply of another shape', () => {
+    expect(decodeOutcomesReply([1, 0, 'HEALTHY'])).toEqual({
+      suspected: true,
+      cleared: false,
+      previous: 'HEALTHY',
+    });
+    expect(decodeOutcomesReply([0, 0, ''])).toEqual({
+      suspected: false,
+      cleared: false,
+      previous: '',
+    });
+    expect(() => decodeOutcomesReply([0, 0])).toThrow(/outcomes-1.lua: slot 3/);
+    expect(() => decodeOutcomesReply('x')).toThrow(/outcomes-1.lua/);
   });
 });

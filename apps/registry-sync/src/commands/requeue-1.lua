@@ -4,8 +4,8 @@
   twice (two refused acks of one task, a sweep after a refusal) adds one copy; a worker that
   acknowledged the old entry itself (Redis' XACK checks no owner) cannot strand the task.
 
-  KEYS[1] pool stream
-  ARGV[1] consumer group   ARGV[2] entry id
+  KEYS[1] pool: the pool stream
+  ARGV[1] group: the consumer group   ARGV[2] entryId: the entry's id
 
   Output: the new entry's id, or "" when the entry is gone (already put back or deleted)
 ]]

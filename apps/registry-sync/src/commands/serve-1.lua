@@ -2,8 +2,8 @@
   Switches an agent out of observation mode: from now on it gets caller traffic. Only the agent
   itself may, with its token (the same check as heartbeat-1.lua).
 
-  KEYS[1] agent record hash
-  ARGV[1] token secret hash   ARGV[2] token epoch
+  KEYS[1] agent: the agent record hash
+  ARGV[1] tokenHash: the token secret's hash   ARGV[2] tokenEpoch: the token's epoch
 
   Output: { epoch } switched (or already serving)
   Errors: -5 no such agent, -2 stale epoch (a newer instance registered), -3 wrong token

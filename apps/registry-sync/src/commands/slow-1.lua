@@ -3,8 +3,9 @@
   agent slower than its peers, and the count of consecutive slow completions (outlier
   detection); a fast completion resets the count.
 
-  KEYS[1] agent record hash
-  ARGV[1] duration ms   ARGV[2] slow threshold ms   ARGV[3] capability   ARGV[4] EWMA weight of the new sample
+  KEYS[1] agent: the agent record hash
+  ARGV[1] durationMs: duration ms   ARGV[2] slowMs: slow threshold ms   ARGV[3] capability
+  ARGV[4] ewmaWeight: EWMA weight of the new sample
 
   Output: the streak after this completion (0 when the agent is gone)
 ]]

@@ -1,8 +1,8 @@
 --[[
   Writes a new registry snapshot with the next version and announces it.
 
-  KEYS[1] snapshot string   KEYS[2] snapshot version counter
-  ARGV[1] agents (JSON array)   ARGV[2] channel to publish the version on
+  KEYS[1] snapshot: the snapshot string   KEYS[2] version: the snapshot version counter
+  ARGV[1] agents: JSON array   ARGV[2] channel: the channel to publish the version on
 
   Output: { version, written_at_ms }
 ]]

@@ -2,7 +2,7 @@
   Marks an agent whose task loop stopped consuming: SUSPECT, and kept SUSPECT by heartbeats
   until a receipt shows it consuming again.
 
-  KEYS[1] agent record hash
+  KEYS[1] agent: the agent record hash
 
   Output: 1 when it became SUSPECT, 0 otherwise
 ]]

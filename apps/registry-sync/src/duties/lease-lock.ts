@@ -1,5 +1,5 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
-import { decodeLockReply } from '../commands/index.ts';
+import { lockScript } from '../commands/lock.ts';
 
 /**
  * The housekeeping lock's lease: three sweep intervals, at least 3 s. When the leader dies,
@@ -21,7 +21,10 @@ export class LeaseLock {
 
   /** Takes or renews the lock; true while this instance holds it. */
   async hold(): Promise<boolean> {
-    return decodeLockReply(await this.redis.reachLock(this.key, this.owner, this.leaseMs));
+    return lockScript.run(this.redis, {
+      keys: { lock: this.key },
+      args: { owner: this.owner, leaseMs: this.leaseMs },
+    });
   }
 
   /** Gives the lock up if this instance holds it. */

@@ -1,5 +1,5 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
-import { decodeSnapshotReply } from '../commands/index.ts';
+import { snapshotScript } from '../commands/snapshot.ts';
 import type { Logger } from 'pino';
 import {
   DEFAULT_TENANT,
@@ -84,14 +84,10 @@ export class SnapshotWriter {
     // Sent before the snapshot on the same connection: a router that reloads on the snapshot's
     // notification reads these settings already written (a lost key comes back this way too).
     const settings = this.publishSettings();
-    const { version } = decodeSnapshotReply(
-      await this.deps.redis.reachSnapshot(
-        this.deps.keys.snapshot(),
-        this.deps.keys.snapshotVersion(),
-        JSON.stringify(agents),
-        this.deps.keys.snapshotChannel(),
-      ),
-    );
+    const { version } = await snapshotScript.run(this.deps.redis, {
+      keys: { snapshot: this.deps.keys.snapshot(), version: this.deps.keys.snapshotVersion() },
+      args: { agents: JSON.stringify(agents), channel: this.deps.keys.snapshotChannel() },
+    });
     await settings;
     return version;
   }

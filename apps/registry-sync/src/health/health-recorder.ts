@@ -2,7 +2,7 @@ import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { HealthOutcome, type HealthOutcomeName, type ReachKeys } from '@agent-reach/protocol';
 import type { FleetEventLog } from '@agent-reach/dispatch';
-import { decodeOutcomesReply } from './scripts.ts';
+import { outcomesScript } from './commands/outcomes.ts';
 
 /** What the recorder needs to know. */
 export interface HealthRecorderSettings {
@@ -71,25 +71,26 @@ export class HealthRecorder {
     this.#buffer.clear();
     try {
       const pipeline = slotPipeline(this.redis);
-      for (const [agentId, letters] of batch) {
-        pipeline.add(this.keys.agent(agentId), (p) =>
-          p.reachOutcomes(
-            this.keys.agent(agentId),
-            letters,
-            this.settings.healthWindow,
-            this.settings.probeFailures,
-          ),
-        );
-      }
+      const calls = batch.map(([agentId, letters]) => ({
+        agentId,
+        keys: { agent: this.keys.agent(agentId) },
+        args: {
+          letters,
+          window: this.settings.healthWindow,
+          probeFailures: this.settings.probeFailures,
+        },
+      }));
+      for (const call of calls) pipeline.add(call.keys.agent, (p) => outcomesScript.queue(p, call));
       const replies = await pipeline.exec();
       let changed = false;
-      replies.forEach(([err, raw], i) => {
-        const agentId = (batch[i] as [string, string])[0];
+      calls.forEach((call, i) => {
+        const { agentId } = call;
+        const [err, raw] = replies[i] ?? [new Error('pipeline: no reply'), null];
         if (err) {
           this.#log.warn({ err, agent_id: agentId }, 'outcomes not recorded');
           return;
         }
-        const reply = decodeOutcomesReply(raw);
+        const reply = outcomesScript.decode(raw, call.args);
         if (reply.suspected || reply.cleared) changed = true;
         if (reply.suspected) {
           this.#log.warn(

@@ -8,6 +8,8 @@ import {
 } from '@agent-reach/protocol';
 import type { FleetEventLog } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
+import { degradeScript } from './commands/degrade.ts';
+import { recoverScript } from './commands/recover.ts';
 
 /** When an agent turns DEGRADED and when it comes back. */
 export interface DegradeSettings {
@@ -109,7 +111,11 @@ export class HealthSweep {
     let changed = 0;
     for (const d of degrade) {
       const until = now + this.settings.degradeCooldownMs;
-      if ((await this.redis.reachDegrade(this.keys.agent(d.id), until)) !== 1) continue;
+      const degraded = await degradeScript.run(this.redis, {
+        keys: { agent: this.keys.agent(d.id) },
+        args: { until },
+      });
+      if (!degraded) continue;
       changed++;
       const reason = `${d.errors} errors in its last ${d.tasks} tasks`;
       this.log.warn({ agent_id: d.id, errors: d.errors, tasks: d.tasks, until }, 'agent DEGRADED');
@@ -123,7 +129,11 @@ export class HealthSweep {
       this.point('degraded', byId.get(d.id), now, reason);
     }
     for (const id of recover) {
-      if ((await this.redis.reachRecover(this.keys.agent(id))) !== 1) continue;
+      const recovered = await recoverScript.run(this.redis, {
+        keys: { agent: this.keys.agent(id) },
+        args: {},
+      });
+      if (!recovered) continue;
       changed++;
       const reason = `${this.settings.degradeRecoverProbes} probes passed after the cooldown`;
       this.log.info({ agent_id: id }, 'agent recovered from DEGRADED');

@@ -9,10 +9,11 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { reachKeys, type AgentView, type RegisterReply } from '@agent-reach/protocol';
 import { FleetEventLog } from '@agent-reach/dispatch';
+import { loadScripts } from '@agent-reach/service-kit';
 import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from '../index.ts';
 import { HealthRecorder } from './health-recorder.ts';
-import { defineHealthCommands } from './scripts.ts';
+import { outcomesScript } from './commands/outcomes.ts';
 
 let service: RegistryService;
 let redis: Redis;
@@ -37,7 +38,7 @@ beforeEach(async () => {
     { logger: pino({ level: 'silent' }) },
   );
   redis = new Redis(testServices().redisUrl);
-  defineHealthCommands(redis);
+  loadScripts(redis, [outcomesScript]);
   const logger = pino({ level: 'silent' });
   recorder = new HealthRecorder(
     redis,

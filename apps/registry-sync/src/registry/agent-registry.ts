@@ -23,13 +23,11 @@ import type { AgentAcl } from '../acl/agent-acl.ts';
 import type { AgentAclScope } from '../acl/acl-rules.ts';
 import { checkRegistration } from './access.ts';
 import { inputSchemasToStore } from './input-schemas.ts';
-import {
-  decodeDeregisterReply,
-  decodeHeartbeatReply,
-  decodeRegisterReply,
-  decodeServeReply,
-  type AgentAuthRefusal,
-} from '../commands/index.ts';
+import { deregisterScript } from '../commands/deregister.ts';
+import { heartbeatScript } from '../commands/heartbeat.ts';
+import { registerScript } from '../commands/register.ts';
+import type { AgentAuthRefusal } from '../commands/reply-slots.ts';
+import { serveScript } from '../commands/serve.ts';
 
 import { formatToken, mintSecret, type ParsedToken } from './token.ts';
 import { ownValue } from '../capability-settings.ts';
@@ -84,30 +82,32 @@ export class AgentRegistry {
     const { secret, secretHash } = mintSecret();
     const id = body.agent_id;
     const channel = body.channel ?? 'push';
-    const registered = decodeRegisterReply(
-      await this.redis.reachRegister(
-        this.keys.agent(id),
-        this.keys.inbox(id),
-        this.keys.pending(id),
-        id,
+    const registered = await registerScript.run(this.redis, {
+      keys: {
+        agent: this.keys.agent(id),
+        inbox: this.keys.inbox(id),
+        pending: this.keys.pending(id),
+      },
+      args: {
+        agentId: id,
         instanceId,
-        JSON.stringify(body.capabilities),
-        body.max_concurrency,
-        body.region ?? '',
+        capabilities: JSON.stringify(body.capabilities),
+        maxConcurrency: body.max_concurrency,
+        region: body.region ?? '',
         channel,
-        JSON.stringify(body.meta ?? {}),
-        secretHash,
-        WORKER_GROUP,
-        body.ready === false ? 0 : 1,
-        JSON.stringify(body.tags ?? []),
-        body.observe ? 1 : 0,
-        body.priority ?? 0,
-        body.weight ?? 1,
+        meta: JSON.stringify(body.meta ?? {}),
+        tokenHash: secretHash,
+        group: WORKER_GROUP,
+        ready: body.ready === false ? 0 : 1,
+        tags: JSON.stringify(body.tags ?? []),
+        observe: body.observe ? 1 : 0,
+        priority: body.priority ?? 0,
+        weight: body.weight ?? 1,
         tenant,
-        shared ? 1 : 0,
-        randomBytes(32).toString('hex'),
-      ),
-    );
+        shared: shared ? 1 : 0,
+        ackKey: randomBytes(32).toString('hex'),
+      },
+    });
     if (!registered.ok)
       throw httpError(
         'FORBIDDEN',
@@ -220,9 +220,10 @@ export class AgentRegistry {
 
   /** Switches an agent out of observation mode; only the agent itself, with its token. */
   async serve(agentId: string, token: ParsedToken): Promise<void> {
-    const res = decodeServeReply(
-      await this.redis.reachServe(this.keys.agent(agentId), token.secretHash, token.epoch),
-    );
+    const res = await serveScript.run(this.redis, {
+      keys: { agent: this.keys.agent(agentId) },
+      args: { tokenHash: token.secretHash, tokenEpoch: token.epoch },
+    });
     if (!res.ok) this.throwRefusal(agentId, res);
   }
 
@@ -235,23 +236,24 @@ export class AgentRegistry {
     token: ParsedToken,
     body: HeartbeatBody,
   ): Promise<HeartbeatResult> {
+    const call = {
+      keys: { agent: this.keys.agent(agentId) },
+      args: {
+        tokenHash: token.secretHash,
+        tokenEpoch: token.epoch,
+        inflight: body.inflight,
+        busy: body.status === 'busy' ? 1 : 0,
+        ready: body.ready === undefined ? '' : body.ready ? 1 : 0,
+      },
+    };
     // The record and the set of agents lie in different slots: a pipeline per master.
     const [pipelineResult] = await slotPipeline(this.redis)
-      .add(this.keys.agent(agentId), (p) =>
-        p.reachHeartbeat(
-          this.keys.agent(agentId),
-          token.secretHash,
-          token.epoch,
-          body.inflight,
-          body.status === 'busy' ? 1 : 0,
-          body.ready === undefined ? '' : body.ready ? 1 : 0,
-        ),
-      )
+      .add(this.keys.agent(agentId), (p) => heartbeatScript.queue(p, call))
       .add(this.keys.agents(), (p) => p.sadd(this.keys.agents(), agentId))
       .exec();
     if (!pipelineResult) throw new Error('heartbeat: empty reply');
     if (pipelineResult[0]) throw pipelineResult[0];
-    const res = decodeHeartbeatReply(pipelineResult[1]);
+    const res = heartbeatScript.decode(pipelineResult[1], call.args);
     if (!res.ok) this.throwRefusal(agentId, res);
     const issued = await this.reissue(agentId, res.instanceId, res.previous);
     return {
@@ -266,14 +268,10 @@ export class AgentRegistry {
 
   /** Starts draining an agent. */
   async deregister(agentId: string, token: ParsedToken): Promise<AgentAck> {
-    const res = decodeDeregisterReply(
-      await this.redis.reachDeregister(
-        this.keys.agent(agentId),
-        this.keys.pending(agentId),
-        token.secretHash,
-        token.epoch,
-      ),
-    );
+    const res = await deregisterScript.run(this.redis, {
+      keys: { agent: this.keys.agent(agentId), pending: this.keys.pending(agentId) },
+      args: { tokenHash: token.secretHash, tokenEpoch: token.epoch },
+    });
     if (!res.ok) this.throwRefusal(agentId, res);
     // Its last acks are written: the instance's Redis user goes now.
     await this.acl?.remove(agentId, res.instanceId);

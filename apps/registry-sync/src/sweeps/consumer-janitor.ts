@@ -1,7 +1,7 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
-import { decodeDelConsumerReply } from '../commands/index.ts';
+import { delConsumerScript } from '../commands/delconsumer.ts';
 
 /** Consumers idle this long, other than the agent's current instance, are removed once empty. */
 const IDLE_MS = 60_000;
@@ -42,9 +42,10 @@ export class ConsumerJanitor {
         const name = String(info[info.indexOf('name') + 1]);
         const idle = Number(info[info.indexOf('idle') + 1]);
         if (name === current || idle < this.idleMs) continue;
-        const deleted = decodeDelConsumerReply(
-          await this.redis.reachDelConsumer(this.keys.inbox(id), WORKER_GROUP, name),
-        );
+        const deleted = await delConsumerScript.run(this.redis, {
+          keys: { inbox: this.keys.inbox(id) },
+          args: { group: WORKER_GROUP, consumer: name },
+        });
         if (deleted) {
           removed++;
           this.log.info(

@@ -1,7 +1,7 @@
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import type { ReachKeys } from '@agent-reach/protocol';
-import { decodeEjectReply } from '../commands/index.ts';
+import { ejectScript } from '../commands/eject.ts';
 import type { FleetEventLog } from '@agent-reach/dispatch';
 
 /** Outlier-detection settings. */
@@ -62,7 +62,11 @@ export class Ejector {
       );
       if (!allowed) continue;
       const until = now + this.settings.ejectS * 1000;
-      if (!decodeEjectReply(await this.redis.reachEject(this.keys.agent(r.id), until))) continue;
+      const done = await ejectScript.run(this.redis, {
+        keys: { agent: this.keys.agent(r.id) },
+        args: { until },
+      });
+      if (!done) continue;
       for (const c of r.capabilities) ejected.set(c, (ejected.get(c) ?? 0) + 1);
       out.push(r.id);
       this.log.warn(

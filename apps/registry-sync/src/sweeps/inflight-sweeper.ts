@@ -9,7 +9,8 @@ import {
 } from '@agent-reach/dispatch';
 import type { Resender } from '../tasks/resender.ts';
 import type { RetryReason, TaskOutcomes } from '../tasks/outcomes.ts';
-import { decodeReleaseReply, decodeSuspectReply } from '../commands/index.ts';
+import { releaseScript } from '../commands/release.ts';
+import { suspectScript } from '../commands/suspect.ts';
 import { ownValue } from '../capability-settings.ts';
 
 /** Bounds the sweep applies. */
@@ -202,16 +203,14 @@ export class InflightSweeper {
         'task taken back',
       );
     }
-    const { pool } = decodeReleaseReply(
-      await this.redis.reachRelease(
-        this.keys.agent(agentId),
-        this.keys.pending(agentId),
-        this.keys.inbox(agentId),
-        e.taskId,
-        e.attempt,
-        WORKER_GROUP,
-      ),
-    );
+    const { pool } = await releaseScript.run(this.redis, {
+      keys: {
+        agent: this.keys.agent(agentId),
+        pending: this.keys.pending(agentId),
+        inbox: this.keys.inbox(agentId),
+      },
+      args: { taskId: e.taskId, attempt: e.attempt, group: WORKER_GROUP },
+    });
     if (pool) {
       // A pull agent's task: its entry in the pool (its priority's band) is acknowledged and
       // deleted too.
@@ -226,7 +225,11 @@ export class InflightSweeper {
 
   /** Marks the agent SUSPECT; true when its status changed. */
   private async suspect(agentId: string): Promise<boolean> {
-    if (!decodeSuspectReply(await this.redis.reachSuspect(this.keys.agent(agentId)))) return false;
+    const suspected = await suspectScript.run(this.redis, {
+      keys: { agent: this.keys.agent(agentId) },
+      args: {},
+    });
+    if (!suspected) return false;
     this.log.warn(
       { agent_id: agentId },
       'agent leaves tasks unread: SUSPECT until it consumes again',

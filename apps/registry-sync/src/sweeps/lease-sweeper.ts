@@ -1,5 +1,5 @@
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
-import { decodeLeaseReply } from '../commands/index.ts';
+import { leaseScript } from '../commands/lease.ts';
 import type { AgentStatus, ReachKeys } from '@agent-reach/protocol';
 
 /** A change of an agent's status found by a sweep. */
@@ -30,18 +30,19 @@ export class LeaseSweeper {
     if (ids.length === 0) return [];
     // One script per agent, each in its agent's slot: one pipeline per master on a Cluster.
     const pipeline = slotPipeline(this.redis);
+    const args = {
+      suspectMs: this.settings.suspectMs,
+      offlineMs: this.settings.offlineMs,
+      graceMs,
+    };
     for (const id of ids) {
-      pipeline.add(this.keys.agent(id), (p) =>
-        p.reachLease(
-          this.keys.agent(id),
-          this.keys.pending(id),
-          this.keys.inbox(id),
-          this.keys.agentCard(id),
-          this.settings.suspectMs,
-          this.settings.offlineMs,
-          graceMs,
-        ),
-      );
+      const keys = {
+        agent: this.keys.agent(id),
+        pending: this.keys.pending(id),
+        inbox: this.keys.inbox(id),
+        card: this.keys.agentCard(id),
+      };
+      pipeline.add(keys.agent, (p) => leaseScript.queue(p, { keys, args }));
     }
     const replies = await pipeline.exec();
     const transitions: Transition[] = [];
@@ -49,7 +50,7 @@ export class LeaseSweeper {
     replies.forEach(([err, reply], i) => {
       const id = ids[i] as string;
       if (err || !reply) return;
-      const { previous, status, leaseAgeMs } = decodeLeaseReply(reply);
+      const { previous, status, leaseAgeMs } = leaseScript.decode(reply, args);
       if (previous === 'NONE') gone.push(id);
       else if (previous !== status) {
         transitions.push({

@@ -14,7 +14,7 @@ import {
 } from '@agent-reach/protocol';
 import { decide, isPull, isPush, type SnapshotHolder } from '@agent-reach/dispatch';
 import { parkEntry } from '../acks/parking.ts';
-import { decodeRequeueReply } from '../commands/index.ts';
+import { requeueScript } from '../commands/requeue.ts';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
 import type { Resender } from '../tasks/resender.ts';
 
@@ -210,10 +210,13 @@ export class PoolDrainer {
         'status',
         'agent_id',
       );
-      if (status === 'sent' && !agentId)
-        return (
-          decodeRequeueReply(await this.redis.reachRequeue(pool, WORKER_GROUP, id)) !== undefined
-        );
+      if (status === 'sent' && !agentId) {
+        const requeued = await requeueScript.run(this.redis, {
+          keys: { pool },
+          args: { group: WORKER_GROUP, entryId: id },
+        });
+        return requeued !== undefined;
+      }
     }
     await this.redis.pipeline().xack(pool, WORKER_GROUP, id).xdel(pool, id).exec();
     return false;

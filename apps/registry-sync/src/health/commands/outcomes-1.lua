@@ -1,11 +1,12 @@
 --[[
   Appends outcomes to an agent's health window (the `outcomes` field, one letter each, newest
   last, packages/protocol health.ts) and keeps its last `window` letters. Deep probes decide at
-  once: `failures` failed probes in a row (task outcomes between them do not break the run) make
-  a HEALTHY or DEGRADED agent SUSPECT, kept so by heartbeats (`unwell`) until a probe passes.
+  once: `probeFailures` failed probes in a row (task outcomes between them do not break the run)
+  make a HEALTHY or DEGRADED agent SUSPECT, kept so by heartbeats (`unwell`) until a probe passes.
 
-  KEYS[1] agent record hash
-  ARGV[1] outcome letters, oldest first   ARGV[2] window   ARGV[3] failed probes that make SUSPECT
+  KEYS[1] agent: the agent record hash
+  ARGV[1] letters: outcome letters, oldest first   ARGV[2] window
+  ARGV[3] probeFailures: failed probes in a row that make SUSPECT
 
   Output: { 1 when it became SUSPECT now, 1 when a passed probe ended `unwell`, previous status }
           ({ 0, 0, "" } when the agent is gone)

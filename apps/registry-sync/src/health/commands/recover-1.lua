@@ -2,7 +2,7 @@
   Brings a DEGRADED agent back to HEALTHY after its cooldown and passed probes, with a fresh
   health window (its old failures would turn it DEGRADED again at once).
 
-  KEYS[1] agent record hash
+  KEYS[1] agent: the agent record hash
 
   Output: 1 when it recovered, 0 otherwise (gone, or not degraded)
 ]]

@@ -1,0 +1,33 @@
+import type { AgentStatus } from '@agent-reach/protocol';
+import { defineScript } from '@agent-reach/service-kit';
+import { int, str } from './reply-slots.ts';
+
+/** lease-4.lua's reply. */
+export interface LeaseReply {
+  /** `NONE` when the agent has no record. */
+  previous: AgentStatus | 'NONE';
+  /** `GONE` when a drained agent was removed; `NONE` when it had no record. */
+  status: AgentStatus | 'GONE' | 'NONE';
+  leaseAgeMs: number;
+  pending: number;
+}
+
+/** Decodes lease-4.lua's `{ previous status, new status, lease age ms, pending count }`. */
+export function decodeLeaseReply(raw: unknown): LeaseReply {
+  const s = 'lease-4.lua';
+  return {
+    previous: str(s, raw, 0) as LeaseReply['previous'],
+    status: str(s, raw, 1) as LeaseReply['status'],
+    leaseAgeMs: int(s, raw, 2),
+    pending: int(s, raw, 3),
+  };
+}
+
+/** Sets an agent's status from its lease's age on Redis time; removes a drained agent. */
+export const leaseScript = defineScript({
+  lua: new URL('./lease-4.lua', import.meta.url),
+  command: 'reachLease',
+  keys: ['agent', 'pending', 'inbox', 'card'],
+  args: ['suspectMs', 'offlineMs', 'graceMs'],
+  decode: decodeLeaseReply,
+});
