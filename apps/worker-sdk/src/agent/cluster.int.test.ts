@@ -4,12 +4,9 @@
  * by CLIENT UNBLOCK on each lane's master), scripts after SCRIPT FLUSH on every master (NOSCRIPT
  * answered by EVAL), and a start-up against addresses where nothing answers.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { WORKER_GROUP } from '@agent-reach/protocol';
-import { defineScripts } from '@agent-reach/service-kit';
+import { defineScript, loadScripts } from '@agent-reach/service-kit';
 import {
   clusterNodeOf,
   connectRedis,
@@ -134,14 +131,20 @@ describe('read lanes on a Redis Cluster', () => {
   }, 40_000);
 });
 
+/** A test script that increments a counter (testing/bump-1.lua). */
+const bumpScript = defineScript({
+  lua: new URL('../testing/bump-1.lua', import.meta.url),
+  command: 'reachTestBump',
+  keys: ['counter'],
+  args: [],
+  decode: (raw) => Number(raw),
+});
+
 describe('scripts on a Redis Cluster', () => {
   it('run on every master, and again after SCRIPT FLUSH (NOSCRIPT answered by EVAL)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'reach-scripts-'));
-    writeFileSync(join(dir, 'bump-1.lua'), "return redis.call('INCR', KEYS[1])");
     const redis = open();
-    defineScripts(redis, dir, { bump: 'reachTestBump' });
-    const bump = (key: string) =>
-      (redis as unknown as { reachTestBump(k: string): Promise<number> }).reachTestBump(key);
+    loadScripts(redis, [bumpScript]);
+    const bump = (key: string) => bumpScript.run(redis, { keys: { counter: key }, args: {} });
     const prefix = randomPrefix();
     const keys = await onDifferentMasters(redis, (n) => `${prefix}:{k${n}}`, 3);
     for (const key of keys) expect(await bump(key)).toBe(1);
@@ -150,10 +153,9 @@ describe('scripts on a Redis Cluster', () => {
     // Pipelined too (the send path's scripts run in pipelines).
     const node = clusterNodeOf(redis, keys[0] ?? '');
     await node?.script('FLUSH');
-    const pipeline = redis.pipeline() as unknown as {
-      reachTestBump(k: string): { exec(): Promise<[Error | null, unknown][] | null> };
-    };
-    const replies = await pipeline.reachTestBump(keys[0] ?? '').exec();
+    const pipeline = redis.pipeline();
+    bumpScript.queue(pipeline, { keys: { counter: keys[0] ?? '' }, args: {} });
+    const replies = await pipeline.exec();
     expect(replies?.[0]).toEqual([null, 3]);
   });
 });
