@@ -18,6 +18,7 @@ import {
   waitFor,
   writePid,
 } from '@agent-reach/process-kit';
+import { REGISTRY_SETTINGS, ROUTER_SETTINGS, SHARED_SETTINGS } from '@agent-reach/protocol';
 import { stackBanner } from './banner.ts';
 import { startClusterTopology, type ClusterTopology } from './cluster-topology.ts';
 import { entryOf } from './entries.ts';
@@ -110,10 +111,10 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
   ];
   await stopLeftovers(runDir, 'launcher.pid', stopOrder, say);
 
-  const registryPort = Number(env.REGISTRY_PORT || 8080);
-  const routerPort = Number(env.ROUTER_PORT || 8081);
+  const registryPort = Number(env.REGISTRY_PORT || REGISTRY_SETTINGS.port.default);
+  const routerPort = Number(env.ROUTER_PORT || ROUTER_SETTINGS.port.default);
   const registryUrl = `http://127.0.0.1:${registryPort}`;
-  const bucket = env.INFLUX_BUCKET || 'reach';
+  const bucket = env.INFLUX_BUCKET || SHARED_SETTINGS.influxBucket.default;
   // With REACH_AUTH=required the services need keys: the admin key makes the demo agents' key.
   const adminKey = env.REACH_ADMIN_KEY || undefined;
   const keysRequired = env.REACH_AUTH === 'required';
@@ -231,7 +232,7 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
       INFLUX_URL: data.influxUrl,
       INFLUX_V2_URL: data.influxV2Url,
       INFLUX_BUCKET: bucket,
-      REACH_PREFIX: env.REACH_PREFIX || 'reach',
+      REACH_PREFIX: env.REACH_PREFIX || SHARED_SETTINGS.prefix.default,
       REGISTRY_PORT: String(registryPort),
       ROUTER_PORT: String(routerPort),
     };
@@ -277,8 +278,8 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
     for (const id of AGENTS) {
       await service(`agent ${id}`, entries.agent, {
         ...common,
-        AGENT_ID: id,
-        REGISTRY_URL: registryUrl,
+        REACH_AGENT_ID: id,
+        REACH_REGISTRY_URL: registryUrl,
         LOG_LEVEL: env.LOG_LEVEL || AGENT_LOG_LEVEL,
         ...(agentKey === undefined ? {} : { REACH_KEY: agentKey }),
         // The agents hold their own key only, never the operator's.

@@ -11,6 +11,7 @@ import {
   type ManagedProcess,
   type ServerBinary,
 } from '@agent-reach/process-kit';
+import { DEFAULT_PORTS } from '@agent-reach/protocol';
 
 /** Options for {@link startDataServices}. */
 export interface DataServicesOptions {
@@ -72,7 +73,7 @@ export async function startDataServices(opts: DataServicesOptions): Promise<Data
   try {
     let redisUrl = opts.redisUrl;
     if (!redisUrl && !opts.noRedis) {
-      const port = await preferredPort(6379);
+      const port = await preferredPort(DEFAULT_PORTS.redis);
       const dir = join(opts.stateDir, 'redis');
       const proc = await startRedisServer({
         bin: bins['redis-server'],
@@ -92,7 +93,7 @@ export async function startDataServices(opts: DataServicesOptions): Promise<Data
       const [httpPort, rpcPort, proxyPort] = [
         await freePort(),
         await freePort(),
-        await preferredPort(8086),
+        await preferredPort(DEFAULT_PORTS.influx),
       ];
       const dir = join(opts.stateDir, 'influxdb');
       const influxd = await startInfluxd({

@@ -1,5 +1,7 @@
-/** Pattern of a window: a positive integer and a unit, `s`, `m`, `h`, `d` or `w` (InfluxQL durations). */
-export const WINDOW_PATTERN = '^[1-9][0-9]{0,6}[smhdw]$';
+import { WINDOW_PATTERN } from '@agent-reach/protocol';
+
+// The pattern lives with the settings formats (REACH_TIMELINE_LOOKBACK takes a window too).
+export { WINDOW_PATTERN };
 
 /** The longest window the API answers for: 31 days. */
 export const MAX_WINDOW_S = 31 * 24 * 3600;
