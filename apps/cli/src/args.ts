@@ -1,10 +1,11 @@
 import { parseArgs } from 'node:util';
+import { CLIENT_DEFAULTS } from '@agent-reach/protocol';
 import { UsageError } from './errors.ts';
 
-/** Default service URLs, the ports `npm start` listens on. */
-export const DEFAULT_ROUTER_URL = 'http://127.0.0.1:8081';
+/** Default service URLs, the ports `npm start` listens on (the clients' settings table). */
+export const DEFAULT_ROUTER_URL = CLIENT_DEFAULTS.routerUrl;
 /** See {@link DEFAULT_ROUTER_URL}. */
-export const DEFAULT_REGISTRY_URL = 'http://127.0.0.1:8080';
+export const DEFAULT_REGISTRY_URL = CLIENT_DEFAULTS.registryUrl;
 
 /** Every option any command takes; each command accepts the global ones and its own. */
 const OPTIONS = {

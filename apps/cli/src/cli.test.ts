@@ -412,6 +412,19 @@ describe('reach itself', () => {
     });
   });
 
+  it('still reads REACH_API_KEY and ROUTER_URL, each with one line naming the new name', async () => {
+    const run = await reach(['keys', 'list'], { ROUTER_URL: stub.url, REACH_API_KEY: 'old-key' });
+    expect(run.code).toBe(0);
+    expect(stub.requests.at(-1)?.authorization).toBe('Bearer old-key');
+    expect(run.err.split('\n')).toEqual([
+      'reach: REACH_API_KEY is deprecated and will be ignored from the next release: set REACH_KEY instead',
+      'reach: ROUTER_URL is deprecated and will be ignored from the next release: set REACH_ROUTER_URL instead',
+      '',
+    ]);
+    const current = await reach(['keys', 'list'], { REACH_ROUTER_URL: stub.url, ROUTER_URL: 'x' });
+    expect(current).toMatchObject({ code: 0, err: '' });
+  });
+
   it('exits 3 and names the service when nothing listens', async () => {
     const run = await reach(['agents', '--registry', `http://127.0.0.1:${await freePort()}`]);
     expect(run.code).toBe(3);

@@ -11,6 +11,11 @@ import {
   type ReachHttpError,
 } from '@agent-reach/worker-sdk/http';
 import {
+  clientSetting,
+  deprecatedSettingMessage,
+  type ClientSettingName,
+} from '@agent-reach/protocol';
+import {
   DEFAULT_REGISTRY_URL,
   DEFAULT_ROUTER_URL,
   parseCommandLine,
@@ -74,16 +79,21 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
       return EXIT.usage;
     }
     const o = parsed.options;
+    // REACH_KEY, REACH_ROUTER_URL, REACH_REGISTRY_URL; an earlier spelling with a warning.
+    const fromEnv = (name: ClientSettingName) =>
+      clientSetting(name, io.env, (old, current) =>
+        io.err(`reach: ${deprecatedSettingMessage(old, current)}\n`),
+      );
     // The API key: --key, else REACH_KEY; sent as a bearer header to both services.
-    const apiKey = o.key ?? (io.env.REACH_KEY?.trim() || undefined);
+    const apiKey = o.key ?? fromEnv('apiKey');
     const client = (baseUrl: string) =>
       new ReachHttpClient({ baseUrl, ...(apiKey === undefined ? {} : { apiKey }) });
     return await run({
       io,
       apiKey,
-      router: client(serviceUrl('router', o.router, io.env.REACH_ROUTER_URL, DEFAULT_ROUTER_URL)),
+      router: client(serviceUrl('router', o.router, fromEnv('routerUrl'), DEFAULT_ROUTER_URL)),
       registry: client(
-        serviceUrl('registry', o.registry, io.env.REACH_REGISTRY_URL, DEFAULT_REGISTRY_URL),
+        serviceUrl('registry', o.registry, fromEnv('registryUrl'), DEFAULT_REGISTRY_URL),
       ),
       args: parsed.args,
       options: o,
