@@ -2,14 +2,14 @@
 
 Run it against `npm start` (registry-sync on 8080, Redis on 6379):
     /usr/bin/python3 sdks/python/examples/echo_agent.py
-Settings: REACH_REGISTRY_URL, REDIS_URL, REACH_AGENT_ID, REACH_API_KEY.
+Settings: REACH_REGISTRY_URL, REDIS_URL, REACH_AGENT_ID, REACH_KEY (docs/SETTINGS.md, Clients;
+the earlier REGISTRY_URL, AGENT_ID and REACH_API_KEY still work, with a warning).
 """
 
 import logging
-import os
 import sys
 
-from agent_reach import Agent
+from agent_reach import Agent, setting
 
 
 def echo(task):
@@ -20,11 +20,10 @@ def echo(task):
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
 agent = Agent(
-    os.environ.get("REACH_REGISTRY_URL", "http://127.0.0.1:8080"),
-    os.environ.get("REACH_AGENT_ID", "py-echo-1"),
+    setting("registry_url"),
+    setting("agent_id") or "py-echo-1",
     {"py-echo": echo},
-    redis_url=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379"),
-    api_key=os.environ.get("REACH_API_KEY"),
-)
+    redis_url=setting("redis_url"),
+)  # api_key: REACH_KEY, read by the Agent itself
 # Exit 0 after a drain (SIGINT/SIGTERM), 3 when a newer instance fenced this one off.
 sys.exit(0 if agent.run() == "closed" else 3)

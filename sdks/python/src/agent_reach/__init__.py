@@ -4,6 +4,7 @@ inbox and reports them on its acks stream (docs/PROTOCOL.md)."""
 from .agent import Agent, Task, TaskFailed
 from .codecs import MalformedEntry, TaskMessage, decode_task, encode_ack, fields_to_dict
 from .registry import ReachHttpError, RegistryClient
+from .settings import setting
 from .signature import sign_ack, signing_text, with_signature
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "decode_task",
     "encode_ack",
     "fields_to_dict",
+    "setting",
     "sign_ack",
     "signing_text",
     "with_signature",

@@ -25,6 +25,7 @@ from .codecs import (
     progress_json,
 )
 from .registry import ReachHttpError, RegistryClient
+from .settings import default, setting
 from .signature import with_signature
 
 log = logging.getLogger("agent_reach")
@@ -81,6 +82,9 @@ class Agent:
     ``handlers`` maps each capability to a function of a :class:`Task`: its return value (JSON)
     completes the task; :class:`TaskFailed` fails it with its code; any other exception fails it
     as ``HANDLER_ERROR``, retryable.
+
+    ``redis_url`` defaults to ``redis://127.0.0.1:6379`` and ``api_key`` to ``REACH_KEY`` from the
+    environment (:func:`agent_reach.setting`).
     """
 
     def __init__(
@@ -89,7 +93,7 @@ class Agent:
         agent_id: str,
         handlers: Mapping[str, Handler],
         *,
-        redis_url: str = "redis://127.0.0.1:6379",
+        redis_url: Optional[str] = None,
         max_concurrency: int = 4,
         instance_id: Optional[str] = None,
         api_key: Optional[str] = None,
@@ -104,9 +108,10 @@ class Agent:
         self.instance_id = instance_id or f"{agent_id}-{uuid.uuid4().hex[:12]}"
         self.handlers = dict(handlers)
         self.max_concurrency = max_concurrency
-        self.redis_url = redis_url
+        self.redis_url = redis_url or default("redis_url")
         self.shutdown_timeout_s = shutdown_timeout_s
-        self.registry = RegistryClient(registry_url, api_key)
+        key = api_key if api_key is not None else setting("api_key")
+        self.registry = RegistryClient(registry_url, key)
         self._body: Dict[str, Any] = {
             "agent_id": agent_id,
             "instance_id": self.instance_id,
