@@ -27,6 +27,18 @@ const SCOPES = [
   { table: CLIENT_SETTINGS, who: 'SDKs, CLI, agents' },
 ] as const;
 
+/**
+ * The echo example agent's own knobs (apps/worker-sdk/examples/echo-agent.ts says what each
+ * does and its default): parameters of the demo, not settings of Agent-Reach.
+ */
+export const EXAMPLE_VARIABLES = [
+  'REACH_CAPABILITY',
+  'MAX_CONCURRENCY',
+  'FAIL_RATE',
+  'DELAY_MS',
+  'STREAM_DELAY_MS',
+] as const;
+
 /** Every environment variable of the tables, each once. */
 export function settingsEnvNames(): string[] {
   const names = new Set<string>();
@@ -207,6 +219,9 @@ and \`npm start\`'s demo agents read. An earlier spelling still works for one re
 one-line warning naming the new one.
 
 ${clientSection()}
+
+The echo example agent (\`apps/worker-sdk/examples/echo-agent.ts\`, which \`npm start\` runs) also
+reads knobs of its own, described in its header: ${EXAMPLE_VARIABLES.map(code).join(', ')}.
 `;
 }
 

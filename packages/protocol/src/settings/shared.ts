@@ -230,6 +230,14 @@ export const SHARED_SETTINGS = {
     readBy: '`npm start` (launcher) and the test services (testkit)',
     doc: 'Where the InfluxDB 2 API of `INFLUX_URL` answers, when elsewhere (the local InfluxDB 1.x behind nginx).',
   },
+  logFormat: {
+    env: 'LOG_FORMAT',
+    type: 'enum',
+    values: ['pretty', 'json'],
+    default: 'pretty',
+    readBy: '`npm start` (launcher)',
+    doc: 'How `npm start` prints: readable lines for a person at a terminal, or `json`, one object a line as the services log.',
+  },
   otlpEndpoint: {
     env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
     type: 'string',
