@@ -1,11 +1,7 @@
-import { envSchema } from 'env-schema';
-import { redisExtrasFromEnv, type RedisConnectionExtras } from '@agent-reach/service-kit';
+import { serviceOptionsFromEnv, type RedisConnectionExtras } from '@agent-reach/service-kit';
 import {
   defaultsOf,
-  envSchemaOf,
-  optionsFromCheckedEnv,
   REGISTRY_SETTINGS,
-  setOnly,
   SHARED_SETTINGS,
   type DefaultsOf,
   type OptionsOf,
@@ -39,24 +35,13 @@ export const REGISTRY_DEFAULTS: Readonly<DefaultsOf<typeof TABLE>> = Object.free
   defaultsOf(TABLE),
 );
 
-// No defaults here: an unset variable is left out, and compileRegistryOptions fills it in.
-const EnvSchema = envSchemaOf(TABLE);
-
 /**
  * Reads and checks `env`; throws a message naming the bad variable. Only the variables that are
- * set appear in the result; compileRegistryOptions fills in the rest.
+ * set appear in the result (no defaults in the schema, so that the service can tell a value it
+ * was given from a default); compileRegistryOptions fills in the rest.
  */
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<RegistryOptions> {
-  const checked = envSchema<Record<string, unknown>>({
-    schema: EnvSchema,
-    data: env,
-    env: false,
-    dotenv: false,
-  });
-  return setOnly({
-    ...optionsFromCheckedEnv(TABLE, checked),
-    redisConnection: redisExtrasFromEnv(env),
-  });
+  return serviceOptionsFromEnv(TABLE, env);
 }
 
 /** Resolves settings once, filling defaults and checking that the lease bounds make sense. */

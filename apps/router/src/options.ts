@@ -1,11 +1,7 @@
-import { envSchema } from 'env-schema';
-import { redisExtrasFromEnv, type RedisConnectionExtras } from '@agent-reach/service-kit';
+import { serviceOptionsFromEnv, type RedisConnectionExtras } from '@agent-reach/service-kit';
 import {
   defaultsOf,
-  envSchemaOf,
-  optionsFromCheckedEnv,
   ROUTER_SETTINGS,
-  setOnly,
   SHARED_SETTINGS,
   type DefaultsOf,
   type OptionsOf,
@@ -36,25 +32,13 @@ export type RouterOptions = OptionsOf<typeof TABLE> & {
 /** Every default of {@link RouterOptions}, from its tables. */
 export const ROUTER_DEFAULTS: Readonly<DefaultsOf<typeof TABLE>> = Object.freeze(defaultsOf(TABLE));
 
-// No defaults here: an unset variable is left out, and compileRouterOptions fills it in (so the
-// router can tell a shared setting it was given from a default, see SharedSettings).
-const EnvSchema = envSchemaOf(TABLE);
-
 /**
  * Reads and checks `env`; throws a message naming the bad variable. Only the variables that are
- * set appear in the result; compileRouterOptions fills in the rest.
+ * set appear in the result (no defaults in the schema, so that the service can tell a value it
+ * was given from a default); compileRouterOptions fills in the rest.
  */
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<RouterOptions> {
-  const checked = envSchema<Record<string, unknown>>({
-    schema: EnvSchema,
-    data: env,
-    env: false,
-    dotenv: false,
-  });
-  return setOnly({
-    ...optionsFromCheckedEnv(TABLE, checked),
-    redisConnection: redisExtrasFromEnv(env),
-  });
+  return serviceOptionsFromEnv(TABLE, env);
 }
 
 /** Resolves settings once, filling defaults. */

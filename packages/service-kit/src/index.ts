@@ -4,6 +4,7 @@ export * from './error-handler.ts';
 export * from './finite-numbers.ts';
 export * from './redis-errors.ts';
 export * from './scripts.ts';
+export * from './settings-env.ts';
 export * from './script-def.ts';
 export * from './script-header.ts';
 export * from './lua-includes.ts';
