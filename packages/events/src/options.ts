@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { SHARED_SETTINGS } from '@agent-reach/protocol';
 import type { EventSinkOptions, InfluxApi } from './types.ts';
 
 /** {@link EventSinkOptions} with every default applied and checked; `url` stays optional (no-op sink). */
@@ -22,7 +23,8 @@ export interface ResolvedEventSinkOptions {
   logger: Logger;
 }
 
-const APIS: readonly InfluxApi[] = ['auto', 'v1', 'v2'];
+/** INFLUX_API's values and the defaults of INFLUX_API and INFLUX_BUCKET: the settings tables'. */
+const APIS: readonly InfluxApi[] = SHARED_SETTINGS.influxApi.values;
 
 /** Retry delays never exceed this, so an outage is probed at least twice a minute. */
 const RETRY_MAX_DELAY_MS = 30_000;
@@ -58,13 +60,13 @@ function normalizeUrl(url: string | undefined): string | undefined {
  * @throws RangeError or TypeError naming the bad option.
  */
 export function compileEventSinkOptions(opts: EventSinkOptions = {}): ResolvedEventSinkOptions {
-  const api = opts.api ?? 'auto';
+  const api = opts.api ?? SHARED_SETTINGS.influxApi.default;
   if (!APIS.includes(api)) {
     throw new TypeError(
       `EventSinkOptions.api must be one of ${APIS.join('|')}, got ${String(api)}`,
     );
   }
-  const bucket = opts.bucket ?? 'reach';
+  const bucket = opts.bucket ?? SHARED_SETTINGS.influxBucket.default;
   if (bucket === '') throw new TypeError('EventSinkOptions.bucket must not be empty');
   const retryBaseDelayMs = positiveInt('retryBaseDelayMs', opts.retryBaseDelayMs, 500);
   return {
