@@ -4,7 +4,7 @@
  * execution log (O_APPEND, so lines from several processes never interleave), which the test
  * reads to count executions. A file survives the Redis kill that a Redis list would not.
  *
- * Environment: REGISTRY_URL, ROUTER_URL, REDIS_URL (and REDIS_CLUSTER_NODES), AGENT_ID, INSTANCE_ID, EXEC_LOG,
+ * Environment: REACH_REGISTRY_URL, REACH_ROUTER_URL, REDIS_URL (and REDIS_CLUSTER_NODES), REACH_AGENT_ID, INSTANCE_ID, EXEC_LOG,
  * MAX_CONCURRENCY.
  */
 import { appendFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ function need(name: string): string {
   return value;
 }
 
-const agentId = need('AGENT_ID');
+const agentId = need('REACH_AGENT_ID');
 const execLog = need('EXEC_LOG');
 const logger = pino({ name: 'chaos-agent', level: process.env['LOG_LEVEL'] ?? 'warn' });
 
@@ -34,8 +34,8 @@ function workMs(taskId: string, attempt: number): number {
 }
 
 const agent = new ReachAgent({
-  registryUrl: need('REGISTRY_URL'),
-  routerUrl: need('ROUTER_URL'),
+  registryUrl: need('REACH_REGISTRY_URL'),
+  routerUrl: need('REACH_ROUTER_URL'),
   // REDIS_URL, and REDIS_CLUSTER_NODES on the cluster leg.
   ...redisConnectionFromEnv(),
   agentId,
@@ -66,7 +66,7 @@ agent.on('registered', (reply) => {
     `${REGISTERED_MARK} ${JSON.stringify({ agent_id: reply.agent_id, epoch: reply.epoch, pid: process.pid })}\n`,
   );
 });
-// A newer instance with this AGENT_ID took over: step down.
+// A newer instance with this REACH_AGENT_ID took over: step down.
 agent.on('fenced', () => {
   void agent.close().finally(() => process.exit(0));
 });

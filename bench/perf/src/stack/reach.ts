@@ -177,8 +177,8 @@ export async function startReach({
     : [undefined, undefined];
   const adminAuth: Record<string, string> = auth ? { authorization: `Bearer ${adminKey}` } : {};
   const agentEnv = {
-    REGISTRY_URL: registryUrl,
-    ROUTER_URL: routerUrl,
+    REACH_REGISTRY_URL: registryUrl,
+    REACH_ROUTER_URL: routerUrl,
     ...redisEnv,
     BENCH_CAPABILITY: REACH_CAPABILITY,
     MAX_CONCURRENCY: String(opts.concurrency),
@@ -201,7 +201,7 @@ export async function startReach({
                 .map((j) => `bench-agent-${j}=${capabilities[j % capabilities.length] ?? ''}`)
                 .join(','),
             }
-          : { ...agentEnv, AGENT_ID: `bench-agent-${i}` },
+          : { ...agentEnv, REACH_AGENT_ID: `bench-agent-${i}` },
         nodeArgs,
         ipc: true,
         echo,
@@ -213,7 +213,7 @@ export async function startReach({
     role: 'caller',
     entry: entry('reach/caller.ts'),
     env: {
-      ROUTER_URL: routerUrl,
+      REACH_ROUTER_URL: routerUrl,
       BENCH_CAPABILITY: capabilities.join(','),
       CALLBACK_TOPIC: callbackTopic(name),
       HTTP_CONNECTIONS: String(opts.httpConnections),

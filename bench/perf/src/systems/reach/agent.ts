@@ -2,7 +2,7 @@
  * An Agent-Reach agent for the bench: the worker-sdk's ReachAgent with a no-op handler that
  * returns when it started the task (`r`, monotonic ms), so callers can time submit → received.
  *
- * Environment: REGISTRY_URL, ROUTER_URL, REDIS_URL, AGENT_ID, BENCH_CAPABILITY, MAX_CONCURRENCY.
+ * Environment: REACH_REGISTRY_URL, REACH_ROUTER_URL, REDIS_URL, REACH_AGENT_ID, BENCH_CAPABILITY, MAX_CONCURRENCY.
  */
 import { pino } from 'pino';
 import { ReachAgent } from '@agent-reach/worker-sdk';
@@ -10,15 +10,15 @@ import { monoMs } from '../../clock.ts';
 import { announceReady, env, envInt, exitWithParent } from '../../load/child.ts';
 
 const agent = new ReachAgent({
-  registryUrl: env('REGISTRY_URL'),
-  routerUrl: env('ROUTER_URL'),
+  registryUrl: env('REACH_REGISTRY_URL'),
+  routerUrl: env('REACH_ROUTER_URL'),
   redisUrl: env('REDIS_URL'),
-  agentId: env('AGENT_ID'),
+  agentId: env('REACH_AGENT_ID'),
   capabilities: [env('BENCH_CAPABILITY')],
   maxConcurrency: envInt('MAX_CONCURRENCY', 100),
   logger: pino({
     level: process.env['LOG_LEVEL'] ?? 'warn',
-    base: { agent: process.env['AGENT_ID'] },
+    base: { agent: process.env['REACH_AGENT_ID'] },
   }),
   handler: () => Promise.resolve({ r: monoMs() }),
 });

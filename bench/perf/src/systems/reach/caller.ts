@@ -7,7 +7,7 @@
  * next (ReachClient.run()); with REACH_HTTP_STYLE=wait, one `POST /v1/tasks?wait_ms=` per task
  * that answers with the result instead.
  *
- * Environment: ROUTER_URL, BENCH_CAPABILITY (one, or several comma-separated: the tasks go to each
+ * Environment: REACH_ROUTER_URL, BENCH_CAPABILITY (one, or several comma-separated: the tasks go to each
  * in turn), SUBMIT_CONNECTIONS, HTTP_CONNECTIONS, SUBMIT_BATCH,
  * CALLBACK_TOPIC (default `bench-caller-<pid>`), REACH_HTTP_STYLE (poll | wait), REACH_KEY (sent as a bearer key when set: the reach-auth system).
  */
@@ -24,7 +24,7 @@ interface CallbackItem {
   error?: string;
 }
 
-const routerUrl = env('ROUTER_URL');
+const routerUrl = env('REACH_ROUTER_URL');
 const capabilities = env('BENCH_CAPABILITY').split(',');
 let sent = 0;
 /** The next capability, each in turn. */

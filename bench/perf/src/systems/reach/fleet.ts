@@ -4,7 +4,7 @@
  * agent.ts. A fleet of 30 costs 3 processes instead of 30 on a 2-core machine; each agent keeps
  * its own connections, inbox and heartbeats, as separate processes would.
  *
- * Environment: REGISTRY_URL, ROUTER_URL, AGENTS, MAX_CONCURRENCY, and REDIS_URL or
+ * Environment: REACH_REGISTRY_URL, REACH_ROUTER_URL, AGENTS, MAX_CONCURRENCY, and REDIS_URL or
  * REDIS_CLUSTER_NODES (read as the worker-sdk's redisConnectionFromEnv reads them).
  */
 import { pino } from 'pino';
@@ -24,8 +24,8 @@ const specs = env('AGENTS')
 const agents = specs.map(
   ({ agentId, capability }) =>
     new ReachAgent({
-      registryUrl: env('REGISTRY_URL'),
-      routerUrl: env('ROUTER_URL'),
+      registryUrl: env('REACH_REGISTRY_URL'),
+      routerUrl: env('REACH_ROUTER_URL'),
       ...redisConnectionFromEnv(),
       agentId,
       capabilities: [capability],
