@@ -2,12 +2,8 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { DueWatch } from './due-watch.ts';
 import { RedisClock } from './redis-clock.ts';
 import { Coalescer, encodeTask, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
-import type { Item } from '@agent-reach/service-kit';
-import { deliverScript, type DeliverReply } from './commands/deliver.ts';
+import { deliverScript, type DeliverReply, type DeliverTask } from './commands/deliver.ts';
 import { recordPooledScript } from './commands/record-pooled.ts';
-
-/** One task of a delivery call (deliver-3.lua's `tasks`). */
-type DeliverItem = Item<NonNullable<(typeof deliverScript)['each']>['fields'], 'entry'>;
 
 /** The agent a delivery targets, as the snapshot showed it. */
 export interface DeliveryTarget {
@@ -44,7 +40,7 @@ export class Delivery {
   /** Redis server time as the deliveries' replies show it (a claim's `created_at`). */
   readonly clock = new RedisClock();
   /** The deliveries of one tick, one script call per agent. */
-  private readonly batches: Coalescer<DeliverItem, DeliverReply>;
+  private readonly batches: Coalescer<DeliverTask, DeliverReply>;
 
   /** `offlineMs`: the lease age past which an agent is not delivered to (read at each call). */
   constructor(

@@ -1,4 +1,4 @@
-import { defineScript } from '@agent-reach/service-kit';
+import { defineScript, type Item } from '@agent-reach/service-kit';
 import { refusalOf, streamIdMs, type Reply } from '@agent-reach/protocol';
 import { count, int, slots, text } from '../reply-slots.ts';
 
@@ -40,6 +40,11 @@ export function decodeDeliverReplies(raw: unknown): DeliverReply[] {
   return out;
 }
 
+const TASK_FIELDS = ['epoch', 'taskId', 'attempt', 'deadlineMs', 'probe'] as const;
+
+/** One task of a delivery call: its fields, and its stream entry's fields and values. */
+export type DeliverTask = Item<typeof TASK_FIELDS, 'entry'>;
+
 /**
  * Re-verifies the chosen agent and delivers a tick's tasks for it to its inbox in one step
  * (delivery.ts `Delivery`).
@@ -49,10 +54,6 @@ export const deliverScript = defineScript({
   command: 'reachDeliver',
   keys: ['agent', 'inbox', 'pending'],
   args: ['offlineMs'],
-  each: {
-    name: 'tasks',
-    fields: ['epoch', 'taskId', 'attempt', 'deadlineMs', 'probe'],
-    list: 'entry',
-  },
+  each: { name: 'tasks', fields: TASK_FIELDS, list: 'entry' },
   decode: decodeDeliverReplies,
 });
