@@ -35,6 +35,13 @@ export const FAST_LEASES = {
   REACH_SNAPSHOT_MS: '500',
 };
 
+/**
+ * How long a service may take to answer /healthz once spawned. A service starts through tsx in
+ * about 2 s on an idle 2-core machine and in 20 s or more while `stress-ng --cpu 8` holds both
+ * cores (docs/OPERATIONS.md, "Test loops"): a start-up deadline, not a figure any test checks.
+ */
+export const START_TIMEOUT_MS = 90_000;
+
 /** Options of {@link startStack}. */
 export interface StackOptions {
   influx?: InfluxMode;
@@ -79,6 +86,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       entry: entryOf('registry-sync'),
       env: { ...base, REGISTRY_PORT: String(port) },
       healthUrl: `http://127.0.0.1:${port}/healthz`,
+      timeoutMs: START_TIMEOUT_MS,
     }),
   );
   const { port: routerPort, started: router } = await onFreePort('router', (port) =>
@@ -113,6 +121,7 @@ export function startRouter(env: Record<string, string>, port: number): Promise<
     entry: entryOf('router'),
     env: { ...env, ROUTER_PORT: String(port) },
     healthUrl: `http://127.0.0.1:${port}/healthz`,
+    timeoutMs: START_TIMEOUT_MS,
   });
 }
 
