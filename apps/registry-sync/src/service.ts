@@ -27,7 +27,6 @@ import { delConsumerScript } from './commands/delconsumer.ts';
 import { deregisterScript } from './commands/deregister.ts';
 import { ejectScript } from './commands/eject.ts';
 import { heartbeatScript } from './commands/heartbeat.ts';
-import { defineCommands } from './commands/index.ts';
 import { leaseScript } from './commands/lease.ts';
 import { lockScript } from './commands/lock.ts';
 import { outputScript } from './commands/output.ts';
@@ -138,8 +137,8 @@ export async function createRegistryService(
     degradeScript,
     recoverScript,
   ]);
-  defineCommands(redis, ['retry']);
   defineDispatchCommands(redis, [
+    'retry',
     'assign',
     'unassign',
     'deliver',

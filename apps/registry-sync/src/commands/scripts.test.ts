@@ -9,13 +9,10 @@ import { definitionsPerFile, readScriptFolder } from '../testing/script-folders.
 
 const dir = new URL('./', import.meta.url);
 const folder = await readScriptFolder(dir);
-/** Defined in packages/dispatch (`retryScript`); this copy is loaded by name until it goes. */
-const DEFINED_ELSEWHERE = new Set(['retry-2.lua']);
 
 describe('the scripts of commands/', () => {
   it('have one definition each', () => {
     const count = definitionsPerFile(folder, dir);
-    for (const file of DEFINED_ELSEWHERE) delete count[file];
     expect(Object.keys(count).length).toBeGreaterThan(0);
     expect(count).toEqual(Object.fromEntries(Object.keys(count).map((f) => [f, 1])));
   });
