@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { startAgent } from '../support/agents.ts';
+import { morePasses } from '../support/passes.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 import pino from 'pino';
 import { Redis } from 'ioredis';
@@ -194,6 +195,8 @@ describe('deep probes', () => {
           .last_heartbeat_at > lastBeat,
       { timeoutMs: 5000, message: 'no heartbeat' },
     );
+    // ... and registry-sync has swept since that heartbeat.
+    await morePasses(stack, 2);
     expect((await agentView('h-probed')).status).toBe('SUSPECT');
     healthy = true;
     await waitFor(async () => (await agentView('h-probed')).status === 'HEALTHY', {

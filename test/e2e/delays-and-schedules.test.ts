@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { startAgent } from '../support/agents.ts';
-import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
+import { morePasses, reached } from '../support/passes.ts';
+import { FAST_LEASES, http, START_TIMEOUT_MS, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 let client: ReachClient;
@@ -41,7 +42,7 @@ beforeAll(async () => {
       return { ok: true };
     }),
   );
-});
+}, 2 * START_TIMEOUT_MS);
 
 afterAll(async () => {
   await client?.close();
@@ -54,6 +55,28 @@ const view = async (id: string) =>
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+/**
+ * The ticks of a schedule every `everyMs` on the grid through `anchor` that came after `afterMs`
+ * and by `untilMs`, each with whether a task of that tick exists (`<schedule_id>:<tick>`).
+ */
+async function tasksOfTicks(
+  scheduleId: string,
+  anchor: number,
+  everyMs: number,
+  afterMs: number,
+  untilMs: number,
+): Promise<{ tick: number; status: number }[]> {
+  const found: { tick: number; status: number }[] = [];
+  const first = anchor + Math.floor((afterMs - anchor) / everyMs + 1) * everyMs;
+  for (let tick = first; tick <= untilMs; tick += everyMs) {
+    const res = await http(
+      `${stack.routerUrl}/v1/tasks/${encodeURIComponent(`${scheduleId}:${tick}`)}`,
+    );
+    found.push({ tick, status: res.status });
+  }
+  return found;
 }
 
 /** The tasks a schedule fired that ran, by tick. */
@@ -174,11 +197,15 @@ describe('schedules', () => {
       body: {},
     });
     expect(paused.body).toMatchObject({ paused: true, next_run_at: 0 });
-    // A tick that had fired just before the pause may still be running: count after it settles.
+    // Two ticks come due while it is paused; full passes begun after them fire neither: no
+    // task of theirs exists. (A tick fired just before the pause is on or before pausedAt.)
     const pausedAt = Date.now();
-    await waitFor(() => Date.now() - pausedAt > 2500, { timeoutMs: 5000, intervalMs: 100 });
-    const whilePaused = firedBy(id).filter((t) => t > pausedAt);
-    expect(whilePaused).toEqual([]);
+    await reached(pausedAt + 2000);
+    await morePasses(stack, 2);
+    const pausedTicks = await tasksOfTicks(id, ticks[0] ?? 0, 1000, pausedAt, Date.now());
+    expect(pausedTicks.length).toBeGreaterThanOrEqual(2);
+    expect(pausedTicks.filter((t) => t.status !== 404)).toEqual([]);
+    expect(firedBy(id).filter((t) => t > pausedAt)).toEqual([]);
 
     const resumed = await http<Schedule>(`${stack.routerUrl}/v1/schedules/${id}/resume`, {
       method: 'POST',
@@ -197,8 +224,14 @@ describe('schedules', () => {
     expect(del.status).toBe(204);
     const deletedAt = Date.now();
     expect((await http(`${stack.routerUrl}/v1/schedules/${id}`)).status).toBe(404);
-    await waitFor(() => Date.now() - deletedAt > 2500, { timeoutMs: 5000, intervalMs: 100 });
-    // At most a tick fired in the same instant as the delete.
+    // Two ticks of its cadence come due after the delete; full passes begun after them fire
+    // neither (at most a tick fired in the same instant as the delete).
+    await reached(deletedAt + 2000);
+    await morePasses(stack, 2);
+    const lastTick = Math.max(...firedBy(id));
+    const deletedTicks = await tasksOfTicks(id, lastTick, 1000, deletedAt + 100, Date.now());
+    expect(deletedTicks.length).toBeGreaterThanOrEqual(1);
+    expect(deletedTicks.filter((t) => t.status !== 404)).toEqual([]);
     expect(firedBy(id).filter((t) => t > deletedAt + 100)).toEqual([]);
     for (const t of firedBy(id)) expect(runs.get(`${id}:${t}`)).toBe(1);
   });

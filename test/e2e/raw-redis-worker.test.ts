@@ -6,9 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryInfluxQL } from '@agent-reach/events';
+import { SYNC_GROUP } from '@agent-reach/protocol';
 import { testServices, waitFor } from '@agent-reach/testkit';
 import { http, startStack, type Stack } from '../support/stack.ts';
 import { connectRedis, type TestRedis } from '../support/redis.ts';
+import { morePasses } from '../support/passes.ts';
 
 let stack: Stack;
 let redis: TestRedis;
@@ -148,9 +150,15 @@ describe('a worker that speaks only Redis', () => {
     const times = task.body.timeline.map((e) => e.at);
     expect([...times].sort((a, b) => a - b)).toEqual(times);
 
-    // Nothing more arrives on the topic after the cursor.
+    // Nothing more arrives on the topic after the cursor: registry-sync applied both acks (the
+    // task is completed) and acknowledged them, and has swept since, so nothing is left that
+    // could publish again.
+    await waitFor(async () => Number((await redis.xpending(acks, SYNC_GROUP))[0]) === 0, {
+      message: 'registry-sync did not acknowledge both acks',
+    });
+    await morePasses(stack, 2);
     const after = await http<{ items: unknown[] }>(
-      `${stack.routerUrl}/v1/callbacks/raw-caller?after=${cb.body.cursor}&wait_ms=200`,
+      `${stack.routerUrl}/v1/callbacks/raw-caller?after=${cb.body.cursor}`,
     );
     expect(after.body.items).toHaveLength(0);
 

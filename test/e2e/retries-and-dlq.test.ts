@@ -5,13 +5,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NonRetryableError, ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
+import { reachKeys } from '@agent-reach/protocol';
 import { startAgent } from '../support/agents.ts';
+import { hold } from '../support/hold.ts';
+import { morePasses, reached } from '../support/passes.ts';
+import { connectRedis } from '../support/redis.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
+
+/** A retry that finds no agent for this long is dead-lettered (REACH_NO_AGENT_WAIT_MS here). */
+const NO_AGENT_WAIT_MS = 1500;
 
 let stack: Stack;
 const agents: ReachAgent[] = [];
 let client: ReachClient;
 let healed = false;
+/** `slowpoke` tasks run until their test has seen them dead. */
+const slowpoke = hold();
 
 type TaskView = {
   status: string;
@@ -28,14 +37,14 @@ beforeAll(async () => {
       REACH_RETRY_BASE_MS: '200',
       REACH_RETRY_CAP_MS: '2000',
       REACH_MAX_ATTEMPTS: '4',
-      REACH_NO_AGENT_WAIT_MS: '1500',
+      REACH_NO_AGENT_WAIT_MS: String(NO_AGENT_WAIT_MS),
     },
   });
   const handler = async (task: { capability: string; payload: unknown; attempt: number }) => {
     if (task.capability === 'doomed') throw new Error('always fails');
     if (task.capability === 'fatal') throw new NonRetryableError('bad input, do not retry');
     if (task.capability === 'flaky' && !healed) throw new Error('not yet');
-    if (task.capability === 'slowpoke') await new Promise((r) => setTimeout(r, 3000));
+    if (task.capability === 'slowpoke') await slowpoke.wait;
     return task.payload;
   };
   for (const id of ['r-1', 'r-2']) {
@@ -49,6 +58,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  slowpoke.release();
   await client?.close();
   await Promise.all(agents.map((a) => a.close()));
   await stack?.stop();
@@ -152,12 +162,14 @@ describe('retries and dead letters', () => {
       { timeoutMs: 10_000 },
     );
     expect(dead.dead_reason).toBe('deadline');
+    slowpoke.release();
   });
 
   it('keeps a retry waiting while every agent is busy, past the no-agent wait, until a slot frees', async () => {
     // One agent with two slots: one holds a long task; a task fails once, and while its retry
-    // backs off, another long task takes the slot it freed.
+    // backs off, another long task takes the slot it freed. The long tasks run until let go.
     let failedOnce = false;
+    const long = hold();
     const crowded = await startAgent(
       stack,
       'crowded-1',
@@ -168,19 +180,34 @@ describe('retries and dead letters', () => {
           failedOnce = true;
           throw new Error('first attempt fails');
         }
-        if (p.kind === 'hold') await new Promise((r) => setTimeout(r, 3000));
+        if (p.kind === 'hold') await long.wait;
         return p.kind;
       },
       { maxConcurrency: 2 },
     );
     agents.push(crowded);
-    const hold = await client.submit({ capability: 'crowded', payload: { kind: 'hold' } });
+    const firstLong = await client.submit({ capability: 'crowded', payload: { kind: 'hold' } });
     const once = await client.submit({ capability: 'crowded', payload: { kind: 'once' } });
     await waitFor(async () => (await view(once.task_id)).status === 'retry_wait', {
       timeoutMs: 5000,
     });
     await client.submit({ capability: 'crowded', payload: { kind: 'hold' } });
-    // Both slots are busy for about 3 s, twice the no-agent wait; then the retry gets one.
+    // Both slots are busy: the retry comes due and registry-sync holds it (and says so). Past
+    // the no-agent wait, and full passes begun after it, it still waits; then a slot frees.
+    const redis = connectRedis(stack);
+    try {
+      const waiting = reachKeys(stack.prefix).retriesWaiting('crowded');
+      const heldAt = await waitFor(
+        async () => ((await redis.get(waiting)) === '1' ? Date.now() : undefined),
+        { timeoutMs: 5000, message: 'the retry was not held' },
+      );
+      await reached(heldAt + NO_AGENT_WAIT_MS);
+      await morePasses(stack, 2);
+      expect((await view(once.task_id)).status).toBe('retry_wait');
+    } finally {
+      long.release();
+      await redis.quit();
+    }
     const done = await waitFor(
       async () => {
         const v = await view(once.task_id);
@@ -192,7 +219,8 @@ describe('retries and dead letters', () => {
     expect(done.attempts).toBe(2);
     // Parked in registry-sync, the retry went out as the first long task's slot freed (about 10 ms
     // here), not at its next turn in the due set, up to a second later.
-    const freed = (await view(hold.task_id)).timeline.find((e) => e.stage === 'completed')?.at ?? 0;
+    const freed =
+      (await view(firstLong.task_id)).timeline.find((e) => e.stage === 'completed')?.at ?? 0;
     const resent = done.timeline.filter((e) => e.stage === 'sent').at(-1)?.at ?? 0;
     expect(freed).toBeGreaterThan(0);
     expect(resent - freed).toBeLessThan(250);

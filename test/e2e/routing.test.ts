@@ -9,6 +9,7 @@ import { reachKeys } from '@agent-reach/protocol';
 import { createRegistryService, type RegistryService } from '@agent-reach/registry-sync';
 import { createRouterService, type RouterService } from '@agent-reach/router';
 import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
+import { monitorCommands } from '../support/monitor.ts';
 
 const silent = pino({ level: 'silent' });
 let prefix: string;
@@ -211,26 +212,59 @@ describe('retries first', () => {
         })
       ).statusCode,
     ).toBe(503);
-    let answered = false;
-    const d = patient.app
-      .inject({ method: 'POST', url: '/v1/tasks', payload: { capability: 'first', payload: 'd' } })
-      .then((r) => {
-        answered = true;
-        return r;
-      });
-    await new Promise((r) => setTimeout(r, 200));
-    expect(answered).toBe(false);
-    // a finishes: its slot goes to the retry, and the submission keeps waiting.
-    await redis.hdel(keys.pending('first'), idOf(a));
-    await waitFor(async () => (await status(idOf(b))).status === 'sent', {
-      timeoutMs: 3000,
-      message: 'the retry did not get the freed slot',
+    // While it holds a submission, the router looks at the agent's slots again every few
+    // milliseconds: each look reads its pending hash (HLEN) or the retries' reservation (GET).
+    // MONITOR shows those reads from its connection, the proof that it had its chance at a slot,
+    // where a fixed sleep would only hope it had.
+    const patientAddr = /\baddr=(\S+)/.exec(
+      String(await patient.redis.call('CLIENT', 'INFO')),
+    )?.[1];
+    expect(patientAddr).toBeDefined();
+    const looks = new Set([`hlen ${keys.pending('first')}`, `get ${keys.retriesWaiting('first')}`]);
+    let recounts = 0;
+    const monitor = await monitorCommands(testServices().redisUrl, ({ source, args }) => {
+      if (source === patientAddr && looks.has(`${args[0]?.toLowerCase()} ${args[1]}`)) recounts++;
     });
-    expect((await status(idOf(b))).attempts).toBe(2);
-    expect(answered).toBe(false);
-    // c finishes: now the submission gets a slot.
-    await redis.hdel(keys.pending('first'), idOf(c));
-    expect((await d).statusCode).toBe(202);
+    try {
+      let answered = false;
+      const d = patient.app
+        .inject({
+          method: 'POST',
+          url: '/v1/tasks',
+          payload: { capability: 'first', payload: 'd' },
+        })
+        .then((r) => {
+          answered = true;
+          return r;
+        });
+      const recounted = (n: number, message: string) => {
+        const from = recounts;
+        return waitFor(() => recounts >= from + n, { message });
+      };
+      await recounted(3, 'the router did not hold the submission');
+      expect(answered).toBe(false);
+      // a finishes: its slot goes to the retry, and the submission keeps waiting, though the
+      // router has counted the slots again since.
+      await redis.hdel(keys.pending('first'), idOf(a));
+      await waitFor(async () => (await status(idOf(b))).status === 'sent', {
+        timeoutMs: 3000,
+        message: 'the retry did not get the freed slot',
+      });
+      expect((await status(idOf(b))).attempts).toBe(2);
+      await recounted(3, 'the router did not count the slots again');
+      expect(answered).toBe(false);
+      // c finishes: now the submission gets a slot, and was sent only once it had.
+      const freedAt = Date.now();
+      await redis.hdel(keys.pending('first'), idOf(c));
+      const admitted = await d;
+      expect(admitted.statusCode).toBe(202);
+      const sent = (await router().app.inject({ url: `/v1/tasks/${idOf(admitted)}` }))
+        .json<{ timeline: { stage: string; at: number }[] }>()
+        .timeline.find((e) => e.stage === 'sent');
+      expect(sent?.at).toBeGreaterThanOrEqual(freedAt);
+    } finally {
+      monitor.close();
+    }
   });
 });
 

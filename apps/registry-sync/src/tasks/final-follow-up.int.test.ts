@@ -140,6 +140,18 @@ function followUpOf(taskId: string): Promise<string | null> {
   return redis.zscore(keys.dueOf(taskId), followUpMember(taskId));
 }
 
+/**
+ * Resolves once registry-sync has completed two more full housekeeping passes: at least one of
+ * them began after the call, so it saw every due entry that was due by then.
+ */
+function twoMorePasses(): Promise<unknown> {
+  const from = service.housekeeper.passes.full;
+  return waitFor(() => service.housekeeper.passes.full >= from + 2, {
+    intervalMs: 10,
+    message: 'registry-sync did not sweep again',
+  });
+}
+
 function followUpGone(taskId: string, timeoutMs: number): Promise<unknown> {
   return waitFor(async () => (await followUpOf(taskId)) === null, { timeoutMs });
 }
@@ -173,7 +185,7 @@ describe('a cancel whose follow-up failed midway', () => {
     expect(await cancelNotices(agentId, taskId)).toBeGreaterThan(0);
     await followUpGone(taskId, 2000);
     // Later sweeps publish nothing more.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await twoMorePasses();
     expect(await topicItems(topic)).toHaveLength(1);
   }, 20_000);
 
@@ -183,6 +195,8 @@ describe('a cancel whose follow-up failed midway', () => {
 
     await canceller(cut).cancel(taskId, 'key-1');
     expect(await topicItems(topic)).toEqual([]);
+    const followUpAt = Number(await followUpOf(taskId));
+    expect(followUpAt).toBeGreaterThan(0);
     const again = await canceller(redis).cancel(taskId, 'key-2');
     expect(again).toEqual({ kind: 'cancelled', taskId, children: 0 });
     // Published at once, naming who cancelled first, and the follow-up entry is gone.
@@ -190,8 +204,9 @@ describe('a cancel whose follow-up failed midway', () => {
     expect(items.map((x) => [x.status, x.error])).toEqual([['cancelled', 'cancelled by key-1']]);
     expect(await followUpOf(taskId)).toBeNull();
     expect(await redis.hget(keys.task(taskId), 'cancelled_by')).toBe('key-1');
-    // Past the time registry-sync would have followed it up: still one item.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // Sweeps begun after the time registry-sync would have followed it up: still one item.
+    await waitFor(() => Date.now() >= followUpAt, { timeoutMs: 10_000 });
+    await twoMorePasses();
     expect(await topicItems(topic)).toHaveLength(1);
   }, 20_000);
 
@@ -250,7 +265,7 @@ describe('a death whose announcement failed midway', () => {
     ]);
     expect(await redis.zscore(keys.dlq(), taskId)).not.toBeNull();
     await followUpGone(taskId, 2000);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await twoMorePasses();
     expect(await topicItems(topic)).toHaveLength(1);
   }, 20_000);
 
