@@ -8,9 +8,12 @@ import pino from 'pino';
 import { ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { http, startStack, type Stack } from '../support/stack.ts';
 import { startAgent } from '../support/agents.ts';
+import { hold } from '../support/hold.ts';
 
 let stack: Stack;
 const agents: ReachAgent[] = [];
+/** `bw-slow` handlers run until the test lets them finish. */
+const slow = hold();
 
 interface Item {
   http_status: number;
@@ -42,13 +45,17 @@ beforeAll(async () => {
       stack,
       'bw-slow',
       ['bw-slow'],
-      () => new Promise((r) => setTimeout(() => r('late'), 1500)),
+      async () => {
+        await slow.wait;
+        return 'late';
+      },
       { maxConcurrency: 2 },
     ),
   );
 });
 
 afterAll(async () => {
+  slow.release();
   await Promise.all(agents.map((a) => a.close()));
   await stack?.stop();
 });
@@ -182,9 +189,11 @@ describe('POST /v1/tasks?wait_ms=', () => {
         body: { task_id: 'wait-slow-1', capability: 'bw-slow', payload: 1 },
       },
     );
+    // The handler runs until the test lets it go, after the wait ran out.
     expect(res.status).toBe(202);
     expect(res.body.result).toBeUndefined();
     expect(['sent', 'received']).toContain(res.body.status);
+    slow.release();
     expect((await waitFinal('wait-slow-1')).result).toBe('late');
   });
 
