@@ -13,6 +13,7 @@ export * from './errors.ts';
 export * from './snapshot.ts';
 export * from './fleet-events.ts';
 export * from './agent-record.ts';
+export * from './task-record.ts';
 export * from './routes.ts';
 export * from './coalescer.ts';
 export * from './settings.ts';
