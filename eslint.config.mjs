@@ -3,6 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 import { reachPlugin } from './infra/eslint/promise-args.mjs';
+import { scriptCallRestriction } from './infra/eslint/script-calls.mjs';
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', '**/.reach/**', '**/*.mjs', '**/*.cjs'] },
@@ -24,6 +25,8 @@ export default tseslint.config(
       ],
       'import-x/no-cycle': 'error',
       'no-console': 'error',
+      // Lua scripts are called through their definitions only (infra/eslint/script-calls.mjs).
+      'no-restricted-syntax': ['error', scriptCallRestriction],
       // Fastify plugins and handlers are async by convention, with or without an await.
       '@typescript-eslint/require-await': 'off',
     },

@@ -27,7 +27,6 @@ import {
 import { createEventSink } from '@agent-reach/events';
 import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from '../index.ts';
-import { defineCommands } from '../commands/index.ts';
 import { TaskOutcomes } from './outcomes.ts';
 
 const silent = pino({ level: 'silent' });
@@ -51,7 +50,6 @@ beforeAll(async () => {
   cut.on('error', () => undefined);
   defineDispatchCommands(redis);
   defineDispatchCommands(cut);
-  defineCommands(redis, ['retry']);
   service = await createRegistryService(
     { redisUrl: testServices().redisUrl, prefix, sweepIntervalMs: 50 },
     { logger: silent },
