@@ -272,18 +272,26 @@ export async function createRegistryService(
         reason: 'lease',
       }),
   );
-  const applier = new AckApplier(
-    acks,
+  const ackCallbacks = new CallbackPublisher(acks, keys, options);
+  const applier = new AckApplier({
+    redis: acks,
     keys,
     events,
-    new CallbackPublisher(acks, keys, options),
+    callbacks: ackCallbacks,
     outcomes,
-    options,
+    settings: options,
     logger,
-    agentAcl ? new AckSignatures(acks, keys) : undefined,
+    signatures: agentAcl ? new AckSignatures(acks, keys) : undefined,
     health,
-    new OutputStep({ redis: acks, keys, events, settings: options, logger }),
-  );
+    output: new OutputStep({
+      redis: acks,
+      keys,
+      events,
+      callbacks: ackCallbacks,
+      settings: options,
+      logger,
+    }),
+  });
   const consumers = blockings.map(
     (blocking, shard) =>
       new AckConsumer(

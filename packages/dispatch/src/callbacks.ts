@@ -19,9 +19,11 @@ export interface CallbackSettings {
 const MARK_MINUTE_MS = 60_000;
 
 /**
- * Publishes final results on callback topics, once each: a completion once per task_id, a
- * dead-letter notice once per attempt (a replayed task may complete later). The results of one
- * tick for the same topic (and minute) go to Redis in one script call.
+ * The one writer of callback-topic entries. Final results go on their topics once each: a
+ * completion once per task_id, a dead-letter notice once per attempt (a replayed task may
+ * complete later); the results of one tick for the same topic (and minute) go to Redis in one
+ * script call. A running task's non-final items (progress, chunks, a truncation) are appended as
+ * they are (`append`).
  */
 export class CallbackPublisher {
   /** Keyed `<minute>|<topic>` (a topic never holds a `|`). */
@@ -48,6 +50,25 @@ export class CallbackPublisher {
       msg,
       (msg.result?.length ?? 0) + (msg.error?.length ?? 0),
     );
+  }
+
+  /**
+   * Appends a running task's non-final items to `topic`, without the once-only marks of final
+   * results: the step that produced them refuses an ack applied again after a crash before it
+   * gets here (output-3.lua).
+   */
+  async append(topic: string, msgs: readonly CallbackMessage[]): Promise<void> {
+    const { callbackMaxLen, callbackRetentionS } = this.settings;
+    const key = this.keys.callback(topic);
+    // Every item is encoded before the first is written: a throw leaves no write unwatched.
+    const entries = msgs.map((msg) => encodeCallback(msg));
+    // One slot ({cb:<topic>}): an auto-pipelined connection sends these in one write.
+    await Promise.all([
+      ...entries.map((fields) =>
+        this.redis.xadd(key, 'MAXLEN', '~', callbackMaxLen, '*', ...fields),
+      ),
+      this.redis.expire(key, callbackRetentionS),
+    ]);
   }
 
   private async publishAll(

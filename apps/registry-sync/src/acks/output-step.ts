@@ -1,12 +1,7 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import {
-  encodeCallback,
-  type AckMessage,
-  type CallbackMessage,
-  type OutputStage,
-  type ReachKeys,
-} from '@agent-reach/protocol';
+import type { AckMessage, CallbackMessage, OutputStage, ReachKeys } from '@agent-reach/protocol';
+import type { CallbackPublisher } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import { outputScript, type OutputRefusal } from '../commands/output.ts';
 
@@ -18,9 +13,18 @@ export interface OutputSettings {
   streamMaxBytes: number;
   /** How long the events stream outlives the task's deadline (REACH_TASK_RETENTION_S). */
   taskRetentionS: number;
-  /** Callback topics: idle retention and approximate length cap. */
-  callbackRetentionS: number;
-  callbackMaxLen: number;
+}
+
+/** What the output step works with. */
+export interface OutputStepOptions {
+  /** A connection where output-3.lua is loaded (`outputScript`). */
+  redis: RedisClient;
+  keys: ReachKeys;
+  events: EventSink;
+  /** Writes the non-final items of a task submitted with `stream: true` on its callback topic. */
+  callbacks: CallbackPublisher;
+  settings: OutputSettings;
+  logger: Logger;
 }
 
 /** What applying an output ack did. */
@@ -33,19 +37,10 @@ export type OutputOutcome = { applied: true } | { applied: false; reason: Output
  * on its callback topic as non-final items (status `progress`, `chunk` or `truncated`).
  */
 export class OutputStep {
-  readonly #log: Logger;
+  private readonly log: Logger;
 
-  constructor(
-    private readonly deps: {
-      /** A connection where output-3.lua is loaded (`outputScript`). */
-      redis: RedisClient;
-      keys: ReachKeys;
-      events: EventSink;
-      settings: OutputSettings;
-      logger: Logger;
-    },
-  ) {
-    this.#log = deps.logger.child({ module: 'task-output' });
+  constructor(private readonly o: OutputStepOptions) {
+    this.log = o.logger.child({ module: 'task-output' });
   }
 
   /** Applies one output ack whose entry id is `entryId`, written at Redis time `at`. */
@@ -54,7 +49,7 @@ export class OutputStep {
     entryId: string,
     at: number,
   ): Promise<OutputOutcome> {
-    const { redis, keys, settings } = this.deps;
+    const { redis, keys, settings } = this.o;
     const items = ack.stage === 'progress' ? [ack.progress ?? 'null'] : (ack.chunks ?? []);
     const reply = await outputScript.run(redis, {
       keys: {
@@ -76,7 +71,7 @@ export class OutputStep {
       items: items.map((data) => ({ data })),
     });
     if (!reply.ok) {
-      this.#log.debug(
+      this.log.debug(
         { task_id: ack.task_id, agent_id: ack.agent_id, reason: reply.refusal },
         'output ack refused',
       );
@@ -85,17 +80,17 @@ export class OutputStep {
     const { kept, truncated, first, topic, capability, attempt, receivedAt } = reply;
     const point = { capability, agent_id: ack.agent_id, task_id: ack.task_id, attempt, at };
     if (first)
-      this.deps.events.write({
+      this.o.events.write({
         ...point,
         stage: 'streaming',
         ...(receivedAt > 0 ? { latency_ms: Math.max(0, at - receivedAt) } : {}),
       });
     if (truncated) {
-      this.#log.info(
+      this.log.info(
         { task_id: ack.task_id },
         'task output reached its bound; later output dropped',
       );
-      this.deps.events.write({ ...point, stage: 'truncated', reason: 'stream bound reached' });
+      this.o.events.write({ ...point, stage: 'truncated', reason: 'stream bound reached' });
     }
     if (topic && (kept > 0 || truncated)) {
       const base = { task_id: ack.task_id, capability, agent_id: ack.agent_id, attempt };
@@ -107,26 +102,8 @@ export class OutputStep {
             : { ...base, status: 'chunk', completed_at: at, chunk: data },
         );
       if (truncated) msgs.push({ ...base, status: 'truncated', completed_at: at });
-      await this.#publish(topic, msgs);
+      await this.o.callbacks.append(topic, msgs);
     }
     return { applied: true };
-  }
-
-  /**
-   * Non-final items go on the topic as they are, without the once-only marks of final results:
-   * an ack applied again after a crash is refused by output-3.lua before it gets here.
-   */
-  async #publish(topic: string, msgs: readonly CallbackMessage[]): Promise<void> {
-    const { redis, keys, settings } = this.deps;
-    const key = keys.callback(topic);
-    // Every item is encoded before the first is written: a throw leaves no write unwatched.
-    const entries = msgs.map((msg) => encodeCallback(msg));
-    // One slot ({cb:<topic>}): the auto-pipelined connection sends these in one write.
-    await Promise.all([
-      ...entries.map((fields) =>
-        redis.xadd(key, 'MAXLEN', '~', settings.callbackMaxLen, '*', ...fields),
-      ),
-      redis.expire(key, settings.callbackRetentionS),
-    ]);
   }
 }
