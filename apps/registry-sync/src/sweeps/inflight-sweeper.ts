@@ -1,6 +1,6 @@
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import { WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
+import { taskFields, WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
 import {
   parsePendingEntry,
   poolStreamOf,
@@ -37,6 +37,9 @@ interface LeaseTerms {
   leaseMs: number;
   capAt: number;
 }
+
+/** What a received attempt's lease terms are read from. */
+const TERMS = taskFields('capability', 'maxExecutionMs');
 
 /** Reasons that move a task away from its agent at once rather than after a backoff. */
 const REROUTE: ReadonlySet<RetryReason> = new Set([
@@ -164,15 +167,15 @@ export class InflightSweeper {
       const read = slotPipeline(this.redis);
       for (const m of missing)
         read.add(this.keys.task(m.taskId), (p) =>
-          p.hmget(this.keys.task(m.taskId), 'capability', 'max_execution_ms'),
+          p.hmget(this.keys.task(m.taskId), ...TERMS.fields),
         );
       const replies = await read.exec();
       missing.forEach((m, i) => {
-        const [capability, maxExec] = (replies[i]?.[1] ?? []) as (string | null)[];
+        const task = TERMS.decode((replies[i]?.[1] ?? []) as (string | null)[]);
         const leaseMs =
-          ownValue(this.settings.execLeaseMsByCapability, capability ?? '') ??
+          ownValue(this.settings.execLeaseMsByCapability, task.capability ?? '') ??
           this.settings.execLeaseMs;
-        const maxMs = Number(maxExec ?? 0);
+        const maxMs = task.maxExecutionMs ?? 0;
         next.set(m.key, { leaseMs, capAt: maxMs > 0 ? m.receivedAt + maxMs : 0 });
       });
     }

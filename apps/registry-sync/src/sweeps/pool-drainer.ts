@@ -8,6 +8,7 @@ import {
   poolStreams,
   RELEASED_CONSUMER,
   splitScopedId,
+  taskFields,
   WORKER_GROUP,
   type ReachKeys,
   type SnapshotAgent,
@@ -28,6 +29,11 @@ const DISPATCHER = '__dispatcher';
 const BATCH = 50;
 
 type Entries = [string, string[]][];
+
+/** What tells whether a pool entry's task still waits in its pool (sent, and to no agent). */
+const WAITING = taskFields('status', 'agentId');
+/** The same, with the attempt a task drained into a push agent is retried from. */
+const POOLED = taskFields('status', 'agentId', 'attempt');
 
 /**
  * Looks after capability pools, one per tenant and capability, each a stream per priority band
@@ -114,16 +120,13 @@ export class PoolDrainer {
   private async moveToPush(pool: string, entryId: string, fields: string[]): Promise<number> {
     const task = await this.readEntry(pool, entryId, fields);
     if (task?.ok) {
-      const [status, agentId, attempt] = await this.redis.hmget(
-        this.keys.task(task.value.task_id),
-        'status',
-        'agent_id',
-        'attempt',
+      const { status, agentId, attempt } = POOLED.decode(
+        await this.redis.hmget(this.keys.task(task.value.task_id), ...POOLED.fields),
       );
       if (status === 'sent' && !agentId) {
         const decision = await this.outcomes.retry({
           taskId: task.value.task_id,
-          attempt: Number(attempt),
+          attempt: attempt ?? 0,
           reason: 'unpooled',
           immediate: true,
         });
@@ -205,10 +208,8 @@ export class PoolDrainer {
   private async putBack(pool: string, id: string, fields: string[] | null): Promise<boolean> {
     const task = await this.readEntry(pool, id, fields);
     if (task?.ok) {
-      const [status, agentId] = await this.redis.hmget(
-        this.keys.task(task.value.task_id),
-        'status',
-        'agent_id',
+      const { status, agentId } = WAITING.decode(
+        await this.redis.hmget(this.keys.task(task.value.task_id), ...WAITING.fields),
       );
       if (status === 'sent' && !agentId) {
         const requeued = await requeueScript.run(this.redis, {

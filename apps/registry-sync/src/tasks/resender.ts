@@ -1,6 +1,6 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import { poolBandOf, watchdogMember, type ReachKeys } from '@agent-reach/protocol';
+import { poolBandOf, TaskRecordField, watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import {
   assignRetry,
   CapacityWaiter,
@@ -194,7 +194,7 @@ export class Resender {
   private async pooledIn(task: StoredTask): Promise<string> {
     let pool = poolOf(task);
     if ((task.fallbackCapabilities ?? []).length > 0) {
-      const route = await this.o.redis.hget(this.o.keys.task(task.taskId), 'route');
+      const route = await this.o.redis.hget(this.o.keys.task(task.taskId), TaskRecordField.route);
       pool = (route ? unpackRoute(route).pool : undefined) ?? pool;
     }
     return this.o.keys.poolBand(pool, poolBandOf(task.priority));

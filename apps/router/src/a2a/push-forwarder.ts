@@ -3,7 +3,12 @@ import type { Task } from '@a2a-js/sdk';
 import { V1PushNotificationSerializer } from '@a2a-js/sdk/server';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import type { Logger } from 'pino';
-import { decodeCallback, isFinalCallback, type ReachKeys } from '@agent-reach/protocol';
+import {
+  decodeCallback,
+  isFinalCallback,
+  TaskRecordField,
+  type ReachKeys,
+} from '@agent-reach/protocol';
 import { isAllowedHost } from '@agent-reach/service-kit';
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { TaskReader } from '../tasks/task-reader.ts';
@@ -228,7 +233,7 @@ export class PushForwarder {
     const taskKey = this.deps.keys.task(id);
     const [view, session] = await Promise.all([
       this.deps.tasks.view(id, scope),
-      this.deps.redis.hget(taskKey, 'session_id'),
+      this.deps.redis.hget(taskKey, TaskRecordField.sessionId),
     ]);
     return view ? taskOf(view, session || view.task_id) : undefined;
   }

@@ -29,6 +29,7 @@ import {
 } from '@a2a-js/sdk/errors';
 import type { FastifyError } from 'fastify';
 import {
+  TaskRecordField,
   isIdRef,
   isValidId,
   MAX_SUBMIT_WAIT_MS,
@@ -490,7 +491,9 @@ export class ReachA2AHandler implements A2ARequestHandler {
     const taskKey = this.deps.keys.task(id);
     const [view, session] = await Promise.all([
       this.deps.tasks.view(id, scope),
-      contextId === undefined ? this.deps.redis.hget(taskKey, 'session_id') : contextId,
+      contextId === undefined
+        ? this.deps.redis.hget(taskKey, TaskRecordField.sessionId)
+        : contextId,
     ]);
     if (!view) return undefined;
     return taskOf(view, session || view.task_id);

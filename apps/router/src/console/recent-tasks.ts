@@ -1,5 +1,11 @@
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
-import { FailureCode, type ReachKeys, type TimelineEntry } from '@agent-reach/protocol';
+import {
+  decodeTaskRecord,
+  FailureCode,
+  type ReachKeys,
+  type TaskRecord,
+  type TimelineEntry,
+} from '@agent-reach/protocol';
 import { parsePendingEntry, taskTimeline, type PendingEntry } from '@agent-reach/dispatch';
 import type { TaskEvent } from '@agent-reach/events';
 
@@ -152,34 +158,34 @@ export class TaskSampler {
     const read = ids.map((id, i) => {
       const [fErr, hash] = replies[2 * i] ?? [null, {}];
       const [tErr, lines] = replies[2 * i + 1] ?? [null, []];
-      return fErr || tErr
-        ? undefined
-        : { id, hash: hash as Record<string, string>, lines: lines as string[] };
+      const task = fErr || tErr ? undefined : decodeTaskRecord(hash as Record<string, string>);
+      return task ? { id, task, lines: lines as string[] } : undefined;
     });
     // A task not acknowledged yet has its `sent` stage in its agent's pending entry.
     const waiting = read.filter(
-      (r) => r?.hash.status === 'accepted' && r.hash.agent_id && !(Number(r.hash.sent_at) > 0),
+      (r): r is { id: string; task: TaskRecord; lines: string[] } =>
+        r?.task.status === 'accepted' && !!r.task.agentId && !((r.task.sentAt ?? 0) > 0),
     );
     const deliveries = new Map<string, PendingEntry>();
     if (waiting.length > 0) {
       const lookup = slotPipeline(this.redis);
       for (const r of waiting) {
-        const pending = this.keys.pending(r?.hash.agent_id ?? '');
-        lookup.add(pending, (p) => p.hget(pending, r?.id ?? ''));
+        const pending = this.keys.pending(r.task.agentId ?? '');
+        lookup.add(pending, (p) => p.hget(pending, r.id));
       }
       const found = (await lookup.exec()) as Reply;
       waiting.forEach((r, i) => {
         const [err, value] = found[i] ?? [null, null];
         const entry =
-          !err && typeof value === 'string' && r ? parsePendingEntry(r.id, value) : undefined;
-        if (entry && r) deliveries.set(r.id, entry);
+          !err && typeof value === 'string' ? parsePendingEntry(r.id, value) : undefined;
+        if (entry) deliveries.set(r.id, entry);
       });
     }
     const points: LatencyPoint[] = [];
     for (const r of read) {
-      if (!r?.hash.status) continue;
-      const { status, timeline } = taskTimeline(r.hash, r.lines, deliveries.get(r.id));
-      const point = summarise(r.id, [status, r.hash.capability ?? null], timeline, agents);
+      if (!r) continue;
+      const { status, timeline } = taskTimeline(r.task, r.lines, deliveries.get(r.id));
+      const point = summarise(r.id, [status, r.task.capability ?? null], timeline, agents);
       if (point) points.push(point);
     }
     points.sort((a, b) => a.at - b.at);

@@ -1,5 +1,5 @@
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
-import type { DlqItem, ReachKeys, ReplayReply } from '@agent-reach/protocol';
+import { taskFields, type DlqItem, type ReachKeys, type ReplayReply } from '@agent-reach/protocol';
 import { httpError } from '@agent-reach/service-kit';
 import { replayScript } from '@agent-reach/dispatch';
 import type { TenantScope } from '../tasks/tenant-scope.ts';
@@ -9,6 +9,9 @@ import type { TenantScope } from '../tasks/tenant-scope.ts';
  * the replay's end (it is made due at once when the replay is done).
  */
 const REPLAY_GRACE_MS = 5000;
+
+/** What a dead letter's listing reads of its task hash. */
+const LISTED = taskFields('status', 'capability', 'deadReason', 'deadAt', 'attempt', 'error');
 
 /** Reading and replaying dead letters. */
 export class DeadLetters {
@@ -36,34 +39,23 @@ export class DeadLetters {
       const ids = page.filter((id) => scope.sees(id));
       const pipeline = slotPipeline(this.redis);
       for (const id of ids)
-        pipeline.add(this.keys.task(id), (p) =>
-          p.hmget(
-            this.keys.task(id),
-            'status',
-            'capability',
-            'dead_reason',
-            'dead_at',
-            'attempt',
-            'error',
-          ),
-        );
+        pipeline.add(this.keys.task(id), (p) => p.hmget(this.keys.task(id), ...LISTED.fields));
       const rows = await pipeline.exec();
       ids.forEach((id, i) => {
-        const [status, cap, reason, deadAt, attempt, error] = (rows[i]?.[1] ?? []) as (
-          string | null
-        )[];
-        if (status !== 'dead') {
-          if (status === null) gone.push(id);
+        const task = LISTED.decode((rows[i]?.[1] ?? []) as (string | null)[]);
+        if (task.status !== 'dead') {
+          if (task.status === undefined) gone.push(id);
           return;
         }
-        if (capability && cap !== capability) return;
+        if (capability && task.capability !== capability) return;
         if (items.length >= limit) return;
+        const { error } = task;
         items.push({
           task_id: scope.show(id),
-          capability: cap ?? '',
-          reason: reason ?? '',
-          dead_at: Number(deadAt ?? 0),
-          attempts: Number(attempt ?? 0),
+          capability: task.capability ?? '',
+          reason: task.deadReason ?? '',
+          dead_at: task.deadAt ?? 0,
+          attempts: task.attempt ?? 0,
           ...(error ? { error } : {}),
         });
       });

@@ -1,5 +1,11 @@
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
-import { FINAL_TASK_STATUSES, type ReachKeys, type TaskStatus } from '@agent-reach/protocol';
+import {
+  decodeTaskField,
+  FINAL_TASK_STATUSES,
+  TaskRecordField,
+  type ReachKeys,
+  type TaskStatus,
+} from '@agent-reach/protocol';
 import { httpError, loadScripts, type Principal } from '@agent-reach/service-kit';
 import type { KeyLimits } from './key-limits.ts';
 import { inflightTakeScript, type InflightTakeReply } from './inflight-take.ts';
@@ -31,7 +37,7 @@ export interface InflightQuotaOptions {
   maxAgeMs?: number;
 }
 
-const ENDED = new Set<string>(FINAL_TASK_STATUSES);
+const ENDED = new Set<TaskStatus>(FINAL_TASK_STATUSES);
 
 /**
  * Tasks in flight per key (docs/SECURITY.md, Quotas): a sorted set per key of its tasks accepted
@@ -81,13 +87,15 @@ export class InflightQuota {
     const ids = await redis.zrange(key, 0, RECONCILE_MAX - 1);
     if (ids.length === 0) return 0;
     const pipeline = slotPipeline(redis);
-    for (const id of ids) pipeline.add(keys.task(id), (p) => p.hget(keys.task(id), 'status'));
+    for (const id of ids)
+      pipeline.add(keys.task(id), (p) => p.hget(keys.task(id), TaskRecordField.status));
     const rows = await pipeline.exec();
     const ended = ids.filter((_, i) => {
-      const [err, status] = rows[i] ?? [null, null];
+      const [err, stored] = rows[i] ?? [null, null];
       if (err) return false;
+      const status = decodeTaskField('status', stored as string | null);
       // Unknown (expired) or final: the task holds no slot any more.
-      return status === null || ENDED.has(status as TaskStatus);
+      return status === undefined || ENDED.has(status);
     });
     if (ended.length > 0) await redis.zrem(key, ...ended);
     return ended.length;

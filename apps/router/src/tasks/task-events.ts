@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import {
   decodeTaskOutput,
+  decodeTaskRecord,
   FINAL_TASK_STATUSES,
   formatEventCursor,
   type ReachKeys,
@@ -104,9 +105,10 @@ export class TaskEventsReader {
       .lrange(this.keys.timeline(taskId), 0, -1)
       .xrange(this.keys.taskEvents(taskId), `(${cursor.entryId}`, '+', 'COUNT', EVENTS_PAGE)
       .exec()) ?? []) as Multi;
-    if (!hash?.status) return undefined;
+    const task = hash ? decodeTaskRecord(hash) : undefined;
+    if (!task) return undefined;
     // The `sent` stage of an attempt whose first ack has not come yet is shown once it has.
-    const { status, timeline } = taskTimeline(hash, lines ?? []);
+    const { status, timeline } = taskTimeline(task, lines ?? []);
     const final = FINAL_TASK_STATUSES.includes(status);
     type Merged = { at: number; final: boolean; output: boolean; event: TaskEvent['event'] } & (
       { stage: TimelineEntry } | { entry: TaskOutputEntry }

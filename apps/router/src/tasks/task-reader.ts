@@ -1,6 +1,8 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import {
+  decodeTaskRecord,
   MAX_LISTED_CHILDREN,
+  taskFields,
   type ReachKeys,
   type SubmitReply,
   type TaskStatus,
@@ -24,6 +26,9 @@ function parseJson(text: string | undefined): unknown {
   }
 }
 
+/** What the submit reply of a repeated task_id reads of the task hash. */
+const SUBMITTED = taskFields('status', 'agentId', 'stream', 'messageId', 'attempt', 'sentAt');
+
 /** Reads tasks' state and timelines for the API. */
 export class TaskReader {
   constructor(
@@ -37,11 +42,11 @@ export class TaskReader {
    */
   private async delivery(
     taskId: string,
-    status: string | null | undefined,
-    agentId: string | null | undefined,
-    sentAt: string | null | undefined,
+    status: TaskStatus | undefined,
+    agentId: string | undefined,
+    sentAt: number | undefined,
   ): Promise<PendingEntry | undefined> {
-    if (status !== 'accepted' || !agentId || Number(sentAt ?? 0) > 0) return undefined;
+    if (status !== 'accepted' || !agentId || (sentAt ?? 0) > 0) return undefined;
     const value = await this.redis.hget(this.keys.pending(agentId), taskId);
     return value === null ? undefined : parsePendingEntry(taskId, value);
   }
@@ -63,34 +68,31 @@ export class TaskReader {
       [unknown, string[]],
       [unknown, string[] | undefined],
     ];
-    if (!hash?.status) return undefined;
-    const pending = await this.delivery(taskId, hash.status, hash.agent_id, hash.sent_at);
-    const { status, timeline } = taskTimeline(hash, list ?? [], pending);
+    const task = hash ? decodeTaskRecord(hash) : undefined;
+    if (!task) return undefined;
+    const pending = await this.delivery(taskId, task.status, task.agentId, task.sentAt);
+    const { status, timeline } = taskTimeline(task, list ?? [], pending);
     const view: TaskView = {
       task_id: show(taskId),
       status,
-      capability: hash.capability ?? '',
-      agent_id: hash.agent_id ?? '',
-      attempts: Number(hash.attempt ?? 0),
-      created_at: Number(hash.created_at ?? 0),
-      deadline_ms: Number(hash.deadline_ms ?? 0),
+      capability: task.capability ?? '',
+      agent_id: task.agentId ?? '',
+      attempts: task.attempt ?? 0,
+      created_at: task.createdAt ?? 0,
+      deadline_ms: task.deadlineMs ?? 0,
       timeline,
     };
     // A waited submission's topic is the router's own: nobody reads it through the API.
-    if (hash.callback_topic && !isWaitTopic(hash.callback_topic))
-      view.callback_topic = show(hash.callback_topic);
-    if (hash.trace_id) view.trace_id = hash.trace_id;
-    if (hash.result !== undefined) view.result = parseJson(hash.result);
-    if (hash.error !== undefined) view.error = hash.error;
-    if (hash.dead_reason) view.dead_reason = hash.dead_reason;
-    if (hash.parent_task_id) view.parent_task_id = show(hash.parent_task_id);
-    if (hash.hops) view.hops = Number(hash.hops);
-    if (hash.priority) view.priority = Number(hash.priority);
-    if (hash.fallback_capabilities) {
-      const fallbacks = parseJson(hash.fallback_capabilities);
-      if (Array.isArray(fallbacks))
-        view.fallback_capabilities = fallbacks.filter((c): c is string => typeof c === 'string');
-    }
+    if (task.callbackTopic && !isWaitTopic(task.callbackTopic))
+      view.callback_topic = show(task.callbackTopic);
+    if (task.traceId) view.trace_id = task.traceId;
+    if (task.result !== undefined) view.result = parseJson(task.result);
+    if (task.error !== undefined) view.error = task.error;
+    if (task.deadReason) view.dead_reason = task.deadReason;
+    if (task.parentTaskId) view.parent_task_id = show(task.parentTaskId);
+    if (task.hops) view.hops = task.hops;
+    if (task.priority) view.priority = task.priority;
+    if (task.fallbackCapabilities) view.fallback_capabilities = task.fallbackCapabilities;
     const kept = await this.keptChildren(children ?? []);
     if (kept.length > 0) view.children = kept.map(show);
     return view;
@@ -121,25 +123,20 @@ export class TaskReader {
 
   /** The submit reply for an existing task (a repeated task_id), or undefined. */
   async submitView(taskId: string): Promise<SubmitReply | undefined> {
-    const [status, agentId, stream, messageId, attempt, sentAt] = await this.redis.hmget(
-      this.keys.task(taskId),
-      'status',
-      'agent_id',
-      'stream',
-      'message_id',
-      'attempt',
-      'sent_at',
+    const task = SUBMITTED.decode(
+      await this.redis.hmget(this.keys.task(taskId), ...SUBMITTED.fields),
     );
+    const { status, agentId, stream, messageId } = task;
     if (!status) return undefined;
-    const pending = await this.delivery(taskId, status, agentId, sentAt);
-    const delivered = pending !== undefined && pending.attempt === Number(attempt);
+    const pending = await this.delivery(taskId, status, agentId, task.sentAt);
+    const delivered = pending !== undefined && pending.attempt === task.attempt;
     // A claim still being sent: once this caller is told the task exists, the submission that
     // claimed it may not give it back (release-claim-2.lua). Gone meanwhile: it was given back,
     // and this submission makes the task anew.
     if (status === 'accepted' && !delivered && !(await this.markSeen(taskId))) return undefined;
     return {
       task_id: taskId,
-      status: delivered ? 'sent' : (status as TaskStatus),
+      status: delivered ? 'sent' : status,
       agent_id: agentId ?? '',
       // A pooled task keeps its pool stream; a pushed one, once delivered, is in its agent's inbox.
       stream:

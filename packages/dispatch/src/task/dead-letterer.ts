@@ -1,6 +1,6 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import { followUpMember, watchdogMember, type ReachKeys } from '@agent-reach/protocol';
+import { followUpMember, taskFields, watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { CallbackPublisher } from '../callbacks.ts';
 import type { FleetEventLog } from '../fleet-event-log.ts';
@@ -25,6 +25,19 @@ export interface DeadTask {
   /** When it died, epoch ms. */
   at: number;
 }
+
+/** What announcing a death again reads of the task hash. */
+const DEATH = taskFields(
+  'status',
+  'attempt',
+  'capability',
+  'callbackTopic',
+  'deadReason',
+  'agentId',
+  'error',
+  'traceId',
+  'deadAt',
+);
 
 /** What announcing a death needs. */
 export interface DeadLettererOptions {
@@ -135,30 +148,19 @@ export class DeadLetterer {
    */
   async announceAgain(taskId: string): Promise<boolean> {
     const { redis, keys } = this.o;
-    const [status, attempt, capability, topic, reason, agentId, error, traceId, deadAt] =
-      await redis.hmget(
-        keys.task(taskId),
-        'status',
-        'attempt',
-        'capability',
-        'callback_topic',
-        'dead_reason',
-        'agent_id',
-        'error',
-        'trace_id',
-        'dead_at',
-      );
-    if (status !== 'dead') return false;
+    const task = DEATH.decode(await redis.hmget(keys.task(taskId), ...DEATH.fields));
+    if (task.status !== 'dead') return false;
+    const { agentId, error } = task;
     await this.announce({
       taskId,
-      capability: capability ?? '',
-      attempt: Number(attempt ?? 0),
-      reason: reason ?? '',
+      capability: task.capability ?? '',
+      attempt: task.attempt ?? 0,
+      reason: task.deadReason ?? '',
       ...(agentId ? { agentId } : {}),
       ...(error ? { error } : {}),
-      callbackTopic: topic ?? '',
-      traceId: traceId ?? '',
-      at: Number(deadAt ?? 0),
+      callbackTopic: task.callbackTopic ?? '',
+      traceId: task.traceId ?? '',
+      at: task.deadAt ?? 0,
     });
     this.log.info({ task_id: taskId }, 'death announced again after its announcement stopped');
     return true;

@@ -1,5 +1,5 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
-import type { ReachKeys } from '@agent-reach/protocol';
+import { taskFields, type ReachKeys } from '@agent-reach/protocol';
 
 /** Where a task submitted during another task's handling sits in its trace. */
 export interface Lineage {
@@ -16,6 +16,9 @@ export interface Lineage {
   parentDeadlineMs: number;
 }
 
+/** What a child's lineage reads of its parent's task hash. */
+const PARENT = taskFields('hops', 'traceAgents', 'agentId', 'deadlineMs');
+
 /** How long a parent remembers its children (a cancel of the parent reaches them), seconds. */
 const CHILDREN_TTL_S = 7 * 24 * 3600;
 
@@ -31,9 +34,7 @@ export async function traceOf(
   parentTaskId: string,
   childTaskId?: string,
 ): Promise<Lineage> {
-  const read = redis
-    .pipeline()
-    .hmget(keys.task(parentTaskId), 'hops', 'trace_agents', 'agent_id', 'deadline_ms');
+  const read = redis.pipeline().hmget(keys.task(parentTaskId), ...PARENT.fields);
   if (childTaskId !== undefined)
     read
       .sadd(keys.children(parentTaskId), childTaskId)
@@ -41,18 +42,12 @@ export async function traceOf(
   const replies = (await read.exec()) ?? [];
   const [err, fields] = replies[0] ?? [new Error('lineage: empty reply')];
   if (err) throw err;
-  const [hops, agents, agentId, deadline] = fields as (string | null)[];
-  let ancestors: string[] = [];
-  try {
-    const parsed: unknown = JSON.parse(agents ?? '[]');
-    if (Array.isArray(parsed)) ancestors = parsed.filter((a): a is string => typeof a === 'string');
-  } catch {
-    ancestors = [];
-  }
-  if (agentId && !ancestors.includes(agentId)) ancestors.push(agentId);
+  const parent = PARENT.decode(fields as (string | null)[]);
+  const ancestors = [...(parent.traceAgents ?? [])];
+  if (parent.agentId && !ancestors.includes(parent.agentId)) ancestors.push(parent.agentId);
   return {
-    hops: Number(hops ?? 0) + 1,
+    hops: (parent.hops ?? 0) + 1,
     agents: ancestors,
-    parentDeadlineMs: Number(deadline ?? 0) || 0,
+    parentDeadlineMs: parent.deadlineMs || 0,
   };
 }

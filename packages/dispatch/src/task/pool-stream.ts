@@ -1,4 +1,9 @@
-import { poolBandOf, type ReachKeys } from '@agent-reach/protocol';
+import {
+  decodeTaskField,
+  poolBandOf,
+  TaskRecordField,
+  type ReachKeys,
+} from '@agent-reach/protocol';
 
 /**
  * The stream of pool `poolId` a task's pool entry is in: the band of the task's priority
@@ -11,6 +16,7 @@ export async function poolStreamOf(
   poolId: string,
   taskId: string,
 ): Promise<string> {
-  const priority = Number(await redis.hget(keys.task(taskId), 'priority')) || 0;
+  const stored = await redis.hget(keys.task(taskId), TaskRecordField.priority);
+  const priority = decodeTaskField('priority', stored) || 0;
   return keys.poolBand(poolId, poolBandOf(priority));
 }

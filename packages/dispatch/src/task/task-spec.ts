@@ -1,5 +1,16 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
-import { DEFAULT_TENANT, scopedId, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
+import {
+  DEFAULT_TENANT,
+  encodeTaskField,
+  scopedId,
+  TaskRecordField,
+  taskFields,
+  type ReachKeys,
+  type TaskFieldList,
+  type TaskMessage,
+  type TaskRecordKey,
+  type TaskStatus,
+} from '@agent-reach/protocol';
 import { tracing } from '@agent-reach/service-kit/tracing';
 
 /** How strictly a task keeps to its region. */
@@ -71,7 +82,7 @@ export interface TaskSpec extends TaskConstraints {
 
 /** A task as stored: its spec plus where it stands. */
 export interface StoredTask extends TaskSpec {
-  status: string;
+  status: TaskStatus;
   attempt: number;
   /** Epoch ms; 0 for none. */
   deadlineMs: number;
@@ -83,43 +94,62 @@ export interface StoredTask extends TaskSpec {
   messageId: string;
 }
 
-/** Task hash fields of the constraints (claim-2.lua and reject-2.lua write them). */
-const CONSTRAINT_FIELDS = [
+/** The constraints' properties of the task record (claim-2.lua and reject-2.lua write them). */
+const CONSTRAINT_KEYS = [
   'tags',
   'region',
-  'region_policy',
-  'session_id',
-  'parent_task_id',
+  'regionPolicy',
+  'sessionId',
+  'parentTaskId',
   'hops',
-  'trace_agents',
+  'traceAgents',
   'tenant',
   'priority',
-  'max_execution_ms',
+  'maxExecutionMs',
   'stream',
-  'fallback_capabilities',
-] as const;
+  'fallbackCapabilities',
+] as const satisfies readonly TaskRecordKey[];
 
-const STORED_FIELDS = [
-  'task_id',
+type StoredKey =
+  | 'taskId'
+  | 'capability'
+  | 'payload'
+  | 'callbackTopic'
+  | 'traceId'
+  | 'status'
+  | 'attempt'
+  | 'deadlineMs'
+  | 'agentId'
+  | 'assignedAt'
+  | 'dueAt'
+  | 'messageId'
+  | (typeof CONSTRAINT_KEYS)[number];
+
+const STORED_KEYS: readonly StoredKey[] = [
+  'taskId',
   'capability',
   'payload',
-  'callback_topic',
-  'trace_id',
+  'callbackTopic',
+  'traceId',
   'status',
   'attempt',
-  'deadline_ms',
-  'agent_id',
-  'assigned_at',
-  'due_at',
-  'message_id',
-  ...CONSTRAINT_FIELDS,
-] as const;
+  'deadlineMs',
+  'agentId',
+  'assignedAt',
+  'dueAt',
+  'messageId',
+  ...CONSTRAINT_KEYS,
+];
 
-const TRACED_FIELDS = [...STORED_FIELDS, 'traceparent'] as const;
+const STORED = taskFields(...STORED_KEYS);
+const TRACED = taskFields(...STORED_KEYS, 'traceparent');
+
+/** A constraint's property of the task record. */
+type ConstraintKey = (typeof CONSTRAINT_KEYS)[number] | 'traceparent';
 
 /** One constraint a task has, as the claim, hold and reject scripts store it. */
 export interface ConstraintArg {
-  field: (typeof CONSTRAINT_FIELDS)[number] | 'traceparent';
+  field: (typeof TaskRecordField)[ConstraintKey];
   value: string;
 }
 
@@ -131,33 +161,27 @@ export interface ConstraintArg {
  */
 export function constraintArgs(c: TaskConstraints): ConstraintArg[] {
   const out: ConstraintArg[] = [];
-  const add = (field: ConstraintArg['field'], value: string, none: string) => {
-    if (value !== none) out.push({ field, value });
+  const add = (key: ConstraintKey, value: string, none: string) => {
+    if (value !== none) out.push({ field: TaskRecordField[key], value });
   };
-  add('tags', JSON.stringify(c.tags), '[]');
+  add('tags', encodeTaskField('tags', [...c.tags]), '[]');
   add('region', c.region, '');
-  add('region_policy', c.region ? c.regionPolicy : '', '');
-  add('session_id', c.sessionId, '');
-  add('parent_task_id', c.parentTaskId, '');
-  add('hops', String(c.hops), '0');
-  add('trace_agents', JSON.stringify(c.traceAgents), '[]');
+  add('regionPolicy', c.region ? c.regionPolicy : '', '');
+  add('sessionId', c.sessionId, '');
+  add('parentTaskId', c.parentTaskId, '');
+  add('hops', encodeTaskField('hops', c.hops), '0');
+  add('traceAgents', encodeTaskField('traceAgents', [...c.traceAgents]), '[]');
   add('tenant', c.tenant === DEFAULT_TENANT ? '' : c.tenant, '');
-  add('priority', String(c.priority), '0');
-  add('max_execution_ms', String(c.maxExecutionMs ?? 0), '0');
+  add('priority', encodeTaskField('priority', c.priority), '0');
+  add('maxExecutionMs', encodeTaskField('maxExecutionMs', c.maxExecutionMs ?? 0), '0');
   add('stream', c.stream ? '1' : '', '');
-  add('fallback_capabilities', JSON.stringify(c.fallbackCapabilities ?? []), '[]');
+  add(
+    'fallbackCapabilities',
+    encodeTaskField('fallbackCapabilities', [...(c.fallbackCapabilities ?? [])]),
+    '[]',
+  );
   add('traceparent', c.traceparent ?? '', '');
   return out;
-}
-
-function stringList(text: string | null | undefined): string[] {
-  if (!text) return [];
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) ? parsed.filter((t): t is string => typeof t === 'string') : [];
-  } catch {
-    return [];
-  }
 }
 
 /** Reads a task's spec and state in one HMGET; undefined when the task is unknown. */
@@ -167,37 +191,33 @@ export async function readStoredTask(
   taskId: string,
 ): Promise<StoredTask | undefined> {
   // The submit span's traceparent is asked for only while spans are exported.
-  const fields = tracing.on ? TRACED_FIELDS : STORED_FIELDS;
-  const values = await redis.hmget(keys.task(taskId), ...fields);
-  const v = Object.fromEntries(fields.map((f, i) => [f, values[i] ?? null])) as Record<
-    (typeof TRACED_FIELDS)[number],
-    string | null
-  >;
+  const list: TaskFieldList<StoredKey | 'traceparent'> = tracing.on ? TRACED : STORED;
+  const v = list.decode(await redis.hmget(keys.task(taskId), ...list.fields));
   if (!v.status) return undefined;
   return {
     taskId,
     capability: v.capability ?? '',
     payload: v.payload ?? 'null',
-    callbackTopic: v.callback_topic ?? '',
-    traceId: v.trace_id ?? '',
+    callbackTopic: v.callbackTopic ?? '',
+    traceId: v.traceId ?? '',
     status: v.status,
-    attempt: Number(v.attempt ?? 0),
-    deadlineMs: Number(v.deadline_ms ?? 0),
-    agentId: v.agent_id ?? '',
-    assignedAt: Number(v.assigned_at ?? 0),
-    dueAt: Number(v.due_at ?? 0),
-    messageId: v.message_id ?? '',
-    tags: stringList(v.tags),
+    attempt: v.attempt ?? 0,
+    deadlineMs: v.deadlineMs ?? 0,
+    agentId: v.agentId ?? '',
+    assignedAt: v.assignedAt ?? 0,
+    dueAt: v.dueAt ?? 0,
+    messageId: v.messageId ?? '',
+    tags: v.tags ?? [],
     region: v.region ?? '',
-    regionPolicy: v.region_policy === 'strict' ? 'strict' : 'prefer',
-    sessionId: v.session_id ?? '',
-    parentTaskId: v.parent_task_id ?? '',
-    hops: Number(v.hops ?? 0),
-    traceAgents: stringList(v.trace_agents),
+    regionPolicy: v.regionPolicy ?? 'prefer',
+    sessionId: v.sessionId ?? '',
+    parentTaskId: v.parentTaskId ?? '',
+    hops: v.hops ?? 0,
+    traceAgents: v.traceAgents ?? [],
     tenant: v.tenant ?? '',
-    priority: Number(v.priority ?? 0),
-    fallbackCapabilities: stringList(v.fallback_capabilities),
-    ...(v.max_execution_ms ? { maxExecutionMs: Number(v.max_execution_ms) } : {}),
+    priority: v.priority ?? 0,
+    fallbackCapabilities: v.fallbackCapabilities ?? [],
+    ...(v.maxExecutionMs ? { maxExecutionMs: v.maxExecutionMs } : {}),
     ...(v.stream === '1' ? { stream: true } : {}),
     ...(v.traceparent ? { traceparent: v.traceparent } : {}),
   };

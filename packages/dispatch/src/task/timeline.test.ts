@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { decodeTaskRecord, type TaskRecord } from '@agent-reach/protocol';
 import { packRoute, taskTimeline, unpackRoute } from './timeline.ts';
+
+/** The task hash as the readers decode it. */
+function record(hash: Record<string, string>): TaskRecord {
+  const task = decodeTaskRecord(hash);
+  if (!task) throw new Error('a task hash without a status');
+  return task;
+}
 
 describe('packRoute', () => {
   it('keeps a routing record short and reads it back', () => {
@@ -39,7 +47,12 @@ describe('taskTimeline with a priority', () => {
   it('shows a priority above 0 at the accepted stage', () => {
     const accepted = (priority?: string) =>
       taskTimeline(
-        { status: 'accepted', attempt: '1', created_at: '100', ...(priority ? { priority } : {}) },
+        record({
+          status: 'accepted',
+          attempt: '1',
+          created_at: '100',
+          ...(priority ? { priority } : {}),
+        }),
         [],
       ).timeline[0];
     expect(accepted('7')).toEqual({ stage: 'accepted', at: 100, priority: 7 });
@@ -63,7 +76,7 @@ describe('taskTimeline', () => {
       completed_at: '150',
       duration_ms: '7',
     };
-    expect(taskTimeline(hash, [])).toEqual({
+    expect(taskTimeline(record(hash), [])).toEqual({
       status: 'completed',
       timeline: [
         { stage: 'accepted', at: 100 },
@@ -93,14 +106,14 @@ describe('taskTimeline', () => {
       epoch: 1,
       probe: false,
     };
-    const view = taskTimeline(hash, [], pending);
+    const view = taskTimeline(record(hash), [], pending);
     expect(view.status).toBe('sent');
     expect(view.timeline.map((e) => [e.stage, e.at])).toEqual([
       ['accepted', 100],
       ['sent', 105],
     ]);
     // A delivery of another attempt is not this one's.
-    expect(taskTimeline(hash, [], { ...pending, attempt: 1 }).status).toBe('accepted');
+    expect(taskTimeline(record(hash), [], { ...pending, attempt: 1 }).status).toBe('accepted');
   });
 
   it('merges the earlier attempts and exceptional stages of the list, in time order', () => {
@@ -120,7 +133,7 @@ describe('taskTimeline', () => {
       message_id: '2150-0',
       received_at: '2153',
     };
-    const { timeline } = taskTimeline(hash, lines);
+    const { timeline } = taskTimeline(record(hash), lines);
     expect(timeline.map((e) => `${e.stage}:${e.attempt ?? ''}`)).toEqual([
       'accepted:',
       'sent:1',
@@ -145,7 +158,7 @@ describe('taskTimeline', () => {
       route: packRoute({ pool: 'embed', reason: 'batch' }),
       received_at: '120',
     };
-    const sent = taskTimeline(hash, []).timeline.find((e) => e.stage === 'sent');
+    const sent = taskTimeline(record(hash), []).timeline.find((e) => e.stage === 'sent');
     expect(sent).toEqual({
       stage: 'sent',
       at: 101,

@@ -1,4 +1,4 @@
-import type { TaskStatus, TimelineEntry } from '@agent-reach/protocol';
+import type { TaskRecord, TaskStatus, TimelineEntry } from '@agent-reach/protocol';
 import { byStageTime } from '@agent-reach/events';
 import type { PendingEntry } from './pending-entry.ts';
 
@@ -104,11 +104,6 @@ function parseLine(line: string): Entry | undefined {
   }
 }
 
-const num = (text: string | undefined): number => {
-  const n = Number(text ?? 0);
-  return Number.isFinite(n) ? n : 0;
-};
-
 /**
  * A task's status and timeline from what Redis holds. The current attempt's ordinary stages come
  * from the task hash's fields — `created_at` (accepted), `sent_at` with `message_id` and `route`
@@ -119,25 +114,25 @@ const num = (text: string | undefined): number => {
  * the scripts that end an attempt move there. Stages come in time order, ties in lifecycle order.
  */
 export function taskTimeline(
-  hash: Record<string, string>,
+  task: TaskRecord,
   lines: readonly string[],
   pending?: PendingEntry,
 ): TaskTimeline {
-  let status = hash.status as TaskStatus;
-  const attempt = num(hash.attempt);
-  const agentId = hash.agent_id ?? '';
+  let status: TaskStatus = task.status;
+  const attempt = task.attempt ?? 0;
+  const agentId = task.agentId ?? '';
   const entries: Entry[] = [];
   for (const line of lines) {
     const e = parseLine(line);
     if (e) entries.push(e);
   }
-  const createdAt = num(hash.created_at);
+  const createdAt = task.createdAt ?? 0;
   // A task of a priority above the default says so at its acceptance.
-  const priority = num(hash.priority);
+  const priority = task.priority ?? 0;
   if (createdAt > 0)
     entries.push({ stage: 'accepted', at: createdAt, ...(priority > 0 ? { priority } : {}) });
-  let sentAt = num(hash.sent_at);
-  let messageId = hash.message_id ?? '';
+  let sentAt = task.sentAt ?? 0;
+  let messageId = task.messageId ?? '';
   if (sentAt === 0 && status === 'accepted' && pending && pending.attempt === attempt) {
     // Delivered; its first ack has not reached the task yet.
     status = 'sent';
@@ -152,21 +147,21 @@ export function taskTimeline(
         attempt,
         message_id: messageId,
         ...(agentId ? { agent_id: agentId } : {}),
-        ...(hash.route !== undefined ? { route: hash.route } : {}),
+        ...(task.route !== undefined ? { route: task.route } : {}),
       }),
     );
   }
-  const receivedAt = num(hash.received_at);
+  const receivedAt = task.receivedAt ?? 0;
   if (receivedAt > 0)
     entries.push({ stage: 'received', at: receivedAt, agent_id: agentId, attempt });
-  const completedAt = num(hash.completed_at);
+  const completedAt = task.completedAt ?? 0;
   if (status === 'completed' && completedAt > 0) {
     entries.push({
       stage: 'completed',
       at: completedAt,
       agent_id: agentId,
       attempt,
-      ...(hash.duration_ms !== undefined ? { duration_ms: num(hash.duration_ms) } : {}),
+      ...(task.durationMs !== undefined ? { duration_ms: task.durationMs } : {}),
     });
   }
   // created_at is the router's reading of Redis time (redis-clock.ts), which may be a little
