@@ -231,7 +231,7 @@ describe('the Python worker SDK', () => {
   });
 
   it('stops reading and exits when a newer instance fences it off (STALE_EPOCH)', async () => {
-    const agent = start('tests/work_agent.py', 'py-work-3', { REACH_INSTANCE_ID: 'old' });
+    const agent = start('tests/work_agent.py', 'py-work-3', { WORK_AGENT_INSTANCE_ID: 'old' });
     await healthy('py-work-3', agent);
     const taken = await http<{ epoch: number }>(`${stack.registryUrl}/v1/agents/register`, {
       body: {

@@ -1,6 +1,6 @@
 """The agent the e2e test (test/e2e/python-sdk.test.ts) drives: capability `py-work`, whose
 payload says what to do: {"sleep_ms": n, "progress": [values], "chunks": [texts], "fail": code}.
-Settings as the example's, plus REACH_INSTANCE_ID. Exit 0 after a drain, 3 when fenced."""
+Settings as the example's, plus WORK_AGENT_INSTANCE_ID. Exit 0 after a drain, 3 when fenced."""
 
 import logging
 import os
@@ -30,7 +30,7 @@ agent = Agent(
     os.environ["REACH_AGENT_ID"],
     {"py-work": work},
     redis_url=os.environ["REDIS_URL"],
-    instance_id=os.environ.get("REACH_INSTANCE_ID"),
+    instance_id=os.environ.get("WORK_AGENT_INSTANCE_ID"),
     max_concurrency=4,
     shutdown_timeout_s=20,
 )
