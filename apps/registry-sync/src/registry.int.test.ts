@@ -177,9 +177,13 @@ describe('leases', () => {
     await register({ agent_id: 'a1', capabilities: ['echo'], max_concurrency: 1 });
     const conn = new Redis(testServices().redisUrl);
     loadScripts(conn, [leaseScript]);
-    const sweeper = new LeaseSweeper(conn, reachKeys(prefix), {
-      suspectMs: fast.suspectMs,
-      offlineMs: fast.offlineMs,
+    const sweeper = new LeaseSweeper({
+      redis: conn,
+      keys: reachKeys(prefix),
+      settings: {
+        suspectMs: fast.suspectMs,
+        offlineMs: fast.offlineMs,
+      },
     });
     try {
       // No heartbeat for longer than the offline bound.
@@ -259,7 +263,12 @@ describe('old consumers', () => {
       max_concurrency: 1,
     });
     await redis.xgroup('CREATECONSUMER', first.stream, 'workers', 'i2');
-    const janitor = new ConsumerJanitor(service.redis, keys, pino({ level: 'silent' }), 0);
+    const janitor = new ConsumerJanitor({
+      redis: service.redis,
+      keys,
+      logger: pino({ level: 'silent' }),
+      idleMs: 0,
+    });
     const names = async () =>
       ((await redis.xinfo('CONSUMERS', first.stream, 'workers')) as string[][]).map((c) => c[1]);
     expect(await janitor.sweep()).toBe(0);

@@ -172,9 +172,9 @@ export async function createRegistryService(
   const observability = createRegistryObservability({ redis, keys, logger });
   const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
   // REACH_AGENT_ACL=on: a Redis user per agent instance, and signed acks (docs/SECURITY.md).
-  const agentAcl = options.agentAcl ? new AgentAcl(redis, keys, logger) : undefined;
+  const agentAcl = options.agentAcl ? new AgentAcl({ redis, keys, logger }) : undefined;
   await agentAcl?.check();
-  const registry = new AgentRegistry(redis, keys, options, agentAcl);
+  const registry = new AgentRegistry({ redis, keys, settings: options, acl: agentAcl });
   // Routers read the lease and retry settings from here (and again with every snapshot).
   const snapshots = new SnapshotWriter({ redis, keys, registry, settings: options, logger });
   await snapshots.publishSettings();
@@ -189,7 +189,14 @@ export async function createRegistryService(
     settings: options,
   });
   // Agents' outcomes, for their health scores and DEGRADED (health/).
-  const health = new HealthRecorder(redis, keys, fleet, options, logger, () => snapshots.soon());
+  const health = new HealthRecorder({
+    redis,
+    keys,
+    fleet,
+    settings: options,
+    logger,
+    onStatusChange: () => snapshots.soon(),
+  });
   const outcomes = new TaskOutcomes({
     redis,
     keys,
@@ -210,23 +217,31 @@ export async function createRegistryService(
     settings: options,
     logger,
   });
-  const housekeeper = new Housekeeper(
-    {
-      lock: new LeaseLock(
+  const housekeeper = new Housekeeper({
+    duties: {
+      lock: new LeaseLock({
         redis,
-        keys.lock('housekeeping'),
-        options.instanceId,
-        housekeepingLeaseMs(options.sweepIntervalMs),
-      ),
-      leases: new LeaseSweeper(redis, keys, options),
-      inflight: new InflightSweeper(redis, keys, outcomes, resender, fleet, options, logger),
-      ejector: new Ejector(redis, keys, fleet, options, logger),
-      health: new HealthSweep(redis, keys, fleet, events, options, logger),
-      due: new DueProcessor(
+        key: keys.lock('housekeeping'),
+        owner: options.instanceId,
+        leaseMs: housekeepingLeaseMs(options.sweepIntervalMs),
+      }),
+      leases: new LeaseSweeper({ redis, keys, settings: options }),
+      inflight: new InflightSweeper({
+        redis,
+        keys,
+        outcomes,
+        resender,
+        fleet,
+        settings: options,
+        logger,
+      }),
+      ejector: new Ejector({ redis, keys, fleet, settings: options, logger }),
+      health: new HealthSweep({ redis, keys, fleet, events, settings: options, logger }),
+      due: new DueProcessor({
         redis,
         keys,
         resender,
-        new TaskCanceller({
+        canceller: new TaskCanceller({
           redis,
           keys,
           callbacks: new CallbackPublisher(redis, keys, options),
@@ -235,9 +250,9 @@ export async function createRegistryService(
           retentionS: () => options.dlqRetentionS,
         }),
         outcomes,
-        options.dlqRetentionS,
-        logger.child({ module: 'due' }),
-      ),
+        dlqRetentionS: options.dlqRetentionS,
+        logger: logger.child({ module: 'due' }),
+      }),
       schedules: new ScheduleFirer({
         redis,
         keys,
@@ -247,23 +262,23 @@ export async function createRegistryService(
         served: (capabilities) =>
           capabilities.some((c) => snapshot.agentsFor(c).some((a) => a.status !== 'OFFLINE')),
       }),
-      prober: new Prober(delivery, options.probeIntervalMs, logger),
-      janitor: new ConsumerJanitor(redis, keys, logger),
-      pools: new PoolDrainer(
+      prober: new Prober({ delivery, intervalMs: options.probeIntervalMs, logger }),
+      janitor: new ConsumerJanitor({ redis, keys, logger }),
+      pools: new PoolDrainer({
         redis,
         keys,
         snapshot,
         outcomes,
         resender,
-        options.receiptTimeoutMs,
+        receiptTimeoutMs: options.receiptTimeoutMs,
         logger,
-      ),
+      }),
       snapshots,
       registry,
     },
-    options,
-    logger.child({ module: 'housekeeper' }),
-    (t) =>
+    settings: options,
+    logger: logger.child({ module: 'housekeeper' }),
+    onTransition: (t) =>
       fleet.append({
         kind: 'status',
         agent_id: t.agent_id,
@@ -271,7 +286,7 @@ export async function createRegistryService(
         to: t.to,
         reason: 'lease',
       }),
-  );
+  });
   const ackCallbacks = new CallbackPublisher(acks, keys, options);
   const applier = new AckApplier({
     redis: acks,

@@ -279,10 +279,18 @@ describe('start-up check', () => {
     await admin.acl('SETUSER', user, 'reset', 'on', '>pw', '+@all', '-@admin', '~*', '&*');
     try {
       const restricted = await connectAs({ username: user, password: 'pw' });
-      const acl = new AgentAcl(restricted, reachKeys(prefix), pino({ level: 'silent' }));
+      const acl = new AgentAcl({
+        redis: restricted,
+        keys: reachKeys(prefix),
+        logger: pino({ level: 'silent' }),
+      });
       await expect(acl.check()).rejects.toThrow(/REACH_AGENT_ACL=on needs .* may run ACL/);
       await expect(
-        new AgentAcl(admin, reachKeys(prefix), pino({ level: 'silent' })).check(),
+        new AgentAcl({
+          redis: admin,
+          keys: reachKeys(prefix),
+          logger: pino({ level: 'silent' }),
+        }).check(),
       ).resolves.toBeUndefined();
     } finally {
       await admin.acl('DELUSER', user);

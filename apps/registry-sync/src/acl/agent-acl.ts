@@ -17,6 +17,13 @@ import {
 /** Statuses whose instance keeps its Redis user; OFFLINE and DRAINING lose it (see {@link AgentAcl.sweep}). */
 const KEEPS_USER: readonly AgentStatus[] = ['STARTING', 'HEALTHY', 'SUSPECT', 'DEGRADED'];
 
+/** What the agent ACL needs. */
+export interface AgentAclOptions {
+  redis: Redis | Cluster;
+  keys: ReachKeys;
+  logger: Logger;
+}
+
 /**
  * The Redis ACL users of agent instances (`REACH_AGENT_ACL=on`, docs/SECURITY.md): one per
  * instance, made at registration, made again when a heartbeat finds it missing (a Redis restart)
@@ -32,12 +39,8 @@ export class AgentAcl {
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<unknown> = Promise.resolve();
 
-  constructor(
-    private readonly redis: Redis | Cluster,
-    private readonly keys: ReachKeys,
-    logger: Logger,
-  ) {
-    this.log = logger.child({ module: 'agent-acl' });
+  constructor(private readonly o: AgentAclOptions) {
+    this.log = o.logger.child({ module: 'agent-acl' });
   }
 
   /**
@@ -46,7 +49,7 @@ export class AgentAcl {
    * Throws a message that says what to change.
    */
   async check(): Promise<void> {
-    const probe = `${this.keys.prefix}|check|${process.pid}`;
+    const probe = `${this.o.keys.prefix}|check|${process.pid}`;
     try {
       for (const node of this.nodes()) {
         await node.acl('SETUSER', probe, 'reset', 'off', '(+ping ~check)');
@@ -63,7 +66,7 @@ export class AgentAcl {
 
   /** The user name of an agent instance. */
   username(agentId: string, instanceId: string): string {
-    return agentUsername(this.keys.prefix, agentId, instanceId);
+    return agentUsername(this.o.keys.prefix, agentId, instanceId);
   }
 
   /** Makes (or makes again, with a new password) the instance's user on every node. */
@@ -107,14 +110,14 @@ export class AgentAcl {
     let removed = 0;
     for (const { node, users } of byNode) {
       const ours = users.flatMap((name) => {
-        const parsed = parseAgentUsername(this.keys.prefix, name);
+        const parsed = parseAgentUsername(this.o.keys.prefix, name);
         return parsed ? [{ name, ...parsed }] : [];
       });
       if (ours.length === 0) continue;
       // One command each (auto-pipelined), not a pipeline: on a Cluster the records span slots.
-      const agentKeys = ours.map((u) => this.keys.agent(u.agentId));
+      const agentKeys = ours.map((u) => this.o.keys.agent(u.agentId));
       const records = await Promise.all(
-        agentKeys.map((key) => this.redis.hmget(key, F.instanceId, F.status).catch(() => null)),
+        agentKeys.map((key) => this.o.redis.hmget(key, F.instanceId, F.status).catch(() => null)),
       );
       const stale = ours.filter((u, i) => {
         const record = records[i];
@@ -152,7 +155,7 @@ export class AgentAcl {
   }
 
   private nodes(): Redis[] {
-    const r = this.redis as Partial<Cluster>;
-    return typeof r.nodes === 'function' ? r.nodes('all') : [this.redis as Redis];
+    const r = this.o.redis as Partial<Cluster>;
+    return typeof r.nodes === 'function' ? r.nodes('all') : [this.o.redis as Redis];
   }
 }

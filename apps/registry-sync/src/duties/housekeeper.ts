@@ -74,6 +74,15 @@ const DUE_PASS_MIN_GAP_MS = 20;
 /** How often the leader looks at the due set's head between passes. */
 const DUE_LOOK_MS = 100;
 
+/** What a housekeeper needs. */
+export interface HousekeeperOptions {
+  duties: Duties;
+  settings: HousekeeperSettings;
+  logger: Logger;
+  /** @default () => {} */
+  onTransition?: (t: Transition) => void;
+}
+
 /**
  * Runs the duties that must happen once across registry-sync instances while holding the lease
  * lock: lease transitions, taking back tasks that will not finish where they are, ejecting slow
@@ -90,6 +99,8 @@ const DUE_LOOK_MS = 100;
  * a task is late by about 100 ms at most rather than by up to a whole sweep interval.
  */
 export class Housekeeper {
+  readonly duties: Duties;
+  private readonly onTransition: (t: Transition) => void;
   private state: State = 'idle';
   private timer: NodeJS.Timeout | undefined;
   private dueTimer: NodeJS.Timeout | undefined;
@@ -103,12 +114,10 @@ export class Housekeeper {
   private running: Promise<void> = Promise.resolve();
   private readonly completed: HousekeepingPasses = { full: 0, grace: 0 };
 
-  constructor(
-    readonly duties: Duties,
-    private readonly settings: HousekeeperSettings,
-    private readonly log: Logger,
-    private readonly onTransition: (t: Transition) => void = () => {},
-  ) {}
+  constructor(private readonly o: HousekeeperOptions) {
+    this.duties = o.duties;
+    this.onTransition = o.onTransition ?? (() => {});
+  }
 
   /** Starts the timer. */
   start(): void {
@@ -126,7 +135,7 @@ export class Housekeeper {
     try {
       await this.duties.snapshots.write();
     } catch (err: unknown) {
-      this.log.warn({ err }, 'snapshot write failed');
+      this.o.logger.warn({ err }, 'snapshot write failed');
     }
   }
 
@@ -160,8 +169,8 @@ export class Housekeeper {
       this.running = this.running
         .then(() => this.tick())
         .finally(() => {
-          this.schedule(this.settings.sweepIntervalMs);
-          this.nextPassAt = Date.now() + this.settings.sweepIntervalMs;
+          this.schedule(this.o.settings.sweepIntervalMs);
+          this.nextPassAt = Date.now() + this.o.settings.sweepIntervalMs;
           this.armDueTimer();
         });
     }, delayMs);
@@ -200,7 +209,7 @@ export class Housekeeper {
       }
       if (at !== undefined) next = Math.min(next, at - Date.now());
     } catch (err: unknown) {
-      this.log.warn({ err }, 'due pass failed');
+      this.o.logger.warn({ err }, 'due pass failed');
     }
     this.armDueTimer(next);
   }
@@ -209,17 +218,17 @@ export class Housekeeper {
     // Only a gap long enough to make fresh agents look SUSPECT is the store's fault; a pass that
     // is merely late on a busy machine must not pause liveness checks.
     const bound = Math.max(
-      this.settings.heartbeatIntervalMs,
-      3 * this.settings.sweepIntervalMs,
-      this.settings.suspectMs - this.settings.heartbeatIntervalMs,
+      this.o.settings.heartbeatIntervalMs,
+      3 * this.o.settings.sweepIntervalMs,
+      this.o.settings.suspectMs - this.o.settings.heartbeatIntervalMs,
     );
-    const gap = this.lastPassAt > 0 ? now - this.lastPassAt - this.settings.sweepIntervalMs : 0;
+    const gap = this.lastPassAt > 0 ? now - this.lastPassAt - this.o.settings.sweepIntervalMs : 0;
     if (gap > bound) {
-      this.graceMs = gap + this.settings.heartbeatIntervalMs;
+      this.graceMs = gap + this.o.settings.heartbeatIntervalMs;
       // Long enough for every agent's next heartbeat to land, even on a loaded machine.
       this.graceUntil =
-        now + Math.max(2 * this.settings.heartbeatIntervalMs, this.settings.suspectMs);
-      this.log.warn(
+        now + Math.max(2 * this.o.settings.heartbeatIntervalMs, this.o.settings.suspectMs);
+      this.o.logger.warn(
         { gap_ms: gap },
         'housekeeping could not run for a while; leases get the time back',
       );
@@ -241,7 +250,7 @@ export class Housekeeper {
       const grace = this.noteGap(now);
       const transitions = await d.leases.sweep(grace);
       for (const t of transitions) {
-        this.log.info(
+        this.o.logger.info(
           { agent_id: t.agent_id, from: t.from, to: t.to, lease_age_ms: t.lease_age_ms },
           'agent status changed',
         );
@@ -263,7 +272,7 @@ export class Housekeeper {
         this.lastJanitorAt = now;
         await d.janitor.sweep();
       }
-      if (now - this.lastSnapshotAt >= this.settings.snapshotIntervalMs) {
+      if (now - this.lastSnapshotAt >= this.o.settings.snapshotIntervalMs) {
         await d.snapshots.write(views);
         this.lastSnapshotAt = now;
       }
@@ -271,7 +280,7 @@ export class Housekeeper {
       this.completed[kind]++;
       passesTotal.inc({ kind });
     } catch (err: unknown) {
-      this.log.warn({ err }, 'housekeeping pass failed');
+      this.o.logger.warn({ err }, 'housekeeping pass failed');
     }
   }
 }

@@ -110,7 +110,7 @@ describe('snapshots after status changes', () => {
     const writer = new SnapshotWriter({
       redis: service.redis,
       keys,
-      registry: new AgentRegistry(service.redis, keys, service.options),
+      registry: new AgentRegistry({ redis: service.redis, keys, settings: service.options }),
       settings: service.options,
       logger: silent,
     });

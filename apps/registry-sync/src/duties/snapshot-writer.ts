@@ -17,7 +17,7 @@ import type { AgentRegistry } from '../registry/agent-registry.ts';
 export const SNAPSHOT_COALESCE_MS = 50;
 
 /** What the snapshot writer needs. */
-export interface SnapshotWriterDeps {
+export interface SnapshotWriterOptions {
   redis: RedisClient;
   keys: ReachKeys;
   registry: AgentRegistry;
@@ -40,26 +40,26 @@ export class SnapshotWriter {
   private writing: Promise<void> = Promise.resolve();
   private closed = false;
 
-  constructor(private readonly deps: SnapshotWriterDeps) {
+  constructor(private readonly o: SnapshotWriterOptions) {
     const out = {} as PublishedSettings;
     for (const name of Object.keys(PUBLISHED_SETTINGS) as PublishedSettingName[])
-      out[name] = deps.settings[name];
+      out[name] = o.settings[name];
     this.published = out;
-    this.log = deps.logger.child({ module: 'snapshot-writer' });
-    this.coalesceMs = deps.coalesceMs ?? SNAPSHOT_COALESCE_MS;
+    this.log = o.logger.child({ module: 'snapshot-writer' });
+    this.coalesceMs = o.coalesceMs ?? SNAPSHOT_COALESCE_MS;
   }
 
   /** Writes the published settings (at start-up; every snapshot writes them again). */
   async publishSettings(): Promise<void> {
-    await this.deps.redis.hset(
-      this.deps.keys.settings(),
-      encodeSettings(this.published, this.deps.settings.instanceId, Date.now()),
+    await this.o.redis.hset(
+      this.o.keys.settings(),
+      encodeSettings(this.published, this.o.settings.instanceId, Date.now()),
     );
   }
 
   /** Reads every agent (or uses the views given) and writes a new snapshot; returns its version. */
   async write(given?: readonly FullAgentView[]): Promise<number> {
-    const views = given ?? (await this.deps.registry.list());
+    const views = given ?? (await this.o.registry.list());
     const agents: SnapshotAgent[] = views.map((v) => ({
       agent_id: v.agent_id,
       instance_id: v.instance_id,
@@ -84,9 +84,9 @@ export class SnapshotWriter {
     // Sent before the snapshot on the same connection: a router that reloads on the snapshot's
     // notification reads these settings already written (a lost key comes back this way too).
     const settings = this.publishSettings();
-    const { version } = await snapshotScript.run(this.deps.redis, {
-      keys: { snapshot: this.deps.keys.snapshot(), version: this.deps.keys.snapshotVersion() },
-      args: { agents: JSON.stringify(agents), channel: this.deps.keys.snapshotChannel() },
+    const { version } = await snapshotScript.run(this.o.redis, {
+      keys: { snapshot: this.o.keys.snapshot(), version: this.o.keys.snapshotVersion() },
+      args: { agents: JSON.stringify(agents), channel: this.o.keys.snapshotChannel() },
     });
     await settings;
     return version;

@@ -15,6 +15,20 @@ export interface HealthRecorderSettings {
 /** How often buffered outcomes are written. */
 const FLUSH_MS = 200;
 
+/** What a health recorder needs. */
+export interface HealthRecorderOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  fleet: FleetEventLog;
+  settings: HealthRecorderSettings;
+  logger: Logger;
+  /**
+   * An agent's status changed (routers must learn of it soon).
+   * @default () => {}
+   */
+  onStatusChange?: () => void;
+}
+
 /**
  * Records agents' outcomes (completions, failures, lease lapses, receipt timeouts, probes) into
  * their health windows. `record()` is synchronous and cheap, so the acks' hot path and the sweeps
@@ -23,21 +37,15 @@ const FLUSH_MS = 200;
  * little less informed; no task depends on it.
  */
 export class HealthRecorder {
+  private readonly onStatusChange: () => void;
   readonly #buffer = new Map<string, string>();
   readonly #log: Logger;
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly fleet: FleetEventLog,
-    private readonly settings: HealthRecorderSettings,
-    logger: Logger,
-    /** An agent's status changed (routers must learn of it soon). */
-    private readonly onStatusChange: () => void = () => {},
-  ) {
-    this.#log = logger.child({ module: 'health' });
+  constructor(private readonly o: HealthRecorderOptions) {
+    this.onStatusChange = o.onStatusChange ?? (() => {});
+    this.#log = o.logger.child({ module: 'health' });
   }
 
   /** Notes one outcome of an agent (written with the next flush). */
@@ -70,14 +78,14 @@ export class HealthRecorder {
     const batch = [...this.#buffer];
     this.#buffer.clear();
     try {
-      const pipeline = slotPipeline(this.redis);
+      const pipeline = slotPipeline(this.o.redis);
       const calls = batch.map(([agentId, letters]) => ({
         agentId,
-        keys: { agent: this.keys.agent(agentId) },
+        keys: { agent: this.o.keys.agent(agentId) },
         args: {
           letters,
-          window: this.settings.healthWindow,
-          probeFailures: this.settings.probeFailures,
+          window: this.o.settings.healthWindow,
+          probeFailures: this.o.settings.probeFailures,
         },
       }));
       for (const call of calls) pipeline.add(call.keys.agent, (p) => outcomesScript.queue(p, call));
@@ -94,20 +102,20 @@ export class HealthRecorder {
         if (reply.suspected || reply.cleared) changed = true;
         if (reply.suspected) {
           this.#log.warn(
-            { agent_id: agentId, failures: this.settings.probeFailures },
+            { agent_id: agentId, failures: this.o.settings.probeFailures },
             'deep probes failing; agent SUSPECT',
           );
-          this.fleet.append({
+          this.o.fleet.append({
             kind: 'status',
             agent_id: agentId,
             from: reply.previous,
             to: 'SUSPECT',
-            reason: `${this.settings.probeFailures} failed probes in a row`,
+            reason: `${this.o.settings.probeFailures} failed probes in a row`,
           });
         }
         if (reply.cleared) {
           this.#log.info({ agent_id: agentId }, 'probe passed; agent no longer unwell');
-          this.fleet.append({
+          this.o.fleet.append({
             kind: 'status',
             agent_id: agentId,
             from: 'SUSPECT',

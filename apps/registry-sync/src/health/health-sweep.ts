@@ -84,6 +84,16 @@ export function decideHealth(
   return decisions;
 }
 
+/** What a health sweep needs. */
+export interface HealthSweepOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  fleet: FleetEventLog;
+  events: EventSink;
+  settings: DegradeSettings;
+  logger: Logger;
+}
+
 /**
  * Turns agents DEGRADED from their health windows and brings them back (a duty of the
  * housekeeping pass): each change is a fleet event, a point in InfluxDB (stage `degraded` or
@@ -92,34 +102,27 @@ export function decideHealth(
 export class HealthSweep {
   private readonly log: Logger;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly fleet: FleetEventLog,
-    private readonly events: EventSink,
-    private readonly settings: DegradeSettings,
-    logger: Logger,
-  ) {
-    this.log = logger.child({ module: 'health' });
+  constructor(private readonly o: HealthSweepOptions) {
+    this.log = o.logger.child({ module: 'health' });
   }
 
   /** One pass; returns how many agents changed state. */
   async sweep(now: number): Promise<number> {
     const rows = await this.load();
-    const { degrade, recover } = decideHealth(rows, now, this.settings);
+    const { degrade, recover } = decideHealth(rows, now, this.o.settings);
     const byId = new Map(rows.map((r) => [r.id, r]));
     let changed = 0;
     for (const d of degrade) {
-      const until = now + this.settings.degradeCooldownMs;
-      const degraded = await degradeScript.run(this.redis, {
-        keys: { agent: this.keys.agent(d.id) },
+      const until = now + this.o.settings.degradeCooldownMs;
+      const degraded = await degradeScript.run(this.o.redis, {
+        keys: { agent: this.o.keys.agent(d.id) },
         args: { until },
       });
       if (!degraded) continue;
       changed++;
       const reason = `${d.errors} errors in its last ${d.tasks} tasks`;
       this.log.warn({ agent_id: d.id, errors: d.errors, tasks: d.tasks, until }, 'agent DEGRADED');
-      this.fleet.append({
+      this.o.fleet.append({
         kind: 'status',
         agent_id: d.id,
         from: 'HEALTHY',
@@ -129,15 +132,21 @@ export class HealthSweep {
       this.point('degraded', byId.get(d.id), now, reason);
     }
     for (const id of recover) {
-      const recovered = await recoverScript.run(this.redis, {
-        keys: { agent: this.keys.agent(id) },
+      const recovered = await recoverScript.run(this.o.redis, {
+        keys: { agent: this.o.keys.agent(id) },
         args: {},
       });
       if (!recovered) continue;
       changed++;
-      const reason = `${this.settings.degradeRecoverProbes} probes passed after the cooldown`;
+      const reason = `${this.o.settings.degradeRecoverProbes} probes passed after the cooldown`;
       this.log.info({ agent_id: id }, 'agent recovered from DEGRADED');
-      this.fleet.append({ kind: 'status', agent_id: id, from: 'DEGRADED', to: 'HEALTHY', reason });
+      this.o.fleet.append({
+        kind: 'status',
+        agent_id: id,
+        from: 'DEGRADED',
+        to: 'HEALTHY',
+        reason,
+      });
       this.point('recovered', byId.get(id), now, reason);
     }
     return changed;
@@ -150,7 +159,7 @@ export class HealthSweep {
     reason: string,
   ): void {
     for (const capability of row?.capabilities ?? []) {
-      this.events.write({
+      this.o.events.write({
         stage,
         capability,
         agent_id: row?.id ?? '',
@@ -163,13 +172,13 @@ export class HealthSweep {
   }
 
   private async load(): Promise<HealthRow[]> {
-    const ids = await this.redis.smembers(this.keys.agents());
+    const ids = await this.o.redis.smembers(this.o.keys.agents());
     if (ids.length === 0) return [];
-    const pipeline = slotPipeline(this.redis);
+    const pipeline = slotPipeline(this.o.redis);
     for (const id of ids)
-      pipeline.add(this.keys.agent(id), (p) =>
+      pipeline.add(this.o.keys.agent(id), (p) =>
         p.hmget(
-          this.keys.agent(id),
+          this.o.keys.agent(id),
           F.status,
           F.outcomes,
           F.degraded,

@@ -40,13 +40,13 @@ beforeEach(async () => {
   redis = new Redis(testServices().redisUrl);
   loadScripts(redis, [outcomesScript]);
   const logger = pino({ level: 'silent' });
-  recorder = new HealthRecorder(
+  recorder = new HealthRecorder({
     redis,
-    reachKeys(prefix),
-    new FleetEventLog(redis, reachKeys(prefix), logger),
-    { healthWindow: 100, probeFailures: 3 },
+    keys: reachKeys(prefix),
+    fleet: new FleetEventLog(redis, reachKeys(prefix), logger),
+    settings: { healthWindow: 100, probeFailures: 3 },
     logger,
-  );
+  });
 });
 
 afterEach(async () => {

@@ -49,17 +49,20 @@ export interface Registration {
   newInstance: boolean;
 }
 
+/** What an agent registry needs. */
+export interface AgentRegistryOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  settings: RegistrySettings;
+  acl?: AgentAcl;
+}
+
 /**
  * Agents' registrations and leases; the only writer of registry state. With `acl` (REACH_AGENT_ACL
  * on), each instance gets a Redis ACL user of its own and must sign its acks (docs/SECURITY.md).
  */
 export class AgentRegistry {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly settings: RegistrySettings,
-    private readonly acl?: AgentAcl,
-  ) {}
+  constructor(private readonly o: AgentRegistryOptions) {}
 
   /**
    * Registers or refreshes an agent instance for `principal` (an agent or operator key; the open
@@ -82,11 +85,11 @@ export class AgentRegistry {
     const { secret, secretHash } = mintSecret();
     const id = body.agent_id;
     const channel = body.channel ?? 'push';
-    const registered = await registerScript.run(this.redis, {
+    const registered = await registerScript.run(this.o.redis, {
       keys: {
-        agent: this.keys.agent(id),
-        inbox: this.keys.inbox(id),
-        pending: this.keys.pending(id),
+        agent: this.o.keys.agent(id),
+        inbox: this.o.keys.inbox(id),
+        pending: this.o.keys.pending(id),
       },
       args: {
         agentId: id,
@@ -116,22 +119,22 @@ export class AgentRegistry {
     const { epoch, newInstance, ackKey, fenced } = registered;
     // Read by routers for the capabilities' MCP tools (docs/MCP.md); a registration without
     // schemas drops those of the one before.
-    if (inputSchemas === undefined) await this.redis.hdel(this.keys.agent(id), F.inputSchemas);
-    else await this.redis.hset(this.keys.agent(id), F.inputSchemas, inputSchemas);
-    await this.redis.sadd(this.keys.agents(), id);
+    if (inputSchemas === undefined) await this.o.redis.hdel(this.o.keys.agent(id), F.inputSchemas);
+    else await this.o.redis.hset(this.o.keys.agent(id), F.inputSchemas, inputSchemas);
+    await this.o.redis.sadd(this.o.keys.agents(), id);
     const pools = this.poolsOf(tenant, channel, body.capabilities);
     for (const pool of pools) {
-      await this.redis
+      await this.o.redis
         .xgroup('CREATE', pool, WORKER_GROUP, '0', 'MKSTREAM')
         .catch((err: unknown) => {
           if (!(err instanceof Error) || !err.message.startsWith('BUSYGROUP')) throw err;
         });
     }
     let redis: RedisCredentials | undefined;
-    if (this.acl) {
+    if (this.o.acl) {
       // The fenced instance loses its Redis user, and with it its connections.
-      if (fenced !== '') await this.acl.remove(id, fenced);
-      redis = await this.acl.issue(id, instanceId, this.scopeOf(id, pools));
+      if (fenced !== '') await this.o.acl.remove(id, fenced);
+      redis = await this.o.acl.issue(id, instanceId, this.scopeOf(id, pools));
     }
     return {
       newInstance,
@@ -140,18 +143,18 @@ export class AgentRegistry {
         instance_id: instanceId,
         epoch,
         token: formatToken(epoch, secret),
-        stream: this.keys.inbox(id),
+        stream: this.o.keys.inbox(id),
         group: WORKER_GROUP,
         // The shard of the acks stream this agent reports to (one shard: the single acks stream).
-        acks_stream: this.keys.acksOf(id),
-        heartbeat_interval_ms: this.settings.heartbeatIntervalMs,
-        lease_ms: this.settings.offlineMs,
-        control_stream: this.keys.control(id),
+        acks_stream: this.o.keys.acksOf(id),
+        heartbeat_interval_ms: this.o.settings.heartbeatIntervalMs,
+        lease_ms: this.o.settings.offlineMs,
+        control_stream: this.o.keys.control(id),
         // The agent renews all its running tasks at once: at a third of its shortest lease.
         exec_lease_ms: Math.min(
-          this.settings.execLeaseMs,
+          this.o.settings.execLeaseMs,
           ...body.capabilities.map(
-            (c) => ownValue(this.settings.execLeaseMsByCapability, c) ?? Infinity,
+            (c) => ownValue(this.o.settings.execLeaseMsByCapability, c) ?? Infinity,
           ),
         ),
         pools,
@@ -168,15 +171,15 @@ export class AgentRegistry {
    */
   private poolsOf(tenant: string, channel: Channel, capabilities: readonly string[]): string[] {
     if (channel !== 'pull') return [];
-    return capabilities.flatMap((c) => poolStreams(this.keys, scopedId(tenant, c)));
+    return capabilities.flatMap((c) => poolStreams(this.o.keys, scopedId(tenant, c)));
   }
 
   private scopeOf(agentId: string, pools: readonly string[]): AgentAclScope {
     return {
-      inbox: this.keys.inbox(agentId),
-      control: this.keys.control(agentId),
+      inbox: this.o.keys.inbox(agentId),
+      control: this.o.keys.control(agentId),
       pools,
-      acksStream: this.keys.acksOf(agentId),
+      acksStream: this.o.keys.acksOf(agentId),
     };
   }
 
@@ -190,12 +193,13 @@ export class AgentRegistry {
     instanceId: string,
     previous: AgentStatus,
   ): Promise<{ redis: RedisCredentials; ack_key?: string } | undefined> {
-    if (!this.acl || instanceId === '') return undefined;
-    if (previous !== 'OFFLINE' && !(await this.acl.missing(agentId, instanceId))) return undefined;
-    const record = this.keys.agent(agentId);
+    if (!this.o.acl || instanceId === '') return undefined;
+    if (previous !== 'OFFLINE' && !(await this.o.acl.missing(agentId, instanceId)))
+      return undefined;
+    const record = this.o.keys.agent(agentId);
     // A record from before signed acks has no key yet: the agent learns its new one here.
-    await this.redis.hsetnx(record, F.ackKey, randomBytes(32).toString('hex'));
-    const [capabilities, channel, tenant, ackKey] = await this.redis.hmget(
+    await this.o.redis.hsetnx(record, F.ackKey, randomBytes(32).toString('hex'));
+    const [capabilities, channel, tenant, ackKey] = await this.o.redis.hmget(
       record,
       F.capabilities,
       F.channel,
@@ -214,14 +218,14 @@ export class AgentRegistry {
       channel === 'pull' ? 'pull' : 'push',
       caps,
     );
-    const redis = await this.acl.issue(agentId, instanceId, this.scopeOf(agentId, pools));
+    const redis = await this.o.acl.issue(agentId, instanceId, this.scopeOf(agentId, pools));
     return { redis, ...(ackKey ? { ack_key: ackKey } : {}) };
   }
 
   /** Switches an agent out of observation mode; only the agent itself, with its token. */
   async serve(agentId: string, token: ParsedToken): Promise<void> {
-    const res = await serveScript.run(this.redis, {
-      keys: { agent: this.keys.agent(agentId) },
+    const res = await serveScript.run(this.o.redis, {
+      keys: { agent: this.o.keys.agent(agentId) },
       args: { tokenHash: token.secretHash, tokenEpoch: token.epoch },
     });
     if (!res.ok) this.throwRefusal(agentId, res);
@@ -237,7 +241,7 @@ export class AgentRegistry {
     body: HeartbeatBody,
   ): Promise<HeartbeatResult> {
     const call = {
-      keys: { agent: this.keys.agent(agentId) },
+      keys: { agent: this.o.keys.agent(agentId) },
       args: {
         tokenHash: token.secretHash,
         tokenEpoch: token.epoch,
@@ -247,9 +251,9 @@ export class AgentRegistry {
       },
     };
     // The record and the set of agents lie in different slots: a pipeline per master.
-    const [pipelineResult] = await slotPipeline(this.redis)
-      .add(this.keys.agent(agentId), (p) => heartbeatScript.queue(p, call))
-      .add(this.keys.agents(), (p) => p.sadd(this.keys.agents(), agentId))
+    const [pipelineResult] = await slotPipeline(this.o.redis)
+      .add(this.o.keys.agent(agentId), (p) => heartbeatScript.queue(p, call))
+      .add(this.o.keys.agents(), (p) => p.sadd(this.o.keys.agents(), agentId))
       .exec();
     if (!pipelineResult) throw new Error('heartbeat: empty reply');
     if (pipelineResult[0]) throw pipelineResult[0];
@@ -261,31 +265,31 @@ export class AgentRegistry {
       epoch: res.epoch,
       status: res.status,
       previous: res.previous,
-      lease_ms: this.settings.offlineMs,
+      lease_ms: this.o.settings.offlineMs,
       ...(issued ?? {}),
     };
   }
 
   /** Starts draining an agent. */
   async deregister(agentId: string, token: ParsedToken): Promise<AgentAck> {
-    const res = await deregisterScript.run(this.redis, {
-      keys: { agent: this.keys.agent(agentId), pending: this.keys.pending(agentId) },
+    const res = await deregisterScript.run(this.o.redis, {
+      keys: { agent: this.o.keys.agent(agentId), pending: this.o.keys.pending(agentId) },
       args: { tokenHash: token.secretHash, tokenEpoch: token.epoch },
     });
     if (!res.ok) this.throwRefusal(agentId, res);
     // Its last acks are written: the instance's Redis user goes now.
-    await this.acl?.remove(agentId, res.instanceId);
+    await this.o.acl?.remove(agentId, res.instanceId);
     return {
       agent_id: agentId,
       epoch: res.epoch,
       status: 'DRAINING',
-      lease_ms: this.settings.offlineMs,
+      lease_ms: this.o.settings.offlineMs,
     };
   }
 
   /** Every registered agent, with its live inflight count. */
   async list(): Promise<FullAgentView[]> {
-    const ids = (await this.redis.smembers(this.keys.agents())).sort();
+    const ids = (await this.o.redis.smembers(this.o.keys.agents())).sort();
     return this.views(ids);
   }
 
@@ -300,22 +304,24 @@ export class AgentRegistry {
    * registration had none (`keys.agentCard`, under the agent's hash tag, kept like its record).
    */
   async keepCard(agentId: string, card: Record<string, unknown> | undefined): Promise<void> {
-    if (card === undefined) await this.redis.del(this.keys.agentCard(agentId));
-    else await this.redis.set(this.keys.agentCard(agentId), JSON.stringify(card));
+    if (card === undefined) await this.o.redis.del(this.o.keys.agentCard(agentId));
+    else await this.o.redis.set(this.o.keys.agentCard(agentId), JSON.stringify(card));
   }
 
   /** The AgentCard of the agent's latest registration, as JSON, or undefined. */
   async card(agentId: string): Promise<string | undefined> {
-    return (await this.redis.get(this.keys.agentCard(agentId))) ?? undefined;
+    return (await this.o.redis.get(this.o.keys.agentCard(agentId))) ?? undefined;
   }
 
   /** Reads records and live inflight counts for the ids in one pipeline. */
   async views(ids: string[]): Promise<FullAgentView[]> {
     if (ids.length === 0) return [];
-    const pipeline = slotPipeline(this.redis).add(this.keys.agent(ids[0] ?? ''), (p) => p.time());
+    const pipeline = slotPipeline(this.o.redis).add(this.o.keys.agent(ids[0] ?? ''), (p) =>
+      p.time(),
+    );
     for (const id of ids)
-      pipeline.add(this.keys.agent(id), (p) =>
-        p.hgetall(this.keys.agent(id)).hlen(this.keys.pending(id)),
+      pipeline.add(this.o.keys.agent(id), (p) =>
+        p.hgetall(this.o.keys.agent(id)).hlen(this.o.keys.pending(id)),
       );
     const replies = await pipeline.exec();
     const [, time] = replies[0] ?? [];

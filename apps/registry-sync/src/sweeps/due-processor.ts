@@ -10,6 +10,17 @@ const BATCH = 200;
 /** How long a follow-up that failed waits before it is tried again. */
 const FOLLOW_UP_AGAIN_MS = 1000;
 
+/** What a due processor needs. */
+export interface DueProcessorOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  resender: Resender;
+  canceller: TaskCanceller;
+  outcomes: TaskOutcomes;
+  dlqRetentionS: number;
+  logger?: Logger;
+}
+
 /**
  * Dispatches the tasks whose time has come in the due set (every shard of it): retries after their backoff,
  * replayed dead letters, (through their watchdog entries, `#<task_id>`) submissions a router
@@ -17,22 +28,14 @@ const FOLLOW_UP_AGAIN_MS = 1000;
  * writer stopped before it was done: a cancel's callback and notice, a death's announcement.
  */
 export class DueProcessor {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly resender: Resender,
-    private readonly canceller: TaskCanceller,
-    private readonly outcomes: TaskOutcomes,
-    private readonly dlqRetentionS: number,
-    private readonly logger?: Logger,
-  ) {}
+  constructor(private readonly o: DueProcessorOptions) {}
 
   /** One pass; returns how many tasks were sent. */
   async process(now: number): Promise<number> {
     let sent = 0;
-    for (let shard = 0; shard < this.keys.shards(); shard++) {
-      const members = await this.redis.zrangebyscore(
-        this.keys.due(shard),
+    for (let shard = 0; shard < this.o.keys.shards(); shard++) {
+      const members = await this.o.redis.zrangebyscore(
+        this.o.keys.due(shard),
         '-inf',
         now,
         'LIMIT',
@@ -42,10 +45,14 @@ export class DueProcessor {
       for (const member of members) {
         const kind = dueKind(member);
         if (kind === 'follow-up') await this.followUp(shard, member, now);
-        else if ((await this.resender.resend(dueTaskId(member), now, kind)) === 'sent') sent++;
+        else if ((await this.o.resender.resend(dueTaskId(member), now, kind)) === 'sent') sent++;
       }
     }
-    await this.redis.zremrangebyscore(this.keys.dlq(), '-inf', now - this.dlqRetentionS * 1000);
+    await this.o.redis.zremrangebyscore(
+      this.o.keys.dlq(),
+      '-inf',
+      now - this.o.dlqRetentionS * 1000,
+    );
     return sent;
   }
 
@@ -60,11 +67,11 @@ export class DueProcessor {
     try {
       // Each answers false, having done nothing, for a task not in its state.
       const done =
-        (await this.canceller.resume(taskId)) || (await this.outcomes.announceAgain(taskId));
-      if (!done) await this.redis.zrem(this.keys.due(shard), member);
+        (await this.o.canceller.resume(taskId)) || (await this.o.outcomes.announceAgain(taskId));
+      if (!done) await this.o.redis.zrem(this.o.keys.due(shard), member);
     } catch (err: unknown) {
-      this.logger?.warn({ err, task_id: taskId }, 'follow-up failed; tried again shortly');
-      await this.redis.zadd(this.keys.due(shard), 'XX', now + FOLLOW_UP_AGAIN_MS, member);
+      this.o.logger?.warn({ err, task_id: taskId }, 'follow-up failed; tried again shortly');
+      await this.o.redis.zadd(this.o.keys.due(shard), 'XX', now + FOLLOW_UP_AGAIN_MS, member);
     }
   }
 
@@ -74,8 +81,8 @@ export class DueProcessor {
    */
   async nextDueAt(): Promise<number | undefined> {
     let next: number | undefined;
-    for (let shard = 0; shard < this.keys.shards(); shard++) {
-      const [, score] = await this.redis.zrange(this.keys.due(shard), 0, 0, 'WITHSCORES');
+    for (let shard = 0; shard < this.o.keys.shards(); shard++) {
+      const [, score] = await this.o.redis.zrange(this.o.keys.due(shard), 0, 0, 'WITHSCORES');
       if (score === undefined) continue;
       const at = Number(score);
       if (Number.isFinite(at) && (next === undefined || at < next)) next = at;

@@ -20,6 +20,15 @@ interface Row {
   capabilities: string[];
 }
 
+/** What an ejector needs. */
+export interface EjectorOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  fleet: FleetEventLog;
+  settings: EjectSettings;
+  logger: Logger;
+}
+
 /**
  * Ejects agents after consecutive slow completions for a while, like Envoy's outlier detection,
  * but never more than a share of any capability's live agents at once (ejected and DEGRADED
@@ -29,14 +38,8 @@ interface Row {
 export class Ejector {
   private readonly log: Logger;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly fleet: FleetEventLog,
-    private readonly settings: EjectSettings,
-    logger: Logger,
-  ) {
-    this.log = logger.child({ module: 'ejector' });
+  constructor(private readonly o: EjectorOptions) {
+    this.log = o.logger.child({ module: 'ejector' });
   }
 
   /** One pass; returns the agents ejected. */
@@ -54,26 +57,27 @@ export class Ejector {
     }
     const out: string[] = [];
     for (const r of rows) {
-      if (!r.live || r.degraded || r.streak < this.settings.slowStreak || r.ejectedUntil > now)
+      if (!r.live || r.degraded || r.streak < this.o.settings.slowStreak || r.ejectedUntil > now)
         continue;
       const allowed = r.capabilities.every(
         (c) =>
-          (ejected.get(c) ?? 0) + 1 <= Math.floor((live.get(c) ?? 0) * this.settings.ejectMaxShare),
+          (ejected.get(c) ?? 0) + 1 <=
+          Math.floor((live.get(c) ?? 0) * this.o.settings.ejectMaxShare),
       );
       if (!allowed) continue;
-      const until = now + this.settings.ejectS * 1000;
-      const done = await ejectScript.run(this.redis, {
-        keys: { agent: this.keys.agent(r.id) },
+      const until = now + this.o.settings.ejectS * 1000;
+      const done = await ejectScript.run(this.o.redis, {
+        keys: { agent: this.o.keys.agent(r.id) },
         args: { until },
       });
       if (!done) continue;
       for (const c of r.capabilities) ejected.set(c, (ejected.get(c) ?? 0) + 1);
       out.push(r.id);
       this.log.warn(
-        { agent_id: r.id, streak: r.streak, eject_s: this.settings.ejectS },
+        { agent_id: r.id, streak: r.streak, eject_s: this.o.settings.ejectS },
         'slow agent ejected',
       );
-      this.fleet.append({
+      this.o.fleet.append({
         kind: 'ejected',
         agent_id: r.id,
         reason: `${r.streak} slow completions in a row`,
@@ -83,13 +87,13 @@ export class Ejector {
   }
 
   private async load(): Promise<Row[]> {
-    const ids = await this.redis.smembers(this.keys.agents());
+    const ids = await this.o.redis.smembers(this.o.keys.agents());
     if (ids.length === 0) return [];
-    const pipeline = slotPipeline(this.redis);
+    const pipeline = slotPipeline(this.o.redis);
     for (const id of ids)
-      pipeline.add(this.keys.agent(id), (p) =>
+      pipeline.add(this.o.keys.agent(id), (p) =>
         p.hmget(
-          this.keys.agent(id),
+          this.o.keys.agent(id),
           'status',
           'slow_streak',
           'ejected_until',

@@ -50,6 +50,17 @@ const REROUTE: ReadonlySet<RetryReason> = new Set([
   'lease_lapse',
 ]);
 
+/** What an inflight sweeper needs. */
+export interface InflightSweeperOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  outcomes: TaskOutcomes;
+  resender: Resender;
+  fleet: FleetEventLog;
+  settings: InflightSettings;
+  logger: Logger;
+}
+
 /**
  * Walks every delivered, unfinished task attempt (the agents' pending hashes) and takes back
  * those that will not finish where they are: on an OFFLINE or vanished agent, delivered under a
@@ -66,16 +77,8 @@ export class InflightSweeper {
    */
   private terms = new Map<string, LeaseTerms>();
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly outcomes: TaskOutcomes,
-    private readonly resender: Resender,
-    private readonly fleet: FleetEventLog,
-    private readonly settings: InflightSettings,
-    logger: Logger,
-  ) {
-    this.log = logger.child({ module: 'inflight-sweeper' });
+  constructor(private readonly o: InflightSweeperOptions) {
+    this.log = o.logger.child({ module: 'inflight-sweeper' });
   }
 
   /**
@@ -91,7 +94,7 @@ export class InflightSweeper {
       let unconsumed = false;
       for (const entry of agent.entries) {
         const reason = this.reasonFor(agent, entry, now);
-        if (entry.receivedAt === 0 && now - entry.sentAt >= this.settings.consumeBoundMs)
+        if (entry.receivedAt === 0 && now - entry.sentAt >= this.o.settings.consumeBoundMs)
           unconsumed = true;
         if (!reason) continue;
         await this.takeBack(agent.id, entry, reason);
@@ -113,12 +116,12 @@ export class InflightSweeper {
     if (agent.status === 'OFFLINE') return 'agent_offline';
     if (e.epoch < agent.epoch) return 'fenced';
     if (e.probe)
-      return e.receivedAt === 0 && now - e.sentAt >= this.settings.consumeBoundMs
+      return e.receivedAt === 0 && now - e.sentAt >= this.o.settings.consumeBoundMs
         ? 'receipt_timeout'
         : undefined;
     if (agent.status === 'DRAINING' && e.receivedAt === 0) return 'handoff';
     if (e.deadlineMs > 0 && now > e.deadlineMs) return 'deadline';
-    if (e.receivedAt === 0 && now - e.sentAt >= this.settings.receiptTimeoutMs)
+    if (e.receivedAt === 0 && now - e.sentAt >= this.o.settings.receiptTimeoutMs)
       return 'receipt_timeout';
     if (e.receivedAt > 0 && this.leaseLapsed(agent, e, now)) return 'lease_lapse';
     return undefined;
@@ -144,7 +147,7 @@ export class InflightSweeper {
   private async loadTerms(agents: readonly AgentState[]): Promise<void> {
     const next = new Map<string, LeaseTerms>();
     const missing: { key: string; taskId: string; receivedAt: number }[] = [];
-    const stale = slotPipeline(this.redis);
+    const stale = slotPipeline(this.o.redis);
     let staleCount = 0;
     for (const agent of agents) {
       const held = new Set<string>();
@@ -158,23 +161,25 @@ export class InflightSweeper {
       }
       const gone = Object.keys(agent.renewedAt).filter((id) => !held.has(id));
       if (gone.length > 0) {
-        stale.add(this.keys.leases(agent.id), (p) => p.hdel(this.keys.leases(agent.id), ...gone));
+        stale.add(this.o.keys.leases(agent.id), (p) =>
+          p.hdel(this.o.keys.leases(agent.id), ...gone),
+        );
         staleCount++;
       }
     }
     if (staleCount > 0) await stale.exec();
     if (missing.length > 0) {
-      const read = slotPipeline(this.redis);
+      const read = slotPipeline(this.o.redis);
       for (const m of missing)
-        read.add(this.keys.task(m.taskId), (p) =>
-          p.hmget(this.keys.task(m.taskId), ...TERMS.fields),
+        read.add(this.o.keys.task(m.taskId), (p) =>
+          p.hmget(this.o.keys.task(m.taskId), ...TERMS.fields),
         );
       const replies = await read.exec();
       missing.forEach((m, i) => {
         const task = TERMS.decode((replies[i]?.[1] ?? []) as (string | null)[]);
         const leaseMs =
-          ownValue(this.settings.execLeaseMsByCapability, task.capability ?? '') ??
-          this.settings.execLeaseMs;
+          ownValue(this.o.settings.execLeaseMsByCapability, task.capability ?? '') ??
+          this.o.settings.execLeaseMs;
         const maxMs = task.maxExecutionMs ?? 0;
         next.set(m.key, { leaseMs, capAt: maxMs > 0 ? m.receivedAt + maxMs : 0 });
       });
@@ -184,7 +189,7 @@ export class InflightSweeper {
 
   private async takeBack(agentId: string, e: PendingEntry, reason: RetryReason): Promise<void> {
     if (!e.probe) {
-      const decision = await this.outcomes.retry({
+      const decision = await this.o.outcomes.retry({
         taskId: e.taskId,
         attempt: e.attempt,
         reason,
@@ -194,7 +199,7 @@ export class InflightSweeper {
         ...(reason === 'deadline' ? { terminal: 'deadline' as const } : {}),
       });
       // Add to the next agent first, then acknowledge on this one.
-      if (decision.kind === 'retry' && REROUTE.has(reason)) await this.resender.resend(e.taskId);
+      if (decision.kind === 'retry' && REROUTE.has(reason)) await this.o.resender.resend(e.taskId);
       this.log.info(
         {
           task_id: e.taskId,
@@ -206,19 +211,19 @@ export class InflightSweeper {
         'task taken back',
       );
     }
-    const { pool } = await releaseScript.run(this.redis, {
+    const { pool } = await releaseScript.run(this.o.redis, {
       keys: {
-        agent: this.keys.agent(agentId),
-        pending: this.keys.pending(agentId),
-        inbox: this.keys.inbox(agentId),
+        agent: this.o.keys.agent(agentId),
+        pending: this.o.keys.pending(agentId),
+        inbox: this.o.keys.inbox(agentId),
       },
       args: { taskId: e.taskId, attempt: e.attempt, group: WORKER_GROUP },
     });
     if (pool) {
       // A pull agent's task: its entry in the pool (its priority's band) is acknowledged and
       // deleted too.
-      const stream = await poolStreamOf(this.redis, this.keys, pool.capability, e.taskId);
-      await this.redis
+      const stream = await poolStreamOf(this.o.redis, this.o.keys, pool.capability, e.taskId);
+      await this.o.redis
         .pipeline()
         .xack(stream, WORKER_GROUP, pool.entryId)
         .xdel(stream, pool.entryId)
@@ -228,8 +233,8 @@ export class InflightSweeper {
 
   /** Marks the agent SUSPECT; true when its status changed. */
   private async suspect(agentId: string): Promise<boolean> {
-    const suspected = await suspectScript.run(this.redis, {
-      keys: { agent: this.keys.agent(agentId) },
+    const suspected = await suspectScript.run(this.o.redis, {
+      keys: { agent: this.o.keys.agent(agentId) },
       args: {},
     });
     if (!suspected) return false;
@@ -237,7 +242,7 @@ export class InflightSweeper {
       { agent_id: agentId },
       'agent leaves tasks unread: SUSPECT until it consumes again',
     );
-    this.fleet.append({
+    this.o.fleet.append({
       kind: 'status',
       agent_id: agentId,
       from: 'HEALTHY',
@@ -248,15 +253,15 @@ export class InflightSweeper {
   }
 
   private async load(): Promise<AgentState[]> {
-    const ids = await this.redis.smembers(this.keys.agents());
+    const ids = await this.o.redis.smembers(this.o.keys.agents());
     if (ids.length === 0) return [];
-    const pipeline = slotPipeline(this.redis);
+    const pipeline = slotPipeline(this.o.redis);
     for (const id of ids)
-      pipeline.add(this.keys.agent(id), (p) =>
+      pipeline.add(this.o.keys.agent(id), (p) =>
         p
-          .hmget(this.keys.agent(id), 'status', 'epoch', 'zombie')
-          .hgetall(this.keys.pending(id))
-          .hgetall(this.keys.leases(id)),
+          .hmget(this.o.keys.agent(id), 'status', 'epoch', 'zombie')
+          .hgetall(this.o.keys.pending(id))
+          .hgetall(this.o.keys.leases(id)),
       );
     const replies = await pipeline.exec();
     return ids.map((id, i) => {

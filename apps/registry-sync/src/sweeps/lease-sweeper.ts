@@ -16,31 +16,34 @@ export interface LeaseSettings {
   offlineMs: number;
 }
 
+/** What a lease sweeper needs. */
+export interface LeaseSweeperOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  settings: LeaseSettings;
+}
+
 /** Moves agents between lease states on Redis server time and removes drained agents. */
 export class LeaseSweeper {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly settings: LeaseSettings,
-  ) {}
+  constructor(private readonly o: LeaseSweeperOptions) {}
 
   /** One pass over every agent; `graceMs` is added to every lease. Returns the transitions made. */
   async sweep(graceMs = 0): Promise<Transition[]> {
-    const ids = await this.redis.smembers(this.keys.agents());
+    const ids = await this.o.redis.smembers(this.o.keys.agents());
     if (ids.length === 0) return [];
     // One script per agent, each in its agent's slot: one pipeline per master on a Cluster.
-    const pipeline = slotPipeline(this.redis);
+    const pipeline = slotPipeline(this.o.redis);
     const args = {
-      suspectMs: this.settings.suspectMs,
-      offlineMs: this.settings.offlineMs,
+      suspectMs: this.o.settings.suspectMs,
+      offlineMs: this.o.settings.offlineMs,
       graceMs,
     };
     for (const id of ids) {
       const keys = {
-        agent: this.keys.agent(id),
-        pending: this.keys.pending(id),
-        inbox: this.keys.inbox(id),
-        card: this.keys.agentCard(id),
+        agent: this.o.keys.agent(id),
+        pending: this.o.keys.pending(id),
+        inbox: this.o.keys.inbox(id),
+        card: this.o.keys.agentCard(id),
       };
       pipeline.add(keys.agent, (p) => leaseScript.queue(p, { keys, args }));
     }
@@ -62,7 +65,7 @@ export class LeaseSweeper {
         if (status === 'GONE') gone.push(id);
       }
     });
-    if (gone.length > 0) await this.redis.srem(this.keys.agents(), ...gone);
+    if (gone.length > 0) await this.o.redis.srem(this.o.keys.agents(), ...gone);
     return transitions;
   }
 }

@@ -35,6 +35,17 @@ const WAITING = taskFields('status', 'agentId');
 /** The same, with the attempt a task drained into a push agent is retried from. */
 const POOLED = taskFields('status', 'agentId', 'attempt');
 
+/** What a pool drainer needs. */
+export interface PoolDrainerOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  snapshot: SnapshotHolder;
+  outcomes: TaskOutcomes;
+  resender: Resender;
+  receiptTimeoutMs: number;
+  logger: Logger;
+}
+
 /**
  * Looks after capability pools, one per tenant and capability, each a stream per priority band
  * (pool-bands.ts), taken highest band first. A pool with no live pull agent of
@@ -47,30 +58,22 @@ const POOLED = taskFields('status', 'agentId', 'attempt');
 export class PoolDrainer {
   private readonly log: Logger;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly snapshot: SnapshotHolder,
-    private readonly outcomes: TaskOutcomes,
-    private readonly resender: Resender,
-    private readonly receiptTimeoutMs: number,
-    logger: Logger,
-  ) {
-    this.log = logger.child({ module: 'pool-drainer' });
+  constructor(private readonly o: PoolDrainerOptions) {
+    this.log = o.logger.child({ module: 'pool-drainer' });
   }
 
   /** One pass over the pools that may hold tasks; returns how many tasks moved. */
   async sweep(): Promise<number> {
     let moved = 0;
-    for (const poolId of await this.redis.smembers(this.keys.pools())) {
+    for (const poolId of await this.o.redis.smembers(this.o.keys.pools())) {
       // A tenant's pool of a capability: `<tenant>/<capability>` (bare for the default tenant).
       const { tenant, id: capability } = splitScopedId(poolId);
       // Its priority bands, highest first (pool-bands.ts): the empty ones are passed over.
       const streams: string[] = [];
-      for (const stream of poolStreams(this.keys, poolId))
-        if ((await this.redis.xlen(stream)) > 0) streams.push(stream);
+      for (const stream of poolStreams(this.o.keys, poolId))
+        if ((await this.o.redis.xlen(stream)) > 0) streams.push(stream);
       if (streams.length === 0) {
-        await this.redis.srem(this.keys.pools(), poolId);
+        await this.o.redis.srem(this.o.keys.pools(), poolId);
         continue;
       }
       for (const pool of streams) {
@@ -79,10 +82,10 @@ export class PoolDrainer {
         moved += await this.requeueReleased(pool, capability, tenant);
       }
       const decision = decide(
-        this.snapshot.agentsFor(capability),
+        this.o.snapshot.agentsFor(capability),
         { taskId: capability, capability, tenant },
-        this.snapshot.ringFor(capability),
-        this.snapshot.inflightOf,
+        this.o.snapshot.ringFor(capability),
+        this.o.snapshot.inflightOf,
       );
       // Pull agents read their own tenant's pools only (a shared one too): while one of the
       // pool's tenant is live, it takes the pool; otherwise push agents of the tenant and shared
@@ -92,13 +95,13 @@ export class PoolDrainer {
         .filter((c) => isPush(c.agent))
         .reduce(
           (sum, c) =>
-            sum + Math.max(0, c.agent.max_concurrency - this.snapshot.inflightOf(c.agent)),
+            sum + Math.max(0, c.agent.max_concurrency - this.o.snapshot.inflightOf(c.agent)),
           0,
         );
       // The higher bands are drained first: a more urgent task takes the room before others.
       for (const pool of streams) {
         if (room <= 0) break;
-        const reply = (await this.redis.xreadgroup(
+        const reply = (await this.o.redis.xreadgroup(
           'GROUP',
           WORKER_GROUP,
           DISPATCHER,
@@ -121,20 +124,20 @@ export class PoolDrainer {
     const task = await this.readEntry(pool, entryId, fields);
     if (task?.ok) {
       const { status, agentId, attempt } = POOLED.decode(
-        await this.redis.hmget(this.keys.task(task.value.task_id), ...POOLED.fields),
+        await this.o.redis.hmget(this.o.keys.task(task.value.task_id), ...POOLED.fields),
       );
       if (status === 'sent' && !agentId) {
-        const decision = await this.outcomes.retry({
+        const decision = await this.o.outcomes.retry({
           taskId: task.value.task_id,
           attempt: attempt ?? 0,
           reason: 'unpooled',
           immediate: true,
         });
         // Delivered to a push agent first, then acknowledged in the pool.
-        if (decision.kind === 'retry') await this.resender.resend(task.value.task_id);
+        if (decision.kind === 'retry') await this.o.resender.resend(task.value.task_id);
       }
     }
-    await this.redis.pipeline().xack(pool, WORKER_GROUP, entryId).xdel(pool, entryId).exec();
+    await this.o.redis.pipeline().xack(pool, WORKER_GROUP, entryId).xdel(pool, entryId).exec();
     return 1;
   }
 
@@ -144,11 +147,11 @@ export class PoolDrainer {
    * timeout.
    */
   private async requeueAbandoned(pool: string): Promise<number> {
-    const [, claimed] = (await this.redis.xautoclaim(
+    const [, claimed] = (await this.o.redis.xautoclaim(
       pool,
       WORKER_GROUP,
       DISPATCHER,
-      this.receiptTimeoutMs,
+      this.o.receiptTimeoutMs,
       '0-0',
       'COUNT',
       BATCH,
@@ -169,7 +172,7 @@ export class PoolDrainer {
    * an entry nobody may take does not circle between the pool and the agents that refuse it.
    */
   private async requeueReleased(pool: string, capability: string, tenant: string): Promise<number> {
-    const held = (await this.redis.xpending(
+    const held = (await this.o.redis.xpending(
       pool,
       WORKER_GROUP,
       '-',
@@ -178,7 +181,7 @@ export class PoolDrainer {
       RELEASED_CONSUMER,
     )) as [string, string, number, number][];
     if (held.length === 0) return 0;
-    const takers = this.snapshot
+    const takers = this.o.snapshot
       .agentsFor(capability)
       .filter(
         (a) =>
@@ -187,7 +190,7 @@ export class PoolDrainer {
       );
     let requeued = 0;
     for (const [id] of held) {
-      const [entry] = await this.redis.xrange(pool, id, id);
+      const [entry] = await this.o.redis.xrange(pool, id, id);
       const fields = entry?.[1] ?? null;
       const task = fields ? decodeTask(fields) : undefined;
       if (task?.ok && !takers.some((a) => placementMiss(task.value, a) === undefined)) continue;
@@ -209,17 +212,17 @@ export class PoolDrainer {
     const task = await this.readEntry(pool, id, fields);
     if (task?.ok) {
       const { status, agentId } = WAITING.decode(
-        await this.redis.hmget(this.keys.task(task.value.task_id), ...WAITING.fields),
+        await this.o.redis.hmget(this.o.keys.task(task.value.task_id), ...WAITING.fields),
       );
       if (status === 'sent' && !agentId) {
-        const requeued = await requeueScript.run(this.redis, {
+        const requeued = await requeueScript.run(this.o.redis, {
           keys: { pool },
           args: { group: WORKER_GROUP, entryId: id },
         });
         return requeued !== undefined;
       }
     }
-    await this.redis.pipeline().xack(pool, WORKER_GROUP, id).xdel(pool, id).exec();
+    await this.o.redis.pipeline().xack(pool, WORKER_GROUP, id).xdel(pool, id).exec();
     return false;
   }
 
@@ -231,14 +234,16 @@ export class PoolDrainer {
       problem === undefined ? decodeTask(fields) : { ok: false as const, error: problem };
     if (!task.ok) {
       const park = { source: 'pool' as const, stream: pool, entryId, fields, reason: task.error };
-      await parkEntry(this.redis, this.keys, park, this.log);
+      await parkEntry(this.o.redis, this.o.keys, park, this.log);
     }
     return task;
   }
 
   private async ensureGroup(pool: string): Promise<void> {
-    await this.redis.xgroup('CREATE', pool, WORKER_GROUP, '0', 'MKSTREAM').catch((err: unknown) => {
-      if (!(err instanceof Error) || !err.message.startsWith('BUSYGROUP')) throw err;
-    });
+    await this.o.redis
+      .xgroup('CREATE', pool, WORKER_GROUP, '0', 'MKSTREAM')
+      .catch((err: unknown) => {
+        if (!(err instanceof Error) || !err.message.startsWith('BUSYGROUP')) throw err;
+      });
   }
 }

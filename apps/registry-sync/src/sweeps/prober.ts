@@ -2,6 +2,13 @@ import type { Logger } from 'pino';
 import { PROBE_CAPABILITY, type FullAgentView } from '@agent-reach/protocol';
 import type { Delivery } from '@agent-reach/dispatch';
 
+/** What a prober needs. */
+export interface ProberOptions {
+  delivery: Delivery;
+  intervalMs: number;
+  logger: Logger;
+}
+
 /**
  * Sends each live agent a small probe task through its inbox every interval: the real path, so
  * an agent whose heartbeat thread lives while its task loop is stuck leaves the probe unread,
@@ -14,12 +21,8 @@ export class Prober {
   private readonly lastProbe = new Map<string, number>();
   private readonly log: Logger;
 
-  constructor(
-    private readonly delivery: Delivery,
-    private readonly intervalMs: number,
-    logger: Logger,
-  ) {
-    this.log = logger.child({ module: 'prober' });
+  constructor(private readonly o: ProberOptions) {
+    this.log = o.logger.child({ module: 'prober' });
   }
 
   /** Probes the agents due for one. */
@@ -36,9 +39,9 @@ export class Prober {
         this.lastProbe.set(agent.agent_id, now);
         continue;
       }
-      if (now - last < this.intervalMs) continue;
+      if (now - last < this.o.intervalMs) continue;
       this.lastProbe.set(agent.agent_id, now);
-      const res = await this.delivery.deliver(
+      const res = await this.o.delivery.deliver(
         agent,
         {
           task_id: `probe:${agent.agent_id}:${now}`,
