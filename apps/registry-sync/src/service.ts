@@ -178,7 +178,13 @@ export async function createRegistryService(
   // Routers read the lease and retry settings from here (and again with every snapshot).
   const snapshots = new SnapshotWriter({ redis, keys, registry, settings: options, logger });
   await snapshots.publishSettings();
-  const snapshot = new SnapshotHolder(redis, subscriber, keys, options.snapshotIntervalMs, logger);
+  const snapshot = new SnapshotHolder({
+    redis,
+    subscriber,
+    keys,
+    intervalMs: options.snapshotIntervalMs,
+    logger,
+  });
   await snapshot.start();
   const { delivery, sender, deadLetters, fleet } = createSendPath({
     redis,

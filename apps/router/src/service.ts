@@ -153,7 +153,13 @@ export async function createRouterService(
   shards = () => shared.shards;
   await shared.start(subscriber, options.snapshotIntervalMs);
   const live = shared.over(options);
-  const snapshot = new SnapshotHolder(redis, subscriber, keys, options.snapshotIntervalMs, logger);
+  const snapshot = new SnapshotHolder({
+    redis,
+    subscriber,
+    keys,
+    intervalMs: options.snapshotIntervalMs,
+    logger,
+  });
   await snapshot.start();
   observability.watchSnapshot(snapshot);
   const tasks = new TaskReader(redis, keys);

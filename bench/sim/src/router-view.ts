@@ -1,11 +1,11 @@
-import { SnapshotHolder } from '@agent-reach/dispatch';
+import { SnapshotHolder, type SnapshotHolderOptions } from '@agent-reach/dispatch';
 import { reachKeys, type RegistrySnapshot, type SnapshotAgent } from '@agent-reach/protocol';
 import type { SimAgentSpec } from './workload.ts';
 
 /** The one capability every simulated agent serves. */
 export const SIM_CAPABILITY = 'sim';
 
-type HolderArgs = ConstructorParameters<typeof SnapshotHolder>;
+type HolderArgs = SnapshotHolderOptions;
 
 /**
  * The snapshot registry-sync would write for an agent. The one place that builds a
@@ -52,13 +52,13 @@ export class SnapshotBoard {
         throw new Error(`router view: ${msg}`, { cause: ctx.err });
       },
     };
-    const holder = new SnapshotHolder(
-      store as unknown as HolderArgs[0],
-      {} as HolderArgs[1],
-      this.keys,
-      snapshotIntervalMs,
-      logger as unknown as HolderArgs[4],
-    );
+    const holder = new SnapshotHolder({
+      redis: store as unknown as HolderArgs['redis'],
+      subscriber: {} as HolderArgs['subscriber'],
+      keys: this.keys,
+      intervalMs: snapshotIntervalMs,
+      logger: logger as unknown as HolderArgs['logger'],
+    });
     this.views.push(holder);
     return holder;
   }

@@ -28,6 +28,14 @@ export interface PooledRecord {
   watched?: boolean;
 }
 
+/** What a delivery needs. */
+export interface DeliveryOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  /** The lease age past which an agent is not delivered to (read at each call). */
+  offlineMs: number | (() => number);
+}
+
 /**
  * Delivers task attempts to agents' inboxes (the agent re-verified in the same script). The
  * delivery's pending entry in the agent's slot is the `sent` record: the task hash gets its
@@ -42,17 +50,13 @@ export class Delivery {
   /** The deliveries of one tick, one script call per agent. */
   private readonly batches: Coalescer<DeliverTask, DeliverReply>;
 
-  /** `offlineMs`: the lease age past which an agent is not delivered to (read at each call). */
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    offlineMs: number | (() => number),
-  ) {
+  constructor(private readonly o: DeliveryOptions) {
+    const { offlineMs } = o;
     const offline = typeof offlineMs === 'number' ? () => offlineMs : offlineMs;
-    this.watch = new DueWatch(redis, keys);
+    this.watch = new DueWatch(o.redis, o.keys);
     this.batches = new Coalescer((id, tasks) =>
-      deliverScript.run(this.redis, {
-        keys: { agent: keys.agent(id), inbox: keys.inbox(id), pending: keys.pending(id) },
+      deliverScript.run(this.o.redis, {
+        keys: { agent: o.keys.agent(id), inbox: o.keys.inbox(id), pending: o.keys.pending(id) },
         args: { offlineMs: offline() },
         items: tasks,
       }),
@@ -90,15 +94,15 @@ export class Delivery {
    * it), its expiry in the due set, and drops its watchdog entry, in one round trip.
    */
   async recordPooled(r: PooledRecord): Promise<void> {
-    const taskKey = this.keys.task(r.taskId);
-    const dueKey = this.keys.dueOf(r.taskId);
+    const taskKey = this.o.keys.task(r.taskId);
+    const dueKey = this.o.keys.dueOf(r.taskId);
     // On the auto-pipelined connection: they leave together with the other commands of this tick.
     await Promise.all([
-      recordPooledScript.run(this.redis, {
+      recordPooledScript.run(this.o.redis, {
         keys: { task: taskKey },
         args: { attempt: r.attempt, messageId: r.messageId, sentAt: r.sentAt, stream: r.stream },
       }),
-      this.redis.zadd(dueKey, r.dueAt, r.taskId),
+      this.o.redis.zadd(dueKey, r.dueAt, r.taskId),
       r.watched ? this.watch.unwatch(r.taskId) : undefined,
     ]);
   }

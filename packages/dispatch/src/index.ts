@@ -2,8 +2,8 @@ export { hash32 } from './routing/hash.ts';
 export { mulberry32 } from './routing/prng.ts';
 export { HashRing, VIRTUAL_NODES } from './routing/hash-ring.ts';
 export { rankCandidates, type RankedAgent, type LiveInflight } from './routing/select.ts';
-export { SnapshotHolder } from './snapshot/snapshot-holder.ts';
-export { CapacityWaiter } from './snapshot/capacity-waiter.ts';
+export { SnapshotHolder, type SnapshotHolderOptions } from './snapshot/snapshot-holder.ts';
+export { CapacityWaiter, type CapacityWaiterOptions } from './snapshot/capacity-waiter.ts';
 export { DISPATCH_SCRIPTS, defineDispatchCommands, type DispatchScriptName } from './scripts.ts';
 export { assignScript, type AssignReply } from './commands/assign.ts';
 export { claimScript, type ClaimReply } from './commands/claim.ts';
@@ -22,6 +22,7 @@ export { replayScript, type ReplayReply } from './task/replay.ts';
 export { retryScript, type RetryReply } from './task/retry.ts';
 export {
   Delivery,
+  type DeliveryOptions,
   type DeliveryResult,
   type DeliveryTarget,
   type PooledRecord,
@@ -48,7 +49,7 @@ export {
   type PolicySettings,
   type RouteRequest,
 } from './routing/policy.ts';
-export { FleetEventLog } from './fleet-event-log.ts';
+export { FleetEventLog, type FleetEventLogOptions } from './fleet-event-log.ts';
 export {
   attemptMessage,
   poolOf,

@@ -58,7 +58,13 @@ async function register(agentId: string): Promise<RegisterReply> {
 async function routerView(): Promise<SnapshotHolder> {
   const conn = new Redis(testServices().redisUrl);
   const subscriber = new Redis(testServices().redisUrl);
-  const holder = new SnapshotHolder(conn, subscriber, keys, 60_000, silent);
+  const holder = new SnapshotHolder({
+    redis: conn,
+    subscriber,
+    keys,
+    intervalMs: 60_000,
+    logger: silent,
+  });
   await holder.start();
   closers.push(async () => {
     await holder.close();

@@ -43,7 +43,7 @@ beforeEach(async () => {
   recorder = new HealthRecorder({
     redis,
     keys: reachKeys(prefix),
-    fleet: new FleetEventLog(redis, reachKeys(prefix), logger),
+    fleet: new FleetEventLog({ redis, keys: reachKeys(prefix), logger }),
     settings: { healthWindow: 100, probeFailures: 3 },
     logger,
   });

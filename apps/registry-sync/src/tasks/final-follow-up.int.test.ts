@@ -81,7 +81,7 @@ function canceller(publishOn: Redis): TaskCanceller {
 /** Retry decisions as registry-sync takes them; `publishOn` carries the dead-letter notices. */
 function outcomes(publishOn: Redis): TaskOutcomes {
   const events = createEventSink({ logger: silent });
-  const fleet = new FleetEventLog(redis, keys, silent);
+  const fleet = new FleetEventLog({ redis, keys, logger: silent });
   return new TaskOutcomes({
     redis,
     keys,

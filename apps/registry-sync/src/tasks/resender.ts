@@ -74,8 +74,13 @@ export class Resender {
     this.routing = { redis: o.redis, keys: o.keys, snapshot: o.snapshot, watermark: o.watermark };
     this.watch = new DueWatch(o.redis, o.keys);
     // Routers leave freed slots to the retries parked here: they read how many there are.
-    this.capacity = new CapacityWaiter(o.redis, o.keys, o.snapshot, {
-      announce: (capability) => this.announce(capability),
+    this.capacity = new CapacityWaiter({
+      redis: o.redis,
+      keys: o.keys,
+      snapshot: o.snapshot,
+      hooks: {
+        announce: (capability) => this.announce(capability),
+      },
     });
   }
 

@@ -18,7 +18,7 @@ const task = (taskId: string, attempt = 1): TaskMessage => ({
 describe('deliveries of one tick to one agent', () => {
   it('go in one script call, each checked against the slots the ones before it took', async () => {
     const { redis, keys } = scratch;
-    const delivery = new Delivery(redis, keys, 15_000);
+    const delivery = new Delivery({ redis, keys, offlineMs: 15_000 });
     const t = await redis.time();
     await redis.hset(
       keys.agent('full-soon'),
@@ -53,7 +53,7 @@ describe('deliveries of one tick to one agent', () => {
 
   it('to an agent that is gone, are each refused', async () => {
     const { redis, keys } = scratch;
-    const delivery = new Delivery(redis, keys, 15_000);
+    const delivery = new Delivery({ redis, keys, offlineMs: 15_000 });
     const target = { agent_id: 'never-was', epoch: 1 };
     const results = await Promise.all([
       delivery.deliver(target, task('x')),
@@ -67,7 +67,7 @@ describe('deliveries of one tick to one agent', () => {
 
   it('to an agent that is not live, are each refused', async () => {
     const { redis, keys } = scratch;
-    const delivery = new Delivery(redis, keys, 15_000);
+    const delivery = new Delivery({ redis, keys, offlineMs: 15_000 });
     const t = await redis.time();
     await redis.hset(keys.agent('offline'), {
       epoch: 1,

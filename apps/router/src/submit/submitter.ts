@@ -94,9 +94,14 @@ export class Submitter {
   constructor(private readonly o: SubmitterOptions) {
     this.log = o.logger.child({ module: 'submit' });
     this.routing = { redis: o.redis, keys: o.keys, snapshot: o.snapshot, watermark: o.watermark };
-    this.capacity = new CapacityWaiter(o.redis, o.keys, o.snapshot, {
-      reserved: async (capability) =>
-        Number(await o.redis.get(o.keys.retriesWaiting(capability))) || 0,
+    this.capacity = new CapacityWaiter({
+      redis: o.redis,
+      keys: o.keys,
+      snapshot: o.snapshot,
+      hooks: {
+        reserved: async (capability) =>
+          Number(await o.redis.get(o.keys.retriesWaiting(capability))) || 0,
+      },
     });
   }
 

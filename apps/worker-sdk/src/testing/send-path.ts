@@ -71,13 +71,13 @@ export class DoubleSendPath {
     logger: Logger,
   ) {
     defineDispatchCommands(redis, ['claim', 'release-claim', 'deliver', 'record-pooled']);
-    this.delivery = new Delivery(redis, keys, DOUBLE_LEASE_MS);
+    this.delivery = new Delivery({ redis, keys, offlineMs: DOUBLE_LEASE_MS });
     this.sender = new TaskSender({
       redis,
       keys,
       delivery: this.delivery,
       // Never started: the sender only keeps its live counts; the candidate comes from the record.
-      snapshot: new SnapshotHolder(redis, redis, keys, 60_000, logger),
+      snapshot: new SnapshotHolder({ redis, subscriber: redis, keys, intervalMs: 60_000, logger }),
       events: NO_EVENTS,
       logger,
       sessionTtlS: 60,

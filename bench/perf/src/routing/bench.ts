@@ -90,7 +90,13 @@ export async function measureRouting(
   gc();
   const heapBefore = process.memoryUsage().heapUsed;
   const { redis, subscriber } = fakeRedis(text);
-  const holder = new SnapshotHolder(redis, subscriber, reachKeys('bench'), 3_600_000, silent);
+  const holder = new SnapshotHolder({
+    redis,
+    subscriber,
+    keys: reachKeys('bench'),
+    intervalMs: 3_600_000,
+    logger: silent,
+  });
   const loads: number[] = [];
   const ringBuilds: number[] = [];
   for (let i = 0; i < 7; i++) {

@@ -41,9 +41,9 @@ export interface SendPath {
 /** Builds the one send path and the one dead-letter announcement on a connection. */
 export function createSendPath(o: SendPathOptions): SendPath {
   const { redis, keys, snapshot, events, logger, settings } = o;
-  const delivery = new Delivery(redis, keys, () => settings.offlineMs);
+  const delivery = new Delivery({ redis, keys, offlineMs: () => settings.offlineMs });
   const callbacks = new CallbackPublisher(redis, keys, settings);
-  const fleet = new FleetEventLog(redis, keys, logger.child({ module: 'fleet' }));
+  const fleet = new FleetEventLog({ redis, keys, logger: logger.child({ module: 'fleet' }) });
   return {
     delivery,
     callbacks,

@@ -38,6 +38,20 @@ function openSlots(decision: Decision, snapshot: SnapshotHolder): number {
 const FIRST_PAUSE_MS = 2;
 const LAST_PAUSE_MS = 20;
 
+/** What a capacity waiter needs. */
+export interface CapacityWaiterOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  snapshot: SnapshotHolder;
+  /** @default {} */
+  hooks?: CapacityWaiterHooks;
+  /**
+   * Tasks waiting per capability at most; past it, a wait answers false at once.
+   * @default 10_000
+   */
+  maxWaiting?: number;
+}
+
 /**
  * Holds, for a short while, tasks that found every agent of their capability at capacity. One
  * loop per capability reads the true inflight counts of its agents (the length of their pending
@@ -52,17 +66,15 @@ const LAST_PAUSE_MS = 20;
  * busy, so it is delivered as soon as a slot frees, not at its next sweep.
  */
 export class CapacityWaiter {
+  private readonly hooks: CapacityWaiterHooks;
+  private readonly maxWaiting: number;
   private readonly queues = new Map<string, Waiter[]>();
   private closed = false;
 
-  /** `maxWaiting`: tasks waiting per capability at most; past it, a wait answers false at once. */
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly snapshot: SnapshotHolder,
-    private readonly hooks: CapacityWaiterHooks = {},
-    private readonly maxWaiting = 10_000,
-  ) {}
+  constructor(private readonly o: CapacityWaiterOptions) {
+    this.hooks = o.hooks ?? {};
+    this.maxWaiting = o.maxWaiting ?? 10_000;
+  }
 
   /**
    * Free slots of `capability` beyond those left to others, after reading the true counts of the
@@ -71,7 +83,7 @@ export class CapacityWaiter {
   async room(capability: string, decision: Decision): Promise<number> {
     return this.beyondReserved(
       capability,
-      await recountFree(this.redis, this.keys, this.snapshot, decision),
+      await recountFree(this.o.redis, this.o.keys, this.o.snapshot, decision),
     );
   }
 
@@ -123,12 +135,12 @@ export class CapacityWaiter {
         await new Promise((r) => setTimeout(r, pause));
         if (queue.length === 0) break;
         if (this.hooks.announce) await this.hooks.announce(capability);
-        const agents = this.snapshot.agentsFor(capability);
+        const agents = this.o.snapshot.agentsFor(capability);
         const decision = decide(
           agents,
           { taskId: capability, capability },
-          this.snapshot.ringFor(capability),
-          this.snapshot.inflightOf,
+          this.o.snapshot.ringFor(capability),
+          this.o.snapshot.inflightOf,
         );
         // Room the snapshot already shows (an agent joined, a count aged out), or room Redis shows:
         // as many waiters as there are free slots, so the most urgent go first.
@@ -136,7 +148,7 @@ export class CapacityWaiter {
           decision.count() > 0
             ? await this.beyondReserved(
                 capability,
-                Math.min(queue.length, openSlots(decision, this.snapshot)),
+                Math.min(queue.length, openSlots(decision, this.o.snapshot)),
               )
             : await this.room(capability, decision);
         if (free > 0) {

@@ -33,7 +33,13 @@ function holder() {
   const redis = { get: () => Promise.resolve(stored) } as unknown as Redis;
   const subscriber = {} as Redis;
   const logger = { child: () => logger, warn: () => undefined } as unknown as Logger;
-  const h = new SnapshotHolder(redis, subscriber, reachKeys('t'), 60_000, logger);
+  const h = new SnapshotHolder({
+    redis,
+    subscriber,
+    keys: reachKeys('t'),
+    intervalMs: 60_000,
+    logger,
+  });
   const write = async (agents: SnapshotAgent[]) => {
     stored = JSON.stringify({ version: ++version, written_at: 0, agents });
     await h.reload();

@@ -11,6 +11,15 @@ import { LiveCounts } from './live-counts.ts';
 
 type State = 'idle' | 'running' | 'closed';
 
+/** What a snapshot holder needs. */
+export interface SnapshotHolderOptions {
+  redis: RedisClient;
+  subscriber: RedisClient;
+  keys: ReachKeys;
+  intervalMs: number;
+  logger: Logger;
+}
+
 /**
  * Holds the latest registry snapshot in memory, indexed by capability. Reloads it every
  * interval and when registry-sync announces a new version. Keeps the inflight counts the
@@ -31,14 +40,8 @@ export class SnapshotHolder {
   private reloadAgain: Promise<void> | undefined;
   private readonly log: Logger;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly subscriber: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly intervalMs: number,
-    logger: Logger,
-  ) {
-    this.log = logger.child({ module: 'snapshot' });
+  constructor(private readonly o: SnapshotHolderOptions) {
+    this.log = o.logger.child({ module: 'snapshot' });
   }
 
   /** Loads the first snapshot and starts following new ones. */
@@ -46,9 +49,9 @@ export class SnapshotHolder {
     if (this.state !== 'idle') return;
     this.state = 'running';
     await this.reload();
-    this.subscriber.on('message', () => void this.reload());
-    await this.subscriber.subscribe(this.keys.snapshotChannel());
-    this.timer = setInterval(() => void this.reload(), this.intervalMs);
+    this.o.subscriber.on('message', () => void this.reload());
+    await this.o.subscriber.subscribe(this.o.keys.snapshotChannel());
+    this.timer = setInterval(() => void this.reload(), this.o.intervalMs);
     this.timer.unref();
   }
 
@@ -151,12 +154,12 @@ export class SnapshotHolder {
     this.state = 'closed';
     if (this.timer) clearInterval(this.timer);
     await this.reloading;
-    this.subscriber.disconnect();
+    this.o.subscriber.disconnect();
   }
 
   private async load(): Promise<void> {
     try {
-      const next = decodeSnapshot(await this.redis.get(this.keys.snapshot()));
+      const next = decodeSnapshot(await this.o.redis.get(this.o.keys.snapshot()));
       this.loadedAt = Date.now();
       if (!next || next.version === this.snapshot.version) return;
       this.snapshot = next;
