@@ -315,12 +315,12 @@ export async function createRegistryService(
   });
   const consumers = blockings.map(
     (blocking, shard) =>
-      new AckConsumer(
+      new AckConsumer({
         blocking,
-        acks,
+        redis: acks,
         keys,
         applier,
-        {
+        settings: {
           consumer: options.instanceId,
           stream: keys.acks(shard),
           // A killed instance's acks are applied within about as long as its duties take to move.
@@ -328,7 +328,7 @@ export async function createRegistryService(
           claimEveryMs: Math.max(250, housekeepingLeaseMs(options.sweepIntervalMs) / 3),
         },
         logger,
-      ),
+      }),
   );
   const app = await buildRegistryApp({
     redis,

@@ -49,14 +49,20 @@ describe('AckConsumer', () => {
     const readAt = Date.now();
 
     const { applied, applier } = recordingApplier();
-    consumer = new AckConsumer(
+    consumer = new AckConsumer({
       blocking,
       redis,
       keys,
       applier,
-      { consumer: 'sync-live', stream, blockMs: 100, claimIdleMs: 1000, claimEveryMs: 100 },
-      pino({ level: 'silent' }),
-    );
+      settings: {
+        consumer: 'sync-live',
+        stream,
+        blockMs: 100,
+        claimIdleMs: 1000,
+        claimEveryMs: 100,
+      },
+      logger: pino({ level: 'silent' }),
+    });
     await consumer.start();
     await waitFor(() => ids.every((id) => applied.has(id)), {
       timeoutMs: 5000,

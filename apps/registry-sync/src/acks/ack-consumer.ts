@@ -32,6 +32,18 @@ export interface AckConsumerSettings {
   claimEveryMs?: number;
 }
 
+/** What an {@link AckConsumer} reads with and hands its entries to. */
+export interface AckConsumerOptions {
+  /** The connection its blocking XREADGROUP waits on (disconnected by `close`). */
+  blocking: RedisClient;
+  /** The connection for XACK, XAUTOCLAIM and the group. */
+  redis: RedisClient;
+  keys: ReachKeys;
+  applier: AckApplier;
+  settings: AckConsumerSettings;
+  logger: Logger;
+}
+
 /**
  * Reads a shard of the acks stream in the `sync` consumer group (shared by every registry-sync instance)
  * on its own blocking connection, applies each entry, then XACKs and deletes it. Entries left
@@ -63,16 +75,19 @@ export class AckConsumer {
   private flushing: Promise<void> | undefined;
   private readonly stream: string;
 
-  constructor(
-    private readonly blocking: RedisClient,
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    applier: AckApplier,
-    private readonly settings: AckConsumerSettings,
-    logger: Logger,
-  ) {
-    this.stream = settings.stream ?? keys.acks();
-    this.log = logger.child({ module: 'ack-consumer', stream: this.stream });
+  private readonly blocking: RedisClient;
+  private readonly redis: RedisClient;
+  private readonly keys: ReachKeys;
+  private readonly settings: AckConsumerSettings;
+
+  constructor(o: AckConsumerOptions) {
+    this.blocking = o.blocking;
+    this.redis = o.redis;
+    this.keys = o.keys;
+    this.settings = o.settings;
+    const { applier } = o;
+    this.stream = o.settings.stream ?? o.keys.acks();
+    this.log = o.logger.child({ module: 'ack-consumer', stream: this.stream });
     this.chains = new AckChains(
       async (id, fields) => {
         await applier.apply(id, fields, this.stream);
