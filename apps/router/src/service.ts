@@ -206,15 +206,19 @@ export async function createRouterService(
     defaults: { ratePerS: options.keyRatePerS, maxInflight: options.keyMaxInflight },
   });
   const quotas = { limits, inflight: new InflightQuota({ redis, keys, limits }) };
-  const callbacks = new CallbackReader(redis, pool, keys);
+  const callbacks = new CallbackReader({ redis, pool, keys });
   const waitConn = createRedis(connection, { maxRetriesPerRequest: null, retryStrategy });
   waitConn.on('error', (err: Error) =>
     logger.debug({ err, module: 'redis' }, 'result wait connection error'),
   );
-  const waiter = new ResultWaiter(waitConn, keys, logger.child({ module: 'result-waiter' }));
+  const waiter = new ResultWaiter({
+    conn: waitConn,
+    keys,
+    logger: logger.child({ module: 'result-waiter' }),
+  });
   waiter.start();
   // A2A push notifications (docs/A2A.md): the configs, and this router's share of the webhooks.
-  const a2aPush = new PushConfigStore(redis, keys, options.a2aPushHosts);
+  const a2aPush = new PushConfigStore({ redis, keys, hosts: options.a2aPushHosts });
   const pushConn = createRedis(connection, { maxRetriesPerRequest: null, retryStrategy });
   pushConn.on('error', (err: Error) =>
     logger.debug({ err, module: 'redis' }, 'A2A push connection error'),

@@ -10,11 +10,16 @@ import { httpError, principalOf, type KeyVerifier } from '@agent-reach/service-k
 import type { SnapshotHolder } from '@agent-reach/dispatch';
 import { SSE_HEADERS } from '../console/sse-client.ts';
 import { capabilityCard, cardJson, fleetCard, type CardSource } from './cards.ts';
-import { A2A_CALL, ReachA2AHandler, type A2ACall, type A2AHandlerDeps } from './request-handler.ts';
+import {
+  A2A_CALL,
+  ReachA2AHandler,
+  type A2ACall,
+  type A2AHandlerOptions,
+} from './request-handler.ts';
 import { paramsProblem } from './rpc-params.ts';
 
 /** What the A2A gateway needs: the handler's collaborators, the snapshot for cards, and auth. */
-export interface A2ARouteDeps extends A2AHandlerDeps {
+export interface A2ARouteDeps extends Omit<A2AHandlerOptions, 'fallbackCard'> {
   snapshot: SnapshotHolder;
   auth: { required: boolean; verifier: KeyVerifier };
 }
@@ -60,9 +65,10 @@ function baseUrl(request: FastifyRequest): string {
  */
 export const a2aRoutes: FastifyPluginAsyncTypebox<A2ARouteDeps> = async (app, deps) => {
   const source: CardSource = { snapshot: deps.snapshot, authRequired: deps.auth.required };
-  const handler = new ReachA2AHandler(deps, () =>
-    fleetCard(source, 'http://127.0.0.1', DEFAULT_TENANT),
-  );
+  const handler = new ReachA2AHandler({
+    ...deps,
+    fallbackCard: () => fleetCard(source, 'http://127.0.0.1', DEFAULT_TENANT),
+  });
   const rpc = new JsonRpcTransportHandler(handler);
   const legacy = new LegacyJsonRpcTransportHandler(handler);
 

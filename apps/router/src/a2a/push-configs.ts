@@ -90,21 +90,27 @@ export function checkPushConfig(
   allowedPushUrl(config.url, hosts);
 }
 
+/** What the push-config store needs. */
+export interface PushConfigStoreOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  /** Hosts besides loopback a webhook may go to (REACH_A2A_PUSH_HOSTS). */
+  hosts: readonly string[];
+}
+
 /**
  * A task's A2A push-notification configs in Redis (`keys.a2aPush`, under the task's hash tag),
  * kept as long as the task. Saving one also makes sure the task's final result reaches the push
  * forwarder (its callback topic becomes {@link A2A_PUSH_TOPIC} unless its caller set one).
  */
 export class PushConfigStore {
+  readonly hosts: readonly string[];
   /** push-config-save-2.lua is defined on the connection (at the first save). */
   #loaded = false;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    /** Hosts besides loopback a webhook may go to (REACH_A2A_PUSH_HOSTS). */
-    readonly hosts: readonly string[],
-  ) {}
+  constructor(private readonly o: PushConfigStoreOptions) {
+    this.hosts = o.hosts;
+  }
 
   /**
    * Checks and saves `config` of task `id` (the id inside Redis), giving it an id when it has
@@ -135,7 +141,7 @@ export class PushConfigStore {
 
   /** The task's configs (none when it has none or they expired). */
   async list(id: string): Promise<StoredPushConfig[]> {
-    const values = await this.redis.hvals(this.keys.a2aPush(id));
+    const values = await this.o.redis.hvals(this.o.keys.a2aPush(id));
     return values.flatMap((v) => {
       try {
         return [JSON.parse(v) as StoredPushConfig];
@@ -147,18 +153,18 @@ export class PushConfigStore {
 
   /** One config by its id. */
   async get(id: string, configId: string): Promise<StoredPushConfig | undefined> {
-    const value = await this.redis.hget(this.keys.a2aPush(id), configId);
+    const value = await this.o.redis.hget(this.o.keys.a2aPush(id), configId);
     return value === null ? undefined : (JSON.parse(value) as StoredPushConfig);
   }
 
   /** Deletes one config; false when there was none of that id. */
   async delete(id: string, configId: string): Promise<boolean> {
-    return (await this.redis.hdel(this.keys.a2aPush(id), configId)) > 0;
+    return (await this.o.redis.hdel(this.o.keys.a2aPush(id), configId)) > 0;
   }
 
   /** After the task ended: its configs expire with it (`ttlMs`, its own expiry). */
   async expireWith(id: string, ttlMs: number): Promise<void> {
-    if (ttlMs > 0) await this.redis.pexpire(this.keys.a2aPush(id), ttlMs);
+    if (ttlMs > 0) await this.o.redis.pexpire(this.o.keys.a2aPush(id), ttlMs);
   }
 
   /** push-config-save-2.lua: saves `json` as `configId` (none for '') and retargets the task. */
@@ -166,11 +172,11 @@ export class PushConfigStore {
     // Defined at the first use: ioredis copies every script of a connection onto each of its
     // pipelines, which a router whose callers never set a push config should not pay for.
     if (!this.#loaded) {
-      loadScripts(this.redis, [pushConfigSaveScript]);
+      loadScripts(this.o.redis, [pushConfigSaveScript]);
       this.#loaded = true;
     }
-    return pushConfigSaveScript.run(this.redis, {
-      keys: { configs: this.keys.a2aPush(id), task: this.keys.task(id) },
+    return pushConfigSaveScript.run(this.o.redis, {
+      keys: { configs: this.o.keys.a2aPush(id), task: this.o.keys.task(id) },
       args: {
         configId,
         config: json,

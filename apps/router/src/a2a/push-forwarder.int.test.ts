@@ -103,7 +103,7 @@ const pending = async () =>
 describe('the A2A push forwarder', () => {
   it('posts a task with a config to its webhook, again after a refusal, and acknowledges every final item', async () => {
     const { redis, keys } = scratch;
-    const store = new PushConfigStore(redis, keys, []);
+    const store = new PushConfigStore({ redis, keys, hosts: [] });
     const publisher = new CallbackPublisher(redis, keys, {
       callbackRetentionS: 60,
       callbackMaxLen: 1000,
@@ -140,7 +140,7 @@ describe('the A2A push forwarder', () => {
 
   it('claims and delivers an item a router read and never acknowledged (it died)', async () => {
     const { redis, keys } = scratch;
-    const store = new PushConfigStore(redis, keys, []);
+    const store = new PushConfigStore({ redis, keys, hosts: [] });
     await completedTask('orphan');
     await store.save(
       'orphan',
@@ -176,7 +176,7 @@ describe('the A2A push forwarder', () => {
 
   it('refuses a webhook on a host that is neither loopback nor allowed', async () => {
     const { redis, keys } = scratch;
-    const store = new PushConfigStore(redis, keys, ['hooks.example.com']);
+    const store = new PushConfigStore({ redis, keys, hosts: ['hooks.example.com'] });
     const config = { tenant: '', id: '', taskId: '', token: '', authentication: undefined };
     await expect(
       store.save('t', { ...config, url: 'http://metadata.internal/x' }, '1.0'),
@@ -193,7 +193,7 @@ describe('the A2A push forwarder', () => {
 
   it('a webhook that does not answer holds up no other task', async () => {
     const { redis, keys } = scratch;
-    const store = new PushConfigStore(redis, keys, []);
+    const store = new PushConfigStore({ redis, keys, hosts: [] });
     const config = { tenant: '', id: 'c1', taskId: '', authentication: undefined };
     await completedTask('slow');
     await completedTask('quick');

@@ -37,7 +37,7 @@ export const PUSH_SEND_DEFAULTS: PushSendSettings = {
 };
 
 /** What a forwarder works with. */
-export interface PushForwarderDeps {
+export interface PushForwarderOptions {
   /** Its own connection: the blocking group read holds it. */
   conn: RedisClient;
   /** The router's shared connection (acks, claims, reads). */
@@ -97,11 +97,11 @@ export class PushForwarder {
   /** The entries being handled, by entry id. */
   readonly #inFlight = new Map<string, Promise<void>>();
 
-  constructor(private readonly deps: PushForwarderDeps) {
-    this.#key = deps.keys.callback(A2A_PUSH_TOPIC);
-    this.#send = deps.send ?? PUSH_SEND_DEFAULTS;
-    this.#claimIdleMs = deps.claimIdleMs ?? 60_000;
-    this.#blockMs = deps.blockMs ?? 5000;
+  constructor(private readonly o: PushForwarderOptions) {
+    this.#key = o.keys.callback(A2A_PUSH_TOPIC);
+    this.#send = o.send ?? PUSH_SEND_DEFAULTS;
+    this.#claimIdleMs = o.claimIdleMs ?? 60_000;
+    this.#blockMs = o.blockMs ?? 5000;
   }
 
   /** Starts the read loop (once). */
@@ -112,7 +112,7 @@ export class PushForwarder {
   /** Ends the loop; webhooks being sent are abandoned (their items are claimed by another router). */
   async close(): Promise<void> {
     this.#stop.abort();
-    this.deps.conn.disconnect();
+    this.o.conn.disconnect();
     await this.#loop;
     await Promise.all(this.#inFlight.values());
   }
@@ -122,7 +122,7 @@ export class PushForwarder {
    * like any idle topic, taking the group with it (the loop then makes both again).
    */
   async #ensureGroup(): Promise<void> {
-    const { redis } = this.deps;
+    const { redis } = this.o;
     try {
       await redis.xgroup('CREATE', this.#key, PUSH_GROUP, '0', 'MKSTREAM');
     } catch (err: unknown) {
@@ -130,7 +130,7 @@ export class PushForwarder {
       return;
     }
     if ((await redis.pttl(this.#key)) === -1)
-      await redis.expire(this.#key, this.deps.retentionS?.() ?? 7 * 24 * 3600);
+      await redis.expire(this.#key, this.o.retentionS?.() ?? 7 * 24 * 3600);
   }
 
   async #run(): Promise<void> {
@@ -151,7 +151,7 @@ export class PushForwarder {
         }
         const room = MAX_IN_FLIGHT - this.#inFlight.size;
         if (room <= 0) continue;
-        const reply = (await this.deps.conn.xreadgroup(
+        const reply = (await this.o.conn.xreadgroup(
           'GROUP',
           PUSH_GROUP,
           this.#consumer,
@@ -168,7 +168,7 @@ export class PushForwarder {
         if (stopped.aborted) return;
         // The topic expired while idle (it takes its group with it): make the group again.
         if (String((err as Error).message).includes('NOGROUP')) grouped = false;
-        else this.deps.logger.warn({ err }, 'A2A push read failed; retrying');
+        else this.o.logger.warn({ err }, 'A2A push read failed; retrying');
         await sleep(250, stopped);
       }
     }
@@ -180,7 +180,7 @@ export class PushForwarder {
     do {
       const room = MAX_IN_FLIGHT - this.#inFlight.size;
       if (room <= 0) return;
-      const [next, entries] = (await this.deps.redis.xautoclaim(
+      const [next, entries] = (await this.o.redis.xautoclaim(
         this.#key,
         PUSH_GROUP,
         this.#consumer,
@@ -209,45 +209,45 @@ export class PushForwarder {
         const msg = decodeCallback(fields);
         if (isFinalCallback(msg)) await this.#deliver(msg.task_id);
       }
-      if (!this.#stop.signal.aborted) await this.deps.redis.xack(this.#key, PUSH_GROUP, id);
+      if (!this.#stop.signal.aborted) await this.o.redis.xack(this.#key, PUSH_GROUP, id);
     } catch (err: unknown) {
       if (!this.#stop.signal.aborted)
-        this.deps.logger.warn({ err, entry: id }, 'A2A push item failed; it is retried later');
+        this.o.logger.warn({ err, entry: id }, 'A2A push item failed; it is retried later');
     }
   }
 
   /** Sends the task's final state to each of its configs' URLs. */
   async #deliver(id: string): Promise<void> {
-    const configs = await this.deps.store.list(id);
+    const configs = await this.o.store.list(id);
     if (configs.length === 0) return;
     const task = await this.#read(id);
     // Not ended after all (a failed attempt that is retried): its final item comes later.
     if (!task?.status || !isTerminalState(task.status.state)) return;
     await Promise.all(configs.map((c) => this.#post(id, task, c)));
-    await this.deps.store.expireWith(id, await this.deps.redis.pttl(this.deps.keys.task(id)));
+    await this.o.store.expireWith(id, await this.o.redis.pttl(this.o.keys.task(id)));
   }
 
   /** The task as GetTask shows it to its own tenant. */
   async #read(id: string): Promise<Task | undefined> {
     const scope = new TenantScope(TenantScope.tenantOf(id), false);
-    const taskKey = this.deps.keys.task(id);
+    const taskKey = this.o.keys.task(id);
     const [view, session] = await Promise.all([
-      this.deps.tasks.view(id, scope),
-      this.deps.redis.hget(taskKey, TaskRecordField.sessionId),
+      this.o.tasks.view(id, scope),
+      this.o.redis.hget(taskKey, TaskRecordField.sessionId),
     ]);
     return view ? taskOf(view, session || view.task_id) : undefined;
   }
 
   async #post(id: string, task: Task, stored: StoredPushConfig): Promise<void> {
     const { config } = stored;
-    const log = this.deps.logger.child({ task_id: id, push_config: config.id });
+    const log = this.o.logger.child({ task_id: id, push_config: config.id });
     let url: URL;
     try {
       url = new URL(config.url);
     } catch {
       return;
     }
-    if (!isAllowedHost(url.hostname, this.deps.store.hosts)) {
+    if (!isAllowedHost(url.hostname, this.o.store.hosts)) {
       log.warn({ host: url.hostname }, 'A2A push not sent: the host is no longer allowed');
       return;
     }

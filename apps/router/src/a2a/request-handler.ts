@@ -70,7 +70,7 @@ export interface A2ACall {
 export const A2A_CALL = 'agent-reach.call';
 
 /** What the gateway's handler works with: the router's own submit, read and cancel code. */
-export interface A2AHandlerDeps {
+export interface A2AHandlerOptions {
   redis: RedisClient;
   keys: ReachKeys;
   submitter: Submitter;
@@ -83,6 +83,8 @@ export interface A2AHandlerDeps {
   events?: TaskStreamDeps;
   /** A2A push-notification configs; without them, push notifications are unsupported. */
   push?: PushConfigStore;
+  /** The card of a call made without one (never: the route sets it). */
+  fallbackCard: () => AgentCard;
 }
 
 /**
@@ -128,14 +130,10 @@ function toA2AError(err: unknown): unknown {
  * router's cancellation, and streams follow the task's events as `GET /v1/tasks/:id/events` does.
  */
 export class ReachA2AHandler implements A2ARequestHandler {
-  constructor(
-    private readonly deps: A2AHandlerDeps,
-    /** The card of a call made without one (never: the route sets it). */
-    private readonly fallbackCard: () => AgentCard,
-  ) {}
+  constructor(private readonly o: A2AHandlerOptions) {}
 
   async getAgentCard(): Promise<AgentCard> {
-    return this.fallbackCard();
+    return this.o.fallbackCard();
   }
 
   async getAuthenticatedExtendedAgentCard(
@@ -163,12 +161,12 @@ export class ReachA2AHandler implements A2ARequestHandler {
         return await this.current(outcome, scope, contextId);
       }
       // Registered before the submission, so the result cannot arrive unseen (as wait_ms does).
-      const expectation = this.deps.waiter.expect(body.task_id as string, MAX_SUBMIT_WAIT_MS);
+      const expectation = this.o.waiter.expect(body.task_id as string, MAX_SUBMIT_WAIT_MS);
       let outcome: SubmitOutcome;
       try {
         outcome = await this.submitWithin(
           call.principal,
-          { ...body, callback_topic: this.deps.waiter.topic, stream: false },
+          { ...body, callback_topic: this.o.waiter.topic, stream: false },
           scope.tenant,
         );
       } catch (err: unknown) {
@@ -178,7 +176,7 @@ export class ReachA2AHandler implements A2ARequestHandler {
       if (!outcome.created) expectation.cancel();
       else await expectation.result;
       // Still running when the wait ran out: its end is pushed (the wait topic has no reader now).
-      if (pushed) await this.deps.push?.retarget(body.task_id as string);
+      if (pushed) await this.o.push?.retarget(body.task_id as string);
       return await this.current(outcome, scope, contextId);
     } catch (err: unknown) {
       throw toA2AError(err);
@@ -249,7 +247,7 @@ export class ReachA2AHandler implements A2ARequestHandler {
     const scope = TenantScope.of(principal);
     const id = this.resolve(params.id, scope);
     try {
-      const outcome = await this.deps.canceller.cancel(id, principal.keyId);
+      const outcome = await this.o.canceller.cancel(id, principal.keyId);
       if (outcome.kind === 'unknown')
         throw new TaskNotFoundError(`task ${params.id} is unknown or has expired`);
       if (outcome.kind === 'final')
@@ -343,11 +341,11 @@ export class ReachA2AHandler implements A2ARequestHandler {
   }
 
   private pushes(): PushConfigStore {
-    if (!this.deps.push)
+    if (!this.o.push)
       throw new PushNotificationNotSupportedError(
         'push notifications are not served by this router: follow the task with SubscribeToTask',
       );
-    return this.deps.push;
+    return this.o.push;
   }
 
   /** The task a push-config call names, as GetTask finds it (another tenant's is not found). */
@@ -357,8 +355,8 @@ export class ReachA2AHandler implements A2ARequestHandler {
   ): Promise<{ id: string; scope: TenantScope }> {
     const scope = TenantScope.of(callOf(context).principal);
     const id = this.resolve(name, scope);
-    const taskKey = this.deps.keys.task(id);
-    const exists = await this.deps.redis.exists(taskKey).catch((err: unknown) => {
+    const taskKey = this.o.keys.task(id);
+    const exists = await this.o.redis.exists(taskKey).catch((err: unknown) => {
       throw toA2AError(err);
     });
     if (exists === 0) throw new TaskNotFoundError(`task ${name} is unknown or has expired`);
@@ -382,9 +380,9 @@ export class ReachA2AHandler implements A2ARequestHandler {
   }
 
   private streams(): TaskStreamDeps {
-    if (!this.deps.events)
+    if (!this.o.events)
       throw new UnsupportedOperationError('streaming is not served by this router');
-    return this.deps.events;
+    return this.o.events;
   }
 
   /**
@@ -455,12 +453,12 @@ export class ReachA2AHandler implements A2ARequestHandler {
     body: SubmitBody,
     tenant: string,
   ): Promise<SubmitOutcome> {
-    const quota = this.deps.quota;
+    const quota = this.o.quota;
     const slot =
       quota && !principal.open ? await quota.take(principal, body.task_id ?? '') : undefined;
     let outcome: SubmitOutcome;
     try {
-      outcome = await this.deps.submitter.submit(body, tenant);
+      outcome = await this.o.submitter.submit(body, tenant);
     } catch (err: unknown) {
       await slot?.release();
       throw err;
@@ -488,12 +486,10 @@ export class ReachA2AHandler implements A2ARequestHandler {
   ): Promise<Task | undefined> {
     // Every key is built before any promise starts: a key builder that throws must not leave a
     // started read to reject with no one waiting for it (eslint: reach/promise-args).
-    const taskKey = this.deps.keys.task(id);
+    const taskKey = this.o.keys.task(id);
     const [view, session] = await Promise.all([
-      this.deps.tasks.view(id, scope),
-      contextId === undefined
-        ? this.deps.redis.hget(taskKey, TaskRecordField.sessionId)
-        : contextId,
+      this.o.tasks.view(id, scope),
+      contextId === undefined ? this.o.redis.hget(taskKey, TaskRecordField.sessionId) : contextId,
     ]);
     if (!view) return undefined;
     return taskOf(view, session || view.task_id);

@@ -10,20 +10,23 @@ import { RawJson } from './raw-json.ts';
 
 type XReadReply = [string, [string, string[]][]][] | null;
 
+/** What a callback reader needs. */
+export interface CallbackReaderOptions {
+  redis: RedisClient;
+  pool: BlockingPool;
+  keys: ReachKeys;
+}
+
 /** Reads a callback topic from a cursor, long-polling when nothing is there yet. */
 export class CallbackReader {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly pool: BlockingPool,
-    private readonly keys: ReachKeys,
-  ) {}
+  constructor(private readonly o: CallbackReaderOptions) {}
 
   /** Items after `after` (exclusive), waiting up to `waitMs` for the first one. */
   async read(topic: string, after: string, waitMs: number, limit: number): Promise<CallbacksReply> {
-    const key = this.keys.callback(topic);
-    let reply: XReadReply = await this.redis.xread('COUNT', limit, 'STREAMS', key, after);
+    const key = this.o.keys.callback(topic);
+    let reply: XReadReply = await this.o.redis.xread('COUNT', limit, 'STREAMS', key, after);
     if (!reply && waitMs > 0) {
-      reply = await this.pool.use((conn) =>
+      reply = await this.o.pool.use((conn) =>
         conn.xread('COUNT', limit, 'BLOCK', waitMs, 'STREAMS', key, after),
       );
     }

@@ -21,6 +21,15 @@ interface Waiting {
   timer: NodeJS.Timeout;
 }
 
+/** What a result waiter needs. */
+export interface ResultWaiterOptions {
+  conn: RedisClient;
+  keys: ReachKeys;
+  logger: Logger;
+  /** @default 5000 */
+  blockMs?: number;
+}
+
 /**
  * Answers `POST /v1/tasks?wait_ms=`: tasks submitted with a wait get this router's own callback
  * topic, and one blocking read loop on that topic hands each result to the request waiting for
@@ -29,6 +38,7 @@ interface Waiting {
  * `GET /v1/tasks/:task_id` for the task retention.
  */
 export class ResultWaiter {
+  private readonly blockMs: number;
   /** The topic this router's waiting submissions are published to. */
   readonly topic = `${WAIT_TOPIC_PREFIX}${randomBytes(8).toString('hex')}`;
   readonly #waiting = new Map<string, Waiting>();
@@ -36,12 +46,9 @@ export class ResultWaiter {
   #running = false;
   #loop: Promise<void> | undefined;
 
-  constructor(
-    private readonly conn: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly logger: Logger,
-    private readonly blockMs = 5000,
-  ) {}
+  constructor(private readonly o: ResultWaiterOptions) {
+    this.blockMs = o.blockMs ?? 5000;
+  }
 
   /** Requests waiting now. */
   get waiting(): number {
@@ -77,16 +84,16 @@ export class ResultWaiter {
   /** Ends the loop and every wait (their requests answer with the task still running). */
   async close(): Promise<void> {
     this.#running = false;
-    this.conn.disconnect();
+    this.o.conn.disconnect();
     await this.#loop;
     for (const w of [...this.#waiting.values()]) w.resolve(undefined);
   }
 
   async #run(): Promise<void> {
-    const key = this.keys.callback(this.topic);
+    const key = this.o.keys.callback(this.topic);
     while (this.#running) {
       try {
-        const reply = await this.conn.xread(
+        const reply = await this.o.conn.xread(
           'COUNT',
           1000,
           'BLOCK',
@@ -103,7 +110,7 @@ export class ResultWaiter {
         }
       } catch (err: unknown) {
         if (!this.#running) return;
-        this.logger.warn({ err, topic: this.topic }, 'result wait read failed; retrying');
+        this.o.logger.warn({ err, topic: this.topic }, 'result wait read failed; retrying');
         await new Promise((r) => setTimeout(r, 250));
       }
     }

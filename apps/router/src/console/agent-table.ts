@@ -5,33 +5,36 @@ import type { TaskSampler } from './recent-tasks.ts';
 
 type Reply = [Error | null, unknown][];
 
+/** What the agent table needs. */
+export interface AgentTableOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  sampler: TaskSampler;
+}
+
 /**
  * The console's agent table, read live from Redis (records and pending counts, on Redis server
  * time), with each agent's success rate among the tasks this router sent recently. Read-only:
  * the router never writes registry state.
  */
 export class AgentTable {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly sampler: TaskSampler,
-  ) {}
+  constructor(private readonly o: AgentTableOptions) {}
 
   /** Up to `limit` agents by id. One SMEMBERS, then one pipeline of two reads per agent listed. */
   async read(limit: number): Promise<ConsoleAgentsReply> {
     const [ids, sample] = await Promise.all([
-      this.redis.smembers(this.keys.agents()),
-      this.sampler.sample(),
+      this.o.redis.smembers(this.o.keys.agents()),
+      this.o.sampler.sample(),
     ]);
     const listed = ids.sort().slice(0, limit);
     const agents: ConsoleAgent[] = [];
     if (listed.length > 0) {
-      const pipeline = slotPipeline(this.redis).add(this.keys.agent(listed[0] ?? ''), (p) =>
+      const pipeline = slotPipeline(this.o.redis).add(this.o.keys.agent(listed[0] ?? ''), (p) =>
         p.time(),
       );
       for (const id of listed)
-        pipeline.add(this.keys.agent(id), (p) =>
-          p.hgetall(this.keys.agent(id)).hlen(this.keys.pending(id)),
+        pipeline.add(this.o.keys.agent(id), (p) =>
+          p.hgetall(this.o.keys.agent(id)).hlen(this.o.keys.pending(id)),
         );
       const replies = (await pipeline.exec()) as Reply;
       const [sec = '0', usec = '0'] = (replies[0]?.[1] as [string, string] | undefined) ?? [];

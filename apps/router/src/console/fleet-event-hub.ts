@@ -23,6 +23,16 @@ export type ConsoleFleetEvent = FleetEvent & { id: string };
 
 const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 
+/** What the fleet event hub needs. */
+export interface FleetEventHubOptions {
+  redis: RedisClient;
+  connect: () => RedisClient;
+  keys: ReachKeys;
+  logger: Logger;
+  /** @default {} */
+  settings?: FleetEventHubSettings;
+}
+
 /**
  * Streams fleet events (`keys.fleetEvents()`) to every connected console over server-sent
  * events. One reader per router, on its own connection, runs only while a client is connected
@@ -46,14 +56,9 @@ export class FleetEventHub {
   private heartbeat: NodeJS.Timeout | undefined;
   private closed = false;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly connect: () => RedisClient,
-    private readonly keys: ReachKeys,
-    logger: Logger,
-    settings: FleetEventHubSettings = {},
-  ) {
-    this.log = logger.child({ module: 'console-events' });
+  constructor(private readonly o: FleetEventHubOptions) {
+    this.log = o.logger.child({ module: 'console-events' });
+    const settings = o.settings ?? {};
     this.blockMs = settings.blockMs ?? 5000;
     this.heartbeatMs = settings.heartbeatMs ?? 15000;
     this.maxBufferedBytes = settings.maxBufferedBytes ?? 1024 * 1024;
@@ -78,7 +83,11 @@ export class FleetEventHub {
       show?: (event: FleetEvent) => FleetEvent | undefined;
     },
   ): Promise<void> {
-    const client = new SseClient(res, this.maxBufferedBytes, (c) => this.detach(c));
+    const client = new SseClient({
+      res,
+      maxBufferedBytes: this.maxBufferedBytes,
+      onGone: (c) => this.detach(c),
+    });
     if (this.closed) {
       res.writeHead(503).end();
       return;
@@ -137,12 +146,12 @@ export class FleetEventHub {
   }
 
   private async recent(backlog: number, lastEventId: string | undefined): Promise<Entry[]> {
-    const key = this.keys.fleetEvents();
+    const key = this.o.keys.fleetEvents();
     if (lastEventId !== undefined && STREAM_ID.test(lastEventId)) {
-      return this.redis.xrange(key, `(${lastEventId}`, '+', 'COUNT', this.maxReplay);
+      return this.o.redis.xrange(key, `(${lastEventId}`, '+', 'COUNT', this.maxReplay);
     }
     if (backlog <= 0) return [];
-    return ((await this.redis.xrevrange(key, '+', '-', 'COUNT', backlog)) as Entry[]).reverse();
+    return ((await this.o.redis.xrevrange(key, '+', '-', 'COUNT', backlog)) as Entry[]).reverse();
   }
 
   private ensureHeartbeat(): void {
@@ -155,7 +164,7 @@ export class FleetEventHub {
 
   private ensureReader(): void {
     if (this.loop || this.closed) return;
-    const conn = this.connect();
+    const conn = this.o.connect();
     this.conn = conn;
     this.loop = this.read(conn).finally(() => {
       conn.disconnect();
@@ -167,12 +176,12 @@ export class FleetEventHub {
   }
 
   private async read(conn: RedisClient): Promise<void> {
-    const key = this.keys.fleetEvents();
+    const key = this.o.keys.fleetEvents();
     let cursor: string | undefined;
     while (this.clients.size > 0 && !this.closed) {
       try {
         // Start after the newest entry there now; clients got older ones from their backlog.
-        cursor ??= (await this.redis.xrevrange(key, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
+        cursor ??= (await this.o.redis.xrevrange(key, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
         const reply = await conn.xread('COUNT', 200, 'BLOCK', this.blockMs, 'STREAMS', key, cursor);
         for (const entry of reply?.[0]?.[1] ?? []) {
           cursor = entry[0];

@@ -25,12 +25,18 @@ export interface RouterConsoleDeps {
 /** Builds the console's collaborators. Nothing runs until a console connects. */
 export function createRouterConsole(deps: RouterConsoleDeps): RouterConsole {
   const recent = new RecentTasks();
-  const sampler = new TaskSampler(deps.redis, deps.keys, recent);
+  const sampler = new TaskSampler({ redis: deps.redis, keys: deps.keys, recent });
   return {
     recent,
     sampler,
     assets: loadConsoleAssets(),
-    agents: new AgentTable(deps.redis, deps.keys, sampler),
-    hub: new FleetEventHub(deps.redis, deps.connect, deps.keys, deps.logger, deps.events),
+    agents: new AgentTable({ redis: deps.redis, keys: deps.keys, sampler }),
+    hub: new FleetEventHub({
+      redis: deps.redis,
+      connect: deps.connect,
+      keys: deps.keys,
+      logger: deps.logger,
+      settings: deps.events,
+    }),
   };
 }

@@ -117,21 +117,31 @@ export function summarise(
   return point;
 }
 
+/** What a task sampler needs. */
+export interface TaskSamplerOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  recent: RecentTasks;
+  /** @default 200 */
+  maxTasks?: number;
+  /** @default 1000 */
+  cacheMs?: number;
+}
+
 /**
  * Reads the timelines of the tasks this router sent most recently — at most `maxTasks`, in one
  * pipeline — and derives their stage latencies and each agent's recent outcomes. A read is
  * shared by callers within `cacheMs`, so any number of open consoles cost one read a second.
  */
 export class TaskSampler {
+  private readonly maxTasks: number;
+  private readonly cacheMs: number;
   private cached: { at: number; sample: Promise<TaskSample> } | undefined;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly recent: RecentTasks,
-    private readonly maxTasks = 200,
-    private readonly cacheMs = 1000,
-  ) {}
+  constructor(private readonly o: TaskSamplerOptions) {
+    this.maxTasks = o.maxTasks ?? 200;
+    this.cacheMs = o.cacheMs ?? 1000;
+  }
 
   /** The current sample. */
   sample(): Promise<TaskSample> {
@@ -146,13 +156,13 @@ export class TaskSampler {
   }
 
   private async read(): Promise<TaskSample> {
-    const ids = this.recent.newest(this.maxTasks);
+    const ids = this.o.recent.newest(this.maxTasks);
     const agents = new Map<string, AgentOutcomes>();
     if (ids.length === 0) return { points: [], agents };
-    const pipeline = slotPipeline(this.redis);
+    const pipeline = slotPipeline(this.o.redis);
     for (const id of ids)
-      pipeline.add(this.keys.task(id), (p) =>
-        p.hgetall(this.keys.task(id)).lrange(this.keys.timeline(id), 0, -1),
+      pipeline.add(this.o.keys.task(id), (p) =>
+        p.hgetall(this.o.keys.task(id)).lrange(this.o.keys.timeline(id), 0, -1),
       );
     const replies = (await pipeline.exec()) as Reply;
     const read = ids.map((id, i) => {
@@ -168,9 +178,9 @@ export class TaskSampler {
     );
     const deliveries = new Map<string, PendingEntry>();
     if (waiting.length > 0) {
-      const lookup = slotPipeline(this.redis);
+      const lookup = slotPipeline(this.o.redis);
       for (const r of waiting) {
-        const pending = this.keys.pending(r.task.agentId ?? '');
+        const pending = this.o.keys.pending(r.task.agentId ?? '');
         lookup.add(pending, (p) => p.hget(pending, r.id));
       }
       const found = (await lookup.exec()) as Reply;

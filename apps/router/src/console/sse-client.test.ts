@@ -33,7 +33,7 @@ describe('compareStreamIds', () => {
 describe('SseClient', () => {
   it('writes events once, in id order, as one data line of JSON', () => {
     const { res, written } = fakeResponse();
-    const client = new SseClient(res, 1024, () => undefined);
+    const client = new SseClient({ res, maxBufferedBytes: 1024, onGone: () => undefined });
     client.start(2000);
     client.send('5-0', { kind: 'registered', text: 'line\nbreak' });
     client.send('4-0', { kind: 'old' });
@@ -49,7 +49,7 @@ describe('SseClient', () => {
   it('disconnects a client that reads too slowly', () => {
     const { res, written, setBacklog } = fakeResponse();
     const gone: SseClient[] = [];
-    const client = new SseClient(res, 100, (c) => gone.push(c));
+    const client = new SseClient({ res, maxBufferedBytes: 100, onGone: (c) => gone.push(c) });
     setBacklog(101);
     client.send('1-0', { kind: 'x' });
     expect(written).toEqual([]);

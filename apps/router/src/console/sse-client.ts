@@ -19,6 +19,13 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
+/** What an SSE client needs. */
+export interface SseClientOptions {
+  res: ServerResponse;
+  maxBufferedBytes: number;
+  onGone: (client: SseClient) => void;
+}
+
 /**
  * One server-sent-events response. Writes are dropped once the client is gone; a client that
  * reads too slowly (more than `maxBufferedBytes` waiting in the socket) is disconnected rather
@@ -30,12 +37,8 @@ export class SseClient {
   /** Id of the newest event written, so a live event already sent in the backlog is skipped. */
   lastId: string | undefined;
 
-  constructor(
-    private readonly res: ServerResponse,
-    private readonly maxBufferedBytes: number,
-    private readonly onGone: (client: SseClient) => void,
-  ) {
-    res.on('close', () => this.end());
+  constructor(private readonly o: SseClientOptions) {
+    o.res.on('close', () => this.end());
   }
 
   /** True until the client left or was ended. */
@@ -45,7 +48,7 @@ export class SseClient {
 
   /** Sends the status line, headers and the reconnection delay. */
   start(retryMs: number): void {
-    this.res.writeHead(200, SSE_HEADERS);
+    this.o.res.writeHead(200, SSE_HEADERS);
     this.write(`retry: ${retryMs}\n\n`);
   }
 
@@ -66,16 +69,16 @@ export class SseClient {
   end(): void {
     if (!this.open) return;
     this.open = false;
-    if (!this.res.writableEnded) this.res.end();
-    this.onGone(this);
+    if (!this.o.res.writableEnded) this.o.res.end();
+    this.o.onGone(this);
   }
 
   private write(text: string): void {
     if (!this.open) return;
-    if (this.res.writableLength > this.maxBufferedBytes) {
+    if (this.o.res.writableLength > this.o.maxBufferedBytes) {
       this.end();
       return;
     }
-    this.res.write(text);
+    this.o.res.write(text);
   }
 }

@@ -25,7 +25,7 @@ export type RouterSharedName = FollowedSettingName;
 export type RouterSharedValues = Pick<PublishedSettings, RouterSharedName>;
 
 /** What {@link SharedSettings} needs. */
-export interface SharedSettingsDeps {
+export interface SharedSettingsOptions {
   redis: RedisClient;
   keys: ReachKeys;
   /** The router's own values (its compiled options): in force until registry-sync publishes. */
@@ -59,9 +59,9 @@ export class SharedSettings {
   private again = false;
   private closed = false;
 
-  constructor(private readonly deps: SharedSettingsDeps) {
-    this.values = pick(deps.own);
-    this.log = deps.logger.child({ module: 'settings' });
+  constructor(private readonly o: SharedSettingsOptions) {
+    this.values = pick(o.own);
+    this.log = o.logger.child({ module: 'settings' });
   }
 
   /** Lease age past which an agent gets no task (`REACH_OFFLINE_MS`). */
@@ -128,7 +128,7 @@ export class SharedSettings {
         'registry-sync has not published its settings yet; using this router’s own until it does',
       );
     }
-    const channel = this.deps.keys.snapshotChannel();
+    const channel = this.o.keys.snapshotChannel();
     subscriber.on('message', (from: string) => {
       if (from === channel) void this.refresh();
     });
@@ -150,7 +150,7 @@ export class SharedSettings {
       do {
         this.again = false;
         try {
-          this.apply(decodeSettings(await this.deps.redis.hgetall(this.deps.keys.settings())));
+          this.apply(decodeSettings(await this.o.redis.hgetall(this.o.keys.settings())));
         } catch (err: unknown) {
           this.log.warn({ err }, 'reading registry-sync’s settings failed; keeping these');
         }
@@ -174,7 +174,7 @@ export class SharedSettings {
       const value = published[name];
       // Zero is never a usable value for any of these: keep ours rather than stop routing.
       if (value === undefined || !(value > 0)) continue;
-      const given = this.deps.given[name];
+      const given = this.o.given[name];
       const env = PUBLISHED_SETTINGS[name];
       if (given !== undefined && given !== value && !this.warned.has(`${name}=${value}`)) {
         this.warned.add(`${name}=${value}`);

@@ -20,6 +20,16 @@ export interface TaskEventsFeedSettings {
   retryMs?: number;
 }
 
+/** What the task events feed needs. */
+export interface TaskEventsFeedOptions {
+  reader: TaskEventsReader;
+  pool: BlockingPool;
+  keys: ReachKeys;
+  logger: Logger;
+  /** @default {} */
+  settings?: TaskEventsFeedSettings;
+}
+
 /**
  * Streams one task's events to one follower as server-sent events: everything after its cursor
  * (all of it for a new follower), then live until the task is final, then the stream ends. The
@@ -35,15 +45,8 @@ export class TaskEventsFeed {
   #closed = false;
   readonly #open = new Set<ServerResponse>();
 
-  constructor(
-    private readonly deps: {
-      reader: TaskEventsReader;
-      pool: BlockingPool;
-      keys: ReachKeys;
-      logger: Logger;
-    },
-    settings: TaskEventsFeedSettings = {},
-  ) {
+  constructor(private readonly o: TaskEventsFeedOptions) {
+    const settings = o.settings ?? {};
     this.#blockMs = settings.blockMs ?? 1000;
     this.#heartbeatMs = settings.heartbeatMs ?? 15_000;
     this.#maxBufferedBytes = settings.maxBufferedBytes ?? 1024 * 1024;
@@ -88,7 +91,7 @@ export class TaskEventsFeed {
     let page: TaskEventsPage | undefined = first;
     try {
       while (open && !this.#closed) {
-        page ??= await this.deps.reader.read(taskId, at, show);
+        page ??= await this.o.reader.read(taskId, at, show);
         if (page === undefined) break;
         for (const e of page.events)
           write(`id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
@@ -100,7 +103,7 @@ export class TaskEventsFeed {
         await this.waitForOutput(taskId, at.entryId);
       }
     } catch (err: unknown) {
-      if (!this.#closed) this.deps.logger.warn({ err, task_id: taskId }, 'task events feed failed');
+      if (!this.#closed) this.o.logger.warn({ err, task_id: taskId }, 'task events feed failed');
     } finally {
       clearInterval(heartbeat);
       res.off('close', stop);
@@ -120,8 +123,8 @@ export class TaskEventsFeed {
    * on a connection of the bounded pool.
    */
   async waitForOutput(taskId: string, afterEntryId: string): Promise<void> {
-    const key = this.deps.keys.taskEvents(taskId);
-    await this.deps.pool.use((conn) =>
+    const key = this.o.keys.taskEvents(taskId);
+    await this.o.pool.use((conn) =>
       conn.xread('COUNT', 1, 'BLOCK', this.#blockMs, 'STREAMS', key, afterEntryId),
     );
   }
