@@ -54,6 +54,19 @@ beforeAll(async () => {
       }
       return { chunks };
     }),
+    // A batch agent: its tasks wait in the capability's pool until it pulls them.
+    await startAgent(
+      stack,
+      'pool-streamer-1',
+      ['stream-pool'],
+      async (t) => {
+        const { chunks } = t.payload as { chunks: number };
+        for (let i = 0; i < chunks; i++) t.stream(`c${i}`);
+        t.progress({ done: chunks, of: chunks });
+        return { chunks };
+      },
+      { channel: 'pull' },
+    ),
   );
 });
 
@@ -169,6 +182,25 @@ describe('progress and streamed output', () => {
     // The SDK's result() waits for the final item, not the first one on the topic.
     const result = await client.result(taskId, { timeoutMs: 5000 });
     expect(result.status).toBe('completed');
+  });
+
+  it('a pooled task with stream: true puts its progress and chunks on its callback topic, and its view names its pool', async () => {
+    const sub = await client.submit({
+      capability: 'stream-pool',
+      payload: { chunks: 20 },
+      stream: true,
+    });
+    expect(sub.stream).toBe(`${stack.prefix}:{pool:stream-pool}`);
+    const result = await client.result(sub.task_id, { timeoutMs: 10_000 });
+    expect(result).toMatchObject({ status: 'completed', agent_id: 'pool-streamer-1' });
+    const items = (
+      await http<{ items: { task_id: string; status: string; chunk?: string }[] }>(
+        `${stack.routerUrl}/v1/callbacks/streamed?limit=1000`,
+      )
+    ).body.items.filter((i) => i.task_id === sub.task_id);
+    expect(items.filter((i) => i.status === 'chunk').map((i) => i.chunk)).toEqual(expected(20));
+    expect(items.filter((i) => i.status === 'progress')).toHaveLength(1);
+    expect(items.at(-1)?.status).toBe('completed');
   });
 
   it(`cuts the output at REACH_STREAM_MAX_CHUNKS (${MAX_CHUNKS}) with one truncated event; the task completes`, async () => {

@@ -14,6 +14,7 @@ export async function startAgent(
     instanceId?: string;
     apiKey?: string;
     inputSchemas?: ReachAgentOptions['inputSchemas'];
+    channel?: ReachAgentOptions['channel'];
   } = {},
 ): Promise<ReachAgent> {
   const agent = new ReachAgent({
@@ -29,6 +30,7 @@ export async function startAgent(
     ...(opts.instanceId ? { instanceId: opts.instanceId } : {}),
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     ...(opts.inputSchemas ? { inputSchemas: opts.inputSchemas } : {}),
+    ...(opts.channel ? { channel: opts.channel } : {}),
     handler,
     shutdownTimeoutMs: 2000,
     logger: pino({ level: 'silent' }),

@@ -30,7 +30,8 @@ describe('decodeTaskRecord', () => {
       created_at: '1700000000000',
       tags: '["gpu"]',
       region_policy: 'strict',
-      stream: '1',
+      stream: 'reach:{pool:echo}',
+      stream_out: '1',
       seen: '1',
       unknown_field: 'x',
     });
@@ -43,7 +44,8 @@ describe('decodeTaskRecord', () => {
       createdAt: 1_700_000_000_000,
       tags: ['gpu'],
       regionPolicy: 'strict',
-      stream: '1',
+      stream: 'reach:{pool:echo}',
+      streamOutput: true,
       seen: true,
     });
     expect(record?.agentId).toBeUndefined();

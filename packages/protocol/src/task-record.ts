@@ -55,10 +55,12 @@ export interface TaskRecord {
   /** The task has a timeline list. */
   listed?: boolean;
   /**
-   * `1` when the caller asked for `stream: true` (dispatch's `constraintArgs`); record-pooled-1.lua
-   * writes a pooled task's pool stream key into the same field.
+   * The pool stream a pooled task's entry is in (record-pooled-1.lua). Before `streamOutput` had a
+   * field of its own, `1` here meant the caller's `stream: true`; tasks stored then still say so.
    */
   stream?: string;
+  /** The caller asked for `stream: true`: its callback topic also gets progress and chunks. */
+  streamOutput?: boolean;
   /** The last output ack applied (output-3.lua), and the output's size so far. */
   outAck?: string;
   outChunks?: number;
@@ -118,6 +120,7 @@ export const TaskRecordField = {
   seen: 'seen',
   listed: 'tl',
   stream: 'stream',
+  streamOutput: 'stream_out',
   outAck: 'out_ack',
   outChunks: 'out_n',
   outBytes: 'out_bytes',
@@ -198,6 +201,7 @@ const DECODE: { [K in TaskRecordKey]-?: (v: string) => TaskRecord[K] | undefined
   seen: flag,
   listed: flag,
   stream: text,
+  streamOutput: flag,
   outAck: text,
   outChunks: num,
   outBytes: num,

@@ -42,7 +42,7 @@ beforeEach(async () => {
     epoch: 1,
     capability: 'cap',
     callback_topic: TOPIC,
-    stream: '1',
+    stream_out: '1',
     received_at: 1000,
   });
 });

@@ -23,8 +23,8 @@
           -7 the task is not running (final, failed, waiting) or the ack was applied already
 ]]
 local cur = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'agent_id', 'epoch',
-  'callback_topic', 'stream', 'out_n', 'out_bytes', 'out_cut', 'deadline_ms', 'capability',
-  'received_at', 'out_ack')
+  'callback_topic', 'stream_out', 'out_n', 'out_bytes', 'out_cut', 'deadline_ms', 'capability',
+  'received_at', 'out_ack', 'stream')
 if not cur[1] then return { -1 } end
 local attempt = tonumber(cur[2])
 if (ARGV[2] ~= '0' and tonumber(ARGV[2]) ~= attempt) or cur[3] ~= ARGV[3]
@@ -100,7 +100,8 @@ local deadline = tonumber(cur[10]) or 0
 if deadline > tonumber(ARGV[5]) then ttl = ttl + math.ceil((deadline - tonumber(ARGV[5])) / 1000) end
 if kept > 0 or cut == 1 then redis.call('EXPIRE', KEYS[3], ttl) end
 local topic = ''
-if cur[6] == '1' and cur[5] then topic = cur[5] end
+-- `stream` = '1': a task stored before `stream_out` (`stream` is now a pooled task's pool key).
+if (cur[6] == '1' or cur[14] == '1') and cur[5] then topic = cur[5] end
 local out = { 0, kept, cut, 0, topic, cur[11] or '', attempt, tonumber(cur[12]) or 0 }
 if first and kept > 0 then out[4] = 1 end
 return out

@@ -47,7 +47,7 @@ describe('constraintArgs', () => {
       { field: 'tenant', value: 'acme' },
       { field: 'priority', value: '7' },
       { field: 'max_execution_ms', value: '30000' },
-      { field: 'stream', value: '1' },
+      { field: 'stream_out', value: '1' },
       { field: 'fallback_capabilities', value: '["echo-2"]' },
       {
         field: 'traceparent',
@@ -63,7 +63,7 @@ describe('constraintArgs', () => {
       traceAgents: ['a1'],
       priority: 7,
       maxExecutionMs: 30_000,
-      stream: '1',
+      streamOutput: true,
       fallbackCapabilities: ['echo-2'],
     });
   });

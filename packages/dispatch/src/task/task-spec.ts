@@ -106,7 +106,7 @@ const CONSTRAINT_KEYS = [
   'tenant',
   'priority',
   'maxExecutionMs',
-  'stream',
+  'streamOutput',
   'fallbackCapabilities',
 ] as const satisfies readonly TaskRecordKey[];
 
@@ -123,6 +123,7 @@ type StoredKey =
   | 'assignedAt'
   | 'dueAt'
   | 'messageId'
+  | 'stream'
   | (typeof CONSTRAINT_KEYS)[number];
 
 const STORED_KEYS: readonly StoredKey[] = [
@@ -138,6 +139,7 @@ const STORED_KEYS: readonly StoredKey[] = [
   'assignedAt',
   'dueAt',
   'messageId',
+  'stream',
   ...CONSTRAINT_KEYS,
 ];
 
@@ -174,7 +176,7 @@ export function constraintArgs(c: TaskConstraints): ConstraintArg[] {
   add('tenant', c.tenant === DEFAULT_TENANT ? '' : c.tenant, '');
   add('priority', encodeTaskField('priority', c.priority), '0');
   add('maxExecutionMs', encodeTaskField('maxExecutionMs', c.maxExecutionMs ?? 0), '0');
-  add('stream', c.stream ? '1' : '', '');
+  add('streamOutput', c.stream ? '1' : '', '');
   add(
     'fallbackCapabilities',
     encodeTaskField('fallbackCapabilities', [...(c.fallbackCapabilities ?? [])]),
@@ -218,7 +220,8 @@ export async function readStoredTask(
     priority: v.priority ?? 0,
     fallbackCapabilities: v.fallbackCapabilities ?? [],
     ...(v.maxExecutionMs ? { maxExecutionMs: v.maxExecutionMs } : {}),
-    ...(v.stream === '1' ? { stream: true } : {}),
+    // `stream` = '1' is how tasks stored before `stream_out` said it.
+    ...(v.streamOutput || v.stream === '1' ? { stream: true } : {}),
     ...(v.traceparent ? { traceparent: v.traceparent } : {}),
   };
 }
