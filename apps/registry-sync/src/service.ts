@@ -250,7 +250,7 @@ export async function createRegistryService(
         canceller: new TaskCanceller({
           redis,
           keys,
-          callbacks: new CallbackPublisher(redis, keys, options),
+          callbacks: new CallbackPublisher({ redis, keys, settings: options }),
           events,
           logger,
           retentionS: () => options.dlqRetentionS,
@@ -293,7 +293,7 @@ export async function createRegistryService(
         reason: 'lease',
       }),
   });
-  const ackCallbacks = new CallbackPublisher(acks, keys, options);
+  const ackCallbacks = new CallbackPublisher({ redis: acks, keys, settings: options });
   const applier = new AckApplier({
     redis: acks,
     keys,

@@ -18,6 +18,13 @@ export interface CallbackSettings {
 /** A completion's mark lives in its topic's marks hash for the minute it completed in. */
 const MARK_MINUTE_MS = 60_000;
 
+/** What a {@link CallbackPublisher} writes with. */
+export interface CallbackPublisherOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  settings: CallbackSettings;
+}
+
 /**
  * The one writer of callback-topic entries. Final results go on their topics once each: a
  * completion once per task_id, a dead-letter notice once per attempt (a replayed task may
@@ -29,11 +36,7 @@ export class CallbackPublisher {
   /** Keyed `<minute>|<topic>` (a topic never holds a `|`). */
   private readonly batches: Coalescer<CallbackMessage, string | null>;
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-    private readonly settings: CallbackSettings,
-  ) {
+  constructor(private readonly o: CallbackPublisherOptions) {
     this.batches = new Coalescer((key, msgs) => {
       const bar = key.indexOf('|');
       return this.publishAll(key.slice(bar + 1), Number(key.slice(0, bar)), msgs);
@@ -58,16 +61,16 @@ export class CallbackPublisher {
    * gets here (output-3.lua).
    */
   async append(topic: string, msgs: readonly CallbackMessage[]): Promise<void> {
-    const { callbackMaxLen, callbackRetentionS } = this.settings;
-    const key = this.keys.callback(topic);
+    const { callbackMaxLen, callbackRetentionS } = this.o.settings;
+    const key = this.o.keys.callback(topic);
     // Every item is encoded before the first is written: a throw leaves no write unwatched.
     const entries = msgs.map((msg) => encodeCallback(msg));
     // One slot ({cb:<topic>}): an auto-pipelined connection sends these in one write.
     await Promise.all([
       ...entries.map((fields) =>
-        this.redis.xadd(key, 'MAXLEN', '~', callbackMaxLen, '*', ...fields),
+        this.o.redis.xadd(key, 'MAXLEN', '~', callbackMaxLen, '*', ...fields),
       ),
-      this.redis.expire(key, callbackRetentionS),
+      this.o.redis.expire(key, callbackRetentionS),
     ]);
   }
 
@@ -81,19 +84,19 @@ export class CallbackPublisher {
     for (const msg of msgs) {
       let mark = msg.task_id;
       if (msg.status !== 'completed') {
-        notices.push(this.keys.callbackDeadSeen(topic, msg.task_id, msg.attempt));
+        notices.push(this.o.keys.callbackDeadSeen(topic, msg.task_id, msg.attempt));
         // The notice's mark key: KEYS[i], counted after the topic and the marks hash.
         mark = `#${2 + notices.length}`;
       }
       results.push({ mark, entry: encodeCallback(msg) });
     }
-    return publishCallbackScript.run(this.redis, {
-      keys: { topic: this.keys.callback(topic), marks: this.keys.callbackMarks(topic, minute) },
+    return publishCallbackScript.run(this.o.redis, {
+      keys: { topic: this.o.keys.callback(topic), marks: this.o.keys.callbackMarks(topic, minute) },
       moreKeys: notices,
       args: {
-        markTtlS: this.settings.callbackRetentionS,
-        maxLen: this.settings.callbackMaxLen,
-        topicTtlS: this.settings.callbackRetentionS,
+        markTtlS: this.o.settings.callbackRetentionS,
+        maxLen: this.o.settings.callbackMaxLen,
+        topicTtlS: this.o.settings.callbackRetentionS,
       },
       items: results,
     });

@@ -36,7 +36,11 @@ export {
 } from './task/timeline.ts';
 export { formatPendingEntry, parsePendingEntry, type PendingEntry } from './task/pending-entry.ts';
 export { DueWatch } from './due-watch.ts';
-export { CallbackPublisher, type CallbackSettings } from './callbacks.ts';
+export {
+  CallbackPublisher,
+  type CallbackPublisherOptions,
+  type CallbackSettings,
+} from './callbacks.ts';
 export {
   decide,
   DEFAULT_POLICY,

@@ -61,7 +61,7 @@ function outputStep(maxChunks = 100): OutputStep {
     redis,
     keys,
     events,
-    callbacks: new CallbackPublisher(redis, keys, settings),
+    callbacks: new CallbackPublisher({ redis, keys, settings }),
     settings: { streamMaxChunks: maxChunks, streamMaxBytes: 1 << 20, taskRetentionS: 3600 },
     logger: pino({ level: 'silent' }),
   });

@@ -63,7 +63,11 @@ afterAll(async () => {
 });
 
 function publisher(on: Redis): CallbackPublisher {
-  return new CallbackPublisher(on, keys, { callbackRetentionS: 600, callbackMaxLen: 1000 });
+  return new CallbackPublisher({
+    redis: on,
+    keys,
+    settings: { callbackRetentionS: 600, callbackMaxLen: 1000 },
+  });
 }
 
 /** A canceller as a router has one; `publishOn` is the connection its callbacks go through. */

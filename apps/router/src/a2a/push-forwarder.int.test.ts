@@ -104,9 +104,13 @@ describe('the A2A push forwarder', () => {
   it('posts a task with a config to its webhook, again after a refusal, and acknowledges every final item', async () => {
     const { redis, keys } = scratch;
     const store = new PushConfigStore({ redis, keys, hosts: [] });
-    const publisher = new CallbackPublisher(redis, keys, {
-      callbackRetentionS: 60,
-      callbackMaxLen: 1000,
+    const publisher = new CallbackPublisher({
+      redis,
+      keys,
+      settings: {
+        callbackRetentionS: 60,
+        callbackMaxLen: 1000,
+      },
     });
     await completedTask('with-config');
     await completedTask('without-config');
@@ -147,9 +151,13 @@ describe('the A2A push forwarder', () => {
       { tenant: '', id: 'c1', taskId: '', url, token: 'orphan-tok', authentication: undefined },
       '1.0',
     );
-    await new CallbackPublisher(redis, keys, {
-      callbackRetentionS: 60,
-      callbackMaxLen: 1000,
+    await new CallbackPublisher({
+      redis,
+      keys,
+      settings: {
+        callbackRetentionS: 60,
+        callbackMaxLen: 1000,
+      },
     }).publish(A2A_PUSH_TOPIC, final('orphan'));
     const key = keys.callback(A2A_PUSH_TOPIC);
     const read = (await redis.xreadgroup(
@@ -199,9 +207,13 @@ describe('the A2A push forwarder', () => {
     await completedTask('quick');
     await store.save('slow', { ...config, url: new URL('/hang', url).href, token: 'slow' }, '1.0');
     await store.save('quick', { ...config, url, token: 'quick' }, '1.0');
-    const publisher = new CallbackPublisher(redis, keys, {
-      callbackRetentionS: 60,
-      callbackMaxLen: 1000,
+    const publisher = new CallbackPublisher({
+      redis,
+      keys,
+      settings: {
+        callbackRetentionS: 60,
+        callbackMaxLen: 1000,
+      },
     });
     // One long try: the slow webhook is still on it when the quick one is sent.
     const fwd = forwarder(store, { timeoutMs: 60_000, attempts: 1, backoffMs: 50 });

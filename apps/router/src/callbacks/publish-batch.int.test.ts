@@ -22,9 +22,13 @@ const result = (
 describe('results published in the same tick', () => {
   it('reach their topic once each, in order, a repeat in the same batch or a later one publishing nothing', async () => {
     const { redis, keys } = scratch;
-    const publisher = new CallbackPublisher(redis, keys, {
-      callbackRetentionS: 60,
-      callbackMaxLen: 1000,
+    const publisher = new CallbackPublisher({
+      redis,
+      keys,
+      settings: {
+        callbackRetentionS: 60,
+        callbackMaxLen: 1000,
+      },
     });
     const ids = await Promise.all([
       publisher.publish('me', result('t1')),

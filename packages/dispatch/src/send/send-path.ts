@@ -42,7 +42,7 @@ export interface SendPath {
 export function createSendPath(o: SendPathOptions): SendPath {
   const { redis, keys, snapshot, events, logger, settings } = o;
   const delivery = new Delivery({ redis, keys, offlineMs: () => settings.offlineMs });
-  const callbacks = new CallbackPublisher(redis, keys, settings);
+  const callbacks = new CallbackPublisher({ redis, keys, settings });
   const fleet = new FleetEventLog({ redis, keys, logger: logger.child({ module: 'fleet' }) });
   return {
     delivery,
