@@ -262,7 +262,7 @@ export async function createRegistryService(
       schedules: new ScheduleFirer({
         redis,
         keys,
-        store: new ScheduleStore(redis, keys),
+        store: new ScheduleStore({ redis, keys }),
         events,
         logger,
         served: (capabilities) =>
@@ -302,7 +302,7 @@ export async function createRegistryService(
     outcomes,
     settings: options,
     logger,
-    signatures: agentAcl ? new AckSignatures(acks, keys) : undefined,
+    signatures: agentAcl ? new AckSignatures({ redis: acks, keys }) : undefined,
     health,
     output: new OutputStep({
       redis: acks,

@@ -156,7 +156,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
     ...(deps.a2aPush ? { push: deps.a2aPush } : {}),
   });
   // MCP over Streamable HTTP (docs/MCP.md): its tools call the routes above by inject.
-  installMcp(app, { schemas: new InputSchemaReader(deps.redis, deps.keys) });
+  installMcp(app, { schemas: new InputSchemaReader({ redis: deps.redis, keys: deps.keys }) });
   await app.register(keysRoutes, { store: deps.auth.store });
   await app.register(consoleSessionRoutes, { verifier: deps.auth.store });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);

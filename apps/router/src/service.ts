@@ -162,7 +162,7 @@ export async function createRouterService(
   });
   await snapshot.start();
   observability.watchSnapshot(snapshot);
-  const tasks = new TaskReader(redis, keys);
+  const tasks = new TaskReader({ redis, keys });
   const {
     delivery,
     sender,
@@ -190,7 +190,7 @@ export async function createRouterService(
     logger,
     events,
   });
-  const deadLetters = new DeadLetters(redis, keys);
+  const deadLetters = new DeadLetters({ redis, keys });
   const canceller = new TaskCanceller({
     redis,
     keys,
@@ -233,7 +233,7 @@ export async function createRouterService(
     retentionS: () => live.callbackRetentionS,
   });
   pushForwarder.start();
-  const taskEventsReader = new TaskEventsReader(redis, keys);
+  const taskEventsReader = new TaskEventsReader({ redis, keys });
   const taskEventsFeed = new TaskEventsFeed({
     reader: taskEventsReader,
     pool: eventsPool,
@@ -249,7 +249,7 @@ export async function createRouterService(
     snapshot,
     deadLetters,
     canceller,
-    schedules: { store: new ScheduleStore(redis, keys), limits: live },
+    schedules: { store: new ScheduleStore({ redis, keys }), limits: live },
     keys,
     watermark,
     maxPayloadBytes: options.maxPayloadBytes,

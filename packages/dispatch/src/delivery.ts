@@ -53,7 +53,7 @@ export class Delivery {
   constructor(private readonly o: DeliveryOptions) {
     const { offlineMs } = o;
     const offline = typeof offlineMs === 'number' ? () => offlineMs : offlineMs;
-    this.watch = new DueWatch(o.redis, o.keys);
+    this.watch = new DueWatch({ redis: o.redis, keys: o.keys });
     this.batches = new Coalescer((id, tasks) =>
       deliverScript.run(this.o.redis, {
         keys: { agent: o.keys.agent(id), inbox: o.keys.inbox(id), pending: o.keys.pending(id) },

@@ -9,6 +9,12 @@ interface Watched {
   reject: (err: unknown) => void;
 }
 
+/** What a {@link DueWatch} reads with. */
+export interface DueWatchOptions {
+  redis: RedisClient;
+  keys: Pick<ReachKeys, 'dueOf'>;
+}
+
 /**
  * The due set's watchdog entries (`#<task_id>`, keys.ts `watchdogMember`) over sends in progress,
  * one command per event-loop tick instead of one per task: the entries of every submission claimed
@@ -25,10 +31,7 @@ export class DueWatch {
   #dropsFlush: Promise<unknown> | undefined;
 
   /** The due set's shards come from `keys.dueOf(taskId)`: one command per shard and tick. */
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: Pick<ReachKeys, 'dueOf'>,
-  ) {}
+  constructor(private readonly o: DueWatchOptions) {}
 
   /**
    * Adds the task's watchdog entry at `at` (unless one exists), then issues `command` — in the
@@ -56,8 +59,8 @@ export class DueWatch {
    * whatever the attempt being sent leads to (a fast failure's retry), the watchdog to this send.
    */
   async takeOver(taskId: string, at: number): Promise<void> {
-    const due = this.keys.dueOf(taskId);
-    await this.redis.multi().zadd(due, 'NX', at, watchdogMember(taskId)).zrem(due, taskId).exec();
+    const due = this.o.keys.dueOf(taskId);
+    await this.o.redis.multi().zadd(due, 'NX', at, watchdogMember(taskId)).zrem(due, taskId).exec();
   }
 
   /** Drops the task's watchdog entry: its send is done (sent, or handed back to the due set). */
@@ -69,7 +72,7 @@ export class DueWatch {
         this.#drops = [];
         this.#dropsFlush = undefined;
         Promise.all(
-          [...byKey].map(([due, members]) => this.redis.zrem(due, ...(members as string[]))),
+          [...byKey].map(([due, members]) => this.o.redis.zrem(due, ...(members as string[]))),
         ).then(resolve, reject);
       });
     }));
@@ -79,7 +82,7 @@ export class DueWatch {
   #byKey<T>(items: readonly T[], args: (item: T) => (string | number)[]) {
     const byKey = new Map<string, (string | number)[]>();
     for (const item of items) {
-      const key = this.keys.dueOf(typeof item === 'string' ? item : (item as Watched).taskId);
+      const key = this.o.keys.dueOf(typeof item === 'string' ? item : (item as Watched).taskId);
       const list = byKey.get(key);
       if (list) list.push(...args(item));
       else byKey.set(key, args(item));
@@ -91,14 +94,14 @@ export class DueWatch {
     const batch = this.#adds;
     this.#adds = [];
     const byKey = this.#byKey(batch, (w) => [w.at, watchdogMember(w.taskId)]);
-    if (isCluster(this.redis)) {
+    if (isCluster(this.o.redis)) {
       // On a Cluster the entry and the claim may go to different masters, on different sockets:
       // the claim waits for its entry, so a master down (or killed) under the due set's shard
       // never leaves a claimed task that no entry covers. One round trip more per tick.
       for (const [due, args] of byKey) {
-        const added = this.redis.zadd(due, 'NX', ...args);
+        const added = this.o.redis.zadd(due, 'NX', ...args);
         for (const w of batch) {
-          if (this.keys.dueOf(w.taskId) === due)
+          if (this.o.keys.dueOf(w.taskId) === due)
             added.then(() => w.command()).then(w.resolve, w.reject);
         }
       }
@@ -106,8 +109,8 @@ export class DueWatch {
     }
     // Replies come in the order sent: a failed ZADD rejects its commands before their replies settle them.
     for (const [due, args] of byKey) {
-      this.redis.zadd(due, 'NX', ...args).catch((err: unknown) => {
-        for (const w of batch) if (this.keys.dueOf(w.taskId) === due) w.reject(err);
+      this.o.redis.zadd(due, 'NX', ...args).catch((err: unknown) => {
+        for (const w of batch) if (this.o.keys.dueOf(w.taskId) === due) w.reject(err);
       });
     }
     for (const w of batch) w.command().then(w.resolve, w.reject);

@@ -35,7 +35,7 @@ export {
   type TaskTimeline,
 } from './task/timeline.ts';
 export { formatPendingEntry, parsePendingEntry, type PendingEntry } from './task/pending-entry.ts';
-export { DueWatch } from './due-watch.ts';
+export { DueWatch, type DueWatchOptions } from './due-watch.ts';
 export {
   CallbackPublisher,
   type CallbackPublisherOptions,
@@ -109,5 +109,6 @@ export {
   firedTaskId,
   scheduleTenant,
   ScheduleStore,
+  type ScheduleStoreOptions,
   type ScheduleRecord,
 } from './schedule/schedule-store.ts';

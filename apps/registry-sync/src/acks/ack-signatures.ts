@@ -20,6 +20,12 @@ interface AgentAckKeys {
 /** A failed check with the key in hand reads the record again at most this often per agent. */
 const REFETCH_MS = 1000;
 
+/** What a {@link AckSignatures} reads with. */
+export interface AckSignaturesOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+}
+
 /**
  * Checks the signatures of acks (required with REACH_AGENT_ACL=on): HMAC-SHA256 of the entry
  * under the ack key of the instance that wrote it (`signAck`, docs/PROTOCOL.md §4). Keys come from
@@ -32,10 +38,7 @@ export class AckSignatures {
   private readonly cache = new Map<string, AgentAckKeys>();
   private readonly fetching = new Map<string, Promise<AgentAckKeys | undefined>>();
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-  ) {}
+  constructor(private readonly o: AckSignaturesOptions) {}
 
   /** True when `fields` (the ack's entry) carry a valid signature of `ack`'s agent and epoch. */
   async verify(ack: AckMessage, fields: readonly string[]): Promise<boolean> {
@@ -63,8 +66,8 @@ export class AckSignatures {
   }
 
   private async read(agentId: string): Promise<AgentAckKeys | undefined> {
-    const [epoch, key, prevEpoch, prevKey] = await this.redis.hmget(
-      this.keys.agent(agentId),
+    const [epoch, key, prevEpoch, prevKey] = await this.o.redis.hmget(
+      this.o.keys.agent(agentId),
       F.epoch,
       F.ackKey,
       F.ackEpochPrev,

@@ -38,7 +38,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   keys = reachKeys(randomPrefix());
-  store = new ScheduleStore(redis, keys);
+  store = new ScheduleStore({ redis, keys });
 });
 
 const firer = () => new ScheduleFirer({ redis, keys, store, events, logger: silent });

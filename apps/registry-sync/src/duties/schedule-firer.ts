@@ -45,7 +45,7 @@ export class ScheduleFirer {
 
   constructor(private readonly o: ScheduleFirerOptions) {
     this.log = o.logger.child({ module: 'schedules' });
-    this.watch = new DueWatch(o.redis, o.keys);
+    this.watch = new DueWatch({ redis: o.redis, keys: o.keys });
   }
 
   /** One pass: fires every due schedule's tick; returns how many tasks were fired. */

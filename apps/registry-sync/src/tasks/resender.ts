@@ -72,7 +72,7 @@ export class Resender {
   constructor(private readonly o: ResenderOptions) {
     this.log = o.logger.child({ module: 'resender' });
     this.routing = { redis: o.redis, keys: o.keys, snapshot: o.snapshot, watermark: o.watermark };
-    this.watch = new DueWatch(o.redis, o.keys);
+    this.watch = new DueWatch({ redis: o.redis, keys: o.keys });
     // Routers leave freed slots to the retries parked here: they read how many there are.
     this.capacity = new CapacityWaiter({
       redis: o.redis,

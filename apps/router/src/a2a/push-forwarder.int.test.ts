@@ -85,7 +85,7 @@ function forwarder(
     redis,
     keys,
     store,
-    tasks: new TaskReader(redis, keys),
+    tasks: new TaskReader({ redis, keys }),
     logger: pino({ level: 'silent' }),
     send,
     claimIdleMs: 300,

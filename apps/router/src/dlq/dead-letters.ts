@@ -13,12 +13,15 @@ const REPLAY_GRACE_MS = 5000;
 /** What a dead letter's listing reads of its task hash. */
 const LISTED = taskFields('status', 'capability', 'deadReason', 'deadAt', 'attempt', 'error');
 
+/** What a {@link DeadLetters} reads with. */
+export interface DeadLettersOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+}
+
 /** Reading and replaying dead letters. */
 export class DeadLetters {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-  ) {}
+  constructor(private readonly o: DeadLettersOptions) {}
 
   /**
    * Newest dead letters first that `scope`'s requester may see (its tenant's; every tenant's for
@@ -33,13 +36,13 @@ export class DeadLetters {
     const gone: string[] = [];
     // Scan newest first in pages; a capability filter may need several pages.
     for (let offset = 0; items.length < limit && offset < 20_000; offset += 200) {
-      const page = await this.redis.zrevrange(this.keys.dlq(), offset, offset + 199);
+      const page = await this.o.redis.zrevrange(this.o.keys.dlq(), offset, offset + 199);
       if (page.length === 0) break;
       // One index for every tenant: another tenant's dead letters are skipped unread.
       const ids = page.filter((id) => scope.sees(id));
-      const pipeline = slotPipeline(this.redis);
+      const pipeline = slotPipeline(this.o.redis);
       for (const id of ids)
-        pipeline.add(this.keys.task(id), (p) => p.hmget(this.keys.task(id), ...LISTED.fields));
+        pipeline.add(this.o.keys.task(id), (p) => p.hmget(this.o.keys.task(id), ...LISTED.fields));
       const rows = await pipeline.exec();
       ids.forEach((id, i) => {
         const task = LISTED.decode((rows[i]?.[1] ?? []) as (string | null)[]);
@@ -61,7 +64,7 @@ export class DeadLetters {
       });
     }
     // Expired tasks leave the index lazily.
-    if (gone.length > 0) await this.redis.zrem(this.keys.dlq(), ...gone);
+    if (gone.length > 0) await this.o.redis.zrem(this.o.keys.dlq(), ...gone);
     return items;
   }
 
@@ -75,10 +78,10 @@ export class DeadLetters {
     // masters at once), due a little later: registry-sync drops an entry over a task still dead,
     // which it must not find before the replay (nor move a concurrent replay's entry: NX). Once
     // replayed, the entry is made due now.
-    const due = this.keys.dueOf(taskId);
-    await this.redis.zadd(due, 'NX', Date.now() + REPLAY_GRACE_MS, taskId);
-    const reply = await replayScript.run(this.redis, {
-      keys: { task: this.keys.task(taskId), timeline: this.keys.timeline(taskId) },
+    const due = this.o.keys.dueOf(taskId);
+    await this.o.redis.zadd(due, 'NX', Date.now() + REPLAY_GRACE_MS, taskId);
+    const reply = await replayScript.run(this.o.redis, {
+      keys: { task: this.o.keys.task(taskId), timeline: this.o.keys.timeline(taskId) },
       args: {},
     });
     if (!reply.ok && reply.refusal === 'unknown_task')
@@ -88,8 +91,8 @@ export class DeadLetters {
         'NOT_DEAD',
         `task ${taskId} is not dead-lettered; only a dead task can be replayed`,
       );
-    await this.redis.zadd(due, Date.now(), taskId);
-    await this.redis.zrem(this.keys.dlq(), taskId);
+    await this.o.redis.zadd(due, Date.now(), taskId);
+    await this.o.redis.zrem(this.o.keys.dlq(), taskId);
     return { task_id: taskId, status: 'retry_wait', attempt: reply.attempt };
   }
 }

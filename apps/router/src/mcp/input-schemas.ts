@@ -4,21 +4,24 @@ import { AgentRecordField, type ReachKeys } from '@agent-reach/protocol';
 /** A JSON Schema as registered (an object). */
 export type JsonSchema = Record<string, unknown>;
 
+/** What a {@link InputSchemaReader} reads with. */
+export interface InputSchemaReaderOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+}
+
 /**
  * Reads the input schemas agents registered for their capabilities (`input_schemas`, stored in
  * each agent's record by registry-sync). One HGET per agent, each on its agent's slot.
  */
 export class InputSchemaReader {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-  ) {}
+  constructor(private readonly o: InputSchemaReaderOptions) {}
 
   /** capability → schema, the first agent of `agentIds` (in order) with one winning. */
   async read(agentIds: readonly string[]): Promise<Map<string, JsonSchema>> {
-    const agentKeys = agentIds.map((id) => this.keys.agent(id));
+    const agentKeys = agentIds.map((id) => this.o.keys.agent(id));
     const stored = await Promise.all(
-      agentKeys.map((key) => this.redis.hget(key, AgentRecordField.inputSchemas)),
+      agentKeys.map((key) => this.o.redis.hget(key, AgentRecordField.inputSchemas)),
     );
     const schemas = new Map<string, JsonSchema>();
     for (const json of stored) {

@@ -45,7 +45,7 @@ describe('the due set around a send', () => {
 
   it('sends the watchdog entries of one tick in one ZADD, before the commands that follow them, and drops them in one ZREM', async () => {
     const { redis, keys } = scratch;
-    const watch = new DueWatch(redis, keys);
+    const watch = new DueWatch({ redis, keys });
     // What reaches Redis, in order, for this test's due key (other tests share the server).
     const monitor = await redis.monitor();
     const seenByRedis: string[] = [];

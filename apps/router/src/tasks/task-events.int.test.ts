@@ -30,7 +30,7 @@ async function streamingTask(taskId: string, streamingAt: number): Promise<void>
 describe('the task events reader', () => {
   it('sends the final stage to a follower whose first page had a later acceptance time than the stages after it', async () => {
     const { redis, keys } = scratch;
-    const reader = new TaskEventsReader(redis, keys);
+    const reader = new TaskEventsReader({ redis, keys });
     // The router's reading of Redis time was late: accepted at 1,000 ms, sent at 980.
     await redis.hset(keys.task('fast'), 'status', 'accepted', 'attempt', 1, 'created_at', 1000);
     const first = await reader.read('fast', START_CURSOR, show);
@@ -56,7 +56,7 @@ describe('the task events reader', () => {
 
   it('sends the final stage to a follower that saw a streaming stage written in the millisecond of the completion', async () => {
     const { redis, keys } = scratch;
-    const reader = new TaskEventsReader(redis, keys);
+    const reader = new TaskEventsReader({ redis, keys });
     // Its first output's ack, applied at 1,003 ms.
     await streamingTask('tie', 1003);
     const first = await reader.read('tie', START_CURSOR, show);
@@ -75,7 +75,7 @@ describe('the task events reader', () => {
 
   it('sends the final stage last even when a stage of its task carries a later time', async () => {
     const { redis, keys } = scratch;
-    const reader = new TaskEventsReader(redis, keys);
+    const reader = new TaskEventsReader({ redis, keys });
     await streamingTask('late', 1010);
     const first = await reader.read('late', START_CURSOR, show);
     expect(first?.events).toHaveLength(4);

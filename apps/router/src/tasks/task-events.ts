@@ -82,16 +82,19 @@ function followOrder(timeline: TimelineEntry[], status: TaskStatus): TimelineEnt
   return timeline;
 }
 
+/** What a {@link TaskEventsReader} reads with. */
+export interface TaskEventsReaderOptions {
+  redis: Pick<Redis, 'multi'>;
+  keys: ReachKeys;
+}
+
 /**
  * Reads a task's events for `GET /v1/tasks/:id/events`: its stages (from the task hash and
  * timeline, as `GET /v1/tasks/:id` shows them) merged in time order with its progress values
  * and output chunks (its events stream), after a cursor. One MULTI on the task's hash tag.
  */
 export class TaskEventsReader {
-  constructor(
-    private readonly redis: Pick<Redis, 'multi'>,
-    private readonly keys: ReachKeys,
-  ) {}
+  constructor(private readonly o: TaskEventsReaderOptions) {}
 
   /** The events after `cursor`, or undefined when the task is unknown or expired. */
   async read(
@@ -99,11 +102,11 @@ export class TaskEventsReader {
     cursor: TaskEventCursor,
     show: (id: string) => string,
   ): Promise<TaskEventsPage | undefined> {
-    const [[, hash], [, lines], [, entries]] = ((await this.redis
+    const [[, hash], [, lines], [, entries]] = ((await this.o.redis
       .multi()
-      .hgetall(this.keys.task(taskId))
-      .lrange(this.keys.timeline(taskId), 0, -1)
-      .xrange(this.keys.taskEvents(taskId), `(${cursor.entryId}`, '+', 'COUNT', EVENTS_PAGE)
+      .hgetall(this.o.keys.task(taskId))
+      .lrange(this.o.keys.timeline(taskId), 0, -1)
+      .xrange(this.o.keys.taskEvents(taskId), `(${cursor.entryId}`, '+', 'COUNT', EVENTS_PAGE)
       .exec()) ?? []) as Multi;
     const task = hash ? decodeTaskRecord(hash) : undefined;
     if (!task) return undefined;

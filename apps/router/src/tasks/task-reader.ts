@@ -29,12 +29,15 @@ function parseJson(text: string | undefined): unknown {
 /** What the submit reply of a repeated task_id reads of the task hash. */
 const SUBMITTED = taskFields('status', 'agentId', 'stream', 'messageId', 'attempt', 'sentAt');
 
+/** What a {@link TaskReader} reads with. */
+export interface TaskReaderOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+}
+
 /** Reads tasks' state and timelines for the API. */
 export class TaskReader {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-  ) {}
+  constructor(private readonly o: TaskReaderOptions) {}
 
   /**
    * The delivery of the task's current attempt that its agent holds, for a task whose first ack
@@ -47,7 +50,7 @@ export class TaskReader {
     sentAt: number | undefined,
   ): Promise<PendingEntry | undefined> {
     if (status !== 'accepted' || !agentId || (sentAt ?? 0) > 0) return undefined;
-    const value = await this.redis.hget(this.keys.pending(agentId), taskId);
+    const value = await this.o.redis.hget(this.o.keys.pending(agentId), taskId);
     return value === null ? undefined : parsePendingEntry(taskId, value);
   }
 
@@ -58,11 +61,11 @@ export class TaskReader {
   async view(taskId: string, scope?: TenantScope): Promise<TaskView | undefined> {
     const show = (id: string) => (scope ? scope.show(id) : id);
     // The task, its timeline and its children share the task's hash tag: one MULTI.
-    const [[, hash], [, list], [, children]] = ((await this.redis
+    const [[, hash], [, list], [, children]] = ((await this.o.redis
       .multi()
-      .hgetall(this.keys.task(taskId))
-      .lrange(this.keys.timeline(taskId), 0, -1)
-      .smembers(this.keys.children(taskId))
+      .hgetall(this.o.keys.task(taskId))
+      .lrange(this.o.keys.timeline(taskId), 0, -1)
+      .smembers(this.o.keys.children(taskId))
       .exec()) ?? []) as [
       [unknown, Record<string, string>],
       [unknown, string[]],
@@ -113,8 +116,8 @@ export class TaskReader {
       i += MAX_LISTED_CHILDREN
     ) {
       const batch = sorted.slice(i, i + MAX_LISTED_CHILDREN);
-      const taskKeys = batch.map((id) => this.keys.task(id));
-      const found = await Promise.all(taskKeys.map((key) => this.redis.exists(key)));
+      const taskKeys = batch.map((id) => this.o.keys.task(id));
+      const found = await Promise.all(taskKeys.map((key) => this.o.redis.exists(key)));
       for (let j = 0; j < batch.length && kept.length < MAX_LISTED_CHILDREN; j++)
         if (found[j] === 1) kept.push(batch[j] as string);
     }
@@ -124,7 +127,7 @@ export class TaskReader {
   /** The submit reply for an existing task (a repeated task_id), or undefined. */
   async submitView(taskId: string): Promise<SubmitReply | undefined> {
     const task = SUBMITTED.decode(
-      await this.redis.hmget(this.keys.task(taskId), ...SUBMITTED.fields),
+      await this.o.redis.hmget(this.o.keys.task(taskId), ...SUBMITTED.fields),
     );
     const { status, agentId, stream, messageId } = task;
     if (!status) return undefined;
@@ -140,12 +143,13 @@ export class TaskReader {
       agent_id: agentId ?? '',
       // A pooled task keeps its pool stream; a pushed one, once delivered, is in its agent's inbox.
       stream:
-        stream || (agentId && (delivered || status !== 'accepted') ? this.keys.inbox(agentId) : ''),
+        stream ||
+        (agentId && (delivered || status !== 'accepted') ? this.o.keys.inbox(agentId) : ''),
       message_id: delivered ? pending.messageId : (messageId ?? ''),
     };
   }
 
   private markSeen(taskId: string): Promise<boolean> {
-    return markSeenScript.run(this.redis, { keys: { task: this.keys.task(taskId) }, args: {} });
+    return markSeenScript.run(this.o.redis, { keys: { task: this.o.keys.task(taskId) }, args: {} });
   }
 }

@@ -77,39 +77,45 @@ function fromHash(h: Record<string, string>): ScheduleRecord | undefined {
   }
 }
 
+/** What a {@link ScheduleStore} reads with. */
+export interface ScheduleStoreOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+}
+
 /**
  * Schedules in Redis: one hash each, the set of their ids and the index of next ticks (a sorted
  * set, paused schedules left out), all under the `{sched}` hash tag so that the scripts and
  * transactions here touch one slot (Redis Cluster).
  */
 export class ScheduleStore {
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly keys: ReachKeys,
-  ) {}
+  constructor(private readonly o: ScheduleStoreOptions) {}
 
   /** Stores a new schedule and indexes its next tick. */
   async create(r: ScheduleRecord): Promise<void> {
-    const { keys } = this;
-    const tx = this.redis.multi().hset(keys.schedule(r.id), toHash(r)).sadd(keys.schedules(), r.id);
+    const { keys } = this.o;
+    const tx = this.o.redis
+      .multi()
+      .hset(keys.schedule(r.id), toHash(r))
+      .sadd(keys.schedules(), r.id);
     if (!r.paused) tx.zadd(keys.scheduleNext(), r.nextRunAt, r.id);
     await tx.exec();
   }
 
   /** One schedule by its scoped id. */
   async get(id: string): Promise<ScheduleRecord | undefined> {
-    return fromHash(await this.redis.hgetall(this.keys.schedule(id)));
+    return fromHash(await this.o.redis.hgetall(this.o.keys.schedule(id)));
   }
 
   /** Every schedule, or those of `tenant` only, oldest first. */
   async list(tenant?: string): Promise<ScheduleRecord[]> {
-    const ids = (await this.redis.smembers(this.keys.schedules())).filter(
+    const ids = (await this.o.redis.smembers(this.o.keys.schedules())).filter(
       (id) => tenant === undefined || scheduleTenant(id) === tenant,
     );
     if (ids.length === 0) return [];
     // One slot ({sched}): a plain pipeline is fine on a cluster too.
-    const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.schedule(id));
+    const pipeline = this.o.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.o.keys.schedule(id));
     const out: ScheduleRecord[] = [];
     for (const [err, h] of (await pipeline.exec()) ?? []) {
       const r = err ? undefined : fromHash(h as Record<string, string>);
@@ -120,8 +126,8 @@ export class ScheduleStore {
 
   /** Pauses (`next` unused) or resumes at `next`; false when there is no such schedule. */
   async setPaused(id: string, paused: boolean, next: number): Promise<boolean> {
-    const { keys } = this;
-    return scheduleStateScript.run(this.redis, {
+    const { keys } = this.o;
+    return scheduleStateScript.run(this.o.redis, {
       keys: { schedule: keys.schedule(id), nextTicks: keys.scheduleNext() },
       args: { id, paused: paused ? 1 : 0, next },
     });
@@ -129,8 +135,8 @@ export class ScheduleStore {
 
   /** Deletes a schedule; false when there was none. Tasks it fired are left as they are. */
   async delete(id: string): Promise<boolean> {
-    const { keys } = this;
-    const replies = await this.redis
+    const { keys } = this.o;
+    const replies = await this.o.redis
       .multi()
       .del(keys.schedule(id))
       .srem(keys.schedules(), id)
@@ -141,8 +147,8 @@ export class ScheduleStore {
 
   /** Schedules whose next tick is at or before `now`: `[id, tick]` pairs, at most `limit`. */
   async due(now: number, limit: number): Promise<[string, number][]> {
-    const flat = await this.redis.zrangebyscore(
-      this.keys.scheduleNext(),
+    const flat = await this.o.redis.zrangebyscore(
+      this.o.keys.scheduleNext(),
       '-inf',
       now,
       'WITHSCORES',
@@ -160,8 +166,8 @@ export class ScheduleStore {
    * only if it still waits for `read` (not paused, resumed, deleted or advanced meanwhile).
    */
   async advance(id: string, read: number, next: number, fired: number, taskId: string) {
-    const { keys } = this;
-    return scheduleAdvanceScript.run(this.redis, {
+    const { keys } = this.o;
+    return scheduleAdvanceScript.run(this.o.redis, {
       keys: { schedule: keys.schedule(id), nextTicks: keys.scheduleNext() },
       args: { id, read, next, fired, taskId },
     });
