@@ -5,6 +5,7 @@ import type { RedisConnectionExtras } from '@agent-reach/service-kit/redis';
 import { pino, type Logger } from 'pino';
 import { compileBackoff, type BackoffOptions, type CompiledBackoff } from '../util/backoff.ts';
 import { clientSettingFromEnv } from '../util/client-env.ts';
+import { intIn } from '../util/int-in.ts';
 import type { HealthCheck } from './probe.ts';
 import { compileCard } from './card-options.ts';
 import type { TaskHandler } from './task.ts';
@@ -216,13 +217,6 @@ export interface CompiledAgentOptions {
   readonly completedCacheSize: number;
   readonly requestTimeoutMs: number;
   readonly logger: Logger;
-}
-
-function intIn(name: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new RangeError(`${name} must be an integer within ${min}..${max}, got ${value}`);
-  }
-  return value;
 }
 
 function id(name: string, value: unknown): string {

@@ -3,6 +3,7 @@ import { CLIENT_DEFAULTS, isValidId } from '@agent-reach/protocol';
 import { pino, type Logger } from 'pino';
 import { compileBackoff, type BackoffOptions, type CompiledBackoff } from '../util/backoff.ts';
 import { clientSettingFromEnv } from '../util/client-env.ts';
+import { intIn } from '../util/int-in.ts';
 
 /** Settings of a {@link ReachClient}; resolved once by {@link compileClientOptions}. */
 export interface ReachClientOptions {
@@ -95,13 +96,6 @@ export interface CompiledClientOptions {
   readonly submitMaxAttempts: number;
   readonly submitRetryTimeoutMs: number;
   readonly logger: Logger;
-}
-
-function intIn(name: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new RangeError(`${name} must be an integer within ${min}..${max}, got ${value}`);
-  }
-  return value;
 }
 
 /** Fills in defaults and checks every setting; throws a `TypeError`/`RangeError` naming the bad one. */
