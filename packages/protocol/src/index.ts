@@ -25,3 +25,4 @@ export * from './schedules.ts';
 export * from './agent-card.ts';
 export * from './register-request.ts';
 export * from './script-replies.ts';
+export * from './endpoints.ts';

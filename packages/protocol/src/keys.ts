@@ -152,6 +152,22 @@ export interface ReachKeys {
   schedules(): string;
   /** Sorted set: scoped schedule id → its next tick (epoch ms); a paused schedule is absent (`{sched}`). */
   scheduleNext(): string;
+  /** Hash: endpoint agent_id → its declaration as JSON (`EndpointRecord`, endpoints.ts; `{ep}`). */
+  endpoints(): string;
+  /**
+   * Hash: endpoint agent_id → its secrets as JSON (`EndpointSecrets`): read by relays, never
+   * returned by the API; no agent's Redis user may read it (`{ep}`).
+   */
+  endpointSecrets(): string;
+  /** Pub/sub channel announcing a changed endpoint declaration (its agent_id as the message). */
+  endpointsChannel(): string;
+  /** Sorted set: relay id → when its membership lease ends (Redis time ms). */
+  relays(): string;
+  /**
+   * Sharded pub/sub channel (SPUBLISH) of an endpoint agent: deliveries and cancel notices wake
+   * the relay that serves it. Under the agent's hash tag, so it is published from the same slot.
+   */
+  wake(agentId: string): string;
 }
 
 /**
@@ -290,5 +306,10 @@ export function reachKeys(
     schedule: (id) => `${p}:{sched}:s:${checkId('schedule', id)}`,
     schedules: () => `${p}:{sched}:ids`,
     scheduleNext: () => `${p}:{sched}:next`,
+    endpoints: () => `${p}:{ep}:records`,
+    endpointSecrets: () => `${p}:{ep}:secrets`,
+    endpointsChannel: () => `${p}:ep:ch`,
+    relays: () => `${p}:relays`,
+    wake: (id) => `${agentTag(id)}:wake`,
   };
 }
