@@ -52,7 +52,8 @@ export const EndpointBody = Type.Object(
     tags: Type.Optional(Type.Array(Id('Routing tag'), { maxItems: 64, uniqueItems: true })),
     shared: Type.Optional(Type.Boolean({ description: 'Serve every tenant; operator keys only' })),
     meta: Type.Optional(
-      Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 32 }),
+      // 30, not 32: the registration adds endpoint_protocol and endpoint_url to the agent's meta.
+      Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 30 }),
     ),
     health_url: Type.Optional(
       Url('GET it for a full liveness check (2xx = alive); default: a TCP connect to `url`'),

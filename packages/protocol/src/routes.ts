@@ -15,6 +15,14 @@ export const ROUTES = {
   heartbeat: (agentId: string): string => `/v1/agents/${seg(agentId)}/heartbeat`,
   /** registry-sync: `POST` a graceful deregistration (bearer token of the registration). */
   deregister: (agentId: string): string => `/v1/agents/${seg(agentId)}/deregister`,
+  /** registry-sync: `POST` many agents' heartbeats, each with its own token (a relay's). */
+  heartbeats: '/v1/agents/heartbeats',
+  /** registry-sync: `GET` the declared endpoint agents the key sees. */
+  endpoints: '/v1/endpoints',
+  /** registry-sync: `PUT` (declare or replace), `GET` or `DELETE` one endpoint agent. */
+  endpoint: (agentId: string): string => `/v1/endpoints/${seg(agentId)}`,
+  /** registry-sync: `POST` a relay's registration of the endpoint agent it serves. */
+  endpointRegister: (agentId: string): string => `/v1/endpoints/${seg(agentId)}/register`,
   /** router: `POST` a task. */
   submit: '/v1/tasks',
   /** router: `POST` many tasks in one request. */

@@ -133,6 +133,12 @@ export const HeartbeatBody = Type.Object(
           'true: takes tasks (a two-phase start is done); false: no new tasks (running ones go on) until a heartbeat says true',
       }),
     ),
+    reachable: Type.Optional(
+      Type.Boolean({
+        description:
+          'false: the agent behind this one (an endpoint a relay calls) does not answer: SUSPECT at once, until a heartbeat says true',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -568,10 +574,10 @@ export const RouteReply = Type.Object({
 export type RouteReply = Static<typeof RouteReply>;
 
 const KeyRole = Type.Union(
-  [Type.Literal('caller'), Type.Literal('operator'), Type.Literal('agent')],
+  [Type.Literal('caller'), Type.Literal('operator'), Type.Literal('agent'), Type.Literal('relay')],
   {
     description:
-      'caller: submits and reads its tenant’s tasks; operator: everything, every tenant; agent: registers agents (and submits child tasks)',
+      'caller: submits and reads its tenant’s tasks; operator: everything, every tenant; agent: registers agents (and submits child tasks); relay: registers the declared endpoint agents it serves, nothing else',
   },
 );
 const KeyCapabilities = Type.Array(

@@ -28,6 +28,8 @@ export const AgentRecordField = {
   degradedUntil: 'degraded_until',
   /** `1` after consecutive failed deep probes: SUSPECT until a probe passes. */
   unwell: 'unwell',
+  /** `1` while the agent's relay reports its endpoint unreachable: SUSPECT until it answers again. */
+  unreachable: 'unreachable',
   tags: 'tags',
   observe: 'observe',
   priority: 'priority',

@@ -253,4 +253,19 @@ export const REGISTRY_SETTINGS = {
     default: 65_536,
     doc: 'Largest AgentCard fetched from a `card_url`.',
   },
+  endpointHosts: {
+    env: 'REACH_ENDPOINT_HOSTS',
+    type: 'parsed',
+    format: 'host names, comma-separated',
+    parse: hostListFrom,
+    default: [],
+    doc: 'Hosts an endpoint agent’s `url` and `health_url` may name besides loopback (docs/ENDPOINTS.md).',
+  },
+  endpointsFile: {
+    env: 'REACH_ENDPOINTS_FILE',
+    type: 'string',
+    format: 'file path',
+    minLength: 1,
+    doc: 'A YAML or JSON file declaring endpoint agents (`endpoints:` list), applied at start and whenever it changes; its entries are read-only through the API (docs/ENDPOINTS.md).',
+  },
 } as const satisfies SettingsTable;

@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpError } from '../errors.ts';
 import {
   ANONYMOUS_PRINCIPAL,
+  DEFAULT_ROLES,
   OPEN_PRINCIPAL,
-  ROLES,
   type Principal,
   type Role,
 } from './principal.ts';
@@ -20,7 +20,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** How the route is authenticated. @default 'key' */
     auth?: RouteAuth;
-    /** Roles whose keys may call a `key` route; another role gets 403. @default every role */
+    /**
+     * Roles whose keys may call a `key` route; another role gets 403.
+     * @default caller, operator and agent (`DEFAULT_ROLES`): a relay key only where named
+     */
     roles?: readonly Role[];
   }
 }
@@ -106,7 +109,7 @@ export function installAuth(app: FastifyInstance, opts: AuthHookOptions): void {
           : 'the API key is not valid (unknown, revoked or expired)',
       );
     }
-    const roles = config.roles ?? ROLES;
+    const roles = config.roles ?? DEFAULT_ROLES;
     if (!roles.includes(principal.role)) {
       throw httpError(
         'FORBIDDEN',

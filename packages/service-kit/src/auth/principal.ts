@@ -1,11 +1,20 @@
 import type { FastifyRequest } from 'fastify';
 import { DEFAULT_TENANT } from '@agent-reach/protocol';
 
-/** What an API key may do (docs/SECURITY.md). */
-export type Role = 'caller' | 'operator' | 'agent';
+/**
+ * What an API key may do (docs/SECURITY.md). `relay`: a relay's key, which registers the
+ * declared endpoint agents it serves (of any tenant) and nothing else.
+ */
+export type Role = 'caller' | 'operator' | 'agent' | 'relay';
 
 /** Every role, in the order the docs list them. */
-export const ROLES: readonly Role[] = ['caller', 'operator', 'agent'];
+export const ROLES: readonly Role[] = ['caller', 'operator', 'agent', 'relay'];
+
+/**
+ * The roles a `key` route takes when its config names none. Not `relay`: a relay's key acts for
+ * every tenant's endpoint agents, so it may call only the routes that name it.
+ */
+export const DEFAULT_ROLES: readonly Role[] = ['caller', 'operator', 'agent'];
 
 /** Who made a request: the key it carried, or the open principal while auth is off. */
 export interface Principal {
