@@ -1,6 +1,7 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import {
   decodeTaskField,
+  ENDPOINT_UNREACHABLE,
   TaskRecordField,
   type AckMessage,
   type ReachKeys,
@@ -17,8 +18,9 @@ export interface FailureDecisionOptions {
 
 /**
  * What follows a `failed` ack: the attempt is given up on, and the task retried after its
- * backoff or dead-lettered (`TaskOutcomes.retry`). Taken again for a re-processed ack: retry-2.lua
- * moves only the expected attempt, so it happens once.
+ * backoff or dead-lettered (`TaskOutcomes.retry`). A failure that never reached its endpoint
+ * (`ENDPOINT_UNREACHABLE`, from a relay) is retried at once without spending an attempt. Taken
+ * again for a re-processed ack: retry-2.lua moves only the expected attempt, so it happens once.
  */
 export class FailureDecision {
   constructor(private readonly o: FailureDecisionOptions) {}
@@ -28,11 +30,13 @@ export class FailureDecision {
     // A hand-written worker may omit attempt: the task's current one is meant.
     const attempt = ack.attempt || (await this.currentAttempt(ack.task_id));
     if (attempt === 0) return;
+    const unreachable = ack.error_code === ENDPOINT_UNREACHABLE && ack.retryable !== false;
     await this.o.outcomes.retry({
       taskId: ack.task_id,
       attempt,
-      reason: 'failed',
+      reason: unreachable ? 'unreachable' : 'failed',
       agentId: ack.agent_id,
+      ...(unreachable ? { immediate: true } : {}),
       ...(ack.error !== undefined ? { error: ack.error } : {}),
       ...(ack.retryable === false ? { terminal: 'not_retryable' as const } : {}),
     });

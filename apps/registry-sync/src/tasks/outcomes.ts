@@ -32,6 +32,12 @@ export type RetryReason =
   | 'receipt_timeout'
   | 'lease_lapse'
   | 'unpooled'
+  /**
+   * The attempt never reached its endpoint (a relay's `ENDPOINT_UNREACHABLE`): retried at once,
+   * at no cost to the task's attempts (retry-2.lua, at most REACH_MAX_ATTEMPTS times), and no
+   * failure of the agent's health.
+   */
+  | 'unreachable'
   | DeadReason;
 
 /** What to do with an attempt that will not complete. */

@@ -9,7 +9,8 @@
 
   KEYS[1] task: the task hash   KEYS[2] timeline: its timeline list
   ARGV[1] attempt: the expected attempt
-  ARGV[2] reason: agent_offline, receipt_timeout, failed, …
+  ARGV[2] reason: agent_offline, receipt_timeout, failed, … (`unpooled`, and `unreachable`
+  while budget_from is below maxAttempts, cost the task no attempt: budget_from is raised)
   ARGV[3] maxAttempts: max attempts in all   ARGV[4] dueAt: due_at ms for the next attempt
   ARGV[5] terminal: a reason to die at once, or "" (not_retryable, deadline, loop, no_agent)
   ARGV[6] retentionS: retention seconds for a dead task   ARGV[7] error: error text or ""
@@ -32,7 +33,12 @@ if is_final(cur[1]) then return { -7 } end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local attempt = tonumber(cur[2])
-local used = attempt - (tonumber(cur[6]) or 0)
+local budgetFrom = tonumber(cur[6]) or 0
+-- An attempt that never reached its endpoint (the relay could not connect) is no failure: it
+-- costs no attempt, at most maxAttempts times per task, so a task refused everywhere still ends.
+local free = ARGV[2] == 'unreachable' and budgetFrom < tonumber(ARGV[3])
+local used = attempt - budgetFrom
+if free then used = used - 1 end
 local deadline = tonumber(cur[5]) or 0
 local due = tonumber(ARGV[4])
 local dead = ARGV[5]
@@ -70,7 +76,7 @@ if dead ~= '' then
 end
 attempt = attempt + 1
 -- Moving a queued task from its pool to a push agent is no failure: it costs no attempt.
-if ARGV[2] == 'unpooled' then redis.call('HINCRBY', KEYS[1], 'budget_from', 1) end
+if ARGV[2] == 'unpooled' or free then redis.call('HINCRBY', KEYS[1], 'budget_from', 1) end
 redis.call('HSET', KEYS[1], 'status', 'retry_wait', 'attempt', attempt, 'due_at', due,
   'received_at', 0, 'sent_at', 0, 'tl', 1)
 entries[#entries + 1] = '{"stage":"retried","at":' .. now .. ',"attempt":' .. attempt .. ',"reason":' .. cjson.encode(ARGV[2]) .. ',"due_at":' .. due .. from .. '}'
