@@ -8,6 +8,7 @@ export * from './settings/formats.ts';
 export * from './settings/shared.ts';
 export * from './settings/router.ts';
 export * from './settings/registry.ts';
+export * from './settings/relay.ts';
 export * from './settings/client.ts';
 export * from './settings/published.ts';
 

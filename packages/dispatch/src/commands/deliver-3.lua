@@ -19,12 +19,16 @@
   from callers' tasks by this mark alone (a caller chooses its task_id, never this hash). The
   delivery time is the entry id's.
 
+  An endpoint agent's record has `relay` = 1 (docs/ENDPOINTS.md): a call that delivers to it
+  also SPUBLISHes its wake channel (`<agent key>:wake`, the same hash tag), so its relay reads the
+  inbox at once instead of polling.
+
   Output: Redis time now (ms), then per task three slots: 0 delivered | 1 already delivered, its
   entry id, the inflight count after it — or a refusal: -5 unknown_agent (the agent is gone),
   -2 stale_epoch (its epoch changed), -12 not_live (status, lease or ejected), -4 full (no free
   slot, with the inflight count), "" and 0 filling the slots it leaves empty
 ]]
-local rec = redis.call('HMGET', KEYS[1], 'epoch', 'status', 'max_concurrency', 'lease_at', 'ejected_until', 'observe')
+local rec = redis.call('HMGET', KEYS[1], 'epoch', 'status', 'max_concurrency', 'lease_at', 'ejected_until', 'observe', 'relay')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local live = rec[1] and (rec[2] == 'HEALTHY' or rec[2] == 'SUSPECT' or rec[2] == 'DEGRADED') and now - tonumber(rec[4]) < tonumber(ARGV[1])
@@ -101,5 +105,8 @@ while a <= #ARGV do
   end
   a = a + 6 + n
 end
-if #writes > 0 then redis.call('HSET', KEYS[3], unpack(writes)) end
+if #writes > 0 then
+  redis.call('HSET', KEYS[3], unpack(writes))
+  if rec[7] == '1' then redis.call('SPUBLISH', KEYS[1] .. ':wake', '1') end
+end
 return out

@@ -121,6 +121,8 @@ export class TaskCanceller {
         ControlField.attempt,
         r.attempt,
       );
+      // An endpoint agent's relay listens here rather than blocking on every control stream.
+      await redis.spublish(keys.wake(r.agentId), 'c');
     }
     if (held && r.agentId === '' && r.stream !== '' && r.messageId !== '') {
       // Waiting in a capability pool: no pull agent will read it now.

@@ -7,6 +7,7 @@
 import type { SettingRow, SettingsTable } from './define.ts';
 import { CLIENT_SETTINGS, deprecatedSettingMessage } from './client.ts';
 import { REGISTRY_SETTINGS } from './registry.ts';
+import { RELAY_SETTINGS } from './relay.ts';
 import { ROUTER_SETTINGS } from './router.ts';
 import { SHARED_SETTINGS } from './shared.ts';
 
@@ -24,6 +25,7 @@ const SCOPES = [
   { table: SHARED_SETTINGS, who: 'router, registry-sync' },
   { table: ROUTER_SETTINGS, who: 'router' },
   { table: REGISTRY_SETTINGS, who: 'registry-sync' },
+  { table: RELAY_SETTINGS, who: 'relay' },
   { table: CLIENT_SETTINGS, who: 'SDKs, CLI, agents' },
 ] as const;
 
@@ -211,6 +213,13 @@ ${serviceSection(ROUTER_SETTINGS, false)}
 ## registry-sync
 
 ${serviceSection(REGISTRY_SETTINGS, true)}
+
+## Relay
+
+The relay (apps/relay, docs/ENDPOINTS.md) delivers to endpoint agents; it also reads the Redis
+rows of the shared table (\`REDIS_URL\`, \`REDIS_CLUSTER_NODES\`, \`REACH_PREFIX\`, …).
+
+${serviceSection(RELAY_SETTINGS, false)}
 
 ## Clients: the SDKs, the CLI, the example agents
 

@@ -15,6 +15,7 @@ const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const SOURCES = [
   'apps/router/src',
   'apps/registry-sync/src',
+  'apps/relay/src',
   'apps/worker-sdk/src',
   'apps/worker-sdk/examples',
   'apps/cli/src',

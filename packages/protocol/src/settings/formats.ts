@@ -11,6 +11,7 @@
 export const DEFAULT_PORTS = {
   router: 8081,
   registry: 8080,
+  relay: 8082,
   redis: 6379,
   influx: 8086,
 } as const;

@@ -1,0 +1,114 @@
+import Fastify from 'fastify';
+import type { Logger } from 'pino';
+import { reachKeys } from '@agent-reach/protocol';
+import { serviceLogger } from '@agent-reach/service-kit';
+import {
+  connectRedis,
+  createRedis,
+  type RedisClient,
+  type RedisConnectionSettings,
+} from '@agent-reach/service-kit/redis';
+import { createRelayMetrics } from './metrics.ts';
+import { compileRelayOptions, type RelayOptions } from './options.ts';
+import { RegistryApi } from './registry-api.ts';
+import { Relay } from './relay.ts';
+
+/** A running relay with its HTTP endpoints. */
+export interface RelayService {
+  relay: Relay;
+  options: RelayOptions;
+  /** Starts listening on options.port/host; returns the address. */
+  listen(): Promise<string>;
+  /** Stops: running calls finish, instances deregister, the membership is left. Idempotent. */
+  close(): Promise<void>;
+}
+
+function connect(connection: RedisConnectionSettings, name: string): RedisClient {
+  return createRedis(connection, {
+    lazyConnect: true,
+    connectionName: name,
+    maxRetriesPerRequest: 2,
+    retryStrategy: (times) => Math.min(50 * times, 1000),
+  });
+}
+
+/**
+ * Wires a relay from settings: two Redis connections whatever the fleet's size (commands, and
+ * declaration notices) plus the wake-up subscriber (one per master on a Cluster), registry-sync
+ * over HTTP, and `/livez`, `/healthz`, `/metrics`.
+ */
+export async function createRelayService(
+  opts: Partial<RelayOptions> = {},
+  extra: { logger?: Logger } = {},
+): Promise<RelayService> {
+  const options = compileRelayOptions(opts);
+  const logger = (extra.logger ?? serviceLogger('relay', options.logLevel)).child({
+    relay_id: options.relayId,
+  });
+  const keys = reachKeys(options.prefix);
+  const connection = { ...options.redisConnection, url: options.redisUrl };
+  const redis = connect(connection, 'reach-relay');
+  const subscriber = connect(connection, 'reach-relay-notices');
+  for (const conn of [redis, subscriber]) {
+    conn.on('error', (err: Error) =>
+      logger.warn({ err, module: 'redis' }, 'redis connection error'),
+    );
+    await connectRedis(conn, connection);
+  }
+  const metrics = createRelayMetrics();
+  const registry = new RegistryApi({
+    url: options.registryUrl,
+    ...(options.relayKey ? { key: options.relayKey } : {}),
+  });
+  const relay = new Relay({
+    redis,
+    subscriber,
+    keys,
+    registry,
+    metrics,
+    logger,
+    relayId: options.relayId,
+    leaseMs: options.leaseMs,
+    probeIntervalMs: options.probeIntervalMs,
+    checkIntervalMs: options.checkIntervalMs,
+    discoverIntervalMs: options.discoverIntervalMs,
+    sweepMs: options.sweepMs,
+  });
+
+  const app = Fastify({
+    loggerInstance: logger.child({ module: 'http' }),
+    disableRequestLogging: true,
+  });
+  app.get('/livez', async () => ({ status: 'ok' }));
+  app.get('/healthz', async (_req, reply) => {
+    try {
+      await redis.ping();
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', redis: 'down' });
+    }
+    return {
+      status: 'ok',
+      relay_id: options.relayId,
+      relays: relay.members.length,
+      agents: relay.served.size,
+    };
+  });
+  app.get('/metrics', async (_req, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+  await relay.start();
+
+  let closing: Promise<void> | undefined;
+  return {
+    relay,
+    options,
+    listen: () => app.listen({ port: options.port, host: options.host }),
+    close: () =>
+      (closing ??= (async () => {
+        await app.close();
+        await relay.close();
+        subscriber.disconnect();
+        await redis.quit().catch(() => redis.disconnect());
+      })()),
+  };
+}
