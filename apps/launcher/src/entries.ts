@@ -9,6 +9,9 @@ export const ENTRIES = {
   'registry-sync': '@agent-reach/registry-sync/server',
   router: '@agent-reach/router/server',
   'echo-agent': '@agent-reach/worker-sdk/examples/echo-agent',
+  relay: '@agent-reach/relay/server',
+  /** The demo endpoint agents (`--kind a2a|http|mcp --port <n>`): servers that know nothing of Agent-Reach. */
+  'endpoint-demo': '@agent-reach/relay/demo-main',
 } as const;
 
 /** Something the launcher starts. */

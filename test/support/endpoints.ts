@@ -1,0 +1,88 @@
+import { entryOf } from '@agent-reach/launcher';
+import { nodeArgsFor, spawnManaged, type ManagedProcess } from '@agent-reach/process-kit';
+import { onFreePort, startNodeService, type ServiceProcess } from '@agent-reach/testkit';
+import { http, START_TIMEOUT_MS, type Stack } from './stack.ts';
+
+/** Fast relay settings so that failover tests finish in seconds. */
+export const FAST_RELAY = {
+  REACH_RELAY_LEASE_MS: '2000',
+  REACH_ENDPOINT_PROBE_MS: '200',
+  REACH_ENDPOINT_CHECK_MS: '1000',
+  REACH_RELAY_SWEEP_MS: '500',
+};
+
+/** A relay process serving the stack's endpoint agents. */
+export async function startRelay(
+  stack: Stack,
+  env: Record<string, string> = {},
+): Promise<{ proc: ServiceProcess; url: string }> {
+  const { port, started } = await onFreePort('relay', (p) =>
+    startNodeService({
+      name: `relay-${p}`,
+      entry: entryOf('relay'),
+      env: {
+        ...stack.env,
+        ...FAST_RELAY,
+        RELAY_PORT: String(p),
+        REACH_RELAY_REGISTRY_URL: stack.registryUrl,
+        ...env,
+      },
+      healthUrl: `http://127.0.0.1:${p}/healthz`,
+      timeoutMs: START_TIMEOUT_MS,
+    }),
+  );
+  return { proc: started, url: `http://127.0.0.1:${port}` };
+}
+
+/** A demo endpoint server (apps/relay/src/demo) as a process of its own, to be killed. */
+export async function startEndpointProcess(
+  kind: 'a2a' | 'http' | 'mcp',
+): Promise<{ proc: ManagedProcess; url: string }> {
+  let resolveUrl!: (url: string) => void;
+  const url = new Promise<string>((r) => (resolveUrl = r));
+  const proc = await spawnManaged({
+    name: `endpoint-${kind}`,
+    command: process.execPath,
+    args: [...nodeArgsFor(entryOf('endpoint-demo')), '--kind', kind, '--port', '0'],
+    onLine: (line) => {
+      if (!line.startsWith('{')) return;
+      try {
+        const parsed = JSON.parse(line) as { url?: string };
+        if (parsed.url) resolveUrl(parsed.url);
+      } catch {
+        // not the line we wait for
+      }
+    },
+  });
+  const timer = setTimeout(() => proc.kill('SIGKILL'), START_TIMEOUT_MS);
+  const found = await Promise.race([
+    url,
+    proc.exited.then((code) => {
+      throw new Error(`endpoint ${kind} exited ${code} before listening:\n${proc.output()}`);
+    }),
+  ]);
+  clearTimeout(timer);
+  return { proc, url: found };
+}
+
+/** Declares an endpoint agent on registry-sync; throws unless it was accepted. */
+export async function declareEndpoint(
+  stack: Stack,
+  agentId: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<void> {
+  const res = await http(`${stack.registryUrl}/v1/endpoints/${agentId}`, {
+    method: 'PUT',
+    body,
+    headers,
+  });
+  if (res.status !== 200)
+    throw new Error(`declaring ${agentId}: ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+/** An agent's status as registry-sync shows it, or undefined while it is not registered. */
+export async function agentStatus(stack: Stack, agentId: string): Promise<string | undefined> {
+  const res = await http<{ status?: string }>(`${stack.registryUrl}/v1/agents/${agentId}`);
+  return res.status === 200 ? res.body.status : undefined;
+}
