@@ -13,6 +13,11 @@ import {
 import type { FleetEventLog } from '@agent-reach/dispatch';
 import type { AgentRegistry } from './registry/agent-registry.ts';
 import { agentsRoutes } from './routes/agents/index.ts';
+import { heartbeatsRoutes } from './routes/agents/heartbeats.ts';
+import { endpointsRoutes } from './routes/endpoints/index.ts';
+import type { HeartbeatBatch } from './registry/heartbeat-batch.ts';
+import type { EndpointDeclarations } from './endpoints/endpoint-declarations.ts';
+import type { EndpointRegistration } from './endpoints/endpoint-registration.ts';
 import { registerObservability } from './plugins/observability.ts';
 import type { RegistryMetrics } from './metrics/registry-metrics.ts';
 import type { CardFetchSettings } from './cards/card-fetcher.ts';
@@ -24,13 +29,18 @@ export interface RegistryAppDeps {
   bodyLimitBytes: number;
   /**
    * API keys (docs/SECURITY.md): whether requests need one, and what checks them. The agent
-   * routes that take the agent's token (heartbeat, serve, deregister) are `agent-token` routes.
+   * routes that take the agent's token (heartbeat, heartbeats, serve, deregister) are
+   * `agent-token` routes.
    */
   auth: { required: boolean; verifier: KeyVerifier };
   onRegistryChange: () => Promise<void>;
   fleet: FleetEventLog;
   /** Where a registration's `card_url` may point, and its fetch's timeout and size cap. */
   cards: CardFetchSettings;
+  /** Many agents' heartbeats in one request (a relay's). */
+  heartbeats: HeartbeatBatch;
+  /** Endpoint agents: their declarations, and their relays' registrations. */
+  endpoints: { declarations: EndpointDeclarations; registration: EndpointRegistration };
   logger?: FastifyServerOptions['loggerInstance'];
   /** Serves `GET /metrics` when given. */
   metrics?: RegistryMetrics;
@@ -66,5 +76,11 @@ export async function buildRegistryApp(deps: RegistryAppDeps) {
     fleet: deps.fleet,
     cards: deps.cards,
   });
+  await app.register(heartbeatsRoutes, {
+    batch: deps.heartbeats,
+    onRegistryChange: deps.onRegistryChange,
+    fleet: deps.fleet,
+  });
+  await app.register(endpointsRoutes, deps.endpoints);
   return app;
 }

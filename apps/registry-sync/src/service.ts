@@ -64,6 +64,13 @@ import { HealthRecorder } from './health/health-recorder.ts';
 import { HealthSweep } from './health/health-sweep.ts';
 import { TaskOutcomes } from './tasks/outcomes.ts';
 import { Resender } from './tasks/resender.ts';
+import { endpointSetScript } from './endpoints/commands/endpoint-set.ts';
+import { EndpointDeclarations } from './endpoints/endpoint-declarations.ts';
+import { EndpointRegistration } from './endpoints/endpoint-registration.ts';
+import { EndpointStore } from './endpoints/endpoint-store.ts';
+import { EndpointsFileApplier } from './endpoints/endpoints-file-applier.ts';
+import { EndpointsFileWatcher } from './endpoints/endpoints-file-watcher.ts';
+import { HeartbeatBatch } from './registry/heartbeat-batch.ts';
 
 /** A running registry-sync: the HTTP app plus its background duties. */
 export interface RegistryService {
@@ -136,6 +143,7 @@ export async function createRegistryService(
     outcomesScript,
     degradeScript,
     recoverScript,
+    endpointSetScript,
   ]);
   defineDispatchCommands(redis, [
     'retry',
@@ -330,21 +338,49 @@ export async function createRegistryService(
         logger,
       }),
   );
+  const onRegistryChange = () => housekeeper.writeSnapshotNow();
+  const endpointStore = new EndpointStore({ redis, keys });
+  // REACH_ENDPOINTS_FILE: endpoint agents declared by the operator's file, kept as it says.
+  const endpointsFile = options.endpointsFile
+    ? new EndpointsFileWatcher({
+        path: options.endpointsFile,
+        hosts: options.endpointHosts,
+        applier: new EndpointsFileApplier({ store: endpointStore, agents: registry, logger }),
+        logger,
+      })
+    : undefined;
   const app = await buildRegistryApp({
     redis,
     registry,
     bodyLimitBytes: options.bodyLimitBytes,
     auth: { required: auth.required, verifier: apiKeys },
-    onRegistryChange: () => housekeeper.writeSnapshotNow(),
+    onRegistryChange,
     fleet,
     cards: {
       hosts: options.cardHosts,
       timeoutMs: options.cardTimeoutMs,
       maxBytes: options.cardMaxBytes,
     },
+    heartbeats: new HeartbeatBatch({ redis, keys, settings: options }),
+    endpoints: {
+      declarations: new EndpointDeclarations({
+        store: endpointStore,
+        agents: registry,
+        hosts: options.endpointHosts,
+        logger,
+      }),
+      registration: new EndpointRegistration({
+        store: endpointStore,
+        registry,
+        fleet,
+        onRegistryChange,
+        logger,
+      }),
+    },
     logger,
     metrics: observability.metrics,
   });
+  await endpointsFile?.start();
   await Promise.all(consumers.map((c) => c.start()));
   health.start();
   if (extra.housekeeping !== false) housekeeper.start();
@@ -361,6 +397,7 @@ export async function createRegistryService(
     close: () =>
       (closing ??= (async () => {
         await app.close();
+        await endpointsFile?.close();
         resender.close();
         await Promise.all(consumers.map((c) => c.close()));
         await health.close();

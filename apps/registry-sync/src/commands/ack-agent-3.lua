@@ -154,8 +154,10 @@ for base = 0, #ARGV - 1, ARGS_PER_ACK do apply(base) end
 if consuming and rec[2] then
   -- The task loop is consuming again: the agent is no zombie.
   redis.call('HDEL', KEYS[1], 'zombie')
-  -- Unless failed deep probes keep it SUSPECT (`unwell`); a DEGRADED one goes back to DEGRADED.
-  if rec[3] == 'SUSPECT' and redis.call('HEXISTS', KEYS[1], 'unwell') == 0 then
+  -- Unless failed deep probes (`unwell`) or an unreachable endpoint (`unreachable`) keep it
+  -- SUSPECT; a DEGRADED one goes back to DEGRADED.
+  if rec[3] == 'SUSPECT' and redis.call('HEXISTS', KEYS[1], 'unwell') == 0
+    and redis.call('HEXISTS', KEYS[1], 'unreachable') == 0 then
     local back = 'HEALTHY'
     if redis.call('HEXISTS', KEYS[1], 'degraded') == 1 then back = 'DEGRADED' end
     redis.call('HSET', KEYS[1], 'status', back)

@@ -1,6 +1,7 @@
 --[[
   Sets an agent's status from the age of its lease on Redis server time, its readiness,
-  consumption suspicion, failing deep probes (`unwell`) and DEGRADED mark, and removes a DRAINING agent once nothing delivered to it is unfinished.
+  consumption suspicion, failing deep probes (`unwell`), an endpoint its relay cannot reach
+  (`unreachable`) and DEGRADED mark, and removes a DRAINING agent once nothing delivered to it is unfinished.
   OFFLINE comes after SUSPECT: a HEALTHY agent past the offline bound is SUSPECT for one sweep.
   `grace` (ms) is added to the lease after the sweeper itself could not run (Redis paused or
   unreachable), so a store outage does not mark the whole fleet dead.
@@ -12,7 +13,7 @@
 
   Output: { previous status, new status, lease age ms, pending count }  ("GONE" when removed)
 ]]
-local cur = redis.call('HMGET', KEYS[1], 'status', 'lease_at', 'ready', 'zombie', 'unwell', 'degraded')
+local cur = redis.call('HMGET', KEYS[1], 'status', 'lease_at', 'ready', 'zombie', 'unwell', 'degraded', 'unreachable')
 if not cur[1] then return { 'NONE', 'NONE', 0, 0 } end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -34,7 +35,7 @@ elseif effective >= tonumber(ARGV[2]) then
   if status == 'HEALTHY' or status == 'DEGRADED' then nextStatus = 'SUSPECT' else nextStatus = 'OFFLINE' end
 elseif cur[3] ~= '1' then
   nextStatus = 'STARTING'
-elseif effective >= tonumber(ARGV[1]) or cur[4] or cur[5] then
+elseif effective >= tonumber(ARGV[1]) or cur[4] or cur[5] or cur[7] then
   nextStatus = 'SUSPECT'
 elseif cur[6] then
   nextStatus = 'DEGRADED'

@@ -58,7 +58,7 @@ redis.call('HSET', KEYS[1],
   'registered_at', registeredAt, 'lease_at', now, 'reported_inflight', 0, 'busy', 0)
 redis.call('HSET', KEYS[1], 'tags', ARGV[11], 'observe', ARGV[12], 'priority', ARGV[13], 'weight', ARGV[14],
   'tenant', ARGV[15], 'shared', ARGV[16], 'ack_key', ackKey)
-redis.call('HDEL', KEYS[1], 'zombie', 'slow_streak', 'ejected_until', 'unwell')
+redis.call('HDEL', KEYS[1], 'zombie', 'slow_streak', 'ejected_until', 'unwell', 'unreachable')
 
 local ok = redis.pcall('XGROUP', 'CREATE', KEYS[2], ARGV[9], '0', 'MKSTREAM')
 if type(ok) == 'table' and ok.err and not string.find(ok.err, 'BUSYGROUP', 1, true) then

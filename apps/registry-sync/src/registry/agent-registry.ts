@@ -5,6 +5,7 @@ import {
   DEFAULT_TENANT,
   PROBE_CAPABILITY,
   poolStreams,
+  RELAY_FIELD,
   scopedId,
   WORKER_GROUP,
   type Channel,
@@ -29,6 +30,7 @@ import { registerScript } from '../commands/register.ts';
 import type { AgentAuthRefusal } from '../commands/reply-slots.ts';
 import { serveScript } from '../commands/serve.ts';
 
+import { agentRefusal, heartbeatCall } from './heartbeats.ts';
 import { formatToken, mintSecret, type ParsedToken } from './token.ts';
 import { ownValue } from '../capability-settings.ts';
 
@@ -42,6 +44,12 @@ export interface RegistrySettings {
 
 /** A heartbeat's answer: the ack, the status before, and new Redis credentials when issued. */
 export type HeartbeatResult = AgentAck & { previous: AgentStatus };
+
+/** How an agent registers, besides its body and key. */
+export interface RegisterHow {
+  /** A relay registers it: an endpoint agent (endpoints/endpoint-registration.ts). */
+  relay?: boolean;
+}
 
 /** Result of a register call, with whether a new instance took over. */
 export interface Registration {
@@ -69,7 +77,11 @@ export class AgentRegistry {
    * principal while auth is off). The agent belongs to the key's tenant: an agent_id another
    * tenant holds is refused (403), the running agent untouched.
    */
-  async register(body: RegisterBody, principal: Principal = OPEN_PRINCIPAL): Promise<Registration> {
+  async register(
+    body: RegisterBody,
+    principal: Principal = OPEN_PRINCIPAL,
+    how: RegisterHow = {},
+  ): Promise<Registration> {
     // Probe tasks are delivered with the probe mark (deliver-3.lua) by capability: an agent
     // serving `_probe` would let a caller's task pass for a probe.
     if (body.capabilities.includes(PROBE_CAPABILITY))
@@ -121,6 +133,10 @@ export class AgentRegistry {
     // schemas drops those of the one before.
     if (inputSchemas === undefined) await this.o.redis.hdel(this.o.keys.agent(id), F.inputSchemas);
     else await this.o.redis.hset(this.o.keys.agent(id), F.inputSchemas, inputSchemas);
+    // A relay's registration marks the record, so that deliveries wake the relay (deliver-3.lua);
+    // any other registration of the agent_id takes the mark off.
+    if (how.relay) await this.o.redis.hset(this.o.keys.agent(id), RELAY_FIELD, 1);
+    else await this.o.redis.hdel(this.o.keys.agent(id), RELAY_FIELD);
     await this.o.redis.sadd(this.o.keys.agents(), id);
     const pools = this.poolsOf(tenant, channel, body.capabilities);
     for (const pool of pools) {
@@ -240,16 +256,7 @@ export class AgentRegistry {
     token: ParsedToken,
     body: HeartbeatBody,
   ): Promise<HeartbeatResult> {
-    const call = {
-      keys: { agent: this.o.keys.agent(agentId) },
-      args: {
-        tokenHash: token.secretHash,
-        tokenEpoch: token.epoch,
-        inflight: body.inflight,
-        busy: body.status === 'busy' ? 1 : 0,
-        ready: body.ready === undefined ? '' : body.ready ? 1 : 0,
-      },
-    };
+    const call = heartbeatCall(this.o.keys, agentId, token, body);
     // The record and the set of agents lie in different slots: a pipeline per master.
     const [pipelineResult] = await slotPipeline(this.o.redis)
       .add(this.o.keys.agent(agentId), (p) => heartbeatScript.queue(p, call))
@@ -338,19 +345,7 @@ export class AgentRegistry {
   }
 
   private throwRefusal(agentId: string, res: AgentAuthRefusal): never {
-    switch (res.refusal) {
-      case 'unknown_agent':
-        throw httpError('AGENT_NOT_FOUND', `agent ${agentId} is not registered; register again`);
-      case 'stale_epoch':
-        throw httpError(
-          'STALE_EPOCH',
-          `a newer instance of ${agentId} registered (epoch ${res.currentEpoch}); this instance is fenced off`,
-        );
-      case 'wrong_token':
-        throw httpError(
-          'UNAUTHORIZED',
-          'token does not match this agent; use the token from the register reply',
-        );
-    }
+    const { code, message } = agentRefusal(agentId, res);
+    throw httpError(code, message);
   }
 }

@@ -28,7 +28,13 @@ export function hashSecret(secret: string): string {
 /** Parses an `Authorization: Bearer <token>` header; undefined when malformed. */
 export function parseBearer(header: string | undefined): ParsedToken | undefined {
   if (!header) return undefined;
-  const match = /^Bearer (\d{1,15})\.([A-Za-z0-9_-]{16,128})$/.exec(header.trim());
+  const match = /^Bearer (.*)$/.exec(header.trim());
+  return match ? parseToken(match[1] as string) : undefined;
+}
+
+/** Parses a token as a register reply gives it (`<epoch>.<secret>`); undefined when malformed. */
+export function parseToken(text: string): ParsedToken | undefined {
+  const match = /^(\d{1,15})\.([A-Za-z0-9_-]{16,128})$/.exec(text);
   if (!match) return undefined;
   return { epoch: Number(match[1]), secretHash: hashSecret(match[2] as string) };
 }

@@ -11,7 +11,7 @@
   Output: { 1 when it became SUSPECT now, 1 when a passed probe ended `unwell`, previous status }
           ({ 0, 0, "" } when the agent is gone)
 ]]
-local cur = redis.call('HMGET', KEYS[1], 'status', 'outcomes', 'unwell', 'zombie', 'degraded')
+local cur = redis.call('HMGET', KEYS[1], 'status', 'outcomes', 'unwell', 'zombie', 'degraded', 'unreachable')
 if not cur[1] then return { 0, 0, '' } end
 local window = tonumber(ARGV[2])
 local outcomes = (cur[2] or '') .. ARGV[1]
@@ -36,7 +36,7 @@ if run >= tonumber(ARGV[3]) then
 elseif cur[3] and string.find(ARGV[1], 'P', 1, true) then
   redis.call('HDEL', KEYS[1], 'unwell')
   cleared = 1
-  if status == 'SUSPECT' and not cur[4] then
+  if status == 'SUSPECT' and not cur[4] and not cur[6] then
     local back = 'HEALTHY'
     if cur[5] then back = 'DEGRADED' end
     redis.call('HSET', KEYS[1], 'status', back)
