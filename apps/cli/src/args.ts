@@ -39,7 +39,21 @@ const OPTIONS = {
   'expires-at': { type: 'string' },
   'rate-per-s': { type: 'string' },
   'max-inflight': { type: 'string' },
+  protocol: { type: 'string' },
+  url: { type: 'string' },
+  'capability-prefix': { type: 'string' },
+  'max-concurrency': { type: 'string' },
+  region: { type: 'string' },
+  tag: { type: 'string' },
+  shared: { type: 'boolean' },
+  'health-url': { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  header: { type: 'string' },
+  'bearer-secret': { type: 'string' },
 } as const;
+
+/** Options a command may give more than once (`--capability a --capability b`). */
+const REPEATABLE = new Set(['capability', 'tag', 'header']);
 
 const GLOBAL = ['router', 'registry', 'key', 'json', 'progress', 'help'];
 
@@ -64,6 +78,21 @@ export const COMMANDS: Record<string, readonly string[]> = {
   dlq: ['capability', 'limit'],
   stats: ['window', 'by', 'capability'],
   keys: ['tenant', 'role', 'capabilities', 'label', 'expires-at', 'rate-per-s', 'max-inflight'],
+  endpoints: [
+    'protocol',
+    'url',
+    'capability',
+    'capabilities',
+    'capability-prefix',
+    'max-concurrency',
+    'region',
+    'tag',
+    'shared',
+    'health-url',
+    'timeout-ms',
+    'header',
+    'bearer-secret',
+  ],
   schedules: ['every-ms', 'cron', 'timezone', 'task-timeout', 'callback-topic'],
   mcp: [],
   help: [],
@@ -81,6 +110,11 @@ export interface ParsedArgs {
   /** Positional arguments after the command. */
   args: string[];
   options: OptionValues;
+  /**
+   * Every value of each option that may be repeated (`--capability`, `--tag`, `--header`), in
+   * order; `options` holds the last one.
+   */
+  repeated: Record<string, string[]>;
 }
 
 /** `reach --help`. */
@@ -113,7 +147,17 @@ Usage:
                                                      task <schedule_id>:<tick ms>, once per tick
   reach schedules list                               your schedules: cadence, next tick, last task
   reach schedules pause|resume|delete <schedule_id>  stop firing, fire again from the next tick, delete
-  reach keys create --tenant <t> --role caller|operator|agent
+  reach endpoints add <agent_id> --protocol a2a|http|mcp --url <url>
+               [--capability <name> ...] [--capabilities a,b] [--capability-prefix <p>]
+               [--max-concurrency <n>] [--region <r>] [--tag <t> ...] [--shared]
+               [--health-url <url>] [--timeout-ms <ms>] [--header Name=Value ...]
+               [--bearer-secret <secret>]
+                                                     declare (or replace) an endpoint agent a relay serves;
+                                                     http needs its capabilities, a2a and mcp discover theirs;
+                                                     headers and the bearer secret are stored, never shown
+  reach endpoints list                               declared endpoint agents: protocol, URL, capabilities, source
+  reach endpoints remove <agent_id>                  remove a declaration (its relay stops serving it)
+  reach keys create --tenant <t> --role caller|operator|agent|relay
                [--capabilities a,b] [--label <text>] [--expires-at <ISO time or epoch ms>]
                [--rate-per-s <n>] [--max-inflight <n>]
                                                      make an API key (operator key); prints it once
@@ -163,12 +207,16 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     );
   }
   const allowed = new Set([...GLOBAL, ...(command ? (COMMANDS[command] ?? []) : [])]);
+  const repeated: Record<string, string[]> = {};
   for (const token of parsed.tokens) {
-    if (token.kind === 'option' && !allowed.has(token.name)) {
+    if (token.kind !== 'option') continue;
+    if (!allowed.has(token.name)) {
       throw new UsageError(`${token.rawName} is not an option of reach ${command ?? ''}`.trimEnd());
     }
+    if (REPEATABLE.has(token.name) && token.value !== undefined)
+      (repeated[token.name] ??= []).push(token.value);
   }
-  return { command, args, options: parsed.values };
+  return { command, args, options: parsed.values, repeated };
 }
 
 /**

@@ -25,6 +25,7 @@ import {
 import { agentsCommand } from './commands/agents.ts';
 import { cancelCommand } from './commands/cancel.ts';
 import { dlqCommand } from './commands/dlq.ts';
+import { endpointsCommand } from './commands/endpoints.ts';
 import { followCommand } from './commands/follow.ts';
 import { keysCommand } from './commands/keys.ts';
 import { schedulesCommand } from './commands/schedules.ts';
@@ -46,6 +47,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   dlq: dlqCommand,
   stats: statsCommand,
   keys: keysCommand,
+  endpoints: endpointsCommand,
   schedules: schedulesCommand,
   // Loaded when used: the MCP SDK costs the other commands' start-up nothing.
   mcp: async (ctx) => (await import('./commands/mcp.ts')).mcpCommand(ctx),
@@ -97,6 +99,7 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
       ),
       args: parsed.args,
       options: o,
+      repeated: parsed.repeated,
       json: o.json === true,
     });
   } catch (err: unknown) {

@@ -22,6 +22,8 @@ export interface Context {
   /** Positional arguments after the command. */
   args: string[];
   options: OptionValues;
+  /** Every value of each repeatable option (`--capability`, `--tag`, `--header`), in order. */
+  repeated: Record<string, string[]>;
   /** `--json`: machine-readable output only. */
   json: boolean;
 }

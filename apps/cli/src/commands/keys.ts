@@ -8,9 +8,9 @@ import { printJson, printLines, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { table, time } from '../format.ts';
 
-const ROLES = ['caller', 'operator', 'agent'] as const;
+const ROLES = ['caller', 'operator', 'agent', 'relay'] as const;
 const USAGE_CREATE =
-  'usage: reach keys create --tenant <t> --role caller|operator|agent [--capabilities a,b] [--label <text>] [--expires-at <time>] [--rate-per-s <n>] [--max-inflight <n>]';
+  'usage: reach keys create --tenant <t> --role caller|operator|agent|relay [--capabilities a,b] [--label <text>] [--expires-at <time>] [--rate-per-s <n>] [--max-inflight <n>]';
 
 /** `--expires-at`: epoch ms, or an ISO time such as 2027-01-31T00:00:00Z. */
 function expiresAtOf(value: string | undefined): number | undefined {

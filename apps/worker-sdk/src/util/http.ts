@@ -2,7 +2,7 @@ import { ReachConnectionError, ReachHttpError } from '../errors.ts';
 
 /** One JSON request. */
 export interface JsonRequest {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   url: string;
   body?: unknown;
   /** Sent as `Authorization: Bearer <token>` (an API key or an agent's token). */
