@@ -108,6 +108,19 @@ describe('POST /v1/agents/heartbeats', () => {
     expect(await redis.sismember(keys.agents(), 'hb-nobody')).toBe(0);
   });
 
+  it('takes a thousand beats in one request, past the registry’s usual body limit', async () => {
+    const a = await register('hb-many');
+    const many = Array.from({ length: 1000 }, () => ({
+      agent_id: 'hb-many',
+      token: a.token,
+      inflight: 0,
+    }));
+    expect(JSON.stringify({ beats: many }).length).toBeGreaterThan(65_536);
+    const res = await beats(many);
+    expect(res.statusCode).toBe(200);
+    expect(res.json<BatchHeartbeatReply>().acks).toHaveLength(1000);
+  });
+
   it('refuses a body that is not a batch with INVALID_BODY', async () => {
     const res = await beats([]);
     expect(res.statusCode).toBe(400);

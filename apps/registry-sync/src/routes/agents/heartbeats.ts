@@ -3,6 +3,9 @@ import { BatchHeartbeatBody, BatchHeartbeatReply, ErrorReply } from '@agent-reac
 import type { FleetEventLog } from '@agent-reach/dispatch';
 import type { HeartbeatBatch } from '../../registry/heartbeat-batch.ts';
 
+/** Largest body of a batch of heartbeats, bytes: a full batch of the largest beats. */
+export const HEARTBEATS_BODY_LIMIT = 1_048_576;
+
 /** What the batch heartbeat route needs. */
 export interface HeartbeatsRouteDeps {
   batch: HeartbeatBatch;
@@ -28,6 +31,8 @@ export const heartbeatsRoutes: FastifyPluginAsyncTypebox<HeartbeatsRouteDeps> = 
     {
       // A relay beats for all its agents every few seconds: only problems are worth a log line.
       logLevel: 'warn',
+      // Up to 1000 beats of up to ~700 bytes each, past REACH_REGISTRY_BODY_LIMIT's default.
+      bodyLimit: HEARTBEATS_BODY_LIMIT,
       config: { auth: 'agent-token' },
       schema: {
         body: BatchHeartbeatBody,
