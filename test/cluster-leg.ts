@@ -21,6 +21,8 @@ export const CLUSTER_LEG: readonly string[] = [
   'e2e/chaos.test.ts',
   // MOVED and ASK: a slot holding live inboxes moves to another master while tasks flow
   'e2e/reshard.test.ts',
+  // endpoint agents: the relay woken by SPUBLISH on each master, replica and relay kills
+  'e2e/relay-http.test.ts',
 ];
 
 /** Files of {@link CLUSTER_LEG} that need a cluster: the standalone leg leaves them out. */

@@ -6,7 +6,6 @@
  * relays, the one SIGKILLed under load loses nothing and its agents move to the other.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { decodeCallback, reachKeys } from '@agent-reach/protocol';
 import { startHttpServer } from '@agent-reach/relay/demo';
 import { waitFor } from '@agent-reach/testkit';
@@ -16,13 +15,15 @@ import {
   startEndpointProcess,
   startRelay,
 } from '../support/endpoints.ts';
+import { connectRedis, type TestRedis } from '../support/redis.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
-let redis: Redis;
+let redis: TestRedis;
 const stops: (() => Promise<unknown>)[] = [];
 const cancelled: string[] = [];
 let endpointUrl: string;
+let relayOutput: () => string;
 
 type TaskView = {
   status: string;
@@ -35,12 +36,14 @@ type TaskView = {
 
 beforeAll(async () => {
   stack = await startStack({ env: { ...FAST_LEASES, REACH_RETRY_BASE_MS: '100' } });
-  redis = new Redis(stack.redisUrl);
+  redis = connectRedis(stack);
   const server = await startHttpServer({ onCancel: (key) => cancelled.push(key) });
   stops.push(() => server.close());
   endpointUrl = server.url;
-  const relay = await startRelay(stack);
+  // At debug, so that the check below reads every line the relay writes.
+  const relay = await startRelay(stack, { LOG_LEVEL: 'debug' });
   stops.push(() => relay.proc.stop());
+  relayOutput = () => relay.proc.output();
 }, 180_000);
 
 afterAll(async () => {
@@ -108,6 +111,36 @@ describe('an HTTP endpoint agent', () => {
     const v = await view(sub.body.task_id);
     expect(v.attempts).toBe(1);
     expect(JSON.stringify(v.timeline)).toContain('HTTP_422');
+  });
+});
+
+describe('endpoint secrets', () => {
+  it('are never shown by the API, nor written in the relay’s debug log', async () => {
+    const secret = 'sk-relay-secret-4e1f9b';
+    const header = 'hv-relay-secret-77c2aa';
+    await declareEndpoint(stack, 'http-secret', {
+      protocol: 'http',
+      url: `${endpointUrl}/secret`,
+      capabilities: ['http.secret'],
+      bearer_secret: secret,
+      headers: { 'X-Api-Key': header },
+    });
+    await waitFor(async () => (await agentStatus(stack, 'http-secret')) === 'HEALTHY', {
+      timeoutMs: 20_000,
+    });
+    const res = await submit({ capability: 'http.secret', payload: { s: 1 } }, 10_000);
+    expect(res.body.status).toBe('completed');
+    const shown = JSON.stringify([
+      (await http(`${stack.registryUrl}/v1/endpoints/http-secret`)).body,
+      (await http(`${stack.registryUrl}/v1/endpoints`)).body,
+    ]);
+    expect(shown).toContain('X-Api-Key');
+    expect(shown).not.toContain(secret);
+    expect(shown).not.toContain(header);
+    const log = relayOutput();
+    expect(log).toContain('http-secret');
+    expect(log).not.toContain(secret);
+    expect(log).not.toContain(header);
   });
 });
 
