@@ -93,6 +93,24 @@ describe('an HTTP endpoint agent', () => {
     expect((await view(pushed.body.task_id)).result).toMatchObject({ echo: 'two' });
   });
 
+  it('applies a changed declaration in place: a running call finishes on its first attempt', async () => {
+    const sub = await submit({ capability: 'http.echo', payload: { delay_ms: 1500 } });
+    await waitFor(async () => (await view(sub.body.task_id)).status === 'received');
+    await declareEndpoint(stack, 'http-echo', {
+      protocol: 'http',
+      url: `${endpointUrl}/echo`,
+      capabilities: ['http.echo'],
+      max_concurrency: 6,
+    });
+    await waitFor(
+      async () =>
+        (await http<{ max_concurrency?: number }>(`${stack.registryUrl}/v1/agents/http-echo`)).body
+          .max_concurrency === 6,
+    );
+    await waitFor(async () => (await view(sub.body.task_id)).status === 'completed');
+    expect((await view(sub.body.task_id)).attempts).toBe(1);
+  });
+
   it('aborts the call on cancel: the endpoint sees its client go', async () => {
     const sub = await submit({ capability: 'http.echo', payload: { delay_ms: 20_000 } });
     await waitFor(async () => (await view(sub.body.task_id)).status === 'received');

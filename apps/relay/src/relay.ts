@@ -162,12 +162,12 @@ export class Relay {
     for (const a of this.#served.values()) a.wake();
   }
 
-  /** Reads A2A skills and MCP tools again: a changed set re-registers the agent. */
+  /** Reads A2A skills and MCP tools again: a changed set registers the agent again. */
   async #rediscover(): Promise<void> {
     for (const a of [...this.#served.values()]) {
       if (a.entry.record.protocol === 'http' || a.state !== 'serving') continue;
       await a
-        .start()
+        .rediscover()
         .catch((err: unknown) =>
           this.o.logger.warn({ err, agent_id: a.agentId }, 'reading skills or tools again failed'),
         );
@@ -177,7 +177,7 @@ export class Relay {
   /**
    * Serves what this relay owns and nothing else: starts the agents it gained, stops those it
    * lost (another relay owns them now: no deregister, the new owner's epoch fences this one) or
-   * whose declaration is gone or changed (deregistered; a changed one starts again).
+   * whose declaration is gone (deregistered), and applies a changed declaration in place.
    */
   async #reconcile(): Promise<void> {
     if (this.#reconciling || this.#closed) return;
@@ -189,13 +189,21 @@ export class Relay {
       for (const [id, agent] of [...this.#served]) {
         const entry = entries.get(id);
         const owned = entry !== undefined && ownerOf(id, members) === this.o.relayId;
-        const changed =
-          entry !== undefined && entry.record.updated_at !== agent.entry.record.updated_at;
-        if (owned && !changed && agent.state !== 'fenced' && agent.state !== 'stopped') continue;
+        const live = agent.state !== 'fenced' && agent.state !== 'stopped';
+        if (owned && live && entry.record.updated_at !== agent.entry.record.updated_at) {
+          await agent
+            .update(entry, endpointClient(targetOf(entry)))
+            .catch((err: unknown) =>
+              this.o.logger.warn({ err, agent_id: id }, 'changed declaration not applied'),
+            );
+          continue;
+        }
+        if (owned && live) continue;
+        // A fenced agent this relay still owns is registered again at once.
+        if (agent.state === 'fenced') this.#retryAt.set(id, 0);
         this.#served.delete(id);
         await this.#waker.remove(id);
         void agent.stop({ deregister: entry === undefined, graceMs: this.o.graceMs ?? 10_000 });
-        if (changed || agent.state === 'fenced') this.#retryAt.set(id, 0);
       }
       const now = Date.now();
       for (const [id, entry] of entries) {

@@ -14,7 +14,7 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import type { CatalogEntry } from './catalog.ts';
 import type { EndpointClient } from './calls/endpoint-client.ts';
-import { resolveCapabilities } from './capabilities.ts';
+import { resolveCapabilities, type ResolvedCapabilities } from './capabilities.ts';
 import { instanceIdOf } from './ownership.ts';
 import { RelayAcks } from './relay-acks.ts';
 import type { RegistryApi } from './registry-api.ts';
@@ -60,6 +60,8 @@ export class ServedAgent {
   /** Capability → the endpoint's own name for it. */
   #remoteNames = new Map<string, string>();
   #acks?: RelayAcks;
+  /** What the last registration said (capabilities, schemas, card), to tell a change. */
+  #registered = '';
   readonly #running = new Map<string, Running>();
   #reading = false;
   #again = false;
@@ -69,21 +71,25 @@ export class ServedAgent {
   #holdTimer?: NodeJS.Timeout;
   #renewTimer?: NodeJS.Timeout;
   readonly #log: Logger;
+  #entry: CatalogEntry;
+  #client: EndpointClient;
 
   constructor(private readonly o: ServedAgentOptions) {
     this.#log = o.logger.child({ agent_id: o.entry.record.agent_id });
+    this.#entry = o.entry;
+    this.#client = o.client;
   }
 
   get agentId(): string {
-    return this.o.entry.record.agent_id;
+    return this.#entry.record.agent_id;
   }
 
   get entry(): CatalogEntry {
-    return this.o.entry;
+    return this.#entry;
   }
 
   get client(): EndpointClient {
-    return this.o.client;
+    return this.#client;
   }
 
   get inflight(): number {
@@ -92,13 +98,46 @@ export class ServedAgent {
 
   /** Finds what the endpoint serves and registers this relay's instance of the agent. */
   async start(): Promise<void> {
-    const { entry, registry, relayId, redis } = this.o;
-    const resolved = await resolveCapabilities(entry, this.o.client);
+    await this.#register(await resolveCapabilities(this.#entry, this.#client));
+    this.#scheduleRenewals();
+    this.wake();
+  }
+
+  /**
+   * A changed declaration (a PUT, the file): calls from now on use it, running ones finish on the
+   * client they started with, and the instance registers again (same instance, same epoch).
+   */
+  async update(entry: CatalogEntry, client: EndpointClient): Promise<void> {
+    const old = this.#client;
+    this.#entry = entry;
+    this.#client = client;
+    // Running calls hold the old client; it is closed once the longest of them could be over.
+    setTimeout(
+      () => void old.close().catch(() => undefined),
+      entry.record.timeout_ms + 1000,
+    ).unref();
+    await this.#register(await resolveCapabilities(entry, client));
+    this.wake();
+  }
+
+  /**
+   * Reads the endpoint's skills or tools again (A2A, MCP): registers again only when they
+   * changed, so a fleet of unchanged agents costs registry-sync nothing.
+   */
+  async rediscover(): Promise<void> {
+    if (this.state !== 'serving') return;
+    const resolved = await resolveCapabilities(this.#entry, this.#client);
+    if (registrationKey(resolved) === this.#registered) return;
+    this.#log.info({ capabilities: resolved.capabilities }, 'skills or tools changed');
+    await this.#register(resolved);
+  }
+
+  async #register(resolved: ResolvedCapabilities): Promise<void> {
+    const { registry, relayId, redis } = this.o;
     for (const r of resolved.refused)
       this.#log.warn({ name: r.name, reason: r.reason }, 'discovered name not served');
     if (resolved.capabilities.length === 0)
       throw new Error(`endpoint ${this.agentId} serves no capability this relay can register`);
-    this.#remoteNames = resolved.remoteNames;
     const session = await registry.registerEndpoint(this.agentId, {
       instance_id: instanceIdOf(relayId, this.agentId),
       capabilities: resolved.capabilities,
@@ -107,6 +146,8 @@ export class ServedAgent {
         : {}),
       ...(resolved.card ? { card: resolved.card } : {}),
     });
+    this.#remoteNames = resolved.remoteNames;
+    this.#registered = registrationKey(resolved);
     this.session = session;
     this.#acks = new RelayAcks(redis, session);
     if (this.state === 'starting') this.state = 'serving';
@@ -114,8 +155,6 @@ export class ServedAgent {
       { epoch: session.epoch, capabilities: resolved.capabilities },
       'endpoint agent served',
     );
-    this.#scheduleRenewals();
-    this.wake();
   }
 
   /** Reads the inbox (and control notices) soon; reads that overlap fold into one more. */
@@ -145,7 +184,7 @@ export class ServedAgent {
   async #readOnce(): Promise<void> {
     const session = this.session;
     if (!session || this.state !== 'serving') return;
-    const free = this.o.entry.record.max_concurrency - this.#running.size;
+    const free = this.#entry.record.max_concurrency - this.#running.size;
     const held = Date.now() < this.#holdUntil;
     const pipe = this.o.redis.pipeline();
     if (free > 0 && !held)
@@ -213,13 +252,13 @@ export class ServedAgent {
 
   async #run(task: TaskMessage, messageId: string, abort: AbortController): Promise<void> {
     const { metrics } = this.o;
-    const protocol = this.o.entry.record.protocol;
+    const protocol = this.#entry.record.protocol;
     try {
       const { outcome, durationMs } = await runTaskCall({
         task,
         messageId,
         remoteName: this.#remoteNames.get(task.capability) ?? task.capability,
-        client: this.o.client,
+        client: this.#client,
         acks: this.#acks as RelayAcks,
         signal: abort.signal,
       });
@@ -347,8 +386,13 @@ export class ServedAgent {
         .deregister(this.agentId, this.session.token)
         .catch((err: unknown) => this.#log.warn({ err }, 'deregister failed'));
     this.state = 'stopped';
-    await this.o.client.close().catch(() => undefined);
+    await this.#client.close().catch(() => undefined);
   }
+}
+
+/** A registration's content as text: equal texts register the same agent. */
+function registrationKey(r: ResolvedCapabilities): string {
+  return JSON.stringify([r.capabilities, r.inputSchemas, r.card ?? null]);
 }
 
 function sleep(ms: number): Promise<void> {
