@@ -4,12 +4,20 @@
  * tools with their input schemas); tasks complete through the router, with the servers' status
  * updates, artifact chunks and progress notifications as the task's progress and chunks; a cancel
  * reaches the server; and an A2A client calling the router's own A2A gateway reaches the A2A
- * endpoint agent through the queue (A2A → queue → A2A).
+ * endpoint agent through the queue (A2A → queue → A2A). Of two replicas of either kind, the one
+ * SIGKILLed turns SUSPECT in under a second and its tasks complete on the other.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeCallback, reachKeys } from '@agent-reach/protocol';
 import { startA2AServer, startMcpServer } from '@agent-reach/relay/demo';
 import { waitFor } from '@agent-reach/testkit';
-import { agentStatus, declareEndpoint, startRelay } from '../support/endpoints.ts';
+import {
+  agentStatus,
+  declareEndpoint,
+  startEndpointProcess,
+  startRelay,
+} from '../support/endpoints.ts';
+import { connectRedis, type TestRedis } from '../support/redis.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
@@ -162,4 +170,93 @@ describe('an MCP endpoint agent', () => {
     expect(res.status).toBe(202);
     await waitFor(async () => cancelled.length > before, { timeoutMs: 5000 });
   });
+});
+
+describe('two replicas of an A2A or MCP endpoint agent', () => {
+  const cases = [
+    {
+      kind: 'a2a',
+      prefix: 'ra.',
+      capability: 'ra.summarize',
+      payload: { text: 'a b c', delay_ms: 200 },
+    },
+    {
+      kind: 'mcp',
+      prefix: 'rm.',
+      capability: 'rm.word_count',
+      payload: { text: 'a b c', delay_ms: 200 },
+    },
+  ] as const;
+  for (const c of cases) {
+    it(`${c.kind}: the killed one is SUSPECT in under a second; its tasks complete on the other, one callback each`, async () => {
+      const redis: TestRedis = connectRedis(stack);
+      stops.push(() => redis.quit());
+      const a = await startEndpointProcess(c.kind);
+      const b = await startEndpointProcess(c.kind);
+      stops.push(
+        () => a.proc.stop(),
+        () => b.proc.stop(),
+      );
+      const ids = [`${c.kind}-rep-a`, `${c.kind}-rep-b`];
+      await declareEndpoint(stack, ids[0] as string, {
+        protocol: c.kind,
+        url: a.url,
+        capability_prefix: c.prefix,
+        max_concurrency: 16,
+      });
+      await declareEndpoint(stack, ids[1] as string, {
+        protocol: c.kind,
+        url: b.url,
+        capability_prefix: c.prefix,
+        max_concurrency: 16,
+      });
+      await waitFor(
+        async () =>
+          (await agentStatus(stack, ids[0] as string)) === 'HEALTHY' &&
+          (await agentStatus(stack, ids[1] as string)) === 'HEALTHY',
+        { timeoutMs: 30_000 },
+      );
+      const topic = `rep-${c.kind}`;
+      const tasks: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        const sub = await submit({
+          capability: c.capability,
+          payload: c.payload,
+          callback_topic: topic,
+        });
+        expect(sub.status).toBe(202);
+        tasks.push(sub.body.task_id);
+      }
+      const killedAt = performance.now();
+      a.proc.kill('SIGKILL');
+      await waitFor(async () => (await agentStatus(stack, ids[0] as string)) === 'SUSPECT', {
+        timeoutMs: 5000,
+        intervalMs: 20,
+      });
+      const suspectMs = performance.now() - killedAt;
+      console.log(
+        `${c.kind} endpoint replica SIGKILLed: SUSPECT after ${Math.round(suspectMs)} ms`,
+      );
+      expect(suspectMs).toBeLessThan(1000);
+      const finals = async () => {
+        const counts = new Map<string, number>();
+        for (const [, fields] of await redis.xrange(
+          reachKeys(stack.prefix).callback(topic),
+          '-',
+          '+',
+        )) {
+          const item = decodeCallback(fields);
+          if (item.status === 'completed' || item.status === 'dead')
+            counts.set(item.task_id, (counts.get(item.task_id) ?? 0) + 1);
+        }
+        return counts;
+      };
+      await waitFor(async () => (await finals()).size === tasks.length, { timeoutMs: 30_000 });
+      const counts = await finals();
+      for (const id of tasks) {
+        expect(counts.get(id)).toBe(1);
+        expect((await view(id)).status).toBe('completed');
+      }
+    }, 90_000);
+  }
 });
