@@ -8,6 +8,8 @@
  * SIGKILLed turns SUSPECT in under a second and its tasks complete on the other.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodeCallback, reachKeys } from '@agent-reach/protocol';
 import { startA2AServer, startMcpServer } from '@agent-reach/relay/demo';
 import { waitFor } from '@agent-reach/testkit';
@@ -139,6 +141,16 @@ describe('an MCP endpoint agent', () => {
   it('serves its tools under the prefix, with their input schemas', async () => {
     const agent = (await http<AgentView>(`${stack.registryUrl}/v1/agents/mcp-1`)).body;
     expect(agent.capabilities).toEqual(['tools.word_count']);
+    // The router's own MCP server offers the capability as a tool with the server's schema.
+    const client = new Client({ name: 'e2e-relay', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.routerUrl}/mcp`)));
+    try {
+      const { tools } = await client.listTools();
+      const tool = tools.find((t) => t.name.includes('tools.word_count'));
+      expect(JSON.stringify(tool?.inputSchema)).toContain('progress_steps');
+    } finally {
+      await client.close();
+    }
   });
 
   it('runs a tool call: progress notifications become progress', async () => {
