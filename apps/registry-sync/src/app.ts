@@ -15,6 +15,8 @@ import type { AgentRegistry } from './registry/agent-registry.ts';
 import { agentsRoutes } from './routes/agents/index.ts';
 import { heartbeatsRoutes } from './routes/agents/heartbeats.ts';
 import { endpointsRoutes } from './routes/endpoints/index.ts';
+import { relaysRoutes } from './routes/relays/index.ts';
+import type { RelayAcl } from './acl/relay-acl.ts';
 import type { HeartbeatBatch } from './registry/heartbeat-batch.ts';
 import type { EndpointDeclarations } from './endpoints/endpoint-declarations.ts';
 import type { EndpointRegistration } from './endpoints/endpoint-registration.ts';
@@ -41,6 +43,8 @@ export interface RegistryAppDeps {
   heartbeats: HeartbeatBatch;
   /** Endpoint agents: their declarations, and their relays' registrations. */
   endpoints: { declarations: EndpointDeclarations; registration: EndpointRegistration };
+  /** Relays' Redis users (REACH_AGENT_ACL=on); absent while it is off. */
+  relayAcl?: RelayAcl;
   logger?: FastifyServerOptions['loggerInstance'];
   /** Serves `GET /metrics` when given. */
   metrics?: RegistryMetrics;
@@ -82,5 +86,6 @@ export async function buildRegistryApp(deps: RegistryAppDeps) {
     fleet: deps.fleet,
   });
   await app.register(endpointsRoutes, deps.endpoints);
+  await app.register(relaysRoutes, { acl: deps.relayAcl });
   return app;
 }

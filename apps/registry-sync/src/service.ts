@@ -43,6 +43,7 @@ import { AckConsumer } from './acks/ack-consumer.ts';
 import { AckSignatures } from './acks/ack-signatures.ts';
 import { OutputStep } from './acks/output-step.ts';
 import { AgentAcl } from './acl/agent-acl.ts';
+import { RelayAcl } from './acl/relay-acl.ts';
 import { Housekeeper } from './duties/housekeeper.ts';
 import { housekeepingLeaseMs, LeaseLock } from './duties/lease-lock.ts';
 import { LeaseSweeper } from './sweeps/lease-sweeper.ts';
@@ -183,6 +184,8 @@ export async function createRegistryService(
   const agentAcl = options.agentAcl ? new AgentAcl({ redis, keys, logger }) : undefined;
   await agentAcl?.check();
   const registry = new AgentRegistry({ redis, keys, settings: options, acl: agentAcl });
+  // With it, relays get Redis users that reach the declared endpoint agents only.
+  const relayAcl = options.agentAcl ? new RelayAcl({ redis, keys, logger }) : undefined;
   // Routers read the lease and retry settings from here (and again with every snapshot).
   const snapshots = new SnapshotWriter({ redis, keys, registry, settings: options, logger });
   await snapshots.publishSettings();
@@ -362,6 +365,7 @@ export async function createRegistryService(
       maxBytes: options.cardMaxBytes,
     },
     heartbeats: new HeartbeatBatch({ redis, keys, settings: options }),
+    ...(relayAcl ? { relayAcl } : {}),
     endpoints: {
       declarations: new EndpointDeclarations({
         store: endpointStore,
@@ -385,6 +389,8 @@ export async function createRegistryService(
   health.start();
   if (extra.housekeeping !== false) housekeeper.start();
   agentAcl?.start(Math.max(options.sweepIntervalMs, 1000));
+  // Declarations change rarely: a second's delay before a relay may read a new agent's inbox.
+  relayAcl?.start(1000);
 
   let closing: Promise<void> | undefined;
   return {
@@ -403,6 +409,7 @@ export async function createRegistryService(
         await health.close();
         await housekeeper.close();
         await agentAcl?.close();
+        await relayAcl?.close();
         await snapshot.close();
         await events.close();
         await acks.quit().catch(() => undefined);

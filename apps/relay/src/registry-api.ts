@@ -1,4 +1,5 @@
 import type {
+  RedisCredentials,
   BatchBeat,
   BatchHeartbeatReply,
   EndpointRegisterBody,
@@ -39,6 +40,11 @@ export class RegistryApi {
   /** One heartbeat for each agent in `beats` (each with its own token). */
   heartbeats(beats: BatchBeat[]): Promise<BatchHeartbeatReply> {
     return this.#post('/v1/agents/heartbeats', { beats });
+  }
+
+  /** A Redis user of this relay's own (registry-sync with REACH_AGENT_ACL=on); a new password each time. */
+  redisCredentials(relayId: string): Promise<RedisCredentials> {
+    return this.#post(`/v1/relays/${encodeURIComponent(relayId)}/redis`, undefined, this.o.key);
   }
 
   /** Deregisters an instance this relay served (the agent drains, then goes). */

@@ -32,6 +32,8 @@ export interface RelayCoreOptions {
   heartbeatMs?: number;
   /** How long a closing relay lets running calls finish. @default 10000 */
   graceMs?: number;
+  /** Every Redis connection error of the relay's own connections (the wake-up subscriber's). */
+  onRedisError?: (err: Error) => void;
 }
 
 /** How often ownership is checked against membership and declarations. */
@@ -77,6 +79,10 @@ export class Relay {
       logger: o.logger,
       onWake: (id) => this.#served.get(id)?.wake(),
       onResubscribed: () => this.#sweep(),
+      onError: (err) => {
+        o.logger.warn({ err, module: 'redis' }, 'wake-up subscriber error');
+        o.onRedisError?.(err);
+      },
     });
     const agents = () => this.#served.values();
     this.#heartbeats = new Heartbeats({ registry: o.registry, logger: o.logger, agents });
@@ -91,6 +97,11 @@ export class Relay {
   /** The agents served now, by id. */
   get served(): ReadonlyMap<string, ServedAgent> {
     return this.#served;
+  }
+
+  /** The wake-up subscriber's connection. */
+  get wakeClient(): RedisClient {
+    return this.#waker.client;
   }
 
   get members(): readonly string[] {
@@ -233,8 +244,8 @@ export class Relay {
       onReachability: () => void this.#heartbeats.beat(),
     });
     this.#served.set(id, agent);
-    await this.#waker.add(id);
     try {
+      await this.#waker.add(id);
       await agent.start();
       this.#retryAt.delete(id);
       if (agent.session)

@@ -10,6 +10,7 @@ import {
 } from '@agent-reach/service-kit/redis';
 import { createRelayMetrics } from './metrics.ts';
 import { compileRelayOptions, type RelayOptions } from './options.ts';
+import { RedisUser } from './redis-user.ts';
 import { RegistryApi } from './registry-api.ts';
 import { Relay } from './relay.ts';
 
@@ -23,12 +24,14 @@ export interface RelayService {
   close(): Promise<void>;
 }
 
-function connect(connection: RedisConnectionSettings, name: string): RedisClient {
+function connect(connection: RedisConnectionSettings, name: string, acl: boolean): RedisClient {
   return createRedis(connection, {
     lazyConnect: true,
     connectionName: name,
     maxRetriesPerRequest: 2,
     retryStrategy: (times) => Math.min(50 * times, 1000),
+    // A relay's own Redis user may not run INFO, which the ready check sends.
+    ...(acl ? { enableReadyCheck: false } : {}),
   });
 }
 
@@ -46,20 +49,32 @@ export async function createRelayService(
     relay_id: options.relayId,
   });
   const keys = reachKeys(options.prefix);
-  const connection = { ...options.redisConnection, url: options.redisUrl };
-  const redis = connect(connection, 'reach-relay');
-  const subscriber = connect(connection, 'reach-relay-notices');
-  for (const conn of [redis, subscriber]) {
-    conn.on('error', (err: Error) =>
-      logger.warn({ err, module: 'redis' }, 'redis connection error'),
-    );
-    await connectRedis(conn, connection);
-  }
-  const metrics = createRelayMetrics();
   const registry = new RegistryApi({
     url: options.registryUrl,
     ...(options.relayKey ? { key: options.relayKey } : {}),
   });
+  const issue = () => registry.redisCredentials(options.relayId);
+  // REACH_RELAY_REDIS_ACL=on: a Redis user that reaches the endpoint agents' keys only.
+  const user = options.redisAcl ? await issue() : undefined;
+  const acl = user !== undefined;
+  const connection = {
+    ...options.redisConnection,
+    url: options.redisUrl,
+    ...(user ? { username: user.username, password: user.password } : {}),
+  };
+  const redis = connect(connection, 'reach-relay', acl);
+  const subscriber = connect(connection, 'reach-relay-notices', acl);
+  const clients: RedisClient[] = [redis, subscriber];
+  // The wake-up subscriber is added once the relay made it.
+  const redisUser = acl ? new RedisUser({ issue, clients: () => clients, logger }) : undefined;
+  for (const conn of clients) {
+    conn.on('error', (err: Error) => {
+      logger.warn({ err, module: 'redis' }, 'redis connection error');
+      redisUser?.onError(err);
+    });
+    await connectRedis(conn, connection);
+  }
+  const metrics = createRelayMetrics();
   const relay = new Relay({
     redis,
     subscriber,
@@ -73,7 +88,9 @@ export async function createRelayService(
     checkIntervalMs: options.checkIntervalMs,
     discoverIntervalMs: options.discoverIntervalMs,
     sweepMs: options.sweepMs,
+    onRedisError: (err) => redisUser?.onError(err),
   });
+  clients.push(relay.wakeClient);
 
   const app = Fastify({
     loggerInstance: logger.child({ module: 'http' }),

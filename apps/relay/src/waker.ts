@@ -12,6 +12,8 @@ export interface WakerOptions {
   onWake(agentId: string): void;
   /** Called after the subscriber (re)connected: wake-ups may have been missed. */
   onResubscribed(): void;
+  /** The subscriber's connection errors. */
+  onError(err: Error): void;
 }
 
 /**
@@ -33,6 +35,12 @@ export class Waker {
       if (agentId !== undefined) o.onWake(agentId);
     });
     this.#sub.on('ready', () => o.onResubscribed());
+    this.#sub.on('error', (err: Error) => o.onError(err));
+  }
+
+  /** The subscriber's connection (a Cluster client with one per master). */
+  get client(): RedisClient {
+    return this.#sub;
   }
 
   /** Listens for `agentId`'s wake-ups. */
@@ -40,7 +48,12 @@ export class Waker {
     const channel = this.o.keys.wake(agentId);
     if (this.#byChannel.has(channel)) return;
     this.#byChannel.set(channel, agentId);
-    await this.#sub.ssubscribe(channel);
+    try {
+      await this.#sub.ssubscribe(channel);
+    } catch (err) {
+      this.#byChannel.delete(channel);
+      throw err;
+    }
   }
 
   /** Stops listening for `agentId`. */

@@ -244,3 +244,9 @@ export const ENDPOINT_UNREACHABLE = 'ENDPOINT_UNREACHABLE';
  * does the same, so a relay wakes without polling.
  */
 export const RELAY_FIELD = 'relay';
+
+/** Path parameters naming a relay. */
+export const RelayParams = Type.Object({
+  relay_id: Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,40}$', description: 'Relay id' }),
+});
+export type RelayParams = Static<typeof RelayParams>;

@@ -34,6 +34,12 @@ export const RELAY_SETTINGS = {
     minLength: 1,
     doc: 'The relay’s API key (role `relay` or `operator`); unset while keys are off.',
   },
+  redisAcl: {
+    env: 'REACH_RELAY_REDIS_ACL',
+    type: 'switch',
+    default: false,
+    doc: 'Ask registry-sync for a Redis user of the relay’s own (`REACH_AGENT_ACL=on` there): it reaches the declared endpoint agents’ inboxes and control streams only, and acks write-only.',
+  },
   leaseMs: {
     env: 'REACH_RELAY_LEASE_MS',
     type: 'integer',
