@@ -178,8 +178,9 @@ describe('two replicas of an endpoint agent', () => {
         protocol: 'http',
         url,
         capabilities: ['rep.echo'],
-        // Room for every task on either replica: the survivor takes the killed one's at once.
-        max_concurrency: 16,
+        // 16 tasks, 8 slots: the survivor is saturated, and the killed one's tasks wait for it
+        // rather than go back to the unreachable replica.
+        max_concurrency: 4,
       });
     await waitFor(
       async () =>

@@ -69,6 +69,7 @@ export function toAgentView(
     degraded_until: record[F.degraded] === '1' ? int(record[F.degradedUntil]) : 0,
     tags: json<string[]>(record[F.tags], []),
     observe: record[F.observe] === '1',
+    ...(record[F.unreachable] === '1' ? { unreachable: true } : {}),
     priority: int(record[F.priority]),
     weight: Number(record[F.weight] ?? 1) || 1,
     ewma_ms: ewmaOf(record),

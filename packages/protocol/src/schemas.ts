@@ -193,6 +193,12 @@ export const AgentView = Type.Object({
   }),
   tags: Type.Array(Type.String()),
   observe: Type.Boolean(),
+  unreachable: Type.Optional(
+    Type.Boolean({
+      description:
+        'An endpoint agent whose relay reports its endpoint not answering (SUSPECT, and routed nothing until it answers)',
+    }),
+  ),
   priority: Type.Integer(),
   weight: Type.Number(),
   ewma_ms: Type.Record(Type.String(), Type.Number(), {

@@ -72,6 +72,8 @@ export interface SnapshotAgent {
   health_score?: number;
   /** Registered in observation mode: probes only until switched to serve. */
   observe?: boolean;
+  /** An endpoint agent whose relay reports its endpoint not answering: routed nothing until it answers. */
+  unreachable?: boolean;
   /** 0–10; biases the choice among agents of similar load. */
   priority?: number;
   /** 0.1–10 (1 = neutral); biases the choice among agents of similar load. */

@@ -75,6 +75,7 @@ export class SnapshotWriter {
       ...(v.tags.length > 0 ? { tags: v.tags } : {}),
       ...(v.health_score < 100 ? { health_score: v.health_score } : {}),
       ...(v.observe ? { observe: true } : {}),
+      ...(v.unreachable ? { unreachable: true } : {}),
       ...(v.priority ? { priority: v.priority } : {}),
       ...(v.weight !== 1 ? { weight: v.weight } : {}),
       ...(Object.keys(v.ewma_ms).length > 0 ? { ewma_ms: v.ewma_ms } : {}),

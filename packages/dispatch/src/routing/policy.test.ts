@@ -65,6 +65,15 @@ describe('decide: the candidate filter, each exclusion explained', () => {
     ).toEqual(['s']);
   });
 
+  it('never sends to an unreachable endpoint agent, even when every HEALTHY one is full', () => {
+    const full = agent('h', { inflight: 4, max_concurrency: 4 });
+    const down = agent('u', { status: 'SUSPECT', unreachable: true });
+    const r = run([full, down]);
+    expect(r.order).toEqual([]);
+    expect(r.why).toEqual({ h: 'full', u: 'unreachable' });
+    expect(run([agent('s', { status: 'SUSPECT' }), down]).order).toEqual(['s']);
+  });
+
   it('gives a tenant’s task only to agents of its tenant and shared ones', () => {
     const fleet = [
       agent('acme-1', { tenant: 'acme' }),

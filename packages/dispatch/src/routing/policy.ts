@@ -67,6 +67,7 @@ const TENANT = exclusionCode('tenant');
 const OFFLINE = exclusionCode('offline');
 const STARTING = exclusionCode('starting');
 const DRAINING = exclusionCode('draining');
+const UNREACHABLE = exclusionCode('unreachable');
 const SUSPECT = exclusionCode('suspect');
 const EJECTED = exclusionCode('ejected');
 const DEGRADED = exclusionCode('degraded');
@@ -99,6 +100,7 @@ function ineligible(
   if (a.status === 'OFFLINE') return OFFLINE;
   if (a.status === 'STARTING') return STARTING;
   if (a.status === 'DRAINING') return DRAINING;
+  if (a.unreachable) return UNREACHABLE;
   if (a.ejected_until && a.ejected_until > now) return EJECTED;
   if (tags.length > 0 && !hasAll(a, tags)) return MISSING_TAGS;
   return 0;
@@ -108,7 +110,7 @@ function ineligible(
  * Decides which agents may take a task and in what order. Filters, each exclusion recorded:
  * tenant (an agent of the task's tenant, or a shared one), status (HEALTHY; SUSPECT only when no
  * HEALTHY candidate; DEGRADED only when no HEALTHY candidate has room, under the watermark; never
- * OFFLINE, STARTING, DRAINING or ejected), tags, region (strict, or preferred with fallback), observation mode, the task's
+ * OFFLINE, STARTING, DRAINING, ejected or unreachable), tags, region (strict, or preferred with fallback), observation mode, the task's
  * trace, full agents, and the concurrency watermark (skipped while another has room). Score:
  * load ratio, plus a penalty for an agent slower than 1.5× the capability's mean, minus a small
  * bounded bias for priority and weight. Equal scores are ordered by the consistent-hash ring

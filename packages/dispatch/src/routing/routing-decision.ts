@@ -7,6 +7,7 @@ export type Exclusion =
   | 'offline'
   | 'starting'
   | 'draining'
+  | 'unreachable' // an endpoint agent whose endpoint does not answer its relay
   | 'suspect' // SUSPECT while a HEALTHY candidate exists
   | 'ejected'
   | 'degraded' // DEGRADED while a HEALTHY candidate has room
@@ -23,6 +24,7 @@ export const EXCLUSIONS: readonly Exclusion[] = [
   'offline',
   'starting',
   'draining',
+  'unreachable',
   'suspect',
   'ejected',
   'degraded',
