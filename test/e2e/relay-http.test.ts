@@ -12,8 +12,10 @@ import { waitFor } from '@agent-reach/testkit';
 import {
   agentStatus,
   declareEndpoint,
+  finalCounts,
   startEndpointProcess,
   startRelay,
+  untilHealthy,
 } from '../support/endpoints.ts';
 import { connectRedis, type TestRedis } from '../support/redis.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
@@ -59,17 +61,7 @@ const submit = (body: Record<string, unknown>, waitMs?: number) =>
   );
 const view = async (id: string) => (await http<TaskView>(`${stack.routerUrl}/v1/tasks/${id}`)).body;
 
-/** Every final item of a callback topic, by task. */
-async function finals(topic: string): Promise<Map<string, number>> {
-  const entries = await redis.xrange(reachKeys(stack.prefix).callback(topic), '-', '+');
-  const counts = new Map<string, number>();
-  for (const [, fields] of entries) {
-    const item = decodeCallback(fields);
-    if (item.status !== 'completed' && item.status !== 'dead') continue;
-    counts.set(item.task_id, (counts.get(item.task_id) ?? 0) + 1);
-  }
-  return counts;
-}
+const finals = (topic: string) => finalCounts(redis, stack.prefix, topic);
 
 describe('an HTTP endpoint agent', () => {
   it('is registered by the relay and runs tasks through the router', async () => {
@@ -182,12 +174,7 @@ describe('two replicas of an endpoint agent', () => {
         // rather than go back to the unreachable replica.
         max_concurrency: 4,
       });
-    await waitFor(
-      async () =>
-        (await agentStatus(stack, 'rep-a')) === 'HEALTHY' &&
-        (await agentStatus(stack, 'rep-b')) === 'HEALTHY',
-      { timeoutMs: 20_000 },
-    );
+    await untilHealthy(stack, ['rep-a', 'rep-b']);
     const ids: string[] = [];
     for (let i = 0; i < 16; i++) {
       const sub = await submit({
@@ -228,13 +215,7 @@ describe('two relays', () => {
         capabilities: ['fleet.echo'],
         max_concurrency: 4,
       });
-    await waitFor(
-      async () => {
-        for (const id of agents) if ((await agentStatus(stack, id)) !== 'HEALTHY') return false;
-        return true;
-      },
-      { timeoutMs: 20_000 },
-    );
+    await untilHealthy(stack, agents);
     const ids: string[] = [];
     const completedAt: number[] = [];
     let killedAt = 0;

@@ -10,14 +10,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { decodeCallback, reachKeys } from '@agent-reach/protocol';
 import { startA2AServer, startMcpServer } from '@agent-reach/relay/demo';
 import { waitFor } from '@agent-reach/testkit';
 import {
   agentStatus,
   declareEndpoint,
+  finalCounts,
   startEndpointProcess,
   startRelay,
+  untilHealthy,
 } from '../support/endpoints.ts';
 import { connectRedis, type TestRedis } from '../support/redis.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
@@ -222,12 +223,7 @@ describe('two replicas of an A2A or MCP endpoint agent', () => {
         capability_prefix: c.prefix,
         max_concurrency: 16,
       });
-      await waitFor(
-        async () =>
-          (await agentStatus(stack, ids[0] as string)) === 'HEALTHY' &&
-          (await agentStatus(stack, ids[1] as string)) === 'HEALTHY',
-        { timeoutMs: 30_000 },
-      );
+      await untilHealthy(stack, ids, 30_000);
       const topic = `rep-${c.kind}`;
       const tasks: string[] = [];
       for (let i = 0; i < 12; i++) {
@@ -250,19 +246,7 @@ describe('two replicas of an A2A or MCP endpoint agent', () => {
         `${c.kind} endpoint replica SIGKILLed: SUSPECT after ${Math.round(suspectMs)} ms`,
       );
       expect(suspectMs).toBeLessThan(1000);
-      const finals = async () => {
-        const counts = new Map<string, number>();
-        for (const [, fields] of await redis.xrange(
-          reachKeys(stack.prefix).callback(topic),
-          '-',
-          '+',
-        )) {
-          const item = decodeCallback(fields);
-          if (item.status === 'completed' || item.status === 'dead')
-            counts.set(item.task_id, (counts.get(item.task_id) ?? 0) + 1);
-        }
-        return counts;
-      };
+      const finals = () => finalCounts(redis, stack.prefix, topic);
       await waitFor(async () => (await finals()).size === tasks.length, { timeoutMs: 30_000 });
       const counts = await finals();
       for (const id of tasks) {

@@ -1,6 +1,8 @@
 import { entryOf } from '@agent-reach/launcher';
 import { nodeArgsFor, spawnManaged, type ManagedProcess } from '@agent-reach/process-kit';
-import { onFreePort, startNodeService, type ServiceProcess } from '@agent-reach/testkit';
+import { decodeCallback, reachKeys } from '@agent-reach/protocol';
+import { onFreePort, startNodeService, waitFor, type ServiceProcess } from '@agent-reach/testkit';
+import type { TestRedis } from './redis.ts';
 import { http, START_TIMEOUT_MS, type Stack } from './stack.ts';
 
 /** Fast relay settings so that failover tests finish in seconds. */
@@ -85,4 +87,34 @@ export async function declareEndpoint(
 export async function agentStatus(stack: Stack, agentId: string): Promise<string | undefined> {
   const res = await http<{ status?: string }>(`${stack.registryUrl}/v1/agents/${agentId}`);
   return res.status === 200 ? res.body.status : undefined;
+}
+
+/** Waits until every agent of `agentIds` is HEALTHY. */
+export async function untilHealthy(
+  stack: Stack,
+  agentIds: readonly string[],
+  timeoutMs = 20_000,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      for (const id of agentIds) if ((await agentStatus(stack, id)) !== 'HEALTHY') return false;
+      return true;
+    },
+    { timeoutMs },
+  );
+}
+
+/** How many final items (completed or dead) each task has on a callback topic. */
+export async function finalCounts(
+  redis: TestRedis,
+  prefix: string,
+  topic: string,
+): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const [, fields] of await redis.xrange(reachKeys(prefix).callback(topic), '-', '+')) {
+    const item = decodeCallback(fields);
+    if (item.status === 'completed' || item.status === 'dead')
+      counts.set(item.task_id, (counts.get(item.task_id) ?? 0) + 1);
+  }
+  return counts;
 }
