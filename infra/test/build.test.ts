@@ -38,6 +38,7 @@ describe('the build', () => {
       'analytics',
       'router',
       'registry-sync',
+      'relay',
     ]) {
       expect(names).toContain(`@agent-reach/${name}`);
     }

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { authOf, portOf, roleOf, ROLES, ROOT, unreadVariables } from './services.ts';
+import { API_ROLES, authOf, portOf, roleOf, ROOT, unreadVariables } from './services.ts';
 
 const DIR = join(ROOT, 'infra/compose');
 const text = readFileSync(join(DIR, 'compose.yaml'), 'utf8');
@@ -70,7 +70,7 @@ describe('infra/compose/compose.yaml', () => {
     expect(compose.services['influxdb']?.image).toMatch(/^influxdb:2\./);
   });
 
-  for (const role of ROLES) {
+  for (const role of API_ROLES) {
     describe(role, () => {
       const [name, service] = Object.entries(compose.services).find(
         ([, s]) => roleOf(s.command) === role,
@@ -104,7 +104,7 @@ describe('infra/compose/compose.yaml', () => {
 
   it('writes events with the token InfluxDB is set up with, to the bucket it creates', () => {
     const influx = compose.services['influxdb']!.environment!;
-    for (const role of ROLES) {
+    for (const role of API_ROLES) {
       const env = Object.values(compose.services).find(
         (s) => roleOf(s.command) === role,
       )!.environment!;

@@ -7,11 +7,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DockerfileParser, type Instruction } from 'dockerfile-ast';
 import { describe, expect, it } from 'vitest';
-import { authOf, builtEntry, DIST_CONDITION, portOf, ROLES, ROOT } from './services.ts';
+import {
+  API_ROLES,
+  authOf,
+  builtEntry,
+  DIST_CONDITION,
+  portOf,
+  relayOptionsOf,
+  ROLES,
+  ROOT,
+} from './services.ts';
 
-const dockerfile = DockerfileParser.parse(
-  readFileSync(join(ROOT, 'infra/docker/Dockerfile'), 'utf8'),
-);
+const text = readFileSync(join(ROOT, 'infra/docker/Dockerfile'), 'utf8');
+const dockerfile = DockerfileParser.parse(text);
 const instructions = dockerfile.getInstructions();
 
 /** The instructions of each stage, in order. */
@@ -54,31 +62,43 @@ describe('infra/docker/Dockerfile', () => {
     for (const role of ROLES) expect(script).toContain(`'${portOf(role)}'`);
   });
 
-  it('listens on every address with API keys required', () => {
+  it('listens on every address, the router and registry-sync with API keys required', () => {
     const env = Object.fromEntries(
       inRuntime('ENV').flatMap((i) =>
         (i.getArgumentsContent() ?? '').split(/\s+/).map((kv) => kv.split('=') as [string, string]),
       ),
     );
     expect(env).toMatchObject({ HOST: '0.0.0.0', REACH_AUTH: 'required' });
-    for (const role of ROLES) {
+    for (const role of API_ROLES) {
       expect(() => authOf(role, env)).toThrow(/REACH_ADMIN_KEY must be set/);
       expect(authOf(role, { ...env, REACH_ADMIN_KEY: 'f'.repeat(64) })).toEqual({ required: true });
     }
+    // A relay checks no keys (it has no callers): it starts with the image's settings alone.
+    expect(relayOptionsOf(env).host).toBe('0.0.0.0');
   });
 
-  it('exposes both services’ ports', () => {
+  it('exposes every service’s port', () => {
     const exposed = inRuntime('EXPOSE').flatMap((i) => i.getArguments().map((a) => a.getValue()));
     expect(exposed.map(Number).sort()).toEqual(ROLES.map((r) => portOf(r)).sort());
   });
 
-  it('runs the built router by default; a command naming registry-sync’s entry runs that', () => {
+  it('runs the built router by default; a command naming another service’s entry runs that', () => {
     const entrypoint = json(inRuntime('ENTRYPOINT').at(-1));
     expect(entrypoint).toEqual(['node', `--conditions=${DIST_CONDITION}`]);
     expect(json(inRuntime('CMD').at(-1))).toEqual([builtEntry('router')]);
-    // Both entries are what the build stage builds.
+    // The header comment shows how to run each of the others, and on which port.
+    const header = text.slice(0, text.search(/^FROM /m));
+    expect(header).toContain(`the router (port ${portOf('router')})`);
+    for (const role of ROLES.filter((r) => r !== 'router')) {
+      const entry = builtEntry(role).replace(/\./g, '\\.');
+      expect(header).toMatch(new RegExp(`agent-reach ${entry} +\\S.* \\(port ${portOf(role)}`));
+    }
+    // Every entry is what the build stage builds, with its production dependencies.
     const build = stages[0]!.map((i) => i.getArgumentsContent() ?? '').join('\n');
-    for (const role of ROLES) expect(build).toContain(`--filter=@agent-reach/${role}`);
+    for (const role of ROLES) {
+      expect(build).toContain(`--filter=@agent-reach/${role}`);
+      expect(build).toContain(`--workspace=@agent-reach/${role}`);
+    }
   });
 
   it('keeps node_modules, builds and local state out of the build context', () => {

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { authOf, portOf, roleOf, ROOT, unreadVariables, type Role } from './services.ts';
+import { authOf, portOf, roleOf, ROOT, unreadVariables, type ApiRole } from './services.ts';
 
 const BASE = join(ROOT, 'infra/k8s/base');
 
@@ -106,7 +106,7 @@ describe('infra/k8s/base', () => {
     }
   });
 
-  for (const role of ['router', 'registry-sync'] as Role[]) {
+  for (const role of ['router', 'registry-sync'] as ApiRole[]) {
     describe(role, () => {
       const d = deployments.find((x) => roleOf(x.spec.template.spec.containers[0]?.args) === role)!;
       const c = d.spec.template.spec.containers[0]!;

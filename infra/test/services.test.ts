@@ -22,5 +22,31 @@ describe('the settings check', () => {
     expect(roleOf(['apps/registry-sync/src/server.ts'])).toBeUndefined();
     expect(portOf('router')).toBe(8081);
     expect(portOf('registry-sync', { REGISTRY_PORT: '9000' })).toBe(9000);
+    expect(roleOf(['apps/relay/dist/server.js'])).toBe('relay');
+    expect(portOf('relay')).toBe(8082);
+  });
+
+  it('holds the relay to its own settings: no API keys checked, no events written', () => {
+    expect(
+      unreadVariables('relay', {
+        REDIS_URL: 'redis://x',
+        RELAY_PORT: '8082',
+        REACH_RELAY_REGISTRY_URL: 'http://registry-sync:8080',
+        REACH_RELAY_KEY: 'k',
+      }),
+    ).toEqual([]);
+    const bad = unreadVariables('relay', {
+      REACH_AUTH: 'required',
+      REACH_ADMIN_KEY: 'f'.repeat(64),
+      INFLUX_TOKEN: 't',
+      REACH_RELAY_KEY: '',
+    });
+    expect(bad).toHaveLength(4);
+    expect(bad.slice(0, 3)).toEqual([
+      'REACH_AUTH: not a setting of relay',
+      'REACH_ADMIN_KEY: not a setting of relay',
+      'INFLUX_TOKEN: not a setting of relay',
+    ]);
+    expect(bad[3]).toMatch(/^REACH_RELAY_KEY=: /);
   });
 });
