@@ -1,14 +1,24 @@
 /**
  * infra/compose/compose.yaml: valid against the Compose specification's JSON schema (vendored in
  * infra/compose/schema), then what the schema cannot see — the services get only settings they
- * read, nginx forwards to the ports they listen on, the files it mounts exist.
+ * read, nginx forwards to the ports they listen on, the relays reach registry-sync through it,
+ * the files it mounts exist.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { API_ROLES, authOf, portOf, roleOf, ROOT, unreadVariables } from './services.ts';
+import {
+  API_ROLES,
+  authOf,
+  portOf,
+  relayOptionsOf,
+  roleOf,
+  ROOT,
+  unreadVariables,
+  type Role,
+} from './services.ts';
 
 const DIR = join(ROOT, 'infra/compose');
 const text = readFileSync(join(DIR, 'compose.yaml'), 'utf8');
@@ -26,6 +36,7 @@ interface Service {
   ports?: string[];
   volumes?: string[];
   profiles?: string[];
+  depends_on?: Record<string, { condition?: string }>;
   deploy?: { replicas?: number };
 }
 
@@ -39,6 +50,17 @@ const interpolate = (value: string) =>
     .replace(/\$\$/g, '$');
 
 const nginx = readFileSync(join(DIR, 'nginx.conf'), 'utf8');
+
+/** The compose service that runs `role`, and the environment it starts with. */
+function serviceOf(role: Role) {
+  const [name, service] = Object.entries(compose.services).find(
+    ([, s]) => roleOf(s.command) === role,
+  )!;
+  const env = Object.fromEntries(
+    Object.entries(service.environment ?? {}).map(([k, v]) => [k, interpolate(String(v))]),
+  );
+  return { name, service, env };
+}
 
 describe('infra/compose/compose.yaml', () => {
   it('is valid against the Compose specification', () => {
@@ -54,13 +76,13 @@ describe('infra/compose/compose.yaml', () => {
     expect(ok).toBe(true);
   });
 
-  it('runs 3 routers and 2 registry-sync from the image, Redis, InfluxDB 2, Grafana and nginx', () => {
+  it('runs 3 routers, 2 registry-sync and 2 relays from the image, Redis, InfluxDB 2, Grafana and nginx', () => {
     const counts: Record<string, number> = {};
     for (const service of Object.values(compose.services)) {
       const role = roleOf(service.command);
       if (role) counts[role] = service.deploy?.replicas ?? 1;
     }
-    expect(counts).toEqual({ router: 3, 'registry-sync': 2 });
+    expect(counts).toEqual({ router: 3, 'registry-sync': 2, relay: 2 });
     const images = Object.values(compose.services)
       .filter((s) => !s.profiles)
       .map((s) => s.image?.split(':')[0]);
@@ -72,12 +94,7 @@ describe('infra/compose/compose.yaml', () => {
 
   for (const role of API_ROLES) {
     describe(role, () => {
-      const [name, service] = Object.entries(compose.services).find(
-        ([, s]) => roleOf(s.command) === role,
-      )!;
-      const env = Object.fromEntries(
-        Object.entries(service.environment ?? {}).map(([k, v]) => [k, interpolate(String(v))]),
-      );
+      const { name, service, env } = serviceOf(role);
 
       it('sets only variables the service reads, with values it accepts', () => {
         expect(unreadVariables(role, env)).toEqual([]);
@@ -101,6 +118,44 @@ describe('infra/compose/compose.yaml', () => {
       });
     });
   }
+
+  describe('relay', () => {
+    const { name, service, env } = serviceOf('relay');
+    const registry = serviceOf('registry-sync');
+
+    it('sets only variables the relay reads, with values it accepts, and starts', () => {
+      expect(unreadVariables('relay', env)).toEqual([]);
+      expect(env['HOST']).toBe('0.0.0.0');
+      expect(env['RELAY_PORT']).toBe(String(portOf('relay')));
+      expect(() => relayOptionsOf(env)).not.toThrow();
+    });
+
+    it('works on the Redis keys of the other services', () => {
+      for (const setting of ['REDIS_URL', 'REACH_PREFIX'])
+        expect(env[setting], setting).toBe(registry.env[setting]);
+    });
+
+    it('calls registry-sync through nginx, once registry-sync is healthy', () => {
+      const url = new URL(relayOptionsOf(env).registryUrl);
+      const port = portOf('registry-sync', registry.env);
+      expect(url.hostname).toBe('nginx');
+      expect(Number(url.port)).toBe(port);
+      expect(nginx).toMatch(new RegExp(`listen ${port};`));
+      expect(nginx).toContain(`server ${registry.name}:${port} `);
+      expect(service.depends_on?.[registry.name]).toEqual({ condition: 'service_healthy' });
+      expect(service.depends_on?.['nginx']).toBeDefined();
+    });
+
+    it('needs a relay key from the environment, and no admin key', () => {
+      expect(service.environment?.['REACH_RELAY_KEY']).toMatch(/^\$\{REACH_RELAY_KEY:\?.+\}$/);
+      expect(env).not.toHaveProperty('REACH_ADMIN_KEY');
+    });
+
+    it('is behind no nginx and publishes no port: nothing calls a relay', () => {
+      expect(nginx).not.toContain(`server ${name}:`);
+      expect(service.ports).toBeUndefined();
+    });
+  });
 
   it('writes events with the token InfluxDB is set up with, to the bucket it creates', () => {
     const influx = compose.services['influxdb']!.environment!;
