@@ -1,13 +1,23 @@
 /**
  * infra/k8s/base: every manifest against the Kubernetes schemas (kubernetes-models), then what a
  * schema cannot see — the variables the containers get are settings the services read, ports,
- * probes, selectors and the autoscaler agree with each other and with the services' defaults.
+ * probes, selectors and the autoscaler agree with each other and with the services' defaults,
+ * and the relays reach registry-sync through its Service.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { authOf, portOf, roleOf, ROOT, unreadVariables, type ApiRole } from './services.ts';
+import {
+  authOf,
+  isApiRole,
+  portOf,
+  relayOptionsOf,
+  roleOf,
+  ROLES,
+  ROOT,
+  unreadVariables,
+} from './services.ts';
 
 const BASE = join(ROOT, 'infra/k8s/base');
 
@@ -27,7 +37,10 @@ interface Container {
   env?: Array<{ name: string; value?: string; valueFrom?: unknown }>;
   readinessProbe?: { httpGet?: { path: string; port: string | number } };
   livenessProbe?: { httpGet?: { path: string; port: string | number } };
-  resources?: { requests?: { cpu?: string; memory?: string } };
+  resources?: {
+    requests?: { cpu?: string; memory?: string };
+    limits?: { memory?: string };
+  };
 }
 
 interface Deployment extends Manifest {
@@ -52,6 +65,23 @@ const ofKind = <T extends Manifest>(kind: string) =>
   manifests.filter((m) => m.kind === kind) as T[];
 const deployments = ofKind<Deployment>('Deployment');
 const configMaps = ofKind<Manifest & { data: Record<string, string> }>('ConfigMap');
+type ServiceManifest = Manifest & {
+  spec: {
+    selector: Record<string, string>;
+    ports: Array<{ name: string; port: number; targetPort: string }>;
+  };
+};
+const services = ofKind<ServiceManifest>('Service');
+
+/** The Deployment that runs `role`, its one container, and the environment it starts with. */
+function deploymentOf(role: string) {
+  const d = deployments.find((x) => roleOf(x.spec.template.spec.containers[0]?.args) === role)!;
+  const c = d.spec.template.spec.containers[0]!;
+  return { d, c, env: envOf(c) };
+}
+
+/** A memory quantity (`512Mi`, `1Gi`) in MiB. */
+const mebibytes = (q: string) => Number.parseFloat(q) * (q.endsWith('Gi') ? 1024 : 1);
 
 /** The kubernetes-models class for a manifest: `apps/v1` Deployment → apps/v1/Deployment. */
 async function modelOf(m: Manifest) {
@@ -91,13 +121,13 @@ describe('infra/k8s/base', () => {
     }
   });
 
-  it('runs both services, 3 routers and 2 registry-sync, from the image the kustomization sets', () => {
+  it('runs the three services, 3 routers, 2 registry-sync and 2 relays, from the image the kustomization sets', () => {
     const roles = deployments.map((d) => roleOf(d.spec.template.spec.containers[0]?.args));
-    expect(roles.sort()).toEqual(['registry-sync', 'router']);
+    expect(roles.sort()).toEqual([...ROLES].sort());
     const replicas = Object.fromEntries(
       deployments.map((d) => [roleOf(d.spec.template.spec.containers[0]?.args), d.spec.replicas]),
     );
-    expect(replicas).toEqual({ router: 3, 'registry-sync': 2 });
+    expect(replicas).toEqual({ router: 3, 'registry-sync': 2, relay: 2 });
     for (const d of deployments) {
       for (const c of d.spec.template.spec.containers) {
         expect(kustomization.images.map((i) => i.name)).toContain(c.image);
@@ -106,27 +136,52 @@ describe('infra/k8s/base', () => {
     }
   });
 
-  for (const role of ['router', 'registry-sync'] as ApiRole[]) {
+  it('points every service at one Redis and one key prefix', () => {
+    const shared = ROLES.map((role) => {
+      const { env } = deploymentOf(role);
+      return { REDIS_URL: env['REDIS_URL'], REACH_PREFIX: env['REACH_PREFIX'] };
+    });
+    expect(shared[0]?.REDIS_URL).toBeTruthy();
+    for (const one of shared) expect(one).toEqual(shared[0]);
+  });
+
+  for (const role of ROLES) {
     describe(role, () => {
-      const d = deployments.find((x) => roleOf(x.spec.template.spec.containers[0]?.args) === role)!;
-      const c = d.spec.template.spec.containers[0]!;
-      const env = envOf(c);
+      const { d, c, env } = deploymentOf(role);
+      const labels = d.spec.template.metadata.labels;
+      const selects = (selector: Record<string, string>) =>
+        Object.entries(selector).every(([k, v]) => labels[k] === v);
 
       it('sets only variables the service reads, with values it accepts', () => {
         expect(unreadVariables(role, env)).toEqual([]);
         expect(env['HOST']).toBe('0.0.0.0');
       });
 
-      it('requires API keys, with the admin key from a Secret', () => {
-        expect(env['REACH_AUTH']).toBe('required');
-        const admin = c.env?.find((e) => e.name === 'REACH_ADMIN_KEY');
-        expect(admin?.valueFrom).toEqual({
-          secretKeyRef: { name: 'agent-reach-admin', key: 'REACH_ADMIN_KEY' },
+      if (isApiRole(role)) {
+        it('requires API keys, with the admin key from a Secret', () => {
+          expect(env['REACH_AUTH']).toBe('required');
+          const admin = c.env?.find((e) => e.name === 'REACH_ADMIN_KEY');
+          expect(admin?.valueFrom).toEqual({
+            secretKeyRef: { name: 'agent-reach-admin', key: 'REACH_ADMIN_KEY' },
+          });
+          expect(authOf(role, { ...env, REACH_ADMIN_KEY: 'f'.repeat(64) })).toEqual({
+            required: true,
+          });
         });
-        expect(authOf(role, { ...env, REACH_ADMIN_KEY: 'f'.repeat(64) })).toEqual({
-          required: true,
+      } else {
+        it('calls registry-sync through its Service, with a relay key from a Secret', () => {
+          const url = new URL(relayOptionsOf(env).registryUrl);
+          const registry = deploymentOf('registry-sync');
+          const service = services.find((s) => s.metadata.name === url.hostname);
+          expect(service?.spec.selector).toEqual(registry.d.spec.selector.matchLabels);
+          expect(service?.spec.ports.map((p) => p.port)).toContain(Number(url.port));
+          const key = c.env?.find((e) => e.name === 'REACH_RELAY_KEY');
+          expect(key?.valueFrom).toEqual({
+            secretKeyRef: { name: 'agent-reach-relay', key: 'REACH_RELAY_KEY' },
+          });
+          expect(env).not.toHaveProperty('REACH_ADMIN_KEY');
         });
-      });
+      }
 
       it('declares the port the service listens on, probed for readiness on /healthz and liveness on /livez', () => {
         const port = portOf(role, env);
@@ -135,32 +190,30 @@ describe('infra/k8s/base', () => {
         expect(c.livenessProbe?.httpGet).toEqual({ path: '/livez', port: 'http' });
       });
 
-      it('requests CPU and memory', () => {
-        expect(c.resources?.requests?.cpu).toBeTruthy();
-        expect(c.resources?.requests?.memory).toBeTruthy();
+      it('requests CPU and memory, and caps memory above the request', () => {
+        const { requests, limits } = c.resources ?? {};
+        expect(requests?.cpu).toBeTruthy();
+        expect(mebibytes(limits!.memory!)).toBeGreaterThan(mebibytes(requests!.memory!));
+        // A relay serving about 1,000 endpoint agents stays under 300 MiB (docs/DEPLOY.md).
+        if (role === 'relay') expect(mebibytes(limits!.memory!)).toBeGreaterThan(300);
       });
 
-      it('has a Service and a PodDisruptionBudget that select its pods', () => {
-        const labels = d.spec.template.metadata.labels;
+      it(`has a PodDisruptionBudget that selects its pods${isApiRole(role) ? ', and a Service' : ''}`, () => {
         expect(labels).toMatchObject(d.spec.selector.matchLabels);
-        const selects = (selector: Record<string, string>) =>
-          Object.entries(selector).every(([k, v]) => labels[k] === v);
-        const services = ofKind<
-          Manifest & {
-            spec: {
-              selector: Record<string, string>;
-              ports: Array<{ name: string; port: number; targetPort: string }>;
-            };
-          }
-        >('Service').filter((s) => selects(s.spec.selector));
-        expect(services).toHaveLength(1);
-        expect(services[0]!.spec.ports).toEqual([
-          { name: 'http', port: portOf(role, env), targetPort: 'http' },
-        ]);
         const pdbs = ofKind<
           Manifest & { spec: { selector: { matchLabels: Record<string, string> } } }
         >('PodDisruptionBudget').filter((p) => selects(p.spec.selector.matchLabels));
         expect(pdbs).toHaveLength(1);
+        const mine = services.filter((s) => selects(s.spec.selector));
+        if (!isApiRole(role)) {
+          // Nothing calls a relay.
+          expect(mine).toEqual([]);
+          return;
+        }
+        expect(mine).toHaveLength(1);
+        expect(mine[0]!.spec.ports).toEqual([
+          { name: 'http', port: portOf(role, env), targetPort: 'http' },
+        ]);
       });
     });
   }
