@@ -33,6 +33,10 @@ export function compileRelayOptions(opts: Partial<RelayOptions> = {}): RelayOpti
     relayId: `relay-${process.pid}-${randomBytes(3).toString('hex')}`,
     ...opts,
   };
+  if (!URL.canParse(o.registryUrl) || !/^https?:$/.test(new URL(o.registryUrl).protocol))
+    throw new Error(
+      `settings: REACH_RELAY_REGISTRY_URL must be an http(s) URL such as http://127.0.0.1:8080, got ${JSON.stringify(o.registryUrl)}`,
+    );
   if (o.checkIntervalMs < o.probeIntervalMs)
     throw new Error(
       `settings: need REACH_ENDPOINT_PROBE_MS <= REACH_ENDPOINT_CHECK_MS, got ${o.probeIntervalMs} / ${o.checkIntervalMs}`,
