@@ -27,6 +27,7 @@ interface Launcher {
   proc: ManagedProcess;
   root: string;
   routerUrl: string;
+  registryUrl: string;
   /** Every line it printed, its children's included. */
   lines: string[];
 }
@@ -82,7 +83,12 @@ async function launch(
   },
 ): Promise<Launcher> {
   const root = join(dir, name);
-  const [registryPort, routerPort] = [await freePort(), await freePort()];
+  const [registryPort, routerPort, relayPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  const endpointPorts = [await freePort(), await freePort(), await freePort()];
   const lines: string[] = [];
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.LOG_LEVEL;
@@ -104,10 +110,18 @@ async function launch(
       REACH_AUTH: 'auto',
       REGISTRY_PORT: String(registryPort),
       ROUTER_PORT: String(routerPort),
+      RELAY_PORT: String(relayPort),
+      LAUNCH_ENDPOINT_PORTS: endpointPorts.join(','),
     },
     onLine: (line) => lines.push(line),
   });
-  const launcher = { proc, root, routerUrl: `http://127.0.0.1:${routerPort}`, lines };
+  const launcher = {
+    proc,
+    root,
+    routerUrl: `http://127.0.0.1:${routerPort}`,
+    registryUrl: `http://127.0.0.1:${registryPort}`,
+    lines,
+  };
   launchers.push(launcher);
   await printed(launcher, /Agent-Reach is running/, 90_000);
   return launcher;
@@ -137,15 +151,15 @@ async function printed(l: Launcher, pattern: RegExp, timeoutMs = 20_000): Promis
   return found.line;
 }
 
-/** The live pid in `.reach/run/router.pid` once it is not `other`. */
-function routerPid(l: Launcher, other?: number): Promise<number> {
-  const file = join(l.root, '.reach', 'run', 'router.pid');
+/** The live pid in `.reach/run/<name>.pid` once it is not `other`. */
+function livePid(l: Launcher, name: string, other?: number): Promise<number> {
+  const file = join(l.root, '.reach', 'run', `${name}.pid`);
   return waitFor(
     async () => {
       const pid = await livePidFrom(file);
       return pid !== other ? pid : undefined;
     },
-    { timeoutMs: 20_000, intervalMs: 10, message: `a router pid in ${file} other than ${other}` },
+    { timeoutMs: 20_000, intervalMs: 10, message: `a pid in ${file} other than ${other}` },
   );
 }
 
@@ -172,13 +186,27 @@ async function pidFilesLeft(l: Launcher): Promise<string[]> {
   );
 }
 
-async function submit(l: Launcher, payload: unknown, waitMs?: number) {
+async function submit(l: Launcher, payload: unknown, waitMs?: number, capability = 'echo') {
   const res = await fetch(`${l.routerUrl}/v1/tasks${waitMs ? `?wait_ms=${waitMs}` : ''}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ capability: 'echo', payload }),
+    body: JSON.stringify({ capability, payload }),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/**
+ * The banner's try-it lines for the endpoint agents (`curl -s -XPOST '<url>' … -d '<json>'`,
+ * through the router's task API with `wait_ms` or its A2A gateway), as requests to send.
+ */
+function endpointTryLines(l: Launcher): { url: string; body: unknown }[] {
+  return l.lines.flatMap((x) => {
+    const m =
+      /^ {2}curl -s -XPOST '?(localhost:\d+\/(?:v1\/tasks\?wait_ms=\d+|a2a))'? .*-d '([^']*)'$/.exec(
+        x,
+      );
+    return m ? [{ url: `http://${m[1]!}`, body: JSON.parse(m[2]!) as unknown }] : [];
+  });
 }
 
 describe('npm start (launchStack) when a service exits', { timeout: 150_000 }, () => {
@@ -190,7 +218,7 @@ describe('npm start (launchStack) when a service exits', { timeout: 150_000 }, (
     const before = await submit(l, { stream: 'one two three' });
     expect(before.status, JSON.stringify(before.body)).toBe(202);
 
-    let pid = await routerPid(l);
+    let pid = await livePid(l, 'router');
     const killedAt = performance.now();
     process.kill(pid, 'SIGKILL');
     await waitFor(async () => (await httpStatus(`${l.routerUrl}/livez`)) === 200, {
@@ -211,7 +239,7 @@ describe('npm start (launchStack) when a service exits', { timeout: 150_000 }, (
     expect(l.lines).toContain(
       `[start] router (pid ${pid}) was killed by SIGKILL; restarting (1 of 5 in 60 s)`,
     );
-    pid = await routerPid(l, pid);
+    pid = await livePid(l, 'router', pid);
     expect(l.lines).toContain(`[start] router restarted (pid ${pid})`);
 
     // The task sent before the kill completed; one sent after it completes too.
@@ -231,7 +259,7 @@ describe('npm start (launchStack) when a service exits', { timeout: 150_000 }, (
     // Four more exits within 60 s make five: a crash loop stops everything.
     for (let i = 2; i <= 5; i++) {
       process.kill(pid, 'SIGKILL');
-      if (i < 5) pid = await routerPid(l, pid);
+      if (i < 5) pid = await livePid(l, 'router', pid);
     }
     expect(await l.proc.exited).toBe(1);
     expect(l.lines).toContain(
@@ -243,9 +271,17 @@ describe('npm start (launchStack) when a service exits', { timeout: 150_000 }, (
     expect(await pidFilesLeft(l)).toEqual([]);
   });
 
-  it('stops everything on Ctrl-C during a restart, the new router too', async () => {
+  it('restarts a killed endpoint, and stops everything on Ctrl-C during a restart', async () => {
     const l = await launch('ctrl-c');
-    const pid = await routerPid(l);
+    // A demo endpoint is a child like the others: killed, it is started again on its port, and
+    // the relay calls it again.
+    const endpointPid = await livePid(l, 'demo-http');
+    process.kill(endpointPid, 'SIGKILL');
+    await printed(l, /^\[start\] demo-http restarted \(pid \d+\)$/);
+    const echoed = await submit(l, { again: true }, 10_000, 'http.echo');
+    expect(echoed.body).toMatchObject({ status: 'completed', result: { echo: { again: true } } });
+
+    const pid = await livePid(l, 'router');
     process.kill(pid, 'SIGKILL');
     await printed(l, /router \(pid \d+\) was killed by SIGKILL; restarting/);
     l.proc.kill('SIGINT');
@@ -294,7 +330,69 @@ describe("npm start's output", { timeout: 120_000 }, () => {
       text: expect.stringMatching(/^\[\d\d:\d\d:\d\d\] INFO: registry-sync listening /),
     });
     // The banner follows readiness: the agents were registered before it.
-    expect(before).toContain('[start] agents echo-1, echo-2, echo-3 registered');
+    expect(before).toContain(
+      '[start] agents echo-1, echo-2, echo-3 and endpoint agents demo-a2a, demo-http, demo-mcp registered',
+    );
+    const listed = (await (await fetch(`${l.registryUrl}/v1/agents`)).json()) as {
+      agents: { agent_id: string; capabilities: string[] }[];
+    };
+    expect(
+      Object.fromEntries(
+        listed.agents
+          .filter((a) => a.agent_id.startsWith('demo-'))
+          .map((a) => [a.agent_id, a.capabilities]),
+      ),
+    ).toEqual({
+      'demo-a2a': ['summarize'],
+      'demo-http': ['http.echo'],
+      'demo-mcp': ['word_count'],
+    });
+
+    // The banner's lines for the endpoint agents, sent as printed: each ends completed.
+    const tries = endpointTryLines(l);
+    expect(tries.map((t) => new URL(t.url).pathname)).toEqual([
+      '/v1/tasks',
+      '/v1/tasks',
+      '/v1/tasks',
+      '/a2a',
+    ]);
+    const answers = await Promise.all(
+      tries.map(async (t) => {
+        const res = await fetch(t.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(t.body),
+        });
+        return (await res.json()) as Record<string, unknown>;
+      }),
+    );
+    expect(answers).toEqual([
+      expect.objectContaining({
+        status: 'completed',
+        agent_id: 'demo-a2a',
+        result: { text: expect.any(String) },
+      }),
+      expect.objectContaining({
+        status: 'completed',
+        agent_id: 'demo-http',
+        result: expect.objectContaining({ echo: { hello: 'endpoint' } }),
+      }),
+      expect.objectContaining({
+        status: 'completed',
+        agent_id: 'demo-mcp',
+        result: { words: 7, characters: 37 },
+      }),
+      // A2A → the queue → A2A: the gateway's task, completed by the A2A endpoint agent.
+      expect.objectContaining({
+        result: expect.objectContaining({
+          kind: 'task',
+          status: expect.objectContaining({ state: 'completed' }),
+          metadata: {
+            agent_reach: expect.objectContaining({ capability: 'summarize', agent_id: 'demo-a2a' }),
+          },
+        }),
+      }),
+    ]);
 
     // A task, then Ctrl-C: whatever came between the banner and the stop is what would have
     // pushed the banner up. The agents log tasks at debug, and run quiet.
@@ -337,7 +435,7 @@ describe("npm start's output", { timeout: 120_000 }, () => {
     expect(objects).toContainEqual(
       expect.objectContaining({
         service: 'launcher',
-        msg: 'agents echo-1, echo-2, echo-3 registered',
+        msg: 'agents echo-1, echo-2, echo-3 and endpoint agents demo-a2a, demo-http, demo-mcp registered',
       }),
     );
     expect(objects).toContainEqual(
@@ -346,6 +444,11 @@ describe("npm start's output", { timeout: 120_000 }, () => {
         msg: 'Agent-Reach is running',
         router: l.routerUrl,
         agents: ['echo-1', 'echo-2', 'echo-3'],
+        endpoint_agents: [
+          expect.objectContaining({ agent_id: 'demo-a2a' }),
+          expect.objectContaining({ agent_id: 'demo-http' }),
+          expect.objectContaining({ agent_id: 'demo-mcp' }),
+        ],
       }),
     );
   });

@@ -1,10 +1,12 @@
 /**
- * `npm start`: Redis and InfluxDB (given or local, data in `.reach/`), registry-sync, the router
- * and three echo agents, with their output prefixed and readable ({@link StackOutput}; JSON with
- * LOG_FORMAT=json), until Ctrl-C. `npm start -- --cluster` runs the seed's deployment instead
- * ({@link startClusterTopology}): a Redis Cluster (3 masters, a replica each), 2 registry-sync
- * instances and 3 routers behind nginx. Run by src/main.ts, which infra/bootstrap/start.mjs starts
- * once dependencies are installed and the build is up to date.
+ * `npm start`: Redis and InfluxDB (given or local, data in `.reach/`), registry-sync, the router,
+ * three echo agents, and three endpoint agents — demo A2A, HTTP and MCP servers declared by URL
+ * ({@link DEMO_ENDPOINTS}) and served by a relay — with their output prefixed and readable
+ * ({@link StackOutput}; JSON with LOG_FORMAT=json), until Ctrl-C. `npm start -- --cluster` runs
+ * the seed's deployment instead ({@link startClusterTopology}): a Redis Cluster (3 masters, a
+ * replica each), 2 registry-sync instances and 3 routers behind nginx, and two relays. Run by
+ * src/main.ts, which infra/bootstrap/start.mjs starts once dependencies are installed and the
+ * build is up to date.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,30 +14,50 @@ import {
   httpStatus,
   isPortFree,
   livePidFrom,
+  nodeArgsFor,
   removePid,
+  spawnManaged,
   startNodeService,
   stopLeftovers,
   waitFor,
   writePid,
 } from '@agent-reach/process-kit';
-import { REGISTRY_SETTINGS, ROUTER_SETTINGS, SHARED_SETTINGS } from '@agent-reach/protocol';
+import {
+  REGISTRY_SETTINGS,
+  RELAY_SETTINGS,
+  ROUTER_SETTINGS,
+  SHARED_SETTINGS,
+} from '@agent-reach/protocol';
 import { stackBanner } from './banner.ts';
 import { startClusterTopology, type ClusterTopology } from './cluster-topology.ts';
+import {
+  declareDemoEndpoints,
+  DEFAULT_ENDPOINT_PORTS,
+  DEMO_ENDPOINTS,
+  endpointArgs,
+  endpointBaseUrl,
+  readableDemoLine,
+  type EndpointPorts,
+} from './demo-endpoints.ts';
+import { demoKey } from './demo-keys.ts';
 import { entryOf } from './entries.ts';
 import { logFormatOf, StackOutput, type LogFormat } from './output.ts';
-import { Supervisor, type RestartSpec } from './supervisor.ts';
+import { Supervisor, type Child, type RestartSpec } from './supervisor.ts';
 import { startDataServices, type DataServices } from './stack-data.ts';
 
 /** How {@link launchStack} runs. */
 export interface LaunchOptions {
-  /** The seed's deployment: a Redis Cluster, 2 registry-sync, 3 routers behind nginx. */
+  /** The seed's deployment: a Redis Cluster, 2 registry-sync, 3 routers behind nginx, 2 relays. */
   cluster?: boolean;
+  /** Ports of the demo endpoint agents. @default {@link DEFAULT_ENDPOINT_PORTS} (8091–8093) */
+  endpointPorts?: EndpointPorts;
 }
 
 /** Ports of the Redis Cluster `--cluster` starts (masters first); the bus takes port + 10000. */
 const CLUSTER_PORTS = [7000, 7001, 7002, 7003, 7004, 7005];
 
 const AGENTS = ['echo-1', 'echo-2', 'echo-3'];
+const ENDPOINT_AGENTS = DEMO_ENDPOINTS.map((e) => e.agentId);
 
 /**
  * The demo agents' LOG_LEVEL unless one is given: their start and stop lines would follow the
@@ -43,33 +65,9 @@ const AGENTS = ['echo-1', 'echo-2', 'echo-3'];
  */
 const AGENT_LOG_LEVEL = 'warn';
 
-async function checkPortFree(port: number, envName: string): Promise<void> {
-  if (!(await isPortFree(port)))
-    throw new Error(`port ${port} is in use; free it or set ${envName}`);
-}
-
-/**
- * An agent key for the demo agents (`POST /v1/keys` with the admin key), passed to them as
- * REACH_KEY: never printed.
- */
-async function demoAgentKey(
-  routerPort: number,
-  adminAuth: Record<string, string>,
-): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${routerPort}/v1/keys`, {
-    method: 'POST',
-    headers: { ...adminAuth, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      tenant: 'default',
-      role: 'agent',
-      capabilities: ['echo'],
-      label: 'npm start demo agents',
-    }),
-  });
-  const body = (await res.json().catch(() => ({}))) as { key?: string; message?: string };
-  if (res.status !== 201 || typeof body.key !== 'string')
-    throw new Error(`making the demo agents' key failed: ${res.status} ${body.message ?? ''}`);
-  return body.key;
+/** `fix` says what to do about it: `free it or set ROUTER_PORT`. */
+async function checkPortFree(port: number, fix: string): Promise<void> {
+  if (!(await isPortFree(port))) throw new Error(`port ${port} is in use; ${fix}`);
 }
 
 /** The pid file of a child: `agent echo-1` → `agent-echo-1.pid`. */
@@ -101,6 +99,8 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
   await writePid(lockFile, process.pid, process.argv[1] ?? 'node');
   const stopOrder = [
     'agent',
+    'relay',
+    'demo-',
     'nginx-lb',
     'router',
     'registry-sync',
@@ -113,6 +113,10 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
 
   const registryPort = Number(env.REGISTRY_PORT || REGISTRY_SETTINGS.port.default);
   const routerPort = Number(env.ROUTER_PORT || ROUTER_SETTINGS.port.default);
+  const relayPort = Number(env.RELAY_PORT || RELAY_SETTINGS.port.default);
+  // One relay, or two with --cluster (any relay serves any endpoint agent: they share them out).
+  const relayPorts = opts.cluster ? [relayPort, relayPort + 1] : [relayPort];
+  const endpointPorts = opts.endpointPorts ?? DEFAULT_ENDPOINT_PORTS;
   const registryUrl = `http://127.0.0.1:${registryPort}`;
   const bucket = env.INFLUX_BUCKET || SHARED_SETTINGS.influxBucket.default;
   // With REACH_AUTH=required the services need keys: the admin key makes the demo agents' key.
@@ -146,8 +150,20 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  const spawnService = (name: string, spec: RestartSpec) =>
-    startNodeService({ name, ...spec, detached: true, onLine: out.lineOf(name) });
+  const spawnService = (name: string, spec: RestartSpec): Promise<Child> => {
+    if (!spec.args)
+      return startNodeService({ name, ...spec, detached: true, onLine: out.lineOf(name) });
+    // A demo endpoint: started with its arguments, its JSON lines turned into sentences.
+    const print = out.lineOf(name);
+    return spawnManaged({
+      name,
+      command: process.execPath,
+      args: [...nodeArgsFor(spec.entry), ...spec.args],
+      env: { ...process.env, ...spec.env },
+      detached: true,
+      onLine: (line) => print(readableDemoLine(line)),
+    });
+  };
   const supervisor = new Supervisor({
     say,
     running: () => state === 'running',
@@ -171,9 +187,14 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
     );
     if (r === 'stop') throw new StopRequested();
   };
-  const service = async (name: string, entry: string, extra: Record<string, string>) => {
+  const service = async (
+    name: string,
+    entry: string,
+    extra: Record<string, string>,
+    args?: readonly string[],
+  ) => {
     if (state !== 'starting') throw new StopRequested();
-    const spec = { entry, env: extra };
+    const spec: RestartSpec = { entry, env: extra, ...(args ? { args } : {}) };
     const child = await spawnService(name, spec);
     supervisor.watch(child, spec);
     await writePid(join(runDir, pidName(name)), child.pid, entry);
@@ -188,6 +209,8 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
       'registry-sync': entryOf('registry-sync'),
       router: entryOf('router'),
       agent: entryOf('echo-agent'),
+      relay: entryOf('relay'),
+      'endpoint-demo': entryOf('endpoint-demo'),
     };
     for (const [what, file] of Object.entries(entries)) {
       if (!existsSync(file)) throw new Error(`the ${what} entry ${file} does not exist`);
@@ -197,13 +220,24 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
         'REACH_AUTH=required needs REACH_ADMIN_KEY (32+ random characters, e.g. REACH_ADMIN_KEY=$(openssl rand -hex 32)): the demo agents get their key with it',
       );
     }
-    await checkPortFree(registryPort, 'REGISTRY_PORT');
-    await checkPortFree(routerPort, 'ROUTER_PORT');
+    await checkPortFree(registryPort, 'free it or set REGISTRY_PORT');
+    await checkPortFree(routerPort, 'free it or set ROUTER_PORT');
+    for (const port of relayPorts)
+      await checkPortFree(
+        port,
+        `free it or set RELAY_PORT${opts.cluster ? ' (the relays take it and the next)' : ''}`,
+      );
+    for (const e of DEMO_ENDPOINTS)
+      await checkPortFree(
+        endpointPorts[e.kind],
+        `the demo endpoint agent ${e.agentId} listens there: free it`,
+      );
     const clusterNodes = env.REDIS_CLUSTER_NODES || undefined;
     if (opts.cluster && !clusterNodes) {
       for (const port of CLUSTER_PORTS) {
-        await checkPortFree(port, 'REDIS_CLUSTER_NODES to a cluster you run');
-        await checkPortFree(port + 10_000, 'REDIS_CLUSTER_NODES to a cluster you run');
+        const fix = 'free it or set REDIS_CLUSTER_NODES to a cluster you run';
+        await checkPortFree(port, fix);
+        await checkPortFree(port + 10_000, fix);
       }
     }
     data = await startDataServices({
@@ -274,7 +308,13 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
       const routerHealth = `http://127.0.0.1:${routerPort}/healthz`;
       await untilUp(`router answering ${routerHealth}`, healthy(routerHealth), 60_000);
     }
-    const agentKey = keysRequired ? await demoAgentKey(routerPort, adminAuth) : undefined;
+    const agentKey = keysRequired
+      ? await demoKey(routerPort, adminAuth, {
+          role: 'agent',
+          capabilities: ['echo'],
+          label: 'npm start demo agents',
+        })
+      : undefined;
     for (const id of AGENTS) {
       await service(`agent ${id}`, entries.agent, {
         ...common,
@@ -286,9 +326,44 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
         REACH_ADMIN_KEY: '',
       });
     }
+    // The endpoint agents: the demo servers first, then their declarations, then the relays
+    // that register them and make the calls.
+    for (const e of DEMO_ENDPOINTS) {
+      await service(
+        e.agentId,
+        entries['endpoint-demo'],
+        { LOG_LEVEL: env.LOG_LEVEL || AGENT_LOG_LEVEL, REACH_ADMIN_KEY: '' },
+        endpointArgs(e, endpointPorts[e.kind]),
+      );
+    }
+    await Promise.all(
+      DEMO_ENDPOINTS.map(async (e) => {
+        // Any HTTP answer will do: each of them has its own paths.
+        const base = endpointBaseUrl(endpointPorts[e.kind]);
+        const answers = async () => (await httpStatus(base)) !== undefined;
+        return untilUp(`${e.agentId} answering ${base}`, answers, 30_000);
+      }),
+    );
+    await declareDemoEndpoints(registryUrl, adminAuth, endpointPorts);
+    say(`endpoint agents ${ENDPOINT_AGENTS.join(', ')} declared on registry-sync`);
+    const relayKey = keysRequired
+      ? await demoKey(routerPort, adminAuth, { role: 'relay', label: 'npm start relays' })
+      : undefined;
+    for (const [i, port] of relayPorts.entries()) {
+      const name = relayPorts.length > 1 ? `relay-${i + 1}` : 'relay';
+      await service(name, entries.relay, {
+        ...common,
+        RELAY_PORT: String(port),
+        REACH_RELAY_REGISTRY_URL: registryUrl,
+        ...(relayKey === undefined ? {} : { REACH_RELAY_KEY: relayKey }),
+        REACH_ADMIN_KEY: '',
+      });
+      const relayHealth = `http://127.0.0.1:${port}/healthz`;
+      await untilUp(`${name} answering ${relayHealth}`, healthy(relayHealth), 60_000);
+    }
     const listed = async () => {
       const body = await (await fetch(`${registryUrl}/v1/agents`, { headers: adminAuth })).text();
-      return AGENTS.every((id) => body.includes(`"${id}"`));
+      return [...AGENTS, ...ENDPOINT_AGENTS].every((id) => body.includes(`"${id}"`));
     };
     const registered = await untilUp('agents registered', listed, 30_000).then(
       () => true,
@@ -296,7 +371,7 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
     );
     say(
       registered
-        ? `agents ${AGENTS.join(', ')} registered`
+        ? `agents ${AGENTS.join(', ')} and endpoint agents ${ENDPOINT_AGENTS.join(', ')} registered`
         : 'agents not listed by registry-sync yet: see their output',
     );
     // The banner comes last and stays at the bottom of the terminal: after the lines the
@@ -318,6 +393,10 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
           data,
           bucket,
           agents: AGENTS,
+          relayPorts,
+          endpointPorts,
+          // A new message each start: one sent again is answered with the task it made before.
+          a2aMessageId: `try-a2a-${Date.now().toString(36)}`,
           keys: keysRequired,
         }),
       );
@@ -331,9 +410,16 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
 
   await stopRequested;
   await supervisor.settled();
-  const agents = children.filter((c) => c.name.startsWith('agent '));
-  await Promise.all(agents.map((c) => c.stop('SIGTERM')));
-  for (const c of [...children].reverse()) if (!agents.includes(c)) await c.stop('SIGTERM');
+  // The agents and the relays first, together (a relay lets its calls finish and deregisters its
+  // endpoint agents), then the endpoints they called, then the rest in reverse start order.
+  const isEndpoint = (c: Child) => ENDPOINT_AGENTS.includes(c.name);
+  const first = children.filter(
+    (c) => c.name.startsWith('agent ') || /^relay(-\d+)?$/.test(c.name),
+  );
+  await Promise.all(first.map((c) => c.stop('SIGTERM')));
+  await Promise.all(children.filter(isEndpoint).map((c) => c.stop('SIGTERM')));
+  for (const c of [...children].reverse())
+    if (!first.includes(c) && !isEndpoint(c)) await c.stop('SIGTERM');
   await topology?.stop();
   for (const node of topology?.cluster?.nodes ?? [])
     await removePid(join(runDir, `redis-cluster-${node.port}.pid`));

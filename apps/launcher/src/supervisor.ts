@@ -11,6 +11,8 @@ export type Child = Pick<
 export interface RestartSpec {
   entry: string;
   env: Record<string, string>;
+  /** Command-line arguments after the entry (the demo endpoints' `--kind … --port …`). */
+  args?: readonly string[];
 }
 
 /** What {@link Supervisor} needs from the launcher. */
@@ -35,8 +37,8 @@ export interface SupervisorOptions {
 
 /**
  * Watches what the launcher started and answers an exit it did not ask for (docs/OPERATIONS.md,
- * "Crashes and restarts"): once the stack runs, a Node service that fails (the router,
- * registry-sync, an agent) is started again at once, as Compose and Kubernetes would, until its
+ * "Crashes and restarts"): once the stack runs, a Node process that fails (the router,
+ * registry-sync, an agent, a relay, a demo endpoint) is started again at once, as Compose and Kubernetes would, until its
  * failures make a crash loop ({@link RestartPolicy}); anything else that exits — Redis, InfluxDB,
  * nginx, or any process while the stack is starting, when a restart would repeat a wrong setting
  * or a taken port — stops everything.
