@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import type { Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
-import { serviceLogger } from '@agent-reach/service-kit';
+import { baseFastifyOptions, serviceLogger } from '@agent-reach/service-kit';
 import {
   connectRedis,
   createRedis,
@@ -92,9 +92,10 @@ export async function createRelayService(
   });
   clients.push(relay.wakeClient);
 
+  // The services' base options: request lines at debug only (DebugRequestLog), API errors.
   const app = Fastify({
+    ...baseFastifyOptions(64 * 1024),
     loggerInstance: logger.child({ module: 'http' }),
-    disableRequestLogging: true,
   });
   app.get('/livez', async () => ({ status: 'ok' }));
   app.get('/healthz', async (_req, reply) => {
