@@ -8,7 +8,13 @@
 import { cpus, loadavg } from 'node:os';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseArgs, UsageError, type BenchOptions, type SystemName } from './options.ts';
+import {
+  parseArgs,
+  UsageError,
+  type BenchOptions,
+  type RelaySystemName,
+  type SystemName,
+} from './options.ts';
 import { runPlan } from './plan.ts';
 import type { Role } from './proc/children.ts';
 import { processRssMiB } from './proc/cpu.ts';
@@ -21,6 +27,8 @@ import {
   targetLines,
 } from './report.ts';
 import { readProfiles, renderSummary, summarizeProfile } from './profile/summary.ts';
+import { relayTable, relayTargets } from './relay/compare.ts';
+import { runRelayFleet } from './relay/fleet.ts';
 import { runRoutingBench } from './routing/bench.ts';
 import { Session, WORK_DIR, type Records } from './session.ts';
 import { printTopologyReport } from './topology/print.ts';
@@ -56,6 +64,43 @@ function failedRuns(records: Records, say: (line: string) => void): number {
   return 1;
 }
 
+/** `--modes relay`: the SDK agent against the relays, then one JSON line. */
+function printRelayComparison(
+  records: Records,
+  opts: BenchOptions,
+  machine: string,
+  session: Session,
+): void {
+  const systems = opts.systems.filter(
+    (s): s is RelaySystemName => s === 'reach' || s === 'relay-http' || s === 'relay-a2a',
+  );
+  out(`Agent-Reach relay comparison, ${new Date().toISOString()}`);
+  out(machine);
+  out(
+    `settings: flood ${opts.floodTasks} tasks, ${opts.floodWindow} outstanding; paced ${opts.pacedRates.join('/')} tasks/s × ${opts.pacedMs / 1000} s; ` +
+      `${opts.workers} agent(s) of max_concurrency ${opts.concurrency}, no-op (relays: one relay process, the demo server its own process); ${opts.reps} repetition(s), interleaved`,
+  );
+  out('');
+  out(
+    'medians over repetitions; latencies in ms, submit → the caller holds the result; CPU in ms per task from the floods (total: every process but the endpoint server, Redis included)',
+  );
+  out(relayTable(records, systems));
+  out('');
+  const { lines, json } = relayTargets(records, systems);
+  out('Redis commands per task, flood (commands run inside scripts included):');
+  for (const line of commandLines(records, systems)) out(`  ${line}`);
+  out('');
+  out('targets (not gates):');
+  for (const line of lines) out(`  ${line}`);
+  const rss = session.children
+    .list()
+    .filter((c) => (c.role === 'workers' || c.role === 'endpoint') && !c.hasExited())
+    .map((c) => `${c.name} ${processRssMiB(c.pid).toFixed(0)}`);
+  out('');
+  out(`resident memory after the runs, MiB: ${rss.join(', ')}`);
+  out(JSON.stringify(json));
+}
+
 async function runE2e(opts: BenchOptions): Promise<number> {
   const profileDir = opts.profile
     ? join(WORK_DIR, 'profiles', new Date().toISOString().replace(/[:.]/g, '-'))
@@ -88,6 +133,15 @@ async function runE2e(opts: BenchOptions): Promise<number> {
   let code: number;
   try {
     await session.start();
+    if (opts.relay === 'fleet') {
+      out(`Agent-Reach relay fleet, ${new Date().toISOString()}`);
+      out(
+        `machine: ${cpus().length} vCPUs (${cpus()[0]?.model.trim() ?? '?'}), Node ${process.version}, load average at start ${load}`,
+      );
+      const fleetCode = await runRelayFleet(session, opts, out, log);
+      log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      return fleetCode;
+    }
     const records = await session.run();
     const roleMap = new Map<SystemName, { all: Set<Role>; queued: Set<Role> }>();
     for (const s of session.systems) {
@@ -104,6 +158,11 @@ async function runE2e(opts: BenchOptions): Promise<number> {
       return (kind === 'http' ? r?.all : r?.queued) ?? new Set();
     };
     const machine = `machine: ${cpus().length} vCPUs (${cpus()[0]?.model.trim() ?? '?'}), Node ${process.version}, load average at start ${load} (shared machine: absolute figures are noisy, ratios within the run are steadier)`;
+    if (opts.relay === 'compare') {
+      printRelayComparison(records, opts, machine, session);
+      log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      return failedRuns(records, log);
+    }
     if (opts.topology) {
       printTopologyReport(out, records, opts, rolesOf, machine, session.placements());
       log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);

@@ -24,7 +24,7 @@ export interface RunRecord {
   window: { fromMs: number; toMs: number };
 }
 
-const ROLES: readonly Role[] = ['caller', 'front', 'sync', 'workers', 'redis'];
+const ROLES: readonly Role[] = ['caller', 'front', 'sync', 'workers', 'redis', 'endpoint'];
 
 /**
  * Sends one run to the system's caller and reads, around it, the CPU time of each of the
@@ -70,6 +70,7 @@ export async function measureRun(
     sync: 0,
     workers: 0,
     redis: 0,
+    endpoint: 0,
   };
   const redisNodes: Record<string, number> = {};
   redis.nodes.forEach((n, i) => {

@@ -64,4 +64,44 @@ describe('parseArgs', () => {
     expect(() => parseArgs(['--topology', 'cluster', '--only', 'bullmq'])).toThrow(UsageError);
     expect(() => parseArgs(['--only', 'cluster'])).toThrow(UsageError);
   });
+
+  it('runs the relay comparison alone with --modes relay, and keeps the default modes', () => {
+    expect(parseArgs([]).modes).toEqual(['flood', 'paced', 'http']);
+    expect(parseArgs([]).relay).toBeUndefined();
+    const o = parseArgs(['--modes', 'relay']);
+    expect(o).toMatchObject({
+      relay: 'compare',
+      systems: ['reach', 'relay-http', 'relay-a2a'],
+      modes: ['flood', 'paced'],
+      workers: 1,
+      floodTasks: 3000,
+      floodWindow: 64,
+      pacedRates: [200],
+      reps: 3,
+    });
+    expect(parseArgs(['--modes', 'relay', '--quick']).reps).toBe(1);
+    expect(parseArgs(['--modes', 'relay', '--tasks', '800']).floodTasks).toBe(800);
+    expect(parseArgs(['--modes', 'relay', '--only', 'relay-a2a,reach']).systems).toEqual([
+      'reach',
+      'relay-a2a',
+    ]);
+    expect(() => parseArgs(['--modes', 'relay,flood'])).toThrow(UsageError);
+    expect(() => parseArgs(['--modes', 'relay', '--only', 'bullmq'])).toThrow(UsageError);
+    expect(() => parseArgs(['--modes', 'relay', '--topology', 'cluster'])).toThrow(UsageError);
+    expect(() => parseArgs(['--only', 'relay-http'])).toThrow(UsageError);
+  });
+
+  it('runs one relay with 1,000 endpoint agents with --modes relay-fleet', () => {
+    const o = parseArgs(['--modes', 'relay-fleet']);
+    expect(o).toMatchObject({
+      relay: 'fleet',
+      systems: ['relay-http'],
+      agents: 1000,
+      idleMs: 20_000,
+      pacedRates: [250],
+      reps: 1,
+    });
+    expect(parseArgs(['--modes', 'relay-fleet', '--agents', '50']).agents).toBe(50);
+    expect(() => parseArgs(['--modes', 'relay-fleet', '--only', 'reach'])).toThrow(UsageError);
+  });
 });

@@ -14,7 +14,19 @@ export const SYSTEMS = ['reach', 'bullmq', 'floor', 'reach-auth'] as const;
  */
 export const TOPOLOGY_SYSTEMS = ['one-redis', 'cluster', 'cluster-3r'] as const;
 export type TopologySystemName = (typeof TOPOLOGY_SYSTEMS)[number];
-export type SystemName = (typeof SYSTEMS)[number] | TopologySystemName;
+
+/**
+ * The systems of `--modes relay`, the same no-op work three ways: a worker-sdk agent (`reach`),
+ * a relay calling the demo HTTP endpoint (`relay-http`), and a relay calling the demo A2A server
+ * (`relay-a2a`), each endpoint server a process of its own. `--modes relay-fleet` runs
+ * `relay-http` alone with {@link BenchOptions.agents} endpoint agents on one relay.
+ */
+export const RELAY_SYSTEMS = ['reach', 'relay-http', 'relay-a2a'] as const;
+export type RelaySystemName = (typeof RELAY_SYSTEMS)[number];
+export type SystemName = (typeof SYSTEMS)[number] | TopologySystemName | RelaySystemName;
+
+/** What `--modes` takes: the three load modes, or one of the relay's runs alone. */
+export const MODE_NAMES = ['flood', 'paced', 'http', 'relay', 'relay-fleet'] as const;
 
 /** Settings of one bench session; {@link parseArgs} fills them from the command line. */
 export interface BenchOptions {
@@ -28,8 +40,20 @@ export interface BenchOptions {
    * @default undefined (the comparison with BullMQ and the floor)
    */
   topology?: 'cluster';
-  /** Agents of the `--topology` fleet, spread over the processes in {@link workers}. @default 30 */
+  /**
+   * `compare` (`--modes relay`): the SDK agent against a relay with an HTTP and one with an A2A
+   * endpoint, a flood and a paced run each ({@link RELAY_SYSTEMS}). `fleet` (`--modes
+   * relay-fleet`): one relay serving {@link agents} HTTP endpoint agents, idle then under a paced
+   * load. @default undefined
+   */
+  relay?: 'compare' | 'fleet';
+  /**
+   * Agents of the `--topology` fleet, spread over the processes in {@link workers}; endpoint
+   * agents of `--modes relay-fleet`. @default 30 (relay-fleet: 1000)
+   */
   agents: number;
+  /** `--modes relay-fleet`: how long the idle fleet is measured, ms. @default 20000 (quick: 8000) */
+  idleMs: number;
   /** Capabilities the `--topology` fleet serves, agent i serving capability i mod this. @default 3 */
   capabilities: number;
   /** Routers behind nginx in the `cluster-3r` system. @default 3 */
@@ -75,6 +99,9 @@ export interface BenchOptions {
 const HELP = `usage: npm run bench -- [--quick] [--routing] [--profile] [--reps N] [--tasks N] [--window N]
        [--workers N] [--concurrency N] [--http-ms MS] [--paced-ms MS] [--rates 200,2000,4000]
        [--only reach,bullmq,floor,reach-auth] [--modes flood,paced,http] [--log-level warn] [--verbose]
+       npm run bench -- --modes relay [--quick] [--only reach,relay-http,relay-a2a] [--reps N]
+       [--tasks N] [--window N] [--rates 200] [--paced-ms MS] [--workers N] [--concurrency N]
+       npm run bench -- --modes relay-fleet [--quick] [--agents 1000] [--idle-ms MS] [--rates 250] [--paced-ms MS]
        npm run bench -- --topology cluster [--quick] [--only one-redis,cluster,cluster-3r] [--agents 30]
        [--capabilities 3] [--routers 3] [--shards 1]
        [--reps N] [--tasks N] [--window N] [--workers N] [--concurrency N] [--log-level warn] [--verbose]`;
@@ -118,6 +145,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     quick,
     routing: false,
     agents: 30,
+    idleMs: quick ? 8000 : 20_000,
     capabilities: 3,
     routers: 3,
     shards: 1,
@@ -142,9 +170,12 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
   let modesGiven = false;
   let only: SystemName[] | undefined;
   let workersGiven = false;
+  /** Flags given on the command line, so a relay run keeps its own defaults for the others. */
+  const given = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const next = () => argv[++i];
+    if (flag) given.add(flag);
     switch (flag) {
       case '--quick':
         break;
@@ -176,6 +207,9 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       case '--agents':
         o.agents = int(flag, next());
         break;
+      case '--idle-ms':
+        o.idleMs = int(flag, next(), 1000);
+        break;
       case '--capabilities':
         o.capabilities = int(flag, next());
         break;
@@ -198,12 +232,18 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         o.pacedRates = (next() ?? '').split(',').map((r) => int(flag, r));
         break;
       case '--only':
-        only = list(flag, next(), [...SYSTEMS, ...TOPOLOGY_SYSTEMS]);
+        only = list(flag, next(), [...SYSTEMS, ...TOPOLOGY_SYSTEMS, ...RELAY_SYSTEMS]);
         break;
-      case '--modes':
-        o.modes = list(flag, next(), ['flood', 'paced', 'http'] as const);
+      case '--modes': {
+        const modes = list(flag, next(), MODE_NAMES);
+        const relay = modes.filter((m) => m === 'relay' || m === 'relay-fleet');
+        if (relay.length > 0 && modes.length > 1)
+          throw new UsageError(`--modes ${relay[0]} runs alone\n${HELP}`);
+        if (relay[0]) o.relay = relay[0] === 'relay' ? 'compare' : 'fleet';
+        else o.modes = modes as Mode[];
         modesGiven = true;
         break;
+      }
       case '--log-level':
         o.serviceLogLevel = next() ?? 'warn';
         break;
@@ -216,6 +256,14 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       default:
         throw new UsageError(`unknown argument ${String(flag)}\n${HELP}`);
     }
+  }
+  if (o.relay) {
+    if (o.routing || o.profile || o.topology)
+      throw new UsageError(
+        `--modes ${o.relay === 'compare' ? 'relay' : 'relay-fleet'} runs alone, without --routing, --profile or --topology\n${HELP}`,
+      );
+    applyRelayDefaults(o, given, only);
+    return o;
   }
   if (o.topology) {
     if (o.routing || o.profile || modesGiven)
@@ -244,4 +292,44 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     o.reps = 1;
   }
   return o;
+}
+
+/**
+ * The relay runs' own defaults, for the flags not given. `relay`: one agent process against one
+ * relay serving one endpoint agent (the per-process costs compare one to one), 3,000-task floods
+ * with 64 outstanding (below the agent's 100 slots), and a paced run at 200 tasks/s for the
+ * latency the path adds, 3 interleaved repetitions, within 5 minutes. `relay-fleet`: 1,000
+ * endpoint agents, and a paced run at 250 tasks/s over them for the per-task cost at that size.
+ */
+function applyRelayDefaults(
+  o: BenchOptions,
+  given: ReadonlySet<string>,
+  only?: SystemName[],
+): void {
+  const { quick } = o;
+  o.modes = ['flood', 'paced'];
+  if (o.relay === 'compare') {
+    const bad = only?.filter((s) => !(RELAY_SYSTEMS as readonly string[]).includes(s));
+    if (bad?.length)
+      throw new UsageError(`--only takes ${RELAY_SYSTEMS.join(', ')} with --modes relay\n${HELP}`);
+    o.systems = RELAY_SYSTEMS.filter((s) => !only || only.includes(s));
+    if (!given.has('--workers')) o.workers = 1;
+    if (!given.has('--tasks')) o.floodTasks = quick ? 1000 : 3000;
+    if (!given.has('--window')) o.floodWindow = 64;
+    if (!given.has('--rates')) o.pacedRates = [200];
+    if (!given.has('--paced-ms')) o.pacedMs = quick ? 1000 : 4000;
+    o.warmupTasks = quick ? 300 : 1000;
+    o.drainMs = quick ? 4000 : 10_000;
+    o.deadlineMs = quick ? 150_000 : 5 * 60_000;
+    return;
+  }
+  if (only) throw new UsageError(`--modes relay-fleet runs relay-http alone\n${HELP}`);
+  o.systems = ['relay-http'];
+  o.modes = ['paced'];
+  o.reps = 1;
+  if (!given.has('--agents')) o.agents = 1000;
+  if (!given.has('--rates')) o.pacedRates = [250];
+  if (!given.has('--paced-ms')) o.pacedMs = quick ? 3000 : 8000;
+  o.drainMs = 10_000;
+  o.deadlineMs = quick ? 150_000 : 5 * 60_000;
 }

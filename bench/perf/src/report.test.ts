@@ -28,7 +28,7 @@ function rec(tps: number, p50: number, p99: number, redis: number): RunRecord {
       done,
       timedOut: false,
     },
-    cpu: { caller: 1, front: 1, sync: 0, workers: 1, redis, total: 3 + redis },
+    cpu: { caller: 1, front: 1, sync: 0, workers: 1, redis, endpoint: 0, total: 3 + redis },
     redisNodes: { redis },
     procCpu: {},
     commands: { xadd: 3 },
@@ -66,7 +66,7 @@ describe('headline', () => {
     const withScripts = (evalsha: number, total: number): RunRecord => ({
       ...rec(100, 1, 2, 1),
       commands: { evalsha, hset: 2, xadd: 3 },
-      cpu: { caller: 0, front: 0, sync: 0, workers: 0, redis: 0, total },
+      cpu: { caller: 0, front: 0, sync: 0, workers: 0, redis: 0, endpoint: 0, total },
     });
     const h = headline({
       reach: { flood: [withScripts(2, 0.4), withScripts(3, 0.6), withScripts(1, 0.5)] },

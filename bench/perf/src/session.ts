@@ -87,17 +87,29 @@ export class Session {
     // The systems start side by side (start-up is mostly tsx compiling), then stay in this order.
     const started = await Promise.allSettled(
       opts.systems.map((name) =>
-        name === 'reach' || name === 'reach-auth'
+        name === 'relay-http' || name === 'relay-a2a'
           ? startReach({
               children,
               redisUrl: url,
               opts,
-              auth: name === 'reach-auth',
-              ...(this.profileDir ? { profileDir: this.profileDir } : {}),
+              name,
+              prefix: `bench-${name}`,
+              endpoints: {
+                kind: name === 'relay-http' ? 'http' : 'a2a',
+                agents: opts.relay === 'fleet' ? opts.agents : opts.workers,
+              },
             })
-          : name === 'bullmq'
-            ? startBullmq(children, url, opts)
-            : startFloor(children, admin, url, opts),
+          : name === 'reach' || name === 'reach-auth'
+            ? startReach({
+                children,
+                redisUrl: url,
+                opts,
+                auth: name === 'reach-auth',
+                ...(this.profileDir ? { profileDir: this.profileDir } : {}),
+              })
+            : name === 'bullmq'
+              ? startBullmq(children, url, opts)
+              : startFloor(children, admin, url, opts),
       ),
     );
     for (const s of started) {
@@ -108,6 +120,17 @@ export class Session {
       );
     }
     this.log(`every system up in ${Date.now() - t0} ms`);
+  }
+
+  /** The session's Redis: its pid, port and an admin connection (`--modes relay-fleet`). */
+  ownRedis(): { pid: number; port: number; admin: Redis; gauge: RedisGauge } {
+    if (!this.redis || !this.admin || !this.gauge) throw new Error('session not started');
+    return {
+      pid: this.redis.pid(),
+      port: Number(new URL(this.redis.url).port),
+      admin: this.admin,
+      gauge: this.gauge,
+    };
   }
 
   /** `--topology cluster`: per cluster system, which master holds each one-slot key every task touches. */

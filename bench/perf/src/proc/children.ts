@@ -3,8 +3,11 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { forgetPid, recordPid } from './pidfiles.ts';
 
-/** What a process does in the benchmark, for the CPU columns. */
-export type Role = 'caller' | 'front' | 'sync' | 'workers' | 'redis';
+/**
+ * What a process does in the benchmark, for the CPU columns. `endpoint`: an endpoint server a
+ * relay calls (`--modes relay`), reported apart from the system's own processes.
+ */
+export type Role = 'caller' | 'front' | 'sync' | 'workers' | 'redis' | 'endpoint';
 
 /** A message between the orchestrator and a bench child over the IPC channel. */
 export type ChildMessage = { type: string; [key: string]: unknown };
@@ -35,6 +38,8 @@ export interface SpawnNodeOptions {
   env: Record<string, string>;
   /** Flags for node itself, before `--import tsx` (e.g. `--cpu-prof`). */
   nodeArgs?: readonly string[];
+  /** Arguments of the entry, after it. */
+  args?: readonly string[];
   /** Give it an IPC channel (bench children: messages, and they exit when it closes). */
   ipc?: boolean;
   /** Echo every output line with a `[name]` prefix. */
@@ -91,7 +96,7 @@ export class ChildSet {
   async spawnNode(opts: SpawnNodeOptions): Promise<Child> {
     const proc = spawn(
       process.execPath,
-      [...(opts.nodeArgs ?? []), '--import', tsxLoaderUrl(), opts.entry],
+      [...(opts.nodeArgs ?? []), '--import', tsxLoaderUrl(), opts.entry, ...(opts.args ?? [])],
       {
         env: { ...process.env, ...opts.env },
         stdio: opts.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],

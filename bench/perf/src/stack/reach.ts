@@ -7,6 +7,7 @@ import type { RedisGauge } from '../proc/redis-nodes.ts';
 import { getJson, until } from './health.ts';
 import { startRouterBalancer } from './nginx.ts';
 import { spawnListening } from './ports.ts';
+import { startEndpointAgents, type EndpointSpec } from './relay.ts';
 import { entry, type RunningSystem } from './running.ts';
 
 /** Key prefix of Agent-Reach in the shared Redis (`bench-auth` for the reach-auth system). */
@@ -73,6 +74,11 @@ export interface ReachStackOptions {
   /** Write CPU profiles of the router and registry-sync here (at their exit). */
   profileDir?: string;
   /**
+   * Endpoint agents served by a relay instead of worker-sdk agents (`--modes relay`,
+   * `relay-fleet`): a demo endpoint server and a relay, each a process of its own.
+   */
+  endpoints?: EndpointSpec;
+  /**
    * The reach-auth system: REACH_AUTH=required with an admin key, the agents on an agent key
    * and the caller on a caller key (docs/SECURITY.md), under a prefix of its own.
    */
@@ -109,7 +115,8 @@ export async function startReach({
   const redisEnv = more.redisEnv ?? { REDIS_URL: redisUrl };
   const routerCount = more.routers ?? 1;
   const fleet = more.fleet;
-  const agentCount = fleet?.agents ?? opts.workers;
+  const endpoints = more.endpoints;
+  const agentCount = endpoints?.agents ?? fleet?.agents ?? opts.workers;
   const agentProcesses = Math.min(opts.workers, agentCount);
   const common = {
     ...redisEnv,
@@ -169,13 +176,13 @@ export async function startReach({
         })
       : undefined;
   const routerUrl = balancer ? balancer.url : String(routerUrls[0]);
+  const adminAuth: Record<string, string> = auth ? { authorization: `Bearer ${adminKey}` } : {};
   const [agentKey, callerKey] = auth
     ? await Promise.all([
         makeKey(routerUrl, adminKey, 'agent'),
         makeKey(routerUrl, adminKey, 'caller'),
       ])
     : [undefined, undefined];
-  const adminAuth: Record<string, string> = auth ? { authorization: `Bearer ${adminKey}` } : {};
   const agentEnv = {
     REACH_REGISTRY_URL: registryUrl,
     REACH_ROUTER_URL: routerUrl,
@@ -185,9 +192,27 @@ export async function startReach({
     LOG_LEVEL: opts.serviceLogLevel,
     ...(agentKey ? { REACH_KEY: agentKey } : {}),
   };
-  const capabilities = fleet ? fleetCapabilities(fleet) : [REACH_CAPABILITY];
+  const served = endpoints
+    ? await startEndpointAgents({
+        children,
+        name,
+        registryUrl,
+        // The relay's membership lease past any pause too (`--modes relay` freezes it during the
+        // other systems' runs); the fleet is never frozen and keeps the default lease.
+        env: opts.relay === 'fleet' ? common : { ...common, REACH_RELAY_LEASE_MS: '600000' },
+        spec: endpoints,
+        opts,
+        auth: adminAuth,
+        httpCapability: REACH_CAPABILITY,
+      })
+    : undefined;
+  const capabilities = served
+    ? [served.capability]
+    : fleet
+      ? fleetCapabilities(fleet)
+      : [REACH_CAPABILITY];
   const agents = await Promise.all(
-    Array.from({ length: agentProcesses }, (_, i) =>
+    Array.from({ length: served ? 0 : agentProcesses }, (_, i) =>
       children.spawnNode({
         name: `${name}-agent-${i}`,
         role: 'workers',
@@ -238,7 +263,14 @@ export async function startReach({
   return {
     name,
     caller,
-    processes: [caller, ...routers, sync, ...agents],
+    processes: [
+      caller,
+      ...routers,
+      sync,
+      ...agents,
+      ...(served ? [served.relay, served.endpoint] : []),
+    ],
+    ...(served ? { endpointFacts: served } : {}),
     httpOnly: [],
     ...(balancer
       ? {

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { Child, Role } from '../proc/children.ts';
 import type { RedisGauge } from '../proc/redis-nodes.ts';
 import type { SystemName } from '../options.ts';
+import type { EndpointFacts } from './relay.ts';
 
 /** A process whose CPU counts for a system but which the bench does not start as a Node child (nginx). */
 export interface ProcRef {
@@ -21,6 +22,8 @@ export interface RunningSystem {
   httpOnly: Child[];
   /** Other processes whose CPU counts in every run (nginx in front of several routers); never paused. */
   cpuOnly?: ProcRef[];
+  /** A system of endpoint agents: its relay, its endpoint server and what their start measured. */
+  endpointFacts?: EndpointFacts;
   /** The Redis servers this system runs on, when not the session's one Redis. */
   redis?: RedisGauge;
   /** Stops what the system started besides its Node children (nginx); idempotent. */
