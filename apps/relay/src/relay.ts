@@ -40,6 +40,8 @@ export interface RelayCoreOptions {
 const RECONCILE_MS = 1000;
 /** How often every declaration is read again besides change notices. */
 const CATALOG_MS = 5000;
+/** How many gained agents start at once. */
+const START_BATCH = 16;
 /** A served agent that failed to start is tried again after this long. */
 const RETRY_START_MS = 2000;
 
@@ -217,11 +219,15 @@ export class Relay {
         void agent.stop({ deregister: entry === undefined, graceMs: this.o.graceMs ?? 10_000 });
       }
       const now = Date.now();
-      for (const [id, entry] of entries) {
-        if (this.#served.has(id) || ownerOf(id, members) !== this.o.relayId) continue;
-        if ((this.#retryAt.get(id) ?? 0) > now) continue;
-        await this.#serve(entry);
-      }
+      const gained = [...entries.values()].filter(
+        (e) =>
+          !this.#served.has(e.record.agent_id) &&
+          ownerOf(e.record.agent_id, members) === this.o.relayId &&
+          (this.#retryAt.get(e.record.agent_id) ?? 0) <= now,
+      );
+      // A few at a time: a relay taking over a thousand agents does not wait for each in turn.
+      for (let i = 0; i < gained.length; i += START_BATCH)
+        await Promise.all(gained.slice(i, i + START_BATCH).map((e) => this.#serve(e)));
       this.o.metrics.served.set(this.#served.size);
       let down = 0;
       for (const a of this.#served.values()) if (!a.reachable) down++;

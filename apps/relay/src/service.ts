@@ -24,10 +24,17 @@ export interface RelayService {
   close(): Promise<void>;
 }
 
-function connect(connection: RedisConnectionSettings, name: string, acl: boolean): RedisClient {
+function connect(
+  connection: RedisConnectionSettings,
+  name: string,
+  o: { acl: boolean; pipelined: boolean },
+): RedisClient {
+  const acl = o.acl;
   return createRedis(connection, {
     lazyConnect: true,
     connectionName: name,
+    // Commands: every served agent's reads and acks of one tick leave in one write.
+    enableAutoPipelining: o.pipelined,
     maxRetriesPerRequest: 2,
     retryStrategy: (times) => Math.min(50 * times, 1000),
     // A relay's own Redis user may not run INFO, which the ready check sends.
@@ -62,8 +69,8 @@ export async function createRelayService(
     url: options.redisUrl,
     ...(user ? { username: user.username, password: user.password } : {}),
   };
-  const redis = connect(connection, 'reach-relay', acl);
-  const subscriber = connect(connection, 'reach-relay-notices', acl);
+  const redis = connect(connection, 'reach-relay', { acl, pipelined: true });
+  const subscriber = connect(connection, 'reach-relay-notices', { acl, pipelined: false });
   const clients: RedisClient[] = [redis, subscriber];
   // The wake-up subscriber is added once the relay made it.
   const redisUser = acl ? new RedisUser({ issue, clients: () => clients, logger }) : undefined;

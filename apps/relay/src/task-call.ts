@@ -29,21 +29,39 @@ export interface TaskCallResult {
 }
 
 /**
+ * How long a receipt waits for its call to end: a call over within it sends no receipt, its
+ * completion or failure stands for it (`received_ago_ms`, docs/PROTOCOL.md §4), one ack and one
+ * script less per task. Output from the call sends the receipt first.
+ */
+export const RECEIPT_FOLD_MS = 10;
+
+/**
  * Runs one task on its endpoint and reports it as the agent would: `received`, output while it
- * runs (progress, chunks, in order), then `completed` or `failed`, then the inbox entry's XACK.
- * A call stopped because the instance was fenced or the relay stops reports nothing: the task
- * is taken back by registry-sync (fencing, execution lease) and sent again.
+ * runs (progress, chunks, in order), then `completed` or `failed`, then the inbox entry's XACK
+ * (written together: the command connection pipelines them with other tasks' acks). A call
+ * stopped because the instance was fenced or the relay stops reports nothing: the task is taken
+ * back by registry-sync (fencing, execution lease) and sent again.
  */
 export async function runTaskCall(o: TaskCallOptions): Promise<TaskCallResult> {
   const { task, acks } = o;
   const base = { task_id: task.task_id, attempt: task.attempt };
   const started = performance.now();
-  await acks.write({ ...base, stage: 'received' });
 
-  // Output acks leave in order, all before the final one.
+  let receipt: Promise<void> | undefined;
+  const sendReceipt = (): Promise<void> => {
+    clearTimeout(timer);
+    receipt ??= acks.write({ ...base, stage: 'received' }).catch(() => undefined);
+    return receipt;
+  };
+  const timer = setTimeout(() => void sendReceipt(), RECEIPT_FOLD_MS);
+
+  // Output acks leave in order, after the receipt, all before the final one.
   let output: Promise<void> = Promise.resolve();
   const emit = (body: AckBody) => {
-    output = output.then(() => acks.write(body)).catch(() => undefined);
+    output = output
+      .then(sendReceipt)
+      .then(() => acks.write(body))
+      .catch(() => undefined);
   };
   const outcome = await callOnce(o, {
     onProgress: (value) => emit({ ...base, stage: 'progress', progress: progressText(value) }),
@@ -51,11 +69,15 @@ export async function runTaskCall(o: TaskCallOptions): Promise<TaskCallResult> {
       emit({ ...base, stage: 'chunk', chunks: [typeof value === 'string' ? value : json(value)] }),
   });
   await output;
+  clearTimeout(timer);
   const durationMs = Math.round(performance.now() - started);
   const reason = o.signal.aborted ? (o.signal.reason as StopReason) : undefined;
   if (reason === 'fenced' || reason === 'shutdown') {
     return { outcome: { kind: 'stopped', reason }, durationMs };
   }
+  // No receipt yet: this ack stands for it.
+  const folded = receipt === undefined ? { received_ago_ms: durationMs } : {};
+  await receipt;
   const final: AckBody =
     outcome.kind === 'completed'
       ? {
@@ -64,6 +86,7 @@ export async function runTaskCall(o: TaskCallOptions): Promise<TaskCallResult> {
           result: json(outcome.result ?? null),
           duration_ms: durationMs,
           capability: task.capability,
+          ...folded,
         }
       : {
           ...base,
@@ -72,9 +95,9 @@ export async function runTaskCall(o: TaskCallOptions): Promise<TaskCallResult> {
           error_code: reason === 'cancelled' ? 'CANCELLED' : outcome.code,
           retryable: reason === 'cancelled' ? false : outcome.retryable,
           duration_ms: durationMs,
+          ...folded,
         };
-  await acks.write(final);
-  await acks.xack(o.messageId);
+  await Promise.all([acks.write(final), acks.xack(o.messageId)]);
   return { outcome, durationMs };
 }
 

@@ -27,9 +27,10 @@ export class Waker {
   readonly #byChannel = new Map<string, string>();
 
   constructor(private readonly o: WakerOptions) {
+    // A subscriber sends its SSUBSCRIBEs as they come, never auto-pipelined.
     this.#sub = isCluster(o.redis)
-      ? o.redis.duplicate(undefined, { shardedSubscribers: true })
-      : o.redis.duplicate({ connectionName: 'reach-relay-wake' });
+      ? o.redis.duplicate(undefined, { shardedSubscribers: true, enableAutoPipelining: false })
+      : o.redis.duplicate({ connectionName: 'reach-relay-wake', enableAutoPipelining: false });
     this.#sub.on('smessage', (channel: string) => {
       const agentId = this.#byChannel.get(channel);
       if (agentId !== undefined) o.onWake(agentId);
