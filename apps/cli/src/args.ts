@@ -57,6 +57,23 @@ const REPEATABLE = new Set(['capability', 'tag', 'header']);
 
 const GLOBAL = ['router', 'registry', 'key', 'json', 'progress', 'help'];
 
+/** The options of `reach endpoints add` (the declaration's fields); `list` and `remove` take none. */
+export const ENDPOINT_ADD_OPTIONS = [
+  'protocol',
+  'url',
+  'capability',
+  'capabilities',
+  'capability-prefix',
+  'max-concurrency',
+  'region',
+  'tag',
+  'shared',
+  'health-url',
+  'timeout-ms',
+  'header',
+  'bearer-secret',
+] as const;
+
 /** The commands and the options of each. */
 export const COMMANDS: Record<string, readonly string[]> = {
   agents: ['capability'],
@@ -78,21 +95,7 @@ export const COMMANDS: Record<string, readonly string[]> = {
   dlq: ['capability', 'limit'],
   stats: ['window', 'by', 'capability'],
   keys: ['tenant', 'role', 'capabilities', 'label', 'expires-at', 'rate-per-s', 'max-inflight'],
-  endpoints: [
-    'protocol',
-    'url',
-    'capability',
-    'capabilities',
-    'capability-prefix',
-    'max-concurrency',
-    'region',
-    'tag',
-    'shared',
-    'health-url',
-    'timeout-ms',
-    'header',
-    'bearer-secret',
-  ],
+  endpoints: ENDPOINT_ADD_OPTIONS,
   schedules: ['every-ms', 'cron', 'timezone', 'task-timeout', 'callback-topic'],
   mcp: [],
   help: [],

@@ -1,3 +1,4 @@
+import { ENDPOINT_ADD_OPTIONS } from '../args.ts';
 import {
   ENDPOINT_PROTOCOLS,
   ROUTES,
@@ -11,23 +12,6 @@ import { table } from '../format.ts';
 
 const USAGE_ADD =
   'usage: reach endpoints add <agent_id> --protocol a2a|http|mcp --url <url> [--capability <name> ...] [--capabilities a,b] [--capability-prefix <p>] [--max-concurrency <n>] [--region <r>] [--tag <t> ...] [--shared] [--health-url <url>] [--timeout-ms <ms>] [--header Name=Value ...] [--bearer-secret <secret>]';
-
-/** The options only `add` takes. */
-const ADD_ONLY = [
-  'protocol',
-  'url',
-  'capability',
-  'capabilities',
-  'capability-prefix',
-  'max-concurrency',
-  'region',
-  'tag',
-  'shared',
-  'health-url',
-  'timeout-ms',
-  'header',
-  'bearer-secret',
-] as const;
 
 /** A whole number option within bounds, or undefined when not given. */
 function intOf(name: string, value: string | undefined, min: number): number | undefined {
@@ -98,7 +82,7 @@ function summary(e: EndpointView): string {
 }
 
 function refuseAddOptions(ctx: Context, sub: string): void {
-  const given = ADD_ONLY.filter((k) => ctx.options[k] !== undefined);
+  const given = ENDPOINT_ADD_OPTIONS.filter((k) => ctx.options[k] !== undefined);
   if (given.length > 0)
     throw new UsageError(`reach endpoints ${sub} takes no --${given.join(', --')}`);
 }
