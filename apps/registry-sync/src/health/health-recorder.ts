@@ -12,7 +12,7 @@ export interface HealthRecorderSettings {
   probeFailures: number;
 }
 
-/** How often buffered outcomes are written. */
+/** How long an outcome waits for others before they are written together. */
 const FLUSH_MS = 200;
 
 /** What a health recorder needs. */
@@ -32,15 +32,17 @@ export interface HealthRecorderOptions {
 /**
  * Records agents' outcomes (completions, failures, lease lapses, receipt timeouts, probes) into
  * their health windows. `record()` is synchronous and cheap, so the acks' hot path and the sweeps
- * call it freely: outcomes are buffered per agent and written every 200 ms, one script call per
- * agent in one pipeline. An outcome lost with a crashing process only makes a health score a
- * little less informed; no task depends on it.
+ * call it freely: outcomes are buffered per agent and written 200 ms after the first one of a
+ * batch, one script call per agent in one pipeline. The timer is armed by an outcome, not kept
+ * running: an idle instance does not wake five times a second to find nothing. An outcome lost
+ * with a crashing process only makes a health score a little less informed; no task depends on it.
  */
 export class HealthRecorder {
   private readonly onStatusChange: () => void;
   readonly #buffer = new Map<string, string>();
   readonly #log: Logger;
   #timer: NodeJS.Timeout | undefined;
+  #started = false;
   #flushing: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: HealthRecorderOptions) {
@@ -51,13 +53,14 @@ export class HealthRecorder {
   /** Notes one outcome of an agent (written with the next flush). */
   record(agentId: string, outcome: HealthOutcomeName): void {
     this.#buffer.set(agentId, (this.#buffer.get(agentId) ?? '') + HealthOutcome[outcome]);
+    this.#arm();
   }
 
-  /** Starts the flush timer. */
+  /** Starts flushing: outcomes recorded before it are written 200 ms from now. */
   start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => void this.flush(), FLUSH_MS);
-    this.#timer.unref();
+    if (this.#started) return;
+    this.#started = true;
+    this.#arm();
   }
 
   /** Writes what is buffered; never rejects. Flushes run one at a time. */
@@ -68,9 +71,20 @@ export class HealthRecorder {
 
   /** Stops the timer and writes what is left. */
   async close(): Promise<void> {
-    clearInterval(this.#timer);
+    this.#started = false;
+    clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.flush();
+  }
+
+  /** Schedules one flush FLUSH_MS from now, unless one is scheduled or nothing waits. */
+  #arm(): void {
+    if (!this.#started || this.#timer || this.#buffer.size === 0) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.flush();
+    }, FLUSH_MS);
+    this.#timer.unref();
   }
 
   async #write(): Promise<void> {
