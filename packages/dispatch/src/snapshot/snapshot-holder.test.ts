@@ -147,3 +147,42 @@ describe('SnapshotHolder.inflightOf', () => {
     expect(h.inflightOf(old, Date.now(), 1, xs)).toBe(0);
   });
 });
+
+describe('SnapshotHolder, between announcements', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('reads the snapshot again only when the version counter moved', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const keys = reachKeys('t');
+    let version = 1;
+    let snapshotReads = 0;
+    const snapshotOf = (v: number) =>
+      JSON.stringify({ version: v, written_at: 0, agents: [agent(`a${v}`, ['x'])] });
+    const redis = {
+      get: (key: string) => {
+        if (key === keys.snapshotVersion()) return Promise.resolve(String(version));
+        snapshotReads++;
+        return Promise.resolve(snapshotOf(version));
+      },
+    } as unknown as Redis;
+    const subscriber = {
+      on: () => subscriber,
+      subscribe: () => Promise.resolve(1),
+      disconnect: () => undefined,
+    } as unknown as Redis;
+    const logger = { child: () => logger, warn: () => undefined } as unknown as Logger;
+    const h = new SnapshotHolder({ redis, subscriber, keys, intervalMs: 5000, logger });
+    await h.start();
+    expect(snapshotReads).toBe(1);
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(snapshotReads).toBe(1);
+    expect(h.info().version).toBe(1);
+    // An announcement lost: the next check finds the new version and reads it.
+    version = 2;
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(snapshotReads).toBe(2);
+    expect(h.info().version).toBe(2);
+    expect(h.agent('a2')).toBeDefined();
+    await h.close();
+  });
+});

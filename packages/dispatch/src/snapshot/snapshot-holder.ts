@@ -21,9 +21,11 @@ export interface SnapshotHolderOptions {
 }
 
 /**
- * Holds the latest registry snapshot in memory, indexed by capability. Reloads it every
- * interval and when registry-sync announces a new version. Keeps the inflight counts the
- * router's own deliveries returned since the snapshot was loaded, which are fresher.
+ * Holds the latest registry snapshot in memory, indexed by capability. Reloads it when
+ * registry-sync announces a new version, and every interval looks at the version counter (a few
+ * bytes) to catch a lost announcement: the snapshot itself, which grows with the fleet, is read
+ * only when the version moved. Keeps the inflight counts the router's own deliveries returned
+ * since the snapshot was loaded, which are fresher.
  */
 export class SnapshotHolder {
   private snapshot: RegistrySnapshot = { version: 0, written_at: 0, agents: [] };
@@ -51,7 +53,7 @@ export class SnapshotHolder {
     await this.reload();
     this.o.subscriber.on('message', () => void this.reload());
     await this.o.subscriber.subscribe(this.o.keys.snapshotChannel());
-    this.timer = setInterval(() => void this.reload(), this.o.intervalMs);
+    this.timer = setInterval(() => void this.poll(), this.o.intervalMs);
     this.timer.unref();
   }
 
@@ -71,6 +73,25 @@ export class SnapshotHolder {
       this.reloading = undefined;
     });
     return this.reloading;
+  }
+
+  /**
+   * The timer's check: the version counter, then the snapshot only if the version is not the one
+   * held (or cannot be read). A reload under way reads the newest snapshot anyway.
+   */
+  private async poll(): Promise<void> {
+    if (this.reloading) return;
+    try {
+      const version = Number(await this.o.redis.get(this.o.keys.snapshotVersion()));
+      if (version > 0 && version === this.snapshot.version) {
+        // Checked just now: the snapshot held is the newest, as fresh as a reload would make it.
+        this.loadedAt = Date.now();
+        return;
+      }
+    } catch {
+      // The reload below reads the snapshot itself and logs what fails.
+    }
+    await this.reload();
   }
 
   /** One agent of the snapshot. */
