@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { Redis } from 'ioredis';
-import { encodeAck, reachKeys, withAckSignature, type RegisterReply } from '@agent-reach/protocol';
+import { encodeAck, withAckSignature, type RegisterReply } from '@agent-reach/protocol';
 import { ReachAgent, type TaskContext } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
@@ -145,7 +145,7 @@ describe('agents confined by keys and Redis users', () => {
   });
 
   it('with an agent’s own credentials: no other inbox, no script, no forged completion', async () => {
-    const keys = reachKeys(stack.prefix);
+    const keys = stack.keys;
     const submitted = await http<{ task_id: string }>(`${stack.routerUrl}/v1/tasks`, {
       body: { task_id: 'job-1', capability: 'slow', payload: { n: 1 } },
       headers: { authorization: `Bearer ${key['acme-caller']}` },

@@ -12,7 +12,7 @@ import { morePasses } from '../support/passes.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 import pino from 'pino';
 import { Redis } from 'ioredis';
-import { decodeFleetEvent, reachKeys } from '@agent-reach/protocol';
+import { decodeFleetEvent } from '@agent-reach/protocol';
 import { ReachAgent as Agent } from '@agent-reach/worker-sdk';
 
 let stack: Stack;
@@ -118,8 +118,8 @@ describe('health from outcomes', () => {
     // The change is in the fleet events with its reason.
     const conn = new Redis(stack.redisUrl);
     try {
-      const events = (await conn.xrange(reachKeys(stack.prefix).fleetEvents(), '-', '+')).map(
-        ([, fields]) => decodeFleetEvent(fields),
+      const events = (await conn.xrange(stack.keys.fleetEvents(), '-', '+')).map(([, fields]) =>
+        decodeFleetEvent(fields),
       );
       expect(
         events.find((e) => e?.kind === 'status' && e.agent_id === 'h-bad' && e.to === 'DEGRADED'),

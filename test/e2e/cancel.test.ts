@@ -7,7 +7,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { reachKeys } from '@agent-reach/protocol';
 import { ReachClient, type ReachAgent, type TaskContext } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { startAgent } from '../support/agents.ts';
@@ -68,7 +67,7 @@ describe('cancelling tasks', () => {
     agents.push(
       await startAgent(stack, 'cancel-1', ['hang'], untilAborted(aborted), { maxConcurrency: 1 }),
     );
-    const keys = reachKeys(stack.prefix);
+    const keys = stack.keys;
     const latencies: number[] = [];
     const ROUNDS = 40;
     for (let i = 0; i < ROUNDS; i++) {

@@ -18,7 +18,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { reachKeys, watchdogMember, type CallbackItem, type TaskView } from '@agent-reach/protocol';
+import {
+  watchdogMember,
+  type CallbackItem,
+  type ReachKeys,
+  type TaskView,
+} from '@agent-reach/protocol';
 import {
   onFreePort,
   startNodeService,
@@ -142,7 +147,7 @@ afterAll(async () => {
 async function refusedNow(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   try {
-    const stats = await probe!.hgetall(reachKeys(stack!.prefix).stats());
+    const stats = await probe!.hgetall(stack!.keys.stats());
     for (const [k, v] of Object.entries(stats))
       if (k.startsWith('acks_refused:')) out[k.slice('acks_refused:'.length)] = Number(v);
   } catch {
@@ -197,8 +202,7 @@ async function pool<T, R>(
 }
 
 /** What Redis holds of an unfinished task: its hash, its due entries, a delivery to an agent. */
-async function traceOf(prefix: string, sub: Submission): Promise<Record<string, unknown>> {
-  const keys = reachKeys(prefix);
+async function traceOf(keys: ReachKeys, sub: Submission): Promise<Record<string, unknown>> {
   const id = sub.task_id;
   const ask = <T>(p: Promise<T>) => p.catch((err: unknown) => `error: ${String(err)}`);
   const [status, due, watchdog, ...pending] = await Promise.all([
@@ -276,7 +280,7 @@ it('loses no accepted task and delivers no completion twice through agent, route
         return;
       case 'pause-agent': {
         const agentId = AGENTS[st.agent] as string;
-        const keys = reachKeys(s.prefix);
+        const keys = s.keys;
         refusedAroundPause.before = await refusedNow();
         // Pause it in the middle of work (a handler running), so it has results to deliver late.
         const tail = new ExecTail(EXEC_LOG);
@@ -328,7 +332,7 @@ it('loses no accepted task and delivers no completion twice through agent, route
       case 'kill-redis': {
         const at = Date.now();
         // On the cluster leg one master: the one holding agent 0's inbox.
-        await own.kill(probe!, reachKeys(s.prefix).inbox(AGENTS[0] as string));
+        await own.kill(probe!, s.keys.inbox(AGENTS[0] as string));
         // The outage itself: the time Redis stays away, not a wait for a condition.
         await new Promise((resolve) => setTimeout(resolve, st.downMs));
         await own.restart();
@@ -346,7 +350,7 @@ it('loses no accepted task and delivers no completion twice through agent, route
   }, SUBMIT_BY_MS);
   // Twice a second: each agent's unfinished deliveries and the acks backlog, for the detail file.
   const load: { t: number; pending: number[]; acks: number }[] = [];
-  const keys = reachKeys(s.prefix);
+  const keys = s.keys;
   const sampler = setInterval(() => {
     // One command each, not a pipeline: on a cluster these keys live in different slots.
     const t = Date.now() - startedAt;
@@ -415,7 +419,7 @@ it('loses no accepted task and delivers no completion twice through agent, route
     // (200: it exists, let it finish; 202: its write was lost, and it is accepted anew).
     const unfinished = accepted.filter((x) => !watcher.isFinal(x.task_id));
     if (unfinished.length > 0) {
-      recovery.traces = await pool(unfinished.slice(0, 20), 4, (x) => traceOf(s.prefix, x));
+      recovery.traces = await pool(unfinished.slice(0, 20), 4, (x) => traceOf(s.keys, x));
       for (const x of unfinished) {
         const outcome = await driver.resubmit(x);
         recovery.resubmitted[outcome] = (recovery.resubmitted[outcome] ?? 0) + 1;
@@ -452,7 +456,7 @@ it('loses no accepted task and delivers no completion twice through agent, route
   const callbacks: CallbackItem[] = (
     await Promise.all(TOPICS.map((t) => readTopic(routers, t, 15_000)))
   ).flat();
-  const stats = await probe!.hgetall(reachKeys(s.prefix).stats());
+  const stats = await probe!.hgetall(s.keys.stats());
   progress('final state read');
   const figures = computeFigures({
     submitted: driver.submissions.length,

@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatsReply, TimelineReply } from '@agent-reach/analytics';
-import { reachKeys, type DlqReply, type TaskView } from '@agent-reach/protocol';
+import { type DlqReply, type TaskView } from '@agent-reach/protocol';
 import { waitFor } from '@agent-reach/testkit';
 import { startScriptedWorker, type ScriptedWorker } from '../support/scripted-worker.ts';
 import { http, startStack, type Stack } from '../support/stack.ts';
@@ -142,7 +142,7 @@ describe('reach against a running stack', () => {
     expect(recent.stdout).toContain('(source: redis)');
     expect(recent.stdout).toContain('result: "x"');
 
-    const keys = reachKeys(stack.prefix);
+    const keys = stack.keys;
     const redis = new Redis(stack.redisUrl);
     await redis.del(keys.task(taskId), keys.timeline(taskId));
     await redis.quit();

@@ -11,7 +11,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { reachKeys } from '@agent-reach/protocol';
 import { ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { startAgent } from '../support/agents.ts';
@@ -88,7 +87,7 @@ const receivedAt = (id: string) =>
     { message: `task ${id} was not received` },
   );
 const refusedAcks = async (): Promise<number> => {
-  const stats = await redis.hgetall(reachKeys(stack.prefix).stats());
+  const stats = await redis.hgetall(stack.keys.stats());
   return Object.entries(stats)
     .filter(([k]) => k.startsWith('acks_refused:'))
     .reduce((n, [, v]) => n + Number(v), 0);
@@ -164,7 +163,7 @@ describe('execution leases', () => {
         `lease ${LEASE_MS} ms: taken back ${lapseAfterMs} ms and completed elsewhere ${completedAt - received} ms after the receipt`,
       );
       // The slot is free on the hung agent, whose heartbeats went on all along.
-      const keys = reachKeys(stack.prefix);
+      const keys = stack.keys;
       expect(await redis.hlen(keys.pending('hung-1'))).toBe(0);
 
       // The hung handler wakes up and reports: refused, nothing changes.

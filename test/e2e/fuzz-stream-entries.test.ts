@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import fc from 'fast-check';
 import pino from 'pino';
 import { Redis } from 'ioredis';
-import { reachKeys, type ReachKeys } from '@agent-reach/protocol';
+import { type ReachKeys } from '@agent-reach/protocol';
 import { ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { startCardServer, type CardServer } from '../support/fuzz/card-server.ts';
@@ -52,7 +52,7 @@ beforeAll(async () => {
   ] as const)
     void svc.exited.then((code) => exits.push(`${name} exited with ${code}`));
   redis = new Redis(stack.redisUrl);
-  keys = reachKeys(stack.prefix);
+  keys = stack.keys;
   hooks = await startCardServer({ capability: 'ent-decoy' });
   sender = new Sender(stack.routerUrl, 4);
   agent = new ReachAgent({

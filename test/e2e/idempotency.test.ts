@@ -3,7 +3,6 @@
  * existing task (200, same body shape) and nothing new reaches any agent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reachKeys } from '@agent-reach/protocol';
 import { http, startStack, type Stack } from '../support/stack.ts';
 import { connectRedis, type TestRedis } from '../support/redis.ts';
 
@@ -28,7 +27,7 @@ afterAll(async () => {
 
 /** Task entries in the agents' inboxes (liveness probes from registry-sync are not counted). */
 async function inboxTotal(): Promise<number> {
-  const keys = reachKeys(stack.prefix);
+  const keys = stack.keys;
   const entries = await Promise.all(
     ['idem-a', 'idem-b', 'idem-c'].map((id) => redis.xrange(keys.inbox(id), '-', '+')),
   );

@@ -12,7 +12,6 @@ import { Redis } from 'ioredis';
 import {
   decodeParked,
   ENTRY_LIMITS,
-  reachKeys,
   type ParkedSource,
   type ReachKeys,
 } from '@agent-reach/protocol';
@@ -47,7 +46,7 @@ function agent(agentId: string, capability: string, channel: 'push' | 'pull'): R
 beforeAll(async () => {
   stack = await startStack({ env: FAST_LEASES });
   redis = new Redis(stack.redisUrl);
-  keys = reachKeys(stack.prefix);
+  keys = stack.keys;
   client = new ReachClient({ routerUrl: stack.routerUrl });
   await Promise.all([
     agent('mal-push', 'mal-echo', 'push').ready(),

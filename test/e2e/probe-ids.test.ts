@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { reachKeys, type CallbacksReply } from '@agent-reach/protocol';
+import { type CallbacksReply } from '@agent-reach/protocol';
 import pino from 'pino';
 import { ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
@@ -57,7 +57,7 @@ afterAll(async () => {
 
 describe('a caller task whose task_id starts with probe:', () => {
   it('is run by the agent and completes with its callback, while real probes are answered beside it', async () => {
-    const keys = reachKeys(stack.prefix);
+    const keys = stack.keys;
     // A real probe of this agent, answered, and its slot freed by registry-sync.
     const probeId = await waitFor(() => probesAnswered[0], {
       message: 'a liveness probe answered',

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { RELEASED_CONSUMER, reachKeys, WORKER_GROUP } from '@agent-reach/protocol';
+import { RELEASED_CONSUMER, WORKER_GROUP } from '@agent-reach/protocol';
 import { ReachAgent, type TaskContext } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
@@ -60,7 +60,7 @@ async function pendingByConsumer(pool: string): Promise<Record<string, number>> 
 
 describe('a strict-eu task in a pool', () => {
   it('is never run by a pull agent in us, and is run by one in eu once it registers', async () => {
-    const keys = reachKeys(stack.prefix);
+    const keys = stack.keys;
     const pool = keys.pool('placed');
     const usRan: string[] = [];
     await pullAgent('placed-us', 'us', (t) => (usRan.push(t.taskId), Promise.resolve('us')));

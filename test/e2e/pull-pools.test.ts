@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
-import { poolStreams, reachKeys } from '@agent-reach/protocol';
+import { poolStreams } from '@agent-reach/protocol';
 import { groupBySlot } from '@agent-reach/service-kit/redis';
 import { startAgent } from '../support/agents.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
@@ -128,8 +128,8 @@ describe('pull pools', () => {
     });
     // Each capability's pool as its priority bands, highest first (pool-bands.ts).
     expect(reg.body.pools).toEqual([
-      ...poolStreams(reachKeys(stack.prefix), 'embed'),
-      ...poolStreams(reachKeys(stack.prefix), 'rank'),
+      ...poolStreams(stack.keys, 'embed'),
+      ...poolStreams(stack.keys, 'rank'),
     ]);
     const batch = await client.submit({ capability: 'embed', payload: { text: 'a' } });
     expect(batch).toMatchObject({

@@ -10,7 +10,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { reachKeys } from '@agent-reach/protocol';
 import { waitFor } from '@agent-reach/testkit';
 import { connectRedis, type TestRedis } from '../support/redis.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
@@ -147,7 +146,7 @@ describe('the Python worker SDK', () => {
     expect(items.map((i) => i.status)).toEqual(['progress', 'chunk', 'completed']);
     expect(agent.proc.exitCode).toBeNull();
     // Every ack was signed with the instance's key (REACH_AGENT_ACL=on refuses the others).
-    const stats = await redis.hgetall(reachKeys(stack.prefix).stats());
+    const stats = await redis.hgetall(stack.keys.stats());
     expect(Object.keys(stats).filter((k) => k.startsWith('acks_refused:'))).toEqual([]);
     // A drain with nothing running: exit 0, deregistered.
     expect(await agent.stop()).toBe(0);

@@ -3,7 +3,6 @@
  * instance can do nothing; a loop is cut.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reachKeys } from '@agent-reach/protocol';
 import { ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { startAgent } from '../support/agents.ts';
@@ -77,7 +76,7 @@ describe('taking tasks back', () => {
     }
     // Offline after 2 s of silence (the agent registered just before `wentAt`), plus sweeps.
     expect(Date.now() - wentAt).toBeLessThan(2000 + 3000);
-    const keys = reachKeys(stack.prefix);
+    const keys = stack.keys;
     expect(await redis.hlen(keys.pending('silent-1'))).toBe(0);
     expect(await redis.xlen(keys.inbox('silent-1'))).toBe(0);
   });
@@ -215,7 +214,7 @@ describe('a stale instance', () => {
     expect(retried.status).not.toBe('completed');
     const next = await client.submit({ capability: 'twin', payload: 2 });
     expect(next.agent_id).toBe('twin');
-    const keys = reachKeys(stack.prefix);
+    const keys = stack.keys;
     const entries = await redis.xrange(keys.inbox('twin'), '-', '+');
     expect(entries.length).toBeGreaterThan(0);
     const pending = await redis.hgetall(keys.pending('twin'));

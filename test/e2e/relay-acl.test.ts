@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { reachKeys, WORKER_GROUP } from '@agent-reach/protocol';
+import { WORKER_GROUP } from '@agent-reach/protocol';
 import { startHttpServer } from '@agent-reach/relay/demo';
 import { waitFor } from '@agent-reach/testkit';
 import { agentStatus, declareEndpoint, startRelay } from '../support/endpoints.ts';
@@ -66,7 +66,7 @@ describe('a relay with a Redis user of its own', () => {
     );
     expect(creds.status).toBe(200);
     expect(creds.body.username).toBe(`${stack.prefix}|relay|acl-check`);
-    const keys = reachKeys(stack.prefix);
+    const keys = stack.keys;
     const as = new Redis(stack.redisUrl, {
       username: creds.body.username,
       password: creds.body.password,

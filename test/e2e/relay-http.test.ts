@@ -6,7 +6,7 @@
  * relays, the one SIGKILLed under load loses nothing and its agents move to the other.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeCallback, reachKeys } from '@agent-reach/protocol';
+import { decodeCallback } from '@agent-reach/protocol';
 import { startHttpServer } from '@agent-reach/relay/demo';
 import { waitFor } from '@agent-reach/testkit';
 import {
@@ -245,11 +245,7 @@ describe('two relays', () => {
       expect(counts.get(id)).toBeGreaterThanOrEqual(1);
       duplicates += (counts.get(id) ?? 0) - 1;
     }
-    for (const [, fields] of await redis.xrange(
-      reachKeys(stack.prefix).callback('fleet'),
-      '-',
-      '+',
-    )) {
+    for (const [, fields] of await redis.xrange(stack.keys.callback('fleet'), '-', '+')) {
       const item = decodeCallback(fields);
       if (item.status === 'completed') completedAt.push(Number(item.completed_at));
     }

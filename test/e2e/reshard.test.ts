@@ -8,7 +8,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type { ReachAgent } from '@agent-reach/worker-sdk';
-import { reachKeys } from '@agent-reach/protocol';
 import { parseClusterNodes, testServices, waitFor } from '@agent-reach/testkit';
 import { startAgent } from '../support/agents.ts';
 import { CallbackWatcher } from '../support/chaos/callbacks.ts';
@@ -81,7 +80,7 @@ function servicesSaid(driver: SubmitDriver): string {
 
 describe.runIf(onCluster)('resharding a slot that holds live inboxes', () => {
   it('moves two agents’ slots to another master while tasks flow: none lost, none completed twice', async () => {
-    const keys = reachKeys(stack.prefix);
+    const keys = stack.keys;
     const routers = [stack.routerUrl];
     const watcher = new CallbackWatcher(routers, TOPICS);
     watcher.start();

@@ -5,7 +5,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NonRetryableError, ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
-import { reachKeys } from '@agent-reach/protocol';
 import { startAgent } from '../support/agents.ts';
 import { hold } from '../support/hold.ts';
 import { morePasses, reached } from '../support/passes.ts';
@@ -196,7 +195,7 @@ describe('retries and dead letters', () => {
     // the no-agent wait, and full passes begun after it, it still waits; then a slot frees.
     const redis = connectRedis(stack);
     try {
-      const waiting = reachKeys(stack.prefix).retriesWaiting('crowded');
+      const waiting = stack.keys.retriesWaiting('crowded');
       const heldAt = await waitFor(
         async () => ((await redis.get(waiting)) === '1' ? Date.now() : undefined),
         { timeoutMs: 5000, message: 'the retry was not held' },

@@ -7,7 +7,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entryOf } from '@agent-reach/launcher';
-import { reachKeys } from '@agent-reach/protocol';
 import type { ReachAgent } from '@agent-reach/worker-sdk';
 import { onFreePort, startNodeService, waitFor, type ServiceProcess } from '@agent-reach/testkit';
 import { startAgent } from '../support/agents.ts';
@@ -58,7 +57,7 @@ describe('schedules across a leader change', () => {
     expect(created.status).toBe(201);
     const id = created.body.schedule_id;
     const redis = connectRedis(stack);
-    const lock = reachKeys(stack.prefix).lock('housekeeping');
+    const lock = stack.keys.lock('housekeeping');
     const leader = await waitFor(async () => (await redis.get(lock)) ?? undefined);
     expect(['sync-a', 'sync-b']).toContain(leader);
     const [killed, survivor] =

@@ -23,7 +23,7 @@ let router: RouterService;
 
 beforeAll(async () => {
   prefix = randomPrefix();
-  keys = reachKeys(prefix, () => SHARDS);
+  keys = reachKeys(prefix, { shards: () => SHARDS });
   redis = new Redis(testServices().redisUrl);
   const url = testServices().redisUrl;
   sync = await createRegistryService(

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { decodeFleetEvent, reachKeys } from '@agent-reach/protocol';
+import { decodeFleetEvent } from '@agent-reach/protocol';
 import { startOwnRedis, waitFor, type OwnRedis } from '@agent-reach/testkit';
 import { ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
 import { startAgent } from '../support/agents.ts';
@@ -40,7 +40,7 @@ afterAll(async () => {
 async function wentOffline(sinceMs: number): Promise<string[]> {
   const conn = new Redis(own.url);
   try {
-    const entries = await conn.xrange(reachKeys(stack.prefix).fleetEvents(), String(sinceMs), '+');
+    const entries = await conn.xrange(stack.keys.fleetEvents(), String(sinceMs), '+');
     return entries
       .map(([, fields]) => decodeFleetEvent(fields))
       .filter((e) => e?.kind === 'status' && e.to === 'OFFLINE')

@@ -6,7 +6,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { reachKeys } from '@agent-reach/protocol';
 import { waitFor } from '@agent-reach/testkit';
 import { FaultWorker } from '../support/fault-worker.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
@@ -96,7 +95,7 @@ describe('a strict-region task', () => {
       // The retries find no agent of eu: the task waits, visibly, while the us agent is live.
       // Each sweep that finds no agent for it moves its due entry on: wait for three of those
       // in a row (a killed agent may still be sent a retry until it is OFFLINE).
-      const keys = reachKeys(stack.prefix);
+      const keys = stack.keys;
       const tries = new Set<string>();
       await waitFor(
         async () => {

@@ -12,7 +12,6 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import {
-  reachKeys,
   type CallbacksReply,
   type SubmitReply,
   type TaskView,
@@ -155,7 +154,7 @@ async function viaHttp(i: number): Promise<Submission> {
 async function acksOf(taskIds: string[]): Promise<[string, string[]][]> {
   const redis = new Redis(own.url);
   try {
-    const entries = await redis.xrange(reachKeys(stack.prefix).acks(), '-', '+');
+    const entries = await redis.xrange(stack.keys.acks(), '-', '+');
     return entries.filter(([, fields]) => taskIds.some((id) => fields.includes(id)));
   } finally {
     await redis.quit();

@@ -5,7 +5,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { reachKeys } from '@agent-reach/protocol';
 import { waitFor } from '@agent-reach/testkit';
 import { startScriptedWorker, type ScriptedWorker } from '../support/scripted-worker.ts';
 import { http, startStack, type Stack } from '../support/stack.ts';
@@ -89,7 +88,7 @@ describe('a task timeline', () => {
     expectGaps(recent.body.stages);
 
     // The Redis state "expires"; the events reach InfluxDB within a flush interval (polled below).
-    const keys = reachKeys(stack.prefix);
+    const keys = stack.keys;
     // (An ordinary task has no timeline list: its stages are fields of the task hash.)
     expect(await redis.del(keys.task(taskId), keys.timeline(taskId))).toBe(1);
     expect((await http(`${stack.routerUrl}/v1/tasks/${taskId}`)).status).toBe(404);

@@ -6,6 +6,7 @@ import {
   testServices,
   type ServiceProcess,
 } from '@agent-reach/testkit';
+import { reachKeys, type ReachKeys } from '@agent-reach/protocol';
 import { redisEnv } from './redis.ts';
 
 /** Which InfluxDB write endpoint the services use. */
@@ -14,6 +15,8 @@ export type InfluxMode = 'v1' | 'v2';
 /** registry-sync and a router running as real processes under one key prefix. */
 export interface Stack {
   prefix: string;
+  /** The keys of the stack's prefix, with the shard counts its services run with. */
+  keys: ReachKeys;
   /** The environment the services were started with (to start more of them alike). */
   env: Record<string, string>;
   registryUrl: string;
@@ -73,6 +76,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const base: Record<string, string> = {
     ...redisEnv({ redisUrl: services.redisUrl, redisClusterNodes }),
     REACH_PREFIX: prefix,
+    // On a Cluster the tasks spread over a shard per master, as a deployment there runs them.
+    ...(redisClusterNodes ? { REACH_TASK_SHARDS: '3' } : {}),
     INFLUX_BUCKET: services.influxBucket,
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
@@ -94,8 +99,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   );
   const registryUrl = `http://127.0.0.1:${registryPort}`;
   const routerUrl = `http://127.0.0.1:${routerPort}`;
+  const counted = (name: string) => () => Number(base[name] ?? 1);
   return {
     prefix,
+    keys: reachKeys(prefix, {
+      shards: counted('REACH_SHARDS'),
+      taskShards: counted('REACH_TASK_SHARDS'),
+    }),
     env: base,
     registryUrl,
     routerUrl,

@@ -104,7 +104,8 @@ export async function startClusterTopology(opts: ClusterTopologyOptions): Promis
     const first = seeds.split(',')[0]?.trim() ?? '';
     // REDIS_URL too: with REDIS_CLUSTER_NODES it gives only the scheme and credentials.
     const redisEnv = { REDIS_CLUSTER_NODES: seeds, REDIS_URL: `redis://${first}` };
-    const env = { ...opts.env, ...redisEnv };
+    // A task shard per master of the seed's 3-master cluster (docs/PERFORMANCE.md, Task shards).
+    const env = { REACH_TASK_SHARDS: '3', ...opts.env, ...redisEnv };
 
     const startOne = async (kind: 'router' | 'registry-sync', n: number, port: number) => {
       const name = `${kind}-${n + 1}`;

@@ -19,6 +19,7 @@ describe('registry-sync options', () => {
       callbackRetentionS: 604800,
       callbackMaxLen: 100000,
       shards: 1,
+      taskShards: 1,
       bodyLimitBytes: 65536,
       instanceId: `sync-${process.pid}`,
       maxAttempts: 4,

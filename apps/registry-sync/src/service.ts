@@ -23,6 +23,7 @@ import {
 import { buildRegistryApp } from './app.ts';
 import { ackAgentScript } from './commands/ack-agent.ts';
 import { ackTaskScript } from './commands/ack-task.ts';
+import { checkTaskShards } from './tasks/task-shard-check.ts';
 import { delConsumerScript } from './commands/delconsumer.ts';
 import { deregisterScript } from './commands/deregister.ts';
 import { ejectScript } from './commands/eject.ts';
@@ -117,7 +118,10 @@ export async function createRegistryService(
     adminKey: options.adminKey,
   });
   if (auth.warning) logger.warn({ module: 'auth' }, auth.warning);
-  const keys = reachKeys(options.prefix, () => options.shards);
+  const keys = reachKeys(options.prefix, {
+    shards: () => options.shards,
+    taskShards: () => options.taskShards,
+  });
   const connection = { ...options.redisConnection, url: options.redisUrl };
   const redis = connect(connection, false);
   // One blocking connection per shard of the acks stream: a consumer reads each.
@@ -188,6 +192,8 @@ export async function createRegistryService(
   const relayAcl = options.agentAcl ? new RelayAcl({ redis, keys, logger }) : undefined;
   // Routers read the lease and retry settings from here (and again with every snapshot).
   const snapshots = new SnapshotWriter({ redis, keys, registry, settings: options, logger });
+  // Before the count is published: tasks in flight under another count stop the start-up.
+  await checkTaskShards({ redis, keys, logger });
   await snapshots.publishSettings();
   const snapshot = new SnapshotHolder({
     redis,

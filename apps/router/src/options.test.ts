@@ -24,6 +24,7 @@ describe('router options', () => {
       callbackRetentionS: 604800,
       callbackMaxLen: 100000,
       shards: 1,
+      taskShards: 1,
       timelineLookback: '30d',
       storeTimeoutMs: 800,
       watermark: 0.85,

@@ -76,9 +76,14 @@ export async function createRouterService(
     adminKey: options.adminKey,
   });
   if (auth.warning) logger.warn({ module: 'auth' }, auth.warning);
-  // The shard count of the due set: the router's own until registry-sync's is read (below).
+  // The shard counts of the due set and of the tasks: the router's own until registry-sync's are
+  // read (below).
   let shards = () => options.shards;
-  const keys = reachKeys(options.prefix, () => shards());
+  let taskShards = () => options.taskShards;
+  const keys = reachKeys(options.prefix, {
+    shards: () => shards(),
+    taskShards: () => taskShards(),
+  });
   // While Redis is away a request fails within a second (503 STORE_UNAVAILABLE) instead of
   // hanging: one reconnection try per command, reconnections at most 400 ms apart, and commands
   // that get no answer (a frozen server) fail after storeTimeoutMs — found by a periodic check
@@ -151,6 +156,7 @@ export async function createRouterService(
   // registry-sync's lease, retry and retention settings win over this router's own.
   const shared = new SharedSettings({ redis, keys, own: options, given: opts, logger });
   shards = () => shared.shards;
+  taskShards = () => shared.taskShards;
   await shared.start(subscriber, options.snapshotIntervalMs);
   const live = shared.over(options);
   const snapshot = new SnapshotHolder({

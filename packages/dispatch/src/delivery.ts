@@ -1,5 +1,6 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { DueWatch } from './due-watch.ts';
+import { ClaimBatch } from './send/claim-batch.ts';
 import { RedisClock } from './redis-clock.ts';
 import { Coalescer, encodeTask, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
 import { deliverScript, type DeliverReply, type DeliverTask } from './commands/deliver.ts';
@@ -47,6 +48,8 @@ export class Delivery {
   readonly watch: DueWatch;
   /** Redis server time as the deliveries' replies show it (a claim's `created_at`). */
   readonly clock = new RedisClock();
+  /** The submissions' claims of one tick, one script call per task shard. */
+  readonly claims: ClaimBatch;
   /** The deliveries of one tick, one script call per agent. */
   private readonly batches: Coalescer<DeliverTask, DeliverReply>;
 
@@ -54,6 +57,7 @@ export class Delivery {
     const { offlineMs } = o;
     const offline = typeof offlineMs === 'number' ? () => offlineMs : offlineMs;
     this.watch = new DueWatch({ redis: o.redis, keys: o.keys });
+    this.claims = new ClaimBatch({ redis: o.redis, keys: o.keys });
     this.batches = new Coalescer((id, tasks) =>
       deliverScript.run(this.o.redis, {
         keys: { agent: o.keys.agent(id), inbox: o.keys.inbox(id), pending: o.keys.pending(id) },

@@ -1,5 +1,6 @@
 export * from './ids.ts';
 export * from './tenants.ts';
+export * from './key-slot.ts';
 export * from './keys.ts';
 export * from './pool-bands.ts';
 export * from './states.ts';

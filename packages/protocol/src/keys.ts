@@ -1,3 +1,4 @@
+import { keySlot } from './key-slot.ts';
 import { isValidScopedId } from './tenants.ts';
 
 /** Consumer group every agent inbox and capability pool is read with. */
@@ -15,10 +16,11 @@ export const DEFAULT_PREFIX = 'reach';
 
 /**
  * The one key builder (BullMQ's QueueKeys). Keys that a single script touches together share a
- * hash tag: `{a:<agent>}` for an agent's record, inbox and pending deliveries, `{t:<task>}` for a
- * task's state and timeline, `{cb:<topic>}` for a callback topic and its de-duplication marks,
- * `{snapshot}` for the snapshot and its version; the acks stream and the due set are split into
- * `shards()` keys of their own tags (docs/PROTOCOL.md §8).
+ * hash tag: `{a:<agent>}` for an agent's record, inbox and pending deliveries, `{ts:<shard tag>}`
+ * for the state, timeline, events, children and push configs of every task of one task shard
+ * (`taskShards()` of them, `taskShardTag`), `{cb:<topic>}` for a callback topic and its
+ * de-duplication marks, `{snapshot}` for the snapshot and its version; the acks stream and the due
+ * set are split into `shards()` keys of their own tags (docs/PROTOCOL.md §8).
  */
 export interface ReachKeys {
   readonly prefix: string;
@@ -51,6 +53,13 @@ export interface ReachKeys {
    * registration had none); kept with its record, under the agent's hash tag.
    */
   agentCard(agentId: string): string;
+  /**
+   * How many task shards there are (`REACH_TASK_SHARDS`): a task's keys live under its shard's
+   * hash tag, so one script call may step every task of one shard.
+   */
+  taskShards(): number;
+  /** The task shard (0 … `taskShards()` − 1) of a task: `shardOf(taskId, taskShards())`. */
+  taskShardOf(taskId: string): number;
   /** Hash: a task's state. */
   task(taskId: string): string;
   /** Set: the tasks submitted while handling this one (`parent_task_id`): a cancel reaches them. */
@@ -236,20 +245,66 @@ export function shardOf(id: string, shards: number): number {
   return (h >>> 0) % Math.floor(shards);
 }
 
+const SLOTS = 16384;
+const shardTags = new Map<number, readonly string[]>();
+
 /**
- * Builds every Redis key under `prefix` (default `reach`). `shards` gives the shard count of the
- * acks stream and the due set when it is read (default 1).
+ * The hash tag of task shard `shard` of `count` (`ts:<shard>.<k>`): the first `k` whose slot lies
+ * in the middle half of the shard's even share of the 16,384 slots, so the shards' slots are
+ * spaced about 16384/count apart (hashed tags bunch: 64 of them over 16 masters put twice the mean
+ * on the busiest) and shard i of `count` lands on master i of a Cluster of `count` masters with
+ * the slots split evenly, as `redis-cli --cluster create` splits them.
  */
-export function reachKeys(
-  prefix: string = DEFAULT_PREFIX,
-  shards: () => number = () => 1,
-): ReachKeys {
+export function taskShardTag(shard: number, count: number): string {
+  const n = Math.max(1, Math.floor(count));
+  let tags = shardTags.get(n);
+  if (tags === undefined) {
+    const made: string[] = [];
+    const share = SLOTS / n;
+    for (let i = 0; i < n; i++) {
+      const from = Math.floor((i + 0.25) * share);
+      const to = Math.max(from + 1, Math.floor((i + 0.75) * share));
+      let k = 0;
+      for (;;) {
+        const slot = keySlot(`ts:${i}.${k}`);
+        if (slot >= from && slot < to) break;
+        k++;
+      }
+      made.push(`ts:${i}.${k}`);
+    }
+    tags = made;
+    shardTags.set(n, tags);
+  }
+  const tag = tags[shard];
+  if (tag === undefined) throw new RangeError(`task shard ${shard} of ${n} does not exist`);
+  return tag;
+}
+
+/** What {@link reachKeys} reads at each use. */
+export interface ShardCounts {
+  /** Shards of the acks stream and the due set (`REACH_SHARDS`). @default 1 */
+  shards?: () => number;
+  /** Task shards (`REACH_TASK_SHARDS`). @default 1 */
+  taskShards?: () => number;
+}
+
+/**
+ * Builds every Redis key under `prefix` (default `reach`). `counts.shards` gives the shard count
+ * of the acks stream and the due set when it is read, `counts.taskShards` that of the tasks' keys
+ * (each default 1).
+ */
+export function reachKeys(prefix: string = DEFAULT_PREFIX, counts: ShardCounts = {}): ReachKeys {
+  const shards = counts.shards ?? (() => 1);
+  const taskShards = counts.taskShards ?? (() => 1);
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) {
     throw new TypeError(`invalid key prefix ${JSON.stringify(prefix)}`);
   }
   const p = prefix;
   const agentTag = (id: string) => `${p}:{a:${checkId('agent', id)}}`;
-  const taskTag = (id: string) => `${p}:{t:${checkId('task', id)}}`;
+  const taskShardOf = (id: string) => shardOf(id, taskShards());
+  // The key's kind comes before the id, which may hold `:`: `<prefix>:{ts:<tag>}:<kind>:<task_id>`.
+  const taskKey = (kind: string, id: string) =>
+    `${p}:{${taskShardTag(taskShardOf(id), taskShards())}}:${kind}:${checkId('task', id)}`;
   const topicTag = (topic: string) => `${p}:{cb:${checkId('topic', topic)}}`;
   return {
     prefix: p,
@@ -260,11 +315,13 @@ export function reachKeys(
     leases: (id) => `${agentTag(id)}:leases`,
     control: (id) => `${agentTag(id)}:control`,
     agentCard: (id) => `${agentTag(id)}:card`,
-    children: (id) => `${taskTag(id)}:children`,
-    task: (id) => taskTag(id),
-    timeline: (id) => `${taskTag(id)}:tl`,
-    taskEvents: (id) => `${taskTag(id)}:ev`,
-    a2aPush: (id) => `${taskTag(id)}:a2a-push`,
+    taskShards,
+    taskShardOf,
+    children: (id) => taskKey('ch', id),
+    task: (id) => taskKey('h', id),
+    timeline: (id) => taskKey('tl', id),
+    taskEvents: (id) => taskKey('ev', id),
+    a2aPush: (id) => taskKey('push', id),
     shards,
     acks: (shard = 0) => (shard === 0 ? `${p}:acks` : `${p}:{acks:${shard}}`),
     acksOf: (agentId) => {

@@ -50,7 +50,7 @@ describe('parked entries', () => {
   });
 
   it('are found from an acks stream name, of any shard', () => {
-    const keys = reachKeys('t-1', () => 4);
+    const keys = reachKeys('t-1', { shards: () => 4 });
     for (const shard of [0, 3])
       expect(keysOfAcksStream(keys.acks(shard))?.parked()).toBe(keys.parked());
     expect(keysOfAcksStream('not-ours')).toBeUndefined();

@@ -23,6 +23,7 @@ const values: PublishedSettings = {
   callbackRetentionS: 604800,
   callbackMaxLen: 100000,
   shards: 1,
+  taskShards: 1,
 };
 
 describe('published settings', () => {

@@ -49,8 +49,11 @@ export interface ScriptSpec<
   readonly args: A;
   /** Arguments repeated per item after the fixed ones. */
   readonly each?: RepeatedArgs<F, L>;
-  /** Turns the raw reply into named fields; throws on a reply the script cannot give. */
-  readonly decode: (raw: unknown, args: Named<A, ScriptArg>) => R;
+  /**
+   * Turns the raw reply into named fields; throws on a reply the script cannot give. A batch
+   * script's decoder gets the call's items too (one reply per item).
+   */
+  readonly decode: (raw: unknown, args: Named<A, ScriptArg>, items?: readonly Item<F, L>[]) => R;
 }
 
 /** One call of a script: its keys and arguments by name. */
@@ -82,7 +85,7 @@ export interface Script<
   readonly numberOfKeys: number | 'n';
   /** Runs the script on `redis` (where {@link loadScripts} defined it) and decodes its reply. */
   run(redis: RedisClient, call: ScriptCall<K, A, F, L>): Promise<R>;
-  /** Queues the script on a pipeline; decode its reply with `decode(raw, call.args)`. */
+  /** Queues the script on a pipeline; decode its reply with `decode(raw, call.args, call.items)`. */
   queue(pipeline: ChainableCommander, call: ScriptCall<K, A, F, L>): void;
   /** The call as the positional list Redis receives (`-n` scripts: the key count first). */
   argv(call: ScriptCall<K, A, F, L>): ScriptArg[];
@@ -158,7 +161,7 @@ export function defineScript<
     async run(redis, call) {
       const invoke = (redis as unknown as Record<string, Invoke | undefined>)[spec.command];
       if (!invoke) throw new Error(`script ${file} is not loaded on this connection`);
-      return spec.decode(await invoke.apply(redis, argv(call)), call.args);
+      return spec.decode(await invoke.apply(redis, argv(call)), call.args, call.items ?? []);
     },
     queue(pipeline, call) {
       const invoke = (pipeline as unknown as Record<string, Queue | undefined>)[spec.command];

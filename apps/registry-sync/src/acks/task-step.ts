@@ -2,6 +2,7 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { endSpan, startSpan, type TaskSpan } from '@agent-reach/service-kit/tracing';
 import type { Logger } from 'pino';
 import {
+  Coalescer,
   taskFields,
   type CallbackMessage,
   type ReachKeys,
@@ -12,7 +13,7 @@ import type { CallbackPublisher } from '@agent-reach/dispatch';
 import type { EventSink } from '@agent-reach/events';
 import type { OutcomeRecorder } from '../tasks/outcomes.ts';
 import type { AckAgentReply } from '../commands/ack-agent.ts';
-import { ackTaskScript } from '../commands/ack-task.ts';
+import { ackTaskScript, type AckTaskItem, type AckTaskReply } from '../commands/ack-task.ts';
 import type { AckOutcome } from './ack-outcome.ts';
 import type { FailureDecision } from './failure-decision.ts';
 import type { SpeedTracker } from './speed-tracker.ts';
@@ -25,7 +26,7 @@ export interface TaskStepSettings {
 
 /** What the task step works with. */
 export interface TaskStepOptions {
-  /** A connection where ack-task-2.lua is loaded (`ackTaskScript`). */
+  /** A connection where ack-task-n.lua is loaded (`ackTaskScript`). */
   redis: RedisClient;
   keys: ReachKeys;
   events: EventSink;
@@ -52,19 +53,35 @@ const STORED_COMPLETION = taskFields(
   'durationMs',
 );
 
+/** One ack's task step, with the task it names. */
+type AckTaskCall = AckTaskItem & { readonly taskId: string };
+
 /** The agent step of an ack that it applied (ack-agent-3.lua). */
 export type AppliedAgentStep = Extract<AckAgentReply, { ok: true }>;
 
 /**
- * Applies a task ack (`received`, `completed`, `failed`) to the task (ack-task-2.lua), then what
+ * Applies a task ack (`received`, `completed`, `failed`) to the task (ack-task-n.lua), then what
  * follows it: its InfluxDB points, the failure decision, or for a completion its health note,
- * its speed and its callback-topic entry. A refusal it returns is counted by the caller.
+ * its speed and its callback-topic entry. A refusal it returns is counted by the caller. The
+ * acks of one tick whose tasks share a task shard go to Redis as one script call.
  */
 export class TaskStep {
   private readonly log: Logger;
+  private readonly steps: Coalescer<AckTaskCall, AckTaskReply | Error>;
 
   constructor(private readonly o: TaskStepOptions) {
     this.log = o.logger.child({ module: 'acks' });
+    const { redis, keys, settings } = o;
+    this.steps = new Coalescer((_shard, items) =>
+      ackTaskScript.run(redis, {
+        keys: {},
+        args: { retentionS: settings.taskRetentionS },
+        moreKeys: items.flatMap((item) => {
+          return [keys.task(item.taskId), keys.timeline(item.taskId)];
+        }),
+        items,
+      }),
+    );
   }
 
   /**
@@ -79,7 +96,7 @@ export class TaskStep {
     step: AppliedAgentStep,
     span?: TaskSpan,
   ): Promise<AckOutcome> {
-    const { redis, keys, events, settings } = this.o;
+    const { keys, events } = this.o;
     const { placement } = step;
     // The ordinary stages are fields of the task; a failure is a timeline list entry as well.
     const failure: TimelineEntry | undefined =
@@ -96,28 +113,31 @@ export class TaskStep {
         : undefined;
     // A receipt the worker folded into this ack: received when it read the entry, by Redis' clock.
     const foldedAt = ack.received_ago_ms !== undefined ? at - ack.received_ago_ms : undefined;
-    const res = await ackTaskScript.run(redis, {
-      keys: { task: keys.task(ack.task_id), timeline: keys.timeline(ack.task_id) },
-      args: {
-        stage: ack.stage,
-        attempt: ack.attempt,
-        agentId: ack.agent_id,
-        epoch: ack.epoch,
-        at,
-        result: ack.result ?? '',
-        error: ack.error ?? '',
-        durationMs: ack.duration_ms ?? '',
-        retentionS: settings.taskRetentionS,
-        failureEntry: failure ? JSON.stringify(failure) : '',
-        foldedReceivedAt: foldedAt ?? '',
-        sentAt: step.sentAt > 0 ? step.sentAt : '',
-        messageId: step.sentAt > 0 ? step.entryId : '',
-        placed: placement ? 1 : '',
-        region: placement?.region ?? '',
-        tags: placement ? JSON.stringify(placement.tags) : '',
-        capabilities: placement ? JSON.stringify(placement.capabilities) : '',
-      },
-    });
+    const item: AckTaskCall = {
+      taskId: ack.task_id,
+      stage: ack.stage,
+      attempt: ack.attempt,
+      agentId: ack.agent_id,
+      epoch: ack.epoch,
+      at,
+      result: ack.result ?? '',
+      error: ack.error ?? '',
+      durationMs: ack.duration_ms ?? '',
+      failureEntry: failure ? JSON.stringify(failure) : '',
+      foldedReceivedAt: foldedAt ?? '',
+      sentAt: step.sentAt > 0 ? step.sentAt : '',
+      messageId: step.sentAt > 0 ? step.entryId : '',
+      placed: placement ? 1 : '',
+      region: placement?.region ?? '',
+      tags: placement ? JSON.stringify(placement.tags) : '',
+      capabilities: placement ? JSON.stringify(placement.capabilities) : '',
+    };
+    const res = await this.steps.call(
+      String(keys.taskShardOf(ack.task_id)),
+      item,
+      (ack.result?.length ?? 0) + (ack.error?.length ?? 0),
+    );
+    if (res instanceof Error) throw res;
     if (!res.ok) {
       if (res.refusal === 'already_final') {
         // Already applied: a re-processed entry still makes sure what follows it happened.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isScriptReplyError } from '@agent-reach/protocol';
 import { decodeAckAgentReplies } from './ack-agent.ts';
-import { decodeAckTaskReply } from './ack-task.ts';
+import { decodeAckTaskReplies } from './ack-task.ts';
 import { decodeDeregisterReply } from './deregister.ts';
 import { decodeHeartbeatReply } from './heartbeat.ts';
 import { decodeLeaseReply } from './lease.ts';
@@ -14,8 +14,40 @@ import { decodeServeReply } from './serve.ts';
 import { decodeOutcomesReply } from '../health/commands/outcomes.ts';
 
 describe('script replies', () => {
-  it('name the slots of ack-task-2.lua, reading a hash field the task lacks as empty', () => {
-    expect(decodeAckTaskReply([0, 'echo', null, null, 0, 10, 2, 1, 0])).toEqual({
+  it('name the slots of ack-task-n.lua per ack, reading a hash field the task lacks as empty', () => {
+    const [applied, refused, again] = decodeAckTaskReplies(
+      [
+        0,
+        'echo',
+        null,
+        null,
+        0,
+        10,
+        2,
+        1,
+        0,
+        -7,
+        '',
+        '',
+        '',
+        0,
+        0,
+        0,
+        0,
+        0,
+        1,
+        '',
+        '',
+        '',
+        0,
+        0,
+        0,
+        0,
+        0,
+      ],
+      3,
+    );
+    expect(applied).toEqual({
       ok: true,
       capability: 'echo',
       callbackTopic: '',
@@ -26,11 +58,20 @@ describe('script replies', () => {
       final: true,
       foldedRecorded: false,
     });
+    expect(refused).toEqual({ ok: false, refusal: 'already_final' });
+    // A pooled task not recorded as sent yet: an error the ack consumer retries, as Redis' own.
+    expect(again).toBeInstanceOf(Error);
+    expect((again as Error).message).toMatch(/^TRYAGAIN /);
+    expect(() => decodeAckTaskReplies([0, 'echo', null, null, 0, 10, 2, 1, 0], 2)).toThrow(
+      /9 slots for 2 acks/,
+    );
   });
 
   it('turn codes into refusals through the one map, and refuse a code the script does not answer', () => {
-    expect(decodeAckTaskReply([-10])).toEqual({ ok: false, refusal: 'not_eligible' });
-    expect(decodeAckTaskReply([-7])).toEqual({ ok: false, refusal: 'already_final' });
+    const pad = ['', '', '', 0, 0, 0, 0, 0];
+    expect(decodeAckTaskReplies([-10, ...pad], 1)).toEqual([
+      { ok: false, refusal: 'not_eligible' },
+    ]);
     expect(decodeAckAgentReplies(['', '[]', '[]', -5, '', '', 0, 0, 0])).toEqual([
       { ok: false, refusal: 'unknown_agent' },
     ]);
@@ -62,7 +103,8 @@ describe('script replies', () => {
       caught = err;
     }
     expect(isScriptReplyError(caught)).toBe(true);
-    expect(() => decodeAckTaskReply('nonsense')).toThrow(/ack-task-2.lua/);
+    expect(() => decodeAckTaskReplies('nonsense', 1)).toThrow(/ack-task-n.lua/);
+    expect(() => decodeAckTaskReplies([-3, ...pad], 1)).toThrow(/unknown code -3/);
   });
 
   it('read the agent steps of a batch with their probe marks and, for a pooled ack, the agent’s placement', () => {

@@ -32,6 +32,7 @@ const published: PublishedSettings = {
   callbackRetentionS: SHARED_DEFAULTS.callbackRetentionS,
   callbackMaxLen: SHARED_DEFAULTS.callbackMaxLen,
   shards: SHARED_DEFAULTS.shards,
+  taskShards: SHARED_DEFAULTS.taskShards,
 };
 
 interface LogLine {

@@ -99,6 +99,11 @@ export class SharedSettings {
     return this.values.shards;
   }
 
+  /** Task shards (`REACH_TASK_SHARDS`). */
+  get taskShards(): number {
+    return this.values.taskShards;
+  }
+
   /** `published` once registry-sync's values are in force, `own` before. */
   get from(): Source {
     return this.source;

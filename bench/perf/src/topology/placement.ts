@@ -32,7 +32,7 @@ export async function hotKeys(
   shards: number,
   callbackTopic: string,
 ): Promise<HotKey[]> {
-  const keys = reachKeys(prefix, () => shards);
+  const keys = reachKeys(prefix, { shards: () => shards });
   const wanted: { what: string; key: string }[] = [];
   for (let i = 0; i < shards; i++) {
     const suffix = shards > 1 ? ` shard ${i}` : '';

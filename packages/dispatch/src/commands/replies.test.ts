@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isScriptReplyError } from '@agent-reach/protocol';
 import { decodeAssignReply } from './assign.ts';
-import { decodeClaimReply } from './claim.ts';
+import { decodeClaimReplies } from './claim.ts';
 import { decodeDeliverReplies } from './deliver.ts';
 import { holdScript } from './hold.ts';
 import { decodePublishReplies } from './publish-callback.ts';
@@ -19,23 +19,26 @@ function replyError(decode: () => unknown): Error {
 }
 
 describe('the send path scripts decode their replies', () => {
-  it('claim: a created task takes the times the claim passed', () => {
-    expect(decodeClaimReply(0, { now: 1000, timeoutMs: 500 })).toEqual({
-      ours: true,
-      created: true,
-      createdAt: 1000,
-      deadlineMs: 1500,
-    });
-    expect(decodeClaimReply(0, { now: 1000, timeoutMs: 0 })).toMatchObject({ deadlineMs: 0 });
-    expect(decodeClaimReply([1, 900, 0], { now: 1000, timeoutMs: 500 })).toEqual({
-      ours: true,
-      created: false,
-      createdAt: 900,
-      deadlineMs: 0,
-    });
-    expect(decodeClaimReply(2, { now: 1000, timeoutMs: 500 })).toEqual({ ours: false });
-    expect(replyError(() => decodeClaimReply(3, { now: 1, timeoutMs: 0 })).message).toMatch(
-      /claim-2.lua/,
+  it('claim: a created task takes the times the claim passed, per claim of the call', () => {
+    const item = (now: number, timeoutMs: number) =>
+      ({ now, timeoutMs }) as unknown as Parameters<typeof decodeClaimReplies>[1][number];
+    expect(
+      decodeClaimReplies(
+        [0, 0, 0, 0, 0, 0, 1, 900, 0, 2, 0, 0],
+        [item(1000, 500), item(1000, 0), item(1000, 500), item(1000, 500)],
+      ),
+    ).toEqual([
+      { ours: true, created: true, createdAt: 1000, deadlineMs: 1500 },
+      { ours: true, created: true, createdAt: 1000, deadlineMs: 0 },
+      { ours: true, created: false, createdAt: 900, deadlineMs: 0 },
+      { ours: false },
+    ]);
+    expect(replyError(() => decodeClaimReplies([3, 0, 0], [item(1, 0)])).message).toMatch(
+      /claim-n.lua/,
+    );
+    // A reply of another length than the claims sent is not read slot by slot.
+    expect(replyError(() => decodeClaimReplies([0, 0, 0], [])).message).toMatch(
+      /1 claims|0 claims/,
     );
   });
 
@@ -95,16 +98,16 @@ describe('the send path scripts decode their replies', () => {
   });
 
   it('hold and release-claim: their states by name', () => {
-    expect([0, 1, 2].map((raw) => holdScript.decode(raw, {} as never))).toEqual([
+    expect([0, 1, 2].map((raw) => holdScript.decode(raw, {} as never, []))).toEqual([
       'created',
       'ours',
       'exists',
     ]);
-    expect([0, 1, 2].map((raw) => releaseClaimScript.decode(raw, {} as never))).toEqual([
+    expect([0, 1, 2].map((raw) => releaseClaimScript.decode(raw, {} as never, []))).toEqual([
       'not_ours',
       'released',
       'kept',
     ]);
-    expect(() => holdScript.decode(3, {} as never)).toThrow(/hold-2.lua/);
+    expect(() => holdScript.decode(3, {} as never, [])).toThrow(/hold-2.lua/);
   });
 });

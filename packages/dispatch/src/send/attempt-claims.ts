@@ -1,7 +1,6 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import { assignScript } from '../commands/assign.ts';
-import { claimScript } from '../commands/claim.ts';
 import { releaseClaimScript } from '../commands/release-claim.ts';
 import { unassignScript } from '../commands/unassign.ts';
 import type { Delivery, DeliveryTarget } from '../delivery.ts';
@@ -26,7 +25,7 @@ export interface AttemptClaim {
   release(): Promise<void>;
 }
 
-/** A new submission's claim (claim-2.lua). */
+/** A new submission's claim (claim-n.lua). */
 export interface SubmissionClaim {
   task: TaskSpec;
   /** Identifies this submission across re-sent commands. */
@@ -47,32 +46,30 @@ export interface SubmissionClaim {
 export function claimSubmission(
   redis: RedisClient,
   keys: ReachKeys,
-  delivery: Pick<Delivery, 'watch' | 'clock'>,
+  delivery: Pick<Delivery, 'watch' | 'clock' | 'claims'>,
   c: SubmissionClaim,
 ): AttemptClaim {
-  const { watch, clock } = delivery;
+  const { watch, clock, claims } = delivery;
   const t = c.task;
   let first = true;
   return {
     async take(agent, route) {
       const now = Math.floor(clock.now());
+      // In the tick's claim call for the task's shard (send/claim-batch.ts).
       const claim = () =>
-        claimScript.run(redis, {
-          keys: { task: keys.task(t.taskId), timeline: keys.timeline(t.taskId) },
-          args: {
-            nonce: c.nonce,
-            taskId: t.taskId,
-            capability: t.capability,
-            payload: t.payload,
-            callbackTopic: t.callbackTopic,
-            traceId: t.traceId,
-            timeoutMs: c.timeoutMs,
-            agentId: agent?.agent_id ?? '',
-            epoch: agent?.epoch ?? 0,
-            route,
-            now,
-          },
-          items: constraintArgs(t),
+        claims.claim({
+          nonce: c.nonce,
+          taskId: t.taskId,
+          capability: t.capability,
+          payload: t.payload,
+          callbackTopic: t.callbackTopic,
+          traceId: t.traceId,
+          timeoutMs: c.timeoutMs,
+          agentId: agent?.agent_id ?? '',
+          epoch: agent?.epoch ?? 0,
+          route,
+          now,
+          constraints: constraintArgs(t).flatMap((f) => [f.field, f.value]),
         });
       const reply = first ? await watch.watchThen(t.taskId, c.watchdogAt, claim) : await claim();
       first = false;

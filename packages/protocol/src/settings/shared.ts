@@ -127,6 +127,15 @@ export const SHARED_SETTINGS = {
     published: 'followed',
     doc: 'Shards of the acks stream and the due set, each under its own hash tag so a Redis Cluster has no single hot slot; may grow while tasks are in flight, never shrink.',
   },
+  taskShards: {
+    env: 'REACH_TASK_SHARDS',
+    type: 'integer',
+    minimum: 1,
+    maximum: 1024,
+    default: 1,
+    published: 'followed',
+    doc: 'Task shards: every key of a task lives under its shard’s hash tag, so one script call claims a tick’s tasks, or steps an ack batch’s, per shard. 1 on a standalone Redis; on a Cluster a multiple of its masters (docs/PERFORMANCE.md, Task shards). Fixed while tasks are kept: registry-sync refuses to start with another count than the stored one while any task exists (docs/DEPLOY.md).',
+  },
   logLevel: {
     env: 'LOG_LEVEL',
     type: 'string',
