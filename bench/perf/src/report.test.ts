@@ -78,9 +78,32 @@ describe('headline', () => {
     expect(h.bullmq_cpu_ms_per_task).toBe(0.7);
   });
 
-  it('prints exactly the keys of the issue, in order', () => {
+  it("gives Redis' CPU µs per task and the router process' CPU ms per task of the reach flood", () => {
+    const run = (redis: number, router: number): RunRecord => ({
+      ...rec(100, 1, 2, redis),
+      // CPU seconds per 1,000 tasks: ms per task. The caller and the agents are not the router.
+      procCpu: { 'reach-router': router, 'reach-caller': 0.9, 'reach-agent-0': 0.8 },
+    });
+    const h = headline({
+      reach: { flood: [run(0.08, 0.1), run(0.06, 0.3), run(0.07, 0.2)] },
+      bullmq: { flood: [run(0.5, 0.9)] },
+    });
+    expect(h.redis_cpu_us_per_task).toBeCloseTo(70);
+    expect(h.router_cpu_ms_per_task).toBeCloseTo(0.2);
+    // Records without the router's own figure give no number rather than a wrong one.
+    expect(headline(records).router_cpu_ms_per_task).toBeNaN();
+  });
+
+  it('prints exactly the keys of the issue, in order, the new ones last', () => {
     const line = headlineJson(headline(records));
     expect(Object.keys(JSON.parse(line) as object)).toEqual(HEADLINE_KEYS);
+    expect(HEADLINE_KEYS.slice(0, 2)).toEqual(['reach_tps', 'bullmq_tps']);
+    expect(HEADLINE_KEYS.slice(-3)).toEqual([
+      'bullmq_cpu_ms_per_task',
+      'redis_cpu_us_per_task',
+      'router_cpu_ms_per_task',
+    ]);
+    expect((JSON.parse(line) as Record<string, number>)['redis_cpu_us_per_task']).toBe(1000);
   });
 });
 

@@ -23,6 +23,10 @@ export interface Headline {
   cpu_ms_per_task: number;
   /** The same for BullMQ. */
   bullmq_cpu_ms_per_task: number;
+  /** Redis' CPU µs per task in Agent-Reach's flood. */
+  redis_cpu_us_per_task: number;
+  /** The router process' CPU ms per task in Agent-Reach's flood. */
+  router_cpu_ms_per_task: number;
 }
 
 /** The keys of {@link Headline}, in order. */
@@ -40,6 +44,8 @@ export const HEADLINE_KEYS: readonly (keyof Headline)[] = [
   'script_calls_per_task',
   'cpu_ms_per_task',
   'bullmq_cpu_ms_per_task',
+  'redis_cpu_us_per_task',
+  'router_cpu_ms_per_task',
 ];
 
 /** The commands that call a script (their inner commands are counted on their own too). */
@@ -91,6 +97,15 @@ const scriptCallsPerTask = (r: RunRecord) => sum(SCRIPT_CALLS.map((c) => r.comma
 /** CPU seconds per 1,000 tasks of every process the run used, Redis included: ms per task. */
 const cpuMs = (r: RunRecord) => r.cpu.total;
 
+/** True for a router process' name: `reach-router`, or `cluster-3r-router-1` of several. */
+export const isRouterProcess = (name: string): boolean => /-router(-\d+)?$/.test(name);
+
+/** CPU ms per task of a run's router processes (nginx in front of several not included). */
+export const routerCpuMs = (r: RunRecord): number => {
+  const routers = Object.entries(r.procCpu).filter(([name]) => isRouterProcess(name));
+  return routers.length > 0 ? sum(routers.map(([, ms]) => ms)) : NaN;
+};
+
 /** The headline figures from the records. */
 export function headline(records: Records): Headline {
   return {
@@ -107,6 +122,8 @@ export function headline(records: Records): Headline {
     script_calls_per_task: med(records, 'reach', 'flood', scriptCallsPerTask),
     cpu_ms_per_task: med(records, 'reach', 'flood', cpuMs),
     bullmq_cpu_ms_per_task: med(records, 'bullmq', 'flood', cpuMs),
+    redis_cpu_us_per_task: med(records, 'reach', 'flood', redisCpu) * 1000,
+    router_cpu_ms_per_task: med(records, 'reach', 'flood', routerCpuMs),
   };
 }
 
