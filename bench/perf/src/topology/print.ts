@@ -4,7 +4,13 @@ import type { Role } from '../proc/children.ts';
 import { runPlan } from '../plan.ts';
 import { commandLines, commandTimeLines, table } from '../report.ts';
 import type { Records } from '../session.ts';
-import { costLines, spreadLines, topologyHeadline, topologyHeadlineJson } from './report.ts';
+import {
+  costLines,
+  masterTable,
+  spreadLines,
+  topologyHeadline,
+  topologyHeadlineJson,
+} from './report.ts';
 
 /** Prints the report of `--topology cluster`; its last line is the JSON headline. */
 export function printTopologyReport(
@@ -42,6 +48,12 @@ export function printTopologyReport(
   out('');
   out('Spread (CPU µs per task, share of the whole):');
   for (const line of spreadLines(records, systems)) out(`  ${line}`);
+  out('');
+  out(
+    "Redis CPU by master, medians over the floods (share = of the system's Redis CPU; tasks/s at 1 core = 1 s ÷ its µs per task):",
+  );
+  out(masterTable(records, systems));
+  out('');
   out(
     `Where the one-slot keys every task touches live (REACH_SHARDS=${opts.shards}; a task's own keys and an agent's spread by their hash tags):`,
   );

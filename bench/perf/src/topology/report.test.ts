@@ -4,7 +4,9 @@ import type { Records } from '../session.ts';
 import { summarize } from '../stats.ts';
 import {
   costLines,
+  masterCpu,
   masterShares,
+  masterTable,
   maxShare,
   shares,
   spreadLines,
@@ -97,6 +99,27 @@ describe('shares', () => {
     expect(m.map((p) => p.name)).toEqual([':7000', ':7001', ':7002']);
     expect(m[0]?.value).toBeCloseTo(200);
     expect(m[0]?.share).toBeCloseTo(2 / 3);
+  });
+});
+
+describe("each master's part of the Redis CPU", () => {
+  it('gives CPU ms per flood, µs per task, share and the ceiling at one core', () => {
+    const [first, second] = masterCpu(records, 'cluster');
+    // 0.2 CPU s per 1,000 tasks over a 1,000-task flood: 200 ms in the flood, 200 µs per task.
+    expect(first).toMatchObject({ system: 'cluster', name: ':7000' });
+    expect(first?.cpuMs).toBeCloseTo(200);
+    expect(first?.value).toBeCloseTo(200);
+    expect(first?.share).toBeCloseTo(2 / 3);
+    expect(first?.perCore).toBeCloseTo(5000);
+    expect(second?.cpuMs).toBeCloseTo(50);
+    expect(masterCpu(records, 'one-redis')[0]?.share).toBe(1);
+  });
+
+  it('prints a row per master of every system', () => {
+    const lines = masterTable(records, ['one-redis', 'cluster']).split('\n');
+    expect(lines).toHaveLength(2 + 1 + 3);
+    expect(lines[2]).toMatch(/^one-redis\s+redis\s+150\s+150\s+100 %\s+6667$/);
+    expect(lines[3]).toMatch(/^cluster\s+:7000\s+200\s+200\s+67 %\s+5000$/);
   });
 });
 

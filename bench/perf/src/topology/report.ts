@@ -1,6 +1,6 @@
 import type { RunRecord } from '../measure.ts';
 import type { TopologySystemName } from '../options.ts';
-import { med, pairedRatio } from '../report.ts';
+import { isRouterProcess, med, pairedRatio } from '../report.ts';
 import type { Records } from '../session.ts';
 import { median, round } from '../stats.ts';
 
@@ -63,14 +63,54 @@ export function masterShares(records: Records, system: TopologySystemName): Shar
 
 /** CPU µs per task of each router of a system (median over its floods) and their shares. */
 export function routerShares(records: Records, system: TopologySystemName): Share[] {
-  return shares(
-    medianUsPerTask(
-      records,
+  return shares(medianUsPerTask(records, system, (r) => r.procCpu, isRouterProcess));
+}
+
+/** One master's part of a system's Redis CPU in its floods (medians over repetitions). */
+export interface MasterCpu extends Share {
+  system: TopologySystemName;
+  /** CPU ms the master used during one flood. */
+  cpuMs: number;
+  /** Tasks/s it could carry at one core: 1 s ÷ its CPU per task (`value`, µs). */
+  perCore: number;
+}
+
+/**
+ * Each master's CPU ms in a flood, its µs per task and share of the system's Redis CPU, and the
+ * tasks/s it could carry at a core of its own: on a machine with a core per master, the busiest
+ * master's ceiling is the cluster's Redis ceiling.
+ */
+export function masterCpu(records: Records, system: TopologySystemName): MasterCpu[] {
+  const rs = runs(records, system);
+  return masterShares(records, system).map((part) => ({
+    ...part,
+    system,
+    // redisNodes is CPU s per 1,000 tasks: × completed tasks = CPU ms in the run.
+    cpuMs: median(rs.map((r) => (r.redisNodes[part.name] ?? NaN) * r.result.completed)),
+    perCore: part.value > 0 ? 1e6 / part.value : NaN,
+  }));
+}
+
+/** The per-master table of every system that ran: CPU ms per flood, µs per task, share, ceiling. */
+export function masterTable(records: Records, systems: readonly TopologySystemName[]): string {
+  const head = ['system', 'master', 'CPU ms/flood', 'µs/task', 'share', 'tasks/s at 1 core'];
+  const rows = systems.flatMap((system) =>
+    masterCpu(records, system).map((m) => [
       system,
-      (r) => r.procCpu,
-      (n) => /-router(-\d+)?$/.test(n),
-    ),
+      m.name,
+      us(m.cpuMs),
+      us(m.value),
+      pct(m.share),
+      us(m.perCore),
+    ]),
   );
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i < 2 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
 /** `name µs (share)`, joined. */
