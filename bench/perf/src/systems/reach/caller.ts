@@ -15,7 +15,7 @@ import { Client, Pool } from 'undici';
 import { env, envInt } from '../../load/child.ts';
 import { serveCaller, type ResultSink } from '../../load/caller.ts';
 import { RetryLater, type Target } from '../../load/loops.ts';
-import { autoBatch } from '../../load/auto-batch.ts';
+import { benchTask, submitBatchTarget } from '../../load/submit-batch.ts';
 
 interface CallbackItem {
   task_id: string;
@@ -37,46 +37,7 @@ const key = process.env['REACH_KEY'];
 const auth: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
 const jsonHeaders = { 'content-type': 'application/json', ...auth };
 
-interface BatchItem {
-  http_status: number;
-  error?: string;
-  message?: string;
-}
-
-const taskBody = (key: string) => ({
-  task_id: key,
-  capability: nextCapability(),
-  payload: { n: 1 },
-  callback_topic: topic,
-});
-
-/** Submissions of one tick in one `POST /v1/tasks/batch`; results come from the long-poll. */
-function batchTarget(pool: Pool, maxBatch: number): Target {
-  const submit = autoBatch(async (keys) => {
-    const res = await pool.request({
-      method: 'POST',
-      path: '/v1/tasks/batch',
-      headers: jsonHeaders,
-      body: JSON.stringify({ tasks: keys.map(taskBody) }),
-    });
-    if (res.statusCode !== 200) {
-      const text = await res.body.text();
-      if (res.statusCode === 503) throw new RetryLater(text);
-      throw new Error(`router answered ${res.statusCode}: ${text.slice(0, 200)}`);
-    }
-    const { results } = (await res.body.json()) as { results: BatchItem[] };
-    return results.map((item) => {
-      if (item.http_status === 202 || item.http_status === 200) return undefined;
-      const text = `${item.http_status} ${item.error ?? ''}: ${item.message ?? ''}`;
-      // 429 AT_CAPACITY (every agent at max_concurrency), 503 NO_AGENT or STORE_UNAVAILABLE:
-      // "retry shortly", which the SDK's run() does too.
-      return item.http_status === 429 || item.http_status === 503
-        ? new RetryLater(text)
-        : new Error(`router answered ${text}`);
-    });
-  }, maxBatch);
-  return { submit };
-}
+const taskBody = (key: string) => benchTask(key, nextCapability(), topic);
 
 /** Submit (202); the result comes from the shared long-poll, as with ReachClient.run(). */
 function pollStyleTarget(pool: Pool): Target {
@@ -174,7 +135,13 @@ serveCaller(async (sink) => {
   let closed = false;
   const polling = pollResults(poller, sink, () => closed);
   return {
-    queued: batchTarget(queuedPool, envInt('SUBMIT_BATCH', 256)),
+    // Submissions of one tick in one `POST /v1/tasks/batch`; results come from the long-poll.
+    queued: submitBatchTarget({
+      pool: queuedPool,
+      maxBatch: envInt('SUBMIT_BATCH', 256),
+      headers: jsonHeaders,
+      taskBody,
+    }),
     // A client that waits for its result, each of the 50 concurrent tasks holding a connection.
     http:
       process.env['REACH_HTTP_STYLE'] === 'wait'
