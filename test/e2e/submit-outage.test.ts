@@ -11,11 +11,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import {
-  type CallbacksReply,
-  type SubmitReply,
-  type TaskView,
-} from '@agent-reach/protocol';
+import { type CallbacksReply, type SubmitReply, type TaskView } from '@agent-reach/protocol';
 import { startOwnRedis, waitFor, type OwnRedis } from '@agent-reach/testkit';
 import {
   isSubmitFailedError,

@@ -1,7 +1,7 @@
 /**
  * Who may take a task: the rule the router applies when it chooses an agent, and the one a pull
  * agent applies to a pool entry before it takes it (registry-sync checks it again when the first
- * receipt of a pooled task arrives, ack-task-2.lua). Any-language workers implement the same
+ * receipt of a pooled task arrives, ack-task-n.lua). Any-language workers implement the same
  * rule (docs/PROTOCOL.md §4, Pull agents).
  */
 

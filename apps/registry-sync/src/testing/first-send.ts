@@ -1,6 +1,6 @@
 /**
  * A first attempt sent as a router sends it — `TaskSender` over `Delivery`, its attempt taken by
- * `claimSubmission` (claim-2.lua, deliver-3.lua) — for tests of what registry-sync does after
+ * `claimSubmission` (claim-n.lua, deliver-3.lua) — for tests of what registry-sync does after
  * the first send, with no hand-written task hash or inbox entry that could drift from the
  * scripts. The agent is the one candidate, as its record shows it.
  */

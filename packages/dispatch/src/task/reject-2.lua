@@ -6,7 +6,7 @@
   ARGV[1] taskId   ARGV[2] capability   ARGV[3] payload   ARGV[4] callbackTopic
   ARGV[5] traceId   ARGV[6] reason   ARGV[7] retentionS: retention seconds
   ARGV[8..] constraints: the task's constraints that are set, each a field and its value, as
-  claim-2.lua takes them (a replay sends by them)
+  claim-n.lua takes them (a replay sends by them)
 
   Output: 1 recorded, 0 the task_id already exists
 ]]
