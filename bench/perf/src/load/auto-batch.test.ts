@@ -22,4 +22,20 @@ describe('autoBatch', () => {
     const outcomes = await Promise.allSettled([submit('a'), submit('b')]);
     expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
   });
+
+  it('reads a limit given as a function at each flush', async () => {
+    const sent: number[] = [];
+    let limit = 3;
+    const submit = autoBatch(
+      async (keys) => {
+        sent.push(keys.length);
+        return keys.map(() => undefined);
+      },
+      () => limit,
+    );
+    await Promise.all(['a', 'b', 'c', 'd'].map((k) => submit(k)));
+    limit = 1;
+    await Promise.all(['e', 'f'].map((k) => submit(k)));
+    expect(sent).toEqual([3, 1, 1, 1]);
+  });
 });

@@ -21,6 +21,10 @@ export interface CallerSystem {
    * it does not use, so that nothing the run does not need works during it.
    */
   prepare?(mode: Mode): Promise<void>;
+  /** Submission requests sent so far, when the caller counts them (a run reports its share). */
+  requestsSent?(): number;
+  /** Most tasks per submission request in the next run (`RunRequest.maxBatch`), when it batches. */
+  limitBatch?(max: number | undefined): void;
   close(): Promise<void>;
 }
 
@@ -42,6 +46,8 @@ export function serveCaller(setup: (sink: ResultSink) => Promise<CallerSystem>):
   const run = async (system: CallerSystem, req: RunRequest) => {
     const tracker = new Tracker(req.id, req.mode);
     current = tracker;
+    system.limitBatch?.(req.maxBatch);
+    const requestsBefore = system.requestsSent?.();
     try {
       const target = req.mode === 'http' ? system.http : system.queued;
       const settled =
@@ -49,7 +55,12 @@ export function serveCaller(setup: (sink: ResultSink) => Promise<CallerSystem>):
           ? await openLoop(target, tracker, req)
           : await closedLoop(target, tracker, req);
       tracker.close();
-      reply({ type: 'result', result: tracker.result(!settled) });
+      const requestsAfter = system.requestsSent?.();
+      const requests =
+        requestsBefore !== undefined && requestsAfter !== undefined
+          ? { requests: requestsAfter - requestsBefore }
+          : {};
+      reply({ type: 'result', result: { ...tracker.result(!settled), ...requests } });
     } finally {
       tracker.close();
       current = undefined;

@@ -18,6 +18,11 @@ export interface RunRequest {
   durationMs?: number;
   /** Give up waiting for results this long after the last submission. */
   drainTimeoutMs: number;
+  /**
+   * flood and paced: most tasks in one submission request, for callers that batch and take a
+   * limit (the router floor's is held to the router's batches). @default the caller's own
+   */
+  maxBatch?: number;
 }
 
 /** What a caller process measured in one run. */
@@ -44,6 +49,8 @@ export interface RunResult {
   firstError?: string;
   /** What the system said the first time it asked to be asked again. */
   firstRetry?: string;
+  /** Submission requests the caller sent during the run, when it counts them (batch callers). */
+  requests?: number;
 }
 
 /**

@@ -134,14 +134,16 @@ serveCaller(async (sink) => {
   });
   let closed = false;
   const polling = pollResults(poller, sink, () => closed);
+  // Submissions of one tick in one `POST /v1/tasks/batch`; results come from the long-poll.
+  const queued = submitBatchTarget({
+    pool: queuedPool,
+    maxBatch: envInt('SUBMIT_BATCH', 256),
+    headers: jsonHeaders,
+    taskBody,
+  });
   return {
-    // Submissions of one tick in one `POST /v1/tasks/batch`; results come from the long-poll.
-    queued: submitBatchTarget({
-      pool: queuedPool,
-      maxBatch: envInt('SUBMIT_BATCH', 256),
-      headers: jsonHeaders,
-      taskBody,
-    }),
+    queued,
+    requestsSent: queued.requestsSent,
     // A client that waits for its result, each of the 50 concurrent tasks holding a connection.
     http:
       process.env['REACH_HTTP_STYLE'] === 'wait'
