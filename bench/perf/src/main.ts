@@ -21,6 +21,7 @@ import { processRssMiB } from './proc/cpu.ts';
 import {
   commandLines,
   commandTimeLines,
+  gcLines,
   headline,
   headlineJson,
   table,
@@ -29,6 +30,7 @@ import {
 import { readProfiles, renderSummary, summarizeProfile } from './profile/summary.ts';
 import { relayTable, relayTargets } from './relay/compare.ts';
 import { runRelayFleet } from './relay/fleet.ts';
+import { printRouterOnlyReport } from './router-only/print.ts';
 import { runRoutingBench } from './routing/bench.ts';
 import { Session, WORK_DIR, type Records } from './session.ts';
 import { printTopologyReport } from './topology/print.ts';
@@ -101,6 +103,40 @@ function printRelayComparison(
   out(JSON.stringify(json));
 }
 
+/**
+ * Stops the session (the profiles are written as the processes exit), then prints each profile
+ * cut to the first measured run of the profiled system's first mode.
+ */
+async function printProfiles(
+  session: Session,
+  records: Records,
+  opts: BenchOptions,
+  profileDir: string,
+): Promise<void> {
+  await session.close();
+  const names = new Map(session.children.list().map((c) => [c.pid, c.name]));
+  out('');
+  // A paced mode's runs are keyed by rate: paced2000.
+  const mode = opts.modes[0] ?? 'flood';
+  const system = opts.systems[0] ?? 'reach';
+  const [runKey, runs] = Object.entries(records[system] ?? {}).find(([key]) =>
+    key.startsWith(mode),
+  ) ?? [mode, []];
+  const window = runs[0]?.window;
+  out(
+    `CPU profiles, cut to the measured ${system} ${runKey} run (${window ? ((window.toMs - window.fromMs) / 1000).toFixed(1) : '?'} s):`,
+  );
+  for (const { file, pid, profile } of await readProfiles(profileDir)) {
+    out(
+      renderSummary(
+        `${names.get(pid) ?? `pid ${pid}`} (${file})`,
+        summarizeProfile(profile, 20, window),
+      ),
+    );
+    out('');
+  }
+}
+
 async function runE2e(opts: BenchOptions): Promise<number> {
   const profileDir = opts.profile
     ? join(WORK_DIR, 'profiles', new Date().toISOString().replace(/[:.]/g, '-'))
@@ -168,6 +204,13 @@ async function runE2e(opts: BenchOptions): Promise<number> {
       log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);
       return failedRuns(records, log);
     }
+    if (opts.routerOnly) {
+      code = failedRuns(records, log);
+      if (profileDir) await printProfiles(session, records, opts, profileDir);
+      printRouterOnlyReport(out, records, opts, machine, session.pinningPlan(), rolesOf);
+      log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      return code;
+    }
     out(`Agent-Reach benchmark, ${new Date().toISOString()}`);
     out(machine);
     out(settingsLine(opts));
@@ -198,29 +241,13 @@ async function runE2e(opts: BenchOptions): Promise<number> {
     out('targets (issue 16):');
     for (const line of targetLines(records)) out(`  ${line}`);
     code = failedRuns(records, log);
-    if (profileDir) {
-      await session.close();
-      const names = new Map(session.children.list().map((c) => [c.pid, c.name]));
+    const gc = gcLines(records, opts.systems);
+    if (gc.length > 0) {
       out('');
-      // The first measured run of the first mode (a paced mode's runs are keyed by rate: paced2000).
-      const mode = opts.modes[0] ?? 'flood';
-      const [runKey, runs] = Object.entries(records.reach ?? {}).find(([key]) =>
-        key.startsWith(mode),
-      ) ?? [mode, []];
-      const window = runs[0]?.window;
-      out(
-        `CPU profiles, cut to the measured ${runKey} run (${window ? ((window.toMs - window.fromMs) / 1000).toFixed(1) : '?'} s):`,
-      );
-      for (const { file, pid, profile } of await readProfiles(profileDir)) {
-        out(
-          renderSummary(
-            `${names.get(pid) ?? `pid ${pid}`} (${file})`,
-            summarizeProfile(profile, 20, window),
-          ),
-        );
-        out('');
-      }
+      out('router GC during the measured runs (--trace-gc), medians over repetitions:');
+      for (const line of gc) out(`  ${line}`);
     }
+    if (profileDir) await printProfiles(session, records, opts, profileDir);
     log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);
     out(headlineJson(headline(records)));
   } catch (err: unknown) {

@@ -2,6 +2,7 @@ import { monoMs } from './clock.ts';
 import type { FromCaller, RunRequest, RunResult } from './load/protocol.ts';
 import type { Role } from './proc/children.ts';
 import { diffCalls, processCpuSeconds } from './proc/cpu.ts';
+import type { GcTotals } from './proc/gc-trace.ts';
 import type { RedisGauge } from './proc/redis-nodes.ts';
 import type { ProcRef, RunningSystem } from './stack/running.ts';
 
@@ -22,6 +23,8 @@ export interface RunRecord {
   commandUsec: Record<string, number>;
   /** When the run was sent and answered, monotonic ms (to cut CPU profiles to the run). */
   window: { fromMs: number; toMs: number };
+  /** `--trace-gc`: the router's collections during the run. */
+  gc?: GcTotals;
 }
 
 const ROLES: readonly Role[] = ['caller', 'front', 'sync', 'workers', 'redis', 'endpoint'];

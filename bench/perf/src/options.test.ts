@@ -104,4 +104,43 @@ describe('parseArgs', () => {
     expect(parseArgs(['--modes', 'relay-fleet', '--agents', '50']).agents).toBe(50);
     expect(() => parseArgs(['--modes', 'relay-fleet', '--only', 'reach'])).toThrow(UsageError);
   });
+
+  it('measures the router alone with --modes router-only, against its floor', () => {
+    const o = parseArgs(['--modes', 'router-only']);
+    expect(o).toMatchObject({
+      routerOnly: true,
+      systems: ['router', 'router-floor'],
+      modes: ['flood'],
+      floodTasks: 20_000,
+      reps: 3,
+      profile: false,
+      traceGc: false,
+    });
+    expect(o.relay).toBeUndefined();
+    expect(parseArgs(['--modes', 'router-only', '--quick'])).toMatchObject({
+      floodTasks: 2000,
+      reps: 1,
+    });
+    expect(parseArgs(['--modes', 'router-only', '--only', 'router']).systems).toEqual(['router']);
+    expect(() => parseArgs(['--modes', 'router-only,flood'])).toThrow(UsageError);
+    expect(() => parseArgs(['--modes', 'router-only', '--only', 'bullmq'])).toThrow(UsageError);
+    expect(() => parseArgs(['--modes', 'router-only', '--topology', 'cluster'])).toThrow(
+      UsageError,
+    );
+    expect(() => parseArgs(['--only', 'router'])).toThrow(UsageError);
+  });
+
+  it('profiles one router-only flood of the router, and traces GC where there is a router', () => {
+    expect(parseArgs(['--modes', 'router-only', '--profile'])).toMatchObject({
+      routerOnly: true,
+      profile: true,
+      systems: ['router'],
+      modes: ['flood'],
+      reps: 1,
+    });
+    expect(parseArgs(['--modes', 'router-only', '--trace-gc']).traceGc).toBe(true);
+    expect(parseArgs(['--trace-gc']).traceGc).toBe(true);
+    expect(() => parseArgs(['--topology', 'cluster', '--trace-gc'])).toThrow(UsageError);
+    expect(() => parseArgs(['--modes', 'relay', '--trace-gc'])).toThrow(UsageError);
+  });
 });

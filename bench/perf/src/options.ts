@@ -23,10 +23,29 @@ export type TopologySystemName = (typeof TOPOLOGY_SYSTEMS)[number];
  */
 export const RELAY_SYSTEMS = ['reach', 'relay-http', 'relay-a2a'] as const;
 export type RelaySystemName = (typeof RELAY_SYSTEMS)[number];
-export type SystemName = (typeof SYSTEMS)[number] | TopologySystemName | RelaySystemName;
 
-/** What `--modes` takes: the three load modes, or one of the relay's runs alone. */
-export const MODE_NAMES = ['flood', 'paced', 'http', 'relay', 'relay-fleet'] as const;
+/**
+ * The systems of `--modes router-only`: Agent-Reach's router alone on a core, fed by a stub agent
+ * (`router`), and the least a fastify service taking the same submissions can do (`router-floor`:
+ * the same body parsed and validated, one XADD per task), on the same core.
+ */
+export const ROUTER_ONLY_SYSTEMS = ['router', 'router-floor'] as const;
+export type RouterOnlySystemName = (typeof ROUTER_ONLY_SYSTEMS)[number];
+export type SystemName =
+  (typeof SYSTEMS)[number] | TopologySystemName | RelaySystemName | RouterOnlySystemName;
+
+/** What `--modes` takes: the three load modes, or one of the runs that go alone. */
+export const MODE_NAMES = [
+  'flood',
+  'paced',
+  'http',
+  'relay',
+  'relay-fleet',
+  'router-only',
+] as const;
+
+/** The `--modes` that run alone, each with defaults of its own. */
+const ALONE_MODES = ['relay', 'relay-fleet', 'router-only'] as const;
 
 /** Settings of one bench session; {@link parseArgs} fills them from the command line. */
 export interface BenchOptions {
@@ -48,6 +67,16 @@ export interface BenchOptions {
    */
   relay?: 'compare' | 'fleet';
   /**
+   * `--modes router-only`: floods of the router pinned to CPU 0 (`taskset`), everything else on
+   * CPU 1, against a fastify floor on CPU 0 ({@link ROUTER_ONLY_SYSTEMS}). @default false
+   */
+  routerOnly: boolean;
+  /**
+   * Start the router with node's `--trace-gc` and report its GC pauses during each measured run
+   * (the comparison's `reach` and `reach-auth`, and `--modes router-only`). @default false
+   */
+  traceGc: boolean;
+  /**
    * Agents of the `--topology` fleet, spread over the processes in {@link workers}; endpoint
    * agents of `--modes relay-fleet`. @default 30 (relay-fleet: 1000)
    */
@@ -60,7 +89,10 @@ export interface BenchOptions {
   routers: number;
   /** REACH_SHARDS of every `--topology` system: shards of the acks stream and the due set. @default 1 */
   shards: number;
-  /** CPU-profile the router, registry-sync and agents during one Agent-Reach run (flood unless --modes says), then summarise. */
+  /**
+   * CPU-profile the router, registry-sync and agents during one Agent-Reach run (flood unless
+   * --modes says; with `--modes router-only`, one flood of the pinned router), then summarise.
+   */
   profile: boolean;
   /** Interleaved repetitions; figures are their medians. @default 3 (quick: 1) */
   reps: number;
@@ -96,9 +128,11 @@ export interface BenchOptions {
   deadlineMs: number;
 }
 
-const HELP = `usage: npm run bench -- [--quick] [--routing] [--profile] [--reps N] [--tasks N] [--window N]
+const HELP = `usage: npm run bench -- [--quick] [--routing] [--profile] [--trace-gc] [--reps N] [--tasks N] [--window N]
        [--workers N] [--concurrency N] [--http-ms MS] [--paced-ms MS] [--rates 200,2000,4000]
        [--only reach,bullmq,floor,reach-auth] [--modes flood,paced,http] [--log-level warn] [--verbose]
+       npm run bench -- --modes router-only [--quick] [--profile] [--trace-gc] [--only router,router-floor]
+       [--reps N] [--tasks N] [--window N] [--workers N] [--concurrency N]
        npm run bench -- --modes relay [--quick] [--only reach,relay-http,relay-a2a] [--reps N]
        [--tasks N] [--window N] [--rates 200] [--paced-ms MS] [--workers N] [--concurrency N]
        npm run bench -- --modes relay-fleet [--quick] [--agents 1000] [--idle-ms MS] [--rates 250] [--paced-ms MS]
@@ -144,6 +178,8 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
   const o: BenchOptions = {
     quick,
     routing: false,
+    routerOnly: false,
+    traceGc: false,
     agents: 30,
     idleMs: quick ? 8000 : 20_000,
     capabilities: 3,
@@ -184,6 +220,9 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         break;
       case '--profile':
         o.profile = true;
+        break;
+      case '--trace-gc':
+        o.traceGc = true;
         break;
       case '--reps':
         o.reps = int(flag, next());
@@ -232,14 +271,19 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         o.pacedRates = (next() ?? '').split(',').map((r) => int(flag, r));
         break;
       case '--only':
-        only = list(flag, next(), [...SYSTEMS, ...TOPOLOGY_SYSTEMS, ...RELAY_SYSTEMS]);
+        only = list(flag, next(), [
+          ...SYSTEMS,
+          ...TOPOLOGY_SYSTEMS,
+          ...RELAY_SYSTEMS,
+          ...ROUTER_ONLY_SYSTEMS,
+        ]);
         break;
       case '--modes': {
         const modes = list(flag, next(), MODE_NAMES);
-        const relay = modes.filter((m) => m === 'relay' || m === 'relay-fleet');
-        if (relay.length > 0 && modes.length > 1)
-          throw new UsageError(`--modes ${relay[0]} runs alone\n${HELP}`);
-        if (relay[0]) o.relay = relay[0] === 'relay' ? 'compare' : 'fleet';
+        const alone = modes.find((m) => (ALONE_MODES as readonly string[]).includes(m));
+        if (alone && modes.length > 1) throw new UsageError(`--modes ${alone} runs alone\n${HELP}`);
+        if (alone === 'router-only') o.routerOnly = true;
+        else if (alone) o.relay = alone === 'relay' ? 'compare' : 'fleet';
         else o.modes = modes as Mode[];
         modesGiven = true;
         break;
@@ -258,16 +302,26 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     }
   }
   if (o.relay) {
-    if (o.routing || o.profile || o.topology)
+    if (o.routing || o.profile || o.topology || o.traceGc)
       throw new UsageError(
-        `--modes ${o.relay === 'compare' ? 'relay' : 'relay-fleet'} runs alone, without --routing, --profile or --topology\n${HELP}`,
+        `--modes ${o.relay === 'compare' ? 'relay' : 'relay-fleet'} runs alone, without --routing, --profile, --trace-gc or --topology\n${HELP}`,
       );
     applyRelayDefaults(o, given, only);
     return o;
   }
+  if (o.routerOnly) {
+    if (o.routing || o.topology)
+      throw new UsageError(
+        `--modes router-only runs alone, without --routing or --topology\n${HELP}`,
+      );
+    applyRouterOnlyDefaults(o, only);
+    return o;
+  }
   if (o.topology) {
-    if (o.routing || o.profile || modesGiven)
-      throw new UsageError(`--topology runs floods only, without --routing or --profile\n${HELP}`);
+    if (o.routing || o.profile || o.traceGc || modesGiven)
+      throw new UsageError(
+        `--topology runs floods only, without --routing, --profile or --trace-gc\n${HELP}`,
+      );
     const bad = only?.filter((s) => !(TOPOLOGY_SYSTEMS as readonly string[]).includes(s));
     if (bad?.length)
       throw new UsageError(`--only takes ${TOPOLOGY_SYSTEMS.join(', ')} with --topology\n${HELP}`);
@@ -292,6 +346,27 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     o.reps = 1;
   }
   return o;
+}
+
+/**
+ * `--modes router-only`'s own settings: floods only (20,000 tasks, 2,000 with --quick, as the
+ * comparison's), both systems unless `--only` names one, within 10 minutes (150 s with --quick).
+ * `--profile` runs one flood of the router alone.
+ */
+function applyRouterOnlyDefaults(o: BenchOptions, only?: SystemName[]): void {
+  const bad = only?.filter((s) => !(ROUTER_ONLY_SYSTEMS as readonly string[]).includes(s));
+  if (bad?.length)
+    throw new UsageError(
+      `--only takes ${ROUTER_ONLY_SYSTEMS.join(', ')} with --modes router-only\n${HELP}`,
+    );
+  o.systems = ROUTER_ONLY_SYSTEMS.filter((s) => !only || only.includes(s));
+  o.modes = ['flood'];
+  o.deadlineMs = o.quick ? 150_000 : 10 * 60_000;
+  if (o.profile) {
+    // The floor is not profiled: the profiler's own cost would make the two incomparable.
+    o.systems = ['router'];
+    o.reps = 1;
+  }
 }
 
 /**

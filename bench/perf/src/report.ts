@@ -302,3 +302,27 @@ export function targetLines(records: Records): string[] {
     check('paced 2,000/s completion p99, Agent-Reach / BullMQ', pacedP99, pacedP99 <= 1, '≤ 1.0'),
   ];
 }
+
+/**
+ * `--trace-gc`: per system and run kind, the router's collections during the run, their final
+ * pauses and incremental marking, medians over repetitions; systems not traced are left out.
+ */
+export function gcLines(records: Records, systems: readonly SystemName[]): string[] {
+  const lines: string[] = [];
+  for (const system of systems) {
+    for (const [kind, rs] of Object.entries(records[system] ?? {})) {
+      if (!rs.some((r) => r.gc)) continue;
+      const m = (f: (r: RunRecord) => number) => median(rs.map(f));
+      const count = m((r) => r.gc?.count ?? NaN);
+      const pause = m((r) => r.gc?.pauseMs ?? NaN);
+      const marking = m((r) => r.gc?.markingMs ?? NaN);
+      const perK = m((r) =>
+        r.gc && r.result.completed > 0 ? (r.gc.count * 1000) / r.result.completed : NaN,
+      );
+      lines.push(
+        `${system} ${kind}: ${fmt(count, 0)} collections (${fmt(perK, 1)} per 1,000 tasks), pauses ${fmt(pause, 1)} ms, incremental marking ${fmt(marking, 1)} ms`,
+      );
+    }
+  }
+  return lines;
+}

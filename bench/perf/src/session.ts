@@ -10,10 +10,12 @@ import type { BenchOptions, SystemName } from './options.ts';
 import { rotate, runPlan, warmupPlan } from './plan.ts';
 import { ChildSet } from './proc/children.ts';
 import { recordPid, stopLeftovers } from './proc/pidfiles.ts';
+import { allowedCpus, pinProcess, planPinning, type PinningPlan } from './proc/pin.ts';
 import { RedisGauge } from './proc/redis-nodes.ts';
 import { startBullmq } from './stack/bullmq.ts';
 import { startFloor } from './stack/floor.ts';
 import { startReach } from './stack/reach.ts';
+import { startRouterFloor } from './stack/router-floor.ts';
 import type { RunningSystem } from './stack/running.ts';
 import { startTopology, type Topology } from './topology/start.ts';
 
@@ -41,6 +43,8 @@ export class Session {
   private allNodes: RedisGauge | undefined;
   /** `--topology cluster`: the cluster and what runs on it. */
   private topology: Topology | undefined;
+  /** `--modes router-only`: where its processes run. */
+  private pinning: PinningPlan | undefined;
   private closing: Promise<void> | undefined;
   readonly systems: RunningSystem[] = [];
 
@@ -84,33 +88,14 @@ export class Session {
       this.log(`every system up in ${Date.now() - t0} ms`);
       return;
     }
+    if (opts.routerOnly) {
+      this.pinning = planPinning();
+      if (this.pinning.pinned) pinProcess(this.redis.pid(), this.pinning.cpus.rest);
+      else this.log(`not pinning the processes: ${this.pinning.why}`);
+    }
     // The systems start side by side (start-up is mostly tsx compiling), then stay in this order.
     const started = await Promise.allSettled(
-      opts.systems.map((name) =>
-        name === 'relay-http' || name === 'relay-a2a'
-          ? startReach({
-              children,
-              redisUrl: url,
-              opts,
-              name,
-              prefix: `bench-${name}`,
-              endpoints: {
-                kind: name === 'relay-http' ? 'http' : 'a2a',
-                agents: opts.relay === 'fleet' ? opts.agents : opts.workers,
-              },
-            })
-          : name === 'reach' || name === 'reach-auth'
-            ? startReach({
-                children,
-                redisUrl: url,
-                opts,
-                auth: name === 'reach-auth',
-                ...(this.profileDir ? { profileDir: this.profileDir } : {}),
-              })
-            : name === 'bullmq'
-              ? startBullmq(children, url, opts)
-              : startFloor(children, admin, url, opts),
-      ),
+      opts.systems.map((name) => this.startSystem(name, admin, url)),
     );
     for (const s of started) {
       if (s.status === 'rejected') throw s.reason;
@@ -119,7 +104,73 @@ export class Session {
         `${s.value.name} up: ${s.value.processes.map((p) => `${p.name}(${p.pid})`).join(' ')}`,
       );
     }
+    if (this.pinning?.pinned) {
+      // As the kernel has it, not as asked: a pinning that did not take shows here.
+      const procs = [
+        { name: 'redis-server', pid: this.redis.pid() },
+        ...this.systems.flatMap((s) => s.processes),
+      ];
+      this.log(`CPUs allowed: ${procs.map((p) => `${p.name} ${allowedCpus(p.pid)}`).join(', ')}`);
+    }
     this.log(`every system up in ${Date.now() - t0} ms`);
+  }
+
+  /** Starts one system of the comparison, of `--modes relay` or of `--modes router-only`. */
+  private startSystem(name: SystemName, admin: Redis, url: string): Promise<RunningSystem> {
+    const { children, opts } = this;
+    const profile = this.profileDir ? { profileDir: this.profileDir } : {};
+    const pin = this.pinning?.pinned ? this.pinning.cpus : undefined;
+    switch (name) {
+      case 'relay-http':
+      case 'relay-a2a':
+        return startReach({
+          children,
+          redisUrl: url,
+          opts,
+          name,
+          prefix: `bench-${name}`,
+          endpoints: {
+            kind: name === 'relay-http' ? 'http' : 'a2a',
+            agents: opts.relay === 'fleet' ? opts.agents : opts.workers,
+          },
+        });
+      case 'reach':
+      case 'reach-auth':
+        return startReach({
+          children,
+          redisUrl: url,
+          opts,
+          auth: name === 'reach-auth',
+          traceGc: opts.traceGc,
+          ...profile,
+        });
+      case 'router':
+        // The router alone on its core, fed by a stub agent that costs next to nothing.
+        return startReach({
+          children,
+          redisUrl: url,
+          opts,
+          name,
+          procPrefix: 'ro',
+          stubAgents: true,
+          traceGc: opts.traceGc,
+          ...(pin ? { pin } : {}),
+          ...profile,
+        });
+      case 'router-floor':
+        return startRouterFloor(children, admin, url, opts, pin);
+      case 'bullmq':
+        return startBullmq(children, url, opts);
+      case 'floor':
+        return startFloor(children, admin, url, opts);
+      default:
+        throw new Error(`${name} is not started here`);
+    }
+  }
+
+  /** `--modes router-only`: whether its processes are pinned, and where. */
+  pinningPlan(): PinningPlan | undefined {
+    return this.pinning;
   }
 
   /** The session's Redis: its pid, port and an admin connection (`--modes relay-fleet`). */
@@ -143,6 +194,12 @@ export class Session {
     const gauge = this.gauge;
     if (!gauge) throw new Error('session not started');
     let seq = 0;
+    /** Tasks and submission requests each caller has sent so far (for `batchLike`). */
+    const sent = new Map<SystemName, { tasks: number; requests: number }>();
+    const batchOf = (name: SystemName | undefined): { maxBatch?: number } => {
+      const s = name ? sent.get(name) : undefined;
+      return s && s.requests > 0 ? { maxBatch: Math.max(1, Math.round(s.tasks / s.requests)) } : {};
+    };
     const runOnce = async (
       system: RunningSystem,
       kind: ReturnType<typeof runPlan>[number],
@@ -153,7 +210,22 @@ export class Session {
       await system.betweenRuns();
       await this.quiesce();
       const id = `${system.name}-${kind.key}-${process.pid}-${seq++}`;
-      return measureRun(system, system.redis ?? gauge, { id, ...kind.req }, kind.timeoutMs);
+      const rec = await measureRun(
+        system,
+        system.redis ?? gauge,
+        { id, ...kind.req, ...batchOf(system.batchLike) },
+        kind.timeoutMs,
+      );
+      if (system.gc) rec.gc = await system.gc.within(rec.window);
+      const { requests, submitted, retries } = rec.result;
+      if (requests) {
+        const s = sent.get(system.name) ?? { tasks: 0, requests: 0 };
+        sent.set(system.name, {
+          tasks: s.tasks + submitted + retries,
+          requests: s.requests + requests,
+        });
+      }
+      return rec;
     };
     for (const system of this.systems) {
       for (const kind of warmupPlan(this.opts)) {

@@ -44,6 +44,13 @@ export interface SpawnNodeOptions {
   ipc?: boolean;
   /** Echo every output line with a `[name]` prefix. */
   echo?: boolean;
+  /**
+   * CPUs to run on, as `taskset -c` takes them (`0`, `1-3`): the child is started under taskset,
+   * which execs node in place, so the pid is node's. @default every CPU
+   */
+  cpus?: string;
+  /** Called with every line it prints, stdout and stderr (e.g. to read `--trace-gc`). */
+  onLine?: (line: string) => void;
 }
 
 const OUTPUT_LINES = 80;
@@ -94,9 +101,16 @@ export class ChildSet {
 
   /** Starts `node [nodeArgs] --import tsx entry`. */
   async spawnNode(opts: SpawnNodeOptions): Promise<Child> {
+    const nodeArgv = [
+      ...(opts.nodeArgs ?? []),
+      '--import',
+      tsxLoaderUrl(),
+      opts.entry,
+      ...(opts.args ?? []),
+    ];
     const proc = spawn(
-      process.execPath,
-      [...(opts.nodeArgs ?? []), '--import', tsxLoaderUrl(), opts.entry, ...(opts.args ?? [])],
+      opts.cpus === undefined ? process.execPath : 'taskset',
+      opts.cpus === undefined ? nodeArgv : ['-c', opts.cpus, process.execPath, ...nodeArgv],
       {
         env: { ...process.env, ...opts.env },
         stdio: opts.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
@@ -109,6 +123,7 @@ export class ChildSet {
       const parts = (partial + chunk).split('\n');
       partial = parts.pop() ?? '';
       for (const line of parts) {
+        opts.onLine?.(line);
         lines.push(line);
         if (lines.length > OUTPUT_LINES) lines.shift();
         if (opts.echo) process.stderr.write(`[${opts.name}] ${line}\n`);

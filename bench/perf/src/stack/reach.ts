@@ -3,6 +3,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchOptions, SystemName } from '../options.ts';
 import type { Child, ChildSet } from '../proc/children.ts';
+import { GcTrace } from '../proc/gc-trace.ts';
+import type { Pinning } from '../proc/pin.ts';
 import type { RedisGauge } from '../proc/redis-nodes.ts';
 import { getJson, until } from './health.ts';
 import { startRouterBalancer } from './nginx.ts';
@@ -57,6 +59,8 @@ export interface ReachStackOptions {
   opts: BenchOptions;
   /** The system's name. @default 'reach' ('reach-auth' with `auth`) */
   name?: SystemName;
+  /** What its processes' names start with. @default the system's name */
+  procPrefix?: string;
   /** Key prefix. @default 'bench' ('bench-auth' with `auth`) */
   prefix?: string;
   /** Environment of every service and agent for Redis; replaces `REDIS_URL` (a cluster's seeds). */
@@ -73,6 +77,15 @@ export interface ReachStackOptions {
   redis?: RedisGauge;
   /** Write CPU profiles of the router and registry-sync here (at their exit). */
   profileDir?: string;
+  /** Start the (first) router with `--trace-gc` and keep its collections (`RunningSystem.gc`). */
+  traceGc?: boolean;
+  /** The router on `pin.measured`, every other process on `pin.rest` (`--modes router-only`). */
+  pin?: Pinning;
+  /**
+   * Agents played by one stub process (`systems/router-only/stub-agent.ts`: plain Redis commands,
+   * no SDK) instead of worker-sdk agents, `opts.workers` of them of `opts.concurrency` slots each.
+   */
+  stubAgents?: boolean;
   /**
    * Endpoint agents served by a relay instead of worker-sdk agents (`--modes relay`,
    * `relay-fleet`): a demo endpoint server and a relay, each a process of its own.
@@ -112,12 +125,15 @@ export async function startReach({
 }: ReachStackOptions): Promise<RunningSystem> {
   const adminKey = randomBytes(32).toString('hex');
   const name = more.name ?? (auth ? 'reach-auth' : 'reach');
+  const procPrefix = more.procPrefix ?? name;
+  const rest = more.pin ? { cpus: more.pin.rest } : {};
+  const gc = more.traceGc ? new GcTrace() : undefined;
   const redisEnv = more.redisEnv ?? { REDIS_URL: redisUrl };
   const routerCount = more.routers ?? 1;
   const fleet = more.fleet;
   const endpoints = more.endpoints;
   const agentCount = endpoints?.agents ?? fleet?.agents ?? opts.workers;
-  const agentProcesses = Math.min(opts.workers, agentCount);
+  const agentProcesses = more.stubAgents ? 1 : Math.min(opts.workers, agentCount);
   const common = {
     ...redisEnv,
     ...more.serviceEnv,
@@ -140,21 +156,25 @@ export async function startReach({
   // Started side by side: the router's /healthz answers 200 only once it holds registry-sync's
   // first snapshot (503 NO_SNAPSHOT before), so its wait covers registry-sync starting too.
   const registrySpec = {
-    name: `${name}-registry-sync`,
+    name: `${procPrefix}-registry-sync`,
     role: 'sync' as const,
     entry: serverEntry('@agent-reach/registry-sync'),
     env: common,
     nodeArgs,
     echo,
+    ...rest,
   };
   const routerEntry = serverEntry('@agent-reach/router');
   const routerSpecs = Array.from({ length: routerCount }, (_, i) => ({
-    name: routerCount > 1 ? `${name}-router-${i}` : `${name}-router`,
+    name: routerCount > 1 ? `${procPrefix}-router-${i}` : `${procPrefix}-router`,
     role: 'front' as const,
     entry: routerEntry,
     env: common,
-    nodeArgs,
+    ...(i === 0 && gc
+      ? { nodeArgs: [...nodeArgs, '--trace-gc'], onLine: gc.onLine }
+      : { nodeArgs }),
     echo,
+    ...(more.pin ? { cpus: more.pin.measured } : {}),
   }));
   const registryHealthy = healthy('registry-sync');
   const routerHealthy = healthy('router');
@@ -211,30 +231,38 @@ export async function startReach({
     : fleet
       ? fleetCapabilities(fleet)
       : [REACH_CAPABILITY];
+  const stubAgents = more.stubAgents
+    ? Array.from({ length: agentCount }, (_, j) => `bench-agent-${j}=${REACH_CAPABILITY}`)
+    : undefined;
   const agents = await Promise.all(
     Array.from({ length: served ? 0 : agentProcesses }, (_, i) =>
       children.spawnNode({
-        name: `${name}-agent-${i}`,
+        name: stubAgents ? `${procPrefix}-stub-agent` : `${procPrefix}-agent-${i}`,
         role: 'workers',
-        entry: entry(fleet ? 'reach/fleet.ts' : 'reach/agent.ts'),
-        env: fleet
-          ? {
-              ...agentEnv,
-              // Agent j runs in process j mod workers and serves capability j mod capabilities.
-              AGENTS: Array.from({ length: fleet.agents }, (_, j) => j)
-                .filter((j) => j % agentProcesses === i)
-                .map((j) => `bench-agent-${j}=${capabilities[j % capabilities.length] ?? ''}`)
-                .join(','),
-            }
-          : { ...agentEnv, REACH_AGENT_ID: `bench-agent-${i}` },
+        entry: entry(
+          stubAgents ? 'router-only/stub-agent.ts' : fleet ? 'reach/fleet.ts' : 'reach/agent.ts',
+        ),
+        env: stubAgents
+          ? { ...agentEnv, AGENTS: stubAgents.join(',') }
+          : fleet
+            ? {
+                ...agentEnv,
+                // Agent j runs in process j mod workers and serves capability j mod capabilities.
+                AGENTS: Array.from({ length: fleet.agents }, (_, j) => j)
+                  .filter((j) => j % agentProcesses === i)
+                  .map((j) => `bench-agent-${j}=${capabilities[j % capabilities.length] ?? ''}`)
+                  .join(','),
+              }
+            : { ...agentEnv, REACH_AGENT_ID: `bench-agent-${i}` },
         nodeArgs,
         ipc: true,
         echo,
+        ...rest,
       }),
     ),
   );
   const caller = await children.spawnNode({
-    name: `${name}-caller`,
+    name: `${procPrefix}-caller`,
     role: 'caller',
     entry: entry('reach/caller.ts'),
     env: {
@@ -246,6 +274,7 @@ export async function startReach({
     },
     ipc: true,
     echo,
+    ...rest,
   });
   await Promise.all(
     [...agents, caller].map((c) => c.next((m) => m.type === 'ready', 30_000, 'ready')),
@@ -280,6 +309,7 @@ export async function startReach({
         }
       : {}),
     ...(more.redis ? { redis: more.redis } : {}),
+    ...(gc ? { gc } : {}),
     betweenRuns: () => Promise.resolve(),
     // Woken together, registry-sync and the agents catch up on their overdue timers at once; go
     // on once every agent is HEALTHY and the router holds a snapshot of them all.

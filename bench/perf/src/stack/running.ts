@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { Child, Role } from '../proc/children.ts';
+import type { GcTrace } from '../proc/gc-trace.ts';
 import type { RedisGauge } from '../proc/redis-nodes.ts';
 import type { SystemName } from '../options.ts';
 import type { EndpointFacts } from './relay.ts';
@@ -26,6 +27,14 @@ export interface RunningSystem {
   endpointFacts?: EndpointFacts;
   /** The Redis servers this system runs on, when not the session's one Redis. */
   redis?: RedisGauge;
+  /** `--trace-gc`: the router's collections; each run's record gets those of its window. */
+  gc?: GcTrace;
+  /**
+   * Send this system's runs no more tasks per submission request than the named system's caller
+   * has sent on average so far (its warm-up included), so that both spread the per-request cost
+   * over as many tasks (the router floor of `--modes router-only`, held to the router's).
+   */
+  batchLike?: SystemName;
   /** Stops what the system started besides its Node children (nginx); idempotent. */
   stop?: () => Promise<void>;
   /** SIGKILLs what {@link stop} would stop, when the orchestrator must exit at once. */
