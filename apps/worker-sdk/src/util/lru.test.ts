@@ -51,4 +51,27 @@ describe('LruMap', () => {
     lru.clear();
     expect(lru.size).toBe(0);
   });
+
+  it('keeps evicting the least recently used entry over many turns of a full map', () => {
+    const lru = new LruMap<number, number>(3);
+    for (let i = 0; i < 1000; i++) {
+      lru.set(i, i);
+      // The oldest but one is read each turn: it outlives the one read before it.
+      if (i >= 2) lru.get(i - 1);
+    }
+    expect(lru.size).toBe(3);
+    expect([997, 998, 999].map((k) => lru.has(k))).toEqual([true, true, true]);
+    lru.clear();
+    lru.set(1, 1).set(2, 2).set(3, 3).set(4, 4);
+    expect([1, 2, 3, 4].map((k) => lru.has(k))).toEqual([false, true, true, true]);
+  });
+
+  it('a full map of 10,000 takes 100,000 more keys in well under a second', () => {
+    const lru = new LruMap<string, number>(10_000);
+    const started = performance.now();
+    for (let i = 0; i < 110_000; i++) lru.set(`t${i}`, i);
+    expect(lru.size).toBe(10_000);
+    expect(lru.has('t109999') && !lru.has('t99999')).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
 });

@@ -1,10 +1,17 @@
 /**
  * A map that holds at most `capacity` entries and forgets the least recently used one first.
  * A JS `Map` iterates in insertion order, so re-inserting on access keeps the oldest entry first.
+ *
+ * Evictions read the oldest key from one iterator kept across calls. A fresh `keys().next()` on
+ * every eviction would walk past every entry deleted from the front since V8 last rehashed the
+ * map — thousands, once the map is full — and made each `set()` of a full cache cost
+ * microseconds. Every key the kept iterator has passed was evicted, so where it stands is the
+ * oldest entry still held.
  */
 export class LruMap<K, V> {
   readonly #map = new Map<K, V>();
   readonly #capacity: number;
+  #oldest: Iterator<K> | undefined;
 
   /** @param capacity - at most this many entries are kept; 0 keeps nothing. */
   constructor(capacity: number) {
@@ -38,8 +45,14 @@ export class LruMap<K, V> {
     if (this.#capacity === 0) return this;
     this.#map.set(key, value);
     while (this.#map.size > this.#capacity) {
-      const oldest = this.#map.keys().next();
-      if (oldest.done === true) break;
+      this.#oldest ??= this.#map.keys();
+      let oldest = this.#oldest.next();
+      // A finished iterator stays finished: start another from the front.
+      if (oldest.done === true) {
+        this.#oldest = this.#map.keys();
+        oldest = this.#oldest.next();
+        if (oldest.done === true) break;
+      }
       this.#map.delete(oldest.value);
     }
     return this;
@@ -53,5 +66,6 @@ export class LruMap<K, V> {
   /** Forgets everything. */
   clear(): void {
     this.#map.clear();
+    this.#oldest = undefined;
   }
 }
