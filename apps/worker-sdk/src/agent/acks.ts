@@ -1,5 +1,4 @@
 import {
-  Coalescer,
   encodeAck,
   MAX_RENEW_TASK_IDS,
   RENEW_STAGE,
@@ -12,6 +11,7 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { Backoff, type CompiledBackoff } from '../util/backoff.ts';
 import { sleep } from '../util/sleep.ts';
+import { AckBatch } from './ack-batch.ts';
 import { CREDENTIAL_ERROR_CODES } from './credentials.ts';
 import { redisErrorCode, type ReadOrigin } from './redis-util.ts';
 
@@ -66,81 +66,55 @@ export interface AckTarget {
 
 /**
  * Writes receipts, completions and failures to the acks stream; those of a task read from a
- * pool carry `pool` and `message_id`, which the server needs to settle the pool entry. Writes are retried with backoff
- * across Redis outages (a lost completion would make the server run the task again); a Redis
- * error *reply* is not retried, since sending the same command again cannot fix it.
+ * pool carry `pool` and `message_id`, which the server needs to settle the pool entry. The
+ * receipts, completions and failures of one tick leave in one write with their XACKs
+ * ({@link AckBatch}). Writes are retried with backoff across Redis outages (a lost completion
+ * would make the server run the task again); a Redis error *reply* is not retried, since sending
+ * the same command again cannot fix it.
  */
 export class AckWriter {
-  /** The XACKs of one tick, one command per stream and group. */
-  readonly #xacks: Coalescer<string, number>;
+  readonly #batch: AckBatch;
 
   constructor(private readonly ctx: AckWriterContext) {
-    this.#xacks = new Coalescer(async (key, ids) => {
-      const [stream, group] = JSON.parse(key) as [string, string];
-      const acked = await this.ctx.redis.xack(stream, group, ...ids);
-      return ids.map(() => acked);
-    });
+    this.#batch = new AckBatch(ctx.redis);
   }
 
   /** XADDs `received` for every task of a read batch in one round trip. */
   async receipts(targets: readonly AckTarget[]): Promise<void> {
     if (targets.length === 0) return;
     await this.#write('received', targets.length, (session) => {
-      const entries = targets.map((t) =>
-        ackFields(session, this.#ack(session, t, { stage: 'received' })),
-      );
-      return Promise.all(entries.map((f) => this.ctx.redis.xadd(session.acks_stream, '*', ...f)));
+      const entries = targets.map((t) => ackFields(session, this.#ack(session, t, 'received')));
+      return Promise.all(entries.map((f) => this.#batch.add(session.acks_stream, f)));
     });
   }
 
   /**
-   * XADDs the completion or failure and XACKs the entry. The command connection is
-   * auto-pipelined: completions of the same tick leave in one write, in order, and their XACKs
-   * in one command. A task whose receipt was folded reports `received_ago_ms`, and the server
-   * records both stages from it.
+   * XADDs the completion or failure and XACKs the entry: the completions of the same tick leave
+   * in one write, in order, their XACKs after them in the same write. A task whose receipt was
+   * folded reports `received_ago_ms`, and the server records both stages from it.
    */
-  async finish(target: AckTarget, outcome: TaskOutcome): Promise<void> {
-    const folded =
+  finish(target: AckTarget, outcome: TaskOutcome): Promise<void> {
+    const receivedAgoMs =
       target.receipt === 'folded' && target.readAt !== undefined
-        ? { received_ago_ms: Math.max(0, Math.round(performance.now() - target.readAt)) }
-        : {};
-    await this.#write(outcome.stage, 1, (session) => {
-      const body: Pick<
-        AckMessage,
-        | 'stage'
-        | 'result'
-        | 'duration_ms'
-        | 'error'
-        | 'error_code'
-        | 'retryable'
-        | 'capability'
-        | 'received_ago_ms'
-        | 'traceparent'
-      > =
-        outcome.stage === 'completed'
-          ? {
-              stage: 'completed',
-              result: outcome.result,
-              duration_ms: outcome.durationMs,
-              ...(target.capability ? { capability: target.capability } : {}),
-              ...folded,
-              ...(target.traceparent ? { traceparent: target.traceparent } : {}),
-            }
-          : {
-              stage: 'failed',
-              error: outcome.error,
-              ...(outcome.errorCode ? { error_code: outcome.errorCode } : {}),
-              retryable: outcome.retryable,
-              duration_ms: outcome.durationMs,
-              ...folded,
-              ...(target.traceparent ? { traceparent: target.traceparent } : {}),
-            };
-      const fields = ackFields(session, this.#ack(session, target, body));
-      const xackKey = JSON.stringify([target.origin.stream, target.origin.group]);
-      return Promise.all([
-        this.ctx.redis.xadd(session.acks_stream, '*', ...fields),
-        this.#xacks.call(xackKey, target.messageId),
-      ]);
+        ? Math.max(0, Math.round(performance.now() - target.readAt))
+        : undefined;
+    const xack = { origin: target.origin, messageId: target.messageId };
+    return this.#write(outcome.stage, 1, (session) => {
+      // Fields set one by one, no spread objects: this runs for every task.
+      const ack = this.#ack(session, target, outcome.stage);
+      if (outcome.stage === 'completed') {
+        ack.result = outcome.result;
+        ack.duration_ms = outcome.durationMs;
+        if (target.capability) ack.capability = target.capability;
+      } else {
+        ack.error = outcome.error;
+        if (outcome.errorCode) ack.error_code = outcome.errorCode;
+        ack.retryable = outcome.retryable;
+        ack.duration_ms = outcome.durationMs;
+      }
+      if (receivedAgoMs !== undefined) ack.received_ago_ms = receivedAgoMs;
+      if (target.traceparent) ack.traceparent = target.traceparent;
+      return this.#batch.add(session.acks_stream, ackFields(session, ack), xack);
     });
   }
 
@@ -176,7 +150,9 @@ export class AckWriter {
   async output(target: AckTarget, acks: readonly OutputAck[]): Promise<void> {
     if (acks.length === 0) return;
     await this.#write('output', acks.length, (session) => {
-      const entries = acks.map((a) => ackFields(session, this.#ack(session, target, a)));
+      const entries = acks.map((a) =>
+        ackFields(session, Object.assign(this.#ack(session, target, a.stage), a)),
+      );
       return Promise.all(entries.map((f) => this.ctx.redis.xadd(session.acks_stream, '*', ...f)));
     });
   }
@@ -211,55 +187,81 @@ export class AckWriter {
     }
   }
 
-  #ack(
-    session: RegisterReply,
-    t: AckTarget,
-    body: Pick<AckMessage, 'stage'> & Partial<AckMessage>,
-  ): AckMessage {
-    return {
+  #ack(session: RegisterReply, t: AckTarget, stage: AckMessage['stage']): AckMessage {
+    const ack: AckMessage = {
       task_id: t.taskId,
+      stage,
       agent_id: session.agent_id,
       instance_id: session.instance_id,
       epoch: session.epoch,
       attempt: t.attempt,
-      ...(t.pool === undefined ? {} : { pool: t.pool, message_id: t.messageId }),
-      ...body,
     };
+    if (t.pool !== undefined) {
+      ack.pool = t.pool;
+      ack.message_id = t.messageId;
+    }
+    return ack;
   }
 
-  async #write(
+  /** Sends once; a failure goes on in {@link #retry}. */
+  #write(
     what: string,
     count: number,
     send: (session: RegisterReply) => Promise<unknown>,
   ): Promise<void> {
+    const session = this.ctx.session();
+    if (session === undefined) {
+      // Unreachable in practice: the consumer starts only once registered.
+      this.ctx.logger.error({ what, count }, 'ack before registration; dropped');
+      return Promise.resolve();
+    }
+    let sent: Promise<unknown>;
+    try {
+      sent = send(session);
+    } catch (err: unknown) {
+      return this.#retry(what, count, send, err);
+    }
+    return sent.then(
+      () => undefined,
+      (err: unknown) => this.#retry(what, count, send, err),
+    );
+  }
+
+  async #retry(
+    what: string,
+    count: number,
+    send: (session: RegisterReply) => Promise<unknown>,
+    failure: unknown,
+  ): Promise<void> {
     const backoff = new Backoff(this.ctx.retry);
+    let err = failure;
     for (;;) {
+      const code = redisErrorCode(err);
+      // Credentials being issued again (Redis restarted, back from OFFLINE) are worth waiting for.
+      if (code !== undefined && !CREDENTIAL_ERROR_CODES.includes(code)) {
+        this.ctx.logger.error({ err, what, count }, 'redis refused an ack write; not retrying');
+        return;
+      }
+      if (this.ctx.stop.aborted) {
+        this.ctx.logger.warn(
+          { err, what, count },
+          'ack write abandoned at shutdown; the server will retry the task',
+        );
+        return;
+      }
+      const delayMs = backoff.next();
+      this.ctx.logger.warn({ err, what, count, delayMs }, 'ack write failed; retrying');
+      await sleep(delayMs, this.ctx.stop);
       const session = this.ctx.session();
       if (session === undefined) {
-        // Unreachable in practice: the consumer starts only once registered.
         this.ctx.logger.error({ what, count }, 'ack before registration; dropped');
         return;
       }
       try {
         await send(session);
         return;
-      } catch (err: unknown) {
-        const code = redisErrorCode(err);
-        // Credentials being issued again (Redis restarted, back from OFFLINE) are worth waiting for.
-        if (code !== undefined && !CREDENTIAL_ERROR_CODES.includes(code)) {
-          this.ctx.logger.error({ err, what, count }, 'redis refused an ack write; not retrying');
-          return;
-        }
-        if (this.ctx.stop.aborted) {
-          this.ctx.logger.warn(
-            { err, what, count },
-            'ack write abandoned at shutdown; the server will retry the task',
-          );
-          return;
-        }
-        const delayMs = backoff.next();
-        this.ctx.logger.warn({ err, what, count, delayMs }, 'ack write failed; retrying');
-        await sleep(delayMs, this.ctx.stop);
+      } catch (next: unknown) {
+        err = next;
       }
     }
   }

@@ -2,7 +2,8 @@
  * The agent's Redis side on a real Redis Cluster (3 masters started here): the read loop's lanes
  * (one blocking read per slot, none starving, never more than the free slots, stopped promptly
  * by CLIENT UNBLOCK on each lane's master), scripts after SCRIPT FLUSH on every master (NOSCRIPT
- * answered by EVAL), and a start-up against addresses where nothing answers.
+ * answered by EVAL), the acks of a tick written in one go while the acks stream and the streams
+ * read lie on different masters, and a start-up against addresses where nothing answers.
  */
 import { createServer } from 'node:net';
 import { WORKER_GROUP } from '@agent-reach/protocol';
@@ -18,6 +19,7 @@ import {
 import { randomPrefix, startTestCluster, waitFor, type TestCluster } from '@agent-reach/testkit';
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AckBatch } from './ack-batch.ts';
 import { Consumer, type ReadSource } from './consumer.ts';
 import type { Delivery, TaskRunner } from './runner.ts';
 import { Slots } from './slots.ts';
@@ -129,6 +131,31 @@ describe('read lanes on a Redis Cluster', () => {
     await consumer.stop();
     expect(performance.now() - t0).toBeLessThan(900);
   }, 40_000);
+});
+
+describe('acks on a Redis Cluster', () => {
+  it('XADDs the acks of a tick and XACKs their entries, the acks stream on another master', async () => {
+    const redis = open();
+    const prefix = randomPrefix();
+    const [acks = '', inbox = ''] = await onDifferentMasters(redis, (n) => `${prefix}:{y${n}}`, 2);
+    await redis.xgroup('CREATE', inbox, WORKER_GROUP, '0', 'MKSTREAM');
+    for (let i = 0; i < 3; i++) await redis.xadd(inbox, '*', 'n', String(i));
+    const read = (await redis.xreadgroup('GROUP', WORKER_GROUP, 'c1', 'STREAMS', inbox, '>')) as [
+      string,
+      [string, string[]][],
+    ][];
+    const ids = (read[0]?.[1] ?? []).map(([id]) => id);
+    expect(ids).toHaveLength(3);
+    const batch = new AckBatch(redis);
+    const origin = { stream: inbox, group: WORKER_GROUP, kind: 'inbox' as const };
+    await Promise.all(
+      ids.map((messageId, i) => batch.add(acks, ['task_id', `t${i}`], { origin, messageId })),
+    );
+    const written = await redis.xrange(acks, '-', '+');
+    expect(written.map(([, fields]) => fields[1])).toEqual(['t0', 't1', 't2']);
+    const pending = (await redis.xpending(inbox, WORKER_GROUP)) as [number, ...unknown[]];
+    expect(pending[0]).toBe(0);
+  });
 });
 
 /** A test script that increments a counter (testing/bump-1.lua). */

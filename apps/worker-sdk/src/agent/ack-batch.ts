@@ -1,0 +1,105 @@
+import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
+import type { ReadOrigin } from './redis-util.ts';
+
+/** One ack entry of a tick: its fields, and the stream entry to XACK once it is written. */
+interface Queued {
+  fields: string[];
+  xack: { origin: ReadOrigin; messageId: string } | undefined;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * The ack entries of one turn of the event loop, written together: one pipeline with an XADD per
+ * entry, then one XACK per stream and group for the entries of those that carry one — a single
+ * write to Redis, in that order, so an entry is never XACKed before its completion was sent.
+ *
+ * It does what the connection's auto-pipelining did for these commands (which leave by
+ * `setImmediate` too), without what auto-pipelining adds to each command — a second promise, a
+ * callback, a `process.nextTick` — and with the XACKs in the same write instead of the next one.
+ * On a Redis Cluster the acks stream and the streams read lie in different slots: each group of
+ * commands goes to its slot's master (`slotPipeline`).
+ */
+export class AckBatch {
+  #queued: Queued[] = [];
+  /** The acks stream of the queued entries. */
+  #stream = '';
+  #scheduled = false;
+
+  /** @param redis - the command connection (never the blocking one) */
+  constructor(private readonly redis: RedisClient) {}
+
+  /**
+   * Queues an XADD of `fields` to `stream` (the session's acks stream: every entry of a tick
+   * goes to the same one) and, with `xack`, the XACK of that entry after it. Resolves once both
+   * are answered; rejects with the first error of either.
+   */
+  add(
+    stream: string,
+    fields: string[],
+    xack?: { origin: ReadOrigin; messageId: string },
+  ): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (this.#queued.length > 0 && this.#stream !== stream) this.#flush();
+      this.#stream = stream;
+      this.#queued.push({ fields, xack, resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(this.#onImmediate);
+      }
+    });
+  }
+
+  readonly #onImmediate = (): void => {
+    this.#scheduled = false;
+    this.#flush();
+  };
+
+  #flush(): void {
+    const queued = this.#queued;
+    if (queued.length === 0) return;
+    this.#queued = [];
+    const stream = this.#stream;
+    const pipeline = slotPipeline(this.redis);
+    pipeline.add(stream, (p) => {
+      for (const q of queued) p.xadd(stream, '*', ...q.fields);
+    });
+    // Entry ids per stream and group, in the order read; and which XACK each entry waits for.
+    const xacks = new Map<string, { origin: ReadOrigin; ids: string[]; index: number }>();
+    const xackOf: (number | undefined)[] = [];
+    for (const q of queued) {
+      if (q.xack === undefined) {
+        xackOf.push(undefined);
+        continue;
+      }
+      const { origin, messageId } = q.xack;
+      const key = `${origin.group}\n${origin.stream}`;
+      let group = xacks.get(key);
+      if (group === undefined) {
+        group = { origin, ids: [], index: queued.length + xacks.size };
+        xacks.set(key, group);
+      }
+      group.ids.push(messageId);
+      xackOf.push(group.index);
+    }
+    for (const { origin, ids } of xacks.values())
+      pipeline.add(origin.stream, (p) => p.xack(origin.stream, origin.group, ...ids));
+    pipeline.exec().then(
+      (replies) => {
+        for (let i = 0; i < queued.length; i++) {
+          const q = queued[i] as Queued;
+          const x = xackOf[i];
+          const added = replies[i];
+          const acked = x === undefined ? undefined : replies[x];
+          const err =
+            added === undefined ? new Error('ack pipeline: no reply') : (added[0] ?? acked?.[0]);
+          if (err) q.reject(err);
+          else q.resolve();
+        }
+      },
+      (err: unknown) => {
+        for (const q of queued) q.reject(err);
+      },
+    );
+  }
+}
