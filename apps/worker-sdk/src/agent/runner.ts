@@ -14,12 +14,11 @@ import { startSpan, tracing, type TaskSpan } from '@agent-reach/service-kit/trac
 import { errorText, failureCodeOf, isRetryable, TaskAbortedError } from '../errors.ts';
 import { LruMap } from '../util/lru.ts';
 import type { AckTarget, AckWriter, TaskOutcome } from './acks.ts';
-import { TaskOutput } from './output.ts';
 import type { EntryParker } from './parking.ts';
 import { answerProbe, type HealthCheck } from './probe.ts';
 import type { ReadOrigin, StreamEntry } from './redis-util.ts';
-import { submitChild } from './child-task.ts';
 import type { ChildResults, TaskSubmitter } from './submitter.ts';
+import { HandlerContext, TaskScope, type TaskScopeShared } from './task-scope.ts';
 import type { TaskHandler } from './task.ts';
 
 /** What the runner needs from the agent. */
@@ -50,12 +49,11 @@ export interface Delivery {
 }
 
 interface Running {
-  controller: AbortController;
-  outcome: Promise<TaskOutcome>;
+  scope: TaskScope;
+  outcome: Promise<TaskOutcome> | undefined;
 }
 
 const ERROR_TEXT_MAX = 4096;
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Runs tasks read from a stream: receipt at once, then the handler, then completion or failure
@@ -68,11 +66,19 @@ export class TaskRunner {
   readonly #cancelled: LruMap<string, true>;
   readonly #running = new Map<string, Running>();
   readonly #now: () => number;
+  /** What every task's scope shares. */
+  readonly #shared: TaskScopeShared;
 
   constructor(private readonly ctx: TaskRunnerContext) {
     this.#completed = new LruMap(ctx.completedCacheSize);
     this.#cancelled = new LruMap(ctx.completedCacheSize);
     this.#now = ctx.now ?? Date.now;
+    this.#shared = {
+      acks: ctx.acks,
+      submitter: ctx.submitter,
+      logger: ctx.logger,
+      now: this.#now,
+    };
   }
 
   /** Tasks whose handler is running now. */
@@ -181,13 +187,12 @@ export class TaskRunner {
     const run = this.#running.get(taskId);
     if (run === undefined) return;
     this.ctx.logger.info({ task_id: taskId }, 'task cancelled; aborting its handler');
-    run.controller.abort(new TaskAbortedError(taskId, 'cancelled'));
+    run.scope.abort('cancelled');
   }
 
   /** Aborts every running handler's signal (forced shutdown). */
   abortAll(): void {
-    for (const [taskId, run] of this.#running)
-      run.controller.abort(new TaskAbortedError(taskId, 'shutdown'));
+    for (const run of this.#running.values()) run.scope.abort('shutdown');
   }
 
   /** The remembered result JSON text of a completed task, if still remembered. */
@@ -201,23 +206,8 @@ export class TaskRunner {
     target: AckTarget,
     receipts: Promise<void>,
   ): Promise<void> {
-    // A child logger per task costs on every task: made only when something is logged.
-    let child: Logger | undefined;
-    const log = (): Logger =>
-      (child ??= this.ctx.logger.child({
-        task_id: task.task_id,
-        attempt: task.attempt,
-        ...(task.trace_id ? { trace_id: task.trace_id } : {}),
-      }));
-    // Made on the handler's first progress() or stream(): a task that reports none pays nothing.
-    let output: TaskOutput | undefined;
-    const outputOf = (): TaskOutput =>
-      (output ??= new TaskOutput({
-        acks: this.ctx.acks,
-        target,
-        receipt: () => receipts,
-        logger: log,
-      }));
+    // Its child logger, output and signal are made only when something asks for them.
+    const scope = new TaskScope(this.#shared, task, target, receipts);
     // While spans are exported: receive (a child of the entry's deliver span) → handle, ack.
     // Liveness probes are left out: they are no caller's task.
     const received =
@@ -225,50 +215,61 @@ export class TaskRunner {
     const handling = received && childSpan('handle', received, task);
     let outcome: TaskOutcome;
     try {
-      outcome = await this.#outcome(entry, task, log, outputOf, handling?.traceparent);
+      outcome = await this.#outcome(entry, task, scope, handling?.traceparent);
     } catch (err: unknown) {
       // #outcome catches handler errors itself; this only guards against bugs here.
-      log().error({ err }, 'task runner failed');
+      scope.log().error({ err }, 'task runner failed');
       outcome = { stage: 'failed', error: errorText(err), retryable: true };
     }
     if (handling !== undefined) {
       if (outcome.stage === 'failed') handling.fail(outcome.error);
       handling.end();
     }
+    const output = scope.usedOutput;
     // A task with output keeps its receipt: output acks must not come before it.
     if (target.receipt === 'pending' && output === undefined) target.receipt = 'folded';
     // A receipt sent must land before the completion on the acks stream, and so must the output.
     else await receipts;
-    await output?.close();
-    const acking = received && childSpan('ack', received, task, 'producer');
-    if (acking !== undefined) target.traceparent = acking.traceparent;
-    try {
+    if (output !== undefined) await output.close();
+    if (received === undefined) {
       await this.ctx.acks.finish(target, outcome);
-    } finally {
-      acking?.end();
-      received?.end();
+    } else {
+      const acking = childSpan('ack', received, task, 'producer');
+      target.traceparent = acking.traceparent;
+      try {
+        await this.ctx.acks.finish(target, outcome);
+      } finally {
+        acking.end();
+        received.end();
+      }
     }
     if (this.ctx.logger.isLevelEnabled('debug'))
-      log().debug({ stage: outcome.stage, durationMs: outcome.durationMs }, 'task finished');
+      scope.log().debug({ stage: outcome.stage, durationMs: outcome.durationMs }, 'task finished');
   }
 
   #outcome(
     entry: StreamEntry,
     task: TaskMessage,
-    log: () => Logger,
-    output: () => TaskOutput,
+    scope: TaskScope,
     traceparent?: string,
   ): Promise<TaskOutcome> {
     if (task.capability === PROBE_CAPABILITY)
-      return answerProbe(task, log, this.ctx.health, this.ctx.healthTimeoutMs ?? 5000);
+      return answerProbe(
+        task,
+        () => scope.log(),
+        this.ctx.health,
+        this.ctx.healthTimeoutMs ?? 5000,
+      );
     const remembered = this.#completed.get(task.task_id);
     if (remembered !== undefined) {
-      log().info('task already completed here; reporting the remembered result without running it');
+      scope
+        .log()
+        .info('task already completed here; reporting the remembered result without running it');
       // duration_ms measures the handler, and it did not run.
       return Promise.resolve({ stage: 'completed', result: remembered, durationMs: 0 });
     }
     if (this.#cancelled.get(task.task_id) !== undefined) {
-      log().info('task cancelled before it started; not running');
+      scope.log().info('task cancelled before it started; not running');
       return Promise.resolve({
         stage: 'failed',
         error: new TaskAbortedError(task.task_id, 'cancelled').message,
@@ -276,12 +277,14 @@ export class TaskRunner {
       });
     }
     const running = this.#running.get(task.task_id);
-    if (running !== undefined) {
-      log().info('task delivered again while running here; sharing the running execution');
+    if (running?.outcome !== undefined) {
+      scope.log().info('task delivered again while running here; sharing the running execution');
       return running.outcome;
     }
     if (task.deadline_ms > 0 && this.#now() >= task.deadline_ms) {
-      log().warn({ deadlineMs: task.deadline_ms }, 'deadline passed before start; not running');
+      scope
+        .log()
+        .warn({ deadlineMs: task.deadline_ms }, 'deadline passed before start; not running');
       return Promise.resolve({
         stage: 'failed',
         error: new TaskAbortedError(task.task_id, 'deadline').message,
@@ -300,53 +303,27 @@ export class TaskRunner {
         retryable: false,
       });
     }
-    const controller = new AbortController();
-    const run = this.#execute(entry, task, payload, controller, log, output, traceparent);
-    const outcome = run.finally(() => this.#running.delete(task.task_id));
-    this.#running.set(task.task_id, { controller, outcome });
-    return outcome;
+    // Listed before the handler starts: a handler that throws at once ends (and is forgotten)
+    // before #execute returns.
+    const run: Running = { scope, outcome: undefined };
+    this.#running.set(task.task_id, run);
+    run.outcome = this.#execute(entry, task, payload, scope, traceparent);
+    return run.outcome;
   }
 
   async #execute(
     entry: StreamEntry,
     task: TaskMessage,
     payload: unknown,
-    controller: AbortController,
-    log: () => Logger,
-    output: () => TaskOutput,
+    scope: TaskScope,
     /** The `handle` span's, while spans are exported: a child task's `submit` span is its child. */
     traceparent?: string,
   ): Promise<TaskOutcome> {
-    let timer: NodeJS.Timeout | undefined;
-    if (task.deadline_ms > 0) {
-      // setTimeout fires at once for delays past 2^31-1 ms; deadlines are at most days away anyway.
-      const delayMs = Math.min(task.deadline_ms - this.#now(), MAX_TIMER_MS);
-      timer = setTimeout(
-        () => controller.abort(new TaskAbortedError(task.task_id, 'deadline')),
-        delayMs,
-      );
-    }
     const started = performance.now();
     try {
-      const value = await this.ctx.handler({
-        taskId: task.task_id,
-        capability: task.capability,
-        payload,
-        attempt: task.attempt,
-        traceId: task.trace_id,
-        parentTaskId: task.parent_task_id,
-        hops: task.hops ?? 0,
-        deadlineMs: task.deadline_ms,
-        messageId: entry.id,
-        signal: controller.signal,
-        get logger() {
-          return log();
-        },
-        submit: (req, signal) =>
-          submitChild(this.ctx.submitter, task, req, controller.signal, signal, traceparent),
-        progress: (value) => output().progress(value),
-        stream: (chunk) => output().stream(chunk),
-      });
+      const value = await this.ctx.handler(
+        new HandlerContext(scope, entry.id, payload, traceparent),
+      );
       const durationMs = Math.round(performance.now() - started);
       let result: string;
       try {
@@ -365,13 +342,12 @@ export class TaskRunner {
       return { stage: 'completed', result, durationMs };
     } catch (err: unknown) {
       const durationMs = Math.round(performance.now() - started);
-      const reason: unknown = controller.signal.reason;
+      const reason = scope.abortReason();
       // A handler that gave up because its signal fired often throws a generic AbortError;
       // the signal's reason says whether running again can help.
-      const abortedForGood =
-        controller.signal.aborted && reason instanceof TaskAbortedError && !reason.retryable;
+      const abortedForGood = reason instanceof TaskAbortedError && !reason.retryable;
       const retryable = !abortedForGood && isRetryable(err);
-      log().warn({ err, retryable, durationMs }, 'handler failed');
+      scope.log().warn({ err, retryable, durationMs }, 'handler failed');
       return {
         stage: 'failed',
         error: errorText(err).slice(0, ERROR_TEXT_MAX),
@@ -381,7 +357,8 @@ export class TaskRunner {
         durationMs,
       };
     } finally {
-      clearTimeout(timer);
+      scope.end();
+      this.#running.delete(task.task_id);
     }
   }
 }

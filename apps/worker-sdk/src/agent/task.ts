@@ -1,7 +1,11 @@
 import type { Logger } from 'pino';
 import type { ChildTask, ChildTaskRequest } from './child-task.ts';
 
-/** What a handler gets for one task. */
+/**
+ * What a handler gets for one task. `signal` and `logger` are getters, each made the first time
+ * it is read (a handler that never reads them costs nothing for them): read them from the
+ * context or destructure them; a spread copy (`{ ...ctx }`) does not carry them.
+ */
 export interface TaskContext {
   /** The task's id; a task delivered again keeps it. */
   readonly taskId: string;
