@@ -47,6 +47,7 @@ export interface ReachAgentEvents {
 /** Grace after aborting handlers at the shutdown timeout, for their failure acks to go out. */
 const ABORT_GRACE_MS = 2000;
 const STALE: ErrorCode = 'STALE_EPOCH';
+const NO_POOLS: readonly string[] = [];
 
 interface Wiring {
   cmd: RedisClient;
@@ -94,6 +95,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
   #wiring: Wiring | undefined;
   #reregistering: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
+  #lastSource: ReadSource | undefined;
 
   /** Checks the options (throws on a bad one); connects nothing until {@link start}. */
   constructor(options: ReachAgentOptions) {
@@ -286,8 +288,19 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     const s = this.#session;
     if (s === undefined) return undefined;
     // Pools are the pull channel's; a push agent reads its inbox only, whatever the reply lists.
-    const pools = this.options.channel === 'pull' && !this.#notReady ? s.pools : [];
-    return { group: s.group, consumer: s.instance_id, inbox: s.stream, pools };
+    const pools = this.options.channel === 'pull' && !this.#notReady ? s.pools : NO_POOLS;
+    // The same object while nothing changed: the read loop keeps what it derives from it.
+    const last = this.#lastSource;
+    if (
+      last !== undefined &&
+      last.group === s.group &&
+      last.consumer === s.instance_id &&
+      last.inbox === s.stream &&
+      last.pools === pools
+    )
+      return last;
+    this.#lastSource = { group: s.group, consumer: s.instance_id, inbox: s.stream, pools };
+    return this.#lastSource;
   }
 
   #setState(state: AgentState): void {

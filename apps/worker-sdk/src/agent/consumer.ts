@@ -75,6 +75,8 @@ export class Consumer {
   readonly #stop = new AbortController();
   readonly #lanes = new Map<string, Lane>();
   readonly #shares: SlotShares;
+  /** The last source read and its streams' origins (a read and its acks share them). */
+  #origins: { source: ReadSource; origins: Map<string, ReadOrigin> } | undefined;
 
   constructor(private readonly ctx: ConsumerContext) {
     this.#shares = new SlotShares(ctx.slots, () => Math.max(1, this.#lanes.size));
@@ -139,7 +141,7 @@ export class Consumer {
     const wanted = new Map<string, readonly string[]>();
     if (source === undefined || this.#stopping) return wanted;
     const slotOf = isCluster(this.ctx.blocking) ? keySlot : undefined;
-    for (const { key, streams } of readLanes([...originsOf(source).keys()], slotOf)) {
+    for (const { key, streams } of readLanes([...this.#originsOf(source).keys()], slotOf)) {
       wanted.set(key, streams);
       const lane = this.#lanes.get(key);
       if (lane !== undefined) {
@@ -210,6 +212,15 @@ export class Consumer {
     this.ctx.logger.debug({ lane: lane.key }, 'read loop stopped');
   }
 
+  /** The origins of a source's streams, made again only when the source changes. */
+  #originsOf(source: ReadSource): Map<string, ReadOrigin> {
+    const known = this.#origins;
+    if (known?.source === source) return known.origins;
+    const origins = originsOf(source);
+    this.#origins = { source, origins };
+    return origins;
+  }
+
   /** CLIENT ID of the connection a lane's read runs on (a reconnect gets a new one). */
   async #clientIdOf(lane: Lane): Promise<number | undefined> {
     if (lane.clientId !== undefined) return lane.clientId;
@@ -230,9 +241,9 @@ export class Consumer {
   /** One read of `lane` with `share` slots held; every one of them is settled before it returns. */
   async #readOnce(lane: Lane, source: ReadSource, share: number): Promise<void> {
     try {
-      await this.#clientIdOf(lane);
+      if (lane.clientId === undefined) await this.#clientIdOf(lane);
       if (this.#stopping) return;
-      const origins = originsOf(source);
+      const origins = this.#originsOf(source);
       // The inbox first (probes, re-routed tasks), then pool bands highest first (pool-bands.ts).
       const call = lane.plan.next(lane.streams, share, (s) =>
         origins.get(s)?.kind === 'inbox' ? POOL_BANDS : bandOfStream(s),

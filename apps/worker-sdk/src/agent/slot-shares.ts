@@ -33,6 +33,8 @@ export class SlotShares {
    */
   reserve(signal: AbortSignal): Promise<number> {
     if (signal.aborted) return Promise.resolve(0);
+    // Nobody waits and a slot is free (a lone lane, every read): granted now, no listener.
+    if (this.#waiting.length === 0 && this.available >= 1) return Promise.resolve(this.#grant());
     return new Promise((resolve) => {
       const waiter = {
         want: (share: number) => {
@@ -62,15 +64,20 @@ export class SlotShares {
     this.#serve();
   }
 
+  /** Holds the next share (at least one slot, an even part of what is free) for a lane. */
+  #grant(): number {
+    const notHolding = Math.max(1, this.lanes() - this.#holding);
+    const share = Math.max(1, Math.floor(this.available / notHolding));
+    this.#reserved += share;
+    this.#holding += 1;
+    return share;
+  }
+
   #serve(): void {
     while (this.#waiting.length > 0 && this.available >= 1) {
       const waiter = this.#waiting.shift();
       if (waiter === undefined) break;
-      const notHolding = Math.max(1, this.lanes() - this.#holding);
-      const share = Math.max(1, Math.floor(this.available / notHolding));
-      this.#reserved += share;
-      this.#holding += 1;
-      waiter.want(share);
+      waiter.want(this.#grant());
     }
     // Nothing left to share: wait for a task to finish (slots held by lanes come back by
     // settle(), which serves again).

@@ -31,8 +31,9 @@ export class Slots {
   release(): void {
     if (this.#inUse === 0) throw new RangeError('release() with no slot taken');
     this.#inUse -= 1;
-    for (const wake of this.#freeWaiters.splice(0)) wake();
-    if (this.#inUse === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+    if (this.#freeWaiters.length > 0) for (const wake of this.#freeWaiters.splice(0)) wake();
+    if (this.#inUse === 0 && this.#idleWaiters.length > 0)
+      for (const wake of this.#idleWaiters.splice(0)) wake();
   }
 
   /** Resolves once a slot is free, or when `signal` aborts. Never rejects. */
