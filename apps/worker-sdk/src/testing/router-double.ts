@@ -115,6 +115,9 @@ export async function startRouterDouble(opts: {
     string,
     { reply: SubmitReply; body: SubmitBody; topic: string; created: number; hops: number }
   >();
+  // Each task's hops from the moment it is accepted: its handler may submit a child before the
+  // send's reply is back here (the router reads them from the parent's claim the same way).
+  const hopsOf = new Map<string, number>();
   const wakers = new Set<() => void>();
   const polls = { total: 0, open: 0, maxOpen: 0 };
   const submits: SubmitBody[] = [];
@@ -193,7 +196,8 @@ export async function startRouterDouble(opts: {
       const topic = body.callback_topic ?? '';
       // One more hop than the parent (a parent the router never saw counts as a caller's own).
       const hops =
-        body.parent_task_id === undefined ? 0 : (tasks.get(body.parent_task_id)?.hops ?? 0) + 1;
+        body.parent_task_id === undefined ? 0 : (hopsOf.get(body.parent_task_id) ?? 0) + 1;
+      hopsOf.set(taskId, hops);
       if (deadLetter !== undefined) {
         const reason = deadLetter;
         deadLetter = undefined;
