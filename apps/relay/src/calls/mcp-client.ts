@@ -33,6 +33,9 @@ const TERMINATE_TIMEOUT_MS = 1_000;
 /** Most pages of `tools/list` read in one discovery. */
 const MAX_TOOL_PAGES = 100;
 
+/** The SDK's reports of a response stream lost for good (streamableHttp.js). */
+const STREAM_LOST = /^(SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect)/;
+
 /** One MCP session: the SDK client and its transport. */
 interface Session {
   client: Client;
@@ -214,6 +217,17 @@ export class McpEndpointClient implements EndpointClient {
         return session;
       });
       this.#session = opening;
+      // A response stream that breaks (the server killed) leaves its call waiting for the
+      // timeout: the SDK resumes only a stream that sent an event id, and after its retries it
+      // reports the loss here without failing the call. The session goes instead, which fails
+      // its calls as ConnectionClosed, retryable on another replica.
+      client.onerror = (err: Error) => {
+        if (STREAM_LOST.test(err.message))
+          void opening.then(
+            (session) => this.#drop(session),
+            () => undefined,
+          );
+      };
       client.onclose = () => {
         if (this.#session === opening) this.#session = this.#opened = undefined;
       };
