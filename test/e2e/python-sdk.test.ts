@@ -92,7 +92,18 @@ async function settled(id: string, status: string, timeoutMs = 15_000): Promise<
 }
 
 async function submit(body: Record<string, unknown>): Promise<string> {
-  const r = await http<{ task_id: string }>(`${stack.routerUrl}/v1/tasks`, { body });
+  // An agent registry-sync just called HEALTHY reaches the router with the next snapshot (its
+  // announcement follows within the write's coalescing window): until then the router answers
+  // 503 NO_AGENT, which a caller sends again.
+  const r = await waitFor(
+    async () => {
+      const res = await http<{ task_id: string; error?: string }>(`${stack.routerUrl}/v1/tasks`, {
+        body,
+      });
+      return res.status === 503 && res.body.error === 'NO_AGENT' ? undefined : res;
+    },
+    { timeoutMs: 5_000, intervalMs: 50, message: 'the router never routed to the agent' },
+  );
   expect(r.status).toBe(202);
   return r.body.task_id;
 }
