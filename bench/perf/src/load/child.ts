@@ -48,3 +48,14 @@ export function envInt(name: string, fallback: number): number {
     throw new Error(`bench child: ${name} must be an integer, got ${value}`);
   return n;
 }
+
+/** The agents a fleet child serves: `AGENTS`, `<agent_id>=<capability>` pairs separated by commas. */
+export function agentSpecs(): { agentId: string; capability: string }[] {
+  return env('AGENTS')
+    .split(',')
+    .map((spec) => {
+      const [agentId, capability] = spec.split('=');
+      if (!agentId || !capability) throw new Error(`bench child: bad AGENTS entry "${spec}"`);
+      return { agentId, capability };
+    });
+}

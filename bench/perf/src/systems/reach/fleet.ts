@@ -10,16 +10,10 @@
 import { pino } from 'pino';
 import { ReachAgent, redisConnectionFromEnv } from '@agent-reach/worker-sdk';
 import { monoMs } from '../../clock.ts';
-import { announceReady, env, envInt, exitWithParent } from '../../load/child.ts';
+import { agentSpecs, announceReady, env, envInt, exitWithParent } from '../../load/child.ts';
 
 const logger = pino({ level: process.env['LOG_LEVEL'] ?? 'warn' });
-const specs = env('AGENTS')
-  .split(',')
-  .map((spec) => {
-    const [agentId, capability] = spec.split('=');
-    if (!agentId || !capability) throw new Error(`bench child: bad AGENTS entry "${spec}"`);
-    return { agentId, capability };
-  });
+const specs = agentSpecs();
 
 const agents = specs.map(
   ({ agentId, capability }) =>

@@ -22,20 +22,14 @@ import {
   type RegisterReply,
 } from '@agent-reach/protocol';
 import { monoMs, sleep } from '../../clock.ts';
-import { announceReady, env, envInt, exitWithParent } from '../../load/child.ts';
+import { agentSpecs, announceReady, env, envInt, exitWithParent } from '../../load/child.ts';
 
 type ReadReply = [string, [string, string[]][]][] | null;
 
 const registryUrl = env('REACH_REGISTRY_URL');
 const redisUrl = env('REDIS_URL');
 const maxConcurrency = envInt('MAX_CONCURRENCY', 100);
-const specs = env('AGENTS')
-  .split(',')
-  .map((spec) => {
-    const [agentId, capability] = spec.split('=');
-    if (!agentId || !capability) throw new Error(`bench child: bad AGENTS entry "${spec}"`);
-    return { agentId, capability };
-  });
+const specs = agentSpecs();
 
 /** Every agent's acks and XACKs go out on this one connection. */
 const writer = new Redis(redisUrl);
