@@ -2,12 +2,15 @@
  * infra/k8s/base: every manifest against the Kubernetes schemas (kubernetes-models), then what a
  * schema cannot see — the variables the containers get are settings the services read, ports,
  * probes, selectors and the autoscaler agree with each other and with the services' defaults,
- * and the relays reach registry-sync through its Service.
+ * the relays reach registry-sync through its Service, and the Redis credentials and TLS files
+ * come from Secrets (infra/k8s/components wire the TLS files in).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { redisExtrasFromEnv, redisOptionsFor } from '@agent-reach/service-kit';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { k8sRedisProblems, REDIS_CREDENTIALS, type K8sContainer } from './redis-closed.ts';
 import {
   authOf,
   isApiRole,
@@ -20,6 +23,9 @@ import {
 } from './services.ts';
 
 const BASE = join(ROOT, 'infra/k8s/base');
+const COMPONENTS = join(ROOT, 'infra/k8s/components');
+/** Where every Deployment mounts the Secret agent-reach-redis-tls. */
+const REDIS_TLS_DIR = '/etc/agent-reach/redis-tls';
 
 interface Manifest {
   apiVersion: string;
@@ -34,7 +40,12 @@ interface Container {
   args?: string[];
   ports: Array<{ name: string; containerPort: number }>;
   envFrom?: Array<{ configMapRef?: { name: string } }>;
-  env?: Array<{ name: string; value?: string; valueFrom?: unknown }>;
+  env?: Array<{
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
+  }>;
+  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
   readinessProbe?: { httpGet?: { path: string; port: string | number } };
   livenessProbe?: { httpGet?: { path: string; port: string | number } };
   resources?: {
@@ -49,7 +60,14 @@ interface Deployment extends Manifest {
     selector: { matchLabels: Record<string, string> };
     template: {
       metadata: { labels: Record<string, string> };
-      spec: { containers: Container[]; securityContext?: { runAsNonRoot?: boolean } };
+      spec: {
+        containers: Container[];
+        securityContext?: { runAsNonRoot?: boolean };
+        volumes?: Array<{
+          name: string;
+          secret?: { secretName: string; optional?: boolean };
+        }>;
+      };
     };
   };
 }
@@ -72,6 +90,8 @@ type ServiceManifest = Manifest & {
   };
 };
 const services = ofKind<ServiceManifest>('Service');
+/** The base's ConfigMaps: name → data. */
+const configMapData = Object.fromEntries(configMaps.map((m) => [m.metadata.name, m.data]));
 
 /** The Deployment that runs `role`, its one container, and the environment it starts with. */
 function deploymentOf(role: string) {
@@ -240,5 +260,129 @@ describe('infra/k8s/base', () => {
     expect(hpa?.spec.metrics.map((m) => m.resource?.name)).toEqual(['cpu']);
     expect(hpa?.spec.minReplicas).toBe(router.spec.replicas);
     expect(hpa!.spec.maxReplicas).toBeGreaterThan(hpa!.spec.minReplicas);
+  });
+
+  describe('Redis credentials and TLS files', () => {
+    interface Component {
+      kind: string;
+      patches: Array<{ path: string }>;
+    }
+    /** A component of infra/k8s/components, and the ConfigMap data its patches set. */
+    function componentOf(name: string) {
+      const dir = join(COMPONENTS, name);
+      const component = parse(readFileSync(join(dir, 'kustomization.yaml'), 'utf8')) as Component;
+      const data: Record<string, Record<string, string>> = {};
+      for (const { path } of component.patches) {
+        const patch = parse(readFileSync(join(dir, path), 'utf8')) as Manifest & {
+          data: Record<string, string>;
+        };
+        expect(patch.kind, `${name}/${path}`).toBe('ConfigMap');
+        data[patch.metadata.name] = { ...data[patch.metadata.name], ...patch.data };
+      }
+      return { component, data };
+    }
+
+    for (const role of ROLES) {
+      it(`${role} takes REDIS_USERNAME and REDIS_PASSWORD from the Secret agent-reach-redis`, () => {
+        const { c, env } = deploymentOf(role);
+        expect(k8sRedisProblems(c, configMapData)).toEqual([]);
+        for (const variable of REDIS_CREDENTIALS) {
+          const entry = c.env?.find((e) => e.name === variable);
+          expect(entry?.valueFrom?.secretKeyRef).toEqual({
+            name: 'agent-reach-redis',
+            key: variable,
+            optional: true,
+          });
+        }
+        // Read by the service, and no TLS file named while REDIS_URL is redis://.
+        expect(unreadVariables(role, env)).toEqual([]);
+        expect(Object.keys(env).filter((k) => k.startsWith('REDIS_TLS_'))).toEqual([]);
+      });
+
+      it(`${role} mounts the optional Secret agent-reach-redis-tls, read-only`, () => {
+        const { d, c } = deploymentOf(role);
+        const mount = c.volumeMounts?.find((m) => m.mountPath === REDIS_TLS_DIR);
+        expect(mount?.readOnly).toBe(true);
+        const volume = d.spec.template.spec.volumes?.find((v) => v.name === mount?.name);
+        expect(volume?.secret).toEqual({ secretName: 'agent-reach-redis-tls', optional: true });
+      });
+    }
+
+    it('refuses a container with a literal credential, one left out, or a ConfigMap that holds one', () => {
+      const { c } = deploymentOf('router');
+      const literal: K8sContainer = {
+        ...c,
+        env: [
+          ...(c.env ?? []).filter((e) => e.name !== 'REDIS_PASSWORD'),
+          { name: 'REDIS_PASSWORD', value: 'hunter2' },
+        ],
+      };
+      expect(k8sRedisProblems(literal, configMapData)).toEqual([
+        'router: REDIS_PASSWORD is not taken from a secretKeyRef',
+        'router: REDIS_PASSWORD has a literal value',
+      ]);
+      const without: K8sContainer = {
+        ...c,
+        env: (c.env ?? []).filter((e) => e.name !== 'REDIS_USERNAME'),
+      };
+      expect(k8sRedisProblems(without, configMapData)).toEqual([
+        'router: REDIS_USERNAME is not taken from a secretKeyRef',
+      ]);
+      const inConfigMap = {
+        ...configMapData,
+        'agent-reach-common': {
+          ...configMapData['agent-reach-common'],
+          REDIS_URL: 'redis://reach:hunter2@redis:6379',
+          REDIS_PASSWORD: 'hunter2',
+        },
+      };
+      expect(k8sRedisProblems(c, inConfigMap)).toEqual([
+        'router: REDIS_PASSWORD is in the ConfigMap agent-reach-common',
+        'router: REDIS_URL in the ConfigMap agent-reach-common carries a password',
+      ]);
+    });
+
+    it('has components that point REDIS_TLS_* at the files of the mounted Secret', () => {
+      expect(readdirSync(COMPONENTS).sort()).toEqual(['redis-client-cert', 'redis-tls']);
+      const files = { REDIS_TLS_CA: 'ca.crt', REDIS_TLS_CERT: 'tls.crt', REDIS_TLS_KEY: 'tls.key' };
+      const set: Record<string, string> = {};
+      for (const name of ['redis-tls', 'redis-client-cert']) {
+        const { component, data } = componentOf(name);
+        expect(component.kind).toBe('Component');
+        // The ConfigMap all three services read.
+        expect(Object.keys(data)).toEqual(['agent-reach-common']);
+        Object.assign(set, data['agent-reach-common']);
+      }
+      expect(set).toEqual(
+        Object.fromEntries(Object.entries(files).map(([k, f]) => [k, `${REDIS_TLS_DIR}/${f}`])),
+      );
+    });
+
+    it("the services accept the components' settings, with a rediss:// URL only", () => {
+      const ca = componentOf('redis-tls').data['agent-reach-common'];
+      const pair = componentOf('redis-client-cert').data['agent-reach-common'];
+      for (const role of ROLES) {
+        const { env } = deploymentOf(role);
+        const tls = { ...env, ...ca, ...pair };
+        // One at a time (REDIS_TLS_CERT and REDIS_TLS_KEY only go together: read below).
+        expect(unreadVariables(role, { ...env, ...ca, REDIS_URL: 'rediss://redis:6380' })).toEqual(
+          [],
+        );
+        const extras = redisExtrasFromEnv(tls);
+        expect(extras).toMatchObject({
+          tlsCaFile: `${REDIS_TLS_DIR}/ca.crt`,
+          tlsCertFile: `${REDIS_TLS_DIR}/tls.crt`,
+          tlsKeyFile: `${REDIS_TLS_DIR}/tls.key`,
+        });
+        // What the overlay changes with them: TLS files with redis:// stop the service; with
+        // rediss:// it reads them (absent here, so it names the first).
+        expect(() => redisOptionsFor({ url: env['REDIS_URL']!, ...extras })).toThrow(
+          /use rediss:\/\//,
+        );
+        expect(() => redisOptionsFor({ url: 'rediss://redis:6380', ...extras })).toThrow(
+          `REDIS_TLS_CA=${REDIS_TLS_DIR}/ca.crt cannot be read`,
+        );
+      }
+    });
   });
 });
