@@ -6,8 +6,9 @@
  * state and artifacts; the A2A 0.3 method names answer too. API keys are required: a call
  * without a key is 401, and another tenant's key sees neither the capability nor the task. A task
  * sent with a push-notification config is pushed, completed with its result, to a webhook the
- * test serves, with the config's token; configs are read, listed and deleted; a webhook on a host
- * that is neither loopback nor allowed is refused.
+ * test serves on loopback (allowed with keys required by REACH_OUTBOUND_LOOPBACK=on), with the
+ * config's token; configs are read, listed and deleted; a webhook on a host that is neither
+ * loopback nor allowed is refused.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -34,8 +35,11 @@ let agent: ReachAgent | undefined;
 let otherKey: string;
 
 beforeAll(async () => {
-  // Keys required, as off loopback: the cards say so and a call without a key is 401.
-  stack = await startStack({ env: { REACH_AUTH: 'required', REACH_ADMIN_KEY: ADMIN } });
+  // Keys required, as off loopback: the cards say so and a call without a key is 401. The test's
+  // webhook is on loopback: the operator's opt-in allows it.
+  stack = await startStack({
+    env: { REACH_AUTH: 'required', REACH_ADMIN_KEY: ADMIN, REACH_OUTBOUND_LOOPBACK: 'on' },
+  });
   agent = new ReachAgent({
     registryUrl: stack.registryUrl,
     routerUrl: stack.routerUrl,

@@ -269,6 +269,15 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
       REACH_PREFIX: env.REACH_PREFIX || SHARED_SETTINGS.prefix.default,
       REGISTRY_PORT: String(registryPort),
       ROUTER_PORT: String(routerPort),
+      // The demo endpoint agents listen on 127.0.0.1: with keys required a loopback URL is
+      // allowed only by name (REACH_OUTBOUND_LOOPBACK, docs/SECURITY.md).
+      ...(keysRequired
+        ? {
+            REACH_ENDPOINT_HOSTS: [env.REACH_ENDPOINT_HOSTS, '127.0.0.1']
+              .filter((h) => h !== undefined && h !== '')
+              .join(','),
+          }
+        : {}),
     };
     const healthy = (url: string) => async () => (await httpStatus(url)) === 200;
     if (opts.cluster) {

@@ -16,6 +16,7 @@ import {
   createRedis,
   decideAuth,
   loadScripts,
+  outboundLoopbackAllowed,
   serviceLogger,
   watchClientStuckCommands,
   type RedisConnectionSettings,
@@ -118,6 +119,8 @@ export async function createRegistryService(
     adminKey: options.adminKey,
   });
   if (auth.warning) logger.warn({ module: 'auth' }, auth.warning);
+  // Whether a card_url or an endpoint's URL a caller names may be a loopback host.
+  const outboundLoopback = outboundLoopbackAllowed(options.outboundLoopback, auth.required);
   const keys = reachKeys(options.prefix, {
     shards: () => options.shards,
     taskShards: () => options.taskShards,
@@ -353,7 +356,8 @@ export async function createRegistryService(
   const endpointsFile = options.endpointsFile
     ? new EndpointsFileWatcher({
         path: options.endpointsFile,
-        hosts: options.endpointHosts,
+        // The operator's own file, not a caller's request: loopback unless turned off.
+        allowed: { hosts: options.endpointHosts, loopback: options.outboundLoopback !== 'off' },
         applier: new EndpointsFileApplier({ store: endpointStore, agents: registry, logger }),
         logger,
       })
@@ -367,6 +371,7 @@ export async function createRegistryService(
     fleet,
     cards: {
       hosts: options.cardHosts,
+      loopback: outboundLoopback,
       timeoutMs: options.cardTimeoutMs,
       maxBytes: options.cardMaxBytes,
     },
@@ -376,7 +381,7 @@ export async function createRegistryService(
       declarations: new EndpointDeclarations({
         store: endpointStore,
         agents: registry,
-        hosts: options.endpointHosts,
+        allowed: { hosts: options.endpointHosts, loopback: outboundLoopback },
         logger,
       }),
       registration: new EndpointRegistration({

@@ -36,6 +36,7 @@ describe('router options', () => {
       keyMaxInflight: 0,
       a2aPushHosts: [],
       logLevel: 'info',
+      outboundLoopback: 'auto',
     });
   });
 

@@ -8,6 +8,7 @@ import {
   createRedis,
   decideAuth,
   loadScripts,
+  outboundLoopbackAllowed,
   serviceLogger,
   watchClientStuckCommands,
 } from '@agent-reach/service-kit';
@@ -224,7 +225,14 @@ export async function createRouterService(
   });
   waiter.start();
   // A2A push notifications (docs/A2A.md): the configs, and this router's share of the webhooks.
-  const a2aPush = new PushConfigStore({ redis, keys, hosts: options.a2aPushHosts });
+  const a2aPush = new PushConfigStore({
+    redis,
+    keys,
+    allowed: {
+      hosts: options.a2aPushHosts,
+      loopback: outboundLoopbackAllowed(options.outboundLoopback, auth.required),
+    },
+  });
   const pushConn = createRedis(connection, { maxRetriesPerRequest: null, retryStrategy });
   pushConn.on('error', (err: Error) =>
     logger.debug({ err, module: 'redis' }, 'A2A push connection error'),

@@ -22,7 +22,7 @@ export const RegisterRequest = Type.Object(
         pattern: '^https?://',
         maxLength: 2048,
         description:
-          'Where registry-sync fetches the AgentCard: a loopback host or one of REACH_CARD_HOSTS',
+          'Where registry-sync fetches the AgentCard: one of REACH_CARD_HOSTS, or a loopback host as REACH_OUTBOUND_LOOPBACK allows',
       }),
     ),
   },

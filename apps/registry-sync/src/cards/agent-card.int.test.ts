@@ -1,10 +1,12 @@
 /**
  * Registering with an A2A AgentCard on the real test Redis, keys required: inline or fetched from
- * a loopback HTTP server of the test's own, skills become capabilities and the placement
- * extension region and tags, GET /v1/agents/:id/card serves it to those who see the agent, and
- * a card from a host not allowed, a bad card or a failed fetch is refused with its code.
+ * a loopback HTTP server of the test's own (REACH_OUTBOUND_LOOPBACK=on), skills become
+ * capabilities and the placement extension region and tags, GET /v1/agents/:id/card serves it to
+ * those who see the agent, and a card from a host not allowed (loopback without the opt-in), a
+ * bad card or a failed fetch is refused with its code; a failed fetch always with the same words.
  */
 import { createServer, type Server } from 'node:http';
+import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
@@ -13,6 +15,7 @@ import { PLACEMENT_EXTENSION_URI, reachKeys, type AgentView } from '@agent-reach
 import { ApiKeyStore } from '@agent-reach/service-kit';
 import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from '../index.ts';
+import type { RegistryOptions } from '../options.ts';
 
 const ADMIN_KEY = `admin-${'c'.repeat(40)}`;
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
@@ -33,6 +36,10 @@ const card = {
 
 let cardServer: Server;
 let cardBase = '';
+/** Requests the card server got. */
+let cardRequests = 0;
+/** The service's log lines, parsed. */
+let logLines: Record<string, unknown>[] = [];
 let service: RegistryService;
 let redis: Redis;
 let prefix: string;
@@ -40,6 +47,7 @@ let prefix: string;
 beforeAll(async () => {
   // The cards an agent publishes, on loopback; /slow never answers, /big is over the cap.
   cardServer = createServer((req, res) => {
+    cardRequests += 1;
     if (req.url === '/card.json') res.end(JSON.stringify({ ...card, name: 'Fetched Agent' }));
     else if (req.url === '/big.json') res.end(JSON.stringify({ ...card, pad: 'x'.repeat(4096) }));
     else if (req.url === '/chunked') {
@@ -47,6 +55,8 @@ beforeAll(async () => {
       res.write(JSON.stringify({ ...card, pad: 'x'.repeat(1500) }));
       res.end(' '.repeat(1500));
     } else if (req.url === '/not-json') res.end('<html>');
+    else if (req.url === '/bad-card.json')
+      res.end(JSON.stringify({ name: 'x', skills: [{ id: 'a b' }] }));
     else if (req.url === '/moved') res.writeHead(302, { location: '/card.json' }).end();
     else if (req.url !== '/slow') res.writeHead(404).end();
   });
@@ -59,9 +69,16 @@ afterAll(async () => {
   await new Promise((resolve) => cardServer.close(resolve));
 });
 
-beforeEach(async () => {
-  prefix = randomPrefix();
-  service = await createRegistryService(
+/** A registry-sync with keys required, its log kept in `logLines`. */
+async function startService(opts: Partial<RegistryOptions>): Promise<RegistryService> {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line) logLines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return createRegistryService(
     {
       redisUrl: testServices().redisUrl,
       prefix,
@@ -72,9 +89,17 @@ beforeEach(async () => {
       cardTimeoutMs: 2000,
       cardMaxBytes: 2048,
       sweepIntervalMs: 100,
+      ...opts,
     },
-    { logger: pino({ level: 'silent' }) },
+    { logger: pino({ level: 'info' }, sink) },
   );
+}
+
+beforeEach(async () => {
+  prefix = randomPrefix();
+  logLines = [];
+  // The card server is on loopback: allowed by the operator's opt-in.
+  service = await startService({ outboundLoopback: 'on' });
   redis = new Redis(testServices().redisUrl);
 });
 
@@ -194,6 +219,29 @@ describe('refusals', () => {
     );
   });
 
+  it('keys required, no REACH_OUTBOUND_LOOPBACK=on: every loopback card_url is refused alike, nothing fetched', async () => {
+    await service.close();
+    service = await startService({});
+    const before = cardRequests;
+    const redisPort = new URL(testServices().redisUrl).port || '6379';
+    const messages = new Set<string>();
+    // A card server, a closed port, Redis, and registry-sync's own port: one answer.
+    for (const target of [
+      `${cardBase}/card.json`,
+      `${cardBase}/missing`,
+      'http://127.0.0.1:1/card.json',
+      `http://127.0.0.1:${redisPort}/`,
+      'http://127.0.0.1:4001/healthz',
+    ])
+      messages.add(await refused({ card_url: target }, 403, 'CARD_URL_NOT_ALLOWED'));
+    expect([...messages]).toEqual([
+      'card_url host 127.0.0.1 is not in REACH_CARD_HOSTS (a loopback host needs REACH_OUTBOUND_LOOPBACK=on while API keys are required); send the card inline or ask the operator to allow the host',
+    ]);
+    expect(cardRequests).toBe(before);
+    // An inline card is no fetch: still registered.
+    expect((await register({ agent_id: 'chef', max_concurrency: 1, card })).statusCode).toBe(200);
+  });
+
   it('a bad card: 400 INVALID_CARD naming the field', async () => {
     expect(
       await refused({ card: { name: 'x', skills: [{ id: 'a b' }] } }, 400, 'INVALID_CARD'),
@@ -202,23 +250,41 @@ describe('refusals', () => {
     await refused({ card: { name: 'empty', skills: [] } }, 400, 'INVALID_CARD');
     await refused({ card, card_url: `${cardBase}/card.json` }, 400, 'INVALID_CARD');
     await refused({ card_url: `${cardBase}/not-json` }, 400, 'INVALID_CARD');
+    // Fetched from an allowed host, the card is the agent's own: the schema's message too.
+    expect(await refused({ card_url: `${cardBase}/bad-card.json` }, 400, 'INVALID_CARD')).toMatch(
+      /card\.skills\.0\.id/,
+    );
     // Neither capabilities nor a card.
     await refused({}, 400, 'INVALID_BODY');
     expect(await redis.exists(reachKeys(prefix).agent('bad'))).toBe(0);
   });
 
-  it('a fetch that fails: 502 CARD_FETCH_FAILED (404, redirect, too big, too slow)', async () => {
-    const why = {
-      '/missing': 'answered 404',
-      '/moved': 'answered 302',
-      '/big.json': 'over 2048',
-      '/chunked': 'over 2048',
-      '/slow': 'no answer within 2000 ms',
+  it('a fetch that fails: 502 CARD_FETCH_FAILED, one message whatever failed; the log says what', async () => {
+    const redisPort = new URL(testServices().redisUrl).port || '6379';
+    const why: Record<string, Record<string, unknown>> = {
+      [`${cardBase}/missing`]: { kind: 'status', status: 404 },
+      [`${cardBase}/moved`]: { kind: 'status', status: 302 },
+      [`${cardBase}/big.json`]: { kind: 'too_large' },
+      [`${cardBase}/chunked`]: { kind: 'too_large' },
+      [`${cardBase}/slow`]: { kind: 'timeout' },
+      'http://127.0.0.1:1/card.json': { kind: 'no_connection' },
+      // Not an HTTP service: it answers something, or breaks the connection.
+      [`http://127.0.0.1:${redisPort}/`]: {},
     };
-    for (const [path, message] of Object.entries(why))
-      expect(await refused({ card_url: `${cardBase}${path}` }, 502, 'CARD_FETCH_FAILED')).toContain(
-        message,
-      );
+    const messages = new Set<string>();
+    for (const [target, detail] of Object.entries(why)) {
+      messages.add(await refused({ card_url: target }, 502, 'CARD_FETCH_FAILED'));
+      const logged = logLines.filter((l) => String(l.msg).startsWith('card_url fetch failed'));
+      expect(logged.at(-1), target).toMatchObject({
+        level: 40,
+        host: new URL(target).host,
+        ...detail,
+      });
+      expect(logged.at(-1)).not.toHaveProperty('err');
+    }
+    expect([...messages]).toEqual([
+      'could not fetch the card at card_url: it must answer 200 with the card, without a redirect, within REACH_CARD_TIMEOUT_MS and REACH_CARD_MAX_BYTES; check the URL or send the card inline (card)',
+    ]);
   });
 });
 

@@ -30,6 +30,8 @@ let subscriber: Redis;
 let keys: ReachKeys;
 let prefix: string;
 let store: ApiKeyStore;
+/** The test Redis's port: a loopback service that is not HTTP. */
+const redisPort = () => new URL(testServices().redisUrl).port || '6379';
 /** Every agent_id announced on the endpoints channel, in order. */
 const announced: string[] = [];
 
@@ -44,6 +46,8 @@ beforeAll(async () => {
       adminKey: ADMIN,
       probeIntervalMs: 60_000,
       endpointHosts: ['agents.internal'],
+      // The endpoints declared here are on loopback.
+      outboundLoopback: 'on',
     },
     { logger: serviceLogger('registry-sync', 'trace', capture) },
   );
@@ -189,6 +193,38 @@ describe('declaring an endpoint agent', () => {
     );
     const allowed = await put('x4', { protocol: 'mcp', url: 'https://Agents.Internal/mcp' }, ADMIN);
     expect(allowed.statusCode).toBe(200);
+  });
+
+  it('keys required, no REACH_OUTBOUND_LOOPBACK=on: a loopback url is refused, whatever listens', async () => {
+    const closed = await createRegistryService(
+      {
+        redisUrl: testServices().redisUrl,
+        prefix,
+        auth: 'required',
+        adminKey: ADMIN,
+        probeIntervalMs: 60_000,
+      },
+      { logger: serviceLogger('registry-sync', 'silent'), housekeeping: false },
+    );
+    try {
+      const messages = new Set<string>();
+      for (const url of ['http://127.0.0.1:1/', `http://127.0.0.1:${redisPort()}/`]) {
+        const res = await closed.app.inject({
+          method: 'PUT',
+          url: '/v1/endpoints/x5',
+          headers: { authorization: `Bearer ${ADMIN}` },
+          payload: { protocol: 'a2a', url },
+        });
+        expect(res.statusCode).toBe(403);
+        expect(res.json()).toMatchObject({ error: 'ENDPOINT_URL_NOT_ALLOWED' });
+        messages.add(res.json<{ message: string }>().message);
+      }
+      expect([...messages]).toEqual([
+        'url host 127.0.0.1 is not in REACH_ENDPOINT_HOSTS (a loopback host needs REACH_OUTBOUND_LOOPBACK=on while API keys are required); ask the operator to allow the host',
+      ]);
+    } finally {
+      await closed.close();
+    }
   });
 });
 

@@ -4,6 +4,7 @@ import {
   httpError,
   mayUseCapability,
   seesAllTenants,
+  type OutboundHosts,
   type Principal,
 } from '@agent-reach/service-kit';
 import type { AgentRegistry } from '../registry/agent-registry.ts';
@@ -16,8 +17,11 @@ export interface EndpointDeclarationsOptions {
   store: EndpointStore;
   /** Where a registered agent's tenant is read: an agent_id another tenant holds is refused. */
   agents: Pick<AgentRegistry, 'get'>;
-  /** Hosts an endpoint's URLs may name besides loopback (REACH_ENDPOINT_HOSTS). */
-  hosts: readonly string[];
+  /**
+   * Hosts an endpoint's URLs may name (REACH_ENDPOINT_HOSTS), and whether loopback ones too
+   * (REACH_OUTBOUND_LOOPBACK with the auth decision).
+   */
+  allowed: OutboundHosts;
   logger: Logger;
   /** @default Date.now */
   now?: () => number;
@@ -56,7 +60,7 @@ export class EndpointDeclarations {
         'FORBIDDEN',
         `this key may not serve ${missing.join(', ')}; declare with a key whose capabilities cover them`,
       );
-    checkEndpointUrls(body, this.o.hosts);
+    checkEndpointUrls(body, this.o.allowed);
     await this.refuseAgentOfAnotherTenant(agentId, principal.tenant);
     for (let i = 0; i < SWAP_TRIES; i++) {
       const current = await this.o.store.read(agentId);

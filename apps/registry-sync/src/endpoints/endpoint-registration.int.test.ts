@@ -36,6 +36,8 @@ beforeAll(async () => {
       auth: 'required',
       adminKey: ADMIN,
       probeIntervalMs: 60_000,
+      // The endpoints declared here are on loopback.
+      outboundLoopback: 'on',
     },
     { logger: pino({ level: 'silent' }) },
   );

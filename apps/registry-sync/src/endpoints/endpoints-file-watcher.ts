@@ -2,6 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Logger } from 'pino';
+import type { OutboundHosts } from '@agent-reach/service-kit';
 import type { EndpointsFileApplier } from './endpoints-file-applier.ts';
 import { isEndpointsFileError, readEndpointsFile } from './endpoints-file.ts';
 
@@ -9,8 +10,8 @@ import { isEndpointsFileError, readEndpointsFile } from './endpoints-file.ts';
 export interface EndpointsFileWatcherOptions {
   /** The file (REACH_ENDPOINTS_FILE). */
   path: string;
-  /** Hosts its URLs may name besides loopback (REACH_ENDPOINT_HOSTS). */
-  hosts: readonly string[];
+  /** Hosts its URLs may name (REACH_ENDPOINT_HOSTS), and whether loopback ones too. */
+  allowed: OutboundHosts;
   applier: EndpointsFileApplier;
   logger: Logger;
   /** How often the file's mtime and size are compared, for changes fs.watch misses. @default 2000 */
@@ -115,7 +116,7 @@ export class EndpointsFileWatcher {
       return;
     }
     try {
-      const entries = readEndpointsFile(this.o.path, text, this.o.hosts);
+      const entries = readEndpointsFile(this.o.path, text, this.o.allowed);
       await this.o.applier.apply(entries);
     } catch (err: unknown) {
       if (!isEndpointsFileError(err)) {

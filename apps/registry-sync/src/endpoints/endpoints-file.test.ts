@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { isEndpointsFileError, readEndpointsFile } from './endpoints-file.ts';
 
 /** The reason a file is refused for. */
-function refusal(path: string, text: string, hosts: string[] = []): string {
+function refusal(path: string, text: string, loopback = true): string {
   try {
-    readEndpointsFile(path, text, hosts);
+    readEndpointsFile(path, text, { hosts: [], loopback });
   } catch (err: unknown) {
     if (isEndpointsFileError(err)) return err.message;
     throw err;
@@ -28,7 +28,9 @@ endpoints:
     url: https://agents.internal/run
     capabilities: [run]
 `;
-    expect(readEndpointsFile('e.yaml', yaml, ['agents.internal'])).toEqual([
+    expect(
+      readEndpointsFile('e.yaml', yaml, { hosts: ['agents.internal'], loopback: true }),
+    ).toEqual([
       { protocol: 'a2a', max_concurrency: 2, agent_id: 'one', url: 'http://127.0.0.1:9001' },
       {
         agent_id: 'two',
@@ -42,7 +44,7 @@ endpoints:
       readEndpointsFile(
         'e.JSON',
         '{"endpoints": [{"agent_id": "a", "protocol": "mcp", "url": "http://localhost/mcp"}]}',
-        [],
+        { hosts: [], loopback: true },
       ),
     ).toHaveLength(1);
   });
@@ -79,5 +81,9 @@ endpoints:
     const twice =
       'endpoints:\n  - {agent_id: a, protocol: a2a, url: "http://127.0.0.1"}\n  - {agent_id: a, protocol: a2a, url: "http://127.0.0.1:2"}\n';
     expect(refusal('e.yaml', twice)).toContain('declared twice');
+    // REACH_OUTBOUND_LOOPBACK=off: no loopback host, in the file either.
+    expect(refusal('e.yaml', entry('protocol: a2a, url: "http://127.0.0.1:9"'), false)).toContain(
+      'url host 127.0.0.1 is not in REACH_ENDPOINT_HOSTS',
+    );
   });
 });

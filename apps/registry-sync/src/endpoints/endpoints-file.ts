@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLError } from 'yaml';
 import { EndpointBody, ID_PATTERN, TENANT_PATTERN } from '@agent-reach/protocol';
+import type { OutboundHosts } from '@agent-reach/service-kit';
 import { declarationProblem } from './endpoint-record.ts';
 import { endpointUrlProblem } from './endpoint-urls.ts';
 
@@ -61,14 +62,14 @@ function parseText(path: string, text: string): unknown {
 
 /**
  * Reads the endpoints file's text into its entries, each checked as an API declaration is
- * (schema, `http` with capabilities, URLs a loopback host or one of `hosts`) and agent_ids
+ * (schema, `http` with capabilities, URLs on a host `allowed` allows) and agent_ids
  * unique. Any fault refuses the whole file.
  * @throws EndpointsFileError naming the entry and what is wrong
  */
 export function readEndpointsFile(
   path: string,
   text: string,
-  hosts: readonly string[],
+  allowed: OutboundHosts,
 ): EndpointsFileEntry[] {
   const value = parseText(path, text);
   if (!Value.Check(EndpointsFile, value)) {
@@ -87,10 +88,10 @@ export function readEndpointsFile(
     seen.add(entry.agent_id);
     const problem =
       declarationProblem(entry) ??
-      endpointUrlProblem('url', entry.url, hosts) ??
+      endpointUrlProblem('url', entry.url, allowed) ??
       (entry.health_url === undefined
         ? undefined
-        : endpointUrlProblem('health_url', entry.health_url, hosts));
+        : endpointUrlProblem('health_url', entry.health_url, allowed));
     if (problem !== undefined) throw new EndpointsFileError(`${where}: ${problem}`);
   });
   return value.endpoints;

@@ -3,8 +3,10 @@ import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { ReachKeys } from '@agent-reach/protocol';
 import {
   checkOutboundUrl,
+  hostRefusal,
   httpError,
   loadScripts,
+  type OutboundHosts,
   type OutboundUrlProblem,
 } from '@agent-reach/service-kit';
 import type { RedisClient } from '@agent-reach/service-kit/redis';
@@ -32,18 +34,20 @@ export interface StoredPushConfig {
 }
 
 /**
- * The webhook URL of a config, checked: http or https, no credentials, and a loopback host or one
- * of `hosts` (REACH_A2A_PUSH_HOSTS).
+ * The webhook URL of a config, checked: http or https, no credentials, and one of `allowed`'s
+ * hosts (REACH_A2A_PUSH_HOSTS), or a loopback host when it allows loopback
+ * (REACH_OUTBOUND_LOOPBACK). Every loopback URL is refused alike: the refusal does not depend
+ * on what listens there.
  * @throws PUSH_URL_NOT_ALLOWED (403; over A2A, JSON-RPC -32602)
  */
-export function allowedPushUrl(text: string, hosts: readonly string[]): URL {
-  const checked = checkOutboundUrl(text, hosts);
+export function allowedPushUrl(text: string, allowed: OutboundHosts): URL {
+  const checked = checkOutboundUrl(text, allowed);
   if ('url' in checked) return checked.url;
   const why: Record<OutboundUrlProblem, string> = {
     not_url: `push url ${JSON.stringify(text)} is not a URL`,
     not_http: 'the push url must be an http or https URL',
     credentials: 'the push url may not carry credentials',
-    host: `push url host ${checked.host ?? ''} is neither loopback nor in REACH_A2A_PUSH_HOSTS; ask the operator to allow the host`,
+    host: `push url ${hostRefusal(checked.host ?? '', 'REACH_A2A_PUSH_HOSTS', allowed)}; ask the operator to allow the host`,
   };
   throw httpError('PUSH_URL_NOT_ALLOWED', why[checked.problem]);
 }
@@ -68,10 +72,7 @@ export function isPushConfigId(value: unknown): value is string {
  * {@link allowedPushUrl}.
  * @throws INVALID_PARAMS naming the field; PUSH_URL_NOT_ALLOWED
  */
-export function checkPushConfig(
-  config: TaskPushNotificationConfig,
-  hosts: readonly string[],
-): void {
+export function checkPushConfig(config: TaskPushNotificationConfig, allowed: OutboundHosts): void {
   const texts: [string, unknown][] = [
     ['token', config.token],
     ['authentication.scheme', config.authentication?.scheme],
@@ -87,15 +88,15 @@ export function checkPushConfig(
       );
   if (typeof config.url !== 'string')
     throw httpError('INVALID_PARAMS', 'a push config needs a url (a string)');
-  allowedPushUrl(config.url, hosts);
+  allowedPushUrl(config.url, allowed);
 }
 
 /** What the push-config store needs. */
 export interface PushConfigStoreOptions {
   redis: RedisClient;
   keys: ReachKeys;
-  /** Hosts besides loopback a webhook may go to (REACH_A2A_PUSH_HOSTS). */
-  hosts: readonly string[];
+  /** Hosts a webhook may go to (REACH_A2A_PUSH_HOSTS), and whether loopback ones too. */
+  allowed: OutboundHosts;
 }
 
 /**
@@ -104,12 +105,13 @@ export interface PushConfigStoreOptions {
  * forwarder (its callback topic becomes {@link A2A_PUSH_TOPIC} unless its caller set one).
  */
 export class PushConfigStore {
-  readonly hosts: readonly string[];
+  /** Where webhooks may go: checked when a config is saved, and again before each send. */
+  readonly allowed: OutboundHosts;
   /** push-config-save-2.lua is defined on the connection (at the first save). */
   #loaded = false;
 
   constructor(private readonly o: PushConfigStoreOptions) {
-    this.hosts = o.hosts;
+    this.allowed = o.allowed;
   }
 
   /**
@@ -122,7 +124,7 @@ export class PushConfigStore {
     config: TaskPushNotificationConfig,
     wireVersion: string,
   ): Promise<TaskPushNotificationConfig> {
-    checkPushConfig(config, this.hosts);
+    checkPushConfig(config, this.allowed);
     const saved: TaskPushNotificationConfig = { ...config, id: config.id || randomUUID() };
     const stored: StoredPushConfig = { config: saved, wireVersion };
     const ok = await this.run(id, saved.id, JSON.stringify(stored));

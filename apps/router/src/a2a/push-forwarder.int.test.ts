@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pino from 'pino';
+import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { CallbackMessage } from '@agent-reach/protocol';
 import { CallbackPublisher } from '@agent-reach/dispatch';
 import { testServices, waitFor } from '@agent-reach/testkit';
@@ -93,6 +94,20 @@ function forwarder(
   });
 }
 
+/** What saving `config` as task `t-closed`'s throws. */
+async function saveRefusal(
+  s: PushConfigStore,
+  config: TaskPushNotificationConfig,
+): Promise<unknown> {
+  return s.save('t-closed', config, '1.0').then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+}
+
+/** The test Redis's port: a loopback service that is not HTTP. */
+const redisPort = () => new URL(testServices().redisUrl).port || '6379';
+
 const pending = async () =>
   Number(
     (
@@ -103,7 +118,7 @@ const pending = async () =>
 describe('the A2A push forwarder', () => {
   it('posts a task with a config to its webhook, again after a refusal, and acknowledges every final item', async () => {
     const { redis, keys } = scratch;
-    const store = new PushConfigStore({ redis, keys, hosts: [] });
+    const store = new PushConfigStore({ redis, keys, allowed: { hosts: [], loopback: true } });
     const publisher = new CallbackPublisher({
       redis,
       keys,
@@ -144,7 +159,7 @@ describe('the A2A push forwarder', () => {
 
   it('claims and delivers an item a router read and never acknowledged (it died)', async () => {
     const { redis, keys } = scratch;
-    const store = new PushConfigStore({ redis, keys, hosts: [] });
+    const store = new PushConfigStore({ redis, keys, allowed: { hosts: [], loopback: true } });
     await completedTask('orphan');
     await store.save(
       'orphan',
@@ -184,7 +199,11 @@ describe('the A2A push forwarder', () => {
 
   it('refuses a webhook on a host that is neither loopback nor allowed', async () => {
     const { redis, keys } = scratch;
-    const store = new PushConfigStore({ redis, keys, hosts: ['hooks.example.com'] });
+    const store = new PushConfigStore({
+      redis,
+      keys,
+      allowed: { hosts: ['hooks.example.com'], loopback: true },
+    });
     const config = { tenant: '', id: '', taskId: '', token: '', authentication: undefined };
     await expect(
       store.save('t', { ...config, url: 'http://metadata.internal/x' }, '1.0'),
@@ -199,9 +218,44 @@ describe('the A2A push forwarder', () => {
     ]);
   });
 
+  it('with API keys required and no REACH_OUTBOUND_LOOPBACK=on: every loopback URL refused alike, and a stored one not sent to', async () => {
+    const { redis, keys } = scratch;
+    const open = new PushConfigStore({ redis, keys, allowed: { hosts: [], loopback: true } });
+    const closed = new PushConfigStore({ redis, keys, allowed: { hosts: [], loopback: false } });
+    const config = { tenant: '', id: '', taskId: '', token: '', authentication: undefined };
+    // The hook listens on one; nothing on the others: the answers are the same.
+    const messages = new Set<string>();
+    for (const target of [url, 'http://127.0.0.1:1/x', `http://127.0.0.1:${redisPort()}/`]) {
+      const refusal = await saveRefusal(closed, { ...config, url: target });
+      expect(refusal).toMatchObject({ code: 'PUSH_URL_NOT_ALLOWED' });
+      messages.add((refusal as Error).message);
+    }
+    expect([...messages]).toEqual([
+      'push url host 127.0.0.1 is not in REACH_A2A_PUSH_HOSTS (a loopback host needs REACH_OUTBOUND_LOOPBACK=on while API keys are required); ask the operator to allow the host',
+    ]);
+    expect(await closed.list('t-closed')).toEqual([]);
+    // Saved while loopback was allowed, sent after a restart that no longer allows it: not sent.
+    await completedTask('was-open');
+    await open.save('was-open', { ...config, id: 'c1', url, token: 'was-open' }, '1.0');
+    const before = hook.got.length;
+    const fwd = forwarder(closed);
+    fwd.start();
+    try {
+      await new CallbackPublisher({
+        redis,
+        keys,
+        settings: { callbackRetentionS: 60, callbackMaxLen: 1000 },
+      }).publish(A2A_PUSH_TOPIC, final('was-open'));
+      await waitFor(async () => (await pending()) === 0);
+      expect(hook.got.slice(before).map((g) => g.token)).not.toContain('was-open');
+    } finally {
+      await fwd.close();
+    }
+  });
+
   it('a webhook that does not answer holds up no other task', async () => {
     const { redis, keys } = scratch;
-    const store = new PushConfigStore({ redis, keys, hosts: [] });
+    const store = new PushConfigStore({ redis, keys, allowed: { hosts: [], loopback: true } });
     const config = { tenant: '', id: 'c1', taskId: '', authentication: undefined };
     await completedTask('slow');
     await completedTask('quick');

@@ -247,7 +247,7 @@ export class PushForwarder {
     } catch {
       return;
     }
-    if (!isAllowedHost(url.hostname, this.o.store.hosts)) {
+    if (!isAllowedHost(url.hostname, this.o.store.allowed)) {
       log.warn({ host: url.hostname }, 'A2A push not sent: the host is no longer allowed');
       return;
     }

@@ -72,8 +72,8 @@ export interface ReachAgentOptions {
    */
   card?: Record<string, unknown>;
   /**
-   * Where registry-sync fetches the agent's AgentCard instead (a loopback host or one of its
-   * REACH_CARD_HOSTS); push agents only. Not with `card`.
+   * Where registry-sync fetches the agent's AgentCard instead (one of its REACH_CARD_HOSTS, or a
+   * loopback host as its REACH_OUTBOUND_LOOPBACK allows); push agents only. Not with `card`.
    * @default undefined
    */
   cardUrl?: string;

@@ -138,7 +138,10 @@ export async function startReach({
     ...redisEnv,
     ...more.serviceEnv,
     REACH_PREFIX: more.prefix ?? (auth ? `${REACH_PREFIX}-auth` : REACH_PREFIX),
-    ...(auth ? { REACH_AUTH: 'required', REACH_ADMIN_KEY: adminKey } : {}),
+    // With keys required, loopback endpoint URLs must be allowed by name (REACH_OUTBOUND_LOOPBACK).
+    ...(auth
+      ? { REACH_AUTH: 'required', REACH_ADMIN_KEY: adminKey, REACH_ENDPOINT_HOSTS: '127.0.0.1' }
+      : {}),
     HOST: '127.0.0.1',
     LOG_LEVEL: opts.serviceLogLevel,
     INFLUX_URL: '',

@@ -235,7 +235,7 @@ export const REGISTRY_SETTINGS = {
     format: 'host names, comma-separated',
     parse: hostListFrom,
     default: [],
-    doc: 'Hosts a registration’s `card_url` may name besides loopback.',
+    doc: 'Hosts a registration’s `card_url` may name; loopback ones as `REACH_OUTBOUND_LOOPBACK` allows.',
   },
   cardTimeoutMs: {
     env: 'REACH_CARD_TIMEOUT_MS',
@@ -259,7 +259,7 @@ export const REGISTRY_SETTINGS = {
     format: 'host names, comma-separated',
     parse: hostListFrom,
     default: [],
-    doc: 'Hosts an endpoint agent’s `url` and `health_url` may name besides loopback (docs/ENDPOINTS.md).',
+    doc: 'Hosts an endpoint agent’s `url` and `health_url` may name; loopback ones as `REACH_OUTBOUND_LOOPBACK` allows (docs/ENDPOINTS.md).',
   },
   endpointsFile: {
     env: 'REACH_ENDPOINTS_FILE',

@@ -123,6 +123,6 @@ export const ROUTER_SETTINGS = {
     format: 'host names, comma-separated',
     parse: hostListFrom,
     default: [],
-    doc: 'Hosts an A2A push-notification URL may name besides loopback; a webhook is sent nowhere else (docs/A2A.md).',
+    doc: 'Hosts an A2A push-notification URL may name, and loopback ones as `REACH_OUTBOUND_LOOPBACK` allows; a webhook is sent nowhere else (docs/A2A.md).',
   },
 } as const satisfies SettingsTable;

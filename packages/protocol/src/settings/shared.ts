@@ -142,6 +142,13 @@ export const SHARED_SETTINGS = {
     default: 'info',
     doc: 'Log level: `trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`.',
   },
+  outboundLoopback: {
+    env: 'REACH_OUTBOUND_LOOPBACK',
+    type: 'enum',
+    values: ['auto', 'on', 'off'],
+    default: 'auto',
+    doc: 'Whether a URL a caller names (`card_url`, an A2A push URL, an endpoint’s `url` and `health_url`) may be a loopback host besides the `*_HOSTS` lists: `auto`, only while API keys are not required; `on`, also with keys required (key holders can then reach this machine’s own services; docs/SECURITY.md); `off`, never. The operator’s `REACH_ENDPOINTS_FILE` may name loopback hosts unless `off`.',
+  },
 
   redisTlsCa: {
     env: 'REDIS_TLS_CA',

@@ -66,7 +66,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
     },
     async (request) => {
       // An AgentCard (inline or fetched) supplies capabilities, placement and meta.
-      const { body, card } = await readCardRegistration(request.body, cards);
+      const { body, card } = await readCardRegistration(request.body, cards, request.log);
       const { reply, newInstance } = await registry.register(body, principalOf(request));
       await registry.keepCard(reply.agent_id, card);
       request.log.info(
