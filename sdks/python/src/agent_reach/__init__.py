@@ -1,19 +1,42 @@
-"""Agent-Reach worker SDK: an agent that registers with registry-sync, reads tasks from its Redis
-inbox and reports them on its acks stream (docs/PROTOCOL.md)."""
+"""Agent-Reach for Python: an agent that registers with registry-sync, reads tasks from Redis and
+reports them on its acks stream, and a caller's client for the router (docs/PROTOCOL.md)."""
 
 from .agent import Agent, Task, TaskFailed
+from .client import ReachClient
 from .codecs import MalformedEntry, TaskMessage, decode_task, encode_ack, fields_to_dict
-from .registry import ReachHttpError, RegistryClient
+from .errors import (
+    ERROR_CODES,
+    ReachClosedError,
+    ReachConnectionError,
+    ReachError,
+    ReachHttpError,
+    ReachProtocolError,
+    ResultTimeoutError,
+    SubmitFailedError,
+    TaskFailedError,
+)
+from .registry import RegistryClient
 from .settings import setting
 from .signature import sign_ack, signing_text, with_signature
+from .task_events import TaskEvent
 
 __all__ = [
+    "ERROR_CODES",
     "Agent",
     "MalformedEntry",
+    "ReachClient",
+    "ReachClosedError",
+    "ReachConnectionError",
+    "ReachError",
     "ReachHttpError",
+    "ReachProtocolError",
     "RegistryClient",
+    "ResultTimeoutError",
+    "SubmitFailedError",
     "Task",
+    "TaskEvent",
     "TaskFailed",
+    "TaskFailedError",
     "TaskMessage",
     "decode_task",
     "encode_ack",
