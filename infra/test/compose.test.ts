@@ -29,6 +29,7 @@ const compose = parse(text, { merge: true }) as Compose;
 
 interface Compose {
   services: Record<string, Service>;
+  networks?: { default?: { ipam?: { config?: { subnet?: string }[] } } };
   volumes: Record<string, unknown>;
   secrets?: Record<string, { file?: string }>;
 }
@@ -45,6 +46,7 @@ interface Service {
   healthcheck?: { test?: string[] };
   depends_on?: Record<string, { condition?: string }>;
   deploy?: { replicas?: number };
+  networks?: { default?: { ipv4_address?: string } };
 }
 
 /** `${NAME:-default}` → default: the value Compose uses when NAME is not set. */
@@ -179,6 +181,18 @@ describe('infra/compose/compose.yaml', () => {
       expect(env['INFLUX_ORG']).toBe(influx['DOCKER_INFLUXDB_INIT_ORG']);
       expect(env['INFLUX_BUCKET']).toBe(influx['DOCKER_INFLUXDB_INIT_BUCKET']);
     }
+  });
+
+  it('trusts X-Forwarded-For from nginx alone, at the fixed address it has in the stack network', () => {
+    const address = compose.services['nginx']!.networks?.default?.ipv4_address;
+    expect(address).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    const subnet = compose.networks?.default?.ipam?.config?.[0]?.subnet ?? '';
+    // A /24 holding the address: its first three octets.
+    expect(subnet).toBe(`${address!.split('.').slice(0, 3).join('.')}.0/24`);
+    for (const role of API_ROLES)
+      expect(serviceOf(role).env['REACH_TRUSTED_PROXIES']).toBe(address);
+    // nginx appends the peer's address, which the services take as the client's.
+    expect(nginx).toContain('proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;');
   });
 
   it('keeps every acknowledged write on disk in Redis (append-only, fsync always)', () => {

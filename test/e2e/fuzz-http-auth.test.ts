@@ -32,7 +32,17 @@ const OTHER_TENANT = 'fuzz-other';
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startStack({ env: { REACH_AUTH: 'required', REACH_ADMIN_KEY: ADMIN_KEY } });
+  stack = await startStack({
+    env: {
+      REACH_AUTH: 'required',
+      REACH_ADMIN_KEY: ADMIN_KEY,
+      // Every fuzzed request comes from 127.0.0.1, most with a wrong key: the limit on failed
+      // authentications (tested in edge-guards.test.ts) would refuse the valid flow's too.
+      REACH_AUTH_FAILURE_LIMIT: '100000000',
+      // The leg's A2A push configs and cards name loopback URLs of the test's own.
+      REACH_OUTBOUND_LOOPBACK: 'on',
+    },
+  });
 });
 
 afterAll(async () => {
@@ -71,6 +81,8 @@ it(
       credentials: [ADMIN_KEY, operator, fuzzCaller, agentKey].map((k) => `Bearer ${k}`),
     });
     expectCleanLeg(leg);
+    // A client's mistakes and designed refusals are logged below error level.
+    expect(stack.errorLines(), 'error-level log lines').toEqual([]);
     const statuses = leg.figures.histogram();
     expect(statuses['401'] ?? 0).toBeGreaterThan(0);
     expect(statuses['403'] ?? 0).toBeGreaterThan(0);
@@ -99,6 +111,8 @@ it(
       otherTenant: { name: OTHER_TENANT, callerKey: otherCaller },
     });
     expectCleanEdgeLeg(leg);
+    // A client's mistakes and designed refusals are logged below error level.
+    expect(stack.errorLines(), 'error-level log lines').toEqual([]);
     const statuses = leg.figures.histogram();
     expect(statuses['401'] ?? 0).toBeGreaterThan(0);
     expect(statuses['403'] ?? 0).toBeGreaterThan(0);

@@ -19,7 +19,7 @@
  * `REACH_FUZZ_CONCURRENCY`, `REACH_FUZZ_ONLY`: see support/fuzz/settings.ts; `npm run fuzz`
  * runs 10,000 requests per endpoint and 2,000 per method (10,000 for those taking a task id).
  */
-import { afterAll, beforeAll, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runEdgeLeg } from '../support/fuzz/edge-leg.ts';
 import { runLeg } from '../support/fuzz/leg.ts';
 import {
@@ -47,6 +47,8 @@ it(
   async () => {
     const leg = await runLeg({ name: 'fuzz-open', title: 'fuzz, open on loopback', stack });
     expectCleanLeg(leg);
+    // A client's mistakes and designed refusals are logged below error level.
+    expect(stack.errorLines(), 'error-level log lines').toEqual([]);
   },
   LEG_TIMEOUT_MS,
 );
@@ -61,6 +63,8 @@ it(
       tenant: 'default',
     });
     expectCleanEdgeLeg(leg);
+    // A client's mistakes and designed refusals are logged below error level.
+    expect(stack.errorLines(), 'error-level log lines').toEqual([]);
   },
   EDGE_TIMEOUT_MS,
 );

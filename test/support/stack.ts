@@ -26,7 +26,18 @@ export interface Stack {
   redisClusterNodes: string;
   registry: ServiceProcess;
   router: ServiceProcess;
+  /**
+   * The error- and fatal-level log lines both services have written so far: what an operator
+   * must look at. A client's mistake or a designed refusal never writes one.
+   */
+  errorLines(): string[];
   stop(): Promise<void>;
+}
+
+/** True for a pino JSON line at error level or above (50 error, 60 fatal). */
+export function isErrorLine(line: string): boolean {
+  const level = /"level":(\d+)/.exec(line)?.[1];
+  return level !== undefined && Number(level) >= 50;
 }
 
 /** Fast lease settings so that tests about liveness finish in seconds. */
@@ -84,6 +95,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ...influx,
     ...(opts.env ?? {}),
   };
+  const errorLines: string[] = [];
+  const onLine = (line: string) => {
+    if (isErrorLine(line)) errorLines.push(line);
+  };
   // Each on a port of its own; started again on another if its port was taken before it listened.
   const { port: registryPort, started: registry } = await onFreePort('registry-sync', (port) =>
     startNodeService({
@@ -92,10 +107,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       env: { ...base, REGISTRY_PORT: String(port) },
       healthUrl: `http://127.0.0.1:${port}/healthz`,
       timeoutMs: START_TIMEOUT_MS,
+      onLine,
     }),
   );
   const { port: routerPort, started: router } = await onFreePort('router', (port) =>
-    startRouter(base, port),
+    startRouter(base, port, onLine),
   );
   const registryUrl = `http://127.0.0.1:${registryPort}`;
   const routerUrl = `http://127.0.0.1:${routerPort}`;
@@ -113,6 +129,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     redisClusterNodes,
     registry,
     router,
+    errorLines: () => [...errorLines],
     async stop() {
       const codes = await Promise.all([router.stop(), registry.stop()]);
       if (codes.some((c) => c !== 0)) {
@@ -125,13 +142,18 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 }
 
 /** Starts one more router process with the stack's settings (several routers share Redis). */
-export function startRouter(env: Record<string, string>, port: number): Promise<ServiceProcess> {
+export function startRouter(
+  env: Record<string, string>,
+  port: number,
+  onLine?: (line: string) => void,
+): Promise<ServiceProcess> {
   return startNodeService({
     name: `router-${port}`,
     entry: entryOf('router'),
     env: { ...env, ROUTER_PORT: String(port) },
     healthUrl: `http://127.0.0.1:${port}/healthz`,
     timeoutMs: START_TIMEOUT_MS,
+    ...(onLine ? { onLine } : {}),
   });
 }
 

@@ -104,8 +104,15 @@ export async function startClusterTopology(opts: ClusterTopologyOptions): Promis
     const first = seeds.split(',')[0]?.trim() ?? '';
     // REDIS_URL too: with REDIS_CLUSTER_NODES it gives only the scheme and credentials.
     const redisEnv = { REDIS_CLUSTER_NODES: seeds, REDIS_URL: `redis://${first}` };
-    // A task shard per master of the seed's 3-master cluster (docs/PERFORMANCE.md, Task shards).
-    const env = { REACH_TASK_SHARDS: '3', ...opts.env, ...redisEnv };
+    // A task shard per master of the seed's 3-master cluster (docs/PERFORMANCE.md, Task shards);
+    // the services trust the X-Forwarded-For of the nginx in front of them (127.0.0.1), so a
+    // client limited for failed authentications is that client, not every one behind nginx.
+    const env = {
+      REACH_TASK_SHARDS: '3',
+      REACH_TRUSTED_PROXIES: '127.0.0.1',
+      ...opts.env,
+      ...redisEnv,
+    };
 
     const startOne = async (kind: 'router' | 'registry-sync', n: number, port: number) => {
       const name = `${kind}-${n + 1}`;

@@ -4,6 +4,10 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import {
   baseFastifyOptions,
   installAuth,
+  installHostGuard,
+  trustProxyOption,
+  type AuthFailureLimiter,
+  type EdgeSettings,
   installErrorHandling,
   installRequestContext,
   isRedisUnavailable,
@@ -34,7 +38,9 @@ export interface RegistryAppDeps {
    * routes that take the agent's token (heartbeat, heartbeats, serve, deregister) are
    * `agent-token` routes.
    */
-  auth: { required: boolean; verifier: KeyVerifier };
+  auth: { required: boolean; verifier: KeyVerifier; failures?: AuthFailureLimiter };
+  /** Hosts, origins and proxies the app answers and trusts; without it, loopback rules only. */
+  edge?: EdgeSettings;
   onRegistryChange: () => Promise<void>;
   fleet: FleetEventLog;
   /** Where a registration's `card_url` may point, and its fetch's timeout and size cap. */
@@ -55,11 +61,23 @@ export async function buildRegistryApp(deps: RegistryAppDeps) {
   const app = Fastify({
     ...baseFastifyOptions(deps.bodyLimitBytes),
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    ...trustProxyOption(deps.edge),
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandling(app, isRedisUnavailable);
+  // First of all: a request to a host or from an origin this service must not answer (DNS
+  // rebinding into a keyless local stack) is refused before anything else runs.
+  installHostGuard(app, {
+    open: !deps.auth.required,
+    allowedHosts: deps.edge?.allowedHosts ?? [],
+    allowedOrigins: deps.edge?.allowedOrigins ?? [],
+  });
   // Before any route: a crash or unhandled rejection is logged with its request (runMain).
   installRequestContext(app);
-  installAuth(app, { required: deps.auth.required, verifier: deps.auth.verifier });
+  installAuth(app, {
+    required: deps.auth.required,
+    verifier: deps.auth.verifier,
+    ...(deps.auth.failures ? { failures: deps.auth.failures } : {}),
+  });
   // Docs and metrics learn routes from hooks: before any route.
   await registerObservability(app, deps.metrics);
   // Liveness: 200 while the process serves HTTP, without touching Redis, so that an

@@ -14,6 +14,7 @@ import {
   ApiKeyStore,
   connectRedis,
   createRedis,
+  AuthFailureLimiter,
   decideAuth,
   loadScripts,
   outboundLoopbackAllowed,
@@ -366,7 +367,21 @@ export async function createRegistryService(
     redis,
     registry,
     bodyLimitBytes: options.bodyLimitBytes,
-    auth: { required: auth.required, verifier: apiKeys },
+    auth: {
+      required: auth.required,
+      verifier: apiKeys,
+      failures: new AuthFailureLimiter({
+        redis,
+        keyOf: (address) => keys.authFailures(address),
+        limit: options.authFailureLimit,
+        windowMs: options.authFailureWindowS * 1000,
+      }),
+    },
+    edge: {
+      allowedHosts: options.allowedHosts,
+      allowedOrigins: options.allowedOrigins,
+      trustedProxies: options.trustedProxies,
+    },
     onRegistryChange,
     fleet,
     cards: {

@@ -5,6 +5,10 @@ import cookie from '@fastify/cookie';
 import {
   baseFastifyOptions,
   installAuth,
+  installHostGuard,
+  trustProxyOption,
+  type AuthFailureLimiter,
+  type EdgeSettings,
   installErrorHandling,
   installRequestContext,
   isRedisUnavailable,
@@ -59,7 +63,9 @@ export interface RouterAppDeps {
   watermark: () => number;
   maxPayloadBytes: number;
   /** API keys (docs/SECURITY.md): whether requests need one, and the store that checks them. */
-  auth: { required: boolean; store: ApiKeyStore };
+  auth: { required: boolean; store: ApiKeyStore; failures?: AuthFailureLimiter };
+  /** Hosts, origins and proxies the app answers and trusts; without it, loopback rules only. */
+  edge?: EdgeSettings;
   /** Per-key quotas (docs/SECURITY.md): requests per second and tasks in flight; without it, none. */
   quotas?: { limits: KeyLimits; inflight: InflightQuota };
   logger?: FastifyServerOptions['loggerInstance'];
@@ -79,13 +85,25 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   const app = Fastify({
     ...baseFastifyOptions(deps.maxPayloadBytes + 64 * 1024),
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    ...trustProxyOption(deps.edge),
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandling(app, isRedisUnavailable);
+  // First of all: a request to a host or from an origin this service must not answer (DNS
+  // rebinding into a keyless local stack) is refused before anything else runs.
+  installHostGuard(app, {
+    open: !deps.auth.required,
+    allowedHosts: deps.edge?.allowedHosts ?? [],
+    allowedOrigins: deps.edge?.allowedOrigins ?? [],
+  });
   // Before any route: a crash or unhandled rejection is logged with its request (runMain).
   installRequestContext(app);
   // The console's login cookie; then keys, checked before any route's body is read.
   await app.register(cookie);
-  installAuth(app, { required: deps.auth.required, verifier: deps.auth.store });
+  installAuth(app, {
+    required: deps.auth.required,
+    verifier: deps.auth.store,
+    ...(deps.auth.failures ? { failures: deps.auth.failures } : {}),
+  });
   // Docs and metrics learn routes from hooks: before any route.
   await registerObservability(app, deps.observability?.metrics);
   // Per-key request rates: after the auth hook names the key, on every route declared below.

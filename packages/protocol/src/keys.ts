@@ -150,6 +150,8 @@ export interface ReachKeys {
   inflightOf(keyId: string): string;
   /** Prefix of the request-rate counters of `@fastify/rate-limit`'s Redis store. */
   rateLimitPrefix(): string;
+  /** Counter: failed authentications of one client address in the current window (expires). */
+  authFailures(address: string): string;
   /** Stream: malformed stream entries set aside where an operator can see them (capped). */
   parked(): string;
   /**
@@ -359,6 +361,7 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX, counts: ShardCounts =
     apiKeysChannel: () => `${p}:keys:ch`,
     inflightOf: (id) => `${p}:{q:${checkId('key', id)}}:inflight`,
     rateLimitPrefix: () => `${p}:rl:`,
+    authFailures: (address) => `${p}:authfail:${address}`,
     parked: () => `${p}:parked`,
     schedule: (id) => `${p}:{sched}:s:${checkId('schedule', id)}`,
     schedules: () => `${p}:{sched}:ids`,

@@ -81,6 +81,20 @@ export function describeError(
 }
 
 /**
+ * Logs an error reply at the level it deserves: an unexpected failure (`INTERNAL`) at error with
+ * its stack, the store being away at warn (an operator looks at it, but one line per request
+ * carries no stack), and every designed refusal (a 4xx, `NO_AGENT`, `EVENTS_UNAVAILABLE`,
+ * `NO_SNAPSHOT`…) at info with its code, so real errors do not drown in them.
+ */
+export function logRefusal(request: FastifyRequest, mapped: DescribedError, err: unknown): void {
+  const fields = { code: mapped.code, status: mapped.status };
+  if (mapped.code === 'INTERNAL') request.log.error({ err }, 'request failed');
+  else if (mapped.code === 'STORE_UNAVAILABLE')
+    request.log.warn({ ...fields, cause: (err as Error | undefined)?.message }, mapped.message);
+  else request.log.info(fields, mapped.message);
+}
+
+/**
  * Installs the error and not-found handlers every service uses: each error reply is
  * `{error: CODE, message}` with a stable code, plus `task_id` when the route set
  * `request.errorTaskId`; a client's mistake is never a 500.
@@ -97,9 +111,9 @@ export function installErrorHandling(
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const mapped = describeError(err, isStoreError);
     const taskId = request.errorTaskId;
-    if (mapped.status >= 500) request.log.error({ err }, 'request failed');
-    else request.log.info({ code: mapped.code, status: mapped.status }, mapped.message);
-    if (mapped.status === 503 || mapped.status === 429) void reply.header('retry-after', '1');
+    logRefusal(request, mapped, err);
+    if ((mapped.status === 503 || mapped.status === 429) && !reply.hasHeader('retry-after'))
+      void reply.header('retry-after', '1');
     return reply.code(mapped.status).send({
       error: mapped.code,
       message: mapped.message,

@@ -1,5 +1,6 @@
 export * from './errors.ts';
 export * from './allowed-hosts.ts';
+export * from './host-guard.ts';
 export * from './error-handler.ts';
 export * from './finite-numbers.ts';
 export * from './redis-errors.ts';

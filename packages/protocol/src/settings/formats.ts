@@ -40,6 +40,42 @@ export function hostListFrom(text: string, setting: string): string[] {
   return hosts;
 }
 
+/**
+ * A setting that lists browser origins (REACH_ALLOWED_ORIGINS): comma-separated
+ * `http(s)://host[:port]`, no path; lower-cased, blanks dropped.
+ * @throws an Error naming `setting` for anything that is not an origin
+ */
+export function originListFrom(text: string, setting: string): string[] {
+  const origins = text
+    .split(',')
+    .map((o) => o.trim().toLowerCase().replace(/\/+$/, ''))
+    .filter((o) => o !== '');
+  for (const origin of origins)
+    if (!/^https?:\/\/(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:[0-9]{1,5})?$/.test(origin))
+      throw new Error(
+        `settings: ${setting} holds ${JSON.stringify(origin)}; give origins only, comma-separated (e.g. https://console.example.com,http://localhost:5173)`,
+      );
+  return origins;
+}
+
+/**
+ * A setting that lists proxy addresses (REACH_TRUSTED_PROXIES): comma-separated IPv4 or IPv6
+ * addresses or CIDR ranges (`10.0.0.0/8`), as fastify's `trustProxy` takes them.
+ * @throws an Error naming `setting` for anything that is not an address or range
+ */
+export function proxyListFrom(text: string, setting: string): string[] {
+  const proxies = text
+    .split(',')
+    .map((p) => p.trim().toLowerCase())
+    .filter((p) => p !== '');
+  for (const proxy of proxies)
+    if (!/^([0-9]{1,3}(\.[0-9]{1,3}){3}|[0-9a-f:]*:[0-9a-f:.]*)(\/[0-9]{1,3})?$/.test(proxy))
+      throw new Error(
+        `settings: ${setting} holds ${JSON.stringify(proxy)}; give addresses or CIDR ranges only, comma-separated (e.g. 127.0.0.1,10.0.0.0/8)`,
+      );
+  return proxies;
+}
+
 /** A JSON object of `setting`, or an Error naming it with `example`. */
 function jsonObject(text: string, setting: string, example: string, what: string): object {
   let parsed: unknown;

@@ -1,6 +1,12 @@
 import { DEFAULT_PREFIX } from '../keys.ts';
 import { defaultsOf, type SettingsTable } from './define.ts';
-import { DEFAULT_PORTS, PREFIX_PATTERN } from './formats.ts';
+import {
+  DEFAULT_PORTS,
+  hostListFrom,
+  originListFrom,
+  PREFIX_PATTERN,
+  proxyListFrom,
+} from './formats.ts';
 
 /** Where the options of the Redis connection extras come from. */
 const REDIS_EXTRAS = 'redisExtrasFromEnv (service-kit, the `redisConnection` option)';
@@ -38,6 +44,45 @@ export const SHARED_SETTINGS = {
     minLength: 1,
     essential: true,
     doc: 'The bootstrap operator key of the default tenant, 32+ characters; never stored.',
+  },
+  allowedHosts: {
+    env: 'REACH_ALLOWED_HOSTS',
+    type: 'parsed',
+    format: 'host names, comma-separated',
+    parse: hostListFrom,
+    default: [],
+    doc: 'With API keys required: the host names a request’s `Host` may name besides loopback (empty: any). Without keys the services answer loopback hosts only (docs/SECURITY.md, DNS rebinding).',
+  },
+  allowedOrigins: {
+    env: 'REACH_ALLOWED_ORIGINS',
+    type: 'parsed',
+    format: 'origins, comma-separated',
+    parse: originListFrom,
+    default: [],
+    doc: 'With API keys required: browser origins (`https://host[:port]`) that may call the API besides the service’s own; another origin gets 403 ORIGIN_NOT_ALLOWED.',
+  },
+  trustedProxies: {
+    env: 'REACH_TRUSTED_PROXIES',
+    type: 'parsed',
+    format: 'addresses or CIDR ranges, comma-separated',
+    parse: proxyListFrom,
+    default: [],
+    doc: 'Proxies whose `X-Forwarded-For` names the client (fastify `trustProxy`); from any other peer the header is ignored. `npm start -- --cluster` sets its nginx.',
+  },
+  authFailureLimit: {
+    env: 'REACH_AUTH_FAILURE_LIMIT',
+    type: 'integer',
+    minimum: 1,
+    default: 20,
+    doc: 'Failed authentications (a key or agent token that is not valid) one client address may make per window before every request of it needing a key gets 429 AUTH_FAILURES, shared by all processes through Redis.',
+  },
+  authFailureWindowS: {
+    env: 'REACH_AUTH_FAILURE_WINDOW_S',
+    type: 'integer',
+    minimum: 1,
+    maximum: 86_400,
+    default: 60,
+    doc: 'The window of `REACH_AUTH_FAILURE_LIMIT`, seconds; a limited address is answered 429 until it ends.',
   },
   redisUrl: {
     env: 'REDIS_URL',

@@ -1,6 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpError } from '../errors.ts';
 import {
+  countAuthFailure,
+  refuseLimitedAddress,
+  type AuthFailureLimiter,
+} from './failure-limiter.ts';
+import {
   ANONYMOUS_PRINCIPAL,
   DEFAULT_ROLES,
   OPEN_PRINCIPAL,
@@ -43,6 +48,11 @@ export interface AuthHookOptions {
   verifier: KeyVerifier;
   /** URL prefixes that are public whatever their config says (docs pages added by plugins). */
   publicPrefixes?: readonly string[];
+  /**
+   * Failed authentications per client address (keys required only): an address over its limit
+   * gets 429 AUTH_FAILURES on every `key` and `agent-token` route before its key is looked at.
+   */
+  failures?: AuthFailureLimiter;
 }
 
 const BEARER = /^Bearer +([\x21-\x7e]{1,512})$/i;
@@ -74,6 +84,19 @@ function isPublic(request: FastifyRequest, prefixes: readonly string[]): boolean
  */
 export function installAuth(app: FastifyInstance, opts: AuthHookOptions): void {
   app.decorateRequest('principal', undefined);
+  app.decorate('authFailures', opts.required ? opts.failures : undefined);
+  if (opts.required && opts.failures) {
+    // Every 401 is a failed authentication of its client address, whoever answered it: this hook,
+    // an agent-token route (a wrong token) or the console's login (a wrong key in the body).
+    // Synchronous on every other reply: no promise per request.
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (reply.statusCode !== 401) {
+        done(null, payload);
+        return;
+      }
+      void countAuthFailure(request).then(() => done(null, payload));
+    });
+  }
   // The OpenAPI document says how each route is authenticated (schemes in registerApiDocs).
   app.addHook('onRoute', (route) => {
     if (!route.schema || route.schema.hide === true) return;
@@ -96,8 +119,11 @@ export function installAuth(app: FastifyInstance, opts: AuthHookOptions): void {
     const auth = config.auth ?? 'key';
     if (auth !== 'key' || isPublic(request, prefixes)) {
       request.principal = ANONYMOUS_PRINCIPAL;
+      // An agent token is checked by its route, which counts a wrong one.
+      if (auth === 'agent-token') refuseLimitedAddress(request, reply);
       return;
     }
+    refuseLimitedAddress(request, reply);
     const presented = presentedKey(request);
     const principal = presented ? await opts.verifier.verify(presented) : undefined;
     if (!principal) {

@@ -8,6 +8,7 @@ import {
 import {
   httpError,
   principalOf,
+  refuseLimitedAddress,
   SESSION_COOKIE,
   type KeyVerifier,
   type Principal,
@@ -39,10 +40,18 @@ export const consoleSessionRoutes: FastifyPluginAsyncTypebox<{ verifier: KeyVeri
         tags,
         summary: 'Log the console in with an API key: sets the session cookie (HttpOnly)',
         body: ConsoleLoginBody,
-        response: { 200: ConsoleLoginReply, 400: ErrorReply, 401: ErrorReply, 403: ErrorReply },
+        response: {
+          200: ConsoleLoginReply,
+          400: ErrorReply,
+          401: ErrorReply,
+          403: ErrorReply,
+          429: ErrorReply,
+        },
       },
     },
     async (request, reply) => {
+      // A key in the body is a guess like any other: an address over its limit is refused first.
+      refuseLimitedAddress(request, reply);
       const principal = await verifier.verify(request.body.key);
       if (!principal) {
         throw httpError('UNAUTHORIZED', 'the API key is not valid (unknown, revoked or expired)');
