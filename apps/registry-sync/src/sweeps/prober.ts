@@ -25,8 +25,15 @@ export class Prober {
     this.log = o.logger.child({ module: 'prober' });
   }
 
-  /** Probes the agents due for one. */
+  /**
+   * Probes the agents due for one. `agents` is every registered agent: one no longer among them
+   * (deregistered, or its record expired) is forgotten, so the map holds the fleet, not its history.
+   */
   async probe(agents: readonly FullAgentView[], now: number): Promise<number> {
+    if (this.lastProbe.size > agents.length) {
+      const registered = new Set(agents.map((a) => a.agent_id));
+      for (const id of this.lastProbe.keys()) if (!registered.has(id)) this.lastProbe.delete(id);
+    }
     let sent = 0;
     for (const agent of agents) {
       // DEGRADED agents too: passed probes are how they come back.
