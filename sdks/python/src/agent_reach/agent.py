@@ -21,9 +21,12 @@ from .codecs import (
     decode_task,
     encode_ack,
     failure_code,
-    fields_to_dict,
+    placement_miss,
+    pool_id,
     progress_json,
 )
+from .probe import HealthCheck, probe_outcome
+from .reader import StreamReader
 from .registry import ReachHttpError, RegistryClient
 from .settings import default, setting
 from .signature import with_signature
@@ -32,6 +35,8 @@ log = logging.getLogger("agent_reach")
 
 #: How long one blocking read waits, so that a stop is seen within it.
 READ_BLOCK_MS = 1000
+#: The consumer a pool entry this agent may not take is handed to (section 4, placement).
+RELEASED_CONSUMER = "__released"
 
 
 class TaskFailed(Exception):
@@ -46,14 +51,19 @@ class TaskFailed(Exception):
 class Task:
     """What a handler gets: the task's fields, its payload parsed, and its output calls."""
 
-    def __init__(self, agent: "Agent", msg: TaskMessage) -> None:
+    def __init__(self, agent: "Agent", msg: TaskMessage, stream: str, entry_id: str, pooled: bool) -> None:
         self._agent = agent
+        self._stream = stream
+        self._entry_id = entry_id
+        #: Read from a pool: every ack names the pool and the entry (section 4, Pull agents).
+        self._pool_id = pool_id(msg) if pooled else None
         self.task_id = msg.task_id
         self.capability = msg.capability
         self.attempt = msg.attempt
         self.trace_id = msg.trace_id
         self.deadline_ms = msg.deadline_ms
         self.parent_task_id = msg.parent_task_id
+        self.traceparent = msg.traceparent
         self.payload_text = msg.payload
         self.payload: Any = json.loads(msg.payload)
         #: Set when the task was cancelled (a notice on the control stream) or the agent stops
@@ -85,6 +95,11 @@ class Agent:
 
     ``redis_url`` defaults to ``redis://127.0.0.1:6379`` and ``api_key`` to ``REACH_KEY`` from the
     environment (:func:`agent_reach.setting`).
+
+    ``channel="pull"`` makes a batch agent: besides its inbox it reads its capabilities' pools,
+    the most urgent priority band first, and releases unread a pool task whose placement (a strict
+    region, tags) it does not offer. ``health`` is asked on every liveness probe: ``False``, an
+    exception or no answer within ``health_timeout_s`` fails the probe (``HEALTH_CHECK_FAILED``).
     """
 
     def __init__(
@@ -101,15 +116,31 @@ class Agent:
         tags: Optional[Iterable[str]] = None,
         meta: Optional[Dict[str, Any]] = None,
         shutdown_timeout_s: float = 30.0,
+        channel: str = "push",
+        health: Optional[HealthCheck] = None,
+        health_timeout_s: float = 5.0,
     ) -> None:
         if not handlers:
             raise ValueError("handlers must name at least one capability")
+        if channel not in ("push", "pull"):
+            raise ValueError(f"channel must be 'push' or 'pull', got {channel!r}")
+        if not isinstance(max_concurrency, int) or not 1 <= max_concurrency <= 10000:
+            raise ValueError(f"max_concurrency must be an integer from 1 to 10000, got {max_concurrency!r}")
+        if health is not None and not callable(health):
+            raise TypeError("health must be a function returning True or False")
+        if not isinstance(health_timeout_s, (int, float)) or not 0 < health_timeout_s <= 600:
+            raise ValueError(f"health_timeout_s must be a number of seconds from 0 to 600, got {health_timeout_s!r}")
         self.agent_id = agent_id
         self.instance_id = instance_id or f"{agent_id}-{uuid.uuid4().hex[:12]}"
         self.handlers = dict(handlers)
         self.max_concurrency = max_concurrency
         self.redis_url = redis_url or default("redis_url")
         self.shutdown_timeout_s = shutdown_timeout_s
+        self.channel = channel
+        self.region = region
+        self.tags = tuple(tags) if tags is not None else ()
+        self.health = health
+        self.health_timeout_s = float(health_timeout_s)
         key = api_key if api_key is not None else setting("api_key")
         self.registry = RegistryClient(registry_url, key)
         self._body: Dict[str, Any] = {
@@ -118,10 +149,12 @@ class Agent:
             "capabilities": list(self.handlers),
             "max_concurrency": max_concurrency,
         }
+        if channel == "pull":
+            self._body["channel"] = channel
         if region is not None:
             self._body["region"] = region
         if tags is not None:
-            self._body["tags"] = list(tags)
+            self._body["tags"] = list(self.tags)
         if meta is not None:
             self._body["meta"] = meta
         #: ``starting``, ``running``, ``draining``, ``closed`` or ``fenced``.
@@ -129,6 +162,7 @@ class Agent:
         self.session: Dict[str, Any] = {}
         self._ack_key: Optional[str] = None
         self._redis: Optional[redis.Redis] = None
+        self._reader: Optional[StreamReader] = None
         self._lock = threading.Lock()
         self._stopping = threading.Lock()
         self._running: Dict[str, Task] = {}  # task_id -> running task (received)
@@ -226,6 +260,8 @@ class Agent:
                 )
                 if old is not None:
                     old.close()
+            s = self.session
+            self._reader = StreamReader(s["stream"], s.get("pools") or [], s["group"], self.instance_id)
 
     def _fence(self, err: Exception) -> None:
         """A newer instance took over (409 STALE_EPOCH): stop reading and heartbeating; in-flight
@@ -251,10 +287,10 @@ class Agent:
                 log.warning("inbox read failed: %s", err)
                 entries = []
                 self._stop.wait(0.5)
-            for entry_id, fields in entries:
+            for stream, entry_id, fields in entries:
                 free -= 1
                 try:
-                    self._take(entry_id, fields)
+                    self._take(stream, entry_id, fields)
                 except Exception:  # noqa: BLE001 (the reader must outlive any one entry)
                     log.exception("entry %s could not be taken", entry_id)
                     self._free.release()
@@ -262,20 +298,28 @@ class Agent:
                 self._free.release()
 
     def _read(self, count: int) -> List[Any]:
-        s = self.session
-        reply = self._redis.xreadgroup(
-            s["group"], self.instance_id, {s["stream"]: ">"}, count=count, block=READ_BLOCK_MS
-        )
-        return [e for _, entries in (reply or []) for e in entries]
+        return self._reader.read(self._redis, count, READ_BLOCK_MS)
 
-    def _take(self, entry_id: str, fields: Dict[str, str]) -> None:
+    def _take(self, stream: str, entry_id: str, fields: Dict[str, str]) -> None:
         """Sends the receipt of an entry and runs it on the pool (its slot is already held)."""
+        pooled = stream in self._reader.pools
         try:
             msg = decode_task(fields)
-            task = Task(self, msg)
+            task = Task(self, msg, stream, entry_id, pooled)
         except (MalformedEntry, ValueError) as err:
-            log.warning("malformed inbox entry %s acknowledged and skipped: %s", entry_id, err)
-            self._xack(entry_id)
+            log.warning("malformed entry %s of %s acknowledged and skipped: %s", entry_id, stream, err)
+            self._xack(stream, entry_id)
+            self._free.release()
+            return
+        miss = placement_miss(msg, self.region, self.tags, self.handlers) if pooled else None
+        if miss is not None:
+            # Not ours to run (section 4, placement): no ack; the entry waits, unacknowledged,
+            # under the released consumer until registry-sync puts it back for an agent that may.
+            log.info("pool task %s asks for a %s this agent does not offer; released", msg.task_id, miss)
+            try:
+                self._redis.xclaim(stream, self.session["group"], RELEASED_CONSUMER, 0, [entry_id], justid=True)
+            except redis.RedisError as err:
+                log.warning("could not release %s; the server takes it back after the receipt timeout: %s", entry_id, err)
             self._free.release()
             return
         started = time.monotonic()
@@ -288,12 +332,12 @@ class Agent:
             return
         with self._lock:
             self._running[task.task_id] = task
-        self._pool.submit(self._run, task, entry_id, started)
+        self._pool.submit(self._run, task, started)
 
-    def _run(self, task: Task, entry_id: str, started: float) -> None:
+    def _run(self, task: Task, started: float) -> None:
         try:
             if task.capability == PROBE_CAPABILITY:
-                outcome: Dict[str, Any] = {"stage": "completed", "result": task.payload_text}
+                outcome: Dict[str, Any] = probe_outcome(task.payload_text, self.health, self.health_timeout_s)
             else:
                 handler = self.handlers.get(task.capability)
                 if handler is None:
@@ -316,7 +360,7 @@ class Agent:
             else:
                 self._ack(task, "failed", duration_ms=duration_ms, error=outcome["error"][:4096],
                           error_code=outcome["error_code"], retryable=outcome["retryable"])
-            self._xack(entry_id)
+            self._xack(task._stream, task._entry_id)
         except redis.RedisError as err:
             log.warning("could not report %s; the server will take it back: %s", task.task_id, err)
         finally:
@@ -335,13 +379,14 @@ class Agent:
     def _ack(self, task: Task, stage: str, **extra: Any) -> None:
         s = self.session
         self._xadd_ack(encode_ack(task_id=task.task_id, stage=stage, agent_id=self.agent_id,
-                                  instance_id=self.instance_id, epoch=s["epoch"], attempt=task.attempt, **extra))
+                                  instance_id=self.instance_id, epoch=s["epoch"], attempt=task.attempt,
+                                  pool=task._pool_id, message_id=task._entry_id if task._pool_id else None, **extra))
 
     def _output(self, task: Task, stage: str, **extra: Any) -> None:
         self._ack(task, stage, **extra)
 
-    def _xack(self, entry_id: str) -> None:
-        self._redis.xack(self.session["stream"], self.session["group"], entry_id)
+    def _xack(self, stream: str, entry_id: str) -> None:
+        self._redis.xack(stream, self.session["group"], entry_id)
 
     # ---- heartbeat, renewals, cancellation -----------------------------------------------------
 

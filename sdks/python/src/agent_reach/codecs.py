@@ -3,11 +3,12 @@
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 PROBE_CAPABILITY = "_probe"
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _SCOPED_ID = re.compile(r"^(?:[A-Za-z0-9_.:-]{1,128}/)?[A-Za-z0-9_.:-]{1,128}$")
+_REGION = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _FAILURE_CODE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 MAX_PROGRESS_BYTES = 4096
 MAX_CHUNKS_PER_ACK = 1000
@@ -30,6 +31,12 @@ class TaskMessage:
     callback_topic: str = ""
     deadline_ms: int = 0
     parent_task_id: Optional[str] = None
+    #: Placement the task asks for (section 3): routing tags, region and its policy.
+    tags: Tuple[str, ...] = ()
+    region: str = ""
+    region_policy: str = "prefer"
+    #: The sender's ``deliver`` span, when it exports OpenTelemetry spans.
+    traceparent: str = ""
 
 
 def fields_to_dict(fields: Sequence[str]) -> Dict[str, str]:
@@ -57,6 +64,25 @@ def decode_task(entry: Mapping[str, str]) -> TaskMessage:
     attempt = _int(entry.get("attempt"))
     if attempt is None or attempt < 1:
         raise MalformedEntry("attempt missing or invalid")
+    # Constraints that cannot be read must not run anywhere they should not: an error, never
+    # "no constraint". Empty values mean none; a region without a policy is `prefer`.
+    tags: Tuple[str, ...] = ()
+    if entry.get("tags"):
+        try:
+            parsed = json.loads(entry["tags"])
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, list) or not all(isinstance(t, str) and _ID.match(t) for t in parsed):
+            raise MalformedEntry("tags must be a JSON array of tag ids")
+        tags = tuple(parsed)
+    region = entry.get("region") or ""
+    policy = "prefer"
+    if region:
+        if not _REGION.match(region):
+            raise MalformedEntry("region is invalid")
+        policy = entry.get("region_policy") or "prefer"
+        if policy not in ("strict", "prefer"):
+            raise MalformedEntry("region_policy must be strict or prefer")
     return TaskMessage(
         task_id=task_id,
         capability=capability,
@@ -66,7 +92,32 @@ def decode_task(entry: Mapping[str, str]) -> TaskMessage:
         callback_topic=entry.get("callback_topic", ""),
         deadline_ms=_int(entry.get("deadline_ms")) or 0,
         parent_task_id=entry.get("parent_task_id") or None,
+        tags=tags,
+        region=region,
+        region_policy=policy,
+        traceparent=entry.get("traceparent", ""),
     )
+
+
+def placement_miss(
+    msg: TaskMessage, region: Optional[str], tags: Iterable[str], capabilities: Iterable[str]
+) -> Optional[str]:
+    """Why an agent registered with ``region``, ``tags`` and ``capabilities`` may not take the task
+    (section 4, "Check the placement"): ``"region"`` (a strict region of elsewhere), ``"tags"`` (a
+    tag it neither has nor serves), or None when it may."""
+    if msg.region and msg.region_policy == "strict" and (region or "") != msg.region:
+        return "region"
+    offered = set(tags) | set(capabilities)
+    if any(t not in offered for t in msg.tags):
+        return "tags"
+    return None
+
+
+def pool_id(msg: TaskMessage) -> str:
+    """The pool a task was read from, as its acks name it: the capability, prefixed
+    ``<tenant>/`` when the task_id is scoped."""
+    tenant, sep, _ = msg.task_id.partition("/")
+    return f"{tenant}/{msg.capability}" if sep else msg.capability
 
 
 def encode_ack(**fields: Any) -> List[str]:
