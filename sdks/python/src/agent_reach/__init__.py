@@ -3,6 +3,7 @@ reports them on its acks stream, and a caller's client for the router (docs/PROT
 
 from .agent import Agent, Task, TaskFailed
 from .client import ReachClient
+from .connection import RedisConnection
 from .codecs import MalformedEntry, TaskMessage, decode_task, encode_ack, fields_to_dict
 from .errors import (
     ERROR_CODES,
@@ -30,6 +31,7 @@ __all__ = [
     "ReachError",
     "ReachHttpError",
     "ReachProtocolError",
+    "RedisConnection",
     "RegistryClient",
     "ResultTimeoutError",
     "SubmitFailedError",

@@ -3,6 +3,7 @@ every stage on its acks stream (docs/PROTOCOL.md). The TypeScript worker-sdk is 
 
 import json
 import logging
+import re
 import signal
 import threading
 import time
@@ -25,6 +26,8 @@ from .codecs import (
     pool_id,
     progress_json,
 )
+from .card import merge_placement, read_card
+from .connection import RedisConnection
 from .probe import HealthCheck, probe_outcome
 from .reader import StreamReader
 from .registry import ReachHttpError, RegistryClient
@@ -94,12 +97,19 @@ class Agent:
     as ``HANDLER_ERROR``, retryable.
 
     ``redis_url`` defaults to ``redis://127.0.0.1:6379`` and ``api_key`` to ``REACH_KEY`` from the
-    environment (:func:`agent_reach.setting`).
+    environment (:func:`agent_reach.setting`). ``redis_connection`` instead of ``redis_url`` adds
+    TLS files, credentials, Sentinel or a Redis Cluster: ``RedisConnection.from_env()`` reads
+    them from REDIS_URL, REDIS_TLS_*, REDIS_USERNAME, REDIS_PASSWORD, REDIS_SENTINELS,
+    REDIS_SENTINEL_NAME and REDIS_CLUSTER_NODES.
 
     ``channel="pull"`` makes a batch agent: besides its inbox it reads its capabilities' pools,
     the most urgent priority band first, and releases unread a pool task whose placement (a strict
     region, tags) it does not offer. ``health`` is asked on every liveness probe: ``False``, an
     exception or no answer within ``health_timeout_s`` fails the probe (``HEALTH_CHECK_FAILED``).
+
+    ``card`` (an A2A AgentCard, inline) or ``card_url`` (fetched by registry-sync; not for a pull
+    agent) registers the agent with its card: every skill needs a handler, and the card's
+    placement extension adds region (unless given) and tags.
     """
 
     def __init__(
@@ -119,6 +129,9 @@ class Agent:
         channel: str = "push",
         health: Optional[HealthCheck] = None,
         health_timeout_s: float = 5.0,
+        redis_connection: Optional[RedisConnection] = None,
+        card: Optional[Mapping[str, Any]] = None,
+        card_url: Optional[str] = None,
     ) -> None:
         if not handlers:
             raise ValueError("handlers must name at least one capability")
@@ -134,11 +147,28 @@ class Agent:
         self.instance_id = instance_id or f"{agent_id}-{uuid.uuid4().hex[:12]}"
         self.handlers = dict(handlers)
         self.max_concurrency = max_concurrency
-        self.redis_url = redis_url or default("redis_url")
+        if redis_connection is not None and redis_url is not None:
+            raise ValueError("give redis_url or redis_connection, not both")
+        self.redis_connection = redis_connection or RedisConnection(url=redis_url or default("redis_url"))
+        self.redis_url = self.redis_connection.url
         self.shutdown_timeout_s = shutdown_timeout_s
         self.channel = channel
         self.region = region
-        self.tags = tuple(tags) if tags is not None else ()
+        self.tags = own_tags = tuple(tags) if tags is not None else ()
+        if card is not None and card_url is not None:
+            raise ValueError("give card or card_url, not both")
+        if card_url is not None:
+            if not isinstance(card_url, str) or not re.match(r"^https?://[^/]", card_url):
+                raise ValueError(f"card_url must be an http(s) URL, got {card_url!r}")
+            # A pull agent checks pool tasks against its placement: it must know its card.
+            if channel == "pull":
+                raise ValueError("a pull agent takes its card inline (card), not by card_url")
+        if card is not None:
+            placement = read_card(card)
+            missing = [c for c in placement.skills if c not in self.handlers]
+            if missing:
+                raise ValueError(f"card skills without a handler: {', '.join(missing)}")
+            self.region, self.tags = merge_placement(region, self.tags, placement)
         self.health = health
         self.health_timeout_s = float(health_timeout_s)
         key = api_key if api_key is not None else setting("api_key")
@@ -151,17 +181,21 @@ class Agent:
         }
         if channel == "pull":
             self._body["channel"] = channel
+        if card is not None:
+            self._body["card"] = dict(card)
+        if card_url is not None:
+            self._body["card_url"] = card_url
         if region is not None:
             self._body["region"] = region
         if tags is not None:
-            self._body["tags"] = list(self.tags)
+            self._body["tags"] = list(own_tags)
         if meta is not None:
             self._body["meta"] = meta
         #: ``starting``, ``running``, ``draining``, ``closed`` or ``fenced``.
         self.state = "starting"
         self.session: Dict[str, Any] = {}
         self._ack_key: Optional[str] = None
-        self._redis: Optional[redis.Redis] = None
+        self._redis: Any = None  # redis.Redis, or a ClusterClient
         self._reader: Optional[StreamReader] = None
         self._lock = threading.Lock()
         self._stopping = threading.Lock()
@@ -252,12 +286,7 @@ class Agent:
             if "redis" in reply or self._redis is None:
                 creds = reply.get("redis") or {}
                 old = self._redis
-                self._redis = redis.Redis.from_url(
-                    self.redis_url,
-                    decode_responses=True,
-                    username=creds.get("username"),
-                    password=creds.get("password"),
-                )
+                self._redis = self.redis_connection.connect(creds.get("username"), creds.get("password"))
                 if old is not None:
                     old.close()
             s = self.session
