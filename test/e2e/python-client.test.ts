@@ -1,6 +1,6 @@
 /**
  * The Python caller client (sdks/python, ReachClient) against a running stack, on Debian's
- * /usr/bin/python3: a Python agent serves `py-work`, and tests/caller_checks.py submits (single,
+ * /usr/bin/python3, installed from its wheel (support/python.ts, pythonVenv): a Python agent serves `py-work`, and tests/caller_checks.py submits (single,
  * repeated task_id, batch, waited), awaits results from its callback topic, follows a task's
  * events, cancels, and meets the stable error codes. The README's caller runs as written.
  */
@@ -15,6 +15,7 @@ import {
   PY_SDK,
   PYTHON,
   pythonRedisPresent,
+  pythonVenv,
   startPythonAgent,
   type PythonAgent,
 } from '../support/python.ts';
@@ -47,12 +48,8 @@ function agent(script: string, agentId: string): PythonAgent {
 
 /** Runs a Python caller script to its end; its stdout's last line parsed as JSON. */
 function runCaller(script: string): Record<string, unknown> {
-  const run = spawnSync(PYTHON, [script], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      PYTHONPATH: join(PY_SDK, 'src'),
-      REACH_ROUTER_URL: stack.routerUrl,
-    },
+  const run = spawnSync(pythonVenv().python, [script], {
+    env: { PATH: process.env.PATH ?? '', REACH_ROUTER_URL: stack.routerUrl },
     encoding: 'utf8',
     timeout: 90_000,
   });
@@ -114,8 +111,8 @@ describe('the Python caller client', () => {
       writeFileSync(join(dir, 'agent.py'), local(agentCode));
       writeFileSync(join(dir, 'caller.py'), local(callerCode));
       agent(join(dir, 'agent.py'), 'shouter-1');
-      const run = spawnSync(PYTHON, [join(dir, 'caller.py')], {
-        env: { PATH: process.env.PATH ?? '', PYTHONPATH: join(PY_SDK, 'src') },
+      const run = spawnSync(pythonVenv().python, [join(dir, 'caller.py')], {
+        env: { PATH: process.env.PATH ?? '' },
         encoding: 'utf8',
         timeout: 60_000,
       });

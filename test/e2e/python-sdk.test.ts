@@ -1,9 +1,10 @@
 /**
  * The Python worker SDK (sdks/python) against the running stack, on Debian's /usr/bin/python3 and
- * python3-redis: its unit tests, a pip install of the package, the example agent completing a
- * task with progress and output, and an agent that fails a task, renews a task's execution lease
- * past it, drains on SIGTERM and stops when a newer instance fences it (409 STALE_EPOCH). Agents
- * are confined in Redis (REACH_AGENT_ACL=on), so every ack they write is signed.
+ * python3-redis: its unit tests, the package's wheel installed into a virtualenv (which every
+ * Python test then runs), the example agent completing a task with progress and output, and an
+ * agent that fails a task, renews a task's execution lease past it, drains on SIGTERM and stops
+ * when a newer instance fences it (409 STALE_EPOCH). Agents are confined in Redis
+ * (REACH_AGENT_ACL=on), so every ack they write is signed.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import {
   PY_SDK,
   PYTHON,
   pythonRedisPresent,
+  pythonVenv,
   startPythonAgent,
   type PythonAgent,
 } from '../support/python.ts';
@@ -109,7 +111,7 @@ async function submit(body: Record<string, unknown>): Promise<string> {
 }
 
 describe('the Python worker SDK', () => {
-  it('passes its unit tests (signature and codecs) and installs with pip --no-build-isolation', () => {
+  it("passes its unit tests, and installs as a wheel into a venv that uses Debian's redis", () => {
     const unit = spawnSync(PYTHON, ['-m', 'unittest', 'discover', '-s', 'tests'], {
       cwd: PY_SDK,
       env: { PATH: process.env.PATH ?? '', PYTHONPATH: join(PY_SDK, 'src') },
@@ -118,23 +120,32 @@ describe('the Python worker SDK', () => {
     expect(unit.status, unit.stderr).toBe(0);
     expect(unit.stderr).toMatch(/Ran [1-9]\d* tests?[\s\S]*OK/);
 
-    const target = mkdtempSync(join(tmpdir(), 'reach-py-'));
-    try {
-      const pip = spawnSync(
-        PYTHON,
-        ['-m', 'pip', 'install', '--no-build-isolation', '--no-deps', '--target', target, PY_SDK],
-        { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', PIP_NO_INDEX: '1' } },
-      );
-      expect(pip.status, pip.stdout + pip.stderr).toBe(0);
-      const imported = spawnSync(
-        PYTHON,
-        ['-c', 'import agent_reach, sys; print(agent_reach.__file__)'],
-        { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', PYTHONPATH: target } },
-      );
-      expect(imported.stdout.trim()).toBe(join(target, 'agent_reach', '__init__.py'));
-    } finally {
-      rmSync(target, { recursive: true, force: true });
-    }
+    // Every Python agent and caller of these tests runs from this venv (support/python.ts).
+    const venv = pythonVenv();
+    expect(venv.wheel).toMatch(/agent_reach-[\d.]+-py3-none-any\.whl$/);
+    const where = spawnSync(
+      venv.python,
+      ['-c', 'import agent_reach, redis; print(agent_reach.__file__); print(redis.__file__)'],
+      { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } },
+    );
+    expect(where.status, where.stderr).toBe(0);
+    const [sdk, redisPy] = where.stdout.trim().split('\n');
+    expect(sdk).toMatch(/\/venv\/lib\/python3\.\d+\/site-packages\/agent_reach\/__init__\.py$/);
+    expect(redisPy).toBe('/usr/lib/python3/dist-packages/redis/__init__.py');
+    // Its one required dependency is redis, and Debian's satisfies it: nothing came from an index.
+    const deps = spawnSync(
+      venv.python,
+      [
+        '-c',
+        "import importlib.metadata as m; print([r for r in m.requires('agent-reach') if 'extra ==' not in r]); print(m.version('redis'))",
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(deps.status, deps.stderr).toBe(0);
+    const [required, redisVersion] = deps.stdout.trim().split('\n');
+    // setuptools writes `redis (>=4.3)` or `redis>=4.3`, depending on its version.
+    expect(required).toMatch(/^\['redis ?\(?>=4\.3\)?'\]$/);
+    expect(redisVersion).toMatch(/^(4\.([3-9]|\d\d)|[5-9])\./);
   });
 
   it('the example agent completes a task with its progress and output on the callback topic first', async () => {
