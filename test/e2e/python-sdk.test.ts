@@ -251,6 +251,25 @@ describe('the Python worker SDK', () => {
     );
   });
 
+  it('starts in two phases: STARTING and given no task until mark_ready(), then served', async () => {
+    const agent = start('tests/work_agent.py', 'py-work-4', { WORK_READY_AFTER_MS: '2500' });
+    await waitFor(
+      async () => {
+        const r = await http<{ status: string }>(`${stack.registryUrl}/v1/agents/py-work-4`);
+        return r.status === 200 && r.body.status === 'STARTING';
+      },
+      { timeoutMs: 15_000, message: `py-work-4 did not register STARTING:\n${agent.output()}` },
+    );
+    const early = await http<{ error?: string }>(`${stack.routerUrl}/v1/tasks`, {
+      body: { capability: 'py-work', payload: { n: 8 } },
+    });
+    expect(early.status).toBe(503);
+    expect(early.body.error).toBe('NO_AGENT');
+    await healthy('py-work-4', agent);
+    const id = await submit({ capability: 'py-work', payload: { n: 8 } });
+    expect(await settled(id, 'completed')).toMatchObject({ result: { done: 8 } });
+  });
+
   it('stops reading and exits when a newer instance fences it off (STALE_EPOCH)', async () => {
     const agent = start('tests/work_agent.py', 'py-work-3', { WORK_AGENT_INSTANCE_ID: 'old' });
     await healthy('py-work-3', agent);

@@ -1,10 +1,12 @@
 """The agent the e2e test (test/e2e/python-sdk.test.ts) drives: capability `py-work`, whose
 payload says what to do: {"sleep_ms": n, "progress": [values], "chunks": [texts], "fail": code}.
-Settings as the example's, plus WORK_AGENT_INSTANCE_ID. Exit 0 after a drain, 3 when fenced."""
+Settings as the example's, plus WORK_AGENT_INSTANCE_ID, and WORK_READY_AFTER_MS for a two-phase
+start (ready only that long after the start). Exit 0 after a drain, 3 when fenced."""
 
 import logging
 import os
 import sys
+import threading
 import time
 
 from agent_reach import Agent, TaskFailed
@@ -33,5 +35,8 @@ agent = Agent(
     instance_id=os.environ.get("WORK_AGENT_INSTANCE_ID"),
     max_concurrency=4,
     shutdown_timeout_s=20,
+    ready="WORK_READY_AFTER_MS" not in os.environ,
 )
+if "WORK_READY_AFTER_MS" in os.environ:
+    threading.Timer(int(os.environ["WORK_READY_AFTER_MS"]) / 1000, agent.mark_ready).start()
 sys.exit(0 if agent.run() == "closed" else 3)

@@ -1,7 +1,8 @@
 """Agent-Reach for Python: an agent that registers with registry-sync, reads tasks from Redis and
 reports them on its acks stream, and a caller's client for the router (docs/PROTOCOL.md)."""
 
-from .agent import Agent, Task, TaskFailed
+from .agent import Agent
+from .task import Task, TaskFailed
 from .client import ReachClient
 from .connection import RedisConnection
 from .codecs import MalformedEntry, TaskMessage, decode_task, encode_ack, fields_to_dict

@@ -14,17 +14,13 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional
 import redis
 
 from .codecs import (
-    MAX_CHUNKS_PER_ACK,
     MAX_RENEW_TASK_IDS,
     PROBE_CAPABILITY,
     MalformedEntry,
-    TaskMessage,
     decode_task,
     encode_ack,
     failure_code,
     placement_miss,
-    pool_id,
-    progress_json,
 )
 from .card import merge_placement, read_card
 from .connection import RedisConnection
@@ -33,6 +29,8 @@ from .reader import StreamReader
 from .registry import ReachHttpError, RegistryClient
 from .settings import default, setting
 from .signature import with_signature
+from .task import Task, TaskFailed
+from .tracing import TaskTrace
 
 log = logging.getLogger("agent_reach")
 
@@ -40,50 +38,6 @@ log = logging.getLogger("agent_reach")
 READ_BLOCK_MS = 1000
 #: The consumer a pool entry this agent may not take is handed to (section 4, placement).
 RELEASED_CONSUMER = "__released"
-
-
-class TaskFailed(Exception):
-    """Raised by a handler to fail its task with an ``error_code`` and say whether to retry it."""
-
-    def __init__(self, message: str, code: str = "HANDLER_ERROR", retryable: bool = True) -> None:
-        super().__init__(message)
-        self.code = code
-        self.retryable = retryable
-
-
-class Task:
-    """What a handler gets: the task's fields, its payload parsed, and its output calls."""
-
-    def __init__(self, agent: "Agent", msg: TaskMessage, stream: str, entry_id: str, pooled: bool) -> None:
-        self._agent = agent
-        self._stream = stream
-        self._entry_id = entry_id
-        #: Read from a pool: every ack names the pool and the entry (section 4, Pull agents).
-        self._pool_id = pool_id(msg) if pooled else None
-        self.task_id = msg.task_id
-        self.capability = msg.capability
-        self.attempt = msg.attempt
-        self.trace_id = msg.trace_id
-        self.deadline_ms = msg.deadline_ms
-        self.parent_task_id = msg.parent_task_id
-        self.traceparent = msg.traceparent
-        self.payload_text = msg.payload
-        self.payload: Any = json.loads(msg.payload)
-        #: Set when the task was cancelled (a notice on the control stream) or the agent stops
-        #: waiting for it: a long handler should check it and return.
-        self.cancelled = threading.Event()
-
-    def progress(self, value: Any) -> None:
-        """Reports progress: any JSON value up to 4 KiB (a number 0-1 or 0-100, an object)."""
-        self._agent._output(self, "progress", progress=progress_json(value))
-
-    def stream(self, *chunks: str) -> None:
-        """Appends chunks of output text, in order."""
-        for i in range(0, len(chunks), MAX_CHUNKS_PER_ACK):
-            part = list(chunks[i : i + MAX_CHUNKS_PER_ACK])
-            if not all(isinstance(c, str) for c in part):
-                raise TypeError("a chunk is a string")
-            self._agent._output(self, "chunk", chunks=json.dumps(part, separators=(",", ":")))
 
 
 Handler = Callable[[Task], Any]
@@ -110,6 +64,9 @@ class Agent:
     ``card`` (an A2A AgentCard, inline) or ``card_url`` (fetched by registry-sync; not for a pull
     agent) registers the agent with its card: every skill needs a handler, and the card's
     placement extension adds region (unless given) and tags.
+
+    ``ready=False`` starts in two phases: registered ``STARTING``, the agent gets no task until
+    :meth:`mark_ready` (a model still loading).
     """
 
     def __init__(
@@ -132,6 +89,7 @@ class Agent:
         redis_connection: Optional[RedisConnection] = None,
         card: Optional[Mapping[str, Any]] = None,
         card_url: Optional[str] = None,
+        ready: bool = True,
     ) -> None:
         if not handlers:
             raise ValueError("handlers must name at least one capability")
@@ -181,6 +139,8 @@ class Agent:
         }
         if channel == "pull":
             self._body["channel"] = channel
+        if not ready:
+            self._body["ready"] = False
         if card is not None:
             self._body["card"] = dict(card)
         if card_url is not None:
@@ -202,6 +162,10 @@ class Agent:
         self._running: Dict[str, Task] = {}  # task_id -> running task (received)
         self._free = threading.Semaphore(max_concurrency)
         self._stop = threading.Event()  # stop reading (drain or fence)
+        self._ready = threading.Event()  # reading new tasks (a two-phase start clears it)
+        if ready:
+            self._ready.set()
+        self._two_phase = not ready  # heartbeats then say whether the agent is ready
         self._halt = threading.Event()  # stop heartbeats, renewals and the control reader
         self._pool = ThreadPoolExecutor(max_concurrency, thread_name_prefix="reach-task")
         self._threads: List[threading.Thread] = []
@@ -222,6 +186,23 @@ class Agent:
             t.start()
             self._threads.append(t)
         log.info("registered %s (%s) epoch %s", self.agent_id, self.instance_id, self.session["epoch"])
+
+    def mark_ready(self, ready: bool = True) -> None:
+        """Two-phase start (``ready=False``): the agent is ``STARTING`` and reads nothing until
+        this is called. ``mark_ready(False)`` later stops new tasks, the running ones going on (a
+        model reloading). Sends a heartbeat at once; every later one repeats the state."""
+        self._two_phase = True
+        self._body["ready"] = ready
+        if ready:
+            self._ready.set()
+        else:
+            self._ready.clear()
+        if self.state != "running":
+            return
+        try:
+            self.registry.heartbeat(self.session, {"inflight": self._inflight(), "ready": ready})
+        except (ReachHttpError, OSError) as err:
+            log.warning("heartbeat with ready=%s failed; the next one repeats it: %s", ready, err)
 
     def run(self) -> str:
         """Starts, serves until SIGINT/SIGTERM (main thread) or :meth:`stop`, drains; the final state."""
@@ -305,7 +286,7 @@ class Agent:
 
     def _read_loop(self) -> None:
         while not self._stop.is_set():
-            if not self._free.acquire(timeout=0.2):
+            if not self._ready.wait(0.2) or not self._free.acquire(timeout=0.2):
                 continue
             free = 1
             while self._free.acquire(blocking=False):
@@ -364,14 +345,19 @@ class Agent:
         self._pool.submit(self._run, task, started)
 
     def _run(self, task: Task, started: float) -> None:
+        # Spans only while OpenTelemetry is installed and the entry names the deliver span; probes
+        # are no caller's task and get none.
+        probe = task.capability == PROBE_CAPABILITY
+        spans = TaskTrace(task.task_id, task.capability, task.attempt, "" if probe else task.traceparent)
         try:
-            if task.capability == PROBE_CAPABILITY:
+            if probe:
                 outcome: Dict[str, Any] = probe_outcome(task.payload_text, self.health, self.health_timeout_s)
             else:
                 handler = self.handlers.get(task.capability)
                 if handler is None:
                     raise TaskFailed(f"no handler for {task.capability}", "NO_HANDLER", True)
-                result = handler(task)
+                with spans.handle():
+                    result = handler(task)
                 outcome = {"stage": "completed", "result": json.dumps(result, separators=(",", ":"))}
         except TaskFailed as err:
             outcome = {"stage": "failed", "error": str(err), "error_code": failure_code(err.code), "retryable": err.retryable}
@@ -383,16 +369,21 @@ class Agent:
         if task.cancelled.is_set() and outcome["stage"] == "completed":
             outcome = {"stage": "failed", "error": "cancelled", "error_code": "CANCELLED", "retryable": False}
         duration_ms = int((time.monotonic() - started) * 1000)
+        if outcome["stage"] == "failed":
+            spans.failed(outcome["error"])
         try:
+            traceparent = spans.ack_traceparent()
             if outcome["stage"] == "completed":
-                self._ack(task, "completed", result=outcome["result"], duration_ms=duration_ms, capability=task.capability)
+                self._ack(task, "completed", result=outcome["result"], duration_ms=duration_ms,
+                          capability=task.capability, traceparent=traceparent)
             else:
                 self._ack(task, "failed", duration_ms=duration_ms, error=outcome["error"][:4096],
-                          error_code=outcome["error_code"], retryable=outcome["retryable"])
+                          error_code=outcome["error_code"], retryable=outcome["retryable"], traceparent=traceparent)
             self._xack(task._stream, task._entry_id)
         except redis.RedisError as err:
             log.warning("could not report %s; the server will take it back: %s", task.task_id, err)
         finally:
+            spans.end()
             with self._lock:
                 self._running.pop(task.task_id, None)
             self._free.release()
@@ -425,7 +416,10 @@ class Agent:
                 return
             inflight = self._inflight()
             try:
-                reply = self.registry.heartbeat(self.session, {"inflight": inflight, "status": "busy" if inflight else "idle"})
+                body: Dict[str, Any] = {"inflight": inflight, "status": "busy" if inflight else "idle"}
+                if self._two_phase:
+                    body["ready"] = self._ready.is_set()
+                reply = self.registry.heartbeat(self.session, body)
                 if "redis" in reply or reply.get("ack_key"):
                     self._adopt(reply)
             except ReachHttpError as err:

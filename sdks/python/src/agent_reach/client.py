@@ -21,6 +21,7 @@ from .errors import (
 )
 from .settings import default, setting
 from .task_events import TaskEvent, follow_task_events
+from .tracing import current_traceparent
 
 #: Most tasks one ``POST /v1/tasks/batch`` takes.
 MAX_BATCH_TASKS = 1000
@@ -127,7 +128,7 @@ class ReachClient:
         timeout_s = self.request_timeout_s + (wait_s or 0)
         return self._with_retry(
             body["task_id"],
-            lambda: self._reply("POST", url, dict, body=body, timeout_s=timeout_s),
+            lambda: self._reply("POST", url, dict, body=body, timeout_s=timeout_s, traced=True),
             self.submit_max_attempts,
             time.monotonic() + self.submit_retry_timeout_s,
         )
@@ -156,7 +157,7 @@ class ReachClient:
         while pending:
             attempt += 1
             try:
-                reply = self._reply("POST", url, dict, body={"tasks": [bodies[i] for i in pending]})
+                reply = self._reply("POST", url, dict, body={"tasks": [bodies[i] for i in pending]}, traced=True)
                 items = reply.get("results")
                 if not isinstance(items, list) or len(items) != len(pending):
                     raise ReachProtocolError(f"POST {url}", reply, f"{len(pending)} results expected")
@@ -204,7 +205,7 @@ class ReachClient:
         body = self._body_of(req, own_topic=True)
         url = join_url(self.router_url, "/v1/tasks")
         submitted = self._with_retry(
-            body["task_id"], lambda: self._reply("POST", url, dict, body=body), 1 << 30, deadline
+            body["task_id"], lambda: self._reply("POST", url, dict, body=body, traced=True), 1 << 30, deadline
         )
         item = self.result(submitted["task_id"], timeout_s=max(0.0, deadline - time.monotonic()))
         if item.get("status") != "completed":
@@ -301,9 +302,15 @@ class ReachClient:
             body.setdefault("callback_topic", self.callback_topic)
         return body
 
-    def _reply(self, method: str, url: str, shape: type, *, body: Any = None, timeout_s: Optional[float] = None) -> Any:
+    def _reply(
+        self, method: str, url: str, shape: type, *, body: Any = None, timeout_s: Optional[float] = None,
+        traced: bool = False,
+    ) -> Any:
+        # A submission carries the caller's current span, while OpenTelemetry is installed.
+        traceparent = current_traceparent() if traced else None
         reply = request_ok(
-            method, url, body=body, token=self.api_key, timeout_s=timeout_s or self.request_timeout_s
+            method, url, body=body, token=self.api_key, timeout_s=timeout_s or self.request_timeout_s,
+            headers={"traceparent": traceparent} if traceparent else None,
         )
         if not isinstance(reply, shape):
             raise ReachProtocolError(f"{method} {url}", reply, f"a JSON {shape.__name__} expected")

@@ -1,0 +1,51 @@
+"""What a handler gets (:class:`Task`) and raises to fail its task (:class:`TaskFailed`)."""
+
+import json
+import threading
+from typing import Any
+
+from .codecs import MAX_CHUNKS_PER_ACK, TaskMessage, pool_id, progress_json
+
+
+class TaskFailed(Exception):
+    """Raised by a handler to fail its task with an ``error_code`` and say whether to retry it."""
+
+    def __init__(self, message: str, code: str = "HANDLER_ERROR", retryable: bool = True) -> None:
+        super().__init__(message)
+        self.code = code
+        self.retryable = retryable
+
+
+class Task:
+    """What a handler gets: the task's fields, its payload parsed, and its output calls."""
+
+    def __init__(self, agent: Any, msg: TaskMessage, stream: str, entry_id: str, pooled: bool) -> None:
+        self._agent = agent
+        self._stream = stream
+        self._entry_id = entry_id
+        #: Read from a pool: every ack names the pool and the entry (section 4, Pull agents).
+        self._pool_id = pool_id(msg) if pooled else None
+        self.task_id = msg.task_id
+        self.capability = msg.capability
+        self.attempt = msg.attempt
+        self.trace_id = msg.trace_id
+        self.deadline_ms = msg.deadline_ms
+        self.parent_task_id = msg.parent_task_id
+        self.traceparent = msg.traceparent
+        self.payload_text = msg.payload
+        self.payload: Any = json.loads(msg.payload)
+        #: Set when the task was cancelled (a notice on the control stream) or the agent stops
+        #: waiting for it: a long handler should check it and return.
+        self.cancelled = threading.Event()
+
+    def progress(self, value: Any) -> None:
+        """Reports progress: any JSON value up to 4 KiB (a number 0-1 or 0-100, an object)."""
+        self._agent._output(self, "progress", progress=progress_json(value))
+
+    def stream(self, *chunks: str) -> None:
+        """Appends chunks of output text, in order."""
+        for i in range(0, len(chunks), MAX_CHUNKS_PER_ACK):
+            part = list(chunks[i : i + MAX_CHUNKS_PER_ACK])
+            if not all(isinstance(c, str) for c in part):
+                raise TypeError("a chunk is a string")
+            self._agent._output(self, "chunk", chunks=json.dumps(part, separators=(",", ":")))
