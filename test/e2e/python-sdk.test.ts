@@ -30,6 +30,7 @@ const agents: PythonAgent[] = [];
 
 interface TaskView {
   status: string;
+  agent_id?: string;
   attempts: number;
   result?: unknown;
   timeline: { stage: string; error_code?: string; reason?: string }[];
@@ -268,6 +269,27 @@ describe('the Python worker SDK', () => {
     await healthy('py-work-4', agent);
     const id = await submit({ capability: 'py-work', payload: { n: 8 } });
     expect(await settled(id, 'completed')).toMatchObject({ result: { done: 8 } });
+  });
+
+  it('a task held by an agent killed with SIGKILL is taken back and completed by another', async () => {
+    const doomed = start('tests/work_agent.py', 'py-work-5');
+    await healthy('py-work-5', doomed);
+    // Long on its first attempt only: the attempt the killed agent holds never ends.
+    const id = await submit({
+      capability: 'py-work',
+      payload: { sleep_ms: 60_000, first_attempt_only: true, n: 5 },
+    });
+    await waitFor(async () => (await view(id)).timeline.some((e) => e.stage === 'received'), {
+      message: 'the task was not received',
+    });
+    doomed.proc.kill('SIGKILL');
+    expect(await doomed.exited).toBe(128);
+    const heir = start('tests/work_agent.py', 'py-work-6');
+    await healthy('py-work-6', heir);
+    // Unrenewed, its execution lease lapses (and the agent goes OFFLINE): sent again elsewhere.
+    const done = await settled(id, 'completed', 20_000);
+    expect(done).toMatchObject({ agent_id: 'py-work-6', attempts: 2, result: { done: 5 } });
+    expect(done.timeline.map((e) => e.stage)).toContain('retried');
   });
 
   it('stops reading and exits when a newer instance fences it off (STALE_EPOCH)', async () => {

@@ -1,5 +1,6 @@
 """The agent the e2e test (test/e2e/python-sdk.test.ts) drives: capability `py-work`, whose
-payload says what to do: {"sleep_ms": n, "progress": [values], "chunks": [texts], "fail": code}.
+payload says what to do: {"sleep_ms": n, "first_attempt_only": true (sleep on attempt 1 only),
+"progress": [values], "chunks": [texts], "fail": code}.
 Settings as the example's, plus WORK_AGENT_INSTANCE_ID, and WORK_READY_AFTER_MS for a two-phase
 start (ready only that long after the start). Exit 0 after a drain, 3 when fenced."""
 
@@ -18,7 +19,8 @@ def work(task):
         task.progress(value)
     if p.get("chunks"):
         task.stream(*p["chunks"])
-    end = time.monotonic() + p.get("sleep_ms", 0) / 1000
+    sleep_ms = 0 if p.get("first_attempt_only") and task.attempt > 1 else p.get("sleep_ms", 0)
+    end = time.monotonic() + sleep_ms / 1000
     while time.monotonic() < end and not task.cancelled.is_set():
         time.sleep(0.02)
     if p.get("fail"):
