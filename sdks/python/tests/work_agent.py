@@ -1,8 +1,9 @@
 """The agent the e2e test (test/e2e/python-sdk.test.ts) drives: capability `py-work`, whose
 payload says what to do: {"sleep_ms": n, "first_attempt_only": true (sleep on attempt 1 only),
 "progress": [values], "chunks": [texts], "fail": code}.
-Settings as the example's, plus WORK_AGENT_INSTANCE_ID, and WORK_READY_AFTER_MS for a two-phase
-start (ready only that long after the start). Exit 0 after a drain, 3 when fenced."""
+Settings as the example's, the Redis connection settings (REDIS_TLS_*, REDIS_SENTINELS...), plus
+WORK_AGENT_INSTANCE_ID, and WORK_READY_AFTER_MS for a two-phase start (ready only that long after
+the start). Exit 0 after a drain, 3 when fenced."""
 
 import logging
 import os
@@ -10,7 +11,7 @@ import sys
 import threading
 import time
 
-from agent_reach import Agent, TaskFailed
+from agent_reach import Agent, RedisConnection, TaskFailed
 
 
 def work(task):
@@ -33,7 +34,7 @@ agent = Agent(
     os.environ["REACH_REGISTRY_URL"],
     os.environ["REACH_AGENT_ID"],
     {"py-work": work},
-    redis_url=os.environ["REDIS_URL"],
+    redis_connection=RedisConnection.from_env(),  # REDIS_URL, and REDIS_TLS_*, REDIS_SENTINELS...
     instance_id=os.environ.get("WORK_AGENT_INSTANCE_ID"),
     max_concurrency=4,
     shutdown_timeout_s=20,
