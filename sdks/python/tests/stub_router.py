@@ -6,7 +6,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Tuple, Union
 
-#: A reply: (status, JSON body) or a function of the request that writes the answer itself.
+#: A reply: (status, JSON body[, headers]) or a function of the request that writes it itself.
 Reply = Union[Tuple[int, Any], Callable[[BaseHTTPRequestHandler], None]]
 
 
@@ -34,9 +34,11 @@ class StubRouter:
                 if callable(reply):
                     reply(self)
                     return
-                status, body = reply
+                status, body, *headers = reply
                 data = json.dumps(body).encode() if not isinstance(body, bytes) else body
                 self.send_response(status)
+                for name, value in (headers[0] if headers else {}).items():
+                    self.send_header(name, value)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()

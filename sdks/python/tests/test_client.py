@@ -47,6 +47,15 @@ class SubmitTest(unittest.TestCase):
         self.assertEqual(sent[0]["body"]["callback_topic"], "me")
         self.assertEqual(sent[0]["headers"]["authorization"], "Bearer k-1")
 
+    def test_a_retry_waits_at_least_the_replys_retry_after(self):
+        self.router.queue("POST /v1/tasks",
+                          (503, {"error": "STORE_UNAVAILABLE", "message": "x"}, {"retry-after": "0.4"}),
+                          (202, {"task_id": "t", "status": "sent"}))
+        started = time.monotonic()
+        self.client.submit({"capability": "echo"})
+        self.assertGreaterEqual(time.monotonic() - started, 0.4)
+        self.assertEqual(len(self.router.sent("POST /v1/tasks")), 2)
+
     def test_a_client_error_raises_at_once_with_its_stable_code(self):
         self.router.queue("POST /v1/tasks", (400, {"error": "INVALID_BODY", "message": "body/payload", "task_id": "t-2"}))
         with self.assertRaises(ReachHttpError) as caught:
@@ -99,6 +108,10 @@ class SubmitTest(unittest.TestCase):
             ReachClient("127.0.0.1:8081")
         with self.assertRaisesRegex(ValueError, "at most 1000"):
             self.client.submit_batch([{"capability": "c"}] * 1001)
+        with self.assertRaisesRegex(ValueError, "callback_topic"):
+            self.client.run("c", 1, callback_topic="elsewhere")
+        with self.assertRaisesRegex(ValueError, "max_buffered_results"):
+            ReachClient(self.router.url, max_buffered_results=0)
         self.assertEqual(self.router.requests, [])
 
     def test_a_batch_sends_again_only_the_items_answered_429_or_503(self):

@@ -40,7 +40,8 @@ def is_transient(err: BaseException) -> bool:
     return isinstance(err, ReachConnectionError)
 
 
-def _positive(name: str, value: float, upper: float) -> float:
+def _seconds(name: str, value: float, upper: float) -> float:
+    """``value`` checked as a number of seconds from 0 to ``upper``."""
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= upper:
         raise ValueError(f"{name} must be a number of seconds from 0 to {upper:g}, got {value!r}")
     return float(value)
@@ -78,16 +79,16 @@ class ReachClient:
         if not isinstance(topic, str) or not _ID.match(topic):
             raise ValueError(f"callback_topic must match ^[A-Za-z0-9_.:-]{{1,128}}$, got {topic!r}")
         self.callback_topic = topic
-        self.request_timeout_s = _positive("request_timeout_s", request_timeout_s, 600)
-        self.poll_wait_s = _positive("poll_wait_s", poll_wait_s, MAX_POLL_WAIT_S)
-        self.result_timeout_s = _positive("result_timeout_s", result_timeout_s, 7 * 24 * 3600)
-        self.submit_retry_timeout_s = _positive("submit_retry_timeout_s", submit_retry_timeout_s, 24 * 3600)
+        self.request_timeout_s = _seconds("request_timeout_s", request_timeout_s, 600)
+        self.poll_wait_s = _seconds("poll_wait_s", poll_wait_s, MAX_POLL_WAIT_S)
+        self.result_timeout_s = _seconds("result_timeout_s", result_timeout_s, 7 * 24 * 3600)
+        self.submit_retry_timeout_s = _seconds("submit_retry_timeout_s", submit_retry_timeout_s, 24 * 3600)
         if not isinstance(poll_limit, int) or not 1 <= poll_limit <= 1000:
             raise ValueError(f"poll_limit must be an integer from 1 to 1000, got {poll_limit!r}")
         if not isinstance(submit_max_attempts, int) or not 1 <= submit_max_attempts <= 1000:
             raise ValueError(f"submit_max_attempts must be an integer from 1 to 1000, got {submit_max_attempts!r}")
-        if not isinstance(max_buffered_results, int) or max_buffered_results < 0:
-            raise ValueError(f"max_buffered_results must be an integer >= 0, got {max_buffered_results!r}")
+        if not isinstance(max_buffered_results, int) or max_buffered_results < 1:
+            raise ValueError(f"max_buffered_results must be an integer >= 1, got {max_buffered_results!r}")
         self.poll_limit = poll_limit
         self.submit_max_attempts = submit_max_attempts
         self._retry = (submit_retry_base_s, submit_retry_cap_s)
@@ -123,7 +124,7 @@ class ReachClient:
         if wait_s is not None:
             if "callback_topic" in request:
                 raise ValueError("wait_s answers with the result itself: leave callback_topic out")
-            query["wait_ms"] = int(_positive("wait_s", wait_s, MAX_SUBMIT_WAIT_S) * 1000)
+            query["wait_ms"] = int(_seconds("wait_s", wait_s, MAX_SUBMIT_WAIT_S) * 1000)
         url = join_url(self.router_url, "/v1/tasks", query)
         timeout_s = self.request_timeout_s + (wait_s or 0)
         return self._with_retry(
@@ -195,8 +196,10 @@ class ReachClient:
         time raises :class:`ResultTimeoutError`. ``fields`` are more submit-body fields
         (``priority``, ``timeout_s`` of the task as ``task_timeout_s``...)."""
         self._check_open()
-        wait = self.result_timeout_s if timeout_s is None else _positive("timeout_s", timeout_s, 7 * 24 * 3600)
+        wait = self.result_timeout_s if timeout_s is None else _seconds("timeout_s", timeout_s, 7 * 24 * 3600)
         deadline = time.monotonic() + wait
+        if "callback_topic" in fields:
+            raise ValueError("run() waits on this client's topic: leave callback_topic out, or use submit()")
         if "task_timeout_s" in fields:
             fields["timeout_s"] = fields.pop("task_timeout_s")
         req = {**fields, "capability": capability, "payload": payload}
@@ -220,7 +223,7 @@ class ReachClient:
         this client's topic arrive here. :class:`ResultTimeoutError` after ``timeout_s`` (default
         ``result_timeout_s``; the task may still finish); a poll the router refuses for good
         (a 4xx) raises its :class:`ReachHttpError`."""
-        wait = self.result_timeout_s if timeout_s is None else _positive("timeout_s", timeout_s, 7 * 24 * 3600)
+        wait = self.result_timeout_s if timeout_s is None else _seconds("timeout_s", timeout_s, 7 * 24 * 3600)
         return self._poller.wait(task_id, wait, self._poll_failed)
 
     def get_task(self, task_id: str) -> Dict[str, Any]:
@@ -246,7 +249,7 @@ class ReachClient:
         items after the cursor ``after`` (``"0"``: from the start); waits up to ``wait_s`` (30 at
         most) when there is none. Pass ``cursor`` as ``after`` next time."""
         t = self.callback_topic if topic is None else topic
-        wait_ms = int(_positive("wait_s", wait_s, MAX_POLL_WAIT_S) * 1000)
+        wait_ms = int(_seconds("wait_s", wait_s, MAX_POLL_WAIT_S) * 1000)
         url = join_url(
             self.router_url, f"/v1/callbacks/{segment(t)}", {"after": after, "wait_ms": wait_ms, "limit": limit}
         )
