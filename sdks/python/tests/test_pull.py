@@ -2,6 +2,8 @@
 
 import unittest
 
+import redis
+
 from agent_reach.codecs import MalformedEntry, decode_task, placement_miss, pool_id
 from agent_reach.reader import StreamReader, band_rank, hash_tag
 
@@ -58,6 +60,20 @@ class StreamReaderTest(unittest.TestCase):
         got = StreamReader(INBOX, [], "workers", "a").read(conn, 2, 500)
         self.assertEqual([i for _, i, _ in got], ["t1", "t2"])
         self.assertEqual(conn.calls, [([INBOX], 2, 500)])
+
+    def test_a_pool_stream_without_its_group_is_skipped_not_fatal(self):
+        class NoGroup(FakeRedis):
+            def xreadgroup(self, group, consumer, streams, count=None, block=None):
+                if POOLS[0] in streams:
+                    raise redis.ResponseError("NOGROUP No such key or consumer group")
+                return super().xreadgroup(group, consumer, streams, count, block)
+
+        conn = NoGroup({POOLS[1]: ["mid"]})
+        reader = StreamReader(INBOX, POOLS[:3], "workers", "p1-a")
+        with self.assertLogs("agent_reach", "WARNING"):
+            self.assertEqual([i for _, i, _ in reader.read(conn, 2, 1000)], ["mid"])
+        with self.assertRaises(redis.ResponseError):
+            StreamReader(POOLS[0], [], "workers", "p1-a").read(conn, 1, 1000)  # an inbox: raised
 
     def test_band_rank_and_hash_tag(self):
         self.assertEqual([band_rank(s) for s in POOLS[:3]], [2, 1, 0])

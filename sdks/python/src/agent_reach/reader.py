@@ -3,7 +3,12 @@ section 4, "Pull agents"): its inbox, and for a pull agent its capabilities' poo
 three streams by priority band. Never more entries in all than free slots: XREADGROUP's COUNT
 bounds each stream of a call, so streams are read one per call."""
 
+import logging
 from typing import Any, Dict, List, Sequence, Tuple
+
+import redis
+
+log = logging.getLogger("agent_reach")
 
 #: One entry read: (stream, entry id, fields).
 Entry = Tuple[str, str, Dict[str, str]]
@@ -65,7 +70,15 @@ class StreamReader:
         return self._call(conn, widest[:free], 1, block_ms)
 
     def _call(self, conn: Any, streams: Sequence[str], count: int, block_ms: Any) -> List[Entry]:
-        reply = conn.xreadgroup(self.group, self.consumer, {s: ">" for s in streams}, count=count, block=block_ms)
+        try:
+            reply = conn.xreadgroup(self.group, self.consumer, {s: ">" for s in streams}, count=count, block=block_ms)
+        except redis.ResponseError as err:
+            # A pool stream without its group (deleted by hand, say) must not stop the others:
+            # skipped until registry-sync makes it again at a registration.
+            if not str(err).startswith("NOGROUP") or len(streams) != 1 or streams[0] not in self.pools:
+                raise
+            log.warning("pool stream %s has no group %s; skipped: %s", streams[0], self.group, err)
+            return []
         return [(_text(stream), entry_id, fields or {}) for stream, entries in (reply or []) for entry_id, fields in entries]
 
 
