@@ -64,6 +64,7 @@ afterAll(async () => {
 function start(script: string, agentId: string, extra: Record<string, string> = {}): PythonAgent {
   const agent = startPythonAgent(script, {
     REACH_REGISTRY_URL: stack.registryUrl,
+    REACH_ROUTER_URL: stack.routerUrl,
     REDIS_URL: stack.redisUrl,
     REACH_AGENT_ID: agentId,
     ...extra,
@@ -234,6 +235,25 @@ describe('the Python worker SDK', () => {
       message: `the cancelled handler did not stop:\n${agent.output()}`,
     });
     expect((await view(long)).status).toBe('cancelled');
+  });
+
+  it("a handler runs a child task: linked to its parent both ways, its result in the parent's", async () => {
+    // Two agents: the loop guard keeps a child from the agents already on its parent's trace.
+    const one = start('tests/work_agent.py', 'py-work-7');
+    const other = start('tests/work_agent.py', 'py-work-8');
+    await healthy('py-work-7', one);
+    await healthy('py-work-8', other);
+    const id = await submit({ capability: 'py-work', payload: { n: 10, child: { n: 11 } } });
+    const done = await settled(id, 'completed').catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${one.output()}\n${other.output()}`);
+    });
+    expect(done.result).toEqual({ done: 10, child: { done: 11 } });
+    const children = (done as TaskView & { children?: string[] }).children ?? [];
+    expect(children).toHaveLength(1);
+    const child = await http<{ parent_task_id?: string; hops?: number }>(
+      `${stack.routerUrl}/v1/tasks/${children[0]}`,
+    );
+    expect(child.body).toMatchObject({ parent_task_id: id, hops: 1 });
   });
 
   it('drains on SIGTERM: the running task completes, then the agent deregisters and exits 0', async () => {

@@ -23,6 +23,7 @@ from .codecs import (
     placement_miss,
 )
 from .card import merge_placement, read_card
+from .client import ReachClient
 from .connection import RedisConnection
 from .probe import HealthCheck, probe_outcome
 from .reader import StreamReader
@@ -66,7 +67,8 @@ class Agent:
     placement extension adds region (unless given) and tags.
 
     ``ready=False`` starts in two phases: registered ``STARTING``, the agent gets no task until
-    :meth:`mark_ready` (a model still loading).
+    :meth:`mark_ready` (a model still loading). ``router_url`` (default ``REACH_ROUTER_URL``) is
+    where a handler's child tasks go (:meth:`Task.submit`, :meth:`Task.run`).
     """
 
     def __init__(
@@ -90,6 +92,7 @@ class Agent:
         card: Optional[Mapping[str, Any]] = None,
         card_url: Optional[str] = None,
         ready: bool = True,
+        router_url: Optional[str] = None,
     ) -> None:
         if not handlers:
             raise ValueError("handlers must name at least one capability")
@@ -131,6 +134,9 @@ class Agent:
         self.health_timeout_s = float(health_timeout_s)
         key = api_key if api_key is not None else setting("api_key")
         self.registry = RegistryClient(registry_url, key)
+        self._router_url = router_url
+        self._api_key = key
+        self._client: Optional[ReachClient] = None
         self._body: Dict[str, Any] = {
             "agent_id": agent_id,
             "instance_id": self.instance_id,
@@ -187,6 +193,16 @@ class Agent:
             self._threads.append(t)
         log.info("registered %s (%s) epoch %s", self.agent_id, self.instance_id, self.session["epoch"])
 
+    @property
+    def client(self) -> ReachClient:
+        """The router client a handler's :meth:`Task.submit` and :meth:`Task.run` use, made on
+        first use: the agent's key, a callback topic of this instance's own."""
+        with self._lock:
+            if self._client is None:
+                self._client = ReachClient(self._router_url, api_key=self._api_key,
+                                           callback_topic=f"agent-{uuid.uuid4().hex}")
+            return self._client
+
     def mark_ready(self, ready: bool = True) -> None:
         """Two-phase start (``ready=False``): the agent is ``STARTING`` and reads nothing until
         this is called. ``mark_ready(False)`` later stops new tasks, the running ones going on (a
@@ -242,6 +258,8 @@ class Agent:
             t.join()
         if self._redis is not None:
             self._redis.close()
+        if self._client is not None:
+            self._client.close()
         if self.state != "fenced":
             try:
                 self.registry.deregister(self.session)

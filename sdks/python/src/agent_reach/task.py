@@ -2,7 +2,7 @@
 
 import json
 import threading
-from typing import Any
+from typing import Any, Dict, Mapping, Optional
 
 from .codecs import MAX_CHUNKS_PER_ACK, TaskMessage, pool_id, progress_json
 
@@ -49,3 +49,17 @@ class Task:
             if not all(isinstance(c, str) for c in part):
                 raise TypeError("a chunk is a string")
             self._agent._output(self, "chunk", chunks=json.dumps(part, separators=(",", ":")))
+
+    def submit(self, request: Mapping[str, Any], *, wait_s: Optional[float] = None) -> Dict[str, Any]:
+        """Submits a child task (``parent_task_id`` = this task's id: its deadline is this one's
+        less a margin, and the loop guard counts its hops), as :meth:`ReachClient.submit` does;
+        its result comes to the agent's own callback topic (``task.result(child_id)``)."""
+        return self._agent.client.submit({**request, "parent_task_id": self.task_id}, wait_s=wait_s)
+
+    def run(self, capability: str, payload: Any = None, *, timeout_s: Optional[float] = None, **fields: Any) -> Any:
+        """Submits a child task and waits for its result, as :meth:`ReachClient.run` does."""
+        return self._agent.client.run(capability, payload, timeout_s=timeout_s, parent_task_id=self.task_id, **fields)
+
+    def result(self, task_id: str, *, timeout_s: Optional[float] = None) -> Dict[str, Any]:
+        """A child task's final item from the agent's callback topic."""
+        return self._agent.client.result(task_id, timeout_s=timeout_s)
