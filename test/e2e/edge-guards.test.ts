@@ -5,7 +5,8 @@
  *   only for a loopback `Host` and, when sent, a loopback `Origin`. The request a page on a
  *   rebinding host name sends (`Host` and `Origin` of evil.example.com) is refused by the router,
  *   by registry-sync and by `/mcp`, as the MCP conformance suite's `dns-rebinding-protection`
- *   scenario sends it; the same request with loopback names is served.
+ *   scenario sends it; the same request with loopback names is served. A relay on loopback,
+ *   whose routes (health, metrics) are all public, answers loopback names only too.
  * - Key guessing: with keys required and the router behind nginx (trusted for X-Forwarded-For, as
  *   `npm start -- --cluster` runs it), 1,000 made-up keys from one client address get 401 up to
  *   the limit, then 429 AUTH_FAILURES with Retry-After, at a bounded number of Redis commands;
@@ -24,6 +25,7 @@ import {
   startLoadBalancer,
   type ManagedProcess,
 } from '@agent-reach/process-kit';
+import { startRelay } from '../support/endpoints.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 
 interface Reply {
@@ -134,6 +136,23 @@ describe('a keyless stack answers loopback names only', () => {
       headers: { origin: `http://${EVIL}` },
     });
     expect(crossSiteAgents.body.error).toBe('ORIGIN_NOT_ALLOWED');
+  });
+
+  it('has the relay, whose routes are all public, answer loopback names only', async () => {
+    const relay = await startRelay(stack);
+    try {
+      const rebound = await send(`${relay.url}/healthz`, {
+        headers: { host: EVIL, origin: `http://${EVIL}` },
+      });
+      expect(rebound.status).toBe(403);
+      expect(rebound.body.error).toBe('HOST_NOT_ALLOWED');
+      const metrics = await send(`${relay.url}/metrics`, { headers: { host: EVIL } });
+      expect(metrics.status).toBe(403);
+      const local = await send(`${relay.url}/healthz`);
+      expect(local.status).toBe(200);
+    } finally {
+      await relay.proc.stop();
+    }
   });
 
   it('serves the same requests sent with loopback names', async () => {

@@ -1,7 +1,12 @@
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
-import { baseFastifyOptions, serviceLogger } from '@agent-reach/service-kit';
+import {
+  baseFastifyOptions,
+  installHostGuard,
+  isLoopbackHost,
+  serviceLogger,
+} from '@agent-reach/service-kit';
 import {
   connectRedis,
   createRedis,
@@ -104,6 +109,14 @@ export async function createRelayService(
     ...baseFastifyOptions(64 * 1024),
     loggerInstance: logger.child({ module: 'http' }),
   });
+  // Its routes are public (health and metrics): on loopback it answers loopback names only, so a
+  // page in a browser cannot read them through a rebinding host name (docs/SECURITY.md, Edges).
+  if (isLoopbackHost(options.host))
+    installHostGuard(app as unknown as FastifyInstance, {
+      open: true,
+      allowedHosts: [],
+      allowedOrigins: [],
+    });
   app.get('/livez', async () => ({ status: 'ok' }));
   app.get('/healthz', async (_req, reply) => {
     try {
