@@ -23,6 +23,8 @@ export const CLUSTER_LEG: readonly string[] = [
   'e2e/reshard.test.ts',
   // endpoint agents: the relay woken by SPUBLISH on each master, replica and relay kills
   'e2e/relay-http.test.ts',
+  // a Python pull agent through its own Cluster client (CLUSTER SLOTS, MOVED and ASK)
+  'e2e/python-pull.test.ts',
 ];
 
 /** Files of {@link CLUSTER_LEG} that need a cluster: the standalone leg leaves them out. */
