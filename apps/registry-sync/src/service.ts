@@ -14,8 +14,8 @@ import {
   ApiKeyStore,
   connectRedis,
   createRedis,
-  AuthFailureLimiter,
   decideAuth,
+  edgeGuardsFrom,
   loadScripts,
   outboundLoopbackAllowed,
   serviceLogger,
@@ -363,25 +363,14 @@ export async function createRegistryService(
         logger,
       })
     : undefined;
+  // Hosts and origins answered, proxies trusted, failed authentications limited (SECURITY.md, Edges).
+  const guards = edgeGuardsFrom(options, redis, keys);
   const app = await buildRegistryApp({
     redis,
     registry,
     bodyLimitBytes: options.bodyLimitBytes,
-    auth: {
-      required: auth.required,
-      verifier: apiKeys,
-      failures: new AuthFailureLimiter({
-        redis,
-        keyOf: (address) => keys.authFailures(address),
-        limit: options.authFailureLimit,
-        windowMs: options.authFailureWindowS * 1000,
-      }),
-    },
-    edge: {
-      allowedHosts: options.allowedHosts,
-      allowedOrigins: options.allowedOrigins,
-      trustedProxies: options.trustedProxies,
-    },
+    auth: { required: auth.required, verifier: apiKeys, failures: guards.failures },
+    edge: guards.edge,
     onRegistryChange,
     fleet,
     cards: {

@@ -6,8 +6,8 @@ import {
   ApiKeyStore,
   connectRedis,
   createRedis,
-  AuthFailureLimiter,
   decideAuth,
+  edgeGuardsFrom,
   loadScripts,
   outboundLoopbackAllowed,
   serviceLogger,
@@ -255,6 +255,8 @@ export async function createRouterService(
     keys,
     logger: logger.child({ module: 'task-events' }),
   });
+  // Hosts and origins answered, proxies trusted, failed authentications limited (SECURITY.md, Edges).
+  const guards = edgeGuardsFrom(options, redis, keys);
   const app = await buildRouterApp({
     redis,
     submitter,
@@ -268,21 +270,8 @@ export async function createRouterService(
     keys,
     watermark,
     maxPayloadBytes: options.maxPayloadBytes,
-    auth: {
-      required: auth.required,
-      store: apiKeys,
-      failures: new AuthFailureLimiter({
-        redis,
-        keyOf: (address) => keys.authFailures(address),
-        limit: options.authFailureLimit,
-        windowMs: options.authFailureWindowS * 1000,
-      }),
-    },
-    edge: {
-      allowedHosts: options.allowedHosts,
-      allowedOrigins: options.allowedOrigins,
-      trustedProxies: options.trustedProxies,
-    },
+    auth: { required: auth.required, store: apiKeys, failures: guards.failures },
+    edge: guards.edge,
     quotas,
     logger,
     observability,

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { httpError } from '../errors.ts';
+import type { EdgeSettings } from '../host-guard.ts';
 
 /** The part of a Redis connection the limiter uses: one MULTI per failure. */
 export interface FailureCounterStore {
@@ -111,4 +112,37 @@ export function refuseLimitedAddress(
 /** Counts a failed authentication of the request's client address (no-op while auth is open). */
 export async function countAuthFailure(request: FastifyRequest): Promise<void> {
   await request.server.authFailures?.failed(request.ip);
+}
+
+/** The settings both services read for their edges (shared.ts rows). */
+export interface EdgeOptions {
+  allowedHosts: readonly string[];
+  allowedOrigins: readonly string[];
+  trustedProxies: readonly string[];
+  authFailureLimit: number;
+  authFailureWindowS: number;
+}
+
+/**
+ * A service's edge guards from its settings: the failed-authentication limiter on its Redis
+ * (`keys.authFailures`), and the hosts, origins and proxies its app answers and trusts.
+ */
+export function edgeGuardsFrom(
+  options: EdgeOptions,
+  redis: FailureCounterStore,
+  keys: { authFailures(address: string): string },
+): { failures: AuthFailureLimiter; edge: EdgeSettings } {
+  return {
+    failures: new AuthFailureLimiter({
+      redis,
+      keyOf: (address) => keys.authFailures(address),
+      limit: options.authFailureLimit,
+      windowMs: options.authFailureWindowS * 1000,
+    }),
+    edge: {
+      allowedHosts: options.allowedHosts,
+      allowedOrigins: options.allowedOrigins,
+      trustedProxies: options.trustedProxies,
+    },
+  };
 }
