@@ -16,6 +16,7 @@ import {
   startEndpointProcess,
   startRelay,
   untilHealthy,
+  untilRouted,
 } from '../support/endpoints.ts';
 import { connectRedis, type TestRedis } from '../support/redis.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
@@ -74,6 +75,7 @@ describe('an HTTP endpoint agent', () => {
     await waitFor(async () => (await agentStatus(stack, 'http-echo')) === 'HEALTHY', {
       timeoutMs: 20_000,
     });
+    await untilRouted(stack, 'http.echo');
     const waited = await submit({ capability: 'http.echo', payload: { n: 1 } }, 10_000);
     expect(waited.status).toBe(200);
     expect(waited.body.status).toBe('completed');

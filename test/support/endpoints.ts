@@ -104,6 +104,27 @@ export async function untilHealthy(
   );
 }
 
+/**
+ * Waits until the stack's router routes `capability` to an agent. An agent registry-sync just
+ * called HEALTHY reaches a router with the next snapshot; until then a submission gets 503
+ * NO_AGENT, which a caller would send again.
+ */
+export async function untilRouted(
+  stack: Stack,
+  capability: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      const res = await http<{ agent_id?: string }>(
+        `${stack.routerUrl}/v1/route?capability=${encodeURIComponent(capability)}`,
+      );
+      return res.status === 200 && (res.body.agent_id ?? '') !== '';
+    },
+    { timeoutMs, message: `the router never routed ${capability} to an agent` },
+  );
+}
+
 /** How many final items (completed or dead) each task has on a callback topic. */
 export async function finalCounts(
   redis: TestRedis,
