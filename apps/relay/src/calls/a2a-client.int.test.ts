@@ -3,7 +3,8 @@
  * 127.0.0.1: the card's skills are discovered; a streamed call reports the working status and the
  * summary's chunks and completes with the joined summary; a server whose card says no streaming
  * is called with a blocking SendMessage; failed and rejected tasks map to A2A_FAILED; a cancel
- * (and a timeout) sends CancelTask, which the server's agent sees; a closed port is unreachable.
+ * (and a timeout) sends CancelTask, which the server's agent sees; a closed port is unreachable;
+ * a card naming another host for its calls is refused (the relay calls only the declared host).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@agent-reach/testkit';
@@ -16,16 +17,23 @@ const SUMMARY = 'one two three four five six seven eight nine ten eleven twelve 
 
 let streaming: DemoServer;
 let blocking: DemoServer;
+let elsewhere: DemoServer;
 const cancelled: string[] = [];
 
 beforeAll(async () => {
   streaming = await startA2AServer({ onCancel: (id) => cancelled.push(id) });
   blocking = await startA2AServer({ streaming: false });
+  // Its card sends calls to another host: 127.0.0.2 instead of the declared 127.0.0.1.
+  elsewhere = await startA2AServer({
+    serviceUrl: (own) => own.replace('127.0.0.1', '127.0.0.2'),
+    onCancel: (id) => cancelled.push(id),
+  });
 });
 
 afterAll(async () => {
   await streaming?.close();
   await blocking?.close();
+  await elsewhere?.close();
 });
 
 const client = (url = streaming.url, overrides = {}) =>
@@ -52,6 +60,14 @@ describe('A2AEndpointClient', () => {
       'one two three four five six ',
       'seven eight nine ten eleven twelve …',
     ]);
+  });
+
+  it('refuses a card that names another host for its calls: nothing is sent there', async () => {
+    const call = recordedCall({ ...summarize, payload: { text: TEXT } });
+    const outcome = await client(elsewhere.url).call(call.req);
+    expect(outcome).toMatchObject({ kind: 'failed' });
+    expect(JSON.stringify(outcome)).toContain('not its declared host 127.0.0.1');
+    expect(call.progress).toEqual([]);
   });
 
   it('sends a string payload as text, and a server without streaming gets SendMessage', async () => {

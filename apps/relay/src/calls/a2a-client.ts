@@ -81,7 +81,10 @@ export class A2AEndpointClient implements EndpointClient {
   constructor(target: EndpointTarget) {
     this.#target = target;
     // The card fetch is the one request the SDK sends without a signal: bound it too.
-    const fetchImpl = checkedFetch(target.headers, { timeoutMs: target.timeoutMs });
+    const fetchImpl = checkedFetch(target.headers, {
+      timeoutMs: target.timeoutMs,
+      sameHostAs: target.url,
+    });
     const legacyCompat = { enabled: true };
     this.#resolver = new DefaultAgentCardResolver({ fetchImpl, legacyCompat });
     this.#factory = new ClientFactory({

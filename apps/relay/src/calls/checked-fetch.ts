@@ -49,6 +49,16 @@ export interface CheckedFetchOptions {
   checks?: (method: string) => boolean;
   /** Longest a request the SDK sends without a signal of its own may take (a card fetch). */
   timeoutMs?: number;
+  /**
+   * The declared endpoint's URL: every request must go to its host (`host:port`), so an
+   * AgentCard naming another service URL, or a redirect, cannot aim the relay elsewhere.
+   */
+  sameHostAs?: string;
+}
+
+/** A request the relay refused to send: it names another host than the declared endpoint's. */
+export class ForeignHostError extends Error {
+  override readonly name = 'ForeignHostError';
 }
 
 /**
@@ -61,7 +71,15 @@ export function checkedFetch(
   options: CheckedFetchOptions = {},
 ): typeof fetch {
   const { checks = () => true, timeoutMs } = options;
+  const host = options.sameHostAs === undefined ? undefined : new URL(options.sameHostAs).host;
   return async (input, init) => {
+    if (host !== undefined) {
+      const target = new URL(input instanceof Request ? input.url : String(input));
+      if (target.host !== host)
+        throw new ForeignHostError(
+          `the endpoint named ${target.host} for a call, not its declared host ${host}: the relay calls only the declared host`,
+        );
+    }
     const merged = new Headers(headers);
     new Headers(init?.headers).forEach((value, name) => merged.set(name, value));
     // A signal of its own per request: undici lets go of its abort listener on a request's
@@ -71,7 +89,9 @@ export function checkedFetch(
       : timeoutMs === undefined
         ? undefined
         : AbortSignal.timeout(timeoutMs);
-    const res = await fetch(input, { ...init, headers: merged, signal });
+    // A redirect is not followed: it could lead off the declared host. It is a reply like any
+    // other status that is not 2xx.
+    const res = await fetch(input, { ...init, headers: merged, signal, redirect: 'manual' });
     if ((res.status >= 200 && res.status < 300) || !checks((init?.method ?? 'GET').toUpperCase()))
       return res;
     throw new HttpStatusError(res.status, await bodyPrefix(res), res.headers.get('retry-after'));

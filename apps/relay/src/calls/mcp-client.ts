@@ -209,7 +209,10 @@ export class McpEndpointClient implements EndpointClient {
       const client = new Client(CLIENT_INFO);
       const transport = new StreamableHTTPClientTransport(new URL(this.#target.url), {
         // The SDK needs the statuses of its GETs and DELETEs; a POST's non-2xx maps as HTTP's.
-        fetch: checkedFetch(this.#target.headers, { checks: (method) => method === 'POST' }),
+        fetch: checkedFetch(this.#target.headers, {
+          checks: (method) => method === 'POST',
+          sameHostAs: this.#target.url,
+        }),
       });
       const opening = client.connect(transport, { timeout: this.#target.timeoutMs }).then(() => {
         const session = { client, transport };

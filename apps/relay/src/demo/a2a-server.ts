@@ -22,6 +22,8 @@ import { readBody } from './requests.ts';
 export interface A2AServerOptions extends DemoServerOptions {
   /** Whether the card says `capabilities.streaming` (SendStreamingMessage works either way). @default true */
   streaming?: boolean;
+  /** The JSON-RPC URL the card names, from the server's own. @default its own URL */
+  serviceUrl?: (own: string) => string;
 }
 
 const CARD_PATH = '/.well-known/agent-card.json';
@@ -119,7 +121,8 @@ export async function startA2AServer(options: A2AServerOptions = {}): Promise<De
   const running = await listen(server, options);
   // The card names the server's URL, known once it listens; no request is read before this
   // handler is attached, as nothing else runs in between.
-  const card = demoCard(`${running.url}/`, options.streaming ?? true);
+  const own = `${running.url}/`;
+  const card = demoCard(options.serviceUrl?.(own) ?? own, options.streaming ?? true);
   const executor = new SummarizeExecutor(options.onCancel);
   const listener = a2aListener(
     new DefaultRequestHandler(card, new InMemoryTaskStore(), executor),
