@@ -30,6 +30,21 @@ const SERVERS = [
     present: () =>
       spawnSync('/usr/bin/python3', ['-c', 'import redis'], { stdio: 'ignore' }).status === 0,
   },
+  // Not binaries: what the Python SDK's test builds its wheel with and installs it by, into a
+  // virtualenv of /usr/bin/python3 (test/support/python.ts). Optional, as python3-redis is.
+  ...[
+    { pkg: 'python3-pip', module: 'pip' },
+    { pkg: 'python3-venv', module: 'ensurepip' },
+    { pkg: 'python3-setuptools', module: 'setuptools' },
+    { pkg: 'python3-wheel', module: 'wheel' },
+  ].map(({ pkg, module }) => ({
+    bin: pkg,
+    pkg,
+    urlEnv: [],
+    optional: true,
+    present: () =>
+      spawnSync('/usr/bin/python3', ['-c', `import ${module}`], { stdio: 'ignore' }).status === 0,
+  })),
   // Not a server: the alert rules' tests run its promtool (PROMTOOL names another). Optional: only
   // those tests need it, and they say how to install it.
   { bin: 'promtool', pkg: 'prometheus', urlEnv: ['PROMTOOL'], optional: true },
@@ -140,7 +155,7 @@ function installHint(missing) {
   return [
     `Missing: ${missing.map((s) => s.bin).join(', ')}. Install, then run again:`,
     `  Debian/Ubuntu:  sudo apt-get install -y ${pkgs}`,
-    `                  (everything: apt-get install redis-server influxdb nginx-light python3-redis prometheus)`,
+    `                  (everything: apt-get install redis-server influxdb nginx-light python3-redis python3-pip python3-venv python3-setuptools python3-wheel prometheus)`,
     `  macOS:          brew install redis influxdb@1 nginx`,
     `Or point REDIS_URL / INFLUX_URL at servers you already run.`,
   ].join('\n');
