@@ -10,7 +10,8 @@
  * - Key guessing: with keys required and the router behind nginx (trusted for X-Forwarded-For, as
  *   `npm start -- --cluster` runs it), 1,000 made-up keys from one client address get 401 up to
  *   the limit, then 429 AUTH_FAILURES with Retry-After, at a bounded number of Redis commands;
- *   meanwhile a valid key from another address behind the same nginx is served.
+ *   meanwhile a valid key from another address behind the same nginx is served. Wrong agent
+ *   tokens count at registry-sync the same way, and an address's count is shared by both services.
  */
 import { request as httpRequest } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -312,6 +313,42 @@ describe.skipIf(!nginxBin)('key guessing behind nginx, keys required', () => {
       localAddress: '127.0.0.2',
     });
     expect(limited.status).toBe(429);
+  });
+
+  it('counts wrong agent tokens at registry-sync, and shares each address count with the router', async () => {
+    const registered = await send(`${stack.registryUrl}/v1/agents/register`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+      body: {
+        agent_id: 'edge-agent',
+        instance_id: 'i1',
+        capabilities: ['edge'],
+        max_concurrency: 1,
+      },
+      localAddress: '127.0.0.6',
+    });
+    expect(registered.status).toBe(200);
+    const token = String(registered.body.token);
+    const beat = (bearer: string, localAddress: string) =>
+      send(`${stack.registryUrl}/v1/agents/edge-agent/heartbeat`, {
+        headers: { authorization: `Bearer ${bearer}` },
+        body: { inflight: 0 },
+        localAddress,
+      });
+    const wrong = `${token.slice(0, -4)}${token.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
+    const statuses: number[] = [];
+    for (let i = 0; i < LIMIT + 3; i++) statuses.push((await beat(wrong, '127.0.0.6')).status);
+    expect(statuses).toEqual([...Array<number>(LIMIT).fill(401), 429, 429, 429]);
+    // The agent's own token from another address still beats.
+    expect((await beat(token, '127.0.0.7')).status).toBe(200);
+    // The address the router limited (through nginx) is limited at registry-sync too: its first
+    // failure there finds the shared count over the limit.
+    const guess = () =>
+      send(`${stack.registryUrl}/v1/agents`, {
+        headers: { authorization: `Bearer ${newApiKey().key}` },
+        localAddress: '127.0.0.2',
+      });
+    expect((await guess()).status).toBe(401);
+    expect((await guess()).status).toBe(429);
   });
 
   it('refuses a rebinding host name only where a list of hosts is set: keys guard the rest', async () => {
