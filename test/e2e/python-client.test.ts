@@ -13,8 +13,7 @@ import { waitFor } from '@agent-reach/testkit';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 import {
   PY_SDK,
-  PYTHON,
-  pythonRedisPresent,
+  requirePythonRedis,
   pythonVenv,
   startPythonAgent,
   type PythonAgent,
@@ -24,10 +23,7 @@ let stack: Stack;
 const agents: PythonAgent[] = [];
 
 beforeAll(async () => {
-  if (!pythonRedisPresent())
-    throw new Error(
-      `${PYTHON} cannot import redis: install Debian's python3-redis (npm test does)`,
-    );
+  requirePythonRedis();
   stack = await startStack({ env: { ...FAST_LEASES } });
 });
 

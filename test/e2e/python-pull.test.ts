@@ -15,8 +15,7 @@ import { connectRedis, type TestRedis } from '../support/redis.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 import {
   PY_SDK,
-  PYTHON,
-  pythonRedisPresent,
+  requirePythonRedis,
   startPythonAgent,
   type PythonAgent,
 } from '../support/python.ts';
@@ -33,10 +32,7 @@ interface TaskView {
 }
 
 beforeAll(async () => {
-  if (!pythonRedisPresent())
-    throw new Error(
-      `${PYTHON} cannot import redis: install Debian's python3-redis (npm test does)`,
-    );
+  requirePythonRedis();
   stack = await startStack({
     env: { ...FAST_LEASES, REACH_AGENT_ACL: 'on', REACH_PROBE_MS: '300' },
   });

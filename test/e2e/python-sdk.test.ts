@@ -17,7 +17,7 @@ import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 import {
   PY_SDK,
   PYTHON,
-  pythonRedisPresent,
+  requirePythonRedis,
   pythonVenv,
   startPythonAgent,
   type PythonAgent,
@@ -42,10 +42,7 @@ interface Item {
 }
 
 beforeAll(async () => {
-  if (!pythonRedisPresent())
-    throw new Error(
-      `${PYTHON} cannot import redis: install Debian's python3-redis (npm test does)`,
-    );
+  requirePythonRedis();
   stack = await startStack({
     env: { ...FAST_LEASES, REACH_AGENT_ACL: 'on', REACH_EXEC_LEASE_MS: String(LEASE_MS) },
   });

@@ -104,6 +104,14 @@ export function pythonRedisPresent(): boolean {
   return spawnSync(PYTHON, ['-c', 'import redis'], { stdio: 'ignore' }).status === 0;
 }
 
+/** Throws, saying what to install, unless /usr/bin/python3 imports redis. */
+export function requirePythonRedis(): void {
+  if (!pythonRedisPresent())
+    throw new Error(
+      `${PYTHON} cannot import redis: install Debian's python3-redis (npm test does)`,
+    );
+}
+
 /**
  * Runs a Python script (a path absolute or in sdks/python) with `env`, on the virtualenv's python
  * of {@link pythonVenv}: the SDK as installed from its wheel. The test that starts it stops it.
