@@ -343,7 +343,8 @@ describe('infra/k8s/base', () => {
     });
 
     it('has components that point REDIS_TLS_* at the files of the mounted Secret', () => {
-      expect(readdirSync(COMPONENTS).sort()).toEqual(['redis-client-cert', 'redis-tls']);
+      // keda: autoscaling of agents, checked in keda.test.ts.
+      expect(readdirSync(COMPONENTS).sort()).toEqual(['keda', 'redis-client-cert', 'redis-tls']);
       const files = { REDIS_TLS_CA: 'ca.crt', REDIS_TLS_CERT: 'tls.crt', REDIS_TLS_KEY: 'tls.key' };
       const set: Record<string, string> = {};
       for (const name of ['redis-tls', 'redis-client-cert']) {
