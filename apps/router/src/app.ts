@@ -32,6 +32,8 @@ import { registerObservability, type RouterObservability } from './plugins/obser
 import { consoleRoutes } from './routes/console/index.ts';
 import { consoleSessionRoutes } from './routes/console/session.ts';
 import { keysRoutes } from './routes/keys/index.ts';
+import { tenantsRoutes } from './routes/tenants/index.ts';
+import type { TenantRecords } from './tenants/tenant-records.ts';
 import { statsRoutes } from './routes/stats/index.ts';
 import { timelineRoutes } from './routes/timeline/index.ts';
 import { eventsRoutes, type EventsRouteDeps } from './routes/events/index.ts';
@@ -77,6 +79,8 @@ export interface RouterAppDeps {
   taskEvents?: EventsRouteDeps;
   /** A2A push-notification configs (docs/A2A.md); without them, A2A push calls are refused. */
   a2aPush?: PushConfigStore;
+  /** Tenant records (`/v1/tenants`, operators); without them, no tenant routes. */
+  tenants?: TenantRecords;
 }
 
 /** Builds the router's HTTP app; never listens (server.ts does, tests use inject). */
@@ -176,6 +180,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   // MCP over Streamable HTTP (docs/MCP.md): its tools call the routes above by inject.
   installMcp(app, { schemas: new InputSchemaReader({ redis: deps.redis, keys: deps.keys }) });
   await app.register(keysRoutes, { store: deps.auth.store });
+  if (deps.tenants) await app.register(tenantsRoutes, { records: deps.tenants });
   await app.register(consoleSessionRoutes, { verifier: deps.auth.store });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);
   return app;

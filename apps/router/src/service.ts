@@ -43,6 +43,7 @@ import { TaskReader } from './tasks/task-reader.ts';
 import { TaskEventsReader } from './tasks/task-events.ts';
 import { TaskEventsFeed } from './tasks/task-events-feed.ts';
 import { InflightQuota } from './quotas/inflight-quota.ts';
+import { TenantRecords } from './tenants/tenant-records.ts';
 import { KeyLimits } from './quotas/key-limits.ts';
 import { SharedSettings } from './settings/shared-settings.ts';
 import { createRouterObservability } from './plugins/observability.ts';
@@ -57,6 +58,8 @@ export interface RouterService {
   snapshot: SnapshotHolder;
   /** The settings shared with registry-sync, as published by it once it has (see SharedSettings). */
   settings: SharedSettings;
+  /** Tenant records (`/v1/tenants`): each tenant's weight and bounds, cached per process. */
+  tenants: TenantRecords;
   /** Starts listening on options.port/host; returns the address. */
   listen(): Promise<string>;
   /** Stops accepting, finishes in-flight requests, flushes events. Idempotent. */
@@ -171,6 +174,7 @@ export async function createRouterService(
   await snapshot.start();
   observability.watchSnapshot(snapshot);
   const tasks = new TaskReader({ redis, keys });
+  const tenants = new TenantRecords({ redis, keys });
   const {
     delivery,
     sender,
@@ -281,6 +285,7 @@ export async function createRouterService(
       feed: taskEventsFeed,
     },
     a2aPush,
+    tenants,
   });
 
   let closing: Promise<void> | undefined;
@@ -291,6 +296,7 @@ export async function createRouterService(
     events,
     snapshot,
     settings: shared,
+    tenants,
     listen: () => app.listen({ port: options.port, host: options.host }),
     close: () =>
       (closing ??= (async () => {

@@ -1,5 +1,6 @@
 export * from './ids.ts';
 export * from './tenants.ts';
+export * from './tenant-record.ts';
 export * from './key-slot.ts';
 export * from './keys.ts';
 export * from './pool-bands.ts';

@@ -106,3 +106,18 @@ describe('watchdog members of the due set', () => {
     ]);
   });
 });
+
+describe('tenant records', () => {
+  it('share the {tenants} slot with the set of names, so one MULTI writes both', () => {
+    const keys = reachKeys('p');
+    expect(keys.tenant('acme')).toBe('p:{tenants}:t:acme');
+    expect(keys.tenants()).toBe('p:{tenants}');
+    expect(keySlot(keys.tenant('acme'))).toBe(keySlot(keys.tenants()));
+  });
+
+  it('refuse a name that is not a tenant', () => {
+    const keys = reachKeys('p');
+    expect(() => keys.tenant('Acme')).toThrow(TypeError);
+    expect(() => keys.tenant('a}b')).toThrow(TypeError);
+  });
+});

@@ -1,5 +1,5 @@
 import { keySlot } from './key-slot.ts';
-import { isValidScopedId } from './tenants.ts';
+import { isValidScopedId, isValidTenant } from './tenants.ts';
 
 /** Consumer group every agent inbox and capability pool is read with. */
 export const WORKER_GROUP = 'workers';
@@ -179,6 +179,14 @@ export interface ReachKeys {
    * the relay that serves it. Under the agent's hash tag, so it is published from the same slot.
    */
   wake(agentId: string): string;
+  /**
+   * Hash: a tenant's record (tenant-record.ts: `weight`, `max_queued`, `max_inflight`,
+   * `max_fairness_weight`, `updated_at`), `<prefix>:{tenants}:t:<tenant>`. Under the `{tenants}`
+   * hash tag with `tenants()`, so one MULTI writes a record and lists it.
+   */
+  tenant(tenant: string): string;
+  /** Set: every tenant with a record, `<prefix>:{tenants}`. */
+  tenants(): string;
 }
 
 /**
@@ -231,6 +239,13 @@ function checkId(kind: string, id: string): string {
   if (!isValidScopedId(id))
     throw new TypeError(`invalid ${kind} id for a Redis key: ${JSON.stringify(id)}`);
   return id;
+}
+
+/** A tenant name in a key is checked like an id: it never holds `{`, `}` or `:`. */
+function checkTenant(tenant: string): string {
+  if (!isValidTenant(tenant))
+    throw new TypeError(`invalid tenant for a Redis key: ${JSON.stringify(tenant)}`);
+  return tenant;
 }
 
 /**
@@ -371,5 +386,7 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX, counts: ShardCounts =
     endpointsChannel: () => `${p}:ep:ch`,
     relays: () => `${p}:relays`,
     wake: (id) => `${agentTag(id)}:wake`,
+    tenant: (tenant) => `${p}:{tenants}:t:${checkTenant(tenant)}`,
+    tenants: () => `${p}:{tenants}`,
   };
 }

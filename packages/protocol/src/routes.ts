@@ -44,4 +44,8 @@ export const ROUTES = {
   keys: '/v1/keys',
   /** router: `DELETE` (revoke) an API key (operator). */
   key: (keyId: string): string => `/v1/keys/${seg(keyId)}`,
+  /** router: `GET` every tenant's record (operator). */
+  tenants: '/v1/tenants',
+  /** router: `PUT` (partial update) or `GET` one tenant's record (operator). */
+  tenant: (tenant: string): string => `/v1/tenants/${seg(tenant)}`,
 } as const;
