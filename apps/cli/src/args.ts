@@ -50,6 +50,9 @@ const OPTIONS = {
   'timeout-ms': { type: 'string' },
   header: { type: 'string' },
   'bearer-secret': { type: 'string' },
+  weight: { type: 'string' },
+  'max-queued': { type: 'string' },
+  'max-fairness-weight': { type: 'string' },
 } as const;
 
 /** Options a command may give more than once (`--capability a --capability b`). */
@@ -74,6 +77,14 @@ export const ENDPOINT_ADD_OPTIONS = [
   'bearer-secret',
 ] as const;
 
+/** The options of `reach tenants set` (the record's fields); `list` and `get` take none. */
+export const TENANT_SET_OPTIONS = [
+  'weight',
+  'max-queued',
+  'max-inflight',
+  'max-fairness-weight',
+] as const;
+
 /** The commands and the options of each. */
 export const COMMANDS: Record<string, readonly string[]> = {
   agents: ['capability'],
@@ -96,6 +107,7 @@ export const COMMANDS: Record<string, readonly string[]> = {
   stats: ['window', 'by', 'capability'],
   keys: ['tenant', 'role', 'capabilities', 'label', 'expires-at', 'rate-per-s', 'max-inflight'],
   endpoints: ENDPOINT_ADD_OPTIONS,
+  tenants: TENANT_SET_OPTIONS,
   schedules: ['every-ms', 'cron', 'timezone', 'task-timeout', 'callback-topic'],
   mcp: [],
   help: [],
@@ -166,6 +178,15 @@ Usage:
                                                      make an API key (operator key); prints it once
   reach keys list                                    API keys, without secrets
   reach keys revoke <key_id>                         revoke a key: refused everywhere within a second
+  reach tenants list                                 tenant records: weight, max queued, max inflight,
+                                                     max fairness weight (operator key)
+  reach tenants get <tenant>                         one tenant's record (the defaults when it has none)
+  reach tenants set <tenant> [--weight <n>] [--max-queued <n>] [--max-inflight <n>]
+               [--max-fairness-weight <n>]
+                                                     change the fields given, the others kept: weight (0.01-1000) is
+                                                     the tenant's share of a saturated capability; max-queued its
+                                                     tasks in one capability's waiting room (0: the router's default);
+                                                     max-inflight the slots of one capability it holds (0: no cap)
   reach mcp                                          an MCP server on stdio for LLM clients: the router's /mcp
                                                      tools (submit_task, get_task, cancel_task, list_agents,
                                                      run_<capability>) and task timelines (docs/MCP.md)

@@ -32,6 +32,7 @@ import { schedulesCommand } from './commands/schedules.ts';
 import { statsCommand } from './commands/stats.ts';
 import { submitCommand } from './commands/submit.ts';
 import { taskCommand } from './commands/task.ts';
+import { tenantsCommand } from './commands/tenants.ts';
 import type { Context, Io } from './context.ts';
 import { EXIT, isUsageError } from './errors.ts';
 
@@ -47,6 +48,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   dlq: dlqCommand,
   stats: statsCommand,
   keys: keysCommand,
+  tenants: tenantsCommand,
   endpoints: endpointsCommand,
   schedules: schedulesCommand,
   // Loaded when used: the MCP SDK costs the other commands' start-up nothing.
