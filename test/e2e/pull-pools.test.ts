@@ -2,7 +2,8 @@
  * Pull pools for batch agents, end to end on real Redis: a pull agent reads its capability's
  * pool with the same receipt/completion protocol; `mode: "batch"` and pull-only capabilities go
  * to the pool; `on_no_agent: "queue"` waits in the pool until an agent of either channel
- * appears; per-capability backpressure queues instead of 429.
+ * appears; a capability at capacity queues in the waiting room, or answers 429 when the request
+ * asks for it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReachClient, type ReachAgent } from '@agent-reach/worker-sdk';
@@ -219,7 +220,7 @@ describe('pull pools', () => {
     expect(dlq.body.items[0]).toMatchObject({ task_id: queued.task_id, reason: 'deadline' });
   });
 
-  it('queues instead of 429 when every agent is at capacity and the capability says so', async () => {
+  it('queues in the waiting room instead of 429 when every agent is at capacity, unless asked to reject', async () => {
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => (release = r));
     agents.push(
@@ -234,10 +235,10 @@ describe('pull pools', () => {
     const first = await client.submit({ capability: 'overflow', payload: 1 });
     expect(first.agent_id).toBe('busy-1');
     const second = await client.submit({ capability: 'overflow', payload: 2 });
-    expect(second.stream).toBe(`${stack.prefix}:{pool:overflow}`);
-    // Without the setting, the same situation is a 429.
+    expect(second.status).toBe('queued');
+    // Asked for a fast answer, the same situation is a 429.
     const squeezed = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks`, {
-      body: { capability: 'squeeze', payload: 1 },
+      body: { capability: 'squeeze', payload: 1, on_at_capacity: 'reject' },
     });
     expect(squeezed.status).toBe(429);
     expect(squeezed.body.error).toBe('AT_CAPACITY');

@@ -235,7 +235,7 @@ describe('two-phase start and loops', () => {
       (await http<{ status: string }>(`${stack.registryUrl}/v1/agents/warming-1`)).body.status,
     ).toBe('STARTING');
     const refused = await http<{ error: string }>(`${stack.routerUrl}/v1/tasks`, {
-      body: { capability: 'warm', payload: 1 },
+      body: { capability: 'warm', payload: 1, on_no_agent: 'reject' },
     });
     expect(refused.status).toBe(503);
     expect(refused.body.error).toBe('NO_AGENT');

@@ -79,10 +79,12 @@ describe('three routers, one burst', () => {
     expect(Math.max(...counts)).toBeLessThanOrEqual(150);
   });
 
-  it('never pushes an agent past max_concurrency: the overflow is refused with 429', async () => {
+  it('never pushes an agent past max_concurrency: the overflow waits in the room, or gets 429 when it asks', async () => {
     await register({ agent_id: 'tiny', capabilities: ['tiny'], max_concurrency: 5 });
     const replies = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => submit({ capability: 'tiny', payload: i }, i % 3)),
+      Array.from({ length: 30 }, (_, i) =>
+        submit({ capability: 'tiny', payload: i, on_at_capacity: 'reject' }, i % 3),
+      ),
     );
     const codes = replies.map((r) => r.statusCode);
     expect(codes.filter((c) => c === 202)).toHaveLength(5);
@@ -94,9 +96,33 @@ describe('three routers, one burst', () => {
       task_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
     expect(refused?.headers['retry-after']).toBeDefined();
-    expect(
-      (await redis.hkeys(reachKeys(prefix).pending('tiny'))).filter((t) => !t.startsWith('probe:')),
-    ).toHaveLength(5);
+    const inflight = async () =>
+      (await redis.hkeys(reachKeys(prefix).pending('tiny'))).filter((t) => !t.startsWith('probe:'));
+    expect(await inflight()).toHaveLength(5);
+    // By default the overflow is accepted as queued, and sent only as slots free.
+    const queued = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => submit({ capability: 'tiny', payload: i }, i % 3)),
+    );
+    expect(queued.map((r) => [r.statusCode, r.json<{ status: string }>().status])).toEqual(
+      Array.from({ length: 10 }, () => [202, 'queued']),
+    );
+    const first = (await inflight())[0] ?? '';
+    await redis.hdel(reachKeys(prefix).pending('tiny'), first);
+    const ids = queued.map((r) => r.json<{ task_id: string }>().task_id);
+    await waitFor(
+      async () => {
+        const sent = [];
+        for (const id of ids) {
+          const v = (await router().app.inject({ url: `/v1/tasks/${id}` })).json<{
+            status: string;
+          }>();
+          if (v.status !== 'queued') sent.push(id);
+        }
+        return sent.length === 1;
+      },
+      { message: 'one queued task did not take the freed slot' },
+    );
+    expect(await inflight()).toHaveLength(5);
   });
 
   it('reads the true count before refusing: a slot freed since its last delivery takes the next task', async () => {
@@ -115,7 +141,7 @@ describe('three routers, one burst', () => {
     const next = await submit({ capability: 'small', payload: 3 });
     expect(next.statusCode).toBe(202);
     // Full for real: Redis' count refuses.
-    const over = await submit({ capability: 'small', payload: 4 });
+    const over = await submit({ capability: 'small', payload: 4, on_at_capacity: 'reject' });
     expect(over.statusCode).toBe(429);
   });
 });
@@ -135,12 +161,17 @@ describe('admission wait', () => {
         ),
       80,
     );
-    const second = await submit({ capability: 'narrow', payload: 2 });
+    const second = await submit({ capability: 'narrow', payload: 2, on_at_capacity: 'reject' });
     expect(second.statusCode).toBe(202);
     expect(Date.now() - started).toBeGreaterThanOrEqual(75);
     // Nothing frees now: 429 after the router's wait (REACH_ADMISSION_WAIT_MS, 200 ms by default).
     const refusedAt = Date.now();
-    const third = await submit({ task_id: 'narrow-3', capability: 'narrow', payload: 3 });
+    const third = await submit({
+      task_id: 'narrow-3',
+      capability: 'narrow',
+      payload: 3,
+      on_at_capacity: 'reject',
+    });
     expect(third.statusCode).toBe(429);
     expect(third.json()).toMatchObject({ error: 'AT_CAPACITY', task_id: 'narrow-3' });
     expect(Date.now() - refusedAt).toBeGreaterThanOrEqual(190);
@@ -231,7 +262,7 @@ describe('retries first', () => {
         .inject({
           method: 'POST',
           url: '/v1/tasks',
-          payload: { capability: 'first', payload: 'd' },
+          payload: { capability: 'first', payload: 'd', on_at_capacity: 'reject' },
         })
         .then((r) => {
           answered = true;
@@ -353,7 +384,9 @@ describe('GET /v1/route', () => {
       max_concurrency: 10,
       observe: true,
     });
-    expect((await submit({ capability: 'watched', payload: 1 })).statusCode).toBe(503);
+    expect(
+      (await submit({ capability: 'watched', payload: 1, on_no_agent: 'reject' })).statusCode,
+    ).toBe(503);
     const serve = (agentId: string, token?: string) =>
       sync.app.inject({
         method: 'POST',
@@ -469,7 +502,12 @@ describe('routing rules on submit', () => {
   });
 
   it('refuses unknown tags with NO_AGENT naming them, and rejects a malformed request', async () => {
-    const res = await submit({ capability: 'chat', payload: 1, tags: ['quantum'] });
+    const res = await submit({
+      capability: 'chat',
+      payload: 1,
+      tags: ['quantum'],
+      on_no_agent: 'reject',
+    });
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ error: 'NO_AGENT' });
     expect(res.json<{ message: string }>().message).toContain('quantum');

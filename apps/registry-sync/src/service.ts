@@ -5,9 +5,12 @@ import {
   CallbackPublisher,
   createSendPath,
   defineDispatchCommands,
+  RoomDrainer,
+  ROOM_SCRIPTS,
   ScheduleStore,
   SnapshotHolder,
   TaskCanceller,
+  WaitingRoom,
 } from '@agent-reach/dispatch';
 import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
 import {
@@ -54,6 +57,7 @@ import { SnapshotWriter } from './duties/snapshot-writer.ts';
 import { compileRegistryOptions, type RegistryOptions } from './options.ts';
 import { AgentRegistry } from './registry/agent-registry.ts';
 import { createRegistryObservability } from './plugins/observability.ts';
+import { registerRoomMetrics } from './metrics/room-metrics.ts';
 import { ConsumerJanitor } from './sweeps/consumer-janitor.ts';
 import { DueProcessor } from './sweeps/due-processor.ts';
 import { ScheduleFirer } from './duties/schedule-firer.ts';
@@ -68,6 +72,9 @@ import { HealthRecorder } from './health/health-recorder.ts';
 import { HealthSweep } from './health/health-sweep.ts';
 import { TaskOutcomes } from './tasks/outcomes.ts';
 import { Resender } from './tasks/resender.ts';
+
+/** A task taken from a waiting room this long ago whose send never ended goes back to its place. */
+const ROOM_RECLAIM_AFTER_MS = 30_000;
 import { endpointSetScript } from './endpoints/commands/endpoint-set.ts';
 import { EndpointDeclarations } from './endpoints/endpoint-declarations.ts';
 import { EndpointRegistration } from './endpoints/endpoint-registration.ts';
@@ -166,6 +173,7 @@ export async function createRegistryService(
     'schedule-advance',
     'cancel',
   ]);
+  loadScripts(redis, ROOM_SCRIPTS);
   loadScripts(acks, [
     ackAgentScript,
     ackTaskScript,
@@ -234,6 +242,21 @@ export async function createRegistryService(
     settings: options,
     logger,
   });
+  // The waiting rooms (docs/ROUTING.md): sent from here too as slots free; a task taken by a
+  // process that stopped mid-send is given back; one still waiting at its deadline dies here.
+  const room = new WaitingRoom(redis, keys);
+  registerRoomMetrics(observability.metrics.registry, room);
+  const roomDrainer = new RoomDrainer({
+    redis,
+    keys,
+    snapshot,
+    watermark: () => options.watermark,
+    sender,
+    room,
+    logger,
+    dispatchGraceMs: options.dispatchGraceMs,
+    reclaimAfterMs: ROOM_RECLAIM_AFTER_MS,
+  });
   const resender = new Resender({
     redis,
     keys,
@@ -241,6 +264,7 @@ export async function createRegistryService(
     watermark: () => options.watermark,
     sender,
     outcomes,
+    room,
     settings: options,
     logger,
   });
@@ -402,6 +426,7 @@ export async function createRegistryService(
   await endpointsFile?.start();
   await Promise.all(consumers.map((c) => c.start()));
   health.start();
+  roomDrainer.start();
   if (extra.housekeeping !== false) housekeeper.start();
   agentAcl?.start(Math.max(options.sweepIntervalMs, 1000));
   // Declarations change rarely: a second's delay before a relay may read a new agent's inbox.
@@ -420,6 +445,7 @@ export async function createRegistryService(
         await app.close();
         await endpointsFile?.close();
         resender.close();
+        roomDrainer.close();
         await Promise.all(consumers.map((c) => c.close()));
         await health.close();
         await housekeeper.close();

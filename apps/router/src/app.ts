@@ -19,7 +19,7 @@ import type { CallbackReader } from './callbacks/callback-reader.ts';
 import type { ResultWaiter } from './callbacks/result-waiter.ts';
 import type { Submitter } from './submit/submitter.ts';
 import type { TaskReader } from './tasks/task-reader.ts';
-import type { SnapshotHolder, TaskCanceller } from '@agent-reach/dispatch';
+import type { SnapshotHolder, TaskCanceller, WaitingRoom } from '@agent-reach/dispatch';
 import { callbacksRoutes } from './routes/callbacks/index.ts';
 import { tasksRoutes } from './routes/tasks/index.ts';
 import { cancelRoutes } from './routes/cancel/index.ts';
@@ -33,6 +33,7 @@ import { consoleRoutes } from './routes/console/index.ts';
 import { consoleSessionRoutes } from './routes/console/session.ts';
 import { keysRoutes } from './routes/keys/index.ts';
 import { tenantsRoutes } from './routes/tenants/index.ts';
+import { queuesRoutes } from './routes/queues/index.ts';
 import type { TenantRecords } from './tenants/tenant-records.ts';
 import { statsRoutes } from './routes/stats/index.ts';
 import { timelineRoutes } from './routes/timeline/index.ts';
@@ -81,6 +82,8 @@ export interface RouterAppDeps {
   a2aPush?: PushConfigStore;
   /** Tenant records (`/v1/tenants`, operators); without them, no tenant routes. */
   tenants?: TenantRecords;
+  /** The waiting rooms (`/v1/queues`); without them, no such route. */
+  room?: WaitingRoom;
 }
 
 /** Builds the router's HTTP app; never listens (server.ts does, tests use inject). */
@@ -181,6 +184,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   installMcp(app, { schemas: new InputSchemaReader({ redis: deps.redis, keys: deps.keys }) });
   await app.register(keysRoutes, { store: deps.auth.store });
   if (deps.tenants) await app.register(tenantsRoutes, { records: deps.tenants });
+  if (deps.room) await app.register(queuesRoutes, { room: deps.room });
   await app.register(consoleSessionRoutes, { verifier: deps.auth.store });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);
   return app;

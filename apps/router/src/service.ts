@@ -20,6 +20,7 @@ import { PushConfigStore } from './a2a/push-configs.ts';
 import { PushForwarder } from './a2a/push-forwarder.ts';
 import { CallbackReader } from './callbacks/callback-reader.ts';
 import {
+  assignScript,
   cancelScript,
   claimScript,
   createSendPath,
@@ -31,10 +32,14 @@ import {
   rejectScript,
   releaseClaimScript,
   replayScript,
+  RoomDrainer,
+  ROOM_SCRIPTS,
   scheduleStateScript,
   SnapshotHolder,
   ScheduleStore,
   TaskCanceller,
+  unassignScript,
+  WaitingRoom,
 } from '@agent-reach/dispatch';
 import { DeadLetters } from './dlq/dead-letters.ts';
 import { Submitter } from './submit/submitter.ts';
@@ -110,7 +115,8 @@ export async function createRouterService(
   // Only the scripts the router runs (ioredis copies every script defined on a connection onto
   // each of its pipelines, one per event-loop turn): submissions and their deliveries, pool
   // entries, refusals and dead letters with their callbacks, DLQ replays. A script this
-  // connection comes to run is added here; assign and unassign are registry-sync's (retries).
+  // connection comes to run is added here; assign and unassign send the waiting rooms' tasks
+  // (registry-sync's retries too).
   // The quota's and the A2A push configs' scripts are loaded once first used (inflight-quota.ts,
   // push-configs.ts): a deployment that uses neither does not pay for them.
   loadScripts(redis, [
@@ -125,6 +131,9 @@ export async function createRouterService(
     cancelScript,
     holdScript,
     scheduleStateScript,
+    assignScript,
+    unassignScript,
+    ...ROOM_SCRIPTS,
   ]);
   // A Redis briefly away at start-up is waited for, 10 s at most; then the error names it.
   await connectRedis(redis, connection);
@@ -189,6 +198,20 @@ export async function createRouterService(
     settings: live,
   });
   const watermark = () => shared.watermark;
+  // The waiting rooms (docs/ROUTING.md): this router sends their tasks as it sees slots free.
+  const room = new WaitingRoom(redis, keys);
+  const drainer = new RoomDrainer({
+    redis,
+    keys,
+    snapshot,
+    watermark,
+    sender,
+    room,
+    logger,
+    dispatchGraceMs: live.dispatchGraceMs,
+    reserved: async (capability) => Number(await redis.get(keys.retriesWaiting(capability))) || 0,
+  });
+  drainer.start();
   const submitter = new Submitter({
     redis,
     keys,
@@ -201,6 +224,9 @@ export async function createRouterService(
     settings: live,
     logger,
     events,
+    room,
+    drainer,
+    tenants,
   });
   const deadLetters = new DeadLetters({ redis, keys });
   const canceller = new TaskCanceller({
@@ -286,6 +312,7 @@ export async function createRouterService(
     },
     a2aPush,
     tenants,
+    room,
   });
 
   let closing: Promise<void> | undefined;
@@ -305,6 +332,7 @@ export async function createRouterService(
         taskEventsFeed.close();
         eventsPool.close();
         submitter.close();
+        drainer.close();
         await waiter.close();
         await pushForwarder.close();
         await app.close();

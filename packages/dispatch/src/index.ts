@@ -112,3 +112,17 @@ export {
   type ScheduleStoreOptions,
   type ScheduleRecord,
 } from './schedule/schedule-store.ts';
+export {
+  WaitingRoom,
+  type RoomEntry,
+  type RoomStats,
+  type RoomTenantStats,
+} from './room/waiting-room.ts';
+export { RoomDrainer, type RoomDrainerOptions } from './room/room-drainer.ts';
+export {
+  ROOM_SCRIPTS,
+  type EnqueueReply,
+  type LeaveReply,
+  type TakenFromRoom,
+} from './room/room-scripts.ts';
+export { queueTask, type QueueRequest, type QueueOutcome } from './room/queue-task.ts';

@@ -7,6 +7,8 @@ export const MEASUREMENT = 'reach_task_events';
 export const EVENT_STAGES = [
   /** Held until its time: a `delay_ms` / `run_at` submission or a schedule's tick (`reason`: `until=<ms>`). */
   'delayed',
+  /** Into its capability's waiting room: no free slot (`reason`: `ahead=<tasks waiting before it>`). */
+  'queued',
   'sent',
   'received',
   'completed',

@@ -28,3 +28,4 @@ export * from './agent-card.ts';
 export * from './register-request.ts';
 export * from './script-replies.ts';
 export * from './endpoints.ts';
+export * from './queue-stats.ts';

@@ -133,6 +133,17 @@ export interface ReachKeys {
   poolBand(capability: string, band: number): string;
   /** Set: capabilities whose pools may hold tasks. */
   pools(): string;
+  /**
+   * Hash: the meta of a capability's waiting room (dispatch room/waiting-room.ts), whose other
+   * keys are this one with a suffix, under the one `{room:<capability>}` hash tag: `:t` tenants
+   * and `:k:<tenant>` fairness keys in fair order, `:q:<tenant>:<key>` tasks, `:x` each task's
+   * place, `:e:<tenant>` arrival times, `:taking` tasks being sent, `:recent` recent waits.
+   */
+  room(capability: string): string;
+  /** Set: capabilities whose waiting rooms may hold tasks. */
+  rooms(): string;
+  /** Set: capabilities whose waiting rooms ever held a task (their figures are reported). */
+  roomsKnown(): string;
   /** String: the agent a session last went to. */
   session(sessionId: string): string;
   /**
@@ -369,6 +380,9 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX, counts: ShardCounts =
         ? `${p}:{pool:${checkId('capability', cap)}}:b${band}`
         : `${p}:{pool:${checkId('capability', cap)}}`,
     pools: () => `${p}:pools`,
+    room: (cap) => `${p}:{room:${checkId('capability', cap)}}`,
+    rooms: () => `${p}:rooms`,
+    roomsKnown: () => `${p}:rooms:known`,
     session: (id) => `${p}:{s:${checkId('session', id)}}`,
     retriesWaiting: (cap) => `${p}:retries_waiting:${checkId('capability', cap)}`,
     apiKeys: () => `${p}:keys`,

@@ -214,6 +214,9 @@ export const MAX_TASK_PRIORITY = 9;
 /** Most `fallback_capabilities` on one submission. */
 export const MAX_FALLBACK_CAPABILITIES = 8;
 
+/** A `fairness_key`: 1–64 letters, digits and `_ . : @ / + = -`. */
+export const FAIRNESS_KEY_PATTERN = '^[A-Za-z0-9_.:@/+=-]{1,64}$';
+
 /** `POST /v1/tasks` body. */
 export const SubmitBody = Type.Object(
   {
@@ -256,7 +259,29 @@ export const SubmitBody = Type.Object(
     ),
     on_no_agent: Type.Optional(
       Type.Union([Type.Literal('reject'), Type.Literal('queue')], {
-        description: 'queue: wait in the pool (within timeout_s) instead of 503',
+        description:
+          'With no live agent (absent): the task waits in the waiting room when it has a deadline (timeout_s, or the default of a capability that has had agents), else 503 NO_AGENT; reject: 503 NO_AGENT at once; queue: into the capability pool (pull agents read it; push agents that appear get it)',
+      }),
+    ),
+    on_at_capacity: Type.Optional(
+      Type.Union([Type.Literal('reject'), Type.Literal('queue')], {
+        description:
+          'With every agent at max_concurrency: queue waits in the waiting room (202, status queued; the default), reject answers 429 AT_CAPACITY after a short wait',
+      }),
+    ),
+    fairness_key: Type.Optional(
+      Type.String({
+        pattern: FAIRNESS_KEY_PATTERN,
+        description:
+          'Who the task is for within the tenant (an end user, a customer, a session): the waiting room shares a tenant’s turns fairly between its keys. At most 64 characters',
+      }),
+    ),
+    fairness_weight: Type.Optional(
+      Type.Number({
+        minimum: 0.01,
+        maximum: 1000,
+        description:
+          'The fairness key’s weight within its tenant (default 1), capped by the tenant’s max_fairness_weight',
       }),
     ),
     delay_ms: Type.Optional(

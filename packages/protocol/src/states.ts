@@ -18,11 +18,13 @@ export type Channel = 'push' | 'pull';
 /**
  * Task lifecycle. `completed`, `dead` and `cancelled` are final; `failed` is the moment between a worker's
  * failure report and the decision to retry (`retry_wait`) or dead-letter (`dead`); `delayed`: held
- * until its `delay_ms` / `run_at` (or a schedule's tick), then sent.
+ * until its `delay_ms` / `run_at` (or a schedule's tick), then sent; `queued`: waiting in its
+ * capability's waiting room for a free slot (docs/ROUTING.md, Waiting room), then sent.
  */
 export const TASK_STATUSES = [
   'accepted',
   'delayed',
+  'queued',
   'sent',
   'received',
   'completed',
@@ -52,6 +54,8 @@ export const RENEW_STAGE = 'renew';
 /** Stages that appear in a task's timeline. */
 export type TimelineStage =
   | 'accepted'
+  /** Into the waiting room: `ahead` tasks waited there when it came. */
+  | 'queued'
   | 'sent'
   | AckStage
   | 'retried'
@@ -78,4 +82,6 @@ export interface TimelineEntry {
   error_code?: string;
   reason?: string;
   due_at?: number;
+  /** `queued`: how many tasks waited in the room when it came. */
+  ahead?: number;
 }

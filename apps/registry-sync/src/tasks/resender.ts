@@ -15,6 +15,7 @@ import {
   type StoredTask,
   type TaskSender,
   unpackRoute,
+  type WaitingRoom,
 } from '@agent-reach/dispatch';
 import { nextNonce } from '@agent-reach/service-kit';
 import type { TaskOutcomes } from './outcomes.ts';
@@ -34,6 +35,8 @@ export interface ResenderOptions {
   watermark: () => number;
   sender: TaskSender;
   outcomes: TaskOutcomes;
+  /** The waiting rooms: a queued task's due entry is its deadline there. */
+  room: WaitingRoom;
   settings: ResendSettings;
   logger: Logger;
 }
@@ -104,6 +107,7 @@ export class Resender {
     if (!fromPark && via === 'due' && this.parked.has(taskId)) return 'waiting';
     const { redis, keys } = this.o;
     const task = await readStoredTask(redis, keys, taskId);
+    if (task?.status === 'queued') return this.queuedDue(task, now);
     // A delayed task's hold is its watchdog member (send/hold.ts): sent once due, like a retry.
     const delayed = task?.status === 'delayed';
     if (via === 'watchdog' && task?.status === 'retry_wait') {
@@ -203,6 +207,34 @@ export class Resender {
       pool = (route ? unpackRoute(route).pool : undefined) ?? pool;
     }
     return this.o.keys.poolBand(pool, poolBandOf(task.priority));
+  }
+
+  /**
+   * A queued task's due entry came due (its watchdog member): at its deadline it leaves the room
+   * dead — `deadline`, or `no_agent` when no agent of its capability is live. Before it, the entry
+   * watched a send from the room that stopped midway: the task goes back to its place and the
+   * entry back to its deadline.
+   */
+  private async queuedDue(task: StoredTask, now: number): Promise<ResendResult> {
+    const { redis, keys, room } = this.o;
+    const { taskId, capability } = task;
+    if (task.deadlineMs > now) {
+      await room.giveBack(capability, taskId);
+      await redis.zadd(keys.dueOf(taskId), 'XX', task.deadlineMs, watchdogMember(taskId));
+      return 'skipped';
+    }
+    const live = this.o.snapshot
+      .agentsFor(capability)
+      .some((a) => a.status !== 'OFFLINE' && a.status !== 'DRAINING');
+    const terminal = live ? 'deadline' : 'no_agent';
+    const decision = await this.o.outcomes.retry({
+      taskId,
+      attempt: task.attempt,
+      reason: terminal,
+      terminal,
+    });
+    await room.leave(capability, taskId);
+    return decision.kind === 'dead' ? 'dead' : 'skipped';
   }
 
   /** The task's agent holds a delivery of its current attempt (a pending entry for it). */

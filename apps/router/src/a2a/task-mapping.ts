@@ -7,7 +7,7 @@ export const RESULT_ARTIFACT_ID = 'result';
 export const OUTPUT_ARTIFACT_ID = 'output';
 
 /**
- * The A2A state of an Agent-Reach task status: accepted and delayed tasks are `submitted`; a task
+ * The A2A state of an Agent-Reach task status: accepted, delayed and queued tasks are `submitted`; a task
  * on its way to an agent, running, or waiting for a retry after a failed attempt is `working`
  * (a failed attempt is not the task's end); `completed` stays, a dead-lettered task is `failed`,
  * a cancelled one `canceled`.
@@ -16,6 +16,7 @@ export function a2aState(status: TaskStatus): TaskState {
   switch (status) {
     case 'accepted':
     case 'delayed':
+    case 'queued':
       return TaskState.TASK_STATE_SUBMITTED;
     case 'sent':
     case 'received':

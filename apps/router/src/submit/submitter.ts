@@ -13,19 +13,23 @@ import { endSpan, startSpan, tracing } from '@agent-reach/service-kit/tracing';
 import {
   CapacityWaiter,
   claimSubmission,
+  queueTask,
   holdTask,
   onlyExcludedFor,
   routeWithFallback,
+  servesTenant,
   traceOf,
   type DeadLetterer,
   type Delivery,
   type PoolReason,
+  type RoomDrainer,
   type Routed,
   type RoutingContext,
   type SendOutcome,
   type SnapshotHolder,
   type TaskSender,
   type TaskSpec,
+  type WaitingRoom,
 } from '@agent-reach/dispatch';
 import type { TaskReader } from '../tasks/task-reader.ts';
 import { childTimeout } from './child-deadline.ts';
@@ -46,10 +50,18 @@ export interface SubmitSettings {
   dispatchGraceMs: number;
   /** How long a dead task is kept. */
   dlqRetentionS: number;
-  /** Per capability: queue in the pool or answer 429 when every agent is at capacity. */
+  /** Per capability: wait in the waiting room (the default) or answer 429 when every agent is at capacity. */
   backpressure: Record<string, 'queue' | 'reject'>;
-  /** How long a submission that finds every agent at capacity waits for a slot before 429. */
+  /** How long a submission that finds every agent at capacity waits for a slot before 429 (reject). */
   admissionWaitMs: number;
+  /** A queued task's deadline without `timeout_s`, seconds: every capability that has had agents. */
+  queueDeadlineS: number;
+  /** The same per capability; a capability listed queues even before an agent of it was seen. */
+  queueDeadlines: Record<string, number>;
+  /** Most tasks of one tenant waiting in one room, when its record sets none. */
+  queueMaxPerTenant: number;
+  /** Most tasks waiting in one room. */
+  queueMax: number;
   /** How long a pooled task without timeout_s waits for an agent before it is dead (no_agent). */
   poolWaitMs: number;
   /** A child's deadline is its parent's less this, ms (child-deadline.ts). */
@@ -69,8 +81,21 @@ export interface SubmitterOptions {
   tasks: TaskReader;
   settings: SubmitSettings;
   logger: Logger;
-  /** Task events (a delayed task's `delayed` stage). */
+  /** Task events (a delayed task's `delayed` stage, a queued one's `queued`). */
   events: EventSink;
+  /** The waiting rooms, and this process's drainer of them. */
+  room: WaitingRoom;
+  drainer: RoomDrainer;
+  /** Tenant records: weights and bounds in the waiting room. */
+  tenants: { get(tenant: string): Promise<TenantWeights> };
+}
+
+/** What the waiting room reads of a tenant's record. */
+export interface TenantWeights {
+  weight: number;
+  /** 0: the router's default. */
+  max_queued: number;
+  max_fairness_weight: number;
 }
 
 /** Outcome of a submission: a new task (202) or the existing one for a repeated task_id (200). */
@@ -181,6 +206,9 @@ export class Submitter {
     );
     if (!timeout.ok) return this.refuseChild(spec, body, timeout.leftMs);
     if (runAt !== undefined) return this.hold(spec, runAt, timeout.timeoutMs);
+    // While the room holds tasks of the capability, a new one takes its turn behind them.
+    if (body.mode !== 'batch' && this.o.drainer.busy(spec.capability) && this.queues(body, spec))
+      return this.queue(spec, body, timeout.timeoutMs);
     const until = Date.now() + settings.admissionWaitMs;
     // The capability whose agents were all busy: the task's own, or the fallback it routed to.
     const busy = { capability: spec.capability };
@@ -268,13 +296,15 @@ export class Submitter {
     } else if (routed.pull.length > 0) {
       return this.toPool(spec, timeoutMs, 'pull_agents', fallback);
     }
+    // Asked for the capability's pool (PROTOCOL.md §4): it waits there, read by pull agents and
+    // drained into push agents that appear.
     if (body.on_no_agent === 'queue') return this.toPool(spec, timeoutMs, 'no_agent', fallback);
+    const full = allFull();
+    if (full ? this.queues(body, spec) : this.waitsForAgent(body, spec))
+      return this.queue(spec, body, timeoutMs);
     const existing = body.task_id ? await this.o.tasks.submitView(spec.taskId) : undefined;
     if (existing) return { created: false, reply: existing };
-    if (allFull()) {
-      if (settings.backpressure[routed.capability] === 'queue') {
-        return this.toPool(spec, timeoutMs, 'at_capacity', fallback);
-      }
+    if (full) {
       busy.capability = routed.capability;
       throw httpError(
         'AT_CAPACITY',
@@ -283,6 +313,74 @@ export class Submitter {
     }
     const tags = spec.tags.length > 0 ? ` with tags ${spec.tags.join(',')}` : '';
     throw httpError('NO_AGENT', `no live agent serves capability ${spec.capability}${tags}`);
+  }
+
+  /** Whether a task that finds every agent busy waits in the room: unless the request or its capability says reject. */
+  private queues(body: SubmitBody, spec: TaskSpec): boolean {
+    return (
+      body.on_at_capacity !== 'reject' && this.o.settings.backpressure[spec.capability] !== 'reject'
+    );
+  }
+
+  /**
+   * Whether a task that finds no live agent waits in the room for one: unless refused
+   * (`on_no_agent: "reject"`), when it has a deadline — its own `timeout_s`, or the default of a
+   * capability that has had agents or is configured. A never-seen capability without `timeout_s`
+   * answers NO_AGENT at once, so a mistyped name fails fast.
+   */
+  private waitsForAgent(body: SubmitBody, spec: TaskSpec): boolean {
+    if (body.on_no_agent === 'reject') return false;
+    if (body.timeout_s !== undefined) return true;
+    return this.knownCapability(spec.capability, spec.tenant || DEFAULT_TENANT);
+  }
+
+  /** Configured, or some agent that serves the tenant (its own or a shared one) is registered. */
+  private knownCapability(capability: string, tenant: string): boolean {
+    return (
+      this.o.settings.queueDeadlines[capability] !== undefined ||
+      this.o.snapshot.agentsFor(capability).some((a) => servesTenant(a, tenant))
+    );
+  }
+
+  /**
+   * Puts the task in its capability's waiting room (202, `queued`): sent in fair order as slots
+   * free, or dead-lettered at its deadline — its own, or the capability's default.
+   */
+  private async queue(spec: TaskSpec, body: SubmitBody, timeoutMs: number): Promise<SubmitOutcome> {
+    const { settings, redis, keys, delivery, events, room } = this.o;
+    const record = await this.o.tenants.get(spec.tenant || DEFAULT_TENANT);
+    const deadlineMs =
+      timeoutMs > 0
+        ? timeoutMs
+        : (settings.queueDeadlines[spec.capability] ?? settings.queueDeadlineS) * 1000;
+    const outcome = await queueTask(redis, keys, delivery.watch, events, room, {
+      task: spec,
+      nonce: nextNonce(),
+      now: Math.floor(delivery.clock.now()),
+      timeoutMs: deadlineMs,
+      fairnessKey: body.fairness_key ?? '',
+      tenantWeight: record.weight,
+      keyWeight: Math.min(body.fairness_weight ?? 1, record.max_fairness_weight),
+      maxTenant: record.max_queued || settings.queueMaxPerTenant,
+      maxTotal: settings.queueMax,
+    });
+    if (outcome.kind === 'queued') {
+      this.o.drainer.kick(spec.capability);
+      return {
+        created: true,
+        reply: { task_id: spec.taskId, status: 'queued', agent_id: '', stream: '', message_id: '' },
+      };
+    }
+    const existing = await this.o.tasks.submitView(spec.taskId);
+    if (existing) return { created: false, reply: existing };
+    if (outcome.kind === 'exists')
+      throw httpError('STORE_UNAVAILABLE', `task ${spec.taskId} is being written; retry`);
+    throw httpError(
+      'QUEUE_FULL',
+      outcome.kind === 'tenant_full'
+        ? `tenant ${spec.tenant || DEFAULT_TENANT} has ${outcome.waiting} tasks waiting for ${spec.capability}, its bound (max_queued); retry later`
+        : `${outcome.waiting} tasks wait for ${spec.capability}, the waiting room's bound (REACH_QUEUE_MAX); retry later`,
+    );
   }
 
   private send(

@@ -1,6 +1,6 @@
 --[[
-  Takes a task that waits for a retry (retry_wait) or for its time (delayed) for delivery to the
-  chosen agent. Only one
+  Takes a task that waits for a retry (retry_wait), for its time (delayed) or in its waiting room
+  (queued) for delivery to the chosen agent. Only one
   dispatcher wins a given attempt, so two sweepers running at once re-route a task once. The
   winner may re-assign (next candidate) with the same nonce; a stale assignment (a dispatcher
   that died between assigning and delivering: the caller checked that the agent holds no
@@ -27,7 +27,7 @@ local listed = {}
 if attempt ~= tonumber(ARGV[2]) then return { -8 } end
 -- A delayed task's first attempt counts from its due time: the sent event's latency is its lateness.
 local since = math.max(tonumber(cur[5]) or 0, tonumber(cur[7]) or 0)
-if cur[1] == 'retry_wait' or cur[1] == 'delayed' or (cur[1] == 'accepted' and cur[3] == ARGV[1]) then
+if cur[1] == 'retry_wait' or cur[1] == 'delayed' or cur[1] == 'queued' or (cur[1] == 'accepted' and cur[3] == ARGV[1]) then
   -- ours to assign
 elseif cur[1] == 'accepted' and now - (tonumber(cur[4]) or 0) >= tonumber(ARGV[5]) then
   -- a dispatcher died after assigning: a new attempt, so a late delivery of the old one is refused

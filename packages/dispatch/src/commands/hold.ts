@@ -6,7 +6,7 @@ export type HoldReply = 'created' | 'ours' | 'exists';
 
 const REPLIES = { 0: 'created', 1: 'ours', 2: 'exists' } as const;
 
-/** Stores a submission that waits for its time as a `delayed` task (send/hold.ts). */
+/** Stores a submission that waits for its time (`delayed`) or for a slot (`queued`): send/hold.ts. */
 export const holdScript = defineScript({
   lua: new URL('./hold-2.lua', import.meta.url),
   command: 'reachHold',
@@ -21,6 +21,7 @@ export const holdScript = defineScript({
     'timeoutMs',
     'runAt',
     'now',
+    'status',
   ],
   each: { name: 'constraints', fields: ['field', 'value'] },
   decode: (raw): HoldReply => REPLIES[oneOf('hold-2.lua', raw, [0, 1, 2])],

@@ -6,6 +6,6 @@ export const unassignScript = defineScript({
   lua: new URL('./unassign-1.lua', import.meta.url),
   command: 'reachUnassign',
   keys: ['task'],
-  args: ['nonce'],
+  args: ['nonce', 'status'],
   decode: (raw) => oneOf('unassign-1.lua', raw, [0, 1]) === 1,
 });

@@ -99,6 +99,8 @@ export interface RetryAssignment {
   nonce: string;
   /** How long an assignment may stay undelivered before another sender re-takes it. */
   graceMs: number;
+  /** What the task waits as when no candidate took it. @default 'retry_wait' */
+  waitsAs?: 'retry_wait' | 'queued';
 }
 
 /** Takes a task that waits for another attempt for the chosen agent, one sender per attempt. */
@@ -121,7 +123,7 @@ export function assignRetry(redis: RedisClient, keys: ReachKeys, a: RetryAssignm
     async release() {
       await unassignScript.run(redis, {
         keys: { task: keys.task(a.taskId) },
-        args: { nonce: a.nonce },
+        args: { nonce: a.nonce, status: a.waitsAs ?? 'retry_wait' },
       });
     },
   };

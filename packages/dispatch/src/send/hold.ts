@@ -16,6 +16,13 @@ export interface HoldRequest {
   timeoutMs: number;
   /** Now, epoch ms: the task's `created_at`. */
   now: number;
+  /**
+   * `queued`: the task waits in its capability's waiting room (room/queue-task.ts), its due entry
+   * at `watchAt` (its deadline in the room). @default 'delayed'
+   */
+  status?: 'delayed' | 'queued';
+  /** The due entry's score. @default runAt */
+  watchAt?: number;
 }
 
 /** What holding did: a new `delayed` task, or the task_id was taken by an earlier submission. */
@@ -37,7 +44,8 @@ export async function holdTask(
   h: HoldRequest,
 ): Promise<HoldOutcome> {
   const t = h.task;
-  const reply = await watch.watchThen(t.taskId, h.runAt, () =>
+  const status = h.status ?? 'delayed';
+  const reply = await watch.watchThen(t.taskId, h.watchAt ?? h.runAt, () =>
     holdScript.run(redis, {
       keys: { task: keys.task(t.taskId), timeline: keys.timeline(t.taskId) },
       args: {
@@ -50,12 +58,13 @@ export async function holdTask(
         timeoutMs: h.timeoutMs,
         runAt: h.runAt,
         now: h.now,
+        status,
       },
       items: constraintArgs(t),
     }),
   );
   if (reply === 'exists') return 'exists';
-  if (reply === 'created') {
+  if (reply === 'created' && status === 'delayed') {
     events.write({
       stage: 'delayed',
       capability: t.capability,

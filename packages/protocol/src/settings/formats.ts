@@ -105,6 +105,21 @@ export function capabilityMsFrom(text: string, setting: string): Record<string, 
   return out;
 }
 
+/**
+ * A JSON object of capability → whole seconds, each from 1 to 7 days (REACH_QUEUE_DEADLINES).
+ * @throws an Error naming `setting` and, for a bad value, the capability
+ */
+export function capabilitySecondsFrom(text: string, setting: string): Record<string, number> {
+  const parsed = jsonObject(text, setting, '{"summarise": 600}', 'capability → seconds');
+  const out: Record<string, number> = {};
+  for (const [cap, s] of Object.entries(parsed)) {
+    if (typeof s !== 'number' || !Number.isInteger(s) || s < 1 || s > 7 * 24 * 3600)
+      throw new Error(`settings: ${setting}.${cap} must be whole seconds from 1 to 604800`);
+    out[cap] = s;
+  }
+  return out;
+}
+
 /** What a capability does when every agent of it is at capacity (REACH_BACKPRESSURE). */
 export type BackpressureMode = 'queue' | 'reject';
 

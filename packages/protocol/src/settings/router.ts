@@ -1,5 +1,11 @@
 import type { SettingsTable } from './define.ts';
-import { backpressureFrom, DEFAULT_PORTS, hostListFrom, WINDOW_PATTERN } from './formats.ts';
+import {
+  backpressureFrom,
+  capabilitySecondsFrom,
+  DEFAULT_PORTS,
+  hostListFrom,
+  WINDOW_PATTERN,
+} from './formats.ts';
 
 /**
  * The router's own settings, one row each (define.ts), in the order its environment schema has
@@ -86,7 +92,37 @@ export const ROUTER_SETTINGS = {
     format: 'JSON object, e.g. `{"embed": "queue"}`',
     parse: backpressureFrom,
     default: {},
-    doc: 'Per capability, when every agent is at capacity: `"queue"` in the pool or `"reject"` with 429; `{}` rejects.',
+    doc: 'Per capability, when every agent is at capacity: `"queue"` waits in the waiting room (202, status `queued`; every capability not listed) or `"reject"` answers 429 `AT_CAPACITY` after `REACH_ADMISSION_WAIT_MS`.',
+  },
+  queueDeadlineS: {
+    env: 'REACH_QUEUE_DEADLINE_S',
+    type: 'integer',
+    minimum: 1,
+    maximum: 7 * 24 * 3600,
+    default: 300,
+    doc: 'How long a task without `timeout_s` may wait in the waiting room, seconds, when its capability has had agents (a capability never seen answers 503 `NO_AGENT`); its deadline then dead-letters it (`deadline`, or `no_agent` with no live agent).',
+  },
+  queueDeadlines: {
+    env: 'REACH_QUEUE_DEADLINES',
+    type: 'parsed',
+    format: 'JSON object, e.g. `{"summarise": 600}`',
+    parse: capabilitySecondsFrom,
+    default: {},
+    doc: 'Per capability, the waiting room deadline in seconds of a task without `timeout_s`, over `REACH_QUEUE_DEADLINE_S`; a capability listed here queues even before any agent of it was seen.',
+  },
+  queueMaxPerTenant: {
+    env: 'REACH_QUEUE_MAX_PER_TENANT',
+    type: 'integer',
+    minimum: 1,
+    default: 10_000,
+    doc: 'Most tasks of one tenant waiting in one capability’s waiting room (a tenant record’s `max_queued` overrides it); past it 429 `QUEUE_FULL`.',
+  },
+  queueMax: {
+    env: 'REACH_QUEUE_MAX',
+    type: 'integer',
+    minimum: 1,
+    default: 100_000,
+    doc: 'Most tasks waiting in one capability’s waiting room, all tenants together; past it 429 `QUEUE_FULL`.',
   },
   admissionWaitMs: {
     env: 'REACH_ADMISSION_WAIT_MS',

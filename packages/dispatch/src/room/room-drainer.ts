@@ -1,0 +1,231 @@
+import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { nextNonce } from '@agent-reach/service-kit';
+import type { Logger } from 'pino';
+import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
+import { CapacityWaiter } from '../snapshot/capacity-waiter.ts';
+import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
+import { routeWithFallback, type RoutedTo, type RoutingContext } from '../send/route-task.ts';
+import type { TaskSender } from '../send/task-sender.ts';
+import { assignRetry } from '../send/attempt-claims.ts';
+import { readStoredTask, type StoredTask } from '../task/task-spec.ts';
+import type { TakenFromRoom } from './room-scripts.ts';
+import type { WaitingRoom } from './waiting-room.ts';
+
+/** What a drainer works with. */
+export interface RoomDrainerOptions {
+  redis: RedisClient;
+  keys: ReachKeys;
+  snapshot: SnapshotHolder;
+  /** The concurrency watermark in force. */
+  watermark: () => number;
+  sender: TaskSender;
+  room: WaitingRoom;
+  logger: Logger;
+  /** How long a send may stay undelivered before registry-sync re-drives it. */
+  dispatchGraceMs: number;
+  /** How often the set of rooms holding tasks is read again, ms. @default 250 */
+  pollMs?: number;
+  /** Sends in flight per capability at most. @default 8 */
+  lanes?: number;
+  /** Freed slots left to retries another process holds (the router's hook). */
+  reserved?: (capability: string) => Promise<number>;
+  /**
+   * Give back, every 20 polls, the tasks taken this long ago whose send never ended (their
+   * process stopped mid-send); registry-sync's. @default never
+   */
+  reclaimAfterMs?: number;
+}
+
+/** How long a lane waits for a slot before it looks whether its room is empty, ms. */
+const LANE_WAIT_MS = 1000;
+/** A task taken whose record is missing this long is dropped from the room (its writer stopped). */
+const ORPHAN_MS = 10_000;
+/** How long a task no agent can take now is set aside, so the tasks after it go first, ms. */
+const HOLD_MS = 1000;
+/** A lane that found the room's waiting tasks all set aside pauses this long, ms. */
+const IDLE_MS = 100;
+const MAX_CANDIDATES = 3;
+
+/**
+ * Sends the tasks of the waiting rooms as slots free (docs/ROUTING.md, Waiting room), in every
+ * router and registry-sync: whichever process sees a slot free first sends the room's next task
+ * in fair order. A few lanes per capability each wait for a free slot (the capacity waiter's loop
+ * over the agents' true counts), take one task and send it through the one task sender; a task
+ * whose send finds no slot after all goes back to its place. Idle rooms cost one SMEMBERS per poll.
+ */
+export class RoomDrainer {
+  private readonly log: Logger;
+  private readonly capacity: CapacityWaiter;
+  private readonly routing: RoutingContext;
+  /** Capability → lanes running. */
+  private readonly lanes = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private polls = 0;
+
+  constructor(private readonly o: RoomDrainerOptions) {
+    this.log = o.logger.child({ module: 'room-drainer' });
+    this.routing = { redis: o.redis, keys: o.keys, snapshot: o.snapshot, watermark: o.watermark };
+    this.capacity = new CapacityWaiter({
+      redis: o.redis,
+      keys: o.keys,
+      snapshot: o.snapshot,
+      ...(o.reserved ? { hooks: { reserved: o.reserved } } : {}),
+    });
+  }
+
+  /** Starts reading which rooms hold tasks. */
+  start(): void {
+    const poll = () => {
+      this.timer = setTimeout(() => {
+        void this.refresh().finally(() => {
+          if (!this.closed) poll();
+        });
+      }, this.o.pollMs ?? 250);
+      this.timer.unref();
+    };
+    void this.refresh();
+    poll();
+  }
+
+  /** Stops: lanes end after their current send. */
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.capacity.close();
+  }
+
+  /** True while this process knows `capability`'s room holds tasks: new tasks go in line. */
+  busy(capability: string): boolean {
+    return this.lanes.has(capability);
+  }
+
+  /** Drains `capability`'s room now (a task was put in it, a slot freed). */
+  kick(capability: string): void {
+    if (this.closed || this.lanes.has(capability)) return;
+    const lanes = this.o.lanes ?? 8;
+    this.lanes.set(capability, lanes);
+    for (let i = 0; i < lanes; i++) void this.lane(capability);
+  }
+
+  private async refresh(): Promise<void> {
+    try {
+      const reclaim = this.o.reclaimAfterMs !== undefined && this.polls++ % 20 === 0;
+      for (const capability of await this.o.room.capabilities()) {
+        const now = Date.now();
+        if (reclaim) await this.o.room.reclaim(capability, now - (this.o.reclaimAfterMs ?? 0));
+        await this.o.room.release(capability, now);
+        this.kick(capability);
+      }
+    } catch (err: unknown) {
+      this.log.warn({ err }, 'waiting rooms not read; read again shortly');
+    }
+  }
+
+  private async lane(capability: string): Promise<void> {
+    try {
+      while (!this.closed) {
+        if (!(await this.capacity.wait(capability, LANE_WAIT_MS))) {
+          if (this.closed || (await this.o.room.forgetIfEmpty(capability))) break;
+          continue;
+        }
+        const [taken] = await this.o.room.take(capability, 1, Date.now());
+        if (!taken) {
+          if (await this.o.room.forgetIfEmpty(capability)) break;
+          // Only tasks set aside (or being sent) are left: they come back within a second.
+          await new Promise((r) => setTimeout(r, IDLE_MS));
+          continue;
+        }
+        await this.send(capability, taken);
+      }
+    } catch (err: unknown) {
+      this.log.warn({ err, capability }, 'waiting room not drained; tried again shortly');
+    } finally {
+      const left = (this.lanes.get(capability) ?? 1) - 1;
+      if (left > 0) this.lanes.set(capability, left);
+      else this.lanes.delete(capability);
+    }
+  }
+
+  /** Sends a task taken from the room, or gives it back to its place. */
+  private async send(capability: string, t: TakenFromRoom): Promise<void> {
+    const { redis, keys, room } = this.o;
+    const task = await readStoredTask(redis, keys, t.taskId);
+    if (!task) {
+      // Its writer put it in the room and has not stored it yet, or stopped in between.
+      if (t.waitedMs >= ORPHAN_MS) await room.leave(capability, t.taskId);
+      else await room.giveBack(capability, t.taskId);
+      return;
+    }
+    if (task.status !== 'queued') {
+      // Cancelled, dead at its deadline, or sent by another process: no longer waiting.
+      await room.leave(capability, t.taskId);
+      return;
+    }
+    const routed = await routeWithFallback(this.routing, task, { picks: MAX_CANDIDATES });
+    const candidates = routed.push;
+    if (candidates.length === 0) {
+      // Pull agents only: into the pool they read. None that may take it: the next task goes
+      // first, this one comes back in a second.
+      if (routed.pull.length > 0) await this.toPool(capability, t, task, routed);
+      else await room.holdUntil(capability, t.taskId, Date.now() + HOLD_MS);
+      return;
+    }
+    const due = keys.dueOf(t.taskId);
+    const watch = watchdogMember(t.taskId);
+    // The send's watchdog: registry-sync re-drives it should this process stop mid-send.
+    await redis.zadd(due, 'XX', Date.now() + this.o.dispatchGraceMs, watch);
+    const outcome = await this.o.sender.send({
+      task,
+      claim: assignRetry(redis, keys, {
+        taskId: t.taskId,
+        attempt: task.attempt,
+        nonce: nextNonce(),
+        graceMs: this.o.dispatchGraceMs,
+        waitsAs: 'queued',
+      }),
+      to: { agents: candidates, count: routed.pushCount },
+      reason: `queued ${t.waitedMs} ms behind ${t.ahead}`,
+      watched: true,
+      ...(routed.fallback ? { fallback: routed.capability } : {}),
+    });
+    if (outcome.kind === 'sent') {
+      await room.done(capability, t.taskId, outcome.sentAt);
+      return;
+    }
+    if (outcome.kind === 'not_ours') {
+      await room.leave(capability, t.taskId);
+      return;
+    }
+    // No candidate took it (a slot counted free was taken first): back to its place, its
+    // watchdog back at its deadline.
+    if (task.deadlineMs > 0) await redis.zadd(due, 'XX', task.deadlineMs, watch);
+    await room.giveBack(capability, t.taskId);
+  }
+
+  /** A task whose only agents read pools: into its capability's pool, ending its stay. */
+  private async toPool(
+    capability: string,
+    t: TakenFromRoom,
+    task: StoredTask,
+    routed: RoutedTo,
+  ): Promise<void> {
+    const { redis, keys, room } = this.o;
+    const outcome = await this.o.sender.send({
+      task,
+      claim: assignRetry(redis, keys, {
+        taskId: t.taskId,
+        attempt: task.attempt,
+        nonce: nextNonce(),
+        graceMs: this.o.dispatchGraceMs,
+        waitsAs: 'queued',
+      }),
+      to: { pool: 'pull_agents', waitMs: Math.max(0, task.deadlineMs - Date.now()) },
+      reason: `queued ${t.waitedMs} ms behind ${t.ahead}`,
+      watched: true,
+      ...(routed.fallback ? { fallback: routed.capability } : {}),
+    });
+    if (outcome.kind === 'sent') await room.done(capability, t.taskId, outcome.sentAt);
+    else await room.leave(capability, t.taskId);
+  }
+}

@@ -1,0 +1,69 @@
+--[[
+  Takes up to ARGV[2] tasks from a waiting room in fair order (room-enqueue-1.lua): the tenant
+  with the lowest virtual start tag, then its fairness key with the lowest tag, then that key's
+  first task. Each tag then moves on by 1 / weight. A taken task moves to the room's `taking`
+  set until its send is done (room-done-1.lua) or given back (room-return-1.lua); one left there
+  by a process that stopped is given back by a sweep.
+
+  KEYS[1] room: the room's meta hash (room-enqueue-1.lua)
+  ARGV[1] now: epoch ms   ARGV[2] most: how many to take at most
+
+  Output: per task taken, four slots: task_id, tenant, its wait so far in ms, how many waited
+          before it when it came
+]]
+local R = KEYS[1]
+local now = tonumber(ARGV[1])
+local out = {}
+local function split(s)
+  local f = {}
+  for part in string.gmatch(s .. '\t', '([^\t]*)\t') do f[#f + 1] = part end
+  return f
+end
+for _ = 1, tonumber(ARGV[2]) do
+  local head = redis.call('ZRANGE', R .. ':t', 0, 0, 'WITHSCORES')
+  if #head == 0 then break end
+  local tenant, ttag = head[1], tonumber(head[2])
+  local ks = R .. ':k:' .. tenant
+  local kh = redis.call('ZRANGE', ks, 0, 0, 'WITHSCORES')
+  if #kh == 0 then
+    redis.call('ZREM', R .. ':t', tenant)
+  else
+    local fkey, ktag = kh[1], tonumber(kh[2])
+    local q = R .. ':q:' .. tenant .. ':' .. fkey
+    local taskId = redis.call('ZRANGE', q, 0, 0)[1]
+    if taskId then redis.call('ZREM', q, taskId) end
+    local kwField = 'kw:' .. tenant .. ':' .. fkey
+    local kw = tonumber(redis.call('HGET', R, kwField) or '1')
+    redis.call('HSET', R, 'vt:' .. tenant, ktag)
+    if redis.call('EXISTS', q) == 1 then
+      redis.call('ZADD', ks, ktag + 1 / kw, fkey)
+    else
+      redis.call('ZREM', ks, fkey)
+      redis.call('HDEL', R, kwField)
+    end
+    local w = tonumber(redis.call('HGET', R, 'w:' .. tenant) or '1')
+    redis.call('HSET', R, 'v', ttag)
+    if redis.call('EXISTS', ks) == 1 then
+      redis.call('ZADD', R .. ':t', ttag + 1 / w, tenant)
+    else
+      redis.call('ZREM', R .. ':t', tenant)
+      redis.call('HSET', R, 'f:' .. tenant, ttag + 1 / w)
+      redis.call('HDEL', R, 'vt:' .. tenant)
+    end
+    if taskId then
+      local x = redis.call('HGET', R .. ':x', taskId) or (tenant .. '\t' .. fkey .. '\t0\t' .. now .. '\t0\t1')
+      local f = split(x)
+      redis.call('ZREM', R .. ':e:' .. tenant, taskId)
+      redis.call('ZADD', R .. ':taking', now, taskId)
+      -- Kept until done: a task given back returns to its place (its tags as they were).
+      redis.call('HSET', R .. ':x', taskId, table.concat(f, '\t', 1, 6) .. '\t' .. ttag .. '\t' .. ktag)
+      redis.call('HINCRBY', R, 'n', -1)
+      if redis.call('HINCRBY', R, 'n:' .. tenant, -1) <= 0 then redis.call('HDEL', R, 'n:' .. tenant) end
+      out[#out + 1] = taskId
+      out[#out + 1] = tenant
+      out[#out + 1] = math.max(0, now - (tonumber(f[4]) or now))
+      out[#out + 1] = tonumber(f[5]) or 0
+    end
+  end
+end
+return out

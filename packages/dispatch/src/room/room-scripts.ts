@@ -1,0 +1,126 @@
+import { defineScript } from '@agent-reach/service-kit';
+import { ScriptReplyError } from '@agent-reach/protocol';
+import { int, oneOf, slots, text } from '../reply-slots.ts';
+
+/** What putting a task in a room did (room-enqueue-1.lua). */
+export type EnqueueReply =
+  | { kind: 'queued'; ahead: number }
+  | { kind: 'present' }
+  | { kind: 'tenant_full'; waiting: number }
+  | { kind: 'room_full'; waiting: number };
+
+/** Puts a task in its capability's waiting room, in fair order (room-enqueue-1.lua). */
+export const roomEnqueueScript = defineScript({
+  lua: new URL('./room-enqueue-1.lua', import.meta.url),
+  command: 'reachRoomEnqueue',
+  keys: ['room'],
+  args: [
+    'taskId',
+    'tenant',
+    'fairnessKey',
+    'tenantWeight',
+    'keyWeight',
+    'priority',
+    'now',
+    'maxTenant',
+    'maxTotal',
+  ],
+  decode: (raw): EnqueueReply => {
+    const list = slots('room-enqueue-1.lua', raw);
+    const code = int('room-enqueue-1.lua', raw, list, 0);
+    const n = int('room-enqueue-1.lua', raw, list, 1);
+    if (code === 0) return { kind: 'queued', ahead: n };
+    if (code === 1) return { kind: 'present' };
+    if (code === -1) return { kind: 'tenant_full', waiting: n };
+    if (code === -2) return { kind: 'room_full', waiting: n };
+    throw new ScriptReplyError('room-enqueue-1.lua', raw, `unknown state ${code}`);
+  },
+});
+
+/** One task taken from a room. */
+export interface TakenFromRoom {
+  taskId: string;
+  tenant: string;
+  /** How long it waited so far, ms. */
+  waitedMs: number;
+  /** How many tasks waited in the room when it came. */
+  ahead: number;
+}
+
+/** Takes tasks from a room in fair order (room-pop-1.lua). */
+export const roomPopScript = defineScript({
+  lua: new URL('./room-pop-1.lua', import.meta.url),
+  command: 'reachRoomPop',
+  keys: ['room'],
+  args: ['now', 'most'],
+  decode: (raw): TakenFromRoom[] => {
+    const s = 'room-pop-1.lua';
+    const list = slots(s, raw);
+    if (list.length % 4 !== 0) throw new ScriptReplyError(s, raw, `${list.length} slots`);
+    const out: TakenFromRoom[] = [];
+    for (let i = 0; i < list.length; i += 4) {
+      out.push({
+        taskId: text(s, raw, list, i),
+        tenant: text(s, raw, list, i + 1),
+        waitedMs: int(s, raw, list, i + 2),
+        ahead: int(s, raw, list, i + 3),
+      });
+    }
+    return out;
+  },
+});
+
+/** Gives a taken or held task back to its place (room-return-1.lua): true when it was there. */
+export const roomReturnScript = defineScript({
+  lua: new URL('./room-return-1.lua', import.meta.url),
+  command: 'reachRoomReturn',
+  keys: ['room'],
+  args: ['taskId', 'from'],
+  decode: (raw): boolean => oneOf('room-return-1.lua', raw, [0, 1]) === 1,
+});
+
+/** Sets a taken task aside until a time (room-hold-1.lua): true when it was being taken. */
+export const roomHoldScript = defineScript({
+  lua: new URL('./room-hold-1.lua', import.meta.url),
+  command: 'reachRoomHold',
+  keys: ['room'],
+  args: ['taskId', 'until'],
+  decode: (raw): boolean => oneOf('room-hold-1.lua', raw, [0, 1]) === 1,
+});
+
+/** Ends a sent task's stay (room-done-1.lua): its wait in ms, or -1 when it was not being taken. */
+export const roomDoneScript = defineScript({
+  lua: new URL('./room-done-1.lua', import.meta.url),
+  command: 'reachRoomDone',
+  keys: ['room'],
+  args: ['taskId', 'now'],
+  decode: (raw): number => {
+    if (typeof raw !== 'number' || !Number.isInteger(raw))
+      throw new ScriptReplyError('room-done-1.lua', raw, 'not an integer');
+    return raw;
+  },
+});
+
+/** Where a task left a room from (room-leave-1.lua): waiting, or taken (or held). */
+export type LeaveReply = 'waiting' | 'taking' | 'absent';
+
+const LEAVE = { 0: 'absent', 1: 'waiting', 2: 'taking' } as const;
+
+/** Takes a task out of a room wherever it is in it (room-leave-1.lua). */
+export const roomLeaveScript = defineScript({
+  lua: new URL('./room-leave-1.lua', import.meta.url),
+  command: 'reachRoomLeave',
+  keys: ['room'],
+  args: ['taskId'],
+  decode: (raw): LeaveReply => LEAVE[oneOf('room-leave-1.lua', raw, [0, 1, 2])],
+});
+
+/** Every script of the waiting room. */
+export const ROOM_SCRIPTS = [
+  roomEnqueueScript,
+  roomPopScript,
+  roomReturnScript,
+  roomHoldScript,
+  roomDoneScript,
+  roomLeaveScript,
+] as const;
