@@ -16,6 +16,7 @@ export const STAGE_COLORS = /** @type {Record<string, string>} */ ({
   failed: '#dc2626',
   retried: '#d97706',
   retry_wait: '#d97706',
+  queued: '#9333ea',
   dead: '#7f1d1d',
 });
 const color = (/** @type {string} */ stage) => STAGE_COLORS[stage] ?? '#6b7280';
