@@ -19,6 +19,8 @@ const key: Record<string, string> = {};
 /** The tenant of each task an agent ran, in the order they started. */
 const served = new Map<string, string[]>();
 const held = hold();
+/** Holds the tasks of tenant `narrow` (its own, so the others' hold stays). */
+const narrowHeld = hold();
 
 const as = (who: string) => ({ authorization: `Bearer ${key[who] ?? ADMIN}` });
 
@@ -56,7 +58,7 @@ async function startAgent(capability: string, maxConcurrency: number, ms: number
     handler: async (task: TaskContext) => {
       const p = (task.payload ?? {}) as { t?: string; hold?: boolean };
       log.push(p.t ?? '');
-      if (p.hold) await held.wait;
+      if (p.hold) await (p.t === 'narrow' ? narrowHeld : held).wait;
       else await new Promise((r) => setTimeout(r, ms));
       return { ok: true };
     },
@@ -105,14 +107,16 @@ beforeAll(async () => {
   stack = await startStack({
     env: { ...FAST_LEASES, REACH_AUTH: 'required', REACH_ADMIN_KEY: ADMIN },
   });
-  for (const t of ['heavy', 'light', 'many', 'one', 'capped']) key[t] = await makeKey(t);
+  for (const t of ['heavy', 'light', 'many', 'one', 'capped', 'narrow']) key[t] = await makeKey(t);
   await setTenant('heavy', { weight: 3 });
   await setTenant('light', { weight: 1 });
   await setTenant('capped', { max_queued: 3 });
+  await setTenant('narrow', { max_inflight: 2 });
 }, 60_000);
 
 afterAll(async () => {
   held.release();
+  narrowHeld.release();
   await Promise.all(agents.map((a) => a.close()));
   expect(stack?.errorLines() ?? []).toEqual([]);
   await stack?.stop();
@@ -145,6 +149,9 @@ describe('the waiting room', () => {
       intervalMs: 100,
     });
     // Both tenants wait throughout the first 2,000: heavy gets 3 turns for each of light's.
+    console.log(
+      `room: weights 3:1, heavy's share of the first 2,000 served ${shareOf('shared-gpu', 'heavy', 2000)}`,
+    );
     expect(shareOf('shared-gpu', 'heavy', 2000)).toBeGreaterThanOrEqual(0.7);
     expect(shareOf('shared-gpu', 'heavy', 2000)).toBeLessThanOrEqual(0.8);
   }, 120_000);
@@ -169,9 +176,54 @@ describe('the waiting room', () => {
       timeoutMs: 60_000,
       intervalMs: 100,
     });
+    console.log(
+      `room: 1,000 keys against 1, their share of the first 2,000 served ${shareOf('keyed', 'many', 2000)}`,
+    );
     expect(shareOf('keyed', 'many', 2000)).toBeGreaterThanOrEqual(0.45);
     expect(shareOf('keyed', 'many', 2000)).toBeLessThanOrEqual(0.55);
   }, 120_000);
+
+  it('holds a tenant to its max_inflight slots of a capability, the rest waiting their turn', async () => {
+    await startAgent('roomy', 8, 5);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await http<{ task_id: string; status: string }>(`${stack.routerUrl}/v1/tasks`, {
+        body: { capability: 'roomy', payload: { t: 'narrow', hold: true } },
+        headers: as('narrow'),
+      });
+      expect(res.status).toBe(202);
+      ids.push(res.body.task_id);
+    }
+    await waitFor(() => (served.get('roomy')?.length ?? 0) === 2, { timeoutMs: 10_000 });
+    // The agent has 6 free slots, yet the other 3 wait: the room says so.
+    const room = await waitFor(
+      async () => {
+        const q = await http<{ queues: { capability: string; queued: number }[] }>(
+          `${stack.routerUrl}/v1/queues?capability=roomy`,
+          { headers: as('narrow') },
+        );
+        return q.body.queues[0]?.queued === 3 ? q.body.queues[0] : undefined;
+      },
+      { timeoutMs: 5000 },
+    );
+    expect(room.queued).toBe(3);
+    expect(served.get('roomy')).toHaveLength(2);
+    // Once its tasks finish, the rest are sent.
+    narrowHeld.release();
+    await waitFor(
+      async () => {
+        for (const id of ids) {
+          const v = await http<TaskView>(`${stack.routerUrl}/v1/tasks/${id}`, {
+            headers: as('narrow'),
+          });
+          if (v.body.status !== 'completed') return false;
+        }
+        return true;
+      },
+      { timeoutMs: 15_000, intervalMs: 200 },
+    );
+    expect(served.get('roomy')).toHaveLength(5);
+  }, 60_000);
 
   it('answers 503 NO_AGENT for a capability never seen and submitted without timeout_s', async () => {
     const res = await http(`${stack.routerUrl}/v1/tasks`, {

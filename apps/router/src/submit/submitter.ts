@@ -95,6 +95,8 @@ export interface TenantWeights {
   weight: number;
   /** 0: the router's default. */
   max_queued: number;
+  /** Slots of one capability the tenant holds at once; 0 for no bound. */
+  max_inflight: number;
   max_fairness_weight: number;
 }
 
@@ -206,8 +208,13 @@ export class Submitter {
     );
     if (!timeout.ok) return this.refuseChild(spec, body, timeout.leftMs);
     if (runAt !== undefined) return this.hold(spec, runAt, timeout.timeoutMs);
-    // While the room holds tasks of the capability, a new one takes its turn behind them.
-    if (body.mode !== 'batch' && this.o.drainer.busy(spec.capability) && this.queues(body, spec))
+    // While the room holds tasks of the capability, a new one takes its turn behind them; a
+    // tenant with a max_inflight has every task sent from the room, which keeps its count.
+    if (
+      body.mode !== 'batch' &&
+      ((this.o.drainer.busy(spec.capability) && this.queues(body, spec)) ||
+        (await this.o.tenants.get(tenant)).max_inflight > 0)
+    )
       return this.queue(spec, body, timeout.timeoutMs);
     const until = Date.now() + settings.admissionWaitMs;
     // The capability whose agents were all busy: the task's own, or the fallback it routed to.
@@ -363,6 +370,7 @@ export class Submitter {
       keyWeight: Math.min(body.fairness_weight ?? 1, record.max_fairness_weight),
       maxTenant: record.max_queued || settings.queueMaxPerTenant,
       maxTotal: settings.queueMax,
+      maxInflight: record.max_inflight,
     });
     if (outcome.kind === 'queued') {
       this.o.drainer.kick(spec.capability);

@@ -23,6 +23,8 @@ export interface QueueRequest {
   maxTenant: number;
   /** Most tasks waiting in the room. */
   maxTotal: number;
+  /** Most slots of the capability the tenant holds at once; 0 for no bound. */
+  maxInflight: number;
 }
 
 /** What queueing did. */
@@ -58,6 +60,7 @@ export async function queueTask(
     now: q.now,
     maxTenant: q.maxTenant,
     maxTotal: q.maxTotal,
+    maxInflight: q.maxInflight,
   });
   if (entered.kind === 'tenant_full' || entered.kind === 'room_full') return entered;
   const held = await holdTask(redis, keys, watch, events, {

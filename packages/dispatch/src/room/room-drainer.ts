@@ -4,7 +4,12 @@ import type { Logger } from 'pino';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 import { CapacityWaiter } from '../snapshot/capacity-waiter.ts';
 import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
-import { routeWithFallback, type RoutedTo, type RoutingContext } from '../send/route-task.ts';
+import {
+  onlyExcludedFor,
+  routeWithFallback,
+  type RoutedTo,
+  type RoutingContext,
+} from '../send/route-task.ts';
 import type { TaskSender } from '../send/task-sender.ts';
 import { assignRetry } from '../send/attempt-claims.ts';
 import { readStoredTask, type StoredTask } from '../task/task-spec.ts';
@@ -115,6 +120,8 @@ export class RoomDrainer {
         const now = Date.now();
         if (reclaim) await this.o.room.reclaim(capability, now - (this.o.reclaimAfterMs ?? 0));
         await this.o.room.release(capability, now);
+        // A task sent a moment ago may not show its new status yet: only older ones are looked at.
+        await this.o.room.prune(capability, now - 1000);
         this.kick(capability);
       }
     } catch (err: unknown) {
@@ -165,9 +172,12 @@ export class RoomDrainer {
     const routed = await routeWithFallback(this.routing, task, { picks: MAX_CANDIDATES });
     const candidates = routed.push;
     if (candidates.length === 0) {
-      // Pull agents only: into the pool they read. None that may take it: the next task goes
-      // first, this one comes back in a second.
+      // Pull agents only: into the pool they read. None that may take it (its tags, region or
+      // tenant): the next task goes first, this one comes back in a second.
       if (routed.pull.length > 0) await this.toPool(capability, t, task, routed);
+      else if (onlyExcludedFor(routed.decision, ['full', 'watermark']))
+        // Its agents filled up since the slot was seen free: back to its place, its turn kept.
+        await room.giveBack(capability, t.taskId);
       else await room.holdUntil(capability, t.taskId, Date.now() + HOLD_MS);
       return;
     }

@@ -10,5 +10,7 @@
 ]]
 local R = KEYS[1]
 if redis.call('ZREM', R .. ':taking', ARGV[1]) == 0 then return 0 end
+local x = redis.call('HGET', R .. ':x', ARGV[1])
+if x then redis.call('ZREM', R .. ':run:' .. string.match(x, '^([^\t]*)'), ARGV[1]) end
 redis.call('ZADD', R .. ':held', ARGV[2], ARGV[1])
 return 1

@@ -12,17 +12,18 @@ local taskId = ARGV[1]
 local x = redis.call('HGET', R .. ':x', taskId)
 if not x then return 0 end
 redis.call('HDEL', R .. ':x', taskId)
+local tenant, fkey = string.match(x, '^([^\t]*)\t([^\t]*)')
+redis.call('ZREM', R .. ':run:' .. tenant, taskId)
 if redis.call('ZREM', R .. ':taking', taskId) + redis.call('ZREM', R .. ':held', taskId) > 0 then
   return 2
 end
-local tenant, fkey = string.match(x, '^([^\t]*)\t([^\t]*)')
 local q = R .. ':q:' .. tenant .. ':' .. fkey
 if redis.call('ZREM', q, taskId) == 0 then return 0 end
 redis.call('ZREM', R .. ':e:' .. tenant, taskId)
 local ks = R .. ':k:' .. tenant
 if redis.call('EXISTS', q) == 0 then
   redis.call('ZREM', ks, fkey)
-  redis.call('HDEL', R, 'kw:' .. tenant .. ':' .. fkey)
+  redis.call('HDEL', R .. ':kw', tenant .. ':' .. fkey)
 end
 if redis.call('EXISTS', ks) == 0 and redis.call('ZSCORE', R .. ':t', tenant) then
   local ttag = tonumber(redis.call('ZSCORE', R .. ':t', tenant))

@@ -1,9 +1,10 @@
 --[[
   Takes up to ARGV[2] tasks from a waiting room in fair order (room-enqueue-1.lua): the tenant
-  with the lowest virtual start tag, then its fairness key with the lowest tag, then that key's
-  first task. Each tag then moves on by 1 / weight. A taken task moves to the room's `taking`
-  set until its send is done (room-done-1.lua) or given back (room-return-1.lua); one left there
-  by a process that stopped is given back by a sweep.
+  with the lowest virtual start tag — passing over a tenant that holds its max_inflight slots
+  (`:run:<tenant>`, the tasks taken for it and not yet seen finished) — then its fairness key
+  with the lowest tag, then that key's first task. Each tag then moves on by 1 / weight. A taken
+  task moves to the room's `taking` set until its send is done (room-done-1.lua) or given back
+  (room-return-1.lua); one left there by a process that stopped is given back by a sweep.
 
   KEYS[1] room: the room's meta hash (room-enqueue-1.lua)
   ARGV[1] now: epoch ms   ARGV[2] most: how many to take at most
@@ -19,10 +20,20 @@ local function split(s)
   for part in string.gmatch(s .. '\t', '([^\t]*)\t') do f[#f + 1] = part end
   return f
 end
+-- The first tenant by tag not holding all its slots (the first 32 looked at).
+local function nextTenant()
+  local heads = redis.call('ZRANGE', R .. ':t', 0, 31, 'WITHSCORES')
+  for i = 1, #heads, 2 do
+    local mi = tonumber(redis.call('HGET', R, 'mi:' .. heads[i]) or '0')
+    if mi <= 0 or redis.call('ZCARD', R .. ':run:' .. heads[i]) < mi then
+      return heads[i], tonumber(heads[i + 1])
+    end
+  end
+  return nil
+end
 for _ = 1, tonumber(ARGV[2]) do
-  local head = redis.call('ZRANGE', R .. ':t', 0, 0, 'WITHSCORES')
-  if #head == 0 then break end
-  local tenant, ttag = head[1], tonumber(head[2])
+  local tenant, ttag = nextTenant()
+  if not tenant then break end
   local ks = R .. ':k:' .. tenant
   local kh = redis.call('ZRANGE', ks, 0, 0, 'WITHSCORES')
   if #kh == 0 then
@@ -32,14 +43,14 @@ for _ = 1, tonumber(ARGV[2]) do
     local q = R .. ':q:' .. tenant .. ':' .. fkey
     local taskId = redis.call('ZRANGE', q, 0, 0)[1]
     if taskId then redis.call('ZREM', q, taskId) end
-    local kwField = 'kw:' .. tenant .. ':' .. fkey
-    local kw = tonumber(redis.call('HGET', R, kwField) or '1')
+    local kwField = tenant .. ':' .. fkey
+    local kw = tonumber(redis.call('HGET', R .. ':kw', kwField) or '1')
     redis.call('HSET', R, 'vt:' .. tenant, ktag)
     if redis.call('EXISTS', q) == 1 then
       redis.call('ZADD', ks, ktag + 1 / kw, fkey)
     else
       redis.call('ZREM', ks, fkey)
-      redis.call('HDEL', R, kwField)
+      redis.call('HDEL', R .. ':kw', kwField)
     end
     local w = tonumber(redis.call('HGET', R, 'w:' .. tenant) or '1')
     redis.call('HSET', R, 'v', ttag)
@@ -55,6 +66,9 @@ for _ = 1, tonumber(ARGV[2]) do
       local f = split(x)
       redis.call('ZREM', R .. ':e:' .. tenant, taskId)
       redis.call('ZADD', R .. ':taking', now, taskId)
+      if tonumber(redis.call('HGET', R, 'mi:' .. tenant) or '0') > 0 then
+        redis.call('ZADD', R .. ':run:' .. tenant, now, taskId)
+      end
       -- Kept until done: a task given back returns to its place (its tags as they were).
       redis.call('HSET', R .. ':x', taskId, table.concat(f, '\t', 1, 6) .. '\t' .. ttag .. '\t' .. ktag)
       redis.call('HINCRBY', R, 'n', -1)

@@ -25,7 +25,8 @@ redis.call('ZADD', R .. ':q:' .. tenant .. ':' .. fkey, tonumber(f[3]), taskId)
 local ks = R .. ':k:' .. tenant
 if redis.call('ZSCORE', ks, fkey) then redis.call('ZADD', ks, 'LT', ktag, fkey)
 else redis.call('ZADD', ks, ktag, fkey) end
-redis.call('HSETNX', R, 'kw:' .. tenant .. ':' .. fkey, f[6] or '1')
+redis.call('HSETNX', R .. ':kw', tenant .. ':' .. fkey, f[6] or '1')
+redis.call('ZREM', R .. ':run:' .. tenant, taskId)
 if redis.call('ZSCORE', R .. ':t', tenant) then redis.call('ZADD', R .. ':t', 'LT', ttag, tenant)
 else redis.call('ZADD', R .. ':t', ttag, tenant) end
 redis.call('ZADD', R .. ':e:' .. tenant, tonumber(f[4]), taskId)

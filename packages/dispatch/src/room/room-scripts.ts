@@ -24,6 +24,7 @@ export const roomEnqueueScript = defineScript({
     'now',
     'maxTenant',
     'maxTotal',
+    'maxInflight',
   ],
   decode: (raw): EnqueueReply => {
     const list = slots('room-enqueue-1.lua', raw);

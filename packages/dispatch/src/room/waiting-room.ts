@@ -28,7 +28,12 @@ export interface RoomEntry {
   maxTenant: number;
   /** Most tasks waiting in the room. */
   maxTotal: number;
+  /** Most slots of the capability the tenant holds at once; 0 for no bound. */
+  maxInflight: number;
 }
+
+/** Statuses of a task that holds (or is about to hold, or will hold again) an agent's slot. */
+const HOLDING = new Set(['accepted', 'sent', 'received', 'failed', 'retry_wait']);
 
 /** One tenant's figures in a room. */
 export interface RoomTenantStats {
@@ -91,6 +96,7 @@ export class WaitingRoom {
         now: e.now,
         maxTenant: e.maxTenant,
         maxTotal: e.maxTotal,
+        maxInflight: e.maxInflight,
       },
     });
     if (reply.kind === 'queued') {
@@ -191,6 +197,25 @@ export class WaitingRoom {
     if ((await busy()) === 0) return true;
     await this.redis.sadd(this.keys.rooms(), capability);
     return false;
+  }
+
+  /**
+   * Forgets, for the tenants with a max_inflight, the tasks taken for them before `before` that
+   * no longer hold a slot (finished, or gone): their turns come again. Returns how many.
+   */
+  async prune(capability: string, before: number): Promise<number> {
+    const room = this.keys.room(capability);
+    let gone = 0;
+    for (const tenant of await this.redis.smembers(`${room}:capped`)) {
+      const run = `${room}:run:${tenant}`;
+      const ids = await this.redis.zrangebyscore(run, '-inf', before, 'LIMIT', 0, 500);
+      if (ids.length === 0) continue;
+      const taskKeys = ids.map((id) => this.keys.task(id));
+      const statuses = await Promise.all(taskKeys.map((k) => this.redis.hget(k, 'status')));
+      const over = ids.filter((_, i) => !HOLDING.has(statuses[i] ?? ''));
+      if (over.length > 0) gone += await this.redis.zrem(run, ...over);
+    }
+    return gone;
   }
 
   /** Gives back the tasks taken before `before` (epoch ms) whose send never ended; returns how many. */
