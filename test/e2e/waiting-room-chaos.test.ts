@@ -10,6 +10,7 @@ import type { CallbackItem, CallbacksReply } from '@agent-reach/protocol';
 import { ReachAgent, type TaskContext } from '@agent-reach/worker-sdk';
 import { onFreePort, startNodeService, waitFor, type ServiceProcess } from '@agent-reach/testkit';
 import { entryOf } from '@agent-reach/launcher';
+import { seedNodes } from '../support/redis.ts';
 import { FAST_LEASES, http, startRouter, startStack, type Stack } from '../support/stack.ts';
 
 const ADMIN = 'e2e-admin-key-of-the-room-chaos-test-0123456789';
@@ -44,6 +45,10 @@ async function startAgent(agentId: string): Promise<void> {
     registryUrl: stack.registryUrl,
     routerUrl: stack.routerUrl,
     redisUrl: stack.redisUrl,
+    // On the cluster leg, the cluster's seeds: the agent reads keys of every slot.
+    ...(stack.redisClusterNodes
+      ? { redisConnection: { clusterNodes: seedNodes(stack.redisClusterNodes) } }
+      : {}),
     agentId,
     capabilities: [CAPABILITY],
     maxConcurrency: 4,
