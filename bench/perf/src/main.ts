@@ -3,7 +3,8 @@
  * private Redis, interleaved; a table, then one JSON line (the last line of stdout).
  * `--quick` for the CI smoke run, `--routing` for the routing microbenchmark, `--profile` for CPU
  * profiles of the router and registry-sync during a flood, `--topology cluster` for the flood on
- * one Redis against a 3-master Redis Cluster and one router against three. See docs/PERFORMANCE.md.
+ * one Redis against a 3-master Redis Cluster and one router against three, `--modes fairness` for
+ * issue 30's noisy neighbour on the waiting room against BullMQ. See docs/PERFORMANCE.md.
  */
 import { cpus, loadavg } from 'node:os';
 import { mkdir } from 'node:fs/promises';
@@ -27,6 +28,7 @@ import {
   table,
   targetLines,
 } from './report.ts';
+import { runFairness } from './fairness/run.ts';
 import { readProfiles, renderSummary, summarizeProfile } from './profile/summary.ts';
 import { relayTable, relayTargets } from './relay/compare.ts';
 import { runRelayFleet } from './relay/fleet.ts';
@@ -169,6 +171,11 @@ async function runE2e(opts: BenchOptions): Promise<number> {
   let code: number;
   try {
     await session.start();
+    if (opts.fairness) {
+      const fairnessCode = await runFairness(session, opts, out, log);
+      log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      return fairnessCode;
+    }
     if (opts.relay === 'fleet') {
       out(`Agent-Reach relay fleet, ${new Date().toISOString()}`);
       out(

@@ -143,4 +143,24 @@ describe('parseArgs', () => {
     expect(() => parseArgs(['--topology', 'cluster', '--trace-gc'])).toThrow(UsageError);
     expect(() => parseArgs(['--modes', 'relay', '--trace-gc'])).toThrow(UsageError);
   });
+
+  it('runs the fairness mode alone, on 2 agents × 8 slots with B at 10 tasks/s', () => {
+    const o = parseArgs(['--modes', 'fairness']);
+    expect(o).toMatchObject({
+      fairness: true,
+      systems: [],
+      workers: 2,
+      concurrency: 8,
+      pacedRates: [10],
+      reps: 1,
+    });
+    expect(parseArgs(['--modes', 'fairness', '--quick']).deadlineMs).toBeLessThan(o.deadlineMs);
+    expect(parseArgs(['--modes', 'fairness', '--rates', '20', '--workers', '4'])).toMatchObject({
+      pacedRates: [20],
+      workers: 4,
+    });
+    expect(() => parseArgs(['--modes', 'fairness,flood'])).toThrow(UsageError);
+    expect(() => parseArgs(['--modes', 'fairness', '--only', 'reach'])).toThrow(UsageError);
+    expect(() => parseArgs(['--modes', 'fairness', '--profile'])).toThrow(UsageError);
+  });
 });

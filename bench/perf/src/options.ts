@@ -42,10 +42,11 @@ export const MODE_NAMES = [
   'relay',
   'relay-fleet',
   'router-only',
+  'fairness',
 ] as const;
 
 /** The `--modes` that run alone, each with defaults of its own. */
-const ALONE_MODES = ['relay', 'relay-fleet', 'router-only'] as const;
+const ALONE_MODES = ['relay', 'relay-fleet', 'router-only', 'fairness'] as const;
 
 /** Settings of one bench session; {@link parseArgs} fills them from the command line. */
 export interface BenchOptions {
@@ -71,6 +72,13 @@ export interface BenchOptions {
    * CPU 1, against a fastify floor on CPU 0 ({@link ROUTER_ONLY_SYSTEMS}). @default false
    */
   routerOnly: boolean;
+  /**
+   * `--modes fairness` (issue 30): the noisy neighbour on the waiting room, Jain's index over
+   * equal tenants, slots busy under backlog, and the noisy neighbour on BullMQ
+   * (`fairness/settings.ts`: `--workers` agents of `--concurrency` slots, B at `--rates`).
+   * @default false
+   */
+  fairness: boolean;
   /**
    * Start the router with node's `--trace-gc` and report its GC pauses during each measured run
    * (the comparison's `reach` and `reach-auth`, and `--modes router-only`). @default false
@@ -136,6 +144,7 @@ const HELP = `usage: npm run bench -- [--quick] [--routing] [--profile] [--trace
        npm run bench -- --modes relay [--quick] [--only reach,relay-http,relay-a2a] [--reps N]
        [--tasks N] [--window N] [--rates 200] [--paced-ms MS] [--workers N] [--concurrency N]
        npm run bench -- --modes relay-fleet [--quick] [--agents 1000] [--idle-ms MS] [--rates 250] [--paced-ms MS]
+       npm run bench -- --modes fairness [--quick] [--workers 2] [--concurrency 8] [--rates 10] [--log-level warn] [--verbose]
        npm run bench -- --topology cluster [--quick] [--only one-redis,cluster,cluster-3r] [--agents 30]
        [--capabilities 3] [--routers 3] [--shards 1]
        [--reps N] [--tasks N] [--window N] [--workers N] [--concurrency N] [--log-level warn] [--verbose]`;
@@ -179,6 +188,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     quick,
     routing: false,
     routerOnly: false,
+    fairness: false,
     traceGc: false,
     agents: 30,
     idleMs: quick ? 8000 : 20_000,
@@ -283,6 +293,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         const alone = modes.find((m) => (ALONE_MODES as readonly string[]).includes(m));
         if (alone && modes.length > 1) throw new UsageError(`--modes ${alone} runs alone\n${HELP}`);
         if (alone === 'router-only') o.routerOnly = true;
+        else if (alone === 'fairness') o.fairness = true;
         else if (alone) o.relay = alone === 'relay' ? 'compare' : 'fleet';
         else o.modes = modes as Mode[];
         modesGiven = true;
@@ -307,6 +318,14 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         `--modes ${o.relay === 'compare' ? 'relay' : 'relay-fleet'} runs alone, without --routing, --profile, --trace-gc or --topology\n${HELP}`,
       );
     applyRelayDefaults(o, given, only);
+    return o;
+  }
+  if (o.fairness) {
+    if (o.routing || o.profile || o.topology || o.traceGc || only)
+      throw new UsageError(
+        `--modes fairness runs alone, without --routing, --profile, --trace-gc, --topology or --only\n${HELP}`,
+      );
+    applyFairnessDefaults(o, given);
     return o;
   }
   if (o.routerOnly) {
@@ -346,6 +365,21 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     o.reps = 1;
   }
   return o;
+}
+
+/**
+ * `--modes fairness`'s own defaults, for the flags not given: a fleet of 2 agents of 8 slots (16
+ * slots of 200 ms tasks: 80 tasks/s), tenant B at 10 tasks/s, one repetition within 6 minutes
+ * (3 with --quick). Agent-Reach and BullMQ are started by the mode itself, not as systems.
+ */
+function applyFairnessDefaults(o: BenchOptions, given: ReadonlySet<string>): void {
+  o.systems = [];
+  o.modes = [];
+  o.reps = 1;
+  if (!given.has('--workers')) o.workers = 2;
+  if (!given.has('--concurrency')) o.concurrency = 8;
+  if (!given.has('--rates')) o.pacedRates = [10];
+  o.deadlineMs = o.quick ? 3 * 60_000 : 6 * 60_000;
 }
 
 /**

@@ -31,7 +31,7 @@ const PAUSE_PROOF = {
 };
 
 /** Where the router's and registry-sync's `server.ts` are, found through their package names. */
-function serverEntry(pkg: string): string {
+export function serverEntry(pkg: string): string {
   return join(dirname(fileURLToPath(import.meta.resolve(pkg))), 'server.ts');
 }
 
