@@ -10,7 +10,7 @@ import type { CallbackItem, CallbacksReply } from '@agent-reach/protocol';
 import { ReachAgent, type TaskContext } from '@agent-reach/worker-sdk';
 import { onFreePort, startNodeService, waitFor, type ServiceProcess } from '@agent-reach/testkit';
 import { entryOf } from '@agent-reach/launcher';
-import { seedNodes } from '../support/redis.ts';
+import { connectRedis, seedNodes } from '../support/redis.ts';
 import { FAST_LEASES, http, startRouter, startStack, type Stack } from '../support/stack.ts';
 
 const ADMIN = 'e2e-admin-key-of-the-room-chaos-test-0123456789';
@@ -177,6 +177,30 @@ class Follower {
   }
 }
 
+/** What the router and the room hold of tasks with no final item: for a failure message. */
+async function whereAre(taskIds: readonly string[]): Promise<string> {
+  if (taskIds.length === 0) return '';
+  const redis = connectRedis(stack);
+  try {
+    const room = stack.keys.room(CAPABILITY);
+    const lines = await Promise.all(
+      taskIds.map(async (id) => {
+        const tenant = id.split('-')[0] ?? '';
+        const view = await http(`${stack.routerUrl}/v1/tasks/${id}`, { headers: as(tenant) });
+        const [taking, held, queued] = await Promise.all([
+          redis.zscore(`${room}:taking`, id),
+          redis.zscore(`${room}:held`, id),
+          redis.hexists(`${room}:x`, id),
+        ]);
+        return `${id}: ${JSON.stringify(view.body)} room: taking ${taking} held ${held} entry ${queued}`;
+      }),
+    );
+    return `tasks with no final item:\n${lines.join('\n')}`;
+  } finally {
+    await redis.quit();
+  }
+}
+
 beforeAll(async () => {
   stack = await startStack({
     env: {
@@ -295,7 +319,7 @@ it('loses no task and publishes no completion twice while a router and registry-
   // The room was in use when each process died.
   expect(atKill['router-b']).toBeGreaterThan(0);
   expect(atKill['registry-sync']).toBeGreaterThan(0);
-  expect(missing.slice(0, 20)).toEqual([]);
+  expect(missing.slice(0, 20), await whereAre(missing.slice(0, 5))).toEqual([]);
   expect(twice.slice(0, 20)).toEqual([]);
   expect(notCompleted.slice(0, 20)).toEqual([]);
   expect(await waiting()).toBe(0);
