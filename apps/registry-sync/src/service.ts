@@ -349,6 +349,7 @@ export async function createRegistryService(
     logger,
     signatures: agentAcl ? new AckSignatures({ redis: acks, keys }) : undefined,
     health,
+    onSlotFreed: (agentId) => roomDrainer.freed(agentId),
     output: new OutputStep({
       redis: acks,
       keys,

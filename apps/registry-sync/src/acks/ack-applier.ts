@@ -53,6 +53,8 @@ export interface AckApplierOptions {
   health?: OutcomeRecorder | undefined;
   /** Applies `progress` and `chunk` acks; without it they are refused as malformed. */
   output?: OutputStep | undefined;
+  /** Told of each slot an applied completion or failure freed (the waiting rooms' drainer). */
+  onSlotFreed?: ((agentId: string) => void) | undefined;
 }
 
 /** Whether a completion's result nests past MAX_JSON_DEPTH (text shorter than 2 × that cannot). */
@@ -186,6 +188,7 @@ export class AckApplier {
       );
       return this.refuse(reason);
     }
+    if (ack.stage !== 'received') this.o.onSlotFreed?.(ack.agent_id);
     // A probe is told apart by its pending entry alone (deliver-3.lua marks it), never by its
     // task_id, which callers choose.
     if (step.probe) return this.probed(ack, at, step);

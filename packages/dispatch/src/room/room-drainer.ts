@@ -113,6 +113,15 @@ export class RoomDrainer {
     for (let i = 0; i < lanes; i++) void this.lane(capability);
   }
 
+  /**
+   * A slot of `agentId` freed (registry-sync applied its completion): the lanes of its
+   * capabilities' rooms look now rather than at their next pass.
+   */
+  freed(agentId: string): void {
+    for (const capability of this.o.snapshot.agent(agentId)?.capabilities ?? [])
+      if (this.lanes.has(capability)) this.capacity.poke(capability);
+  }
+
   private async refresh(): Promise<void> {
     try {
       const reclaim = this.o.reclaimAfterMs !== undefined && this.polls++ % 20 === 0;

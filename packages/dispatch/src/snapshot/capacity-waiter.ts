@@ -69,6 +69,8 @@ export class CapacityWaiter {
   private readonly hooks: CapacityWaiterHooks;
   private readonly maxWaiting: number;
   private readonly queues = new Map<string, Waiter[]>();
+  /** Capability → ends its loop's current pause (a slot is known to have freed). */
+  private readonly wakers = new Map<string, () => void>();
   private closed = false;
 
   constructor(private readonly o: CapacityWaiterOptions) {
@@ -121,6 +123,14 @@ export class CapacityWaiter {
     });
   }
 
+  /**
+   * Says a slot of `capability` freed (registry-sync applied a completion): its loop looks at the
+   * counts now instead of after its pause.
+   */
+  poke(capability: string): void {
+    this.wakers.get(capability)?.();
+  }
+
   /** Lets every waiting task go unadmitted; later waits answer false at once. */
   close(): void {
     this.closed = true;
@@ -132,7 +142,14 @@ export class CapacityWaiter {
     let pause = FIRST_PAUSE_MS;
     try {
       while (queue.length > 0 && !this.closed) {
-        await new Promise((r) => setTimeout(r, pause));
+        await new Promise<void>((r) => {
+          const timer = setTimeout(r, pause);
+          this.wakers.set(capability, () => {
+            clearTimeout(timer);
+            r();
+          });
+        });
+        this.wakers.delete(capability);
         if (queue.length === 0) break;
         if (this.hooks.announce) await this.hooks.announce(capability);
         const agents = this.o.snapshot.agentsFor(capability);
