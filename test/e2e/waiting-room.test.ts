@@ -10,6 +10,7 @@ import pino from 'pino';
 import { ReachAgent, type TaskContext } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { hold } from '../support/hold.ts';
+import { seedNodes } from '../support/redis.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 
 const ADMIN = 'e2e-admin-key-of-the-waiting-room-test-0123456789';
@@ -55,6 +56,9 @@ async function startAgent(capability: string, maxConcurrency: number, ms: number
     maxConcurrency,
     apiKey: ADMIN,
     shared: true,
+    ...(stack.redisClusterNodes
+      ? { redisConnection: { clusterNodes: seedNodes(stack.redisClusterNodes) } }
+      : {}),
     handler: async (task: TaskContext) => {
       const p = (task.payload ?? {}) as { t?: string; hold?: boolean };
       log.push(p.t ?? '');
@@ -234,7 +238,7 @@ describe('the waiting room', () => {
     expect(res.body).toMatchObject({ error: 'NO_AGENT' });
   });
 
-  it('answers 429 QUEUE_FULL past a tenant’s max_queued, storing nothing', async () => {
+  it('answers 429 QUEUE_FULL past a tenant’s max_queued, storing nothing, until one leaves', async () => {
     const replies = [];
     for (let i = 0; i < 4; i++) {
       replies.push(
@@ -252,6 +256,17 @@ describe('the waiting room', () => {
     expect(replies[3]?.headers.get('retry-after')).toBeTruthy();
     const missing = await http(`${stack.routerUrl}/v1/tasks/capped-3`, { headers: as('capped') });
     expect(missing.status).toBe(404);
+    // A cancelled task leaves the room: its place goes to the next submission.
+    const cancel = await http(`${stack.routerUrl}/v1/tasks/capped-0/cancel`, {
+      method: 'POST',
+      headers: as('capped'),
+    });
+    expect(cancel.status).toBe(202);
+    const again = await http<{ status: string }>(`${stack.routerUrl}/v1/tasks`, {
+      body: { task_id: 'capped-3', capability: 'nobody-yet', payload: {}, timeout_s: 60 },
+      headers: as('capped'),
+    });
+    expect([again.status, again.body.status]).toEqual([202, 'queued']);
   });
 
   it('dead-letters a task still waiting at its deadline once, its timeline showing the wait', async () => {

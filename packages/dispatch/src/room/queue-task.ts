@@ -1,5 +1,5 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
-import type { ReachKeys } from '@agent-reach/protocol';
+import { DEFAULT_TENANT, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { DueWatch } from '../due-watch.ts';
 import { holdTask } from '../send/hold.ts';
@@ -52,7 +52,8 @@ export async function queueTask(
   const t = q.task;
   const entered = await room.enter(t.capability, {
     taskId: t.taskId,
-    tenant: t.tenant,
+    // The default tenant's tasks store '' (task-spec.ts): the room names it.
+    tenant: t.tenant || DEFAULT_TENANT,
     fairnessKey: q.fairnessKey,
     tenantWeight: q.tenantWeight,
     keyWeight: q.keyWeight,

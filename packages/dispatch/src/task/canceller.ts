@@ -11,6 +11,7 @@ import type { EventSink } from '@agent-reach/events';
 import type { CallbackPublisher } from '../callbacks.ts';
 import { cancelScript, type CancelledTask, type CancelReply } from './cancel.ts';
 import { writeFollowUp } from './follow-up.ts';
+import { WaitingRoom } from '../room/waiting-room.ts';
 
 /** An agent's control stream keeps about this many notices. */
 const CONTROL_MAXLEN = 1000;
@@ -51,8 +52,10 @@ export type CancelOutcome =
  */
 export class TaskCanceller {
   private readonly log: Logger;
+  private readonly room: WaitingRoom;
 
   constructor(private readonly o: TaskCancellerOptions) {
+    this.room = new WaitingRoom(o.redis, o.keys);
     this.log = o.logger.child({ module: 'cancel' });
   }
 
@@ -132,6 +135,9 @@ export class TaskCanceller {
         .xdel(r.stream, r.messageId)
         .exec();
     }
+    // Waiting in its capability's waiting room: it leaves it (a drainer that took it meanwhile
+    // finds it cancelled and drops it).
+    if (r.before === 'queued') await this.room.leave(r.capability, taskId);
     if (r.now)
       this.log.info(
         { task_id: taskId, by, status_before: r.before, agent_id: r.agentId || undefined },
