@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { RawWorker, submitAndComplete } from '../support/raw-worker.ts';
-import { startStack, type Stack } from '../support/stack.ts';
+import { http, startStack, type Stack } from '../support/stack.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARGS = [
@@ -130,6 +130,15 @@ describe('the console', () => {
 
     // The figures table answers from InfluxDB once the events are written.
     await page.locator('#figures tr[data-capability="echo"]').waitFor({ timeout: 20_000 });
+
+    // A task that finds no agent, with a deadline, waits in the room: the console shows it.
+    const queued = await http<{ status: string }>(`${stack.routerUrl}/v1/tasks`, {
+      body: { capability: 'console-wait', payload: 1, timeout_s: 60 },
+    });
+    expect(queued.body.status).toBe('queued');
+    const room = page.locator('#rooms tr[data-capability="console-wait"][data-tenant="default"]');
+    await room.waitFor({ timeout: 10_000 });
+    expect(await room.locator('td').nth(2).innerText()).toBe('1');
 
     mkdirSync(artifacts, { recursive: true });
     await page.screenshot({ path: join(artifacts, 'console.png'), fullPage: true });

@@ -4,6 +4,7 @@
 import { latencyChart, timelineChart } from './charts.js';
 import { byId, fmtClock, fmtMs, getJson, h } from './dom.js';
 import { FIGURES_WINDOW, figuresTable, loadFigures } from './figures.js';
+import { loadRooms, roomsTable } from './rooms.js';
 import { startSession } from './login.js';
 
 /**
@@ -25,6 +26,7 @@ import { startSession } from './login.js';
 const AGENTS_EVERY_MS = 2000;
 const LATENCY_EVERY_MS = 5000;
 const FIGURES_EVERY_MS = 10_000;
+const ROOMS_EVERY_MS = 2000;
 const MAX_EVENTS = 200;
 
 const conn = byId('conn', HTMLDivElement);
@@ -318,6 +320,10 @@ async function refreshFigures() {
     : undefined;
 }
 
+async function refreshRooms() {
+  byId('rooms-wrap', HTMLDivElement).replaceChildren(roomsTable(await loadRooms()));
+}
+
 // ---- start --------------------------------------------------------------------------------
 
 /**
@@ -340,6 +346,7 @@ if (await startSession()) {
   every(refreshAgents, AGENTS_EVERY_MS);
   every(refreshLatency, LATENCY_EVERY_MS);
   every(refreshFigures, FIGURES_EVERY_MS);
+  every(refreshRooms, ROOMS_EVERY_MS);
   connectEvents();
   const fromHash = /^#task=(.+)$/.exec(location.hash)?.[1];
   if (fromHash) void lookUp(decodeURIComponent(fromHash));
