@@ -279,7 +279,7 @@ describe('the Python worker SDK', () => {
       { timeoutMs: 15_000, message: `py-work-4 did not register STARTING:\n${agent.output()}` },
     );
     const early = await http<{ error?: string }>(`${stack.routerUrl}/v1/tasks`, {
-      body: { capability: 'py-work', payload: { n: 8 } },
+      body: { capability: 'py-work', payload: { n: 8 }, on_no_agent: 'reject' },
     });
     expect(early.status).toBe(503);
     expect(early.body.error).toBe('NO_AGENT');
