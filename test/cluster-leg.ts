@@ -25,6 +25,8 @@ export const CLUSTER_LEG: readonly string[] = [
   'e2e/relay-http.test.ts',
   // a Python pull agent through its own Cluster client (CLUSTER SLOTS, MOVED and ASK)
   'e2e/python-pull.test.ts',
+  // the waiting room: fair shares, bounds and deadlines with the room's keys on one slot
+  'e2e/waiting-room.test.ts',
 ];
 
 /** Files of {@link CLUSTER_LEG} that need a cluster: the standalone leg leaves them out. */
