@@ -10,7 +10,7 @@ import {
   type RoutedTo,
   type RoutingContext,
 } from '../send/route-task.ts';
-import type { TaskSender } from '../send/task-sender.ts';
+import type { SendOutcome, SendTarget, TaskSender } from '../send/task-sender.ts';
 import { assignRetry } from '../send/attempt-claims.ts';
 import { readStoredTask, type StoredTask } from '../task/task-spec.ts';
 import type { TakenFromRoom } from './room-scripts.ts';
@@ -194,19 +194,9 @@ export class RoomDrainer {
     const watch = watchdogMember(t.taskId);
     // The send's watchdog: registry-sync re-drives it should this process stop mid-send.
     await redis.zadd(due, 'XX', Date.now() + this.o.dispatchGraceMs, watch);
-    const outcome = await this.o.sender.send({
-      task,
-      claim: assignRetry(redis, keys, {
-        taskId: t.taskId,
-        attempt: task.attempt,
-        nonce: nextNonce(),
-        graceMs: this.o.dispatchGraceMs,
-        waitsAs: 'queued',
-      }),
-      to: { agents: candidates, count: routed.pushCount },
-      reason: `queued ${t.waitedMs} ms behind ${t.ahead}`,
-      watched: true,
-      ...(routed.fallback ? { fallback: routed.capability } : {}),
+    const outcome = await this.sendTo(t, task, routed, {
+      agents: candidates,
+      count: routed.pushCount,
     });
     if (outcome.kind === 'sent') {
       await room.done(capability, t.taskId, outcome.sentAt);
@@ -222,6 +212,29 @@ export class RoomDrainer {
     await room.giveBack(capability, t.taskId);
   }
 
+  /** One send of a task taken from the room: its waiting attempt, taken for the chosen target. */
+  private sendTo(
+    t: TakenFromRoom,
+    task: StoredTask,
+    routed: RoutedTo,
+    to: SendTarget,
+  ): Promise<SendOutcome> {
+    return this.o.sender.send({
+      task,
+      claim: assignRetry(this.o.redis, this.o.keys, {
+        taskId: t.taskId,
+        attempt: task.attempt,
+        nonce: nextNonce(),
+        graceMs: this.o.dispatchGraceMs,
+        waitsAs: 'queued',
+      }),
+      to,
+      reason: `queued ${t.waitedMs} ms behind ${t.ahead}`,
+      watched: true,
+      ...(routed.fallback ? { fallback: routed.capability } : {}),
+    });
+  }
+
   /** A task whose only agents read pools: into its capability's pool, ending its stay. */
   private async toPool(
     capability: string,
@@ -229,22 +242,11 @@ export class RoomDrainer {
     task: StoredTask,
     routed: RoutedTo,
   ): Promise<void> {
-    const { redis, keys, room } = this.o;
-    const outcome = await this.o.sender.send({
-      task,
-      claim: assignRetry(redis, keys, {
-        taskId: t.taskId,
-        attempt: task.attempt,
-        nonce: nextNonce(),
-        graceMs: this.o.dispatchGraceMs,
-        waitsAs: 'queued',
-      }),
-      to: { pool: 'pull_agents', waitMs: Math.max(0, task.deadlineMs - Date.now()) },
-      reason: `queued ${t.waitedMs} ms behind ${t.ahead}`,
-      watched: true,
-      ...(routed.fallback ? { fallback: routed.capability } : {}),
+    const outcome = await this.sendTo(t, task, routed, {
+      pool: 'pull_agents',
+      waitMs: Math.max(0, task.deadlineMs - Date.now()),
     });
-    if (outcome.kind === 'sent') await room.done(capability, t.taskId, outcome.sentAt);
-    else await room.leave(capability, t.taskId);
+    if (outcome.kind === 'sent') await this.o.room.done(capability, t.taskId, outcome.sentAt);
+    else await this.o.room.leave(capability, t.taskId);
   }
 }
