@@ -6,7 +6,7 @@ import {
   type ReachKeys,
   type TaskStatus,
 } from '@agent-reach/protocol';
-import { httpError, loadScripts, type Principal } from '@agent-reach/service-kit';
+import { httpError, loadScriptsLate, type Principal } from '@agent-reach/service-kit';
 import type { KeyLimits } from './key-limits.ts';
 import { inflightTakeScript, type InflightTakeReply } from './inflight-take.ts';
 
@@ -54,7 +54,7 @@ export class InflightQuota {
   /** Per key: when its full quota was last looked through. */
   readonly #reconciledAt = new Map<string, number>();
   /** inflight-take-1.lua is defined on the connection (at the first quota). */
-  #loaded = false;
+  #loaded: Promise<void> | undefined;
 
   constructor(private readonly o: InflightQuotaOptions) {
     this.#maxAgeMs = o.maxAgeMs ?? 24 * 3600_000;
@@ -109,13 +109,10 @@ export class InflightQuota {
     return true;
   }
 
-  #take(key: string, taskId: string, max: number): Promise<InflightTakeReply> {
+  async #take(key: string, taskId: string, max: number): Promise<InflightTakeReply> {
     // Defined once a key has a quota: ioredis copies every script of a connection onto each of
     // its pipelines, which a deployment without quotas should not pay for.
-    if (!this.#loaded) {
-      loadScripts(this.o.redis, [inflightTakeScript]);
-      this.#loaded = true;
-    }
+    await (this.#loaded ??= loadScriptsLate(this.o.redis, [inflightTakeScript]));
     const now = Date.now();
     return inflightTakeScript.run(this.o.redis, {
       keys: { inflight: key },
