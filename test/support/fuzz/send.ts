@@ -26,8 +26,12 @@ export interface RequestSender {
   close(): void;
 }
 
-/** How long a request may take before it counts as a hang. */
-export const REQUEST_TIMEOUT_MS = 15_000;
+/**
+ * How long a request may take before it counts as a hang: longer than the longest wait the API
+ * promises (an A2A blocking send holds its reply up to 60 s, MAX_SUBMIT_WAIT_MS; a task that finds
+ * no free slot now waits in its waiting room instead of a fast 429 or 503).
+ */
+export const REQUEST_TIMEOUT_MS = 70_000;
 const KEEP_BYTES = 4096;
 /** Kept of a JSON-RPC reply, to read its answer whole (an echoed payload can be large). */
 const KEEP_RPC_BYTES = 256 * 1024;
