@@ -6,11 +6,16 @@
  * never seen without `timeout_s` still answers 503 NO_AGENT.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pino from 'pino';
-import { ReachAgent, type TaskContext } from '@agent-reach/worker-sdk';
+import type { ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { hold } from '../support/hold.ts';
-import { seedNodes } from '../support/redis.ts';
+import {
+  flood as floodRoom,
+  makeCallerKey,
+  setTenant as setTenantRecord,
+  sleep,
+  startRoomAgent,
+} from '../support/room.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 
 const ADMIN = 'e2e-admin-key-of-the-waiting-room-test-0123456789';
@@ -25,75 +30,32 @@ const narrowHeld = hold();
 
 const as = (who: string) => ({ authorization: `Bearer ${key[who] ?? ADMIN}` });
 
-async function makeKey(tenant: string, role = 'caller'): Promise<string> {
-  const res = await http<{ key: string }>(`${stack.routerUrl}/v1/keys`, {
-    body: { tenant, role },
-    headers: { authorization: `Bearer ${ADMIN}` },
-  });
-  expect(res.status).toBe(201);
-  return res.body.key;
-}
-
-async function setTenant(tenant: string, body: Record<string, unknown>): Promise<void> {
-  const res = await http(`${stack.routerUrl}/v1/tenants/${tenant}`, {
-    method: 'PUT',
-    body,
-    headers: { authorization: `Bearer ${ADMIN}` },
-  });
-  expect(res.status).toBe(200);
-}
+const makeKey = (tenant: string) => makeCallerKey(stack, ADMIN, tenant);
+const setTenant = (tenant: string, body: Record<string, unknown>) =>
+  setTenantRecord(stack, ADMIN, tenant, body);
 
 /** A shared agent of `capability` whose tasks take `ms` (or wait for the hold). */
-async function startAgent(capability: string, maxConcurrency: number, ms: number): Promise<void> {
+async function startAgent(capability: string, slots: number, ms: number): Promise<void> {
   const log: string[] = [];
   served.set(capability, log);
-  const agent = new ReachAgent({
-    registryUrl: stack.registryUrl,
-    routerUrl: stack.routerUrl,
-    redisUrl: stack.redisUrl,
-    agentId: `${capability}-agent`,
-    capabilities: [capability],
-    maxConcurrency,
-    apiKey: ADMIN,
-    shared: true,
-    ...(stack.redisClusterNodes
-      ? { redisConnection: { clusterNodes: seedNodes(stack.redisClusterNodes) } }
-      : {}),
-    handler: async (task: TaskContext) => {
-      const p = (task.payload ?? {}) as { t?: string; hold?: boolean };
-      log.push(p.t ?? '');
-      if (p.hold) await (p.t === 'narrow' ? narrowHeld : held).wait;
-      else await new Promise((r) => setTimeout(r, ms));
-      return { ok: true };
-    },
-    shutdownTimeoutMs: 2000,
-    logger: pino({ level: 'silent' }),
-  });
-  agents.push(agent);
-  agent.start();
-  await agent.ready();
+  agents.push(
+    await startRoomAgent({
+      stack,
+      admin: ADMIN,
+      capability,
+      slots,
+      log,
+      run: async (p) => {
+        if (p.hold) await (p.t === 'narrow' ? narrowHeld : held).wait;
+        else await sleep(ms);
+      },
+    }),
+  );
 }
-
-type BatchReply = { results: { http_status: number; status?: string; error?: string }[] };
 
 /** Submits `count` tasks of `who` in batches of 500; returns the statuses answered. */
-async function flood(
-  who: string,
-  count: number,
-  task: (i: number) => Record<string, unknown>,
-): Promise<string[]> {
-  const statuses: string[] = [];
-  for (let from = 0; from < count; from += 500) {
-    const tasks = Array.from({ length: Math.min(500, count - from) }, (_, j) => task(from + j));
-    const res = await http<BatchReply>(`${stack.routerUrl}/v1/tasks/batch`, {
-      body: { tasks },
-      headers: as(who),
-    });
-    expect(res.status).toBe(200);
-    statuses.push(...res.body.results.map((i) => i.status ?? i.error ?? String(i.http_status)));
-  }
-  return statuses;
-}
+const flood = (who: string, count: number, task: (i: number) => Record<string, unknown>) =>
+  floodRoom(() => stack.routerUrl, key[who] ?? ADMIN, count, task);
 
 /** The share of `tenant` among the first `n` tasks served of `capability`. */
 function shareOf(capability: string, tenant: string, n: number): number {
