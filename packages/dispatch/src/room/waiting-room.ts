@@ -136,18 +136,8 @@ export class WaitingRoom {
   }
 
   /** Gives back the tasks held until no later than `now`; returns how many. */
-  async release(capability: string, now: number): Promise<number> {
-    const due = await this.redis.zrangebyscore(
-      `${this.keys.room(capability)}:held`,
-      '-inf',
-      now,
-      'LIMIT',
-      0,
-      100,
-    );
-    let back = 0;
-    for (const taskId of due) if (await this.giveBack(capability, taskId, 'held')) back++;
-    return back;
+  release(capability: string, now: number): Promise<number> {
+    return this.giveBackUntil(capability, 'held', now);
   }
 
   /** Ends a sent task's stay: its wait in ms, or -1 when it was not being taken. */
@@ -219,17 +209,20 @@ export class WaitingRoom {
   }
 
   /** Gives back the tasks taken before `before` (epoch ms) whose send never ended; returns how many. */
-  async reclaim(capability: string, before: number): Promise<number> {
-    const stale = await this.redis.zrangebyscore(
-      `${this.keys.room(capability)}:taking`,
-      '-inf',
-      before,
-      'LIMIT',
-      0,
-      100,
-    );
+  reclaim(capability: string, before: number): Promise<number> {
+    return this.giveBackUntil(capability, 'taking', before);
+  }
+
+  /** Gives back up to 100 tasks of `from` scored no later than `until`; returns how many. */
+  private async giveBackUntil(
+    capability: string,
+    from: 'taking' | 'held',
+    until: number,
+  ): Promise<number> {
+    const key = `${this.keys.room(capability)}:${from}`;
+    const ids = await this.redis.zrangebyscore(key, '-inf', until, 'LIMIT', 0, 100);
     let back = 0;
-    for (const taskId of stale) if (await this.giveBack(capability, taskId)) back++;
+    for (const taskId of ids) if (await this.giveBack(capability, taskId, from)) back++;
     return back;
   }
 
