@@ -108,6 +108,35 @@ describe('ReadPlanner', () => {
     expect(sweep()).toEqual(['inbox', 'cap:b2', 'cap:b1', 'cap']);
   });
 
+  it('blocks on the streams that gave entries most recently', () => {
+    const streams = ['inbox', 'p1', 'p2', 'p3'];
+    const plan = live(streams);
+    // A sweep finds work in p3 only, the next finds nothing: the BLOCK waits on p3 first.
+    const sweep = () => {
+      for (;;) {
+        const call = plan.next(streams, 1);
+        if (call.block) return call;
+        plan.done(call, call.streams[0] === 'p3' && !found ? entries('p3', '1-0') : []);
+        if (call.streams[0] === 'p3') found = true;
+      }
+    };
+    let found = false;
+    const block = sweep();
+    expect(block).toMatchObject({ streams: ['p3'], count: 1, block: true });
+    plan.done(block, entries('p2', '2-0'));
+    // p2 gave the last entry: it leads, then p3.
+    const sweepAgain = [];
+    for (;;) {
+      const call = plan.next(streams, 2);
+      if (call.block) {
+        sweepAgain.push(call);
+        break;
+      }
+      plan.done(call, []);
+    }
+    expect(sweepAgain[0]).toMatchObject({ streams: ['p2', 'p3'], count: 1, block: true });
+  });
+
   it('starts a new sweep instead of blocking when the last one found work', () => {
     const streams = ['inbox', 'p1'];
     const plan = live(streams);

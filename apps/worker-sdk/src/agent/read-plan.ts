@@ -32,8 +32,10 @@ export interface ReadPlanState {
  * 3. **free < k**: a sweep, one stream per call without BLOCK, COUNT free, starting one stream
  *    further each sweep so that no stream is always served first (within a rank: a pool's higher
  *    priority bands are read before its lower ones); only if the whole sweep found
- *    nothing, one blocking call over `free` of the streams with COUNT 1. An entry that lands on a
- *    stream outside that call waits at most one BLOCK, until the next sweep.
+ *    nothing, one blocking call over `free` of the streams with COUNT 1: those that gave entries
+ *    most recently (where the next is most likely to land: a shallow pool's usual band), then in
+ *    turn. An entry that lands on a stream outside that call waits at most one BLOCK, until the
+ *    next sweep.
  *
  * Reading one stream per call everywhere would only mean splitting case 2 like case 3.
  */
@@ -43,6 +45,9 @@ export class ReadPlanner {
   #sweep: string[] | undefined;
   #sweepFound = false;
   #rotation = 0;
+  /** Stream → the number of the read that last returned entries from it. */
+  readonly #found = new Map<string, number>();
+  #reads = 0;
 
   /**
    * The next call for these streams with `free` (≥ 1) free slots. `rank`: a sweep reads streams
@@ -84,12 +89,20 @@ export class ReadPlanner {
       return { streams: [stream], ids: ['>'], count: free, block: false, history: false };
     this.#sweep = undefined;
     if (this.#sweepFound) return this.next(streams, free, rank);
-    const some = rotate(streams, this.#rotation).slice(0, free);
+    const found = (s: string) => this.#found.get(s) ?? 0;
+    // Array.prototype.sort is stable: streams that never gave entries keep their turn.
+    const some = rotate(streams, this.#rotation)
+      .sort((a, b) => found(b) - found(a))
+      .slice(0, free);
     return { streams: some, ids: some.map(() => '>'), count: 1, block: true, history: false };
   }
 
   /** Records what a call returned: moves history cursors on, and notes a sweep that found work. */
   done(call: ReadCall, entries: readonly StreamEntry[]): { resumed: number } {
+    if (entries.length > 0) {
+      this.#reads++;
+      for (const e of entries) this.#found.set(e.stream, this.#reads);
+    }
     if (!call.history) {
       if (entries.length > 0) this.#sweepFound = true;
       return { resumed: 0 };
@@ -123,6 +136,7 @@ export class ReadPlanner {
       if (current.has(s)) continue;
       this.#known.delete(s);
       this.#history.delete(s);
+      this.#found.delete(s);
     }
     if (this.#sweep !== undefined) this.#sweep = this.#sweep.filter((s) => current.has(s));
   }
