@@ -70,6 +70,9 @@ interface Lane {
  * starves and together they never read more than there are free slots. Standalone, one lane
  * reads every stream in one call.
  */
+/** The BLOCK of a read while another lane waits for its slot, ms. */
+const CONTENDED_BLOCK_MS = 50;
+
 export class Consumer {
   #stopping = false;
   readonly #stop = new AbortController();
@@ -261,7 +264,12 @@ export class Consumer {
               'COUNT',
               call.count,
               'BLOCK',
-              this.ctx.blockMs,
+              // Another lane waits for the slot this read holds (more lanes than free slots, on
+              // a Cluster): a short BLOCK, so the lanes take turns instead of each waiting a
+              // whole blockMs on an empty stream while another stream's task waits.
+              this.#shares.contended
+                ? Math.min(this.ctx.blockMs, CONTENDED_BLOCK_MS)
+                : this.ctx.blockMs,
               'STREAMS',
               ...keysAndIds,
             )

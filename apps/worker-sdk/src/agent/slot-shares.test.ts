@@ -5,6 +5,18 @@ import { Slots } from './slots.ts';
 const never = new AbortController().signal;
 
 describe('SlotShares', () => {
+  it('says contended while fewer slots are free than lanes read, so a read holds no long BLOCK', async () => {
+    const slots = new Slots(2);
+    const shares = new SlotShares(slots, () => 2);
+    expect(shares.contended).toBe(false);
+    expect(await shares.reserve(never)).toBe(1);
+    shares.settle(1, 1);
+    // One slot left for two lanes (an inbox and a pool on a Cluster): they must take turns.
+    expect(shares.contended).toBe(true);
+    slots.release();
+    expect(shares.contended).toBe(false);
+  });
+
   it('gives one lane every free slot', async () => {
     const slots = new Slots(4);
     const shares = new SlotShares(slots, () => 1);

@@ -22,6 +22,14 @@ export class SlotShares {
     private readonly lanes: () => number,
   ) {}
 
+  /**
+   * Fewer free slots than lanes, or a lane waiting for a share: a lane holding one should not
+   * keep it through a long BLOCK while another lane's stream may hold a task.
+   */
+  get contended(): boolean {
+    return this.#waiting.length > 0 || this.slots.free < this.lanes();
+  }
+
   /** Free slots no lane holds. */
   get available(): number {
     return this.slots.free - this.#reserved;
