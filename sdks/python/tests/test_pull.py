@@ -55,6 +55,14 @@ class StreamReaderTest(unittest.TestCase):
         self.assertEqual((streams, count, block), (POOLS[:2], 1, 1000))
         self.assertEqual({hash_tag(s) for s in streams}, {"pool:crunch"})
 
+    def test_an_empty_sweep_blocks_first_on_the_band_that_last_gave_entries(self):
+        reader = StreamReader(INBOX, POOLS[:3], "workers", "p1-a")
+        conn = FakeRedis({POOLS[2]: ["low-1"]})
+        self.assertEqual([i for _, i, _ in reader.read(conn, 1, 1000)], ["low-1"])
+        self.assertEqual(reader.read(conn, 1, 1000), [])
+        streams, count, block = conn.calls[-1]
+        self.assertEqual((streams, count, block), ([POOLS[2]], 1, 1000))
+
     def test_a_push_agent_reads_its_inbox_in_one_blocking_call(self):
         conn = FakeRedis({INBOX: ["t1", "t2", "t3"]})
         got = StreamReader(INBOX, [], "workers", "a").read(conn, 2, 500)

@@ -41,8 +41,9 @@ class StreamReader:
     then every pool's most urgent band before any less urgent one, FIFO within a stream, until
     the free slots are taken. Only when a whole sweep found nothing does it block, COUNT 1 each,
     on at most ``free`` streams of the hash slot that holds the most of them (one XREADGROUP may
-    name keys of one slot only, on a Cluster): a pool's bands, most urgent first. An entry that
-    lands on another stream meanwhile waits at most one block, until the next sweep.
+    name keys of one slot only, on a Cluster): a pool's bands, those that gave entries most
+    recently first (a shallow pool's usual band), then most urgent first. An entry that lands on
+    another stream meanwhile waits at most one block, until the next sweep.
     """
 
     def __init__(self, inbox: str, pools: Sequence[str], group: str, consumer: str) -> None:
@@ -51,6 +52,8 @@ class StreamReader:
         self.pools = frozenset(pools)
         self.group = group
         self.consumer = consumer
+        self._found: Dict[str, int] = {}  # stream -> number of the read that last gave entries
+        self._reads = 0
 
     def read(self, conn: Any, free: int, block_ms: int) -> List[Entry]:
         """Up to ``free`` entries (``free`` >= 1)."""
@@ -67,7 +70,8 @@ class StreamReader:
         for s in self.streams:
             slots.setdefault(hash_tag(s), []).append(s)
         widest = max(slots.values(), key=len)  # a pool's bands, rather than the inbox alone
-        return self._call(conn, widest[:free], 1, block_ms)
+        recent = sorted(widest, key=lambda s: -self._found.get(s, 0))  # stable: urgent first
+        return self._call(conn, recent[:free], 1, block_ms)
 
     def _call(self, conn: Any, streams: Sequence[str], count: int, block_ms: Any) -> List[Entry]:
         try:
@@ -79,7 +83,12 @@ class StreamReader:
                 raise
             log.warning("pool stream %s has no group %s; skipped: %s", streams[0], self.group, err)
             return []
-        return [(_text(stream), entry_id, fields or {}) for stream, entries in (reply or []) for entry_id, fields in entries]
+        out = [(_text(stream), entry_id, fields or {}) for stream, entries in (reply or []) for entry_id, fields in entries]
+        if out:
+            self._reads += 1
+            for stream, _, _ in out:
+                self._found[stream] = self._reads
+        return out
 
 
 def _text(value: Any) -> str:
