@@ -27,6 +27,7 @@ export const CLUSTER_LEG: readonly string[] = [
   'e2e/python-pull.test.ts',
   // the waiting room: fair shares, bounds and deadlines with the room's keys on one slot
   'e2e/waiting-room.test.ts',
+  'e2e/room-pools.test.ts',
 ];
 
 /** Files of {@link CLUSTER_LEG} that need a cluster: the standalone leg leaves them out. */

@@ -116,10 +116,13 @@ describe('priority in a pool', () => {
     expect(reg.pools).toEqual(poolStreams(keys, 'crunch'));
     await router.snapshot.reload();
 
+    // Straight to the pool, whatever its depth (a request that says `reject` never waits in the
+    // waiting room): this reads the pool's bands as the agent does.
     const batch = (n: string, priority?: number) =>
       submit({
         capability: 'crunch',
         mode: 'batch',
+        on_at_capacity: 'reject',
         payload: { n },
         ...(priority === undefined ? {} : { priority }),
       });

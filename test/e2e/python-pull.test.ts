@@ -68,9 +68,20 @@ async function pullAgent(agentId: string, env: Record<string, string> = {}): Pro
   return agent;
 }
 
+/**
+ * Submits a batch task straight to the pool, whatever its depth: these tests read the pool as the
+ * agent does (a request that says `reject` never waits in the waiting room, which would otherwise
+ * keep all but two of them until the agent's one slot frees).
+ */
 async function pooled(n: string, extra: Record<string, unknown> = {}): Promise<string> {
   const r = await http<{ task_id: string; stream: string }>(`${stack.routerUrl}/v1/tasks`, {
-    body: { capability: 'py-crunch', mode: 'batch', payload: { n }, ...extra },
+    body: {
+      capability: 'py-crunch',
+      mode: 'batch',
+      on_at_capacity: 'reject',
+      payload: { n },
+      ...extra,
+    },
   });
   expect(r.status, JSON.stringify(r.body)).toBe(202);
   return r.body.task_id;

@@ -32,6 +32,7 @@ import {
   rejectScript,
   releaseClaimScript,
   replayScript,
+  PoolGauge,
   RoomDrainer,
   ROOM_SCRIPTS,
   scheduleStateScript,
@@ -200,6 +201,7 @@ export async function createRouterService(
   const watermark = () => shared.watermark;
   // The waiting rooms (docs/ROUTING.md): this router sends their tasks as it sees slots free.
   const room = new WaitingRoom(redis, keys);
+  const pools = new PoolGauge(redis, keys);
   const drainer = new RoomDrainer({
     redis,
     keys,
@@ -207,6 +209,7 @@ export async function createRouterService(
     watermark,
     sender,
     room,
+    pools,
     logger,
     dispatchGraceMs: live.dispatchGraceMs,
     reserved: async (capability) => Number(await redis.get(keys.retriesWaiting(capability))) || 0,
@@ -226,6 +229,7 @@ export async function createRouterService(
     events,
     room,
     drainer,
+    pools,
     tenants,
   });
   const deadLetters = new DeadLetters({ redis, keys });

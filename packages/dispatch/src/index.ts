@@ -119,6 +119,7 @@ export {
   type RoomTenantStats,
 } from './room/waiting-room.ts';
 export { RoomDrainer, type RoomDrainerOptions } from './room/room-drainer.ts';
+export { PoolGauge, poolBound, pullSlots } from './room/pool-gauge.ts';
 export {
   ROOM_SCRIPTS,
   type EnqueueReply,

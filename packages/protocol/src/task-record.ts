@@ -79,6 +79,8 @@ export interface TaskRecord {
   priority?: number;
   maxExecutionMs?: number;
   fallbackCapabilities?: string[];
+  /** `1` for a task submitted with `mode: "batch"`: it is only ever sent to its pool. */
+  poolOnly?: boolean;
   /** The W3C `traceparent` of the task's `submit` span. */
   traceparent?: string;
 }
@@ -136,6 +138,7 @@ export const TaskRecordField = {
   priority: 'priority',
   maxExecutionMs: 'max_execution_ms',
   fallbackCapabilities: 'fallback_capabilities',
+  poolOnly: 'pool_only',
   traceparent: 'traceparent',
 } as const satisfies Record<TaskRecordKey, string>;
 
@@ -217,6 +220,7 @@ const DECODE: { [K in TaskRecordKey]-?: (v: string) => TaskRecord[K] | undefined
   priority: num,
   maxExecutionMs: num,
   fallbackCapabilities: stringList,
+  poolOnly: flag,
   traceparent: text,
 };
 

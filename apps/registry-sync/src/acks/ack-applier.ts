@@ -188,7 +188,8 @@ export class AckApplier {
       );
       return this.refuse(reason);
     }
-    if (ack.stage !== 'received') this.o.onSlotFreed?.(ack.agent_id);
+    // A pooled task's slot counts as free once its pool entry is gone too (below).
+    if (ack.stage !== 'received' && !ack.pool) this.o.onSlotFreed?.(ack.agent_id);
     // A probe is told apart by its pending entry alone (deliver-3.lua marks it), never by its
     // task_id, which callers choose.
     if (step.probe) return this.probed(ack, at, step);
@@ -210,7 +211,10 @@ export class AckApplier {
     try {
       const applied = await this.tasks.apply(ack, at, step, span);
       const outcome = applied.applied ? applied : await this.refuse(applied.reason);
-      if (ack.pool) await this.pools.settle(ack, outcome, step.poolEntry);
+      if (ack.pool) {
+        await this.pools.settle(ack, outcome, step.poolEntry);
+        if (ack.stage !== 'received') this.o.onSlotFreed?.(ack.agent_id);
+      }
       if (span !== undefined && !outcome.applied) span.setAttribute('reach.refused', true);
       endSpan(span);
       return outcome;

@@ -13,7 +13,7 @@ import {
   type ReachKeys,
   type SnapshotAgent,
 } from '@agent-reach/protocol';
-import { decide, isPull, isPush, type SnapshotHolder } from '@agent-reach/dispatch';
+import { decide, isPull, isPush, pullSlots, type SnapshotHolder } from '@agent-reach/dispatch';
 import { parkEntry } from '../acks/parking.ts';
 import { requeueScript } from '../commands/requeue.ts';
 import type { TaskOutcomes } from '../tasks/outcomes.ts';
@@ -88,9 +88,9 @@ export class PoolDrainer {
         this.o.snapshot.inflightOf,
       );
       // Pull agents read their own tenant's pools only (a shared one too): while one of the
-      // pool's tenant is live, it takes the pool; otherwise push agents of the tenant and shared
-      // ones are given the tasks.
-      if (decision.ranked.some((c) => readsPoolOf(c.agent, tenant))) continue;
+      // pool's tenant is live, busy or not, it takes the pool; otherwise push agents of the
+      // tenant and shared ones are given the tasks.
+      if (pullSlots(decision, tenant) > 0) continue;
       let room = decision.ranked
         .filter((c) => isPush(c.agent))
         .reduce(

@@ -16,14 +16,18 @@ import {
   queueTask,
   holdTask,
   onlyExcludedFor,
+  poolOf,
+  pullSlots,
   routeWithFallback,
   servesTenant,
   traceOf,
   type DeadLetterer,
   type Delivery,
+  type PoolGauge,
   type PoolReason,
   type RoomDrainer,
   type Routed,
+  type RoutedTo,
   type RoutingContext,
   type SendOutcome,
   type SnapshotHolder,
@@ -86,6 +90,8 @@ export interface SubmitterOptions {
   /** The waiting rooms, and this process's drainer of them. */
   room: WaitingRoom;
   drainer: RoomDrainer;
+  /** How deep the pull pools are (shared with the drainer). */
+  pools: PoolGauge;
   /** Tenant records: weights and bounds in the waiting room. */
   tenants: { get(tenant: string): Promise<TenantWeights> };
 }
@@ -298,10 +304,8 @@ export class Submitter {
         'no candidate took the task',
       );
       allFull = () => outcome.allFull;
-    } else if (batch) {
-      return this.toPool(spec, timeoutMs, 'batch', fallback);
-    } else if (routed.pull.length > 0) {
-      return this.toPool(spec, timeoutMs, 'pull_agents', fallback);
+    } else if (batch || routed.pull.length > 0) {
+      return this.toPullPool(spec, body, routed, timeoutMs, batch ? 'batch' : 'pull_agents');
     }
     // Asked for the capability's pool (PROTOCOL.md §4): it waits there, read by pull agents and
     // drained into push agents that appear.
@@ -411,6 +415,29 @@ export class Submitter {
       watched: true,
       ...(fallback ? { fallback } : {}),
     });
+  }
+
+  /**
+   * A task for pull agents: into their pool while it holds less than its bound and no task of the
+   * capability waits in the room; else into the room, which feeds the pool in fair order as its
+   * agents free slots. A request or capability that says `reject`, and a pool no pull agent of
+   * the tenant reads (the pool drainer hands it on), keep the pool itself.
+   */
+  private async toPullPool(
+    spec: TaskSpec,
+    body: SubmitBody,
+    routed: RoutedTo,
+    timeoutMs: number,
+    reason: PoolReason,
+  ): Promise<SubmitOutcome> {
+    const fallback = routed.fallback ? routed.capability : undefined;
+    const slots = pullSlots(routed.decision, spec.tenant);
+    if (slots > 0 && this.queues(body, spec)) {
+      const pool = poolOf({ tenant: spec.tenant, capability: routed.capability });
+      if (this.o.drainer.busy(spec.capability) || !(await this.o.pools.tryAdd(pool, slots)))
+        return this.queue(spec, body, timeoutMs);
+    }
+    return this.toPool(spec, timeoutMs, reason, fallback);
   }
 
   private async toPool(spec: TaskSpec, timeoutMs: number, reason: PoolReason, fallback?: string) {

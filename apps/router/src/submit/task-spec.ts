@@ -34,5 +34,6 @@ export function specFromSubmit(
     fallbackCapabilities: body.fallback_capabilities ?? [],
     ...(body.max_execution_ms ? { maxExecutionMs: body.max_execution_ms } : {}),
     ...(body.stream ? { stream: true } : {}),
+    ...(body.mode === 'batch' ? { poolOnly: true } : {}),
   };
 }

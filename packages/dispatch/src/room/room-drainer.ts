@@ -11,10 +11,12 @@ import {
   type RoutingContext,
 } from '../send/route-task.ts';
 import type { SendOutcome, SendTarget, TaskSender } from '../send/task-sender.ts';
+import { isPull } from '../routing/policy.ts';
 import { assignRetry } from '../send/attempt-claims.ts';
-import { readStoredTask, type StoredTask } from '../task/task-spec.ts';
+import { poolOf, readStoredTask, type StoredTask } from '../task/task-spec.ts';
 import type { TakenFromRoom } from './room-scripts.ts';
 import type { WaitingRoom } from './waiting-room.ts';
+import { pullSlots, type PoolGauge } from './pool-gauge.ts';
 
 /** What a drainer works with. */
 export interface RoomDrainerOptions {
@@ -25,6 +27,8 @@ export interface RoomDrainerOptions {
   watermark: () => number;
   sender: TaskSender;
   room: WaitingRoom;
+  /** How deep the pull pools are: a task goes to its pool only while the pool is shallow. */
+  pools: PoolGauge;
   logger: Logger;
   /** How long a send may stay undelivered before registry-sync re-drives it. */
   dispatchGraceMs: number;
@@ -47,8 +51,10 @@ const LANE_WAIT_MS = 1000;
 const ORPHAN_MS = 10_000;
 /** How long a task no agent can take now is set aside, so the tasks after it go first, ms. */
 const HOLD_MS = 1000;
-/** A lane that found the room's waiting tasks all set aside pauses this long, ms. */
+/** A lane that found the room's waiting tasks all set aside pauses this long at most, ms. */
 const IDLE_MS = 100;
+/** How long a tenant whose pool is full is passed over, unless a slot frees first, ms. */
+const POOL_FULL_MS = 50;
 const MAX_CANDIDATES = 3;
 
 /**
@@ -64,6 +70,10 @@ export class RoomDrainer {
   private readonly routing: RoutingContext;
   /** Capability → lanes running. */
   private readonly lanes = new Map<string, number>();
+  /** Capability → tenants whose pool was found full → until when they are passed over. */
+  private readonly poolFull = new Map<string, Map<string, number>>();
+  /** Capability → ends the idle pauses of its lanes (a slot freed). */
+  private readonly idle = new Map<string, Set<() => void>>();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private polls = 0;
@@ -118,8 +128,14 @@ export class RoomDrainer {
    * capabilities' rooms look now rather than at their next pass.
    */
   freed(agentId: string): void {
-    for (const capability of this.o.snapshot.agent(agentId)?.capabilities ?? [])
-      if (this.lanes.has(capability)) this.capacity.poke(capability);
+    for (const capability of this.o.snapshot.agent(agentId)?.capabilities ?? []) {
+      if (!this.lanes.has(capability)) continue;
+      this.capacity.poke(capability);
+      // A pull agent's slot freed: its pool has room again.
+      this.o.pools.forget();
+      this.poolFull.delete(capability);
+      for (const wake of this.idle.get(capability) ?? []) wake();
+    }
   }
 
   private async refresh(): Promise<void> {
@@ -140,19 +156,28 @@ export class RoomDrainer {
 
   private async lane(capability: string): Promise<void> {
     try {
+      // A pool's room is not an agent's slot: a capability pull agents read takes a task first
+      // and sees whether its destination has room, unless a send just found every agent full.
+      let waitSlot = !this.readsPools(capability);
       while (!this.closed) {
-        if (!(await this.capacity.wait(capability, LANE_WAIT_MS))) {
+        if (waitSlot && !(await this.capacity.wait(capability, LANE_WAIT_MS))) {
           if (this.closed || (await this.o.room.forgetIfEmpty(capability))) break;
           continue;
         }
-        const [taken] = await this.o.room.take(capability, 1, Date.now());
+        const now = Date.now();
+        const [taken] = await this.o.room.take(
+          capability,
+          1,
+          now,
+          this.passedOver(capability, now),
+        );
         if (!taken) {
           if (await this.o.room.forgetIfEmpty(capability)) break;
-          // Only tasks set aside (or being sent) are left: they come back within a second.
-          await new Promise((r) => setTimeout(r, IDLE_MS));
+          // Only tasks set aside (or being sent, or bound for a full pool) are left.
+          await this.pause(capability, this.poolFull.has(capability) ? POOL_FULL_MS : IDLE_MS);
           continue;
         }
-        await this.send(capability, taken);
+        waitSlot = (await this.send(capability, taken)) === 'full' || !this.readsPools(capability);
       }
     } catch (err: unknown) {
       this.log.warn({ err, capability }, 'waiting room not drained; tried again shortly');
@@ -163,32 +188,67 @@ export class RoomDrainer {
     }
   }
 
-  /** Sends a task taken from the room, or gives it back to its place. */
-  private async send(capability: string, t: TakenFromRoom): Promise<void> {
+  /** Whether some live agent of `capability` reads its pool. */
+  private readsPools(capability: string): boolean {
+    return this.o.snapshot.agentsFor(capability).some(isPull);
+  }
+
+  /** The tenants of `capability` whose pool was found full a moment ago. */
+  private passedOver(capability: string, now: number): string[] {
+    const full = this.poolFull.get(capability);
+    if (!full) return [];
+    for (const [tenant, until] of full) if (until <= now) full.delete(tenant);
+    if (full.size === 0) this.poolFull.delete(capability);
+    return [...full.keys()];
+  }
+
+  /** Waits `ms`, or until a slot of `capability` frees. */
+  private pause(capability: string, ms: number): Promise<void> {
+    let wakers = this.idle.get(capability);
+    if (!wakers) this.idle.set(capability, (wakers = new Set()));
+    const set = wakers;
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        set.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      set.add(wake);
+    });
+  }
+
+  /**
+   * Sends a task taken from the room, or gives it back to its place; 'full' when it went back
+   * because every agent that may take it is at capacity.
+   */
+  private async send(capability: string, t: TakenFromRoom): Promise<'full' | 'done'> {
     const { redis, keys, room } = this.o;
     const task = await readStoredTask(redis, keys, t.taskId);
     if (!task) {
       // Its writer put it in the room and has not stored it yet, or stopped in between.
       if (t.waitedMs >= ORPHAN_MS) await room.leave(capability, t.taskId);
       else await room.giveBack(capability, t.taskId);
-      return;
+      return 'done';
     }
     if (task.status !== 'queued') {
       // Cancelled, dead at its deadline, or sent by another process: no longer waiting.
       await room.leave(capability, t.taskId);
-      return;
+      return 'done';
     }
     const routed = await routeWithFallback(this.routing, task, { picks: MAX_CANDIDATES });
     const candidates = routed.push;
-    if (candidates.length === 0) {
-      // Pull agents only: into the pool they read. None that may take it (its tags, region or
-      // tenant): the next task goes first, this one comes back in a second.
-      if (routed.pull.length > 0) await this.toPool(capability, t, task, routed);
-      else if (onlyExcludedFor(routed.decision, ['full', 'watermark']))
+    if (task.poolOnly || candidates.length === 0) {
+      // Pull agents only (or `mode: "batch"`): into the pool they read. None that may take it
+      // (its tags, region or tenant): the next task goes first, this one comes back in a second.
+      if (task.poolOnly || routed.pull.length > 0 || pullSlots(routed.decision, task.tenant) > 0)
+        await this.toPool(capability, t, task, routed);
+      else if (onlyExcludedFor(routed.decision, ['full', 'watermark'])) {
         // Its agents filled up since the slot was seen free: back to its place, its turn kept.
         await room.giveBack(capability, t.taskId);
-      else await room.holdUntil(capability, t.taskId, Date.now() + HOLD_MS);
-      return;
+        return 'full';
+      } else await room.holdUntil(capability, t.taskId, Date.now() + HOLD_MS);
+      return 'done';
     }
     const due = keys.dueOf(t.taskId);
     const watch = watchdogMember(t.taskId);
@@ -200,16 +260,17 @@ export class RoomDrainer {
     });
     if (outcome.kind === 'sent') {
       await room.done(capability, t.taskId, outcome.sentAt);
-      return;
+      return 'done';
     }
     if (outcome.kind === 'not_ours') {
       await room.leave(capability, t.taskId);
-      return;
+      return 'done';
     }
     // No candidate took it (a slot counted free was taken first): back to its place, its
     // watchdog back at its deadline.
     if (task.deadlineMs > 0) await redis.zadd(due, 'XX', task.deadlineMs, watch);
     await room.giveBack(capability, t.taskId);
+    return 'full';
   }
 
   /** One send of a task taken from the room: its waiting attempt, taken for the chosen target. */
@@ -235,13 +296,29 @@ export class RoomDrainer {
     });
   }
 
-  /** A task whose only agents read pools: into its capability's pool, ending its stay. */
+  /**
+   * A task whose only agents read pools: into its capability's pool, ending its stay, while the
+   * pool holds less than its bound; else back to its place, its tenant passed over until a slot
+   * frees (its pull agents serve it alone).
+   */
   private async toPool(
     capability: string,
     t: TakenFromRoom,
     task: StoredTask,
     routed: RoutedTo,
   ): Promise<void> {
+    const pool = poolOf({ tenant: task.tenant, capability: routed.capability });
+    const slots = pullSlots(routed.decision, task.tenant);
+    if (slots > 0 && !(await this.o.pools.tryAdd(pool, slots))) {
+      await this.o.room.giveBack(capability, t.taskId);
+      let full = this.poolFull.get(capability);
+      if (!full) {
+        full = new Map<string, number>();
+        this.poolFull.set(capability, full);
+      }
+      full.set(t.tenant, Date.now() + POOL_FULL_MS);
+      return;
+    }
     const outcome = await this.sendTo(t, task, routed, {
       pool: 'pull_agents',
       waitMs: Math.max(0, task.deadlineMs - Date.now()),

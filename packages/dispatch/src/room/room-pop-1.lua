@@ -8,6 +8,8 @@
 
   KEYS[1] room: the room's meta hash (room-enqueue-1.lua)
   ARGV[1] now: epoch ms   ARGV[2] most: how many to take at most
+  ARGV[3] skip: tenants passed over this time, tab-separated ('' for none): the caller knows
+          their destination is full (a pool holding its bound)
 
   Output: per task taken, four slots: task_id, tenant, its wait so far in ms, how many waited
           before it when it came
@@ -20,13 +22,19 @@ local function split(s)
   for part in string.gmatch(s .. '\t', '([^\t]*)\t') do f[#f + 1] = part end
   return f
 end
--- The first tenant by tag not holding all its slots (the first 32 looked at).
+local skip = {}
+if ARGV[3] ~= '' then
+  for _, t in ipairs(split(ARGV[3])) do skip[t] = true end
+end
+-- The first tenant by tag not holding all its slots nor skipped (the first 32 looked at).
 local function nextTenant()
   local heads = redis.call('ZRANGE', R .. ':t', 0, 31, 'WITHSCORES')
   for i = 1, #heads, 2 do
-    local mi = tonumber(redis.call('HGET', R, 'mi:' .. heads[i]) or '0')
-    if mi <= 0 or redis.call('ZCARD', R .. ':run:' .. heads[i]) < mi then
-      return heads[i], tonumber(heads[i + 1])
+    if not skip[heads[i]] then
+      local mi = tonumber(redis.call('HGET', R, 'mi:' .. heads[i]) or '0')
+      if mi <= 0 or redis.call('ZCARD', R .. ':run:' .. heads[i]) < mi then
+        return heads[i], tonumber(heads[i + 1])
+      end
     end
   end
   return nil

@@ -53,7 +53,7 @@ export const roomPopScript = defineScript({
   lua: new URL('./room-pop-1.lua', import.meta.url),
   command: 'reachRoomPop',
   keys: ['room'],
-  args: ['now', 'most'],
+  args: ['now', 'most', 'skip'],
   decode: (raw): TakenFromRoom[] => {
     const s = 'room-pop-1.lua';
     const list = slots(s, raw);
@@ -116,6 +116,19 @@ export const roomLeaveScript = defineScript({
   decode: (raw): LeaveReply => LEAVE[oneOf('room-leave-1.lua', raw, [0, 1, 2])],
 });
 
+/** How deep a pool is: entries handed out and not acknowledged, plus those waiting (pool-depth-3.lua). */
+export const poolDepthScript = defineScript({
+  lua: new URL('./pool-depth-3.lua', import.meta.url),
+  command: 'reachPoolDepth',
+  keys: ['high', 'mid', 'low'],
+  args: ['group', 'most'],
+  decode: (raw): number => {
+    if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0)
+      throw new ScriptReplyError('pool-depth-3.lua', raw, 'not a count');
+    return raw;
+  },
+});
+
 /** Every script of the waiting room. */
 export const ROOM_SCRIPTS = [
   roomEnqueueScript,
@@ -124,4 +137,5 @@ export const ROOM_SCRIPTS = [
   roomHoldScript,
   roomDoneScript,
   roomLeaveScript,
+  poolDepthScript,
 ] as const;

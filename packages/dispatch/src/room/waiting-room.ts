@@ -108,10 +108,15 @@ export class WaitingRoom {
   }
 
   /** Takes up to `most` tasks in fair order; each stays `taking` until done or given back. */
-  take(capability: string, most: number, now: number): Promise<TakenFromRoom[]> {
+  take(
+    capability: string,
+    most: number,
+    now: number,
+    skip: Iterable<string> = [],
+  ): Promise<TakenFromRoom[]> {
     return roomPopScript.run(this.redis, {
       keys: { room: this.keys.room(capability) },
-      args: { now, most },
+      args: { now, most, skip: [...skip].join('\t') },
     });
   }
 

@@ -62,6 +62,11 @@ export interface TaskConstraints {
    */
   stream?: boolean;
   /**
+   * The caller's `mode: "batch"`: every send puts the task in its capability's pool, for pull
+   * agents (or the pool drainer) to take, never straight to a push agent.
+   */
+  poolOnly?: boolean;
+  /**
    * The W3C `traceparent` of the task's `submit` span, stored only while spans are exported:
    * every attempt's `deliver` span is its child, so a retry is a sibling attempt in one trace.
    */
@@ -108,6 +113,7 @@ const CONSTRAINT_KEYS = [
   'maxExecutionMs',
   'streamOutput',
   'fallbackCapabilities',
+  'poolOnly',
 ] as const satisfies readonly TaskRecordKey[];
 
 type StoredKey =
@@ -177,6 +183,7 @@ export function constraintArgs(c: TaskConstraints): ConstraintArg[] {
   add('priority', encodeTaskField('priority', c.priority), '0');
   add('maxExecutionMs', encodeTaskField('maxExecutionMs', c.maxExecutionMs ?? 0), '0');
   add('streamOutput', c.stream ? '1' : '', '');
+  add('poolOnly', c.poolOnly ? '1' : '', '');
   add(
     'fallbackCapabilities',
     encodeTaskField('fallbackCapabilities', [...(c.fallbackCapabilities ?? [])]),
@@ -222,6 +229,7 @@ export async function readStoredTask(
     ...(v.maxExecutionMs ? { maxExecutionMs: v.maxExecutionMs } : {}),
     // `stream` = '1' is how tasks stored before `stream_out` said it.
     ...(v.streamOutput || v.stream === '1' ? { stream: true } : {}),
+    ...(v.poolOnly ? { poolOnly: true } : {}),
     ...(v.traceparent ? { traceparent: v.traceparent } : {}),
   };
 }

@@ -1,0 +1,101 @@
+import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { DEFAULT_TENANT, poolStreams, WORKER_GROUP, type ReachKeys } from '@agent-reach/protocol';
+import { isPull, type Decision } from '../routing/policy.ts';
+import { poolDepthScript } from './room-scripts.ts';
+
+/** How long a pool's depth read from Redis is used before it is read again, ms. */
+const FRESH_MS = 20;
+
+/**
+ * Entries a pool may hold, waiting or being worked, for `slots` slots of the pull agents that read
+ * it: every slot busy and as many entries again waiting, so an agent that frees a slot finds its
+ * next task at once while the rest wait in the room, in fair order.
+ */
+export function poolBound(slots: number): number {
+  return Math.max(2, 2 * slots);
+}
+
+/** Why a pull agent may be left out of a decision and still read its pool. */
+const STILL_READS: ReadonlySet<string> = new Set(['full', 'watermark', 'suspect', 'degraded']);
+
+/**
+ * The slots of the pull agents that read the pool of `tenant` for a decision's capability: its
+ * agents of that tenant that serve the task (a candidate, or left out only for being busy or
+ * unwell). A pull agent reads only its own tenant's pools. 0: no pull agent reads it.
+ */
+export function pullSlots(decision: Decision, tenant: string): number {
+  let slots = 0;
+  for (const c of decision.all) {
+    if (!isPull(c.agent) || (c.agent.tenant || DEFAULT_TENANT) !== (tenant || DEFAULT_TENANT))
+      continue;
+    if (c.excluded && !STILL_READS.has(c.excluded)) continue;
+    slots += c.agent.max_concurrency;
+  }
+  return slots;
+}
+
+/**
+ * How deep a capability's pools are: over all their bands, the entries handed out to pull agents
+ * and not yet acknowledged (tasks being worked) and those not yet handed out (tasks waiting),
+ * pool-depth-3.lua. The room keeps
+ * a pool within {@link poolBound} of its readers' slots, so the order tasks leave the pool in is
+ * the room's fair order, not the order they arrived in. A depth is read at most every 20 ms per
+ * pool and process, and this process's own adds are counted on top until the next read.
+ */
+export class PoolGauge {
+  private readonly seen = new Map<string, { depth: number; at: number }>();
+  private readonly reading = new Map<string, Promise<{ depth: number; at: number }>>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: ReachKeys,
+  ) {}
+
+  /**
+   * Counts one more task into pool `poolId`, read by pull agents with `slots` slots in all, when
+   * it holds less than its bound; false when it is full. Concurrent calls share one read and are
+   * counted one by one after it, so a burst cannot all see the same free room.
+   */
+  async tryAdd(poolId: string, slots: number): Promise<boolean> {
+    const bound = poolBound(slots);
+    const s = await this.fresh(poolId, bound);
+    if (s.depth >= bound) return false;
+    s.depth++;
+    return true;
+  }
+
+  /** Reads every pool's depth again at its next use (a pooled task was settled). */
+  forget(): void {
+    this.seen.clear();
+  }
+
+  /** Entries in pool `poolId`, all bands (at most 20 ms old, with this process's adds since). */
+  async depth(poolId: string, most = 1000): Promise<number> {
+    return (await this.fresh(poolId, most)).depth;
+  }
+
+  /** `most`: waiting entries are counted up to this many per band when Redis has no lag for them. */
+  private fresh(poolId: string, most: number): Promise<{ depth: number; at: number }> {
+    const s = this.seen.get(poolId);
+    if (s && Date.now() - s.at < FRESH_MS) return Promise.resolve(s);
+    let reading = this.reading.get(poolId);
+    if (!reading) {
+      reading = this.read(poolId, most).finally(() => this.reading.delete(poolId));
+      this.reading.set(poolId, reading);
+    }
+    return reading;
+  }
+
+  private async read(poolId: string, most: number): Promise<{ depth: number; at: number }> {
+    const at = Date.now();
+    const [high, mid, low] = poolStreams(this.keys, poolId) as [string, string, string];
+    const depth = await poolDepthScript.run(this.redis, {
+      keys: { high, mid, low },
+      args: { group: WORKER_GROUP, most },
+    });
+    if (this.seen.size > 10_000) this.seen.clear();
+    const s = { depth, at };
+    this.seen.set(poolId, s);
+    return s;
+  }
+}
