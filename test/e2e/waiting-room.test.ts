@@ -109,6 +109,16 @@ describe('the waiting room', () => {
       { headers: as('admin') },
     );
     expect(stats.body.queues.find((q) => q.capability === 'shared-gpu')?.queued).toBe(4000);
+    // GET /v1/stats gives the same figures beside the window's, per tenant of the room.
+    const withStats = await http<{
+      queues: { capability: string; tenants: { tenant: string; queued: number }[] }[];
+    }>(`${stack.routerUrl}/v1/stats?capability=shared-gpu`, { headers: as('admin') });
+    expect(withStats.status).toBe(200);
+    const room = withStats.body.queues.find((q) => q.capability === 'shared-gpu');
+    expect(room?.tenants.map((t) => [t.tenant, t.queued]).sort()).toEqual([
+      ['heavy', 2000],
+      ['light', 2000],
+    ]);
     await startAgent('shared-gpu', 8, 5);
     await waitFor(() => (served.get('shared-gpu')?.length ?? 0) >= 2000, {
       timeoutMs: 60_000,

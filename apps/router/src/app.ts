@@ -163,7 +163,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
     snapshot: deps.snapshot,
     watermark: deps.watermark,
   });
-  await app.register(statsRoutes, { events: deps.eventsReader });
+  await app.register(statsRoutes, { events: deps.eventsReader, room: deps.room });
   await app.register(timelineRoutes, { tasks: deps.tasks, events: deps.eventsReader });
   if (deps.taskEvents) await app.register(eventsRoutes, deps.taskEvents);
   // The A2A gateway (docs/A2A.md): cards from the snapshot, JSON-RPC over the routes' own code.

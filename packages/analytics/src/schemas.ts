@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { QueueStats } from '@agent-reach/protocol';
 
 const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
 
@@ -56,6 +57,12 @@ export const StatsReply = Type.Object({
   capability: Type.Union([Type.String(), Type.Null()]),
   generated_at: Type.Integer({ description: 'Epoch milliseconds' }),
   groups: Type.Array(FigureGroup),
+  queues: Type.Optional(
+    Type.Array(QueueStats, {
+      description:
+        'The waiting rooms now, from Redis, as GET /v1/queues gives them (the same tenant scope)',
+    }),
+  ),
 });
 export type StatsReply = Static<typeof StatsReply>;
 

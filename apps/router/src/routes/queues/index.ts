@@ -39,6 +39,19 @@ function onlyTenant(q: QueueStats, tenant: string): QueueStats {
 }
 
 /**
+ * The rooms' figures now (of one capability, or every one), as `tenant` may see them: every
+ * tenant's when undefined (an operator asking for all), else that tenant's own rows.
+ */
+export async function roomFigures(
+  room: WaitingRoom,
+  capability: string | undefined,
+  tenant: string | undefined,
+): Promise<QueueStats[]> {
+  const all = await room.allStats(Date.now(), capability);
+  return tenant === undefined ? all : all.map((q) => onlyTenant(q, tenant));
+}
+
+/**
  * The waiting rooms' figures from Redis (docs/ROUTING.md, Waiting room): per capability and
  * tenant, tasks waiting, the oldest wait, recent waits and shares of the sent tasks. Operators see
  * every tenant; other keys their own tenant's figures only.
@@ -62,11 +75,7 @@ export const queuesRoutes: FastifyPluginAsyncTypebox<{ room: WaitingRoom }> = as
       const principal = principalOf(request);
       const tenant = seesAllTenants(principal) ? query.tenant : principal.tenant;
       const now = Date.now();
-      const all = await room.allStats(now, query.capability);
-      return {
-        generated_at: now,
-        queues: tenant === undefined ? all : all.map((q) => onlyTenant(q, tenant)),
-      };
+      return { generated_at: now, queues: await roomFigures(room, query.capability, tenant) };
     },
   );
 };

@@ -8,11 +8,13 @@ import {
 } from '@agent-reach/analytics';
 import { ErrorReply, TENANT_PATTERN } from '@agent-reach/protocol';
 import { httpError, principalOf, seesAllTenants } from '@agent-reach/service-kit';
+import type { WaitingRoom } from '@agent-reach/dispatch';
 import {
   eventsNotConfigured,
   eventsUnavailable,
   type EventsReader,
 } from '../../observability/events-reader.ts';
+import { roomFigures } from '../queues/index.ts';
 
 /** `GET /v1/stats` query. */
 export const StatsQuery = Type.Object(
@@ -48,13 +50,18 @@ type StatsQuery = Static<typeof StatsQuery>;
 export interface StatsRouteDeps {
   /** `undefined`: InfluxDB is not configured, every request is answered 503. */
   events: EventsReader | undefined;
+  /** The waiting rooms: their figures now come with the window's (`queues`). */
+  room?: WaitingRoom | undefined;
 }
 
 /**
  * The four figures from InfluxDB (docs/OBSERVABILITY.md): of the requester's tenant's tasks, or
  * for operators of every tenant's (or of the one `tenant` names).
  */
-export const statsRoutes: FastifyPluginAsyncTypebox<StatsRouteDeps> = async (app, { events }) => {
+export const statsRoutes: FastifyPluginAsyncTypebox<StatsRouteDeps> = async (
+  app,
+  { events, room },
+) => {
   app.get(
     '/v1/stats',
     {
@@ -69,6 +76,8 @@ export const statsRoutes: FastifyPluginAsyncTypebox<StatsRouteDeps> = async (app
       const capability = query.capability ? query.capability : undefined;
       const principal = principalOf(request);
       const tenant = seesAllTenants(principal) ? query.tenant : principal.tenant;
+      // The rooms are read from Redis first: a failure there is a store's, not InfluxDB's.
+      const queues = room ? await roomFigures(room, capability, tenant) : undefined;
       try {
         const figures = await fourFigures(events.influx, {
           window: query.window,
@@ -83,6 +92,7 @@ export const statsRoutes: FastifyPluginAsyncTypebox<StatsRouteDeps> = async (app
           capability: capability ?? null,
           generated_at: Date.now(),
           groups: figures.groups,
+          ...(queues ? { queues } : {}),
         };
       } catch (err: unknown) {
         if (isInvalidWindowError(err)) throw httpError('INVALID_QUERY', err.message);
