@@ -49,6 +49,8 @@ import { TaskReader } from './tasks/task-reader.ts';
 import { TaskEventsReader } from './tasks/task-events.ts';
 import { TaskEventsFeed } from './tasks/task-events-feed.ts';
 import { InflightQuota } from './quotas/inflight-quota.ts';
+import { inflightTakeScript } from './quotas/inflight-take.ts';
+import { pushConfigSaveScript } from './a2a/push-config-save.ts';
 import { TenantRecords } from './tenants/tenant-records.ts';
 import { KeyLimits } from './quotas/key-limits.ts';
 import { SharedSettings } from './settings/shared-settings.ts';
@@ -118,9 +120,13 @@ export async function createRouterService(
   // entries, refusals and dead letters with their callbacks, DLQ replays. A script this
   // connection comes to run is added here; assign and unassign send the waiting rooms' tasks
   // (registry-sync's retries too).
-  // The quota's and the A2A push configs' scripts are loaded once first used (inflight-quota.ts,
-  // push-configs.ts): a deployment that uses neither does not pay for them.
+  // The quota's and the A2A push configs' scripts too, though a deployment may use neither: a
+  // script defined on a connection in use would be missing from an auto-pipeline made before it,
+  // which waits to go out for as long as the one before it runs (one Redis round trip, or far
+  // longer under load) — its call fails with `pipeline[functionName] is not a function`.
   loadScripts(redis, [
+    inflightTakeScript,
+    pushConfigSaveScript,
     claimScript,
     releaseClaimScript,
     markSeenScript,

@@ -194,16 +194,3 @@ export function loadScripts(redis: RedisClient, scripts: readonly AnyScript[]): 
     );
   }
 }
-
-/**
- * {@link loadScripts} on a connection already in use, resolved once the connection's
- * auto-pipelines opened before the definition have gone out (they are sent on the next tick, so
- * one `setImmediate` is enough). A script called on such a pipeline would not be on it: ioredis
- * copies a connection's scripts onto a pipeline when it makes it, and the call would fail with
- * `pipeline[functionName] is not a function` — and the whole pipeline with it. Callers keep the
- * promise and await it before every call, so a call in the same turn as the first waits too.
- */
-export function loadScriptsLate(redis: RedisClient, scripts: readonly AnyScript[]): Promise<void> {
-  loadScripts(redis, scripts);
-  return new Promise((resolve) => setImmediate(resolve));
-}

@@ -5,7 +5,6 @@ import {
   checkOutboundUrl,
   hostRefusal,
   httpError,
-  loadScriptsLate,
   type OutboundHosts,
   type OutboundUrlProblem,
 } from '@agent-reach/service-kit';
@@ -107,8 +106,6 @@ export interface PushConfigStoreOptions {
 export class PushConfigStore {
   /** Where webhooks may go: checked when a config is saved, and again before each send. */
   readonly allowed: OutboundHosts;
-  /** push-config-save-2.lua is defined on the connection (at the first save). */
-  #loaded: Promise<void> | undefined;
 
   constructor(private readonly o: PushConfigStoreOptions) {
     this.allowed = o.allowed;
@@ -171,9 +168,6 @@ export class PushConfigStore {
 
   /** push-config-save-2.lua: saves `json` as `configId` (none for '') and retargets the task. */
   private async run(id: string, configId: string, json: string): Promise<boolean> {
-    // Defined at the first use: ioredis copies every script of a connection onto each of its
-    // pipelines, which a router whose callers never set a push config should not pay for.
-    await (this.#loaded ??= loadScriptsLate(this.o.redis, [pushConfigSaveScript]));
     return pushConfigSaveScript.run(this.o.redis, {
       keys: { configs: this.o.keys.a2aPush(id), task: this.o.keys.task(id) },
       args: {

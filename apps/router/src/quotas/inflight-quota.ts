@@ -6,7 +6,7 @@ import {
   type ReachKeys,
   type TaskStatus,
 } from '@agent-reach/protocol';
-import { httpError, loadScriptsLate, type Principal } from '@agent-reach/service-kit';
+import { httpError, type Principal } from '@agent-reach/service-kit';
 import type { KeyLimits } from './key-limits.ts';
 import { inflightTakeScript, type InflightTakeReply } from './inflight-take.ts';
 
@@ -53,8 +53,6 @@ export class InflightQuota {
   readonly #maxAgeMs: number;
   /** Per key: when its full quota was last looked through. */
   readonly #reconciledAt = new Map<string, number>();
-  /** inflight-take-1.lua is defined on the connection (at the first quota). */
-  #loaded: Promise<void> | undefined;
 
   constructor(private readonly o: InflightQuotaOptions) {
     this.#maxAgeMs = o.maxAgeMs ?? 24 * 3600_000;
@@ -110,9 +108,6 @@ export class InflightQuota {
   }
 
   async #take(key: string, taskId: string, max: number): Promise<InflightTakeReply> {
-    // Defined once a key has a quota: ioredis copies every script of a connection onto each of
-    // its pipelines, which a deployment without quotas should not pay for.
-    await (this.#loaded ??= loadScriptsLate(this.o.redis, [inflightTakeScript]));
     const now = Date.now();
     return inflightTakeScript.run(this.o.redis, {
       keys: { inflight: key },

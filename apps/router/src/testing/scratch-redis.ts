@@ -4,8 +4,13 @@ import { reachKeys, type ReachKeys } from '@agent-reach/protocol';
 import { DISPATCH_SCRIPTS } from '@agent-reach/dispatch';
 import { loadScripts } from '@agent-reach/service-kit';
 import { randomPrefix, testServices } from '@agent-reach/testkit';
+import { pushConfigSaveScript } from '../a2a/push-config-save.ts';
+import { inflightTakeScript } from '../quotas/inflight-take.ts';
 
-/** A connection to the test Redis with the dispatch scripts, and keys under a prefix of its own. */
+/**
+ * A connection to the test Redis with the dispatch scripts and the router's own, and keys under a
+ * prefix of its own.
+ */
 export interface ScratchRedis {
   readonly redis: Redis;
   readonly keys: ReachKeys;
@@ -21,7 +26,11 @@ export function useScratchRedis(): ScratchRedis {
   beforeAll(() => {
     prefix = randomPrefix();
     redis = new Redis(testServices().redisUrl);
-    loadScripts(redis, Object.values(DISPATCH_SCRIPTS));
+    loadScripts(redis, [
+      ...Object.values(DISPATCH_SCRIPTS),
+      pushConfigSaveScript,
+      inflightTakeScript,
+    ]);
   });
   afterAll(async () => {
     if (!redis) return;
