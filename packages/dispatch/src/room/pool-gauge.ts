@@ -69,12 +69,10 @@ export class PoolGauge {
     this.seen.clear();
   }
 
-  /** Entries in pool `poolId`, all bands (at most 20 ms old, with this process's adds since). */
-  async depth(poolId: string, most = 1000): Promise<number> {
-    return (await this.fresh(poolId, most)).depth;
-  }
-
-  /** `most`: waiting entries are counted up to this many per band when Redis has no lag for them. */
+  /**
+   * Pool `poolId`'s depth, at most 20 ms old with this process's adds since. `most`: waiting
+   * entries are counted up to this many per band when Redis has no lag for them.
+   */
   private fresh(poolId: string, most: number): Promise<{ depth: number; at: number }> {
     const s = this.seen.get(poolId);
     if (s && Date.now() - s.at < FRESH_MS) return Promise.resolve(s);

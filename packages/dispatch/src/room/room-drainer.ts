@@ -128,12 +128,14 @@ export class RoomDrainer {
    * capabilities' rooms look now rather than at their next pass.
    */
   freed(agentId: string): void {
-    for (const capability of this.o.snapshot.agent(agentId)?.capabilities ?? []) {
+    const agent = this.o.snapshot.agent(agentId);
+    // A pull agent's slot freed: its pool has room again, and its depth is read anew.
+    const pull = agent !== undefined && isPull(agent);
+    if (pull) this.o.pools.forget();
+    for (const capability of agent?.capabilities ?? []) {
       if (!this.lanes.has(capability)) continue;
       this.capacity.poke(capability);
-      // A pull agent's slot freed: its pool has room again.
-      this.o.pools.forget();
-      this.poolFull.delete(capability);
+      if (pull) this.poolFull.delete(capability);
       for (const wake of this.idle.get(capability) ?? []) wake();
     }
   }
