@@ -61,6 +61,8 @@ export class Relay {
   /** Agents whose start failed, with when to try again. */
   readonly #retryAt = new Map<string, number>();
   readonly #timers: NodeJS.Timeout[] = [];
+  #beatTimer: NodeJS.Timeout | undefined;
+  #beatDueAt = 0;
   #reconciling = false;
   #closed = false;
   #heartbeatMs: number;
@@ -131,17 +133,27 @@ export class Relay {
     this.#prober.start();
   }
 
+  /** One timer for the heartbeat rounds, set again after each (one, not one per round). */
   #scheduleHeartbeats(): void {
-    const tick = () => {
+    if (this.#closed) return;
+    if (this.#beatTimer) clearTimeout(this.#beatTimer);
+    this.#beatDueAt = Date.now() + this.#heartbeatMs;
+    this.#beatTimer = setTimeout(() => {
       if (this.#closed) return;
       void this.#heartbeats.beat();
-      const next = setTimeout(tick, this.#heartbeatMs);
-      next.unref();
-      this.#timers.push(next);
-    };
-    const first = setTimeout(tick, this.#heartbeatMs);
-    first.unref();
-    this.#timers.push(first);
+      this.#scheduleHeartbeats();
+    }, this.#heartbeatMs);
+    this.#beatTimer.unref();
+  }
+
+  /**
+   * A registration named a shorter heartbeat interval: the rounds follow it from now, not after
+   * the round already planned with the longer one (an agent would turn SUSPECT meanwhile).
+   */
+  #shortenHeartbeats(intervalMs: number): void {
+    if (intervalMs >= this.#heartbeatMs) return;
+    this.#heartbeatMs = intervalMs;
+    if (this.#beatDueAt - Date.now() > intervalMs) this.#scheduleHeartbeats();
   }
 
   async #renewMembership(): Promise<void> {
@@ -254,8 +266,7 @@ export class Relay {
       await this.#waker.add(id);
       await agent.start();
       this.#retryAt.delete(id);
-      if (agent.session)
-        this.#heartbeatMs = Math.min(this.#heartbeatMs, agent.session.heartbeat_interval_ms);
+      if (agent.session) this.#shortenHeartbeats(agent.session.heartbeat_interval_ms);
     } catch (err) {
       this.o.logger.warn({ err, agent_id: id }, 'serving an endpoint agent failed; trying again');
       this.#served.delete(id);
@@ -273,6 +284,7 @@ export class Relay {
     if (this.#closed) return;
     this.#closed = true;
     for (const t of this.#timers) clearInterval(t);
+    if (this.#beatTimer) clearTimeout(this.#beatTimer);
     this.#prober.stop();
     // Running calls finish and report under this relay's epochs before another relay takes over.
     await Promise.all(

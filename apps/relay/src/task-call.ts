@@ -97,7 +97,10 @@ export async function runTaskCall(o: TaskCallOptions): Promise<TaskCallResult> {
           duration_ms: durationMs,
           ...folded,
         };
-  await Promise.all([acks.write(final), acks.xack(o.messageId)]);
+  // The XACK frees the agent's slot at once (docs/ARCHITECTURE.md, Slots): only once the result
+  // is written, so a relay that stops in between leaves the slot held, never a result unwritten.
+  await acks.write(final);
+  await acks.xack(o.messageId);
   return { outcome, durationMs };
 }
 
