@@ -244,17 +244,23 @@ describe('retries first', () => {
       ).statusCode,
     ).toBe(503);
     // While it holds a submission, the router looks at the agent's slots again every few
-    // milliseconds: each look reads its pending hash (HLEN) or the retries' reservation (GET).
-    // MONITOR shows those reads from its connection, the proof that it had its chance at a slot,
-    // where a fixed sleep would only hope it had.
+    // milliseconds: each look counts its slots (slots-2.lua on its pending hash and inbox) or
+    // reads the retries' reservation (GET). MONITOR shows those from its connection, the proof
+    // that it had its chance at a slot, where a fixed sleep would only hope it had.
     const patientAddr = /\baddr=(\S+)/.exec(
       String(await patient.redis.call('CLIENT', 'INFO')),
     )?.[1];
     expect(patientAddr).toBeDefined();
-    const looks = new Set([`hlen ${keys.pending('first')}`, `get ${keys.retriesWaiting('first')}`]);
+    const isLook = (args: string[]) => {
+      const command = args[0]?.toLowerCase();
+      return (
+        (command === 'evalsha' && args[3] === keys.pending('first')) ||
+        (command === 'get' && args[1] === keys.retriesWaiting('first'))
+      );
+    };
     let recounts = 0;
     const monitor = await monitorCommands(testServices().redisUrl, ({ source, args }) => {
-      if (source === patientAddr && looks.has(`${args[0]?.toLowerCase()} ${args[1]}`)) recounts++;
+      if (source === patientAddr && isLook(args)) recounts++;
     });
     try {
       let answered = false;

@@ -16,6 +16,7 @@ describe('router options', () => {
       redisUrl: 'redis://127.0.0.1:6379',
       prefix: 'reach',
       offlineMs: 30000,
+      deliveryLeaseMs: 600000,
       snapshotIntervalMs: 5000,
       maxPayloadBytes: 1048576,
       defaultTimeoutS: 0,

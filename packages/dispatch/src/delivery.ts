@@ -33,8 +33,11 @@ export interface PooledRecord {
 export interface DeliveryOptions {
   redis: RedisClient;
   keys: ReachKeys;
-  /** The lease age past which an agent is not delivered to (read at each call). */
-  offlineMs: number | (() => number);
+  /**
+   * The lease age past which an agent is not delivered to whatever its status (read at each
+   * call): how long deliveries go on while no registry-sync renews leases.
+   */
+  leaseBoundMs: number | (() => number);
 }
 
 /**
@@ -54,14 +57,14 @@ export class Delivery {
   private readonly batches: Coalescer<DeliverTask, DeliverReply>;
 
   constructor(private readonly o: DeliveryOptions) {
-    const { offlineMs } = o;
-    const offline = typeof offlineMs === 'number' ? () => offlineMs : offlineMs;
+    const { leaseBoundMs } = o;
+    const bound = typeof leaseBoundMs === 'number' ? () => leaseBoundMs : leaseBoundMs;
     this.watch = new DueWatch({ redis: o.redis, keys: o.keys });
     this.claims = new ClaimBatch({ redis: o.redis, keys: o.keys });
     this.batches = new Coalescer((id, tasks) =>
       deliverScript.run(this.o.redis, {
         keys: { agent: o.keys.agent(id), inbox: o.keys.inbox(id), pending: o.keys.pending(id) },
-        args: { offlineMs: offline() },
+        args: { leaseBoundMs: bound() },
         items: tasks,
       }),
     );

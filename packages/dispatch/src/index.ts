@@ -4,6 +4,7 @@ export { HashRing, VIRTUAL_NODES } from './routing/hash-ring.ts';
 export { rankCandidates, type RankedAgent, type LiveInflight } from './routing/select.ts';
 export { SnapshotHolder, type SnapshotHolderOptions } from './snapshot/snapshot-holder.ts';
 export { CapacityWaiter, type CapacityWaiterOptions } from './snapshot/capacity-waiter.ts';
+export { slotsScript } from './snapshot/slots.ts';
 export { DISPATCH_SCRIPTS, defineDispatchCommands, type DispatchScriptName } from './scripts.ts';
 export { assignScript, type AssignReply } from './commands/assign.ts';
 export { claimScript, type ClaimReply } from './commands/claim.ts';

@@ -12,6 +12,7 @@ const values: PublishedSettings = {
   heartbeatIntervalMs: 5000,
   suspectMs: 15000,
   offlineMs: 30000,
+  deliveryLeaseMs: 600000,
   snapshotIntervalMs: 5000,
   dispatchGraceMs: 10000,
   receiptTimeoutMs: 30000,

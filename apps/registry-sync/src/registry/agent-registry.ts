@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
+import { slotsScript } from '@agent-reach/dispatch';
 import {
   AgentRecordField as F,
   DEFAULT_TENANT,
@@ -327,9 +328,13 @@ export class AgentRegistry {
       p.time(),
     );
     for (const id of ids)
-      pipeline.add(this.o.keys.agent(id), (p) =>
-        p.hgetall(this.o.keys.agent(id)).hlen(this.o.keys.pending(id)),
-      );
+      pipeline.add(this.o.keys.agent(id), (p) => {
+        p.hgetall(this.o.keys.agent(id));
+        slotsScript.queue(p, {
+          keys: { pending: this.o.keys.pending(id), inbox: this.o.keys.inbox(id) },
+          args: {},
+        });
+      });
     const replies = await pipeline.exec();
     const [, time] = replies[0] ?? [];
     const [sec, usec] = (time as [string, string] | undefined) ?? ['0', '0'];

@@ -35,7 +35,7 @@ export async function sendFirstAttempt(
   task: FirstSend,
 ): Promise<SendOutcome> {
   defineDispatchCommands(redis, ['claim', 'release-claim', 'deliver', 'record-pooled']);
-  const delivery = new Delivery({ redis, keys, offlineMs: 60_000 });
+  const delivery = new Delivery({ redis, keys, leaseBoundMs: 60_000 });
   const sender = new TaskSender({
     redis,
     keys,

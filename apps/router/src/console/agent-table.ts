@@ -1,5 +1,6 @@
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import { toAgentView, type ReachKeys } from '@agent-reach/protocol';
+import { slotsScript } from '@agent-reach/dispatch';
 import type { ConsoleAgent, ConsoleAgentsReply } from './schemas.ts';
 import type { TaskSampler } from './recent-tasks.ts';
 
@@ -33,9 +34,13 @@ export class AgentTable {
         p.time(),
       );
       for (const id of listed)
-        pipeline.add(this.o.keys.agent(id), (p) =>
-          p.hgetall(this.o.keys.agent(id)).hlen(this.o.keys.pending(id)),
-        );
+        pipeline.add(this.o.keys.agent(id), (p) => {
+          p.hgetall(this.o.keys.agent(id));
+          slotsScript.queue(p, {
+            keys: { pending: this.o.keys.pending(id), inbox: this.o.keys.inbox(id) },
+            args: {},
+          });
+        });
       const replies = (await pipeline.exec()) as Reply;
       const [sec = '0', usec = '0'] = (replies[0]?.[1] as [string, string] | undefined) ?? [];
       const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);

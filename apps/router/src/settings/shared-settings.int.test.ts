@@ -21,6 +21,7 @@ const published: PublishedSettings = {
   heartbeatIntervalMs: 5000,
   suspectMs: 15_000,
   offlineMs: 30_000,
+  deliveryLeaseMs: 600_000,
   snapshotIntervalMs: 5000,
   dispatchGraceMs: SHARED_DEFAULTS.dispatchGraceMs,
   receiptTimeoutMs: 30_000,

@@ -69,6 +69,11 @@ export class SharedSettings {
     return this.values.offlineMs;
   }
 
+  /** Lease age past which no task is delivered, whatever the status (`REACH_DELIVERY_LEASE_MS`). */
+  get deliveryLeaseMs(): number {
+    return this.values.deliveryLeaseMs;
+  }
+
   /** How long a claimed task may stay undelivered before registry-sync re-drives it. */
   get dispatchGraceMs(): number {
     return this.values.dispatchGraceMs;

@@ -26,7 +26,7 @@ const spec = (taskId: string): TaskSpec => ({
 describe('a claim another submission of its task_id was answered from', () => {
   it('is kept, with its watchdog entry, when the claiming submission finds no agent', async () => {
     const { redis, keys } = scratch;
-    const delivery = new Delivery({ redis, keys, offlineMs: 15_000 });
+    const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
     const reader = new TaskReader({ redis, keys });
     const claim = claimSubmission(redis, keys, delivery, {
       task: spec('seen-1'),
@@ -46,7 +46,7 @@ describe('a claim another submission of its task_id was answered from', () => {
 
   it('is given back as before when nobody else was answered from it', async () => {
     const { redis, keys } = scratch;
-    const delivery = new Delivery({ redis, keys, offlineMs: 15_000 });
+    const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
     const reader = new TaskReader({ redis, keys });
     const claim = claimSubmission(redis, keys, delivery, {
       task: spec('unseen-1'),

@@ -18,7 +18,7 @@ const task = (taskId: string, attempt = 1): TaskMessage => ({
 describe('deliveries of one tick to one agent', () => {
   it('go in one script call, each checked against the slots the ones before it took', async () => {
     const { redis, keys } = scratch;
-    const delivery = new Delivery({ redis, keys, offlineMs: 15_000 });
+    const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
     const t = await redis.time();
     await redis.hset(
       keys.agent('full-soon'),
@@ -53,7 +53,7 @@ describe('deliveries of one tick to one agent', () => {
 
   it('to an agent that is gone, are each refused', async () => {
     const { redis, keys } = scratch;
-    const delivery = new Delivery({ redis, keys, offlineMs: 15_000 });
+    const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
     const target = { agent_id: 'never-was', epoch: 1 };
     const results = await Promise.all([
       delivery.deliver(target, task('x')),
@@ -67,7 +67,7 @@ describe('deliveries of one tick to one agent', () => {
 
   it('to an agent that is not live, are each refused', async () => {
     const { redis, keys } = scratch;
-    const delivery = new Delivery({ redis, keys, offlineMs: 15_000 });
+    const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
     const t = await redis.time();
     await redis.hset(keys.agent('offline'), {
       epoch: 1,
@@ -78,5 +78,81 @@ describe('deliveries of one tick to one agent', () => {
     const target = { agent_id: 'offline', epoch: 1 };
     expect(await delivery.deliver(target, task('z'))).toEqual({ ok: false, refusal: 'not_live' });
     expect(await redis.xlen(keys.inbox('offline'))).toBe(0);
+  });
+
+  it('free a slot when the worker XACKs, before registry-sync applies its ack', async () => {
+    const { redis, keys } = scratch;
+    const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
+    const t = await redis.time();
+    await redis.hset(keys.agent('xacks'), {
+      epoch: 1,
+      status: 'HEALTHY',
+      max_concurrency: 2,
+      lease_at: Number(t[0]) * 1000,
+    });
+    await redis.xgroup('CREATE', keys.inbox('xacks'), 'workers', '$', 'MKSTREAM');
+    const target = { agent_id: 'xacks', epoch: 1 };
+    await Promise.all([delivery.deliver(target, task('a')), delivery.deliver(target, task('b'))]);
+    expect(await delivery.deliver(target, task('c'))).toEqual({ ok: false, refusal: 'full' });
+
+    // The worker reads both and finishes `a`: its completion is on the acks stream and the entry
+    // XACKed, while no registry-sync has applied the completion (the pending hash still holds it).
+    const read = (await redis.xreadgroup(
+      'GROUP',
+      'workers',
+      'w',
+      'COUNT',
+      2,
+      'STREAMS',
+      keys.inbox('xacks'),
+      '>',
+    )) as [string, [string, string[]][]][];
+    const [first] = read[0]?.[1] ?? [];
+    await redis.xack(keys.inbox('xacks'), 'workers', first?.[0] ?? '');
+    const c = await delivery.deliver(target, task('c'));
+    expect(c.ok && c.inflight).toBe(2);
+    expect(await redis.hlen(keys.pending('xacks'))).toBe(3);
+    expect(await delivery.deliver(target, task('d'))).toEqual({ ok: false, refusal: 'full' });
+
+    // Registry-sync applies `a` (its entry leaves the hash): nothing more frees, `b` and `c` run.
+    await redis.hdel(keys.pending('xacks'), 'a');
+    expect(await delivery.deliver(target, task('d'))).toEqual({ ok: false, refusal: 'full' });
+  });
+
+  it('free a slot when registry-sync applies an ack the worker never XACKed', async () => {
+    const { redis, keys } = scratch;
+    const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
+    const t = await redis.time();
+    await redis.hset(keys.agent('no-xack'), {
+      epoch: 1,
+      status: 'HEALTHY',
+      max_concurrency: 1,
+      lease_at: Number(t[0]) * 1000,
+    });
+    await redis.xgroup('CREATE', keys.inbox('no-xack'), 'workers', '$', 'MKSTREAM');
+    const target = { agent_id: 'no-xack', epoch: 1 };
+    await delivery.deliver(target, task('a'));
+    await redis.xreadgroup('GROUP', 'workers', 'w', 'STREAMS', keys.inbox('no-xack'), '>');
+    expect(await delivery.deliver(target, task('b'))).toEqual({ ok: false, refusal: 'full' });
+    await redis.hdel(keys.pending('no-xack'), 'a');
+    const b = await delivery.deliver(target, task('b'));
+    expect(b.ok && b.inflight).toBe(1);
+  });
+
+  it('go to a live agent whose lease is past OFFLINE until the delivery bound', async () => {
+    const { redis, keys } = scratch;
+    const t = await redis.time();
+    // Last renewed 20 s ago, and still HEALTHY: no registry-sync swept it since.
+    await redis.hset(keys.agent('unattended'), {
+      epoch: 1,
+      status: 'HEALTHY',
+      max_concurrency: 4,
+      lease_at: Number(t[0]) * 1000 - 20_000,
+    });
+    const target = { agent_id: 'unattended', epoch: 1 };
+    const within = new Delivery({ redis, keys, leaseBoundMs: 60_000 });
+    expect((await within.deliver(target, task('p'))).ok).toBe(true);
+    const past = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
+    expect(await past.deliver(target, task('q'))).toEqual({ ok: false, refusal: 'not_live' });
   });
 });

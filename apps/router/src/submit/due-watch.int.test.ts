@@ -9,7 +9,7 @@ const scratch = useScratchRedis();
 describe('the due set around a send', () => {
   it('drops the watchdog entry it set, but never the entry of a retry that followed a fast failure', async () => {
     const { redis, keys } = scratch;
-    const delivery = new Delivery({ redis, keys, offlineMs: 15_000 });
+    const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
     const watchdogAt = 1_700_000_000_000;
     // Attempt 1 was claimed with a watchdog entry; it failed fast and its retry is due later.
     await redis.hset(keys.task('t-late'), 'status', 'retry_wait', 'attempt', 2);
@@ -23,7 +23,7 @@ describe('the due set around a send', () => {
 
   it('records a pooled task as sent, with its expiry in the due set instead of its watchdog', async () => {
     const { redis, keys } = scratch;
-    const delivery = new Delivery({ redis, keys, offlineMs: 15_000 });
+    const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
     await redis.hset(keys.task('t-pool'), 'status', 'accepted', 'attempt', 1, 'agent_id', '');
     await redis.zadd(keys.due(), 5, watchdogMember('t-pool'));
     await delivery.recordPooled({

@@ -71,7 +71,7 @@ export class DoubleSendPath {
     logger: Logger,
   ) {
     defineDispatchCommands(redis, ['claim', 'release-claim', 'deliver', 'record-pooled']);
-    this.delivery = new Delivery({ redis, keys, offlineMs: DOUBLE_LEASE_MS });
+    this.delivery = new Delivery({ redis, keys, leaseBoundMs: DOUBLE_LEASE_MS });
     this.sender = new TaskSender({
       redis,
       keys,

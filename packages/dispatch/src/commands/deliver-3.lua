@@ -1,7 +1,12 @@
 --[[
   Re-verifies the chosen agent and delivers tasks to its inbox in the same step: the agent must
   still hold the epoch the router saw, be HEALTHY, SUSPECT or DEGRADED, not be ejected, have a lease
-  younger than the offline bound on Redis server time, and have a free slot. The same task
+  younger than the delivery bound on Redis server time, and have a free slot. The status is what
+  registry-sync's sweeper last wrote; the delivery bound (REACH_DELIVERY_LEASE_MS, far longer than
+  the OFFLINE bound) is what stops deliveries once no registry-sync has renewed leases for that
+  long (docs/RELIABILITY.md, Without registry-sync). The slots taken are `slots_taken` (the
+  smaller of the pending hash and the inbox entries not XACKed), so a slot frees when the worker
+  XACKs, whether or not registry-sync has applied the ack yet. The same task
   attempt delivered twice (a re-sent command) returns the first delivery. One call delivers
   every task of a tick for the agent, in order, each checked as if delivered alone; the agent's
   record, its inflight count and its pending entries are read once, and the new pending entries
@@ -9,7 +14,7 @@
 
   KEYS[1] agent: the agent record hash   KEYS[2] inbox: its inbox stream
   KEYS[3] pending: its pending hash
-  ARGV[1] offlineMs: the offline bound
+  ARGV[1] leaseBoundMs: the delivery bound
   ARGV[2..] tasks, per task: epoch, taskId, attempt, deadlineMs (0 = none), probe (1 when the
   task is a probe: agents in observation mode take probes only), then its entry: how many task
   entry fields and values follow, then those
@@ -28,6 +33,7 @@
   -2 stale_epoch (its epoch changed), -12 not_live (status, lease or ejected), -4 full (no free
   slot, with the inflight count), "" and 0 filling the slots it leaves empty
 ]]
+--#include slots-taken
 local rec = redis.call('HMGET', KEYS[1], 'epoch', 'status', 'max_concurrency', 'lease_at', 'ejected_until', 'observe', 'relay')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -60,7 +66,10 @@ local pending = {}
 for i = 1, #ids do
   if pending[ids[i]] == nil then pending[ids[i]] = found[i] end
 end
-local inflight = redis.call('HLEN', KEYS[3])
+-- `held` follows the pending hash, `inflight` the slots taken: a new attempt of a task that still
+-- has an entry replaces it in the hash, and its new inbox entry still takes a slot.
+local held = redis.call('HLEN', KEYS[3])
+local inflight = slots_taken(held, KEYS[2])
 local max = tonumber(rec[3])
 local writes = {}
 
@@ -95,7 +104,8 @@ while a <= #ARGV do
     if probe == '1' then mark = 'probe' end
     local value = prefix .. mark .. '|' .. id .. '|0|' .. deadline
     -- A re-delivery under a new attempt replaces the entry: the count does not grow.
-    if not existing then inflight = inflight + 1 end
+    if not existing then held = held + 1 end
+    inflight = math.min(held, inflight + 1)
     pending[taskId] = value
     writes[#writes + 1] = taskId
     writes[#writes + 1] = value

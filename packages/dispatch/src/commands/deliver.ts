@@ -53,7 +53,7 @@ export const deliverScript = defineScript({
   lua: new URL('./deliver-3.lua', import.meta.url),
   command: 'reachDeliver',
   keys: ['agent', 'inbox', 'pending'],
-  args: ['offlineMs'],
+  args: ['leaseBoundMs'],
   each: { name: 'tasks', fields: TASK_FIELDS, list: 'entry' },
   decode: decodeDeliverReplies,
 });

@@ -1,6 +1,7 @@
 import { defineScript } from '@agent-reach/service-kit';
 import { ScriptReplyError } from '@agent-reach/protocol';
 import { int, oneOf, slots, text } from '../reply-slots.ts';
+import { slotsScript } from '../snapshot/slots.ts';
 
 /** What putting a task in a room did (room-enqueue-1.lua). */
 export type EnqueueReply =
@@ -129,8 +130,9 @@ export const poolDepthScript = defineScript({
   },
 });
 
-/** Every script of the waiting room. */
+/** Every script of the waiting room, and the slot count its capacity waiter reads. */
 export const ROOM_SCRIPTS = [
+  slotsScript,
   roomEnqueueScript,
   roomPopScript,
   roomReturnScript,

@@ -11,7 +11,12 @@ import { TaskSender } from './task-sender.ts';
 
 /** Settings of the send path; each is read when it is used, so a getter can follow a change. */
 export interface SendPathSettings extends CallbackSettings {
-  /** Lease age past which an agent is not delivered to. */
+  /**
+   * Lease age past which an agent is not delivered to, whatever its status (the OFFLINE bound
+   * when that is longer).
+   */
+  deliveryLeaseMs: number;
+  /** Lease age past which an agent is OFFLINE. */
   offlineMs: number;
   /** How long a dead task is kept, seconds. */
   dlqRetentionS: number;
@@ -41,7 +46,11 @@ export interface SendPath {
 /** Builds the one send path and the one dead-letter announcement on a connection. */
 export function createSendPath(o: SendPathOptions): SendPath {
   const { redis, keys, snapshot, events, logger, settings } = o;
-  const delivery = new Delivery({ redis, keys, offlineMs: () => settings.offlineMs });
+  const delivery = new Delivery({
+    redis,
+    keys,
+    leaseBoundMs: () => Math.max(settings.deliveryLeaseMs, settings.offlineMs),
+  });
   const callbacks = new CallbackPublisher({ redis, keys, settings });
   const fleet = new FleetEventLog({ redis, keys, logger: logger.child({ module: 'fleet' }) });
   return {

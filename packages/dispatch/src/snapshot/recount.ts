@@ -2,12 +2,13 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { ReachKeys } from '@agent-reach/protocol';
 import { isPush, type Decision } from '../routing/policy.ts';
 import type { SnapshotHolder } from './snapshot-holder.ts';
+import { slotsScript } from './slots.ts';
 
 /** How many of the agents counted full {@link recountFree} reads at most. */
 const RECOUNT_LIMIT = 8;
 
 /**
- * Reads the true inflight count (its pending hash's length) of the push agents the decision
+ * Reads the true inflight count (the slots its deliveries take, slots-2.lua) of the push agents the decision
  * excluded as full, the least loaded first, and records them in the snapshot holder; returns
  * how many free slots they have in all (callers use it through CapacityWaiter.room). Neither the
  * router nor registry-sync sees completions as they happen: a count learned from one's own
@@ -27,8 +28,14 @@ export async function recountFree(
     .sort((a, b) => a.load - b.load)
     .slice(0, RECOUNT_LIMIT);
   if (full.length === 0) return 0;
-  const pendingKeys = full.map((c) => keys.pending(c.agent.agent_id));
-  const counts = await Promise.all(pendingKeys.map((key) => redis.hlen(key)));
+  const counts = await Promise.all(
+    full.map(async ({ agent: { agent_id: id } }) =>
+      slotsScript.run(redis, {
+        keys: { pending: keys.pending(id), inbox: keys.inbox(id) },
+        args: {},
+      }),
+    ),
+  );
   let free = 0;
   full.forEach((c, i) => {
     const inflight = counts[i] as number;

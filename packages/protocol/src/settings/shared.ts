@@ -105,7 +105,15 @@ export const SHARED_SETTINGS = {
     minimum: 200,
     default: 30_000,
     published: 'followed',
-    doc: 'Lease age past which an agent is OFFLINE and gets no task (re-checked at delivery); its tasks are re-routed.',
+    doc: 'Lease age past which an agent is OFFLINE and gets no task; its tasks are re-routed.',
+  },
+  deliveryLeaseMs: {
+    env: 'REACH_DELIVERY_LEASE_MS',
+    type: 'integer',
+    minimum: 200,
+    default: 600_000,
+    published: 'followed',
+    doc: 'Lease age past which no task is delivered to an agent whatever its last status (re-checked at delivery): how long the data plane runs on while no registry-sync renews leases (docs/RELIABILITY.md, Without registry-sync); `REACH_OFFLINE_MS` when that is longer.',
   },
   snapshotIntervalMs: {
     env: 'REACH_SNAPSHOT_MS',
