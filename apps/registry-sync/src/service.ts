@@ -53,6 +53,7 @@ import { AgentAcl } from './acl/agent-acl.ts';
 import { RelayAcl } from './acl/relay-acl.ts';
 import { Housekeeper } from './duties/housekeeper.ts';
 import { housekeepingLeaseMs, LeaseLock } from './duties/lease-lock.ts';
+import { passMarkScript } from './commands/pass-mark.ts';
 import { LeaseSweeper } from './sweeps/lease-sweeper.ts';
 import { SnapshotWriter } from './duties/snapshot-writer.ts';
 import { compileRegistryOptions, type RegistryOptions } from './options.ts';
@@ -152,6 +153,7 @@ export async function createRegistryService(
     leaseScript,
     snapshotScript,
     lockScript,
+    passMarkScript,
     releaseScript,
     suspectScript,
     ejectScript,
@@ -278,6 +280,7 @@ export async function createRegistryService(
         owner: options.instanceId,
         leaseMs: housekeepingLeaseMs(options.sweepIntervalMs),
       }),
+      passMark: () => passMarkScript.run(redis, { keys: { mark: keys.lastPass() }, args: {} }),
       leases: new LeaseSweeper({ redis, keys, settings: options }),
       inflight: new InflightSweeper({
         redis,

@@ -111,6 +111,11 @@ export interface ReachKeys {
   settings(): string;
   /** String: a lease lock for a duty that must run once across instances. */
   lock(name: string): string;
+  /**
+   * String: when the last housekeeping pass ran, ms of Redis time, by whichever registry-sync
+   * instance led it; a new leader measures from it how long no pass ran (pass-mark-1.lua).
+   */
+  lastPass(): string;
   /** Hash: counters kept by the server (refused acks, dropped events, …). */
   stats(): string;
   /** Stream: fleet events (registrations, status changes, retries, dead letters), capped. */
@@ -366,6 +371,7 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX, counts: ShardCounts =
     snapshotChannel: () => `${p}:snapshot:ch`,
     settings: () => `${p}:settings`,
     lock: (name) => `${p}:lock:${checkId('lock', name)}`,
+    lastPass: () => `${p}:housekeeping:last_pass`,
     stats: () => `${p}:stats`,
     fleetEvents: () => `${p}:events`,
     due: (shard = 0) => (shard === 0 ? `${p}:due` : `${p}:{due:${shard}}`),

@@ -12,6 +12,7 @@ import type { HealthSweep } from '../health/health-sweep.ts';
 import type { LeaseLock } from './lease-lock.ts';
 import type { LeaseSweeper, Transition } from '../sweeps/lease-sweeper.ts';
 import type { SnapshotWriter } from './snapshot-writer.ts';
+import type { PassMark } from '../commands/pass-mark.ts';
 
 /** Timing of the housekeeping duties. */
 export interface HousekeeperSettings {
@@ -24,6 +25,8 @@ export interface HousekeeperSettings {
 /** The duties one pass runs, in order. */
 export interface Duties {
   lock: LeaseLock;
+  /** Records this pass on Redis time; returns when the last pass of any instance ran. */
+  passMark: () => Promise<PassMark>;
   leases: LeaseSweeper;
   inflight: InflightSweeper;
   ejector: Ejector;
@@ -214,15 +217,20 @@ export class Housekeeper {
     this.armDueTimer(next);
   }
 
-  private noteGap(now: number): number {
+  private noteGap(now: number, mark: PassMark): number {
     // Only a gap long enough to make fresh agents look SUSPECT is the store's fault; a pass that
     // is merely late on a busy machine must not pause liveness checks.
+    const { sweepIntervalMs } = this.o.settings;
     const bound = Math.max(
       this.o.settings.heartbeatIntervalMs,
-      3 * this.o.settings.sweepIntervalMs,
+      3 * sweepIntervalMs,
       this.o.settings.suspectMs - this.o.settings.heartbeatIntervalMs,
     );
-    const gap = this.lastPassAt > 0 ? now - this.lastPassAt - this.o.settings.sweepIntervalMs : 0;
+    const own = this.lastPassAt > 0 ? now - this.lastPassAt - sweepIntervalMs : 0;
+    // On Redis time since the last pass of any instance: a leader that just started, or took
+    // over, sees how long the whole control plane was away, when heartbeats could not land.
+    const shared = mark.previousMs > 0 ? mark.nowMs - mark.previousMs - sweepIntervalMs : 0;
+    const gap = Math.max(own, shared);
     if (gap > bound) {
       this.graceMs = gap + this.o.settings.heartbeatIntervalMs;
       // Long enough for every agent's next heartbeat to land, even on a loaded machine.
@@ -247,7 +255,7 @@ export class Housekeeper {
         return;
       }
       const now = Date.now();
-      const grace = this.noteGap(now);
+      const grace = this.noteGap(now, await d.passMark());
       const transitions = await d.leases.sweep(grace);
       for (const t of transitions) {
         this.o.logger.info(
