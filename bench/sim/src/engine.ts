@@ -35,6 +35,8 @@ export interface RunResult {
   peakInflight: number[];
   /** Per agent: its max_concurrency, for the peak check. */
   maxConcurrency: number[];
+  /** Per agent: the tasks it started (warm-up included). */
+  started: number[];
   /** Tasks completed, all of them (warm-up included). */
   completed: number;
 }
@@ -83,7 +85,9 @@ export async function simulate(workload: Workload, options: EngineOptions): Prom
     const at = a.nextCompletionAt(now);
     if (at < Infinity) events.push({ at, kind: 'done', agent: a, version: a.version });
   };
+  const started = new Map<SimAgent, number>();
   const start = (index: number, a: SimAgent, now: number): void => {
+    started.set(a, (started.get(a) ?? 0) + 1);
     a.start(index, (tasks[index] as SimTask).work_ms, now);
     running += 1;
     reschedule(a, now);
@@ -156,6 +160,7 @@ export async function simulate(workload: Workload, options: EngineOptions): Prom
     busyShare: agents.map((a) => a.busyMs / span),
     peakInflight: agents.map((a) => a.peak),
     maxConcurrency: agents.map((a) => a.spec.max_concurrency),
+    started: agents.map((a) => started.get(a) ?? 0),
     completed,
   };
 }

@@ -19,5 +19,12 @@ describe('runLab (quick)', () => {
       seed: QUICK_LAB.seed,
       tasks: QUICK_LAB.tasks,
     });
+    // Agents at a health score of 95 get less than their capacity's share, where the policy
+    // without the health penalty gives them about that share.
+    const share = (policy: string) =>
+      report.health.find((h) => h.policy === policy)?.failingTaskShare ?? NaN;
+    const capacity = report.health[0]?.failingCapacityShare ?? NaN;
+    expect(share('project')).toBeLessThan(0.75 * capacity);
+    expect(share('project-no-health')).toBeGreaterThan(0.9 * capacity);
   });
 });

@@ -1,8 +1,15 @@
 import { simulate, type RunResult } from './engine.ts';
 import { mean, percentiles, spreadOf, type Spread } from './metrics.ts';
-import { POLICY_NAMES, type PolicyName } from './policies.ts';
+import { HEALTH_POLICY_NAMES, POLICY_NAMES, type PolicyName } from './policies.ts';
 import { measureStickiness, type StickinessFigure } from './stickiness.ts';
-import { DEFAULT_FLEET, generateFleet, generateWorkload, type FleetOptions } from './workload.ts';
+import {
+  DEFAULT_FLEET,
+  fleetCapacity,
+  generateFleet,
+  generateWorkload,
+  type FleetOptions,
+  type SimAgentSpec,
+} from './workload.ts';
 
 /** Settings of a lab run. */
 export interface LabOptions {
@@ -64,6 +71,23 @@ export interface PolicyFigures {
   withinMax: boolean;
 }
 
+/** The health lab: one agent in four fails 5 % of its tasks (health score 95). */
+export const FAILING_EVERY = 4;
+export const FAILING_SCORE = 95;
+
+/** Figures of one policy at one utilisation on the fleet with failing agents. */
+export interface HealthFigures {
+  utilisation: number;
+  policy: PolicyName;
+  /** Share of the tasks the failing agents started. */
+  failingTaskShare: number;
+  /** Their share of the fleet's capacity: what they would take if health did not count. */
+  failingCapacityShare: number;
+  /** The healthy agents' busy-time spread: are they still shared out evenly? */
+  healthySpread: Spread;
+  p99S: number;
+}
+
 /** Everything a lab run measured. */
 export interface LabReport {
   options: LabOptions;
@@ -72,6 +96,7 @@ export interface LabReport {
   /** Per utilisation: the Poisson rate and how much simulated time the arrivals span. */
   loads: { utilisation: number; arrivalsPerS: number; spanS: number }[];
   figures: PolicyFigures[];
+  health: HealthFigures[];
   stickiness: StickinessFigure[];
 }
 
@@ -122,10 +147,57 @@ export async function runLab(options: LabOptions = DEFAULT_LAB): Promise<LabRepo
       figures.push(figuresOf(utilisation, run));
     }
   }
+  const health = await runHealthLab(options, fleet);
   const taskIds = Array.from(
     { length: options.stickinessSamples },
     (_, i) => `task-${options.seed}-${i}`,
   );
   const stickiness = options.stickinessNs.map((n) => measureStickiness(n, taskIds));
-  return { options, agents: fleet.length, meanWorkMs, loads, figures, stickiness };
+  return { options, agents: fleet.length, meanWorkMs, loads, figures, health, stickiness };
+}
+
+/**
+ * The same fleet and tasks with one agent in four at a health score of 95, routed by the
+ * project's policy and by the same with no health penalty (docs/ROUTING.md, Health in the score).
+ */
+async function runHealthLab(
+  options: LabOptions,
+  fleet: readonly SimAgentSpec[],
+): Promise<HealthFigures[]> {
+  const graded = fleet.map((a, i) =>
+    i % FAILING_EVERY === 0 ? { ...a, health_score: FAILING_SCORE } : a,
+  );
+  const failing = graded.map((a) => a.health_score !== undefined);
+  const capacityShare =
+    fleetCapacity(graded.filter((_, i) => failing[i])) / Math.max(1e-9, fleetCapacity(graded));
+  const out: HealthFigures[] = [];
+  for (const utilisation of options.utilisations) {
+    const workload = generateWorkload({
+      seed: options.seed,
+      tasks: options.tasks,
+      utilisation,
+      fleet: graded,
+    });
+    for (const policy of HEALTH_POLICY_NAMES) {
+      const run = await simulate(workload, {
+        policy,
+        seed: options.seed,
+        routers: options.routers,
+        maxCandidates: options.maxCandidates,
+        snapshotIntervalMs: options.snapshotIntervalMs,
+      });
+      const all = run.started.reduce((s, n) => s + n, 0);
+      const theirs = run.started.reduce((s, n, i) => s + (failing[i] ? n : 0), 0);
+      const [p99] = percentiles(run.completionMs, [99]) as [number];
+      out.push({
+        utilisation,
+        policy,
+        failingTaskShare: theirs / Math.max(1, all),
+        failingCapacityShare: capacityShare,
+        healthySpread: spreadOf(run.busyShare.filter((_, i) => !failing[i])),
+        p99S: p99 / 1000,
+      });
+    }
+  }
+  return out;
 }

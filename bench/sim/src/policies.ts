@@ -1,4 +1,4 @@
-import { rankCandidates, type SnapshotHolder } from '@agent-reach/dispatch';
+import { DEFAULT_POLICY, decide, rankCandidates, type SnapshotHolder } from '@agent-reach/dispatch';
 import { shuffled, type Random } from './prng.ts';
 import { SIM_CAPABILITY } from './router-view.ts';
 
@@ -10,8 +10,13 @@ export const POLICY_NAMES = [
   'project',
   'least-load-exact',
 ] as const;
+/**
+ * The health lab's pair: the project's policy, and the same with no health penalty (the policy
+ * before health entered the score).
+ */
+export const HEALTH_POLICY_NAMES = ['project', 'project-no-health'] as const;
 /** Name of a policy the lab compares. */
-export type PolicyName = (typeof POLICY_NAMES)[number];
+export type PolicyName = (typeof POLICY_NAMES)[number] | (typeof HEALTH_POLICY_NAMES)[number];
 
 /** What a policy may look at when it orders the candidates for one task. */
 export interface PolicyContext {
@@ -42,6 +47,8 @@ export function createPolicy(name: PolicyName): Policy {
       return { name, order: (_t, ctx) => leastLoad(ctx, (a) => ctx.trueInflight(a.agent_id)) };
     case 'project':
       return { name, order: projectOrder };
+    case 'project-no-health':
+      return { name, order: noHealthOrder };
   }
 }
 
@@ -57,6 +64,20 @@ function projectOrder(taskId: string, ctx: PolicyContext): string[] {
     view.ringFor(SIM_CAPABILITY),
     view.inflightOf,
   ).map((r) => r.agent.agent_id);
+}
+
+const NO_HEALTH = { ...DEFAULT_POLICY, healthPenalty: 0 };
+
+/** The project's policy with the health penalty at 0. */
+function noHealthOrder(taskId: string, ctx: PolicyContext): string[] {
+  const view = ctx.view;
+  return decide(
+    view.agentsFor(SIM_CAPABILITY),
+    { taskId, capability: SIM_CAPABILITY },
+    view.ringFor(SIM_CAPABILITY),
+    view.inflightOf,
+    NO_HEALTH,
+  ).ranked.map((r) => r.agent.agent_id);
 }
 
 function ids(view: SnapshotHolder): string[] {

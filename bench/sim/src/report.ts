@@ -1,4 +1,4 @@
-import type { LabReport, PolicyFigures } from './lab.ts';
+import { FAILING_EVERY, FAILING_SCORE, type LabReport, type PolicyFigures } from './lab.ts';
 import { fleetCapacity, generateFleet } from './workload.ts';
 
 const COLUMNS = [
@@ -70,6 +70,32 @@ export function formatReport(report: LabReport): string {
     lines.push('');
   }
   lines.push(
+    `health: one agent in ${FAILING_EVERY} at health score ${FAILING_SCORE} (failing 5 % of its tasks), the same tasks`,
+  );
+  const hw = [20, 12, 16, 18, 12, 8];
+  lines.push(
+    pad(
+      ['policy', 'utilisation', 'failing: tasks', 'failing: capacity', 'healthy max/min', 'p99 s'],
+      hw,
+    ),
+  );
+  for (const h of report.health) {
+    lines.push(
+      pad(
+        [
+          h.policy === 'project-no-health' ? 'project, no health' : h.policy,
+          `${Math.round(h.utilisation * 100)} %`,
+          `${(h.failingTaskShare * 100).toFixed(1)} %`,
+          `${(h.failingCapacityShare * 100).toFixed(1)} %`,
+          Number.isFinite(h.healthySpread.ratio) ? h.healthySpread.ratio.toFixed(2) : 'inf',
+          h.p99S.toFixed(1),
+        ],
+        hw,
+      ),
+    );
+  }
+  lines.push('');
+  lines.push(
     `stickiness: one agent added to N at equal load (${o.stickinessSamples} task_ids, rankCandidates)`,
   );
   const sw = [4, 8, 10, 12, 6];
@@ -110,6 +136,12 @@ export function keyFigures(report: LabReport): Record<string, unknown> {
         : null,
       busy_stdev: round(f.utilisationSpread.stdev, 4),
       within_max: f.withinMax,
+    })),
+    health: report.health.map((h) => ({
+      utilisation: h.utilisation,
+      policy: h.policy,
+      failing_task_share: round(h.failingTaskShare, 4),
+      failing_capacity_share: round(h.failingCapacityShare, 4),
     })),
     stickiness: report.stickiness.map((s) => ({
       n: s.n,

@@ -23,6 +23,9 @@ export function toSnapshotAgent(spec: SimAgentSpec, inflight: number): SnapshotA
     region: '',
     channel: 'push',
     lease_age_ms: 0,
+    ...(spec.health_score !== undefined && spec.health_score < 100
+      ? { health_score: spec.health_score }
+      : {}),
   };
 }
 

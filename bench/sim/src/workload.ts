@@ -19,6 +19,8 @@ export interface SimAgentSpec {
    * max_concurrency when slots are independent.
    */
   parallel_slots: number;
+  /** Its health score (0–100) as the snapshot carries it; absent for 100. */
+  health_score?: number;
 }
 
 /** One task of the workload. */

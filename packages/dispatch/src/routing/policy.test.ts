@@ -182,6 +182,27 @@ describe('decide: the score', () => {
     expect(slowScore).toBeCloseTo(0.25);
   });
 
+  it('counts a health score under 98 as load: 10 load units per 100 points lacking', () => {
+    // Max 10: one task is 0.1 of load. At 95 the agent looks 0.5 fuller than it is.
+    const failing = agent('failing', { health_score: 95 });
+    const idle = run([failing, agent('ok', { inflight: 0 })]);
+    expect(idle.order).toEqual(['ok', 'failing']);
+    expect(idle.all.find((c) => c.agent.agent_id === 'failing')?.score).toBeCloseTo(0.5);
+    // It wins once the other holds six tasks more (0.6 > 0.5), not four (0.4).
+    expect(run([failing, agent('ok', { inflight: 4 })]).order[0]).toBe('ok');
+    expect(run([failing, agent('ok', { inflight: 6 })]).order[0]).toBe('failing');
+    // The watermark reads the adjusted load too: 4 tasks (0.4 + 0.5) is past 0.85.
+    const busy = run([
+      agent('failing', { health_score: 95, inflight: 4 }),
+      agent('ok', { inflight: 7 }),
+    ]);
+    expect(busy.order).toEqual(['ok']);
+    expect(busy.why).toEqual({ failing: 'watermark' });
+    // 98 and up is noise: no penalty, equal loads go by the ring as before.
+    const near = run([agent('a', { health_score: 98 }), agent('b')]);
+    expect(near.all.map((c) => c.score)).toEqual([0, 0]);
+  });
+
   it('sticks a session to its agent while HEALTHY and under the watermark, not when SUSPECT', () => {
     const fleet = [agent('a', { inflight: 5 }), agent('b', { inflight: 0 })];
     expect(run(fleet, { sessionAgent: 'a' }).order[0]).toBe('a');

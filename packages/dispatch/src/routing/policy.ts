@@ -49,6 +49,14 @@ export interface PolicySettings {
   slowPenalty: number;
   /** Largest bias priority and weight can give, in load units. @default 0.05 each */
   maxBias: number;
+  /**
+   * Score penalty of an agent's health, in load units per 100 points of health score it lacks
+   * (docs/ROUTING.md, Health in the score). @default 10: a score of 95 adds 0.5, one of 90 (where
+   * DEGRADED begins) a whole agent
+   */
+  healthPenalty: number;
+  /** A health score at or above this counts as 100: one bad outcome in 50 is noise. @default 98 */
+  healthFloor: number;
 }
 
 export const DEFAULT_POLICY: PolicySettings = {
@@ -56,6 +64,8 @@ export const DEFAULT_POLICY: PolicySettings = {
   slowFactor: 1.5,
   slowPenalty: 0.25,
   maxBias: 0.05,
+  healthPenalty: 10,
+  healthFloor: 98,
 };
 
 /** An agent the router delivers to (its inbox), not one that pulls from its capability's pool. */
@@ -130,7 +140,7 @@ export function decide(
   now: number = Date.now(),
 ): Decision {
   const n = agents.length;
-  const { penalty, bias } = scoreOffsets(agents, req.capability, settings);
+  const { health, penalty, bias } = scoreOffsets(agents, req.capability, settings);
   const tags = req.tags ?? [];
   // Per agent: its load, its score, and 0 while it is a candidate, else its first exclusion's
   // code: each filter below only looks at agents still open, so an agent keeps the reason of the
@@ -138,6 +148,9 @@ export function decide(
   // their say. Plain arrays: a typed array over 64 bytes lives outside the heap, and allocating
   // and freeing one per decision costs more than the decision's own work.
   const load = new Array<number>(n);
+  // The load with the health penalty added (docs/ROUTING.md, Health in the score): what the score
+  // and the watermark are reckoned on. `full` stays on the true count.
+  const adjusted = new Array<number>(n);
   const score = new Array<number>(n);
   const excluded = new Array<number>(n);
   let inRegion = 0;
@@ -145,7 +158,8 @@ export function decide(
     const a = agents[i] as SnapshotAgent;
     const inflight = inflightOf(a, now, i, agents);
     load[i] = inflight / Math.max(1, a.max_concurrency);
-    const value = (load[i] as number) + (penalty[i] as number) - (bias[i] as number);
+    adjusted[i] = (load[i] as number) + (health[i] as number);
+    const value = (adjusted[i] as number) + (penalty[i] as number) - (bias[i] as number);
     // Snapshot counts are finite integers; a count source that answers NaN must not unsettle
     // the ranking, so such an agent ranks last.
     score[i] = Number.isFinite(value) ? value : Number.MAX_VALUE;
@@ -169,7 +183,7 @@ export function decide(
     else if (excluded[i] === -FULL) excluded[i] = FULL;
     else {
       if (a.status === 'HEALTHY') healthy++;
-      if ((load[i] as number) < settings.watermark) {
+      if ((adjusted[i] as number) < settings.watermark) {
         if (a.status === 'SUSPECT') roomySuspects++;
         else roomy++;
         if (a.status === 'HEALTHY') roomyHealthy++;
@@ -192,13 +206,13 @@ export function decide(
       excluded[i] = DEGRADED;
       continue;
     }
-    if (roomy > 0 && (load[i] as number) >= settings.watermark) {
+    if (roomy > 0 && (adjusted[i] as number) >= settings.watermark) {
       excluded[i] = WATERMARK;
       continue;
     }
     open.push(i);
     if (sticky < 0 && req.sessionAgent && a.agent_id === req.sessionAgent) {
-      if (a.status === 'HEALTHY' && (load[i] as number) < settings.watermark) sticky = i;
+      if (a.status === 'HEALTHY' && (adjusted[i] as number) < settings.watermark) sticky = i;
     }
     if (avoid < 0 && req.avoid && a.agent_id === req.avoid) avoid = i;
   }

@@ -5,18 +5,23 @@ export interface OffsetSettings {
   slowFactor: number;
   slowPenalty: number;
   maxBias: number;
+  healthPenalty: number;
+  healthFloor: number;
 }
 
 interface Cached {
   capability: string;
-  slowFactor: number;
-  slowPenalty: number;
-  maxBias: number;
+  settings: OffsetSettings;
   offsets: ScoreOffsets;
 }
 
-/** Per agent, what its score adds to its load: `load + penalty[i] − bias[i]` (in that order, as the policy states it). */
+/**
+ * Per agent, what its score adds to its load: `load + health[i] + penalty[i] − bias[i]` (in that
+ * order, as the policy states it). `load + health[i]` is its adjusted load, which the watermark
+ * is compared with too.
+ */
 export interface ScoreOffsets {
+  health: Float64Array;
   penalty: Float64Array;
   bias: Float64Array;
 }
@@ -47,7 +52,7 @@ function capabilityMeanMs(
 }
 
 /** The score's penalty for an agent slower than `slowFactor` × the capability's mean. */
-function penalty(
+function slowness(
   a: SnapshotAgent,
   capability: string,
   mean: number | undefined,
@@ -57,6 +62,22 @@ function penalty(
   const ewma = a.ewma_ms?.[capability];
   return ewma !== undefined && ewma > settings.slowFactor * mean ? settings.slowPenalty : 0;
 }
+
+/**
+ * The score's penalty for an agent's health score below the floor: `healthPenalty` load units per
+ * 100 points it lacks, so an agent failing 5 % of its tasks (95) looks 0.5 fuller than it is.
+ */
+export function healthPenaltyOf(a: SnapshotAgent, settings: OffsetSettings): number {
+  const score = a.health_score ?? 100;
+  return score >= settings.healthFloor ? 0 : (settings.healthPenalty * (100 - score)) / 100;
+}
+
+const sameSettings = (x: OffsetSettings, y: OffsetSettings) =>
+  x.slowFactor === y.slowFactor &&
+  x.slowPenalty === y.slowPenalty &&
+  x.maxBias === y.maxBias &&
+  x.healthPenalty === y.healthPenalty &&
+  x.healthFloor === y.healthFloor;
 
 /** The score's bounded bonus for priority and weight. */
 function bias(a: SnapshotAgent, settings: OffsetSettings): number {
@@ -69,8 +90,8 @@ function bias(a: SnapshotAgent, settings: OffsetSettings): number {
 
 /**
  * What each agent's score adds to its load for `capability`: the slow-agent penalty (against the
- * capability's mean execution time) minus the priority and weight bias. Both come from the
- * snapshot alone, so they are computed once per list and settings, not once per decision.
+ * capability's mean execution time) and the health penalty, minus the priority and weight bias.
+ * All come from the snapshot alone, so they are computed once per list and settings, not once per decision.
  */
 export function scoreOffsets(
   agents: readonly SnapshotAgent[],
@@ -81,28 +102,32 @@ export function scoreOffsets(
   if (
     hit &&
     hit.capability === capability &&
-    hit.slowFactor === settings.slowFactor &&
-    hit.slowPenalty === settings.slowPenalty &&
-    hit.maxBias === settings.maxBias &&
+    sameSettings(hit.settings, settings) &&
     hit.offsets.penalty.length === agents.length
   ) {
     return hit.offsets;
   }
   const mean = capabilityMeanMs(agents, capability);
   const offsets: ScoreOffsets = {
+    health: new Float64Array(agents.length),
     penalty: new Float64Array(agents.length),
     bias: new Float64Array(agents.length),
   };
   for (let i = 0; i < agents.length; i++) {
     const a = agents[i] as SnapshotAgent;
-    offsets.penalty[i] = penalty(a, capability, mean, settings);
+    offsets.health[i] = healthPenaltyOf(a, settings);
+    offsets.penalty[i] = slowness(a, capability, mean, settings);
     offsets.bias[i] = bias(a, settings);
   }
   cache.set(agents, {
     capability,
-    slowFactor: settings.slowFactor,
-    slowPenalty: settings.slowPenalty,
-    maxBias: settings.maxBias,
+    settings: {
+      slowFactor: settings.slowFactor,
+      slowPenalty: settings.slowPenalty,
+      maxBias: settings.maxBias,
+      healthPenalty: settings.healthPenalty,
+      healthFloor: settings.healthFloor,
+    },
     offsets,
   });
   return offsets;
