@@ -178,6 +178,65 @@ describe('API keys across the services', () => {
     expect(agents.out).toContain('auth-e2e-echo');
   });
 
+  it('an observing agent gets no caller task until an operator promotes it, at a weight', async () => {
+    const agentKey = await makeKey('agent');
+    const callerKey = await makeKey('caller');
+    const operatorKey = await makeKey('operator');
+    const watcher = new ReachAgent({
+      registryUrl,
+      routerUrl,
+      redisUrl: testServices().redisUrl,
+      apiKey: agentKey.key,
+      agentId: 'auth-e2e-watcher',
+      capabilities: ['watched'],
+      observe: true,
+      handler: async (task) => task.payload,
+      shutdownTimeoutMs: 2000,
+      logger: pino({ level: 'silent' }),
+    });
+    watcher.start();
+    try {
+      await watcher.ready();
+      const submit = () =>
+        http<{ error?: string; agent_id?: string }>(`${routerUrl}/v1/tasks`, {
+          body: { capability: 'watched', payload: 1, on_no_agent: 'reject' },
+          headers: { authorization: `Bearer ${callerKey.key}` },
+        });
+      const before = await submit();
+      expect(before.status).toBe(503);
+      expect(before.body.error).toBe('NO_AGENT');
+      // A caller key may not promote; an operator key may, through the CLI, with a weight.
+      const byCaller = await reach([
+        'agents',
+        'promote',
+        'auth-e2e-watcher',
+        '--key',
+        callerKey.key,
+      ]);
+      expect(byCaller.code).not.toBe(0);
+      expect(byCaller.err).toContain('FORBIDDEN');
+      const promoted = await reach([
+        'agents',
+        'promote',
+        'auth-e2e-watcher',
+        '--weight',
+        '2',
+        '--json',
+        '--key',
+        operatorKey.key,
+      ]);
+      expect(promoted.code, promoted.err).toBe(0);
+      expect(JSON.parse(promoted.out)).toMatchObject({
+        agent_id: 'auth-e2e-watcher',
+        observe: false,
+        weight: 2,
+      });
+      await within(5000, async () => (await submit()).status === 202);
+    } finally {
+      await watcher.close();
+    }
+  });
+
   it('a key revoked with reach keys revoke is refused by the router and registry-sync within a second', async () => {
     const caller = await makeKey('caller');
     const auth = { authorization: `Bearer ${caller.key}` };

@@ -399,8 +399,8 @@ describe('GET /v1/route', () => {
         url: `/v1/agents/${agentId}/serve`,
         ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
       });
-    // Only the agent itself, with its token.
-    expect((await serve('watcher')).statusCode).toBe(401);
+    // The agent itself, with its token (keys are open here: any other caller is the operator).
+    expect((await serve('watcher', `${watcher.epoch}.${'x'.repeat(32)}`)).statusCode).toBe(401);
     const served = await serve('watcher', watcher.token);
     expect(served.statusCode).toBe(200);
     expect(served.json()).toMatchObject({ agent_id: 'watcher', observe: false });

@@ -87,7 +87,7 @@ export const TENANT_SET_OPTIONS = [
 
 /** The commands and the options of each. */
 export const COMMANDS: Record<string, readonly string[]> = {
-  agents: ['capability'],
+  agents: ['capability', 'weight'],
   submit: [
     'wait',
     'timeout',
@@ -138,6 +138,9 @@ export const USAGE = `reach — Agent-Reach from a terminal
 Usage:
   reach agents [--capability <name>]                 live agents: status (DEGRADED: failing too often),
                                                      health score 0-100, inflight/max, heartbeat age
+  reach agents promote <agent_id> [--weight <0.1-10>]
+                                                     end an observing agent's observation (operator key):
+                                                     it gets caller traffic, at the weight given
   reach submit <capability> <json> [--wait] [--timeout 30]
                [--task-id <id>] [--trace-id <id>] [--task-timeout <s>] [--callback-topic <topic>]
                [--priority 0-9] [--fallback <capability,...>] [--delay-ms <ms> | --run-at <time>]

@@ -97,6 +97,7 @@ export async function buildRegistryApp(deps: RegistryAppDeps) {
     onRegistryChange: deps.onRegistryChange,
     fleet: deps.fleet,
     cards: deps.cards,
+    keys: { required: deps.auth.required, verifier: deps.auth.verifier },
   });
   await app.register(heartbeatsRoutes, {
     batch: deps.heartbeats,

@@ -11,11 +11,14 @@ export function decodeServeReply(raw: unknown): ServeReply {
   return { ok: true, epoch: int(s, raw, 0) };
 }
 
-/** Switches an agent out of observation mode, checking its token. */
+/**
+ * Switches an agent out of observation mode: the agent with its token, or an operator (empty
+ * token fields) who may set its weight too.
+ */
 export const serveScript = defineScript({
   lua: new URL('./serve-1.lua', import.meta.url),
   command: 'reachServe',
   keys: ['agent'],
-  args: ['tokenHash', 'tokenEpoch'],
+  args: ['tokenHash', 'tokenEpoch', 'weight'],
   decode: decodeServeReply,
 });

@@ -239,11 +239,18 @@ export class AgentRegistry {
     return { redis, ...(ackKey ? { ack_key: ackKey } : {}) };
   }
 
-  /** Switches an agent out of observation mode; only the agent itself, with its token. */
-  async serve(agentId: string, token: ParsedToken): Promise<void> {
+  /**
+   * Switches an agent out of observation mode: the agent itself, with its token, or an operator
+   * (`operator`, the route checked the key), who may set its routing weight in the same step.
+   */
+  async serve(agentId: string, by: ParsedToken | 'operator', weight?: number): Promise<void> {
     const res = await serveScript.run(this.o.redis, {
       keys: { agent: this.o.keys.agent(agentId) },
-      args: { tokenHash: token.secretHash, tokenEpoch: token.epoch },
+      args: {
+        tokenHash: by === 'operator' ? '' : by.secretHash,
+        tokenEpoch: by === 'operator' ? '' : by.epoch,
+        weight: weight ?? '',
+      },
     });
     if (!res.ok) this.throwRefusal(agentId, res);
   }

@@ -110,6 +110,13 @@ export interface ReachAgentOptions {
    */
   shared?: boolean;
   /**
+   * Start in observation mode: the agent gets liveness probes only, no caller task, until it is
+   * promoted — by an operator (`POST /v1/agents/:id/serve` with an operator key, `reach agents
+   * promote <id>`) or by itself with its token (docs/PROTOCOL.md §1).
+   * @default false
+   */
+  observe?: boolean;
+  /**
    * Free-form metadata stored with the registration (at most 32 keys).
    * @default undefined
    */
@@ -204,6 +211,7 @@ export interface CompiledAgentOptions {
   readonly tags: readonly string[];
   readonly channel: Channel;
   readonly shared: boolean;
+  readonly observe: boolean;
   readonly meta: Record<string, unknown> | undefined;
   readonly inputSchemas: Record<string, Record<string, unknown>> | undefined;
   readonly ready: boolean;
@@ -283,6 +291,7 @@ export function compileAgentOptions(options: ReachAgentOptions): CompiledAgentOp
     tags: Object.freeze(card.tags),
     channel,
     shared: options.shared === true,
+    observe: options.observe === true,
     meta: options.meta,
     inputSchemas: options.inputSchemas,
     ready: options.ready ?? true,

@@ -39,6 +39,7 @@ export function registerBody(options: CompiledAgentOptions, ready: boolean): Reg
   if (options.meta !== undefined) body.meta = options.meta;
   if (options.inputSchemas !== undefined) body.input_schemas = options.inputSchemas;
   if (options.shared) body.shared = true;
+  if (options.observe) body.observe = true;
   if (!ready) body.ready = false;
   return body;
 }

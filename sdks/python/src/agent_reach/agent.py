@@ -69,6 +69,9 @@ class Agent:
     ``ready=False`` starts in two phases: registered ``STARTING``, the agent gets no task until
     :meth:`mark_ready` (a model still loading). ``router_url`` (default ``REACH_ROUTER_URL``) is
     where a handler's child tasks go (:meth:`Task.submit`, :meth:`Task.run`).
+
+    ``observe=True`` starts in observation mode: liveness probes only, no caller task, until an
+    operator promotes the agent (``reach agents promote <agent_id>``).
     """
 
     def __init__(
@@ -93,6 +96,7 @@ class Agent:
         card_url: Optional[str] = None,
         ready: bool = True,
         router_url: Optional[str] = None,
+        observe: bool = False,
     ) -> None:
         if not handlers:
             raise ValueError("handlers must name at least one capability")
@@ -147,6 +151,9 @@ class Agent:
             self._body["channel"] = channel
         if not ready:
             self._body["ready"] = False
+        if observe:
+            # Probes only until an operator (or the agent, with its token) promotes it.
+            self._body["observe"] = True
         if card is not None:
             self._body["card"] = dict(card)
         if card_url is not None:

@@ -9,7 +9,7 @@ import {
   RegisterReply,
   RegisterRequest,
 } from '@agent-reach/protocol';
-import { httpError, principalOf } from '@agent-reach/service-kit';
+import { httpError, principalOf, type KeyVerifier } from '@agent-reach/service-kit';
 import type { FleetEventLog } from '@agent-reach/dispatch';
 import type { AgentRegistry } from '../../registry/agent-registry.ts';
 import { parseBearer, type ParsedToken } from '../../registry/token.ts';
@@ -26,7 +26,25 @@ export interface AgentsRouteDeps {
   fleet: FleetEventLog;
   /** Where a `card_url` may point, and how long and large its fetch may be. */
   cards: CardFetchSettings;
+  /** Checks an operator's key on the routes an agent's token also opens (serve). */
+  keys: { required: boolean; verifier: KeyVerifier };
 }
+
+const ServeBody = Type.Union([
+  Type.Object(
+    {
+      weight: Type.Optional(
+        Type.Number({
+          minimum: 0.1,
+          maximum: 10,
+          description: 'Operators only: the routing weight to give the agent (1 is neutral)',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+]);
 
 const errors = {
   400: ErrorReply,
@@ -56,8 +74,34 @@ function bearer(header: string | undefined): ParsedToken {
  */
 export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
   app,
-  { registry, onRegistryChange, fleet, cards },
+  { registry, onRegistryChange, fleet, cards, keys },
 ) => {
+  /**
+   * Who calls serve: the agent itself when the bearer is its token, else an operator — any caller
+   * while keys are not required (loopback), or the holder of an operator key that sees the agent.
+   */
+  async function serveCaller(
+    agentId: string,
+    header: string | undefined,
+  ): Promise<ParsedToken | 'operator'> {
+    const token = parseBearer(header);
+    if (token) return token;
+    if (!keys.required) return 'operator';
+    const presented = /^Bearer +(\S{1,512})$/i.exec(header?.trim() ?? '')?.[1];
+    const principal = presented ? await keys.verifier.verify(presented) : undefined;
+    if (!principal)
+      throw httpError(
+        'UNAUTHORIZED',
+        'send Authorization: Bearer <token> with the agent token, or an operator key',
+      );
+    if (principal.role !== 'operator')
+      throw httpError('FORBIDDEN', `a key of role ${principal.role} may not promote an agent`);
+    const view = await registry.get(agentId);
+    if (!view || !seesAgent(principal, view))
+      throw httpError('AGENT_NOT_FOUND', `agent ${agentId} is not registered`);
+    return 'operator';
+  }
+
   app.post(
     '/v1/agents/register',
     {
@@ -154,13 +198,22 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
   app.post(
     '/v1/agents/:agent_id/serve',
     {
+      // The agent's token, or an operator's key: checked by serveCaller.
       config: { auth: 'agent-token' },
-      schema: { params: AgentParams, response: { 200: AgentView, ...errors } },
+      schema: {
+        params: AgentParams,
+        body: Type.Optional(ServeBody),
+        response: { 200: AgentView, ...errors },
+      },
     },
     async (request) => {
-      await registry.serve(request.params.agent_id, bearer(request.headers.authorization));
+      const by = await serveCaller(request.params.agent_id, request.headers.authorization);
+      const weight = request.body?.weight;
+      if (weight !== undefined && by !== 'operator')
+        throw httpError('FORBIDDEN', 'only an operator key may set an agent’s weight');
+      await registry.serve(request.params.agent_id, by, weight);
       request.log.info(
-        { agent_id: request.params.agent_id },
+        { agent_id: request.params.agent_id, by: by === 'operator' ? 'operator' : 'agent', weight },
         'agent switched from observing to serving',
       );
       fleet.append({ kind: 'status', agent_id: request.params.agent_id, reason: 'serve' });
