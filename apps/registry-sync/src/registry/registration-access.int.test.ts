@@ -115,18 +115,26 @@ describe('registration takes an agent key that covers the capabilities', () => {
 });
 
 describe('agent calls take the agent’s own token, listings what the key may see', () => {
-  it('refuses heartbeat, serve and deregister with an API key instead of the agent token', async () => {
+  it('refuses heartbeat and deregister with an API key; serve takes an operator key only', async () => {
     const acme = await key({ tenant: 'acme', role: 'agent' });
     await register({ agent_id: 'a1', ...echo, observe: true }, acme);
-    for (const path of ['heartbeat', 'serve', 'deregister']) {
-      const res = await service.app.inject({
+    const call = (path: string, k: string, payload: Record<string, unknown> = {}) =>
+      service.app.inject({
         method: 'POST',
         url: `/v1/agents/a1/${path}`,
-        headers: auth(ADMIN_KEY),
-        payload: path === 'heartbeat' ? { inflight: 0 } : {},
+        headers: auth(k),
+        payload: path === 'heartbeat' ? { inflight: 0 } : payload,
       });
-      expect(res.statusCode, path).toBe(401);
-    }
+    for (const path of ['heartbeat', 'deregister'])
+      expect((await call(path, ADMIN_KEY)).statusCode, path).toBe(401);
+    // An agent key or a caller key is no operator's.
+    expect((await call('serve', acme)).statusCode).toBe(403);
+    expect((await call('serve', await key({ tenant: 'acme', role: 'caller' }))).statusCode).toBe(
+      403,
+    );
+    const promoted = await call('serve', ADMIN_KEY, { weight: 3 });
+    expect(promoted.statusCode, promoted.body).toBe(200);
+    expect(promoted.json()).toMatchObject({ agent_id: 'a1', observe: false, weight: 3 });
   });
 
   it('shows a caller its tenant’s agents and shared ones without epochs, an operator all', async () => {
