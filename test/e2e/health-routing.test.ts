@@ -5,6 +5,7 @@
  * a retry avoids the agent that failed it anyway. The figure is printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@agent-reach/testkit';
 import type { ReachAgent } from '@agent-reach/worker-sdk';
 import { startAgent } from '../support/agents.ts';
 import { http, START_TIMEOUT_MS, startStack, type Stack } from '../support/stack.ts';
@@ -93,4 +94,31 @@ describe('an agent failing 5 % of its tasks', () => {
     expect(first()).toBe(TASKS);
     expect(flakyShare).toBeLessThanOrEqual(0.45);
   }, 180_000);
+
+  it('reports each agent’s event loop, GC and memory with its heartbeats', async () => {
+    type Runtime = { loop_lag_p99_ms: number; gc_share?: number; rss_bytes: number };
+    let runtime: Runtime | undefined;
+    await waitFor(
+      async () => {
+        const res = await http<{ runtime?: Runtime }>(`${stack.registryUrl}/v1/agents/steady`);
+        runtime = res.body.runtime;
+        return runtime !== undefined;
+      },
+      { timeoutMs: 15_000, message: 'no heartbeat carried runtime figures' },
+    );
+    expect(runtime?.loop_lag_p99_ms).toBeGreaterThanOrEqual(0);
+    expect(runtime?.gc_share).toBeGreaterThanOrEqual(0);
+    expect(runtime?.gc_share).toBeLessThanOrEqual(1);
+    // This test process runs both agents: its own resident set, within a factor of two.
+    const rss = process.memoryUsage.rss();
+    expect(runtime?.rss_bytes).toBeGreaterThan(rss / 2);
+    expect(runtime?.rss_bytes).toBeLessThan(rss * 2);
+    await waitFor(
+      async () =>
+        /^reach_agent_resident_memory_bytes\{[^}]*agent_id="steady"[^}]*\} \d+/m.test(
+          await (await fetch(`${stack.registryUrl}/metrics`)).text(),
+        ),
+      { timeoutMs: 15_000, message: 'the runtime figures did not reach /metrics' },
+    );
+  }, 60_000);
 });

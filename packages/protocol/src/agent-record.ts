@@ -1,4 +1,4 @@
-import { AgentRecordField as F } from './snapshot.ts';
+import { AgentRecordField as F, type AgentRuntime } from './snapshot.ts';
 import type { AgentView } from './schemas.ts';
 import type { AgentStatus, Channel } from './states.ts';
 import { DEFAULT_TENANT } from './tenants.ts';
@@ -39,6 +39,19 @@ export function withoutInstance(view: AgentView): AgentView {
   return rest;
 }
 
+/** The runtime figures of the last heartbeat that sent them, as a view's field. */
+function runtimeOf(text: string | undefined): { runtime?: AgentRuntime } {
+  const r = json<Partial<AgentRuntime> | null>(text, null);
+  if (!r || typeof r.loop_lag_p99_ms !== 'number' || typeof r.rss_bytes !== 'number') return {};
+  return {
+    runtime: {
+      loop_lag_p99_ms: r.loop_lag_p99_ms,
+      ...(typeof r.gc_share === 'number' ? { gc_share: r.gc_share } : {}),
+      rss_bytes: r.rss_bytes,
+    },
+  };
+}
+
 /** Turns an agent record hash into the API's view; undefined when the record is absent. */
 export function toAgentView(
   record: Record<string, string>,
@@ -73,6 +86,7 @@ export function toAgentView(
     priority: int(record[F.priority]),
     weight: Number(record[F.weight] ?? 1) || 1,
     ewma_ms: ewmaOf(record),
+    ...runtimeOf(record[F.runtime]),
     meta: json<Record<string, unknown>>(record[F.meta], {}),
   };
 }

@@ -123,6 +123,27 @@ export const RegisterReply = Type.Object({
 export type RegisterReply = Static<typeof RegisterReply>;
 
 /** `POST /v1/agents/:agent_id/heartbeat` body. */
+/** Runtime figures a heartbeat carries; AgentRuntime (snapshot.ts) is their type. */
+export const AgentRuntimeSchema = Type.Object(
+  {
+    loop_lag_p99_ms: Type.Number({
+      minimum: 0,
+      maximum: 3_600_000,
+      description:
+        "p99 of the event loop's wake-up delay since the last heartbeat, ms (Python: the heartbeat thread's)",
+    }),
+    gc_share: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        description: 'Share of the time since the last heartbeat spent in garbage collection',
+      }),
+    ),
+    rss_bytes: Type.Integer({ minimum: 0, maximum: 2 ** 50, description: 'Resident set size' }),
+  },
+  { additionalProperties: false },
+);
+
 export const HeartbeatBody = Type.Object(
   {
     inflight: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
@@ -139,6 +160,7 @@ export const HeartbeatBody = Type.Object(
           'false: the agent behind this one (an endpoint a relay calls) does not answer: SUSPECT at once, until a heartbeat says true',
       }),
     ),
+    runtime: Type.Optional(AgentRuntimeSchema),
   },
   { additionalProperties: false },
 );
@@ -204,6 +226,7 @@ export const AgentView = Type.Object({
   ewma_ms: Type.Record(Type.String(), Type.Number(), {
     description: 'Execution-time EWMA per capability',
   }),
+  runtime: Type.Optional(AgentRuntimeSchema),
   meta: Type.Record(Type.String(), Type.Unknown()),
 });
 export type AgentView = Static<typeof AgentView>;

@@ -1,6 +1,16 @@
 import type { AgentStatus, Channel } from './states.ts';
 
 /** Field names of an agent's record hash, written by registry-sync and re-checked by routers. */
+/** Runtime figures an agent's heartbeat carries (docs/OBSERVABILITY.md, Agent runtime). */
+export interface AgentRuntime {
+  /** p99 of the event loop's (Python: the heartbeat thread's) wake-up delay since the last beat, ms. */
+  loop_lag_p99_ms: number;
+  /** Share of the time since the last beat spent in garbage collection, 0–1 (Node only). */
+  gc_share?: number;
+  /** Resident set size, bytes. */
+  rss_bytes: number;
+}
+
 export const AgentRecordField = {
   agentId: 'agent_id',
   instanceId: 'instance_id',
@@ -30,6 +40,8 @@ export const AgentRecordField = {
   unwell: 'unwell',
   /** `1` while the agent's relay reports its endpoint unreachable: SUSPECT until it answers again. */
   unreachable: 'unreachable',
+  /** JSON of the runtime figures of the agent's last heartbeat (`AgentRuntime`). */
+  runtime: 'runtime',
   tags: 'tags',
   observe: 'observe',
   priority: 'priority',
@@ -80,6 +92,8 @@ export interface SnapshotAgent {
   weight?: number;
   /** Execution-time EWMA per capability, ms. */
   ewma_ms?: Record<string, number>;
+  /** The runtime figures of its last heartbeat, when it sends them. */
+  runtime?: AgentRuntime;
   /** The tenant of the key that registered the agent; absent for the default tenant. */
   tenant?: string;
   /** Registered with an operator key as serving every tenant; absent for false. */

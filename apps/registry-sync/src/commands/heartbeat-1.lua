@@ -11,6 +11,7 @@
   ARGV[5] ready: 1 to report ready, 0 to report not ready (no new tasks), "" to leave as is
   ARGV[6] reachable: 0 when the endpoint behind the agent does not answer (sets `unreachable`),
   1 when it answers again (clears it), "" to leave as is
+  ARGV[7] runtime: the heartbeat's runtime figures as JSON (kept as `runtime`), "" to leave as is
 
   Output: { epoch, status, previous status, now_ms, instance_id }
   Errors: -5 no such agent, -2 stale epoch (a newer instance registered), -3 wrong token
@@ -42,4 +43,5 @@ if prev ~= 'DRAINING' then
   else status = 'HEALTHY' end
 end
 redis.call('HSET', KEYS[1], 'lease_at', now, 'reported_inflight', ARGV[3], 'busy', ARGV[4], 'status', status, 'ready', ready)
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'runtime', ARGV[7]) end
 return { tonumber(cur[1]), status, prev, now, cur[6] or '' }

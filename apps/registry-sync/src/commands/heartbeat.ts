@@ -33,6 +33,6 @@ export const heartbeatScript = defineScript({
   lua: new URL('./heartbeat-1.lua', import.meta.url),
   command: 'reachHeartbeat',
   keys: ['agent'],
-  args: ['tokenHash', 'tokenEpoch', 'inflight', 'busy', 'ready', 'reachable'],
+  args: ['tokenHash', 'tokenEpoch', 'inflight', 'busy', 'ready', 'reachable', 'runtime'],
   decode: decodeHeartbeatReply,
 });

@@ -79,6 +79,7 @@ export class SnapshotWriter {
       ...(v.priority ? { priority: v.priority } : {}),
       ...(v.weight !== 1 ? { weight: v.weight } : {}),
       ...(Object.keys(v.ewma_ms).length > 0 ? { ewma_ms: v.ewma_ms } : {}),
+      ...(v.runtime ? { runtime: v.runtime } : {}),
       ...(v.tenant !== DEFAULT_TENANT ? { tenant: v.tenant } : {}),
       ...(v.shared ? { shared: true } : {}),
     }));

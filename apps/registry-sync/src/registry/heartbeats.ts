@@ -1,4 +1,4 @@
-import type { ReachKeys } from '@agent-reach/protocol';
+import type { AgentRuntime, ReachKeys } from '@agent-reach/protocol';
 import type { AgentAuthRefusal } from '../commands/reply-slots.ts';
 import type { ParsedToken } from './token.ts';
 
@@ -10,6 +10,8 @@ export interface BeatReport {
   ready?: boolean;
   /** false: the endpoint behind the agent does not answer its relay (SUSPECT at once). */
   reachable?: boolean;
+  /** The agent's runtime figures (the single route's), kept with the record. */
+  runtime?: AgentRuntime;
 }
 
 /** A tri-state flag as heartbeat-1.lua takes it: 1, 0, or "" to leave as is. */
@@ -31,6 +33,7 @@ export function heartbeatCall(
       busy: report.status === 'busy' ? 1 : 0,
       ready: flag(report.ready),
       reachable: flag(report.reachable),
+      runtime: report.runtime ? JSON.stringify(report.runtime) : '',
     },
   };
 }

@@ -10,6 +10,7 @@ import { AckWriter } from './acks.ts';
 import { useCredentials } from './credentials.ts';
 import { Consumer, type ReadSource } from './consumer.ts';
 import { Heartbeat } from './heartbeat.ts';
+import { RuntimeFigures } from './runtime-figures.ts';
 import {
   compileAgentOptions,
   type CompiledAgentOptions,
@@ -55,6 +56,8 @@ interface Wiring {
   runner: TaskRunner;
   consumer: Consumer;
   heartbeat: Heartbeat;
+  /** The event loop, GC and memory figures each heartbeat carries. */
+  runtime: RuntimeFigures;
   renewals: LeaseRenewals;
   control: ControlReader;
   /** The control reader's own connection (its XREAD blocks). */
@@ -182,8 +185,10 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       logger: child('consumer'),
       onGroupMissing: () => this.#reregister(),
     });
+    const runtime = new RuntimeFigures();
     const heartbeat = new Heartbeat({
       registry: this.#registry,
+      runtime: () => runtime.take(),
       session,
       inflight: () => this.#slots.inUse,
       maxConcurrency: o.maxConcurrency,
@@ -219,7 +224,18 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       blockMs: o.blockMs,
       logger: child('control'),
     });
-    this.#wiring = { cmd, read, runner, consumer, heartbeat, renewals, control, ctl, children };
+    this.#wiring = {
+      cmd,
+      read,
+      runner,
+      consumer,
+      heartbeat,
+      runtime,
+      renewals,
+      control,
+      ctl,
+      children,
+    };
     this.#reregistering = this.#register();
     return this;
   }
@@ -384,6 +400,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     );
     this.#lifetime.abort();
     this.#wiring?.heartbeat.stop();
+    this.#wiring?.runtime.stop();
     // A fenced instance's renewals are refused anyway (stale epoch).
     this.#wiring?.renewals.stop();
     // In-flight handlers finish; their acks still carry this instance's (old) epoch.
@@ -420,6 +437,7 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       // No handler waits for a child any more: a long poll still open must not hold the process.
       await w.children.close();
       w.heartbeat.stop();
+      w.runtime.stop();
       w.renewals.stop();
       await w.control.stop();
       await this.#reregistering;

@@ -1,4 +1,5 @@
 import type {
+  AgentRuntime,
   ErrorCode,
   HeartbeatBody,
   RedisCredentials,
@@ -25,6 +26,8 @@ export interface HeartbeatContext {
   reportReady(): boolean;
   /** True while the agent said it is not ready (`markNotReady()`): heartbeats carry `ready: false`. */
   notReady?(): boolean;
+  /** The process's runtime figures since the last heartbeat, sent with each. */
+  runtime?(): AgentRuntime;
   /** The registry answered a heartbeat (2xx); `body` is what it was told. */
   onAnswered(body: HeartbeatBody): void;
   /**
@@ -82,6 +85,7 @@ export class Heartbeat {
     const body: HeartbeatBody = {
       inflight,
       status: inflight >= this.ctx.maxConcurrency ? 'busy' : 'idle',
+      ...(this.ctx.runtime ? { runtime: this.ctx.runtime() } : {}),
     };
     // Every beat once ready, not only the first: a re-registration racing markReady() may have
     // told the registry `ready: false`, and the next beat puts that right.

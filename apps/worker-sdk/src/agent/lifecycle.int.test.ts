@@ -6,6 +6,13 @@ import { startHarness, type Harness } from '../testing/harness.ts';
 import { Gate, pendingCount } from '../testing/support.ts';
 import type { AgentState } from './agent.ts';
 
+/** The runtime figures every heartbeat carries (runtime-figures.ts). */
+const RUNTIME = {
+  loop_lag_p99_ms: expect.any(Number),
+  gc_share: expect.any(Number),
+  rss_bytes: expect.any(Number),
+};
+
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.cleanup();
@@ -65,7 +72,7 @@ describe('heartbeat', () => {
     });
     expect(h.registry.heartbeats[0]).toEqual({
       agentId: reg.agent_id,
-      body: { inflight: 0, status: 'idle' },
+      body: { inflight: 0, status: 'idle', runtime: RUNTIME },
     });
     await h.addTask(reg.agent_id, { task_id: 'hold' });
     await waitFor(

@@ -4,6 +4,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../testing/harness.ts';
 import { pendingCount } from '../testing/support.ts';
 
+/** The runtime figures every heartbeat carries (runtime-figures.ts). */
+const RUNTIME = {
+  loop_lag_p99_ms: expect.any(Number),
+  gc_share: expect.any(Number),
+  rss_bytes: expect.any(Number),
+};
+
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.cleanup();
@@ -55,7 +62,10 @@ describe('two-phase start (ready: false)', () => {
     expect(h.registry.heartbeats).toEqual([]);
     await expect(agent.markReady()).resolves.toBe(true);
     expect(h.registry.heartbeats).toEqual([
-      { agentId: reg.agent_id, body: { inflight: 0, status: 'idle', ready: true } },
+      {
+        agentId: reg.agent_id,
+        body: { inflight: 0, status: 'idle', ready: true, runtime: RUNTIME },
+      },
     ]);
     expect(h.registry.statusOf(reg.agent_id)).toBe('HEALTHY');
     expect(agent.markReady()).toBe(agent.markReady()); // same answer every call

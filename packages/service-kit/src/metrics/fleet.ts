@@ -5,6 +5,7 @@ import {
   AGENT_STATUSES,
   decodeSnapshot,
   WORKER_GROUP,
+  type AgentRuntime,
   type ReachKeys,
 } from '@agent-reach/protocol';
 
@@ -36,11 +37,14 @@ export interface FleetSample {
   due: number;
   acksBacklog: number;
   counters: [string, number][];
+  /** The sampled agents' runtime figures from their last heartbeat, where they send them. */
+  runtimes: { agentId: string; runtime: AgentRuntime }[];
 }
 
 const EMPTY: FleetSample = {
   ok: false,
   byStatus: {},
+  runtimes: [],
   inboxes: [],
   pools: [],
   deadLetters: 0,
@@ -137,6 +141,9 @@ async function readFleet(
     due,
     acksBacklog,
     counters,
+    runtimes: sampled.flatMap((a) =>
+      a.runtime ? [{ agentId: a.agent_id, runtime: a.runtime }] : [],
+    ),
   };
 }
 
@@ -255,6 +262,31 @@ export function registerFleetGauges(registry: Registry, opts: FleetGaugeOptions)
     'Receipts and completions on the acks stream not yet applied',
     [],
     (g, s) => g.set(s.acksBacklog),
+  );
+  gauge(
+    'reach_agent_event_loop_lag_p99_seconds',
+    "p99 of an agent's event-loop delay between its last two heartbeats (Python: its heartbeat thread's)",
+    ['agent_id'],
+    (g, s) => {
+      for (const r of s.runtimes) g.set({ agent_id: r.agentId }, r.runtime.loop_lag_p99_ms / 1000);
+    },
+  );
+  gauge(
+    'reach_agent_gc_share',
+    'Share of the time between its last two heartbeats a Node agent spent in garbage collection',
+    ['agent_id'],
+    (g, s) => {
+      for (const r of s.runtimes)
+        if (r.runtime.gc_share !== undefined) g.set({ agent_id: r.agentId }, r.runtime.gc_share);
+    },
+  );
+  gauge(
+    'reach_agent_resident_memory_bytes',
+    "An agent's resident set size at its last heartbeat",
+    ['agent_id'],
+    (g, s) => {
+      for (const r of s.runtimes) g.set({ agent_id: r.agentId }, r.runtime.rss_bytes);
+    },
   );
   gauge(
     'reach_store_counter',

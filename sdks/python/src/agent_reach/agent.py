@@ -27,6 +27,7 @@ from .client import ReachClient
 from .connection import RedisConnection
 from .probe import HealthCheck, probe_outcome
 from .reader import StreamReader
+from .runtime import RuntimeFigures
 from .registry import ReachHttpError, RegistryClient
 from .settings import default, setting
 from .signature import with_signature
@@ -436,12 +437,23 @@ class Agent:
     # ---- heartbeat, renewals, cancellation -----------------------------------------------------
 
     def _heartbeat_loop(self) -> None:
+        runtime = RuntimeFigures()
+        try:
+            self._heartbeats(runtime)
+        finally:
+            runtime.stop()
+
+    def _heartbeats(self, runtime: RuntimeFigures) -> None:
         while not self._halt.wait(self.session.get("heartbeat_interval_ms", 5000) / 1000):
             if self.state == "fenced":
                 return
             inflight = self._inflight()
             try:
-                body: Dict[str, Any] = {"inflight": inflight, "status": "busy" if inflight else "idle"}
+                body: Dict[str, Any] = {
+                    "inflight": inflight,
+                    "status": "busy" if inflight else "idle",
+                    "runtime": runtime.take(),
+                }
                 if self._two_phase:
                     body["ready"] = self._ready.is_set()
                 reply = self.registry.heartbeat(self.session, body)
