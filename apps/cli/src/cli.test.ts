@@ -425,6 +425,21 @@ describe('reach itself', () => {
     expect(current).toMatchObject({ code: 0, err: '' });
   });
 
+  it('refuses agents promote without an id, with a weight out of 0.1-10, and --weight alone', async () => {
+    const registry = ['--registry', `http://127.0.0.1:${await freePort()}`];
+    for (const argv of [
+      ['agents', 'promote'],
+      ['agents', 'promote', 'a1', '--weight', '20'],
+      ['agents', '--weight', '2'],
+    ]) {
+      const run = await reach([...argv, ...registry]);
+      expect(run.code, argv.join(' ')).toBe(2);
+    }
+    expect((await reach(['agents', 'promote', 'a1', '--weight', 'x', ...registry])).err).toContain(
+      '--weight must be a number from 0.1 to 10',
+    );
+  });
+
   it('exits 3 and names the service when nothing listens', async () => {
     const run = await reach(['agents', '--registry', `http://127.0.0.1:${await freePort()}`]);
     expect(run.code).toBe(3);

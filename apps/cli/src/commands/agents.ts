@@ -33,6 +33,7 @@ async function promote(ctx: Context): Promise<number> {
 export async function agentsCommand(ctx: Context): Promise<number> {
   if (ctx.args[0] === 'promote') return promote(ctx);
   if (ctx.args.length > 0) throw new UsageError('reach agents takes no arguments but promote');
+  if (ctx.options.weight !== undefined) throw new UsageError(USAGE_PROMOTE);
   const capability = ctx.options.capability;
   const reply = await ctx.registry.request<{ agents: AgentView[] }>('/v1/agents');
   const agents = reply.agents
