@@ -157,7 +157,7 @@ describe('priority among held submissions', () => {
     const taken = await submit({ capability: 'narrow', payload: 0 });
     expect(taken.status).toBe(202);
     // The waiter a router holds submissions in (submitter.ts), on the router's own snapshot.
-    const waiter = new CapacityWaiter({ redis, keys, snapshot: router.snapshot });
+    const waiter = new CapacityWaiter({ redis: router.redis, keys, snapshot: router.snapshot });
     const order: string[] = [];
     const hold = (name: string, priority: number) =>
       void waiter.wait('narrow', 20_000, priority).then((ok) => order.push(ok ? name : `${name}!`));

@@ -2,7 +2,7 @@ import { AgentRecordField as F, type AgentRuntime } from './snapshot.ts';
 import type { AgentView } from './schemas.ts';
 import type { AgentStatus, Channel } from './states.ts';
 import { DEFAULT_TENANT } from './tenants.ts';
-import { healthScore } from './health.ts';
+import { healthScore, taskErrorRate } from './health.ts';
 
 function int(value: string | undefined): number {
   const n = Number(value);
@@ -79,6 +79,7 @@ export function toAgentView(
     lease_age_ms: Math.max(0, nowMs - leaseAt),
     ejected_until: int(record[F.ejectedUntil]),
     health_score: healthScore(record[F.outcomes] ?? ''),
+    health_samples: taskErrorRate(record[F.outcomes] ?? '').tasks,
     degraded_until: record[F.degraded] === '1' ? int(record[F.degradedUntil]) : 0,
     tags: json<string[]>(record[F.tags], []),
     observe: record[F.observe] === '1',

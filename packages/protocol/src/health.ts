@@ -41,6 +41,14 @@ const TASK_OUTCOMES = new Set(['o', 's', 'f', 'l', 't']);
 const TASK_ERRORS = new Set(['f', 'l', 't']);
 
 /**
+ * Task outcomes (probes aside) an agent's health window must hold before its score steers
+ * routing (the snapshot carries it only then, docs/ROUTING.md), as many as DEGRADED needs by
+ * default: the first failure of a new agent is one in a handful, not a rate, and an agent
+ * routed away from too early is never judged DEGRADED.
+ */
+export const HEALTH_ROUTING_MIN_OUTCOMES = 20;
+
+/**
  * The health score, 0–100: 100 × (1 − the weighted share of bad outcomes), a slow completion
  * counting half. 100 for an agent with no outcomes yet.
  */

@@ -209,6 +209,9 @@ export const AgentView = Type.Object({
     description:
       "From the agent's recent outcomes: failures, lease lapses, receipt timeouts, failed probes, slow completions (100 = none)",
   }),
+  health_samples: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'How many task outcomes (probes aside) the health window holds' }),
+  ),
   degraded_until: Type.Integer({
     description:
       'DEGRADED: epoch ms of the end of its cooldown (recovery needs probes after it); 0 otherwise',

@@ -3,6 +3,7 @@ import { snapshotScript } from '../commands/snapshot.ts';
 import type { Logger } from 'pino';
 import {
   DEFAULT_TENANT,
+  HEALTH_ROUTING_MIN_OUTCOMES,
   encodeSettings,
   PUBLISHED_SETTINGS,
   type FullAgentView,
@@ -73,7 +74,10 @@ export class SnapshotWriter {
       lease_age_ms: v.lease_age_ms,
       ...(v.ejected_until > 0 ? { ejected_until: v.ejected_until } : {}),
       ...(v.tags.length > 0 ? { tags: v.tags } : {}),
-      ...(v.health_score < 100 ? { health_score: v.health_score } : {}),
+      // The score steers routing only once the window holds enough outcomes to be a rate.
+      ...(v.health_score < 100 && (v.health_samples ?? 0) >= HEALTH_ROUTING_MIN_OUTCOMES
+        ? { health_score: v.health_score }
+        : {}),
       ...(v.observe ? { observe: true } : {}),
       ...(v.unreachable ? { unreachable: true } : {}),
       ...(v.priority ? { priority: v.priority } : {}),
