@@ -210,7 +210,10 @@ export const AgentView = Type.Object({
       "From the agent's recent outcomes: failures, lease lapses, receipt timeouts, failed probes, slow completions (100 = none)",
   }),
   health_samples: Type.Optional(
-    Type.Integer({ minimum: 0, description: 'How many task outcomes (probes aside) the health window holds' }),
+    Type.Integer({
+      minimum: 0,
+      description: 'How many task outcomes (probes aside) the health window holds',
+    }),
   ),
   degraded_until: Type.Integer({
     description:
