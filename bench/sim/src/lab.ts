@@ -9,6 +9,7 @@ import {
   generateWorkload,
   type FleetOptions,
   type SimAgentSpec,
+  type Workload,
 } from './workload.ts';
 
 /** Settings of a lab run. */
@@ -117,6 +118,22 @@ export function figuresOf(utilisation: number, run: RunResult): PolicyFigures {
   };
 }
 
+/** The lab's tasks at one utilisation of `fleet` (the same seed, so the same tasks). */
+function workloadAt(options: LabOptions, utilisation: number, fleet: readonly SimAgentSpec[]) {
+  return generateWorkload({ seed: options.seed, tasks: options.tasks, utilisation, fleet });
+}
+
+/** One policy over a workload, with the lab's router settings. */
+function runPolicy(options: LabOptions, workload: Workload, policy: PolicyName) {
+  return simulate(workload, {
+    policy,
+    seed: options.seed,
+    routers: options.routers,
+    maxCandidates: options.maxCandidates,
+    snapshotIntervalMs: options.snapshotIntervalMs,
+  });
+}
+
 /**
  * Runs every policy at every utilisation on the same fleet and the same tasks (same seed), then
  * measures stickiness. Deterministic: the same options give the same report.
@@ -127,23 +144,12 @@ export async function runLab(options: LabOptions = DEFAULT_LAB): Promise<LabRepo
   const loads: LabReport['loads'] = [];
   let meanWorkMs = 0;
   for (const utilisation of options.utilisations) {
-    const workload = generateWorkload({
-      seed: options.seed,
-      tasks: options.tasks,
-      utilisation,
-      fleet,
-    });
+    const workload = workloadAt(options, utilisation, fleet);
     meanWorkMs = workload.meanWorkMs;
     const spanS = (workload.tasks[workload.tasks.length - 1]?.arrive_ms ?? 0) / 1000;
     loads.push({ utilisation, arrivalsPerS: workload.arrivalsPerS, spanS });
     for (const policy of options.policies) {
-      const run = await simulate(workload, {
-        policy,
-        seed: options.seed,
-        routers: options.routers,
-        maxCandidates: options.maxCandidates,
-        snapshotIntervalMs: options.snapshotIntervalMs,
-      });
+      const run = await runPolicy(options, workload, policy);
       figures.push(figuresOf(utilisation, run));
     }
   }
@@ -172,20 +178,9 @@ async function runHealthLab(
     fleetCapacity(graded.filter((_, i) => failing[i])) / Math.max(1e-9, fleetCapacity(graded));
   const out: HealthFigures[] = [];
   for (const utilisation of options.utilisations) {
-    const workload = generateWorkload({
-      seed: options.seed,
-      tasks: options.tasks,
-      utilisation,
-      fleet: graded,
-    });
+    const workload = workloadAt(options, utilisation, graded);
     for (const policy of HEALTH_POLICY_NAMES) {
-      const run = await simulate(workload, {
-        policy,
-        seed: options.seed,
-        routers: options.routers,
-        maxCandidates: options.maxCandidates,
-        snapshotIntervalMs: options.snapshotIntervalMs,
-      });
+      const run = await runPolicy(options, workload, policy);
       const all = run.started.reduce((s, n) => s + n, 0);
       const theirs = run.started.reduce((s, n, i) => s + (failing[i] ? n : 0), 0);
       const [p99] = percentiles(run.completionMs, [99]) as [number];

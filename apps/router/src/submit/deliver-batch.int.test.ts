@@ -15,6 +15,18 @@ const task = (taskId: string, attempt = 1): TaskMessage => ({
   deadline_ms: 0,
 });
 
+/** An agent's record with `max` slots, its lease renewed `ago` ms before now on Redis time. */
+async function agentRecord(id: string, max: number, ago = 0, status = 'HEALTHY'): Promise<void> {
+  const { redis, keys } = scratch;
+  const t = await redis.time();
+  await redis.hset(keys.agent(id), {
+    epoch: 1,
+    status,
+    max_concurrency: max,
+    lease_at: Number(t[0]) * 1000 - ago,
+  });
+}
+
 describe('deliveries of one tick to one agent', () => {
   it('go in one script call, each checked against the slots the ones before it took', async () => {
     const { redis, keys } = scratch;
@@ -68,13 +80,7 @@ describe('deliveries of one tick to one agent', () => {
   it('to an agent that is not live, are each refused', async () => {
     const { redis, keys } = scratch;
     const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
-    const t = await redis.time();
-    await redis.hset(keys.agent('offline'), {
-      epoch: 1,
-      status: 'OFFLINE',
-      max_concurrency: 2,
-      lease_at: Number(t[0]) * 1000,
-    });
+    await agentRecord('offline', 2, 0, 'OFFLINE');
     const target = { agent_id: 'offline', epoch: 1 };
     expect(await delivery.deliver(target, task('z'))).toEqual({ ok: false, refusal: 'not_live' });
     expect(await redis.xlen(keys.inbox('offline'))).toBe(0);
@@ -83,13 +89,7 @@ describe('deliveries of one tick to one agent', () => {
   it('free a slot when the worker XACKs, before registry-sync applies its ack', async () => {
     const { redis, keys } = scratch;
     const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
-    const t = await redis.time();
-    await redis.hset(keys.agent('xacks'), {
-      epoch: 1,
-      status: 'HEALTHY',
-      max_concurrency: 2,
-      lease_at: Number(t[0]) * 1000,
-    });
+    await agentRecord('xacks', 2);
     await redis.xgroup('CREATE', keys.inbox('xacks'), 'workers', '$', 'MKSTREAM');
     const target = { agent_id: 'xacks', epoch: 1 };
     await Promise.all([delivery.deliver(target, task('a')), delivery.deliver(target, task('b'))]);
@@ -122,13 +122,7 @@ describe('deliveries of one tick to one agent', () => {
   it('free a slot when registry-sync applies an ack the worker never XACKed', async () => {
     const { redis, keys } = scratch;
     const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
-    const t = await redis.time();
-    await redis.hset(keys.agent('no-xack'), {
-      epoch: 1,
-      status: 'HEALTHY',
-      max_concurrency: 1,
-      lease_at: Number(t[0]) * 1000,
-    });
+    await agentRecord('no-xack', 1);
     await redis.xgroup('CREATE', keys.inbox('no-xack'), 'workers', '$', 'MKSTREAM');
     const target = { agent_id: 'no-xack', epoch: 1 };
     await delivery.deliver(target, task('a'));
@@ -141,14 +135,8 @@ describe('deliveries of one tick to one agent', () => {
 
   it('go to a live agent whose lease is past OFFLINE until the delivery bound', async () => {
     const { redis, keys } = scratch;
-    const t = await redis.time();
     // Last renewed 20 s ago, and still HEALTHY: no registry-sync swept it since.
-    await redis.hset(keys.agent('unattended'), {
-      epoch: 1,
-      status: 'HEALTHY',
-      max_concurrency: 4,
-      lease_at: Number(t[0]) * 1000 - 20_000,
-    });
+    await agentRecord('unattended', 4, 20_000);
     const target = { agent_id: 'unattended', epoch: 1 };
     const within = new Delivery({ redis, keys, leaseBoundMs: 60_000 });
     expect((await within.deliver(target, task('p'))).ok).toBe(true);
