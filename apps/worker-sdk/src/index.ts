@@ -11,7 +11,7 @@ export {
 } from './agent/options.ts';
 export type { TaskContext, TaskHandler } from './agent/task.ts';
 export type { ChildResultOptions, ChildTask, ChildTaskRequest } from './agent/child-task.ts';
-export type { HealthCheck } from './agent/probe.ts';
+export type { HealthAnswer, HealthCheck } from './agent/probe.ts';
 export { redisConnectionFromEnv } from './agent/redis-util.ts';
 export { clientSettingFromEnv, RENAMED_SETTING_WARNING } from './util/client-env.ts';
 export type { RedisConnectionExtras } from '@agent-reach/service-kit/redis';

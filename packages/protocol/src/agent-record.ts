@@ -2,7 +2,8 @@ import { AgentRecordField as F, type AgentRuntime } from './snapshot.ts';
 import type { AgentView } from './schemas.ts';
 import type { AgentStatus, Channel } from './states.ts';
 import { DEFAULT_TENANT } from './tenants.ts';
-import { healthScore, taskErrorRate } from './health.ts';
+import { healthScore, runtimePenalty, taskErrorRate } from './health.ts';
+import { decodeAgentHealthCheck } from './probe-health.ts';
 
 function int(value: string | undefined): number {
   const n = Number(value);
@@ -52,6 +53,13 @@ function runtimeOf(text: string | undefined): { runtime?: AgentRuntime } {
   };
 }
 
+/** The latest probe's health check answer, as a view's field. */
+function healthCheckOf(text: string | undefined): Pick<AgentView, 'health_check'> {
+  const check = decodeAgentHealthCheck(text);
+  if (!check) return {};
+  return { health_check: { ok: check.ok, at: check.at, dependencies: check.dependencies } };
+}
+
 /** Turns an agent record hash into the API's view; undefined when the record is absent. */
 export function toAgentView(
   record: Record<string, string>,
@@ -61,6 +69,7 @@ export function toAgentView(
   const agentId = record[F.agentId];
   if (!agentId) return undefined;
   const leaseAt = int(record[F.leaseAt]);
+  const runtime = runtimeOf(record[F.runtime]);
   return {
     agent_id: agentId,
     instance_id: record[F.instanceId] ?? '',
@@ -78,7 +87,11 @@ export function toAgentView(
     last_heartbeat_at: leaseAt,
     lease_age_ms: Math.max(0, nowMs - leaseAt),
     ejected_until: int(record[F.ejectedUntil]),
-    health_score: healthScore(record[F.outcomes] ?? ''),
+    // From its outcomes, less what its runtime figures take (a stalling loop, a GC storm).
+    health_score: Math.max(
+      0,
+      healthScore(record[F.outcomes] ?? '') - runtimePenalty(runtime.runtime),
+    ),
     health_samples: taskErrorRate(record[F.outcomes] ?? '').tasks,
     degraded_until: record[F.degraded] === '1' ? int(record[F.degradedUntil]) : 0,
     tags: json<string[]>(record[F.tags], []),
@@ -87,7 +100,9 @@ export function toAgentView(
     priority: int(record[F.priority]),
     weight: Number(record[F.weight] ?? 1) || 1,
     ewma_ms: ewmaOf(record),
-    ...runtimeOf(record[F.runtime]),
+    ...runtime,
+    ...healthCheckOf(record[F.healthCheck]),
+    ...(record[F.dependencyDown] ? { dependency_down: record[F.dependencyDown] } : {}),
     meta: json<Record<string, unknown>>(record[F.meta], {}),
   };
 }

@@ -1,6 +1,7 @@
 import { AckField, CallbackField, TaskField } from './fields.ts';
 import { FailureCode, isFailureCode } from './failure-codes.ts';
 import { isValidId } from './ids.ts';
+import { decodeProbeHealth, type ProbeHealth } from './probe-health.ts';
 import { isValidScopedId, splitScopedId } from './tenants.ts';
 import { ACK_STAGES, RENEW_STAGE, type AckStage } from './states.ts';
 import {
@@ -34,6 +35,8 @@ export interface TaskMessage {
   region_policy?: 'strict' | 'prefer';
   /** The W3C `traceparent` of the span that sent this attempt; absent when the sender traces nothing. */
   traceparent?: string;
+  /** A shadow copy (observation mode): its result never reaches a caller. Absent otherwise. */
+  shadow?: boolean;
 }
 
 /** Most task ids one `renew` ack names; a worker running more sends several. */
@@ -69,6 +72,8 @@ export interface AckMessage {
   chunks?: string[];
   /** Completion or failure: the W3C `traceparent` of the worker's span that wrote it. */
   traceparent?: string;
+  /** A probe's completion or failure: the health check's answer with its dependencies. */
+  health?: ProbeHealth;
 }
 
 /** An ack that reports a task's stage: a receipt, completion or failure (not a renewal). */
@@ -207,6 +212,7 @@ export function encodeTask(task: TaskMessage): string[] {
     [TaskField.region]: task.region || undefined,
     [TaskField.regionPolicy]: task.region ? task.region_policy : undefined,
     [TaskField.traceparent]: task.traceparent,
+    [TaskField.shadow]: task.shadow ? '1' : undefined,
   });
 }
 
@@ -240,6 +246,7 @@ export function decodeTask(fields: readonly string[]): Decoded<TaskMessage> {
       ...(toInt(r[TaskField.hops]) ? { hops: toInt(r[TaskField.hops]) } : {}),
       ...placement.value,
       ...(isTraceparent(r[TaskField.traceparent]) ? { traceparent: r[TaskField.traceparent] } : {}),
+      ...(r[TaskField.shadow] === '1' ? { shadow: true } : {}),
     },
   };
 }
@@ -267,6 +274,7 @@ export function encodeAck(ack: AckMessage): string[] {
     [AckField.progress]: ack.progress,
     [AckField.chunks]: ack.chunks === undefined ? undefined : JSON.stringify(ack.chunks),
     [AckField.traceparent]: ack.traceparent,
+    [AckField.health]: ack.health === undefined ? undefined : JSON.stringify(ack.health),
   });
 }
 
@@ -358,6 +366,10 @@ export function decodeAck(fields: readonly string[]): Decoded<AckMessage> {
     ack.received_ago_ms = receivedAgo;
   const traceparent = r[AckField.traceparent];
   if (isTraceparent(traceparent)) ack.traceparent = traceparent;
+  if (stage === 'completed' || stage === 'failed') {
+    const health = decodeProbeHealth(r[AckField.health]);
+    if (health) ack.health = health;
+  }
   return { ok: true, value: ack };
 }
 

@@ -29,6 +29,12 @@ export const TaskField = {
    * spans): the worker's spans are its children. Optional; an invalid one is ignored.
    */
   traceparent: 'traceparent',
+  /**
+   * `1` on a shadow copy: a real task mirrored to an agent in observation mode, whose result is
+   * compared with the serving agent's and never reaches a caller (docs/PROTOCOL.md §7). A handler
+   * skips its side effects on one. Omitted on every other entry.
+   */
+  shadow: 'shadow',
 } as const;
 
 /** Capability of the liveness probes registry-sync sends through agents' inboxes. */
@@ -79,6 +85,12 @@ export const AckField = {
    * so the server's span applying it joins the task's trace. An invalid one is ignored.
    */
   traceparent: 'traceparent',
+  /**
+   * Optional on a probe's completion or failure: the agent's health check answer with its
+   * dependencies, JSON text `{"ok":…,"dependencies":{"<name>":{"ok":…,"latency_ms":…,"detail":…}}}`
+   * (probe-health.ts).
+   */
+  health: 'health',
 } as const;
 
 /** Fields of an entry on an agent's control stream (`keys.control`). */

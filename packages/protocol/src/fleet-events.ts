@@ -11,6 +11,7 @@ export const FLEET_EVENT_KINDS = [
   'dead',
   'replayed',
   'ejected',
+  'dependency',
 ] as const;
 export type FleetEventKind = (typeof FLEET_EVENT_KINDS)[number];
 
@@ -27,6 +28,10 @@ export interface FleetEvent {
   reason?: string;
   attempt?: number;
   epoch?: number;
+  /** `dependency`: the dependency flagged, `down` or `up`, and the agents it failed on. */
+  dependency?: string;
+  state?: 'down' | 'up';
+  agents?: string[];
 }
 
 /** The stream field holding the JSON. */

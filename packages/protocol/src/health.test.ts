@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { healthScore, probeSuccessRun, taskErrorRate } from './health.ts';
+import { healthScore, probeSuccessRun, runtimePenalty, taskErrorRate } from './health.ts';
+import { toAgentView } from './agent-record.ts';
 
 describe('health score and error rate', () => {
   it('is 100 with no outcomes or only good ones', () => {
@@ -24,5 +25,26 @@ describe('health score and error rate', () => {
     expect(probeSuccessRun('PPPf')).toBe(0);
     expect(probeSuccessRun('PpPP')).toBe(2);
     expect(probeSuccessRun('PsP')).toBe(2);
+  });
+});
+
+describe('runtime figures in the health score', () => {
+  it('take points for a slow event loop and a GC storm, each capped', () => {
+    expect(runtimePenalty(undefined)).toBe(0);
+    expect(runtimePenalty({ loop_lag_p99_ms: 80, gc_share: 0.05 })).toBe(0);
+    expect(runtimePenalty({ loop_lag_p99_ms: 600 })).toBe(10);
+    expect(runtimePenalty({ loop_lag_p99_ms: 5000, gc_share: 0.2 })).toBe(30);
+    expect(runtimePenalty({ loop_lag_p99_ms: 5000, gc_share: 0.9 })).toBe(40);
+  });
+
+  it('lower the score an agent view shows', () => {
+    const record = {
+      agent_id: 'a1',
+      status: 'HEALTHY',
+      outcomes: 'o'.repeat(10),
+      runtime: JSON.stringify({ loop_lag_p99_ms: 1100, gc_share: 0.15, rss_bytes: 1 }),
+    };
+    expect(toAgentView(record, 0, 0)?.health_score).toBe(75);
+    expect(toAgentView({ ...record, runtime: '' }, 0, 0)?.health_score).toBe(100);
   });
 });

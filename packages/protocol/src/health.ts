@@ -65,6 +65,28 @@ export function healthScore(outcomes: string): number {
   return n === 0 ? 100 : Math.round(100 * (1 - bad / n));
 }
 
+/** Event-loop delay p99 an agent may show before its score pays for it, ms. */
+export const LOOP_LAG_FREE_MS = 100;
+/** Share of time in garbage collection an agent may show before its score pays for it. */
+export const GC_SHARE_FREE = 0.1;
+/** The most points each runtime figure takes off the score. */
+export const RUNTIME_PENALTY_CAP = 20;
+
+/**
+ * Points the runtime figures of an agent's last heartbeat take off its health score (docs/
+ * ROUTING.md, Health in the score): one per 50 ms of event-loop delay p99 over 100 ms, and one per
+ * percentage point of time in garbage collection over 10 %, each at most 20. A stalling loop or
+ * a GC storm is seen before its tasks fail or time out.
+ */
+export function runtimePenalty(
+  runtime: { loop_lag_p99_ms: number; gc_share?: number } | undefined,
+): number {
+  if (!runtime) return 0;
+  const lag = Math.max(0, runtime.loop_lag_p99_ms - LOOP_LAG_FREE_MS) / 50;
+  const gc = Math.max(0, (runtime.gc_share ?? 0) - GC_SHARE_FREE) * 100;
+  return Math.round(Math.min(RUNTIME_PENALTY_CAP, lag) + Math.min(RUNTIME_PENALTY_CAP, gc));
+}
+
 /** Task outcomes in the window and how many of them were errors (failures, lapses, timeouts). */
 export function taskErrorRate(outcomes: string): { tasks: number; errors: number; rate: number } {
   let tasks = 0;

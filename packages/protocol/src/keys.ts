@@ -203,6 +203,21 @@ export interface ReachKeys {
   tenant(tenant: string): string;
   /** Set: every tenant with a record, `<prefix>:{tenants}`. */
   tenants(): string;
+  /**
+   * Hash: capability → its shadow settings as JSON (`{rate, compare?}`, shadow.ts), written by the
+   * operator API and read by routers (docs/PROTOCOL.md §7).
+   */
+  shadowSettings(): string;
+  /**
+   * List: an observing agent's shadow results, newest first (shadow.ts `ShadowRecord` as JSON),
+   * capped and expiring; under the agent's hash tag.
+   */
+  observations(agentId: string): string;
+  /**
+   * Hash: the dependencies flagged down fleet-wide, `<dependency>|<capability>` → JSON
+   * (`{since, agents}`), written by the leading registry-sync instance.
+   */
+  dependenciesDown(): string;
 }
 
 /**
@@ -408,5 +423,8 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX, counts: ShardCounts =
     wake: (id) => `${agentTag(id)}:wake`,
     tenant: (tenant) => `${p}:{tenants}:t:${checkTenant(tenant)}`,
     tenants: () => `${p}:{tenants}`,
+    shadowSettings: () => `${p}:shadow`,
+    observations: (id) => `${agentTag(id)}:observations`,
+    dependenciesDown: () => `${p}:dependencies:down`,
   };
 }

@@ -233,6 +233,32 @@ export const AgentView = Type.Object({
     description: 'Execution-time EWMA per capability',
   }),
   runtime: Type.Optional(AgentRuntimeSchema),
+  health_check: Type.Optional(
+    Type.Object(
+      {
+        ok: Type.Boolean(),
+        at: Type.Integer({ description: 'When the probe answer was applied, epoch ms' }),
+        dependencies: Type.Record(
+          Type.String(),
+          Type.Object({
+            ok: Type.Boolean(),
+            latency_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+            detail: Type.Optional(Type.String()),
+          }),
+        ),
+      },
+      {
+        description:
+          "The latest probe's health check answer, with the dependencies the agent reported",
+      },
+    ),
+  ),
+  dependency_down: Type.Optional(
+    Type.String({
+      description:
+        'A dependency flagged down fleet-wide made the agent SUSPECT; it gets no task until a probe passes without it',
+    }),
+  ),
   meta: Type.Record(Type.String(), Type.Unknown()),
 });
 export type AgentView = Static<typeof AgentView>;

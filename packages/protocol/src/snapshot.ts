@@ -42,6 +42,13 @@ export const AgentRecordField = {
   unreachable: 'unreachable',
   /** JSON of the runtime figures of the agent's last heartbeat (`AgentRuntime`). */
   runtime: 'runtime',
+  /** JSON of its latest probe's health check answer, with when it came (`AgentHealthCheck`). */
+  healthCheck: 'health_check',
+  /**
+   * The dependency flagged down fleet-wide that made it SUSPECT (docs/PROTOCOL.md §6,
+   * Dependencies): routed nothing until a probe passes without it.
+   */
+  dependencyDown: 'dependency_down',
   tags: 'tags',
   observe: 'observe',
   priority: 'priority',
@@ -94,6 +101,8 @@ export interface SnapshotAgent {
   ewma_ms?: Record<string, number>;
   /** The runtime figures of its last heartbeat, when it sends them. */
   runtime?: AgentRuntime;
+  /** A dependency flagged down fleet-wide made it SUSPECT: routed nothing until it recovers. */
+  dependency_down?: string;
   /** The tenant of the key that registered the agent; absent for the default tenant. */
   tenant?: string;
   /** Registered with an operator key as serving every tenant; absent for false. */

@@ -10,6 +10,7 @@ from agent_reach.codecs import (
     fields_to_dict,
     progress_json,
 )
+from agent_reach.task import Task
 
 
 class CodecsTest(unittest.TestCase):
@@ -19,6 +20,19 @@ class CodecsTest(unittest.TestCase):
         msg = decode_task(entry)
         self.assertEqual((msg.task_id, msg.capability, msg.payload, msg.attempt), ("acme/t1", "echo", '{"n":41}', 2))
         self.assertEqual((msg.trace_id, msg.callback_topic, msg.deadline_ms), ("abc", "me", 0))
+
+    def test_only_shadow_1_marks_a_shadow_copy(self):
+        base = {"task_id": "t1", "capability": "echo", "payload": "{}", "attempt": "1"}
+        self.assertIs(decode_task({**base, "shadow": "1"}).shadow, True)
+        self.assertIs(decode_task(base).shadow, False)
+        for value in ("0", "yes", "true", "", " 1"):
+            with self.subTest(value=value):
+                self.assertIs(decode_task({**base, "shadow": value}).shadow, False)
+
+    def test_the_handlers_task_says_whether_it_is_a_shadow_copy(self):
+        base = {"task_id": "t1", "capability": "echo", "payload": "{}", "attempt": "1"}
+        self.assertIs(Task(None, decode_task({**base, "shadow": "1"}), "inbox", "1-0", False).shadow, True)
+        self.assertIs(Task(None, decode_task(base), "inbox", "1-0", False).shadow, False)
 
     def test_refuses_entries_that_are_not_tasks(self):
         for bad in ({"capability": "echo", "attempt": "1"},

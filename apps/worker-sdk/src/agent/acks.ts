@@ -5,6 +5,7 @@ import {
   RELEASED_CONSUMER,
   withAckSignature,
   type AckMessage,
+  type ProbeHealth,
   type RegisterReply,
 } from '@agent-reach/protocol';
 import type { RedisClient } from '@agent-reach/service-kit/redis';
@@ -17,7 +18,7 @@ import { redisErrorCode, type ReadOrigin } from './redis-util.ts';
 
 /** The final report of a task: completed with a result, or failed. */
 export type TaskOutcome =
-  | { stage: 'completed'; result: string; durationMs: number }
+  | { stage: 'completed'; result: string; durationMs: number; health?: ProbeHealth }
   | {
       stage: 'failed';
       error: string;
@@ -25,6 +26,8 @@ export type TaskOutcome =
       errorCode?: string;
       retryable: boolean;
       durationMs?: number;
+      /** A probe's: the health check's answer with its dependencies (the ack's `health`). */
+      health?: ProbeHealth;
     };
 
 /** A `progress` or `chunk` ack's own part (docs/PROTOCOL.md §4, Progress and streamed output). */
@@ -114,6 +117,7 @@ export class AckWriter {
       }
       if (receivedAgoMs !== undefined) ack.received_ago_ms = receivedAgoMs;
       if (target.traceparent) ack.traceparent = target.traceparent;
+      if (outcome.health) ack.health = outcome.health;
       return this.#batch.add(session.acks_stream, ackFields(session, ack), xack);
     });
   }

@@ -146,6 +146,9 @@ export interface ReachAgentOptions {
    * loaded, is the GPU free". `false`, a throw or no answer within `healthTimeoutMs` fails the
    * probe; `REACH_PROBE_FAILURES` (default 3) failed probes in a row make the agent SUSPECT until
    * one passes, and passed probes bring a DEGRADED agent back. Its `signal` aborts at the timeout.
+   * It may answer `{ ok?, dependencies }` instead (`HealthAnswer`): the detail is kept with the
+   * agent, and a dependency down on several agents at once is flagged fleet-wide and makes them
+   * SUSPECT on that probe (docs/PROTOCOL.md §6, Dependencies).
    * @default undefined (a probe passes when the agent reads it)
    */
   health?: HealthCheck;

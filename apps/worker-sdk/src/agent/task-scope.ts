@@ -137,6 +137,7 @@ export class HandlerContext implements TaskContext {
   readonly hops: number;
   readonly deadlineMs: number;
   readonly messageId: string;
+  readonly shadow: boolean;
   readonly submit: TaskContext['submit'];
   readonly progress: TaskContext['progress'];
   readonly stream: TaskContext['stream'];
@@ -155,6 +156,7 @@ export class HandlerContext implements TaskContext {
     this.hops = task.hops ?? 0;
     this.deadlineMs = task.deadline_ms;
     this.messageId = messageId;
+    this.shadow = task.shadow === true;
     this.submit = (req, signal) => scope.submit(req, signal, traceparent);
     this.progress = (value) => scope.output().progress(value);
     this.stream = (chunk) => scope.output().stream(chunk);

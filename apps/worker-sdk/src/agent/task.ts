@@ -29,6 +29,12 @@ export interface TaskContext {
   /** Stream entry id the task was read from. */
   readonly messageId: string;
   /**
+   * A shadow copy: the agent runs in observation mode (`observe: true`) and this is a real task
+   * mirrored to it, whose result is compared with the serving agent's and reaches no caller
+   * (docs/PROTOCOL.md §7). Skip side effects (emails, writes) on one. False for every other task.
+   */
+  readonly shadow: boolean;
+  /**
    * Aborted when the deadline passes or when a shutdown runs out of time; its `reason` is a
    * `TaskAbortedError`. Pass it to fetch() and friends.
    */

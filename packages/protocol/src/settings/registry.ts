@@ -216,6 +216,21 @@ export const REGISTRY_SETTINGS = {
     default: 3,
     doc: 'Failed deep probes in a row that make an agent SUSPECT.',
   },
+  shadowKeep: {
+    env: 'REACH_SHADOW_KEEP',
+    type: 'integer',
+    minimum: 10,
+    maximum: 100_000,
+    default: 1000,
+    doc: 'Shadow results kept per observing agent for its observation report (the newest).',
+  },
+  shadowRetentionMs: {
+    env: 'REACH_SHADOW_RETENTION_MS',
+    type: 'integer',
+    minimum: 60_000,
+    default: 86_400_000,
+    doc: 'How long an observing agent’s shadow results are kept after its latest one.',
+  },
   noAgentWaitMs: {
     env: 'REACH_NO_AGENT_WAIT_MS',
     type: 'integer',

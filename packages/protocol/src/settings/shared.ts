@@ -45,6 +45,14 @@ export const SHARED_SETTINGS = {
     essential: true,
     doc: 'The bootstrap operator key of the default tenant, 32+ characters; never stored.',
   },
+  shadowRate: {
+    env: 'REACH_SHADOW_RATE',
+    type: 'number',
+    minimum: 0,
+    maximum: 1,
+    default: 0,
+    doc: 'Share of each capability’s tasks mirrored to its agents in observation mode, unless `PUT /v1/capabilities/:capability/shadow` set the capability’s own.',
+  },
   allowedHosts: {
     env: 'REACH_ALLOWED_HOSTS',
     type: 'parsed',

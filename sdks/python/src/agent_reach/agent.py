@@ -62,6 +62,10 @@ class Agent:
     the most urgent priority band first, and releases unread a pool task whose placement (a strict
     region, tags) it does not offer. ``health`` is asked on every liveness probe: ``False``, an
     exception or no answer within ``health_timeout_s`` fails the probe (``HEALTH_CHECK_FAILED``).
+    It may return a dict instead, ``{"ok": bool, "dependencies": {name: {"ok": bool,
+    "latency_ms": n, "detail": str}}}``, to say which dependencies are up: without ``ok`` the
+    probe passes only when every dependency's ``ok`` is True, a failure names the ones down, and
+    the probe's ack carries the answer, cleaned, as its ``health`` field (JSON text).
 
     ``card`` (an A2A AgentCard, inline) or ``card_url`` (fetched by registry-sync; not for a pull
     agent) registers the agent with its card: every skill needs a handler, and the card's
@@ -106,7 +110,7 @@ class Agent:
         if not isinstance(max_concurrency, int) or not 1 <= max_concurrency <= 10000:
             raise ValueError(f"max_concurrency must be an integer from 1 to 10000, got {max_concurrency!r}")
         if health is not None and not callable(health):
-            raise TypeError("health must be a function returning True or False")
+            raise TypeError("health must be a function returning True, False or a dict")
         if not isinstance(health_timeout_s, (int, float)) or not 0 < health_timeout_s <= 600:
             raise ValueError(f"health_timeout_s must be a number of seconds from 0 to 600, got {health_timeout_s!r}")
         self.agent_id = agent_id
@@ -401,10 +405,11 @@ class Agent:
             traceparent = spans.ack_traceparent()
             if outcome["stage"] == "completed":
                 self._ack(task, "completed", result=outcome["result"], duration_ms=duration_ms,
-                          capability=task.capability, traceparent=traceparent)
+                          capability=task.capability, health=outcome.get("health"), traceparent=traceparent)
             else:
                 self._ack(task, "failed", duration_ms=duration_ms, error=outcome["error"][:4096],
-                          error_code=outcome["error_code"], retryable=outcome["retryable"], traceparent=traceparent)
+                          error_code=outcome["error_code"], retryable=outcome["retryable"],
+                          health=outcome.get("health"), traceparent=traceparent)
             self._xack(task._stream, task._entry_id)
         except redis.RedisError as err:
             log.warning("could not report %s; the server will take it back: %s", task.task_id, err)

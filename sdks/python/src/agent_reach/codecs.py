@@ -37,6 +37,9 @@ class TaskMessage:
     region_policy: str = "prefer"
     #: The sender's ``deliver`` span, when it exports OpenTelemetry spans.
     traceparent: str = ""
+    #: A shadow copy of a caller's task, mirrored to an agent in observation mode: its result is
+    #: only compared with the serving agent's and never reaches the caller.
+    shadow: bool = False
 
 
 def fields_to_dict(fields: Sequence[str]) -> Dict[str, str]:
@@ -96,6 +99,8 @@ def decode_task(entry: Mapping[str, str]) -> TaskMessage:
         region=region,
         region_policy=policy,
         traceparent=entry.get("traceparent", ""),
+        # Only the exact mark: any other value is a real task, whose side effects must happen.
+        shadow=entry.get("shadow") == "1",
     )
 
 

@@ -17,7 +17,12 @@ class TaskFailed(Exception):
 
 
 class Task:
-    """What a handler gets: the task's fields, its payload parsed, and its output calls."""
+    """What a handler gets: the task's fields, its payload parsed, and its output calls.
+
+    ``shadow`` is True for a shadow copy of a caller's task, mirrored to this agent while it is in
+    observation mode: its result is only compared with the serving agent's and never reaches the
+    caller, so a handler should skip side effects (sending email, writing records) and just answer.
+    """
 
     def __init__(self, agent: Any, msg: TaskMessage, stream: str, entry_id: str, pooled: bool) -> None:
         self._agent = agent
@@ -32,6 +37,8 @@ class Task:
         self.deadline_ms = msg.deadline_ms
         self.parent_task_id = msg.parent_task_id
         self.traceparent = msg.traceparent
+        #: A shadow copy (observation mode): answer, but leave the world unchanged.
+        self.shadow = msg.shadow
         self.payload_text = msg.payload
         self.payload: Any = json.loads(msg.payload)
         #: Set when the task was cancelled (a notice on the control stream) or the agent stops
