@@ -15,6 +15,8 @@ export async function startAgent(
     apiKey?: string;
     inputSchemas?: ReachAgentOptions['inputSchemas'];
     channel?: ReachAgentOptions['channel'];
+    observe?: boolean;
+    health?: ReachAgentOptions['health'];
   } = {},
 ): Promise<ReachAgent> {
   const agent = new ReachAgent({
@@ -31,6 +33,8 @@ export async function startAgent(
     ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     ...(opts.inputSchemas ? { inputSchemas: opts.inputSchemas } : {}),
     ...(opts.channel ? { channel: opts.channel } : {}),
+    ...(opts.observe ? { observe: true } : {}),
+    ...(opts.health ? { health: opts.health } : {}),
     handler,
     shutdownTimeoutMs: 2000,
     logger: pino({ level: 'silent' }),

@@ -27,6 +27,7 @@ import type { EndpointRegistration } from './endpoints/endpoint-registration.ts'
 import { registerObservability } from './plugins/observability.ts';
 import type { RegistryMetrics } from './metrics/registry-metrics.ts';
 import type { CardFetchSettings } from './cards/card-fetcher.ts';
+import type { ObservationReporter } from './observation/observation-report.ts';
 
 /** Collaborators the HTTP app is built from. */
 export interface RegistryAppDeps {
@@ -54,6 +55,8 @@ export interface RegistryAppDeps {
   logger?: FastifyServerOptions['loggerInstance'];
   /** Serves `GET /metrics` when given. */
   metrics?: RegistryMetrics;
+  /** Serves `GET /v1/agents/:agent_id/observation` when given. */
+  observations?: ObservationReporter;
 }
 
 /** Builds the registry-sync HTTP app; never listens (server.ts does, tests use inject). */
@@ -98,6 +101,7 @@ export async function buildRegistryApp(deps: RegistryAppDeps) {
     fleet: deps.fleet,
     cards: deps.cards,
     keys: { required: deps.auth.required, verifier: deps.auth.verifier },
+    ...(deps.observations ? { observations: deps.observations } : {}),
   });
   await app.register(heartbeatsRoutes, {
     batch: deps.heartbeats,

@@ -19,7 +19,12 @@ import type { CallbackReader } from './callbacks/callback-reader.ts';
 import type { ResultWaiter } from './callbacks/result-waiter.ts';
 import type { Submitter } from './submit/submitter.ts';
 import type { TaskReader } from './tasks/task-reader.ts';
-import type { SnapshotHolder, TaskCanceller, WaitingRoom } from '@agent-reach/dispatch';
+import type {
+  ShadowSettingsStore,
+  SnapshotHolder,
+  TaskCanceller,
+  WaitingRoom,
+} from '@agent-reach/dispatch';
 import { callbacksRoutes } from './routes/callbacks/index.ts';
 import { tasksRoutes } from './routes/tasks/index.ts';
 import { cancelRoutes } from './routes/cancel/index.ts';
@@ -33,6 +38,7 @@ import { consoleRoutes } from './routes/console/index.ts';
 import { consoleSessionRoutes } from './routes/console/session.ts';
 import { keysRoutes } from './routes/keys/index.ts';
 import { tenantsRoutes } from './routes/tenants/index.ts';
+import { capabilitiesRoutes } from './routes/capabilities/index.ts';
 import { queuesRoutes } from './routes/queues/index.ts';
 import type { TenantRecords } from './tenants/tenant-records.ts';
 import { statsRoutes } from './routes/stats/index.ts';
@@ -84,6 +90,8 @@ export interface RouterAppDeps {
   tenants?: TenantRecords;
   /** The waiting rooms (`/v1/queues`); without them, no such route. */
   room?: WaitingRoom;
+  /** Capabilities' shadow settings (`/v1/capabilities/:capability/shadow`); without them, no such route. */
+  shadows?: ShadowSettingsStore;
 }
 
 /** Builds the router's HTTP app; never listens (server.ts does, tests use inject). */
@@ -185,6 +193,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   await app.register(keysRoutes, { store: deps.auth.store });
   if (deps.tenants) await app.register(tenantsRoutes, { records: deps.tenants });
   if (deps.room) await app.register(queuesRoutes, { room: deps.room });
+  if (deps.shadows) await app.register(capabilitiesRoutes, { shadows: deps.shadows });
   await app.register(consoleSessionRoutes, { verifier: deps.auth.store });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);
   return app;

@@ -17,6 +17,7 @@ describe('router options', () => {
       prefix: 'reach',
       offlineMs: 30000,
       deliveryLeaseMs: 600000,
+      shadowRate: 0,
       snapshotIntervalMs: 5000,
       maxPayloadBytes: 1048576,
       defaultTimeoutS: 0,

@@ -196,6 +196,7 @@ export async function createRouterService(
     sender,
     deadLetters: deaths,
     callbacks: publisher,
+    shadows,
   } = createSendPath({
     redis,
     keys,
@@ -204,6 +205,7 @@ export async function createRouterService(
     logger,
     settings: live,
   });
+  await shadows.start();
   const watermark = () => shared.watermark;
   // The waiting rooms (docs/ROUTING.md): this router sends their tasks as it sees slots free.
   const room = new WaitingRoom(redis, keys);
@@ -323,6 +325,7 @@ export async function createRouterService(
     a2aPush,
     tenants,
     room,
+    shadows,
   });
 
   let closing: Promise<void> | undefined;
@@ -343,6 +346,7 @@ export async function createRouterService(
         eventsPool.close();
         submitter.close();
         drainer.close();
+        shadows.stop();
         await waiter.close();
         await pushForwarder.close();
         await app.close();

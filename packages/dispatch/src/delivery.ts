@@ -71,15 +71,17 @@ export class Delivery {
   }
 
   /**
-   * One delivery try to `agent`. A liveness probe says so (`probe`): its pending entry is marked,
-   * which is how registry-sync tells a probe from a caller's task — never by its id.
+   * One delivery try to `agent`. A liveness probe (`probe`) or a shadow copy (`shadow`) says so:
+   * its pending entry is marked, which is how registry-sync tells one from a caller's task —
+   * never by its id. A shadow copy's entry carries `shadow` = 1 for the handler, and only an
+   * agent in observation mode takes one.
    */
   async deliver(
     agent: DeliveryTarget,
     task: TaskMessage,
-    opts: { probe?: boolean } = {},
+    opts: { probe?: boolean; shadow?: boolean } = {},
   ): Promise<DeliveryResult> {
-    const fields = encodeTask(task);
+    const fields = encodeTask(opts.shadow ? { ...task, shadow: true } : task);
     const result = await this.batches.call(
       agent.agent_id,
       {
@@ -87,7 +89,7 @@ export class Delivery {
         taskId: task.task_id,
         attempt: task.attempt,
         deadlineMs: task.deadline_ms,
-        probe: opts.probe ? 1 : 0,
+        mark: opts.probe ? 'probe' : opts.shadow ? 'shadow' : '',
         entry: fields,
       },
       task.payload.length,

@@ -120,6 +120,12 @@ export {
   type RoomTenantStats,
 } from './room/waiting-room.ts';
 export { RoomDrainer, type RoomDrainerOptions } from './room/room-drainer.ts';
+export { ShadowMirror, type ShadowMirrorOptions } from './shadow/shadow-mirror.ts';
+export {
+  ShadowSettingsStore,
+  SHADOW_SETTINGS_REFRESH_MS,
+  type ShadowSettingsOptions,
+} from './shadow/shadow-settings.ts';
 export { PoolGauge, poolBound, pullSlots } from './room/pool-gauge.ts';
 export {
   ROOM_SCRIPTS,

@@ -29,6 +29,7 @@ import { FailureDecision } from './failure-decision.ts';
 import { PoolSettlement } from './pool-settlement.ts';
 import { EWMA_ALPHA, SpeedTracker, type SpeedSettings } from './speed-tracker.ts';
 import { TaskStep, type AppliedAgentStep, type TaskStepSettings } from './task-step.ts';
+import { shadowRecordOf, type ShadowResults } from '../observation/shadow-results.ts';
 
 export type { AckOutcome, AckRefusal } from './ack-outcome.ts';
 
@@ -55,6 +56,8 @@ export interface AckApplierOptions {
   output?: OutputStep | undefined;
   /** Told of each slot an applied completion or failure freed (the waiting rooms' drainer). */
   onSlotFreed?: ((agentId: string) => void) | undefined;
+  /** Keeps shadow copies' outcomes; without it they are dropped (logged at debug). */
+  shadows?: ShadowResults | undefined;
 }
 
 /** Whether a completion's result nests past MAX_JSON_DEPTH (text shorter than 2 × that cannot). */
@@ -193,6 +196,8 @@ export class AckApplier {
     // A probe is told apart by its pending entry alone (deliver-3.lua marks it), never by its
     // task_id, which callers choose.
     if (step.probe) return this.probed(ack, at, step);
+    // A shadow copy's outcome is kept apart: never the task's state, a callback or a retry.
+    if (step.shadow) return this.shadowed(ack, at);
     // While spans are exported, a completion or failure that carries the worker's span is
     // applied in an `apply` span under it (a worker that sends none is applied untraced).
     const span =
@@ -228,7 +233,11 @@ export class AckApplier {
   private probed(ack: TaskAckMessage, at: number, step: AppliedAgentStep): AckOutcome {
     const { sentAt } = step;
     if (ack.stage !== 'received')
-      this.o.health?.record(ack.agent_id, ack.stage === 'completed' ? 'probeOk' : 'probeFailed');
+      this.o.health?.record(
+        ack.agent_id,
+        ack.stage === 'completed' ? 'probeOk' : 'probeFailed',
+        ack.health ? { ...ack.health, at } : undefined,
+      );
     if (ack.stage === 'completed' && sentAt > 0) {
       this.o.events.write({
         stage: 'probe',
@@ -241,6 +250,25 @@ export class AckApplier {
       });
     }
     return { applied: true, final: ack.stage !== 'received' };
+  }
+
+  /**
+   * A shadow copy's ack: its completion or failure is kept with the observing agent for the
+   * observation report (its slot was freed by the agent step). The capability is the task's, read
+   * from its record: the agent's ack may not name it.
+   */
+  private async shadowed(ack: TaskAckMessage, at: number): Promise<AckOutcome> {
+    if (ack.stage === 'received') return { applied: true, final: false };
+    const shadows = this.o.shadows;
+    if (shadows) {
+      const capability =
+        ack.capability ??
+        (await this.o.redis.hget(this.o.keys.task(ack.task_id), 'capability')) ??
+        '';
+      await shadows.keep(ack.agent_id, shadowRecordOf(ack, capability, at));
+    } else
+      this.log.debug({ task_id: ack.task_id, agent_id: ack.agent_id }, 'shadow result dropped');
+    return { applied: true, final: true };
   }
 
   /**

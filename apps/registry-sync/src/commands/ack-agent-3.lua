@@ -28,13 +28,13 @@
     folded: "1" when a completion or failure stands for its receipt too (the worker folded it)
 
   Pending entry (deliver-3.lua): attempt|epoch|mark|entry id|received_at|deadline_ms, the mark ""
-  or "probe" or "pool=<capability>"; an ack compares its own "attempt|epoch|" with the entry's
+  or "probe" or "shadow" or "pool=<capability>"; an ack compares its own "attempt|epoch|" with the entry's
   start, so nothing is parsed as a number. A receipt keeps the mark.
 
   Output: the agent's region, tags (JSON array) and capabilities (JSON array) — for the task step
   to check a pooled task's constraints — then six slots per ack: 0, the delivery's entry id or ""
   (its time is the attempt's sent stage), the pool entry id to delete or "", 1 when the speed was
-  recorded here, 1 when the entry was a probe's, 1 when the ack may take a pooled task (it names
+  recorded here, the entry's kind (0 a caller's task, 1 a probe, 2 a shadow copy), 1 when the ack may take a pooled task (it names
   a pool, or the agent holds no entry for it: the placement applies); or a refusal, -5 no such
   agent or -2 stale epoch (while the attempt still holds its slot), and "", "", 0, 0, 0
 ]]
@@ -73,12 +73,13 @@ local streak = nil
 local finished = {}
 local consuming = false
 
-local function reply(code, entryId, poolEntry, tracked, probe, placed)
+-- `kind`: 0 a caller's task, 1 a probe, 2 a shadow copy (the pending entry's mark).
+local function reply(code, entryId, poolEntry, tracked, kind, placed)
   out[#out + 1] = code
   out[#out + 1] = entryId
   out[#out + 1] = poolEntry
   out[#out + 1] = tracked
-  out[#out + 1] = probe and 1 or 0
+  out[#out + 1] = kind or 0
   out[#out + 1] = placed and 1 or 0
 end
 
@@ -91,18 +92,18 @@ local function apply(base)
     -- applied before the task step failed (a crash or an outage in between): the task's own
     -- check (agent, epoch, attempt) decides, so a newer instance registering meanwhile cannot
     -- strand the task. A task taken back has a new attempt there and refuses it.
-    if stage ~= 'received' and not p then return reply(0, '', '', 0, false, true) end
-    return reply(-2, '', '', 0, false, false)
+    if stage ~= 'received' and not p then return reply(0, '', '', 0, 0, true) end
+    return reply(-2, '', '', 0, 0, false)
   end
   if stage == 'received' or ARGV[base + 12] == '1' then consuming = true end
   if not p then
     if pooled and stage == 'received' then
       pending[taskId] = attempt .. '|' .. epoch .. '|pool=' .. ARGV[base + 6] .. '|' .. ARGV[base + 7] .. '|' .. ARGV[base + 5] .. '|0'
       changed[taskId] = true
-      return reply(0, '', '', 0, false, true)
+      return reply(0, '', '', 0, 0, true)
     end
-    if pooled then return reply(0, '', ARGV[base + 7], 0, false, true) end
-    return reply(0, '', '', 0, false, true)
+    if pooled then return reply(0, '', ARGV[base + 7], 0, 0, true) end
+    return reply(0, '', '', 0, 0, true)
   end
   -- attempt|epoch|mark|entry id|received_at|deadline_ms
   local prefix = attempt .. '|' .. epoch .. '|'
@@ -111,26 +112,28 @@ local function apply(base)
     local a = string.match(p, '^(%d+)|')
     if a then prefix = a .. '|' .. epoch .. '|' end
   end
-  if string.sub(p, 1, #prefix) ~= prefix then return reply(0, '', '', 0, false, pooled) end
+  if string.sub(p, 1, #prefix) ~= prefix then return reply(0, '', '', 0, 0, pooled) end
   local markEnd = string.find(p, '|', #prefix + 1, true)
   local idEnd = markEnd and string.find(p, '|', markEnd + 1, true)
-  if not idEnd then return reply(0, '', '', 0, false, pooled) end
+  if not idEnd then return reply(0, '', '', 0, 0, pooled) end
   local mark = string.sub(p, #prefix + 1, markEnd - 1)
   local entryId = string.sub(p, markEnd + 1, idEnd - 1)
-  local probe = mark == 'probe'
+  local kind = 0
+  if mark == 'probe' then kind = 1 elseif mark == 'shadow' then kind = 2 end
   if stage == 'received' then
     if string.sub(p, idEnd + 1, idEnd + 2) == '0|' then
       pending[taskId] = string.sub(p, 1, idEnd) .. ARGV[base + 5] .. string.sub(p, idEnd + 2)
       changed[taskId] = true
     end
-    return reply(0, entryId, '', 0, probe, pooled)
+    return reply(0, entryId, '', 0, kind, pooled)
   end
   pending[taskId] = false
   changed[taskId] = true
   local tracked = 0
-  -- A probe's speed says nothing of the agent's work (and would reset its slow streak).
+  -- A probe's speed says nothing of the agent's work (and would reset its slow streak); a shadow
+  -- copy's is kept with its record, apart from the capability's speed.
   local cap = ARGV[base + 8]
-  if stage == 'completed' and cap ~= '' and ARGV[base + 9] ~= '' and not probe then
+  if stage == 'completed' and cap ~= '' and ARGV[base + 9] ~= '' and kind == 0 then
     local field = 'ewma:' .. cap
     local d = tonumber(ARGV[base + 9])
     local alpha = tonumber(ARGV[base + 11])
@@ -143,9 +146,9 @@ local function apply(base)
     rec[4] = streak
     tracked = 1
   end
-  if string.sub(mark, 1, 5) == 'pool=' then return reply(0, entryId, entryId, tracked, probe, pooled) end
+  if string.sub(mark, 1, 5) == 'pool=' then return reply(0, entryId, entryId, tracked, kind, pooled) end
   if entryId ~= '' then finished[#finished + 1] = entryId end
-  return reply(0, entryId, '', tracked, probe, pooled)
+  return reply(0, entryId, '', tracked, kind, pooled)
 end
 
 for base = 0, #ARGV - 1, ARGS_PER_ACK do apply(base) end

@@ -19,6 +19,8 @@ export type AckAgentReply = Reply<
     speedTracked: boolean;
     /** The pending entry was a liveness probe's (marked by deliver-3.lua). */
     probe: boolean;
+    /** The pending entry was a shadow copy's (marked by deliver-3.lua). */
+    shadow: boolean;
     /** The delivery's entry id (the inbox's, or the pool's); '' when unknown. */
     entryId: string;
     /** The agent's region, tags and capabilities, when the ack may take a pooled task. */
@@ -29,7 +31,7 @@ export type AckAgentReply = Reply<
 
 /**
  * Decodes ack-agent-3.lua's reply to a batch: the agent's placement, then six slots per ack
- * (code, entry id, pool entry, speed tracked, probe, placement applies), one reply per ack.
+ * (code, entry id, pool entry, speed tracked, kind, placement applies), one reply per ack.
  */
 export function decodeAckAgentReplies(raw: unknown): AckAgentReply[] {
   const s = 'ack-agent-3.lua';
@@ -55,6 +57,7 @@ export function decodeAckAgentReplies(raw: unknown): AckAgentReply[] {
       poolEntry: text(s, raw, i + 2),
       speedTracked: int(s, raw, i + 3) === 1,
       probe: int(s, raw, i + 4) === 1,
+      shadow: int(s, raw, i + 4) === 2,
       entryId,
       ...(int(s, raw, i + 5) === 1 ? { placement } : {}),
     });

@@ -107,10 +107,29 @@ describe('script replies', () => {
     expect(() => decodeAckTaskReplies([-3, ...pad], 1)).toThrow(/unknown code -3/);
   });
 
-  it('read the agent steps of a batch with their probe marks and, for a pooled ack, the agent’s placement', () => {
+  it('read the agent steps of a batch with their probe and shadow marks and, for a pooled ack, the agent’s placement', () => {
     const placement = ['eu', '["gpu"]', '["embed"]'];
-    expect(decodeAckAgentReplies([...placement, 0, '5-0', '', 0, 1, 0])).toEqual([
-      { ok: true, sentAt: 5, poolEntry: '', speedTracked: false, probe: true, entryId: '5-0' },
+    expect(
+      decodeAckAgentReplies([...placement, 0, '5-0', '', 0, 1, 0, 0, '6-0', '', 0, 2, 0]),
+    ).toEqual([
+      {
+        ok: true,
+        sentAt: 5,
+        poolEntry: '',
+        speedTracked: false,
+        probe: true,
+        shadow: false,
+        entryId: '5-0',
+      },
+      {
+        ok: true,
+        sentAt: 6,
+        poolEntry: '',
+        speedTracked: false,
+        probe: false,
+        shadow: true,
+        entryId: '6-0',
+      },
     ]);
     expect(
       decodeAckAgentReplies([...placement, 0, '1-1', '1-1', 1, 0, 1, -5, '', '', 0, 0, 0]),
@@ -121,6 +140,7 @@ describe('script replies', () => {
         poolEntry: '1-1',
         speedTracked: true,
         probe: false,
+        shadow: false,
         entryId: '1-1',
         placement: { region: 'eu', tags: ['gpu'], capabilities: ['embed'] },
       },

@@ -188,7 +188,8 @@ export class InflightSweeper {
   }
 
   private async takeBack(agentId: string, e: PendingEntry, reason: RetryReason): Promise<void> {
-    if (!e.probe) {
+    // A probe or a shadow copy is only released: neither is a caller's attempt to retry.
+    if (!e.probe && !e.shadow) {
       const decision = await this.o.outcomes.retry({
         taskId: e.taskId,
         attempt: e.attempt,

@@ -2,6 +2,7 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   FOLLOW_UP_AFTER_MS,
+  type AgentHealthCheck,
   type DeadReason,
   type HealthOutcomeName,
   type ReachKeys,
@@ -68,7 +69,8 @@ export type RetryDecision =
 
 /** Where agents' outcomes go (health/health-recorder.ts). */
 export interface OutcomeRecorder {
-  record(agentId: string, outcome: HealthOutcomeName): void;
+  /** `check`: a probe's health check answer, kept with the agent. */
+  record(agentId: string, outcome: HealthOutcomeName, check?: AgentHealthCheck): void;
 }
 
 /** The health outcome an attempt given up on for this reason counts as, for its agent. */

@@ -40,7 +40,7 @@ export function decodeDeliverReplies(raw: unknown): DeliverReply[] {
   return out;
 }
 
-const TASK_FIELDS = ['epoch', 'taskId', 'attempt', 'deadlineMs', 'probe'] as const;
+const TASK_FIELDS = ['epoch', 'taskId', 'attempt', 'deadlineMs', 'mark'] as const;
 
 /** One task of a delivery call: its fields, and its stream entry's fields and values. */
 export type DeliverTask = Item<typeof TASK_FIELDS, 'entry'>;

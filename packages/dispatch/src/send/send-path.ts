@@ -8,6 +8,8 @@ import { FleetEventLog } from '../fleet-event-log.ts';
 import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
 import { DeadLetterer } from '../task/dead-letterer.ts';
 import { TaskSender } from './task-sender.ts';
+import { ShadowMirror } from '../shadow/shadow-mirror.ts';
+import { ShadowSettingsStore } from '../shadow/shadow-settings.ts';
 
 /** Settings of the send path; each is read when it is used, so a getter can follow a change. */
 export interface SendPathSettings extends CallbackSettings {
@@ -22,6 +24,8 @@ export interface SendPathSettings extends CallbackSettings {
   dlqRetentionS: number;
   /** How long a session sticks to the agent its task was sent to, seconds. */
   sessionTtlS: number;
+  /** Share of a capability's tasks mirrored to observing agents without settings of its own. */
+  shadowRate: number;
 }
 
 /** What the send path is built from. */
@@ -38,6 +42,8 @@ export interface SendPathOptions {
 export interface SendPath {
   delivery: Delivery;
   sender: TaskSender;
+  /** The capabilities' shadow settings: start() it to follow the operator API's changes. */
+  shadows: ShadowSettingsStore;
   deadLetters: DeadLetterer;
   callbacks: CallbackPublisher;
   fleet: FleetEventLog;
@@ -53,10 +59,17 @@ export function createSendPath(o: SendPathOptions): SendPath {
   });
   const callbacks = new CallbackPublisher({ redis, keys, settings });
   const fleet = new FleetEventLog({ redis, keys, logger: logger.child({ module: 'fleet' }) });
+  const shadows = new ShadowSettingsStore({
+    redis,
+    keys,
+    defaultRate: settings.shadowRate,
+    logger,
+  });
   return {
     delivery,
     callbacks,
     fleet,
+    shadows,
     sender: new TaskSender({
       redis,
       keys,
@@ -65,6 +78,7 @@ export function createSendPath(o: SendPathOptions): SendPath {
       events,
       logger,
       sessionTtlS: settings.sessionTtlS,
+      shadow: new ShadowMirror({ redis, keys, delivery, snapshot, settings: shadows, logger }),
     }),
     deadLetters: new DeadLetterer({
       redis,

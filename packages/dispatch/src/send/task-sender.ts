@@ -9,6 +9,7 @@ import type { Candidate } from '../routing/policy.ts';
 import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
 import { attemptMessage, poolOf, type TaskSpec } from '../task/task-spec.ts';
 import type { AttemptClaim } from './attempt-claims.ts';
+import type { ShadowMirror } from '../shadow/shadow-mirror.ts';
 
 /** Why a task went to its capability's pool. */
 export type PoolReason = 'batch' | 'pull_agents' | 'no_agent' | 'at_capacity';
@@ -90,6 +91,8 @@ export interface TaskSenderOptions {
   logger: Logger;
   /** How long a session sticks to the agent its task was sent to, seconds. */
   sessionTtlS: number;
+  /** Mirrors a share of first attempts to observing agents (docs/PROTOCOL.md §7). */
+  shadow?: ShadowMirror | undefined;
 }
 
 /**
@@ -211,6 +214,7 @@ export class TaskSender {
           stream: this.o.keys.inbox(agent.agent_id),
           messageId: result.messageId,
           sentAt: result.sentAt,
+          deadlineMs: taken.deadlineMs,
         });
       }
     } finally {
@@ -265,6 +269,7 @@ export class TaskSender {
       stream,
       messageId: messageId as string,
       sentAt,
+      deadlineMs: taken.deadlineMs,
       pooled: { dueAt: expiresAt },
     });
   }
@@ -295,6 +300,8 @@ export class TaskSender {
       stream: string;
       messageId: string;
       sentAt: number;
+      /** The attempt's deadline (0 for none). */
+      deadlineMs: number;
       pooled?: { dueAt: number };
     },
   ): SendOutcome {
@@ -319,6 +326,9 @@ export class TaskSender {
     if (task.sessionId && s.agentId) {
       writes.push(redis.set(keys.session(task.sessionId), s.agentId, 'EX', this.o.sessionTtlS));
     }
+    // A first attempt may be mirrored to observing agents, beside the send: nothing waits for it
+    // (the mirror logs its own failures).
+    if (s.attempt === 1 && this.o.shadow) void this.o.shadow.mirror(task, s.deadlineMs);
     const recorded = Promise.all(writes).then(
       () => undefined,
       (err: unknown) =>

@@ -17,11 +17,13 @@ export interface PendingEntry {
   pool?: string;
   /** A liveness probe (mark `probe`, written by the deliver script: nothing a caller can set). */
   probe: boolean;
+  /** A shadow copy (mark `shadow`): never retried, its outcome kept apart (shadow.ts). */
+  shadow?: boolean;
 }
 
 /**
  * Parses `attempt|epoch|mark|entry id|received_at|deadline_ms` (keys.ts `pending()`), the mark
- * empty, `probe` or `pool=<capability>`; undefined when malformed. The fields come in the order
+ * empty, `probe`, `shadow` or `pool=<capability>`; undefined when malformed. The fields come in the order
  * the scripts need them: an ack compares its `attempt|epoch|` with the entry's start as one
  * string, and the mark and entry id follow, so no script parses numbers out of it.
  */
@@ -50,11 +52,18 @@ export function parsePendingEntry(taskId: string, value: string): PendingEntry |
     epoch: nums[1] as number,
     ...(mark.startsWith('pool=') ? { pool: mark.slice('pool='.length) } : {}),
     probe: mark === 'probe',
+    ...(mark === 'shadow' ? { shadow: true } : {}),
   };
 }
 
 /** The pending entry `parsePendingEntry` reads, as the scripts write it (for tests and tools). */
 export function formatPendingEntry(e: Omit<PendingEntry, 'taskId' | 'sentAt'>): string {
-  const mark = e.probe ? 'probe' : e.pool !== undefined ? `pool=${e.pool}` : '';
+  const mark = e.probe
+    ? 'probe'
+    : e.shadow
+      ? 'shadow'
+      : e.pool !== undefined
+        ? `pool=${e.pool}`
+        : '';
   return [e.attempt, e.epoch, mark, e.messageId, e.receivedAt, e.deadlineMs].join('|');
 }

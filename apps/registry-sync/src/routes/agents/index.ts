@@ -6,6 +6,7 @@ import {
   AgentView,
   ErrorReply,
   HeartbeatBody,
+  ObservationReport,
   RegisterReply,
   RegisterRequest,
 } from '@agent-reach/protocol';
@@ -16,6 +17,7 @@ import { parseBearer, type ParsedToken } from '../../registry/token.ts';
 import { agentAsSeenBy, seesAgent } from '../../registry/access.ts';
 import type { CardFetchSettings } from '../../cards/card-fetcher.ts';
 import { readCardRegistration } from '../../cards/card-registration.ts';
+import type { ObservationReporter } from '../../observation/observation-report.ts';
 
 /** What the agents routes need. */
 export interface AgentsRouteDeps {
@@ -28,6 +30,8 @@ export interface AgentsRouteDeps {
   cards: CardFetchSettings;
   /** Checks an operator's key on the routes an agent's token also opens (serve). */
   keys: { required: boolean; verifier: KeyVerifier };
+  /** Observing agents' reports against their peers; without it, no such route. */
+  observations?: ObservationReporter;
 }
 
 const ServeBody = Type.Union([
@@ -74,7 +78,7 @@ function bearer(header: string | undefined): ParsedToken {
  */
 export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
   app,
-  { registry, onRegistryChange, fleet, cards, keys },
+  { registry, onRegistryChange, fleet, cards, keys, observations },
 ) => {
   /**
    * Who calls serve: the agent itself when the bearer is its token, else an operator — any caller
@@ -251,6 +255,22 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
       return agentAsSeenBy(principal, view);
     },
   );
+
+  if (observations)
+    app.get(
+      '/v1/agents/:agent_id/observation',
+      {
+        config: { roles: ['operator'] },
+        schema: { params: AgentParams, response: { 200: ObservationReport, ...errors } },
+      },
+      async (request) => {
+        const principal = principalOf(request);
+        const view = await registry.get(request.params.agent_id);
+        if (!view || !seesAgent(principal, view))
+          throw httpError('AGENT_NOT_FOUND', `agent ${request.params.agent_id} is not registered`);
+        return observations.report(view);
+      },
+    );
 
   app.get(
     '/v1/agents/:agent_id/card',

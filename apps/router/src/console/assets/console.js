@@ -11,7 +11,9 @@ import { startSession } from './login.js';
  * @typedef {import('./charts.js').TimelineEntry} TimelineEntry
  * @typedef {import('./charts.js').LatencyPoint} LatencyPoint
  * @typedef {{ agent_id: string, status: string, inflight: number, max_concurrency: number, lease_age_ms: number,
- *   region: string, capabilities: string[], health_score: number,
+ *   region: string, capabilities: string[], health_score: number, dependency_down?: string,
+ *   runtime?: { loop_lag_p99_ms: number, gc_share?: number, rss_bytes: number },
+ *   health_check?: { ok: boolean, at: number, dependencies: Record<string, { ok: boolean, latency_ms?: number, detail?: string }> },
  *   recent: { completed: number, failed: number, failures_by_code: Record<string, number>, success_rate: number | null } }} Agent
  * @typedef {{ agents: Agent[], total: number, sampled_tasks: number }} AgentsReply
  * @typedef {{ id: string, kind: string, at: number, agent_id?: string, task_id?: string, capability?: string,
@@ -96,7 +98,62 @@ function agentRow(a) {
       finished > 0 ? h('span', { class: 'muted' }, [` of ${finished}`]) : undefined,
     ]),
     h('td', { class: 'mono' }, failureCodes(a.recent.failures_by_code ?? {})),
+    h('td', { class: 'mono' }, dependencyChips(a)),
+    runtimeCell(a),
   ]);
+}
+
+/**
+ * The runtime figures of the agent's last heartbeat: event-loop delay p99, time in GC, memory;
+ * warned past the points where they start to cost it health (docs/ROUTING.md).
+ * @param {Agent} a
+ */
+function runtimeCell(a) {
+  const r = a.runtime;
+  if (!r) return h('td', {}, [h('span', { class: 'muted' }, ['–'])]);
+  const slow = r.loop_lag_p99_ms > 100 || (r.gc_share ?? 0) > 0.1;
+  const parts = [
+    `loop ${Math.round(r.loop_lag_p99_ms)} ms`,
+    r.gc_share !== undefined ? `gc ${Math.round(r.gc_share * 100)} %` : '',
+    `${Math.round(r.rss_bytes / 1048576)} MB`,
+  ].filter(Boolean);
+  return h(
+    'td',
+    {
+      class: slow ? 'num warn' : 'num',
+      'data-runtime': '',
+      title: 'Event-loop delay p99, share of time in garbage collection, resident memory',
+    },
+    [parts.join(' · ')],
+  );
+}
+
+/**
+ * The dependencies the agent's last probe reported, those down first (warned); the one flagged
+ * down fleet-wide is named so.
+ * @param {Agent} a
+ */
+function dependencyChips(a) {
+  const deps = Object.entries(a.health_check?.dependencies ?? {}).sort(
+    (x, y) => Number(x[1].ok) - Number(y[1].ok) || (x[0] < y[0] ? -1 : 1),
+  );
+  if (deps.length === 0) return [h('span', { class: 'muted' }, ['–'])];
+  return deps.map(([name, d]) =>
+    h(
+      'span',
+      {
+        class: d.ok ? 'chip' : 'chip warn',
+        'data-dependency': name,
+        title: [
+          d.detail ?? '',
+          a.dependency_down === name ? 'down fleet-wide: the agent gets no task' : '',
+        ]
+          .filter(Boolean)
+          .join(' · '),
+      },
+      [`${name} ${d.ok ? 'ok' : 'down'}${d.latency_ms !== undefined ? ` ${d.latency_ms} ms` : ''}`],
+    ),
+  );
 }
 
 /**
@@ -115,7 +172,7 @@ async function refreshAgents() {
   const reply = /** @type {AgentsReply} */ (body);
   const rows = reply.agents.map(agentRow);
   if (rows.length === 0)
-    rows.push(h('tr', { class: 'empty' }, [h('td', { colspan: 7 }, ['No agents registered'])]));
+    rows.push(h('tr', { class: 'empty' }, [h('td', { colspan: 11 }, ['No agents registered'])]));
   agentsBody.replaceChildren(...rows);
   /** @type {Record<string, number>} */
   const counts = {};
