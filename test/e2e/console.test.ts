@@ -35,15 +35,25 @@ const problems: string[] = [];
 const taskIds: string[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ influx: 'v1' });
+  stack = await startStack({ influx: 'v1', env: { REACH_PROBE_MS: '500' } });
   workers = await Promise.all([
-    RawWorker.start(stack, {
-      agent_id: 'console-a',
-      instance_id: 'console-a-1',
-      capabilities: ['echo', 'translate'],
-      max_concurrency: 4,
-      region: 'eu-west',
-    }),
+    RawWorker.start(
+      stack,
+      {
+        agent_id: 'console-a',
+        instance_id: 'console-a-1',
+        capabilities: ['echo', 'translate'],
+        max_concurrency: 4,
+        region: 'eu-west',
+      },
+      {
+        runtime: { loop_lag_p99_ms: 12, gc_share: 0.02, rss_bytes: 150 * 1048576 },
+        probeHealth: {
+          ok: true,
+          dependencies: { 'model-gateway': { ok: true, latency_ms: 4 }, cache: { ok: false } },
+        },
+      },
+    ),
     RawWorker.start(stack, {
       agent_id: 'console-b',
       instance_id: 'console-b-1',
@@ -88,7 +98,10 @@ describe('the console', () => {
     await rowA.waitFor({ timeout: 10_000 });
     await expect.poll(() => rowA.getAttribute('data-status')).toBe('HEALTHY');
     expect(await rowA.innerText()).toMatch(/eu-west/);
-    expect(await rowA.locator('.chip').allInnerTexts()).toEqual(['echo', 'translate']);
+    expect(await rowA.locator('td').nth(6).locator('.chip').allInnerTexts()).toEqual([
+      'echo',
+      'translate',
+    ]);
     const rowB = page.locator('#agents tr[data-agent-id="console-b"]');
     expect(await rowB.locator('td').nth(3).innerText()).toMatch(/\d+ \/ 2/);
     // Health score from outcomes: nothing failed.
@@ -98,6 +111,17 @@ describe('the console', () => {
       .poll(() => rowA.locator('td').nth(7).innerText(), { timeout: 10_000 })
       .toMatch(/100 %/);
     expect(await rowA.locator('td').nth(8).innerText()).toBe('–');
+    // The dependencies its last probe reported, the one down first and warned; its runtime.
+    await expect
+      .poll(() => rowA.locator('td').nth(9).locator('[data-dependency]').allInnerTexts(), {
+        timeout: 10_000,
+      })
+      .toEqual(['cache down', 'model-gateway ok 4 ms']);
+    expect(await rowA.locator('[data-dependency="cache"]').getAttribute('class')).toBe('chip warn');
+    await expect
+      .poll(() => rowA.locator('td[data-runtime]').innerText(), { timeout: 10_000 })
+      .toBe('loop 12 ms · gc 2 % · 150 MB');
+    expect(await rowB.locator('td').nth(9).innerText()).toBe('–');
 
     // The event stream is live; an agent that registers now shows up in it and in the table.
     await page.locator('#conn[data-state="live"]').waitFor({ timeout: 10_000 });

@@ -16,13 +16,23 @@ export interface Registration {
   acks_stream: string;
 }
 
+/** How a raw worker beats and answers probes. */
+export interface RawWorkerOptions {
+  heartbeatMs?: number;
+  /** The runtime figures each heartbeat carries. */
+  runtime?: { loop_lag_p99_ms: number; gc_share?: number; rss_bytes: number };
+  /** The health check answer each probe's completion carries (`health`). */
+  probeHealth?: { ok: boolean; dependencies: Record<string, { ok: boolean; latency_ms?: number }> };
+}
+
 /** What a raw worker saw: each task entry's fields, by task_id. */
 export type SeenTasks = Map<string, Record<string, string>>;
 
 /**
  * An agent played with raw Redis commands, as docs/PROTOCOL.md describes: it registers over
  * HTTP, heartbeats, reads its inbox with XREADGROUP, reports receipt and completion on the acks
- * stream (the result is the payload: an echo) and XACKs. Probes are answered like any task.
+ * stream (the result is the payload: an echo) and XACKs. Probes are answered like any task, with
+ * `probeHealth` as their `health` field when given; heartbeats carry `runtime` when given.
  */
 export class RawWorker {
   readonly seen: SeenTasks = new Map();
@@ -34,6 +44,7 @@ export class RawWorker {
   private constructor(
     private readonly stack: Stack,
     readonly reg: Registration,
+    private readonly opts: RawWorkerOptions = {},
   ) {
     this.conn = connectRedis(stack, { maxRetriesPerRequest: null });
   }
@@ -42,12 +53,12 @@ export class RawWorker {
   static async start(
     stack: Stack,
     body: Record<string, unknown>,
-    opts: { heartbeatMs?: number } = {},
+    opts: RawWorkerOptions = {},
   ): Promise<RawWorker> {
     const res = await http<Registration>(`${stack.registryUrl}/v1/agents/register`, { body });
     if (res.status !== 200)
       throw new Error(`register failed: ${res.status} ${JSON.stringify(res.body)}`);
-    const worker = new RawWorker(stack, res.body);
+    const worker = new RawWorker(stack, res.body, opts);
     worker.loop = worker.run();
     worker.heartbeat = setInterval(() => void worker.beat(), opts.heartbeatMs ?? 1000);
     return worker;
@@ -63,7 +74,7 @@ export class RawWorker {
 
   private async beat(): Promise<void> {
     await http(`${this.stack.registryUrl}/v1/agents/${this.reg.agent_id}/heartbeat`, {
-      body: { inflight: 0 },
+      body: { inflight: 0, ...(this.opts.runtime ? { runtime: this.opts.runtime } : {}) },
       headers: { authorization: `Bearer ${this.reg.token}` },
     }).catch(() => undefined);
   }
@@ -127,6 +138,9 @@ export class RawWorker {
           fields.payload ?? 'null',
           'duration_ms',
           '2',
+          ...(fields.capability === '_probe' && this.opts.probeHealth
+            ? ['health', JSON.stringify(this.opts.probeHealth)]
+            : []),
         );
         await this.conn.call('XACK', stream, group, entryId);
       }

@@ -137,10 +137,13 @@ export const USAGE = `reach — Agent-Reach from a terminal
 
 Usage:
   reach agents [--capability <name>]                 live agents: status (DEGRADED: failing too often),
-                                                     health score 0-100, inflight/max, heartbeat age
+                                                     health score 0-100, inflight/max, heartbeat age,
+                                                     the dependencies their last probe reported
   reach agents promote <agent_id> [--weight <0.1-10>]
                                                      end an observing agent's observation (operator key):
                                                      it gets caller traffic, at the weight given
+  reach agents observation <agent_id>                an observing agent's shadow results against the
+                                                     serving agents' (operator key)
   reach submit <capability> <json> [--wait] [--timeout 30]
                [--task-id <id>] [--trace-id <id>] [--task-timeout <s>] [--callback-topic <topic>]
                [--priority 0-9] [--fallback <capability,...>] [--delay-ms <ms> | --run-at <time>]

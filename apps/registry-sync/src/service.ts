@@ -67,8 +67,12 @@ import { PoolDrainer } from './sweeps/pool-drainer.ts';
 import { Ejector } from './sweeps/ejector.ts';
 import { InflightSweeper } from './sweeps/inflight-sweeper.ts';
 import { Prober } from './sweeps/prober.ts';
+import { ShadowResults } from './observation/shadow-results.ts';
+import { ObservationReporter } from './observation/observation-report.ts';
 import { degradeScript } from './health/commands/degrade.ts';
 import { outcomesScript } from './health/commands/outcomes.ts';
+import { dependencyDownScript } from './health/commands/dependency-down.ts';
+import { DependencyWatch } from './health/dependency-watch.ts';
 import { recoverScript } from './health/commands/recover.ts';
 import { HealthRecorder } from './health/health-recorder.ts';
 import { HealthSweep } from './health/health-sweep.ts';
@@ -160,6 +164,7 @@ export async function createRegistryService(
     delConsumerScript,
     requeueScript,
     outcomesScript,
+    dependencyDownScript,
     degradeScript,
     recoverScript,
     endpointSetScript,
@@ -218,7 +223,7 @@ export async function createRegistryService(
     logger,
   });
   await snapshot.start();
-  const { delivery, sender, deadLetters, fleet } = createSendPath({
+  const { delivery, sender, deadLetters, fleet, shadows } = createSendPath({
     redis,
     keys,
     snapshot,
@@ -226,6 +231,7 @@ export async function createRegistryService(
     logger,
     settings: options,
   });
+  await shadows.start();
   // Agents' outcomes, for their health scores and DEGRADED (health/).
   const health = new HealthRecorder({
     redis,
@@ -319,6 +325,13 @@ export async function createRegistryService(
           capabilities.some((c) => snapshot.agentsFor(c).some((a) => a.status !== 'OFFLINE')),
       }),
       prober: new Prober({ delivery, intervalMs: options.probeIntervalMs, logger }),
+      dependencies: new DependencyWatch({
+        redis,
+        keys,
+        fleet,
+        logger,
+        probeIntervalMs: options.probeIntervalMs,
+      }),
       janitor: new ConsumerJanitor({ redis, keys, logger }),
       pools: new PoolDrainer({
         redis,
@@ -344,6 +357,7 @@ export async function createRegistryService(
       }),
   });
   const ackCallbacks = new CallbackPublisher({ redis: acks, keys, settings: options });
+  const shadowResults = new ShadowResults({ redis: acks, keys, settings: options });
   const applier = new AckApplier({
     redis: acks,
     keys,
@@ -355,6 +369,7 @@ export async function createRegistryService(
     signatures: agentAcl ? new AckSignatures({ redis: acks, keys }) : undefined,
     health,
     onSlotFreed: (agentId) => roomDrainer.freed(agentId),
+    shadows: shadowResults,
     output: new OutputStep({
       redis: acks,
       keys,
@@ -410,6 +425,7 @@ export async function createRegistryService(
       maxBytes: options.cardMaxBytes,
     },
     heartbeats: new HeartbeatBatch({ redis, keys, settings: options }),
+    observations: new ObservationReporter({ redis, keys, shadows: shadowResults }),
     ...(relayAcl ? { relayAcl } : {}),
     endpoints: {
       declarations: new EndpointDeclarations({
@@ -457,6 +473,7 @@ export async function createRegistryService(
         await housekeeper.close();
         await agentAcl?.close();
         await relayAcl?.close();
+        shadows.stop();
         await snapshot.close();
         await events.close();
         await acks.quit().catch(() => undefined);

@@ -8,6 +8,7 @@ import type { PoolDrainer } from '../sweeps/pool-drainer.ts';
 import type { Ejector } from '../sweeps/ejector.ts';
 import type { InflightSweeper } from '../sweeps/inflight-sweeper.ts';
 import type { Prober } from '../sweeps/prober.ts';
+import type { DependencyWatch } from '../health/dependency-watch.ts';
 import type { HealthSweep } from '../health/health-sweep.ts';
 import type { LeaseLock } from './lease-lock.ts';
 import type { LeaseSweeper, Transition } from '../sweeps/lease-sweeper.ts';
@@ -36,6 +37,8 @@ export interface Duties {
   /** Fires the schedules whose tick has come (before `due`, which sends what they fired). */
   schedules?: ScheduleFirer;
   prober: Prober;
+  /** Flags dependencies down on several agents at once, from the probes' answers. */
+  dependencies?: DependencyWatch;
   janitor: ConsumerJanitor;
   pools: PoolDrainer;
   snapshots: SnapshotWriter;
@@ -274,8 +277,13 @@ export class Housekeeper {
       if (d.schedules) await d.schedules.fire(now);
       await d.due.process(now);
       await d.pools.sweep();
-      const views = await d.registry.list();
+      let views = await d.registry.list();
       await d.prober.probe(views, now);
+      if (d.dependencies && (await d.dependencies.check(views)) > 0) {
+        // The agents it marked must not go out unmarked in this pass's snapshot.
+        views = await d.registry.list();
+        d.snapshots.soon();
+      }
       if (now - this.lastJanitorAt >= JANITOR_INTERVAL_MS) {
         this.lastJanitorAt = now;
         await d.janitor.sweep();

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import {
   DEFAULT_TENANT,
   HEALTH_ROUTING_MIN_OUTCOMES,
+  runtimePenalty,
   encodeSettings,
   PUBLISHED_SETTINGS,
   type FullAgentView,
@@ -74,12 +75,15 @@ export class SnapshotWriter {
       lease_age_ms: v.lease_age_ms,
       ...(v.ejected_until > 0 ? { ejected_until: v.ejected_until } : {}),
       ...(v.tags.length > 0 ? { tags: v.tags } : {}),
-      // The score steers routing only once the window holds enough outcomes to be a rate.
-      ...(v.health_score < 100 && (v.health_samples ?? 0) >= HEALTH_ROUTING_MIN_OUTCOMES
+      // The score steers routing once the window holds enough outcomes to be a rate, or at once
+      // when the runtime figures take points off it.
+      ...(v.health_score < 100 &&
+      ((v.health_samples ?? 0) >= HEALTH_ROUTING_MIN_OUTCOMES || runtimePenalty(v.runtime) > 0)
         ? { health_score: v.health_score }
         : {}),
       ...(v.observe ? { observe: true } : {}),
       ...(v.unreachable ? { unreachable: true } : {}),
+      ...(v.dependency_down ? { dependency_down: v.dependency_down } : {}),
       ...(v.priority ? { priority: v.priority } : {}),
       ...(v.weight !== 1 ? { weight: v.weight } : {}),
       ...(Object.keys(v.ewma_ms).length > 0 ? { ewma_ms: v.ewma_ms } : {}),

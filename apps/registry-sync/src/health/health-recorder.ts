@@ -1,6 +1,11 @@
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import { HealthOutcome, type HealthOutcomeName, type ReachKeys } from '@agent-reach/protocol';
+import {
+  HealthOutcome,
+  type AgentHealthCheck,
+  type HealthOutcomeName,
+  type ReachKeys,
+} from '@agent-reach/protocol';
 import type { FleetEventLog } from '@agent-reach/dispatch';
 import { outcomesScript } from './commands/outcomes.ts';
 
@@ -40,6 +45,7 @@ export interface HealthRecorderOptions {
 export class HealthRecorder {
   private readonly onStatusChange: () => void;
   readonly #buffer = new Map<string, string>();
+  readonly #checks = new Map<string, AgentHealthCheck>();
   readonly #log: Logger;
   #timer: NodeJS.Timeout | undefined;
   #started = false;
@@ -50,9 +56,13 @@ export class HealthRecorder {
     this.#log = o.logger.child({ module: 'health' });
   }
 
-  /** Notes one outcome of an agent (written with the next flush). */
-  record(agentId: string, outcome: HealthOutcomeName): void {
+  /**
+   * Notes one outcome of an agent (written with the next flush). A probe's outcome may bring the
+   * health check's answer, kept with the agent (the latest one of a flush).
+   */
+  record(agentId: string, outcome: HealthOutcomeName, check?: AgentHealthCheck): void {
     this.#buffer.set(agentId, (this.#buffer.get(agentId) ?? '') + HealthOutcome[outcome]);
+    if (check) this.#checks.set(agentId, check);
     this.#arm();
   }
 
@@ -90,7 +100,9 @@ export class HealthRecorder {
   async #write(): Promise<void> {
     if (this.#buffer.size === 0) return;
     const batch = [...this.#buffer];
+    const checks = new Map(this.#checks);
     this.#buffer.clear();
+    this.#checks.clear();
     try {
       const pipeline = slotPipeline(this.o.redis);
       const calls = batch.map(([agentId, letters]) => ({
@@ -100,9 +112,20 @@ export class HealthRecorder {
           letters,
           window: this.o.settings.healthWindow,
           probeFailures: this.o.settings.probeFailures,
+          healthCheck: checks.has(agentId) ? JSON.stringify(checks.get(agentId)) : '',
         },
       }));
       for (const call of calls) pipeline.add(call.keys.agent, (p) => outcomesScript.queue(p, call));
+      // Probe outcomes counted fleet-wide (`reach_store_counter{name="probes_failed"}`).
+      const probes = { probes_passed: 0, probes_failed: 0 };
+      for (const [, letters] of batch)
+        for (const c of letters) {
+          if (c === HealthOutcome.probeOk) probes.probes_passed++;
+          else if (c === HealthOutcome.probeFailed) probes.probes_failed++;
+        }
+      const stats = this.o.keys.stats();
+      for (const [name, n] of Object.entries(probes))
+        if (n > 0) pipeline.add(stats, (p) => p.hincrby(stats, name, n));
       const replies = await pipeline.exec();
       let changed = false;
       calls.forEach((call, i) => {

@@ -14,6 +14,7 @@ import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from '../index.ts';
 import { HealthRecorder } from './health-recorder.ts';
 import { outcomesScript } from './commands/outcomes.ts';
+import { dependencyDownScript } from './commands/dependency-down.ts';
 
 let service: RegistryService;
 let redis: Redis;
@@ -38,7 +39,7 @@ beforeEach(async () => {
     { logger: pino({ level: 'silent' }) },
   );
   redis = new Redis(testServices().redisUrl);
-  loadScripts(redis, [outcomesScript]);
+  loadScripts(redis, [outcomesScript, dependencyDownScript]);
   const logger = pino({ level: 'silent' });
   recorder = new HealthRecorder({
     redis,
@@ -147,5 +148,52 @@ describe('health from outcomes', () => {
     // 30 outcomes, 1.5 bad: 95; error rate 1/30 is under 0.10.
     expect(v.health_score).toBe(95);
     expect(v.status).toBe('HEALTHY');
+  });
+
+  it('keeps a dependency-down agent SUSPECT through heartbeats until a probe passes without it', async () => {
+    const reg = await register('dep-1');
+    await heartbeat(reg);
+    const keys = reachKeys(prefix);
+    const check = (ok: boolean) => ({
+      ok,
+      at: Date.now(),
+      dependencies: { 'model-gateway': { ok, latency_ms: ok ? 3 : 3000 } },
+    });
+    const marked = await dependencyDownScript.run(redis, {
+      keys: { agent: keys.agent('dep-1') },
+      args: { dependency: 'model-gateway' },
+    });
+    expect(marked).toEqual({ marked: true, previous: 'HEALTHY' });
+    // Marked once only.
+    expect(
+      (
+        await dependencyDownScript.run(redis, {
+          keys: { agent: keys.agent('dep-1') },
+          args: { dependency: 'model-gateway' },
+        })
+      ).marked,
+    ).toBe(false);
+    expect(await heartbeat(reg)).toBe('SUSPECT');
+    expect(await view('dep-1')).toMatchObject({
+      status: 'SUSPECT',
+      dependency_down: 'model-gateway',
+    });
+    // A probe that passes while its answer still reports the dependency down does not clear it.
+    recorder.record('dep-1', 'probeOk', { ...check(false), ok: true });
+    await recorder.flush();
+    expect(await view('dep-1')).toMatchObject({
+      status: 'SUSPECT',
+      dependency_down: 'model-gateway',
+    });
+    // One that reports it up does; the answer is kept with the agent.
+    recorder.record('dep-1', 'probeOk', check(true));
+    await recorder.flush();
+    const back = await view('dep-1');
+    expect(back.status).toBe('HEALTHY');
+    expect(back.dependency_down).toBeUndefined();
+    expect(back.health_check?.dependencies['model-gateway']).toEqual({ ok: true, latency_ms: 3 });
+    expect(await heartbeat(reg)).toBe('HEALTHY');
+    // Probe outcomes are counted fleet-wide for the alerts.
+    expect(Number(await redis.hget(keys.stats(), 'probes_passed'))).toBe(2);
   });
 });

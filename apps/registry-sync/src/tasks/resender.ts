@@ -333,6 +333,14 @@ export class Resender {
 }
 
 /** Live agents serve the capability and every one of them is at capacity. */
+/**
+ * No candidate, and some agent of the capability is only busy: full, or SUSPECT for a dependency
+ * flagged down fleet-wide (docs/PROTOCOL.md §6, Dependencies). The retry waits for it up to its
+ * deadline rather than spending its attempts or dying `no_agent`.
+ */
 function busy(decision: Decision): boolean {
-  return decision.count() === 0 && decision.all.some((c) => c.excluded === 'full');
+  return (
+    decision.count() === 0 &&
+    decision.all.some((c) => c.excluded === 'full' || c.excluded === 'dependency_down')
+  );
 }

@@ -1,6 +1,7 @@
 --[[
   Re-verifies the chosen agent and delivers tasks to its inbox in the same step: the agent must
-  still hold the epoch the router saw, be HEALTHY, SUSPECT or DEGRADED, not be ejected, have a lease
+  still hold the epoch the router saw, be HEALTHY, SUSPECT or DEGRADED, not be ejected, not be
+  marked down with a shared dependency (`dependency_down`: probes and shadow copies only), have a lease
   younger than the delivery bound on Redis server time, and have a free slot. The status is what
   registry-sync's sweeper last wrote; the delivery bound (REACH_DELIVERY_LEASE_MS, far longer than
   the OFFLINE bound) is what stops deliveries once no registry-sync has renewed leases for that
@@ -15,14 +16,15 @@
   KEYS[1] agent: the agent record hash   KEYS[2] inbox: its inbox stream
   KEYS[3] pending: its pending hash
   ARGV[1] leaseBoundMs: the delivery bound
-  ARGV[2..] tasks, per task: epoch, taskId, attempt, deadlineMs (0 = none), probe (1 when the
-  task is a probe: agents in observation mode take probes only), then its entry: how many task
-  entry fields and values follow, then those
+  ARGV[2..] tasks, per task: epoch, taskId, attempt, deadlineMs (0 = none), mark ("" for a
+  caller's task, "probe" for a probe, "shadow" for a shadow copy: an agent in observation mode
+  takes probes and shadow copies only, and only such an agent takes a shadow copy), then its
+  entry: how many task entry fields and values follow, then those
 
   Pending entry (keys.ts `pending()`): attempt|epoch|mark|entry id|received_at|deadline_ms, with
-  received_at 0 until the receipt and mark "" — or "probe" for a probe: registry-sync tells probes
-  from callers' tasks by this mark alone (a caller chooses its task_id, never this hash). The
-  delivery time is the entry id's.
+  received_at 0 until the receipt and mark "" — or "probe" for a probe, "shadow" for a shadow
+  copy: registry-sync tells probes and shadow copies from callers' tasks by this mark alone (a
+  caller chooses its task_id, never this hash). The delivery time is the entry id's.
 
   An endpoint agent's record has `relay` = 1 (docs/ENDPOINTS.md): a call that delivers to it
   also SPUBLISHes its wake channel (`<agent key>:wake`, the same hash tag), so its relay reads the
@@ -34,7 +36,7 @@
   slot, with the inflight count), "" and 0 filling the slots it leaves empty
 ]]
 --#include slots-taken
-local rec = redis.call('HMGET', KEYS[1], 'epoch', 'status', 'max_concurrency', 'lease_at', 'ejected_until', 'observe', 'relay')
+local rec = redis.call('HMGET', KEYS[1], 'epoch', 'status', 'max_concurrency', 'lease_at', 'ejected_until', 'observe', 'relay', 'dependency_down')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local live = rec[1] and (rec[2] == 'HEALTHY' or rec[2] == 'SUSPECT' or rec[2] == 'DEGRADED') and now - tonumber(rec[4]) < tonumber(ARGV[1])
@@ -75,7 +77,7 @@ local writes = {}
 
 a = 2
 while a <= #ARGV do
-  local epoch, taskId, attempt, deadline, probe = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+  local epoch, taskId, attempt, deadline, mark = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   local n = tonumber(ARGV[a + 5])
   local existing = pending[taskId]
   local prefix = attempt .. '|' .. epoch .. '|'
@@ -83,7 +85,7 @@ while a <= #ARGV do
     out[#out + 1] = -2
     out[#out + 1] = ''
     out[#out + 1] = 0
-  elseif rec[6] == '1' and probe ~= '1' then
+  elseif (rec[6] == '1' and mark == '') or (mark == 'shadow' and rec[6] ~= '1') or (rec[8] and mark == '') then
     out[#out + 1] = -12
     out[#out + 1] = ''
     out[#out + 1] = 0
@@ -100,8 +102,6 @@ while a <= #ARGV do
     out[#out + 1] = inflight
   else
     local id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, a + 6, a + 5 + n))
-    local mark = ''
-    if probe == '1' then mark = 'probe' end
     local value = prefix .. mark .. '|' .. id .. '|0|' .. deadline
     -- A re-delivery under a new attempt replaces the entry: the count does not grow.
     if not existing then held = held + 1 end

@@ -78,6 +78,7 @@ function referenceDecide(
     else if (a.status === 'STARTING') exclude(c, 'starting');
     else if (a.status === 'DRAINING') exclude(c, 'draining');
     else if (a.unreachable) exclude(c, 'unreachable');
+    else if (a.dependency_down) exclude(c, 'dependency_down');
     else if (a.ejected_until && a.ejected_until > now) exclude(c, 'ejected');
     else if (!hasAll(a, req.tags ?? [])) exclude(c, 'missing_tags');
   }

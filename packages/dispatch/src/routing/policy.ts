@@ -78,6 +78,7 @@ const OFFLINE = exclusionCode('offline');
 const STARTING = exclusionCode('starting');
 const DRAINING = exclusionCode('draining');
 const UNREACHABLE = exclusionCode('unreachable');
+const DEPENDENCY_DOWN = exclusionCode('dependency_down');
 const SUSPECT = exclusionCode('suspect');
 const EJECTED = exclusionCode('ejected');
 const DEGRADED = exclusionCode('degraded');
@@ -111,6 +112,9 @@ function ineligible(
   if (a.status === 'STARTING') return STARTING;
   if (a.status === 'DRAINING') return DRAINING;
   if (a.unreachable) return UNREACHABLE;
+  // Tasks wait (in the pool, within their deadlines) rather than fail on a dependency that is
+  // down for every agent; an agent without the flag takes them meanwhile.
+  if (a.dependency_down) return DEPENDENCY_DOWN;
   if (a.ejected_until && a.ejected_until > now) return EJECTED;
   if (tags.length > 0 && !hasAll(a, tags)) return MISSING_TAGS;
   return 0;
@@ -120,7 +124,7 @@ function ineligible(
  * Decides which agents may take a task and in what order. Filters, each exclusion recorded:
  * tenant (an agent of the task's tenant, or a shared one), status (HEALTHY; SUSPECT only when no
  * HEALTHY candidate; DEGRADED only when no HEALTHY candidate has room, under the watermark; never
- * OFFLINE, STARTING, DRAINING, ejected or unreachable), tags, region (strict, or preferred with fallback), observation mode, the task's
+ * OFFLINE, STARTING, DRAINING, ejected, unreachable or down with a shared dependency), tags, region (strict, or preferred with fallback), observation mode, the task's
  * trace, full agents, and the concurrency watermark (skipped while another has room). Score:
  * load ratio, plus a penalty for an agent slower than 1.5× the capability's mean, minus a small
  * bounded bias for priority and weight. Equal scores are ordered by the consistent-hash ring

@@ -8,6 +8,7 @@ export type Exclusion =
   | 'starting'
   | 'draining'
   | 'unreachable' // an endpoint agent whose endpoint does not answer its relay
+  | 'dependency_down' // SUSPECT for a dependency flagged down fleet-wide
   | 'suspect' // SUSPECT while a HEALTHY candidate exists
   | 'ejected'
   | 'degraded' // DEGRADED while a HEALTHY candidate has room
@@ -25,6 +26,7 @@ export const EXCLUSIONS: readonly Exclusion[] = [
   'starting',
   'draining',
   'unreachable',
+  'dependency_down',
   'suspect',
   'ejected',
   'degraded',

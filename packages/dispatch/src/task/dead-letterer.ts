@@ -110,6 +110,9 @@ export class DeadLetterer {
   async announce(d: DeadTask): Promise<void> {
     const { redis, keys } = this.o;
     await redis.zadd(keys.dlq(), d.at, d.taskId);
+    // Counted by reason for alerts (`reach_store_counter{name="dead_lettered:loop"}`); an
+    // announcement repeated after a stop midway counts twice, which an alert on growth tolerates.
+    await redis.hincrby(keys.stats(), `dead_lettered:${d.reason}`, 1);
     const trace = d.traceId ? { trace_id: d.traceId } : {};
     this.log.warn(
       {

@@ -39,12 +39,15 @@ export interface FleetSample {
   counters: [string, number][];
   /** The sampled agents' runtime figures from their last heartbeat, where they send them. */
   runtimes: { agentId: string; runtime: AgentRuntime }[];
+  /** Dependencies flagged down fleet-wide, per capability, with the agents they fail on. */
+  dependenciesDown: { dependency: string; capability: string; agents: number }[];
 }
 
 const EMPTY: FleetSample = {
   ok: false,
   byStatus: {},
   runtimes: [],
+  dependenciesDown: [],
   inboxes: [],
   pools: [],
   deadLetters: 0,
@@ -94,6 +97,7 @@ async function readFleet(
     head
       .add(keys.due(shard), (p) => p.zcard(keys.due(shard)))
       .add(keys.acks(shard), (p) => p.xlen(keys.acks(shard)));
+  head.add(keys.dependenciesDown(), (p) => p.hgetall(keys.dependenciesDown()));
   const first = (await head.exec()) as Reply;
   const value = (i: number): unknown => (first[i]?.[0] ? undefined : first[i]?.[1]);
   let due = 0;
@@ -102,6 +106,28 @@ async function readFleet(
     due += Number(value(3 + 2 * shard) ?? 0);
     acksBacklog += Number(value(4 + 2 * shard) ?? 0);
   }
+  const dependenciesDown = Object.values(
+    (value(3 + 2 * shards) as Record<string, string> | undefined) ?? {},
+  ).flatMap((text) => {
+    try {
+      const f = JSON.parse(text) as {
+        dependency?: unknown;
+        capability?: unknown;
+        agents?: unknown;
+      };
+      return typeof f.dependency === 'string' && typeof f.capability === 'string'
+        ? [
+            {
+              dependency: f.dependency,
+              capability: f.capability,
+              agents: Array.isArray(f.agents) ? f.agents.length : 0,
+            },
+          ]
+        : [];
+    } catch {
+      return [];
+    }
+  });
   const snapshot = decodeSnapshot((value(0) as string | null | undefined) ?? null);
   const agents = [...(snapshot?.agents ?? [])].sort((a, b) => (a.agent_id < b.agent_id ? -1 : 1));
   const byStatus: Record<string, number> = Object.fromEntries(AGENT_STATUSES.map((s) => [s, 0]));
@@ -141,6 +167,7 @@ async function readFleet(
     due,
     acksBacklog,
     counters,
+    dependenciesDown,
     runtimes: sampled.flatMap((a) =>
       a.runtime ? [{ agentId: a.agent_id, runtime: a.runtime }] : [],
     ),
@@ -176,7 +203,10 @@ function cachedSampler(
  * worker has read yet) and `reach_inbox_pending{agent_id}` (read, not yet acknowledged) for at
  * most `maxAgents` agents; the same per capability pool once pools have a key;
  * `reach_dead_letters`, `reach_tasks_due` (retries waiting, deliveries to check),
- * `reach_acks_backlog` and the server's counters hash as `reach_store_counter{name}`.
+ * `reach_acks_backlog`, the dependencies flagged down fleet-wide (`reach_dependency_down`,
+ * `reach_dependency_failing_agents`) and the server's counters hash as `reach_store_counter{name}`
+ * (among them `probes_passed`, `probes_failed`, `dead_lettered:<reason>`, `shadow_sent`,
+ * `shadow_dropped`).
  * Every instance reports the same fleet: aggregate with `max`, not `sum`.
  */
 export function registerFleetGauges(registry: Registry, opts: FleetGaugeOptions): void {
@@ -286,6 +316,24 @@ export function registerFleetGauges(registry: Registry, opts: FleetGaugeOptions)
     ['agent_id'],
     (g, s) => {
       for (const r of s.runtimes) g.set({ agent_id: r.agentId }, r.runtime.rss_bytes);
+    },
+  );
+  gauge(
+    'reach_dependency_down',
+    'A dependency flagged down fleet-wide for a capability (1 while flagged)',
+    ['dependency', 'capability'],
+    (g, s) => {
+      for (const d of s.dependenciesDown)
+        g.set({ dependency: d.dependency, capability: d.capability }, 1);
+    },
+  );
+  gauge(
+    'reach_dependency_failing_agents',
+    'Agents of a capability whose latest probe reports a flagged dependency down',
+    ['dependency', 'capability'],
+    (g, s) => {
+      for (const d of s.dependenciesDown)
+        g.set({ dependency: d.dependency, capability: d.capability }, d.agents);
     },
   );
   gauge(

@@ -26,6 +26,6 @@ export const outcomesScript = defineScript({
   lua: new URL('./outcomes-1.lua', import.meta.url),
   command: 'reachOutcomes',
   keys: ['agent'],
-  args: ['letters', 'window', 'probeFailures'],
+  args: ['letters', 'window', 'probeFailures', 'healthCheck'],
   decode: decodeOutcomesReply,
 });
