@@ -28,6 +28,9 @@ export const CLUSTER_LEG: readonly string[] = [
   // the waiting room: fair shares, bounds and deadlines with the room's keys on one slot
   'e2e/waiting-room.test.ts',
   'e2e/room-pools.test.ts',
+  // shadow copies kept under the observing agent's tag; a dependency flagged from many agents' slots
+  'e2e/shadow-traffic.test.ts',
+  'e2e/shared-dependency.test.ts',
 ];
 
 /** Files of {@link CLUSTER_LEG} that need a cluster: the standalone leg leaves them out. */

@@ -7,11 +7,11 @@
  * knows a shadow copy by `ctx.shadow`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { waitFor } from '@agent-reach/testkit';
 import { shadowPicked, type ObservationReport } from '@agent-reach/protocol';
 import type { ReachAgent } from '@agent-reach/worker-sdk';
 import { startAgent } from '../support/agents.ts';
+import { connectRedis, type TestRedis } from '../support/redis.ts';
 import { http, START_TIMEOUT_MS, startStack, type Stack } from '../support/stack.ts';
 import { untilRouted } from '../support/endpoints.ts';
 
@@ -20,7 +20,7 @@ const CAPABILITY = 'answer';
 const TOPIC = 'shadow-results';
 
 let stack: Stack;
-let redis: Redis;
+let redis: TestRedis;
 const agents: ReachAgent[] = [];
 /** Tasks the observing agent ran, and whether each came as a shadow copy. */
 const observed: { taskId: string; shadow: boolean }[] = [];
@@ -28,7 +28,7 @@ const served: string[] = [];
 
 beforeAll(async () => {
   stack = await startStack({ env: { REACH_SNAPSHOT_MS: '500' } });
-  redis = new Redis(stack.redisUrl);
+  redis = connectRedis(stack);
   agents.push(
     await startAgent(
       stack,

@@ -7,11 +7,11 @@
  * failing, and run once the gateway answers again and the agents come back. The figure is printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { waitFor } from '@agent-reach/testkit';
 import { decodeFleetEvent, type AgentView } from '@agent-reach/protocol';
 import type { HealthAnswer, ReachAgent } from '@agent-reach/worker-sdk';
 import { startAgent } from '../support/agents.ts';
+import { connectRedis, type TestRedis } from '../support/redis.ts';
 import { http, START_TIMEOUT_MS, startStack, type Stack } from '../support/stack.ts';
 import { untilRouted } from '../support/endpoints.ts';
 
@@ -20,7 +20,7 @@ const CAPABILITY = 'gw-chat';
 const SHARING = ['gw-a', 'gw-b', 'gw-c'];
 
 let stack: Stack;
-let redis: Redis;
+let redis: TestRedis;
 const agents: ReachAgent[] = [];
 let gatewayUp = true;
 const ran: string[] = [];
@@ -42,7 +42,7 @@ beforeAll(async () => {
   stack = await startStack({
     env: { REACH_PROBE_MS: String(PROBE_MS), REACH_SWEEP_MS: '250', REACH_SNAPSHOT_MS: '500' },
   });
-  redis = new Redis(stack.redisUrl);
+  redis = connectRedis(stack);
   for (const id of SHARING)
     agents.push(
       await startAgent(
