@@ -1,6 +1,11 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
-import { shadowPicked, type ReachKeys, type SnapshotAgent } from '@agent-reach/protocol';
+import {
+  DEFAULT_TENANT,
+  shadowPicked,
+  type ReachKeys,
+  type SnapshotAgent,
+} from '@agent-reach/protocol';
 import type { Delivery } from '../delivery.ts';
 import { servesTenant } from '../routing/policy.ts';
 import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
@@ -18,6 +23,18 @@ export interface ShadowMirrorOptions {
 }
 
 const LIVE = new Set(['HEALTHY', 'SUSPECT', 'DEGRADED']);
+
+/**
+ * The agents a task's shadow copies go to: its capability's live agents in observation mode, of
+ * its tenant or shared — a copy crosses no tenant line.
+ */
+export function observersFor(
+  agents: readonly SnapshotAgent[],
+  task: Pick<TaskSpec, 'tenant'>,
+): SnapshotAgent[] {
+  const tenant = task.tenant || DEFAULT_TENANT;
+  return agents.filter((a) => a.observe === true && LIVE.has(a.status) && servesTenant(a, tenant));
+}
 
 /**
  * Mirrors a share of real tasks to their capability's agents in observation mode (docs/PROTOCOL.md
@@ -40,12 +57,7 @@ export class ShadowMirror {
     if (!settings.anyOn) return undefined;
     const { rate } = settings.for(task.capability);
     if (!shadowPicked(task.taskId, rate)) return undefined;
-    const tenant = task.tenant || undefined;
-    const observers = snapshot
-      .agentsFor(task.capability)
-      .filter(
-        (a) => a.observe === true && LIVE.has(a.status) && (!tenant || servesTenant(a, tenant)),
-      );
+    const observers = observersFor(snapshot.agentsFor(task.capability), task);
     if (observers.length === 0) return undefined;
     return this.#send(task, deadlineMs, observers).catch((err: unknown) =>
       this.#log.warn({ err, task_id: task.taskId }, 'shadow copy not sent'),
