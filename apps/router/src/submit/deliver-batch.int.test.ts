@@ -143,4 +143,40 @@ describe('deliveries of one tick to one agent', () => {
     const past = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
     expect(await past.deliver(target, task('q'))).toEqual({ ok: false, refusal: 'not_live' });
   });
+
+  it('to an agent down with a shared dependency, or observing, take probes and shadow copies only', async () => {
+    const { redis, keys } = scratch;
+    const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
+    await agentRecord('gw-down', 4);
+    await agentRecord('watching', 4);
+    await redis.hset(keys.agent('watching'), 'observe', 1);
+    const down = { agent_id: 'gw-down', epoch: 1 };
+    const watching = { agent_id: 'watching', epoch: 1 };
+    const first = await delivery.deliver(down, task('before'));
+    expect(first.ok).toBe(true);
+    await redis.hset(keys.agent('gw-down'), 'dependency_down', 'model-gateway');
+    const [caller, probe, shadow, again] = await Promise.all([
+      delivery.deliver(down, task('after')),
+      delivery.deliver(down, task('probe:gw-down:1'), { probe: true }),
+      delivery.deliver(down, task('copy'), { shadow: true }),
+      // A re-sent command still answers its first delivery.
+      delivery.deliver(down, task('before')),
+    ]);
+    expect(caller).toEqual({ ok: false, refusal: 'not_live' });
+    expect(probe.ok).toBe(true);
+    expect(shadow).toEqual({ ok: false, refusal: 'not_live' });
+    expect(again.ok && again.messageId).toBe(first.ok && first.messageId);
+    // A shadow copy goes to an observing agent only (refused above by a serving one), marked on
+    // its entry and its pending entry; an observing agent takes no caller's task.
+    const [toObserver, callerToObserver] = await Promise.all([
+      delivery.deliver(watching, task('copy'), { shadow: true }),
+      delivery.deliver(watching, task('real')),
+    ]);
+    expect(toObserver.ok).toBe(true);
+    expect(callerToObserver).toEqual({ ok: false, refusal: 'not_live' });
+    const entries: [string, string[]][] = await redis.xrange(keys.inbox('watching'), '-', '+');
+    const fields = entries[0]?.[1] ?? [];
+    expect(fields[fields.indexOf('shadow') + 1]).toBe('1');
+    expect(await redis.hget(keys.pending('watching'), 'copy')).toMatch(/^1\|1\|shadow\|/);
+  });
 });

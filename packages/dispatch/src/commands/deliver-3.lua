@@ -85,17 +85,17 @@ while a <= #ARGV do
     out[#out + 1] = -2
     out[#out + 1] = ''
     out[#out + 1] = 0
-  elseif (rec[6] == '1' and mark == '') or (mark == 'shadow' and rec[6] ~= '1') or (rec[8] and mark == '') then
-    out[#out + 1] = -12
-    out[#out + 1] = ''
-    out[#out + 1] = 0
   elseif existing and string.sub(existing, 1, #prefix) == prefix then
-    -- Delivered already (a re-sent command): the first delivery stands.
+    -- Delivered already (a re-sent command): the first delivery stands, whatever changed since.
     local markEnd = string.find(existing, '|', #prefix + 1, true)
     local idEnd = string.find(existing, '|', markEnd + 1, true)
     out[#out + 1] = 1
     out[#out + 1] = string.sub(existing, markEnd + 1, idEnd - 1)
     out[#out + 1] = inflight
+  elseif (rec[6] == '1' and mark == '') or (mark == 'shadow' and rec[6] ~= '1') or (rec[8] and mark == '') then
+    out[#out + 1] = -12
+    out[#out + 1] = ''
+    out[#out + 1] = 0
   elseif inflight >= max then
     out[#out + 1] = -4
     out[#out + 1] = ''
