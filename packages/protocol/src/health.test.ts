@@ -31,8 +31,8 @@ describe('health score and error rate', () => {
 describe('runtime figures in the health score', () => {
   it('take points for a slow event loop and a GC storm, each capped', () => {
     expect(runtimePenalty(undefined)).toBe(0);
-    expect(runtimePenalty({ loop_lag_p99_ms: 80, gc_share: 0.05 })).toBe(0);
-    expect(runtimePenalty({ loop_lag_p99_ms: 600 })).toBe(10);
+    expect(runtimePenalty({ loop_lag_p99_ms: 240, gc_share: 0.05 })).toBe(0);
+    expect(runtimePenalty({ loop_lag_p99_ms: 750 })).toBe(10);
     expect(runtimePenalty({ loop_lag_p99_ms: 5000, gc_share: 0.2 })).toBe(30);
     expect(runtimePenalty({ loop_lag_p99_ms: 5000, gc_share: 0.9 })).toBe(40);
   });
@@ -42,7 +42,7 @@ describe('runtime figures in the health score', () => {
       agent_id: 'a1',
       status: 'HEALTHY',
       outcomes: 'o'.repeat(10),
-      runtime: JSON.stringify({ loop_lag_p99_ms: 1100, gc_share: 0.15, rss_bytes: 1 }),
+      runtime: JSON.stringify({ loop_lag_p99_ms: 1250, gc_share: 0.15, rss_bytes: 1 }),
     };
     expect(toAgentView(record, 0, 0)?.health_score).toBe(75);
     expect(toAgentView({ ...record, runtime: '' }, 0, 0)?.health_score).toBe(100);

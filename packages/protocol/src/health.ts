@@ -65,8 +65,8 @@ export function healthScore(outcomes: string): number {
   return n === 0 ? 100 : Math.round(100 * (1 - bad / n));
 }
 
-/** Event-loop delay p99 an agent may show before its score pays for it, ms. */
-export const LOOP_LAG_FREE_MS = 100;
+/** Event-loop delay p99 an agent may show before its score pays for it, ms (half the storm alert's). */
+export const LOOP_LAG_FREE_MS = 250;
 /** Share of time in garbage collection an agent may show before its score pays for it. */
 export const GC_SHARE_FREE = 0.1;
 /** The most points each runtime figure takes off the score. */
@@ -74,7 +74,7 @@ export const RUNTIME_PENALTY_CAP = 20;
 
 /**
  * Points the runtime figures of an agent's last heartbeat take off its health score (docs/
- * ROUTING.md, Health in the score): one per 50 ms of event-loop delay p99 over 100 ms, and one per
+ * ROUTING.md, Health in the score): one per 50 ms of event-loop delay p99 over 250 ms, and one per
  * percentage point of time in garbage collection over 10 %, each at most 20. A stalling loop or
  * a GC storm is seen before its tasks fail or time out.
  */

@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import {
   DEFAULT_TENANT,
   HEALTH_ROUTING_MIN_OUTCOMES,
-  runtimePenalty,
   encodeSettings,
   PUBLISHED_SETTINGS,
   type FullAgentView,
@@ -75,10 +74,9 @@ export class SnapshotWriter {
       lease_age_ms: v.lease_age_ms,
       ...(v.ejected_until > 0 ? { ejected_until: v.ejected_until } : {}),
       ...(v.tags.length > 0 ? { tags: v.tags } : {}),
-      // The score steers routing once the window holds enough outcomes to be a rate, or at once
-      // when the runtime figures take points off it.
-      ...(v.health_score < 100 &&
-      ((v.health_samples ?? 0) >= HEALTH_ROUTING_MIN_OUTCOMES || runtimePenalty(v.runtime) > 0)
+      // The score steers routing only once the window holds enough outcomes to be a rate,
+      // whatever lowered it (its outcomes or its runtime figures).
+      ...(v.health_score < 100 && (v.health_samples ?? 0) >= HEALTH_ROUTING_MIN_OUTCOMES
         ? { health_score: v.health_score }
         : {}),
       ...(v.observe ? { observe: true } : {}),

@@ -111,7 +111,7 @@ function agentRow(a) {
 function runtimeCell(a) {
   const r = a.runtime;
   if (!r) return h('td', {}, [h('span', { class: 'muted' }, ['–'])]);
-  const slow = r.loop_lag_p99_ms > 100 || (r.gc_share ?? 0) > 0.1;
+  const slow = r.loop_lag_p99_ms > 250 || (r.gc_share ?? 0) > 0.1;
   const parts = [
     `loop ${Math.round(r.loop_lag_p99_ms)} ms`,
     r.gc_share !== undefined ? `gc ${Math.round(r.gc_share * 100)} %` : '',
