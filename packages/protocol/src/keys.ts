@@ -285,12 +285,17 @@ function checkTenant(tenant: string): string {
  */
 export function shardOf(id: string, shards: number): number {
   if (!(shards > 1)) return 0;
+  return fnv1a(id) % Math.floor(shards);
+}
+
+/** FNV-1a (32 bits, unsigned) of a text's UTF-16 code units: what shards and shadow picks hash. */
+export function fnv1a(text: string): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) {
-    h ^= id.charCodeAt(i);
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
-  return (h >>> 0) % Math.floor(shards);
+  return h >>> 0;
 }
 
 const SLOTS = 16384;

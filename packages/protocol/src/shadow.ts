@@ -1,3 +1,5 @@
+import { fnv1a } from './keys.ts';
+
 /**
  * Shadow traffic (docs/PROTOCOL.md §7): a share of a capability's real tasks mirrored to its
  * agents in observation mode, whose results are kept apart and compared with the serving agent's.
@@ -49,11 +51,7 @@ export const COMPARE_PATH = /^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+){0,15}$/;
 export function shadowPicked(taskId: string, rate: number): boolean {
   if (!(rate > 0)) return false;
   if (rate >= 1) return true;
-  let h = 0x811c9dc5;
-  for (let i = 0; i < taskId.length; i++) {
-    h ^= taskId.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
+  let h = fnv1a(taskId);
   // Mixed once more: FNV's low bits follow the last characters of near-identical ids.
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
