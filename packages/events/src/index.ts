@@ -29,6 +29,21 @@ export {
   isInfluxQueryError,
   queryInfluxQL,
   quoteIdentifier,
+  writeLineProtocol,
   type InfluxQueryOptions,
+  type InfluxWriteOptions,
 } from './influxql.ts';
+export {
+  archivedTaskToLine,
+  archiveNanos,
+  cutJsonText,
+  decodeArchivedTaskRow,
+  InvalidArchivedTaskError,
+  isInvalidArchivedTaskError,
+  MAX_ARCHIVE_RECORD_BYTES,
+  TASK_ARCHIVE_MEASUREMENT,
+  utf8Prefix,
+  type ArchivedTaskPoint,
+  type CutValue,
+} from './archive.ts';
 export { byStageTime } from './stage-order.ts';

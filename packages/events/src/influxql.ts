@@ -161,3 +161,49 @@ export async function detectInfluxApi(url: string, timeoutMs: number): Promise<'
     throw new InfluxQueryError(`ping ${url} answered HTTP ${res.status}`, 'ping', res.status);
   return apiForVersion(res.headers.get('x-influxdb-version'));
 }
+
+/** Options of {@link writeLineProtocol}. */
+export interface InfluxWriteOptions extends InfluxQueryOptions {
+  /** Sent as `Authorization: Token …` when set. */
+  token?: string;
+}
+
+/**
+ * POSTs line protocol (nanosecond precision) to the v1 `/write` endpoint, which InfluxDB 1.x
+ * serves and 1.8+/2.x keep for compatibility; resolves once the server accepted every line.
+ * @throws InfluxQueryError on a network error, timeout or refusal (`retryable` tells an outage
+ *   from points the server will never take).
+ */
+export async function writeLineProtocol(
+  url: string,
+  db: string,
+  lines: readonly string[],
+  opts: InfluxWriteOptions = {},
+): Promise<void> {
+  const target = `${url.replace(/\/+$/, '')}/write?db=${encodeURIComponent(db)}&precision=ns`;
+  const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' };
+  if (opts.token) headers.authorization = `Token ${opts.token}`;
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(target, {
+      method: 'POST',
+      headers,
+      body: lines.join('\n'),
+      signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000),
+    });
+    text = await res.text();
+  } catch (cause) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    throw new InfluxQueryError(`InfluxDB write to ${url} failed: ${why}`, 'write', undefined, {
+      cause,
+    });
+  }
+  if (!res.ok)
+    throw new InfluxQueryError(
+      `InfluxDB refused a write (HTTP ${res.status}): ${text.slice(0, 300)}`,
+      'write',
+      // 404 is "database not found": creating it again may help, so it counts as an outage.
+      res.status === 404 ? 503 : res.status,
+    );
+}
