@@ -31,6 +31,8 @@ export const CLUSTER_LEG: readonly string[] = [
   // shadow copies kept under the observing agent's tag; a dependency flagged from many agents' slots
   'e2e/shadow-traffic.test.ts',
   'e2e/shared-dependency.test.ts',
+  // webhook deliveries: the due set, deliveries, targets and failures on the {wh} slot
+  'e2e/webhooks.test.ts',
 ];
 
 /** Files of {@link CLUSTER_LEG} that need a cluster: the standalone leg leaves them out. */

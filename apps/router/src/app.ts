@@ -54,6 +54,7 @@ import { a2aRoutes } from './a2a/index.ts';
 import type { PushConfigStore } from './a2a/push-configs.ts';
 
 /** Collaborators the router's HTTP app is built from. */
+import { webhooksRoutes, type WebhooksRouteDeps } from './routes/webhooks/index.ts';
 export interface RouterAppDeps {
   redis: RedisClient;
   submitter: Submitter;
@@ -88,6 +89,8 @@ export interface RouterAppDeps {
   a2aPush?: PushConfigStore;
   /** Tenant records (`/v1/tenants`, operators); without them, no tenant routes. */
   tenants?: TenantRecords;
+  /** Webhook failures and tenants' webhook secrets (`/v1/webhooks`); without them, no such routes. */
+  webhooks?: WebhooksRouteDeps;
   /** The waiting rooms (`/v1/queues`); without them, no such route. */
   room?: WaitingRoom;
   /** Capabilities' shadow settings (`/v1/capabilities/:capability/shadow`); without them, no such route. */
@@ -197,4 +200,5 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   await app.register(consoleSessionRoutes, { verifier: deps.auth.store });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);
   return app;
+  if (deps.webhooks) await app.register(webhooksRoutes, deps.webhooks);
 }

@@ -65,6 +65,12 @@ export interface RouterService {
   events: EventSink;
   snapshot: SnapshotHolder;
   /** The settings shared with registry-sync, as published by it once it has (see SharedSettings). */
+import { WEBHOOK_SCRIPTS } from './webhooks/webhook-scripts.ts';
+import { WebhookTargets } from './webhooks/webhook-targets.ts';
+import { WebhookSecrets } from './webhooks/webhook-secrets.ts';
+import { WebhookSender } from './webhooks/webhook-sender.ts';
+import { WebhookForwarder } from './webhooks/webhook-forwarder.ts';
+import { WebhookFailures } from './webhooks/webhook-failures.ts';
   settings: SharedSettings;
   /** Tenant records (`/v1/tenants`): each tenant's weight and bounds, cached per process. */
   tenants: TenantRecords;
@@ -150,6 +156,7 @@ export async function createRouterService(
   for (const conn of [redis, subscriber]) {
     conn.on('error', (err: Error) =>
       logger.warn({ err, module: 'redis' }, 'redis connection error'),
+    ...WEBHOOK_SCRIPTS,
     );
   }
   const pool = new BlockingPool(() => {
@@ -245,6 +252,17 @@ export async function createRouterService(
     redis,
     keys,
     callbacks: publisher,
+  // Webhook callbacks (docs/PROTOCOL.md): the targets written at submission, the tenants' secrets.
+  const webhookAllowed = {
+    hosts: options.webhookHosts,
+    loopback: outboundLoopbackAllowed(options.outboundLoopback, auth.required),
+  };
+  const webhookTargets = new WebhookTargets({ redis, keys, allowed: webhookAllowed });
+  const webhookSecrets = new WebhookSecrets({
+    redis,
+    keys,
+    graceMs: () => options.webhookSecretGraceS * 1000,
+  });
     events,
     logger,
     // A cancelled task stays readable as long as a dead letter.
@@ -261,6 +279,7 @@ export async function createRouterService(
   waitConn.on('error', (err: Error) =>
     logger.debug({ err, module: 'redis' }, 'result wait connection error'),
   );
+    webhooks: webhookTargets,
   const waiter = new ResultWaiter({
     conn: waitConn,
     keys,
@@ -308,11 +327,40 @@ export async function createRouterService(
     snapshot,
     deadLetters,
     canceller,
-    schedules: { store: new ScheduleStore({ redis, keys }), limits: live },
+    schedules: {
+      store: new ScheduleStore({ redis, keys }),
+      limits: live,
+      webhooks: webhookTargets,
+    },
     keys,
     watermark,
     maxPayloadBytes: options.maxPayloadBytes,
     auth: { required: auth.required, store: apiKeys, failures: guards.failures },
+  // This router's share of the webhooks: items made deliveries, deliveries sent (both from Redis).
+  const webhookSender = new WebhookSender({
+    redis,
+    keys,
+    secrets: webhookSecrets,
+    allowed: webhookAllowed,
+    settings: options,
+    logger: logger.child({ module: 'webhooks' }),
+    counter: observability.metrics.webhooks,
+  });
+  const webhookConn = createRedis(connection, { maxRetriesPerRequest: null, retryStrategy });
+  webhookConn.on('error', (err: Error) =>
+    logger.debug({ err, module: 'redis' }, 'webhook items connection error'),
+  );
+  const webhookForwarder = new WebhookForwarder({
+    conn: webhookConn,
+    redis,
+    keys,
+    callbacks: publisher,
+    logger: logger.child({ module: 'webhooks' }),
+    made: () => webhookSender.nudge(),
+    retentionS: () => live.callbackRetentionS,
+  });
+  webhookForwarder.start();
+  webhookSender.start();
     edge: guards.edge,
     quotas,
     logger,
@@ -353,7 +401,10 @@ export async function createRouterService(
         shared.close();
         await snapshot.close();
         await events.close();
+    webhooks: { failures: new WebhookFailures({ redis, keys }), secrets: webhookSecrets },
         await redis.quit().catch(() => undefined);
       })()),
   };
 }
+        await webhookForwarder.close();
+        await webhookSender.close();

@@ -32,3 +32,4 @@ export * from './register-request.ts';
 export * from './script-replies.ts';
 export * from './endpoints.ts';
 export * from './queue-stats.ts';
+export * from './webhooks.ts';

@@ -290,6 +290,14 @@ export const SubmitBody = Type.Object(
       }),
     ),
     callback_topic: Type.Optional(Id('Topic the final result is published to')),
+    callback_url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description:
+          'URL the final result (with stream: true, progress and chunks too) is POSTed to, signed with the tenant’s webhook secret (Standard Webhooks); its host must be allowed (REACH_WEBHOOK_HOSTS). May stand beside callback_topic: both get the result.',
+      }),
+    ),
     trace_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
     parent_task_id: Type.Optional(
       ScopedIdRef(

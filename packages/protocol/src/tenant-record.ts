@@ -19,6 +19,12 @@ export const TenantField = {
   maxInflight: 'max_inflight',
   maxFairnessWeight: 'max_fairness_weight',
   updatedAt: 'updated_at',
+  /** The secret webhook deliveries are signed with (`whsec_…`); never shown by the record's view. */
+  webhookSecret: 'webhook_secret',
+  /** The secret before the last rotation, signing too until `webhook_secret_previous_until`. */
+  webhookSecretPrevious: 'webhook_secret_previous',
+  /** Epoch ms until which the previous secret signs deliveries too. */
+  webhookSecretPreviousUntil: 'webhook_secret_previous_until',
 } as const;
 
 /** `/v1/tenants/:tenant` params. */

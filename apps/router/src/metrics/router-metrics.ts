@@ -16,6 +16,8 @@ export interface RouterMetrics {
   submits: Counter<'status' | 'outcome'>;
   /** `reach_router_routing_seconds{status}`: the submit handler — ranking, claim, delivery, `sent`. */
   routing: Histogram<'status'>;
+  /** `reach_router_webhooks_total{outcome}`: webhook tries delivered, retried later, or given up (failed). */
+  webhooks: Counter<'outcome'>;
 }
 
 /** What the router's metrics read at scrape time. */
@@ -46,6 +48,12 @@ export function createRouterMetrics(deps: RouterMetricsDeps): RouterMetrics {
     buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
+  const webhooks = new Counter({
+    name: 'reach_router_webhooks_total',
+    help: 'Webhook tries by outcome: delivered, retried (failed, tried again later) or failed (given up after the last try)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   const info = () => deps.snapshot()?.info() ?? { version: 0, age_ms: -1, agents: 0 };
   new Gauge({
     name: 'reach_router_snapshot_version',
@@ -66,7 +74,7 @@ export function createRouterMetrics(deps: RouterMetricsDeps): RouterMetrics {
   });
   registerFleetGauges(registry, { redis: deps.redis, keys: deps.keys });
   registerRedisErrorCounter(registry, deps.redis);
-  return { registry, submits, routing };
+  return { registry, submits, routing, webhooks };
 }
 
 const SUBMIT_URL = '/v1/tasks';

@@ -39,6 +39,7 @@ import type { TaskReader } from '../tasks/task-reader.ts';
 import { childTimeout } from './child-deadline.ts';
 import { specFromSubmit } from './task-spec.ts';
 import { delayedUntil } from './delay.ts';
+import type { WebhookTargets } from '../webhooks/webhook-targets.ts';
 
 /** Settings of submissions. */
 export interface SubmitSettings {
@@ -94,6 +95,8 @@ export interface SubmitterOptions {
   pools: PoolGauge;
   /** Tenant records: weights and bounds in the waiting room. */
   tenants: { get(tenant: string): Promise<TenantWeights> };
+  /** Webhook targets (`callback_url`); without them, a callback_url is refused. */
+  webhooks?: WebhookTargets;
 }
 
 /** What the waiting room reads of a tenant's record. */
@@ -199,6 +202,9 @@ export class Submitter {
     // Checked before anything is written: a delay that is refused leaves nothing behind.
     const runAt = delayedUntil(body, Date.now());
     const taskId = body.task_id ?? randomUUID();
+    // A webhook task's items reach its URL (and its own topic) through the webhook topic; a task
+    // without callback_url costs nothing here.
+    if (body.callback_url !== undefined) body = await this.webhookBody(taskId, body, tenant);
     const lineage = body.parent_task_id
       ? await traceOf(this.o.redis, this.o.keys, body.parent_task_id, taskId)
       : undefined;
@@ -235,6 +241,15 @@ export class Submitter {
         if (!(await this.capacity.wait(busy.capability, left, spec.priority))) throw err;
       }
     }
+  }
+
+  /** `body` with its webhook target written and its callback topic the webhook topic. */
+  private async webhookBody(taskId: string, body: SubmitBody, tenant: string): Promise<SubmitBody> {
+    const { webhooks } = this.o;
+    if (!webhooks || body.callback_url === undefined)
+      throw httpError('CALLBACK_URL_NOT_ALLOWED', 'this router sends no webhooks');
+    const topic = await webhooks.register(taskId, body.callback_url, body.callback_topic, tenant);
+    return { ...body, callback_topic: topic };
   }
 
   /**

@@ -6,6 +6,7 @@ import {
   hostListFrom,
   WINDOW_PATTERN,
 } from './formats.ts';
+import { delayListFrom } from '../webhooks.ts';
 
 /**
  * The router's own settings, one row each (define.ts), in the order its environment schema has
@@ -162,3 +163,45 @@ export const ROUTER_SETTINGS = {
     doc: 'Hosts an A2A push-notification URL may name, and loopback ones as `REACH_OUTBOUND_LOOPBACK` allows; a webhook is sent nowhere else (docs/A2A.md).',
   },
 } as const satisfies SettingsTable;
+  webhookHosts: {
+    env: 'REACH_WEBHOOK_HOSTS',
+    type: 'parsed',
+    format: 'host names, comma-separated',
+    parse: hostListFrom,
+    default: [],
+    doc: 'Hosts a task’s `callback_url` may name, and loopback ones as `REACH_OUTBOUND_LOOPBACK` allows; checked at submission and again before each try (docs/PROTOCOL.md, Webhook callbacks).',
+  },
+  webhookRetrySchedule: {
+    env: 'REACH_WEBHOOK_RETRY_SCHEDULE',
+    type: 'parsed',
+    format: 'waits, comma-separated (ms, s, m, h)',
+    parse: delayListFrom,
+    default: [
+      5000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000,
+      36_000_000,
+    ],
+    doc: 'Waits before each webhook try after the first (default `5s,30s,2m,10m,30m,1h,2h,4h,8h,10h`: 11 tries over about 25.7 h); after the last, the delivery is given up and listed by `GET /v1/webhooks/failures`.',
+  },
+  webhookTimeoutMs: {
+    env: 'REACH_WEBHOOK_TIMEOUT_MS',
+    type: 'integer',
+    minimum: 100,
+    maximum: 120_000,
+    default: 10_000,
+    doc: 'One webhook try’s time limit; a try under way is another router’s to take over after twice this and a second (its router died).',
+  },
+  webhookSecretGraceS: {
+    env: 'REACH_WEBHOOK_SECRET_GRACE_S',
+    type: 'integer',
+    minimum: 0,
+    maximum: 30 * 24 * 3600,
+    default: 86_400,
+    doc: 'After a tenant’s webhook secret is rotated, how long deliveries are signed with the previous secret too.',
+  },
+  webhookFailureRetentionS: {
+    env: 'REACH_WEBHOOK_FAILURE_RETENTION_S',
+    type: 'integer',
+    minimum: 60,
+    default: 604_800,
+    doc: 'How long a given-up webhook delivery is kept, listed and re-sendable.',
+  },

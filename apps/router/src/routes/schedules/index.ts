@@ -9,6 +9,7 @@ import {
 import { nextTick, type ScheduleStore } from '@agent-reach/dispatch';
 import { httpError, principalOf } from '@agent-reach/service-kit';
 import { TenantScope } from '../../tasks/tenant-scope.ts';
+import type { WebhookTargets } from '../../webhooks/webhook-targets.ts';
 import {
   newSchedule,
   scheduleView,
@@ -19,6 +20,8 @@ import {
 export interface ScheduleRouteDeps {
   store: ScheduleStore;
   limits: ScheduleLimits;
+  /** Webhook targets: a schedule's task with `callback_url`; without them, one is refused. */
+  webhooks?: WebhookTargets;
 }
 
 const tags = ['schedules'];
@@ -39,7 +42,7 @@ const errors = {
  */
 export const schedulesRoutes: FastifyPluginAsyncTypebox<ScheduleRouteDeps> = async (
   app,
-  { store, limits },
+  { store, limits, webhooks },
 ) => {
   /** The schedule a path names, if the requester may see it; 404 otherwise. */
   const find = async (scope: TenantScope, name: string) => {
@@ -64,6 +67,19 @@ export const schedulesRoutes: FastifyPluginAsyncTypebox<ScheduleRouteDeps> = asy
       const principal = principalOf(request);
       const scope = TenantScope.of(principal);
       const record = newSchedule(principal, scope, request.body, limits, Date.now());
+      const url = request.body.task.callback_url;
+      if (url !== undefined) {
+        // Its ticks' tasks (`<schedule_id>:<tick>`) find the schedule's target.
+        if (!webhooks) throw httpError('CALLBACK_URL_NOT_ALLOWED', 'this router sends no webhooks');
+        const topic = record.spec.callbackTopic || undefined;
+        record.spec.callbackTopic = await webhooks.register(
+          record.id,
+          url,
+          topic,
+          scope.tenant,
+          'schedule',
+        );
+      }
       await store.create(record);
       request.log.info(
         { schedule_id: record.id, capability: record.spec.capability, by: principal.keyId },
@@ -156,6 +172,7 @@ export const schedulesRoutes: FastifyPluginAsyncTypebox<ScheduleRouteDeps> = asy
       if (!(await store.delete(found.id))) {
         throw httpError('SCHEDULE_NOT_FOUND', `schedule ${request.params.schedule_id} is unknown`);
       }
+      await webhooks?.forget(found.id);
       request.log.info({ schedule_id: found.id }, 'schedule deleted');
       return reply.code(204).send();
     },

@@ -1,0 +1,214 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import {
+  decodeCallback,
+  isFinalCallback,
+  type CallbackMessage,
+  type ReachKeys,
+} from '@agent-reach/protocol';
+import type { CallbackPublisher } from '@agent-reach/dispatch';
+import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { TenantScope } from '../tasks/tenant-scope.ts';
+import { webhookBodyParts } from './webhook-body.ts';
+import { webhookEnqueueScript } from './webhook-scripts.ts';
+import { WEBHOOK_GROUP, WEBHOOK_TOPIC } from './webhook-topic.ts';
+import { TARGET_TTL_S } from './webhook-targets.ts';
+
+/** What a forwarder works with. */
+export interface WebhookForwarderOptions {
+  /** Its own connection: the blocking group read holds it. */
+  conn: RedisClient;
+  /** The router's shared connection, where webhook-enqueue-5.lua is loaded. */
+  redis: RedisClient;
+  keys: ReachKeys;
+  /** Publishes each item on the caller's own topic too (final ones once each). */
+  callbacks: CallbackPublisher;
+  logger: Logger;
+  /** Told when deliveries were made, so this router's sender looks at once. */
+  made?: () => void;
+  /** How long an item may stay unacknowledged before another router claims it. @default 30000 */
+  claimIdleMs?: number;
+  /** How long one group read blocks. @default 5000 */
+  blockMs?: number;
+  /** How long an idle topic is kept, seconds (REACH_CALLBACK_RETENTION_S). */
+  retentionS: () => number;
+}
+
+/** Items read at once. */
+const BATCH = 256;
+
+type Entry = [string, string[] | null];
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+
+/**
+ * Turns the items on {@link WEBHOOK_TOPIC} into webhook deliveries: every router runs one, a
+ * consumer of one consumer group, so each item is handled by one router. For each item it makes
+ * the delivery in Redis (webhook-enqueue-5.lua: once, by the item's entry id, which becomes the
+ * delivery id and its `webhook-id`), publishes the item on the caller's own topic when the task
+ * has one (a final result once, by the topic's marks), then acknowledges and deletes the entry.
+ * Items a router left unacknowledged (it died) are claimed by another after `claimIdleMs`. The
+ * sending itself is the sender's (webhook-sender.ts), from Redis: nothing here is held in memory.
+ */
+export class WebhookForwarder {
+  readonly #consumer = `router-${randomBytes(6).toString('hex')}`;
+  readonly #key: string;
+  readonly #claimIdleMs: number;
+  readonly #blockMs: number;
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+  #nextClaim = 0;
+
+  constructor(private readonly o: WebhookForwarderOptions) {
+    this.#key = o.keys.callback(WEBHOOK_TOPIC);
+    this.#claimIdleMs = o.claimIdleMs ?? 30_000;
+    this.#blockMs = o.blockMs ?? 5000;
+  }
+
+  /** Starts the read loop (once). */
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** Ends the loop; items being handled stay pending, claimed by another router. */
+  async close(): Promise<void> {
+    this.#stop.abort();
+    this.o.conn.disconnect();
+    await this.#loop;
+  }
+
+  /** Makes the group (and the stream, expiring like any idle topic, the group with it). */
+  async #ensureGroup(): Promise<void> {
+    const { redis } = this.o;
+    try {
+      await redis.xgroup('CREATE', this.#key, WEBHOOK_GROUP, '0', 'MKSTREAM');
+    } catch (err: unknown) {
+      if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
+      return;
+    }
+    if ((await redis.pttl(this.#key)) === -1) await redis.expire(this.#key, this.o.retentionS());
+  }
+
+  async #run(): Promise<void> {
+    const stopped = this.#stop.signal;
+    let grouped = false;
+    while (!stopped.aborted) {
+      try {
+        if (!grouped) {
+          await this.#ensureGroup();
+          grouped = true;
+        }
+        if (Date.now() >= this.#nextClaim) {
+          this.#nextClaim = Date.now() + Math.max(1000, this.#claimIdleMs / 4);
+          await this.#claim();
+        }
+        const reply = (await this.o.conn.xreadgroup(
+          'GROUP',
+          WEBHOOK_GROUP,
+          this.#consumer,
+          'COUNT',
+          BATCH,
+          'BLOCK',
+          this.#blockMs,
+          'STREAMS',
+          this.#key,
+          '>',
+        )) as [string, Entry[]][] | null;
+        const entries = reply?.[0]?.[1] ?? [];
+        if (entries.length > 0) await this.#handle(entries);
+      } catch (err: unknown) {
+        if (stopped.aborted) return;
+        if (String((err as Error).message).includes('NOGROUP')) grouped = false;
+        else this.o.logger.warn({ err }, 'webhook items read failed; retrying');
+        await sleep(250, stopped);
+      }
+    }
+  }
+
+  /** Takes over items another consumer left unacknowledged for `claimIdleMs`. */
+  async #claim(): Promise<void> {
+    let cursor = '0-0';
+    do {
+      const [next, entries] = (await this.o.redis.xautoclaim(
+        this.#key,
+        WEBHOOK_GROUP,
+        this.#consumer,
+        this.#claimIdleMs,
+        cursor,
+        'COUNT',
+        BATCH,
+      )) as [string, Entry[]];
+      if (entries.length > 0) await this.#handle(entries);
+      cursor = next;
+    } while (cursor !== '0-0' && !this.#stop.signal.aborted);
+  }
+
+  /**
+   * Makes the entries' deliveries (in entry order: one task's sequence numbers follow its items),
+   * publishes them on the callers' topics, then acknowledges and deletes the entries. A failure
+   * leaves them pending, handled again later: every step is once-only or harmless twice.
+   */
+  async #handle(entries: readonly Entry[]): Promise<void> {
+    const { redis, keys } = this.o;
+    const items: { id: string; msg: CallbackMessage | undefined }[] = entries.map(([id, f]) => {
+      if (!f) return { id, msg: undefined };
+      try {
+        return { id, msg: decodeCallback(f) };
+      } catch {
+        return { id, msg: undefined };
+      }
+    });
+    // Sent in order on the auto-pipelined connection, without waiting between them.
+    const replies = await Promise.all(
+      items.map(({ id, msg }) => {
+        if (!msg) return undefined;
+        const taskId = msg.task_id;
+        const tenant = TenantScope.tenantOf(taskId);
+        const delivery = `msg_${id}`;
+        const { type, head, tail } = webhookBodyParts(
+          msg,
+          new TenantScope(tenant, false).show(taskId),
+        );
+        const bar = taskId.lastIndexOf(':');
+        const target = keys.webhookTarget(taskId);
+        return webhookEnqueueScript.run(redis, {
+          keys: {
+            due: keys.webhookDue(),
+            delivery: keys.webhook(delivery),
+            target,
+            scheduleTarget: bar > 0 ? keys.webhookTarget(taskId.slice(0, bar)) : target,
+            seq: keys.webhookSeq(taskId),
+          },
+          args: {
+            id: delivery,
+            tenant,
+            taskId: new TenantScope(tenant, false).show(taskId),
+            type,
+            bodyHead: head,
+            bodyTail: tail,
+            seqTtlS: TARGET_TTL_S,
+          },
+        });
+      }),
+    );
+    if (replies.some((r) => r?.outcome === 'made')) this.o.made?.();
+    await Promise.all(
+      items.map(({ msg }, i) => {
+        const topic = replies[i]?.topic;
+        if (!msg || !topic) return undefined;
+        return isFinalCallback(msg)
+          ? this.o.callbacks.publish(topic, msg)
+          : this.o.callbacks.append(topic, [msg]);
+      }),
+    );
+    const ids = entries.map(([id]) => id);
+    await Promise.all([
+      redis.xack(this.#key, WEBHOOK_GROUP, ...ids),
+      redis.xdel(this.#key, ...ids),
+    ]);
+  }
+}
