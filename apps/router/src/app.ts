@@ -52,9 +52,9 @@ import { installMcp } from './mcp/route.ts';
 import { InputSchemaReader } from './mcp/input-schemas.ts';
 import { a2aRoutes } from './a2a/index.ts';
 import type { PushConfigStore } from './a2a/push-configs.ts';
+import { webhooksRoutes, type WebhooksRouteDeps } from './routes/webhooks/index.ts';
 
 /** Collaborators the router's HTTP app is built from. */
-import { webhooksRoutes, type WebhooksRouteDeps } from './routes/webhooks/index.ts';
 export interface RouterAppDeps {
   redis: RedisClient;
   submitter: Submitter;
@@ -87,10 +87,10 @@ export interface RouterAppDeps {
   taskEvents?: EventsRouteDeps;
   /** A2A push-notification configs (docs/A2A.md); without them, A2A push calls are refused. */
   a2aPush?: PushConfigStore;
-  /** Tenant records (`/v1/tenants`, operators); without them, no tenant routes. */
-  tenants?: TenantRecords;
   /** Webhook failures and tenants' webhook secrets (`/v1/webhooks`); without them, no such routes. */
   webhooks?: WebhooksRouteDeps;
+  /** Tenant records (`/v1/tenants`, operators); without them, no tenant routes. */
+  tenants?: TenantRecords;
   /** The waiting rooms (`/v1/queues`); without them, no such route. */
   room?: WaitingRoom;
   /** Capabilities' shadow settings (`/v1/capabilities/:capability/shadow`); without them, no such route. */
@@ -195,10 +195,10 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   installMcp(app, { schemas: new InputSchemaReader({ redis: deps.redis, keys: deps.keys }) });
   await app.register(keysRoutes, { store: deps.auth.store });
   if (deps.tenants) await app.register(tenantsRoutes, { records: deps.tenants });
+  if (deps.webhooks) await app.register(webhooksRoutes, deps.webhooks);
   if (deps.room) await app.register(queuesRoutes, { room: deps.room });
   if (deps.shadows) await app.register(capabilitiesRoutes, { shadows: deps.shadows });
   await app.register(consoleSessionRoutes, { verifier: deps.auth.store });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);
   return app;
-  if (deps.webhooks) await app.register(webhooksRoutes, deps.webhooks);
 }

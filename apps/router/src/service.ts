@@ -56,6 +56,12 @@ import { KeyLimits } from './quotas/key-limits.ts';
 import { SharedSettings } from './settings/shared-settings.ts';
 import { createRouterObservability } from './plugins/observability.ts';
 import { createEventsReader } from './observability/events-reader.ts';
+import { WEBHOOK_SCRIPTS } from './webhooks/webhook-scripts.ts';
+import { WebhookTargets } from './webhooks/webhook-targets.ts';
+import { WebhookSecrets } from './webhooks/webhook-secrets.ts';
+import { WebhookSender } from './webhooks/webhook-sender.ts';
+import { WebhookForwarder } from './webhooks/webhook-forwarder.ts';
+import { WebhookFailures } from './webhooks/webhook-failures.ts';
 
 /** A running router. */
 export interface RouterService {
@@ -65,12 +71,6 @@ export interface RouterService {
   events: EventSink;
   snapshot: SnapshotHolder;
   /** The settings shared with registry-sync, as published by it once it has (see SharedSettings). */
-import { WEBHOOK_SCRIPTS } from './webhooks/webhook-scripts.ts';
-import { WebhookTargets } from './webhooks/webhook-targets.ts';
-import { WebhookSecrets } from './webhooks/webhook-secrets.ts';
-import { WebhookSender } from './webhooks/webhook-sender.ts';
-import { WebhookForwarder } from './webhooks/webhook-forwarder.ts';
-import { WebhookFailures } from './webhooks/webhook-failures.ts';
   settings: SharedSettings;
   /** Tenant records (`/v1/tenants`): each tenant's weight and bounds, cached per process. */
   tenants: TenantRecords;
@@ -147,6 +147,7 @@ export async function createRouterService(
     assignScript,
     unassignScript,
     ...ROOM_SCRIPTS,
+    ...WEBHOOK_SCRIPTS,
   ]);
   // A Redis briefly away at start-up is waited for, 10 s at most; then the error names it.
   await connectRedis(redis, connection);
@@ -156,7 +157,6 @@ export async function createRouterService(
   for (const conn of [redis, subscriber]) {
     conn.on('error', (err: Error) =>
       logger.warn({ err, module: 'redis' }, 'redis connection error'),
-    ...WEBHOOK_SCRIPTS,
     );
   }
   const pool = new BlockingPool(() => {
@@ -230,6 +230,17 @@ export async function createRouterService(
     reserved: async (capability) => Number(await redis.get(keys.retriesWaiting(capability))) || 0,
   });
   drainer.start();
+  // Webhook callbacks (docs/PROTOCOL.md): the targets written at submission, the tenants' secrets.
+  const webhookAllowed = {
+    hosts: options.webhookHosts,
+    loopback: outboundLoopbackAllowed(options.outboundLoopback, auth.required),
+  };
+  const webhookTargets = new WebhookTargets({ redis, keys, allowed: webhookAllowed });
+  const webhookSecrets = new WebhookSecrets({
+    redis,
+    keys,
+    graceMs: () => options.webhookSecretGraceS * 1000,
+  });
   const submitter = new Submitter({
     redis,
     keys,
@@ -246,23 +257,13 @@ export async function createRouterService(
     drainer,
     pools,
     tenants,
+    webhooks: webhookTargets,
   });
   const deadLetters = new DeadLetters({ redis, keys });
   const canceller = new TaskCanceller({
     redis,
     keys,
     callbacks: publisher,
-  // Webhook callbacks (docs/PROTOCOL.md): the targets written at submission, the tenants' secrets.
-  const webhookAllowed = {
-    hosts: options.webhookHosts,
-    loopback: outboundLoopbackAllowed(options.outboundLoopback, auth.required),
-  };
-  const webhookTargets = new WebhookTargets({ redis, keys, allowed: webhookAllowed });
-  const webhookSecrets = new WebhookSecrets({
-    redis,
-    keys,
-    graceMs: () => options.webhookSecretGraceS * 1000,
-  });
     events,
     logger,
     // A cancelled task stays readable as long as a dead letter.
@@ -279,7 +280,6 @@ export async function createRouterService(
   waitConn.on('error', (err: Error) =>
     logger.debug({ err, module: 'redis' }, 'result wait connection error'),
   );
-    webhooks: webhookTargets,
   const waiter = new ResultWaiter({
     conn: waitConn,
     keys,
@@ -309,6 +309,31 @@ export async function createRouterService(
     retentionS: () => live.callbackRetentionS,
   });
   pushForwarder.start();
+  // This router's share of the webhooks: items made deliveries, deliveries sent (both from Redis).
+  const webhookSender = new WebhookSender({
+    redis,
+    keys,
+    secrets: webhookSecrets,
+    allowed: webhookAllowed,
+    settings: options,
+    logger: logger.child({ module: 'webhooks' }),
+    counter: observability.metrics.webhooks,
+  });
+  const webhookConn = createRedis(connection, { maxRetriesPerRequest: null, retryStrategy });
+  webhookConn.on('error', (err: Error) =>
+    logger.debug({ err, module: 'redis' }, 'webhook items connection error'),
+  );
+  const webhookForwarder = new WebhookForwarder({
+    conn: webhookConn,
+    redis,
+    keys,
+    callbacks: publisher,
+    logger: logger.child({ module: 'webhooks' }),
+    made: () => webhookSender.nudge(),
+    retentionS: () => live.callbackRetentionS,
+  });
+  webhookForwarder.start();
+  webhookSender.start();
   const taskEventsReader = new TaskEventsReader({ redis, keys });
   const taskEventsFeed = new TaskEventsFeed({
     reader: taskEventsReader,
@@ -336,31 +361,6 @@ export async function createRouterService(
     watermark,
     maxPayloadBytes: options.maxPayloadBytes,
     auth: { required: auth.required, store: apiKeys, failures: guards.failures },
-  // This router's share of the webhooks: items made deliveries, deliveries sent (both from Redis).
-  const webhookSender = new WebhookSender({
-    redis,
-    keys,
-    secrets: webhookSecrets,
-    allowed: webhookAllowed,
-    settings: options,
-    logger: logger.child({ module: 'webhooks' }),
-    counter: observability.metrics.webhooks,
-  });
-  const webhookConn = createRedis(connection, { maxRetriesPerRequest: null, retryStrategy });
-  webhookConn.on('error', (err: Error) =>
-    logger.debug({ err, module: 'redis' }, 'webhook items connection error'),
-  );
-  const webhookForwarder = new WebhookForwarder({
-    conn: webhookConn,
-    redis,
-    keys,
-    callbacks: publisher,
-    logger: logger.child({ module: 'webhooks' }),
-    made: () => webhookSender.nudge(),
-    retentionS: () => live.callbackRetentionS,
-  });
-  webhookForwarder.start();
-  webhookSender.start();
     edge: guards.edge,
     quotas,
     logger,
@@ -371,6 +371,7 @@ export async function createRouterService(
       feed: taskEventsFeed,
     },
     a2aPush,
+    webhooks: { failures: new WebhookFailures({ redis, keys }), secrets: webhookSecrets },
     tenants,
     room,
     shadows,
@@ -397,14 +398,13 @@ export async function createRouterService(
         shadows.stop();
         await waiter.close();
         await pushForwarder.close();
+        await webhookForwarder.close();
+        await webhookSender.close();
         await app.close();
         shared.close();
         await snapshot.close();
         await events.close();
-    webhooks: { failures: new WebhookFailures({ redis, keys }), secrets: webhookSecrets },
         await redis.quit().catch(() => undefined);
       })()),
   };
 }
-        await webhookForwarder.close();
-        await webhookSender.close();

@@ -218,6 +218,20 @@ export interface ReachKeys {
    * (`{since, agents}`), written by the leading registry-sync instance.
    */
   dependenciesDown(): string;
+  /**
+   * Sorted set: webhook delivery id → when its next try is due (Redis time ms; a try under way
+   * holds it as its lease). Every webhook key shares the `{wh}` hash tag, so one script moves a
+   * delivery between its states (docs/PROTOCOL.md, Webhook callbacks).
+   */
+  webhookDue(): string;
+  /** Hash: a webhook delivery (webhooks.ts `WebhookField`): its URL, tenant, body and tries. */
+  webhook(id: string): string;
+  /** Sorted set: the deliveries that gave up, id → when; every tenant's, or `tenant`'s only. */
+  webhookFailed(tenant?: string): string;
+  /** Hash: where the items of a task (or of every task a schedule fires) go (`WebhookTargetField`). */
+  webhookTarget(id: string): string;
+  /** String: the last sequence number given to a task's webhook items. */
+  webhookSeq(taskId: string): string;
 }
 
 /**
@@ -236,20 +250,6 @@ export function watchdogMember(taskId: string): string {
  * task is final and touches keys in other slots than the task — a cancel's `cancelled` callback
  * and its agent's notice, a death's dead-letter index and notice. Written before the state
  * changes and dropped once the follow-up is done; should the writer fail in between (a process
-  /**
-   * Sorted set: webhook delivery id → when its next try is due (Redis time ms; a try under way
-   * holds it as its lease). Every webhook key shares the `{wh}` hash tag, so one script moves a
-   * delivery between its states (docs/PROTOCOL.md, Webhook callbacks).
-   */
-  webhookDue(): string;
-  /** Hash: a webhook delivery (webhooks.ts `WebhookField`): its URL, tenant, body and tries. */
-  webhook(id: string): string;
-  /** Sorted set: the deliveries that gave up, id → when; every tenant's, or `tenant`'s only. */
-  webhookFailed(tenant?: string): string;
-  /** Hash: where the items of a task (or of every task a schedule fires) go (`WebhookTargetField`). */
-  webhookTarget(id: string): string;
-  /** String: the last sequence number given to a task's webhook items. */
-  webhookSeq(taskId: string): string;
  * killed, a Cluster master lost), registry-sync finds it due and does the follow-up itself. `!` is
  * never part of an id either.
  */
@@ -445,11 +445,11 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX, counts: ShardCounts =
     shadowSettings: () => `${p}:shadow`,
     observations: (id) => `${agentTag(id)}:observations`,
     dependenciesDown: () => `${p}:dependencies:down`,
-  };
-}
     webhookDue: () => `${p}:{wh}:due`,
     webhook: (id) => `${p}:{wh}:d:${checkId('webhook', id)}`,
     webhookFailed: (tenant) =>
       tenant === undefined ? `${p}:{wh}:failed` : `${p}:{wh}:failed:t:${checkTenant(tenant)}`,
     webhookTarget: (id) => `${p}:{wh}:t:${checkId('task', id)}`,
     webhookSeq: (taskId) => `${p}:{wh}:seq:${checkId('task', taskId)}`,
+  };
+}

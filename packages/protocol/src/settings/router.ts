@@ -162,7 +162,6 @@ export const ROUTER_SETTINGS = {
     default: [],
     doc: 'Hosts an A2A push-notification URL may name, and loopback ones as `REACH_OUTBOUND_LOOPBACK` allows; a webhook is sent nowhere else (docs/A2A.md).',
   },
-} as const satisfies SettingsTable;
   webhookHosts: {
     env: 'REACH_WEBHOOK_HOSTS',
     type: 'parsed',
@@ -205,3 +204,4 @@ export const ROUTER_SETTINGS = {
     default: 604_800,
     doc: 'How long a given-up webhook delivery is kept, listed and re-sendable.',
   },
+} as const satisfies SettingsTable;
