@@ -13,7 +13,12 @@ import {
   TaskCanceller,
   WaitingRoom,
 } from '@agent-reach/dispatch';
-import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
+import {
+  createEventSink,
+  taskArchiveEnabled,
+  type EventSink,
+  type EventSinkOptions,
+} from '@agent-reach/events';
 import {
   ApiKeyStore,
   connectRedis,
@@ -88,6 +93,8 @@ import { EndpointStore } from './endpoints/endpoint-store.ts';
 import { EndpointsFileApplier } from './endpoints/endpoints-file-applier.ts';
 import { EndpointsFileWatcher } from './endpoints/endpoints-file-watcher.ts';
 import { HeartbeatBatch } from './registry/heartbeat-batch.ts';
+import { createTaskArchive } from './archive/create-archive.ts';
+import { archiveDoneScript } from './commands/archive-done.ts';
 
 /** A running registry-sync: the HTTP app plus its background duties. */
 export interface RegistryService {
@@ -168,6 +175,7 @@ export async function createRegistryService(
     degradeScript,
     recoverScript,
     endpointSetScript,
+    archiveDoneScript,
   ]);
   defineDispatchCommands(redis, [
     'retry',
@@ -204,6 +212,11 @@ export async function createRegistryService(
   await apiKeys.listen(subscriber);
   const observability = createRegistryObservability({ redis, keys, logger });
   const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
+  // REACH_TASK_ARCHIVE: the scripts that make a task final append it to the archive outbox.
+  const archiving = {
+    ...options,
+    archive: taskArchiveEnabled(options.taskArchive, extra.events?.url),
+  };
   // REACH_AGENT_ACL=on: a Redis user per agent instance, and signed acks (docs/SECURITY.md).
   const agentAcl = options.agentAcl ? new AgentAcl({ redis, keys, logger }) : undefined;
   await agentAcl?.check();
@@ -229,7 +242,7 @@ export async function createRegistryService(
     snapshot,
     events,
     logger,
-    settings: options,
+    settings: archiving,
   });
   await shadows.start();
   // Agents' outcomes, for their health scores and DEGRADED (health/).
@@ -248,7 +261,7 @@ export async function createRegistryService(
     fleet,
     deadLetters,
     health,
-    settings: options,
+    settings: archiving,
     logger,
   });
   // The waiting rooms (docs/ROUTING.md): sent from here too as slots free; a task taken by a
@@ -364,7 +377,7 @@ export async function createRegistryService(
     events,
     callbacks: ackCallbacks,
     outcomes,
-    settings: options,
+    settings: archiving,
     logger,
     signatures: agentAcl ? new AckSignatures({ redis: acks, keys }) : undefined,
     health,
@@ -396,6 +409,15 @@ export async function createRegistryService(
         logger,
       }),
   );
+  // Final tasks to InfluxDB, by the instance holding the archive lock (docs/OBSERVABILITY.md).
+  const { duty: archiveDuty } = createTaskArchive({
+    redis,
+    keys,
+    events: extra.events,
+    settings: options,
+    registry: observability.metrics.registry,
+    logger,
+  });
   const onRegistryChange = () => housekeeper.writeSnapshotNow();
   const endpointStore = new EndpointStore({ redis, keys });
   // REACH_ENDPOINTS_FILE: endpoint agents declared by the operator's file, kept as it says.
@@ -450,6 +472,7 @@ export async function createRegistryService(
   health.start();
   roomDrainer.start();
   if (extra.housekeeping !== false) housekeeper.start();
+  if (extra.housekeeping !== false) archiveDuty.start();
   agentAcl?.start(Math.max(options.sweepIntervalMs, 1000));
   // Declarations change rarely: a second's delay before a relay may read a new agent's inbox.
   relayAcl?.start(1000);
@@ -471,6 +494,7 @@ export async function createRegistryService(
         await Promise.all(consumers.map((c) => c.close()));
         await health.close();
         await housekeeper.close();
+        await archiveDuty.close();
         await agentAcl?.close();
         await relayAcl?.close();
         shadows.stop();

@@ -1,7 +1,13 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { reachKeys } from '@agent-reach/protocol';
-import { createEventSink, type EventSink, type EventSinkOptions } from '@agent-reach/events';
+import {
+  createEventSink,
+  taskArchiveEnabled,
+  type EventSink,
+  type EventSinkOptions,
+} from '@agent-reach/events';
+import { influxSourceFrom } from '@agent-reach/analytics';
 import {
   ApiKeyStore,
   connectRedis,
@@ -46,6 +52,7 @@ import { DeadLetters } from './dlq/dead-letters.ts';
 import { Submitter } from './submit/submitter.ts';
 import { compileRouterOptions, type RouterOptions } from './options.ts';
 import { TaskReader } from './tasks/task-reader.ts';
+import { ArchiveReader } from './tasks/archive-reader.ts';
 import { TaskEventsReader } from './tasks/task-events.ts';
 import { TaskEventsFeed } from './tasks/task-events-feed.ts';
 import { InflightQuota } from './quotas/inflight-quota.ts';
@@ -186,7 +193,11 @@ export async function createRouterService(
   shards = () => shared.shards;
   taskShards = () => shared.taskShards;
   await shared.start(subscriber, options.snapshotIntervalMs);
-  const live = shared.over(options);
+  // REACH_TASK_ARCHIVE: a cancel or a death on arrival appends the task to the archive outbox.
+  const live = shared.over({
+    ...options,
+    archive: taskArchiveEnabled(options.taskArchive, extra.events?.url),
+  });
   const snapshot = new SnapshotHolder({
     redis,
     subscriber,
@@ -196,7 +207,16 @@ export async function createRouterService(
   });
   await snapshot.start();
   observability.watchSnapshot(snapshot);
-  const tasks = new TaskReader({ redis, keys });
+  const tasks = new TaskReader({
+    redis,
+    keys,
+    archive: new ArchiveReader({
+      redis,
+      keys,
+      influx: influxSourceFrom(extra.events),
+      tombstoneDays: () => options.archiveTombstoneDays,
+    }),
+  });
   const tenants = new TenantRecords({ redis, keys });
   const {
     delivery,
@@ -268,6 +288,7 @@ export async function createRouterService(
     logger,
     // A cancelled task stays readable as long as a dead letter.
     retentionS: () => live.dlqRetentionS,
+    archive: () => live.archive,
   });
   const limits = new KeyLimits({
     redis,

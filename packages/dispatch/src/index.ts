@@ -35,6 +35,7 @@ export {
   type RoutingRecord,
   type TaskTimeline,
 } from './task/timeline.ts';
+export { taskViewOf, type TaskViewOptions } from './task/task-view.ts';
 export { formatPendingEntry, parsePendingEntry, type PendingEntry } from './task/pending-entry.ts';
 export { DueWatch, type DueWatchOptions } from './due-watch.ts';
 export {

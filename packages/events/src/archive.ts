@@ -182,3 +182,16 @@ export function cutJsonText(json: string, maxBytes: number): CutValue {
     return { value: json, cut: false };
   }
 }
+
+/**
+ * Whether final tasks are archived (REACH_TASK_ARCHIVE): `on`, or `auto` with an InfluxDB to
+ * write to (`INFLUX_URL`); `off` never.
+ */
+export function taskArchiveEnabled(
+  mode: 'auto' | 'on' | 'off' | undefined,
+  influxUrl: string | undefined,
+): boolean {
+  if (mode === 'on') return true;
+  if (mode === 'off') return false;
+  return typeof influxUrl === 'string' && influxUrl !== '';
+}

@@ -42,6 +42,7 @@ export {
   isInvalidArchivedTaskError,
   MAX_ARCHIVE_RECORD_BYTES,
   TASK_ARCHIVE_MEASUREMENT,
+  taskArchiveEnabled,
   utf8Prefix,
   type ArchivedTaskPoint,
   type CutValue,

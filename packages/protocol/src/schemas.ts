@@ -502,6 +502,24 @@ export const TaskView = Type.Object({
     }),
   ),
   timeline: Type.Array(TimelineEntrySchema),
+  archived: Type.Optional(
+    Type.Boolean({
+      description:
+        'true: read from the archive in InfluxDB after the task’s Redis state expired (docs/OBSERVABILITY.md, History)',
+    }),
+  ),
+  payload: Type.Optional(
+    Type.Unknown({
+      description:
+        'Archived views only, when the capability archives payloads: the caller’s payload (a string of its first bytes when cut)',
+    }),
+  ),
+  payload_cut: Type.Optional(
+    Type.Boolean({ description: 'Archived views: the payload was longer than the archive keeps' }),
+  ),
+  result_cut: Type.Optional(
+    Type.Boolean({ description: 'Archived views: the result was longer than the archive keeps' }),
+  ),
 });
 export type TaskView = Static<typeof TaskView>;
 

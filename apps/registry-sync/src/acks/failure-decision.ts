@@ -12,7 +12,7 @@ import type { TaskOutcomes } from '../tasks/outcomes.ts';
 export interface FailureDecisionOptions {
   redis: RedisClient;
   keys: ReachKeys;
-  /** Retries the task or dead-letters it (retry-2.lua). */
+  /** Retries the task or dead-letters it (retry-3.lua). */
   outcomes: TaskOutcomes;
 }
 
@@ -20,7 +20,7 @@ export interface FailureDecisionOptions {
  * What follows a `failed` ack: the attempt is given up on, and the task retried after its
  * backoff or dead-lettered (`TaskOutcomes.retry`). A failure that never reached its endpoint
  * (`ENDPOINT_UNREACHABLE`, from a relay) is retried at once without spending an attempt. Taken
- * again for a re-processed ack: retry-2.lua moves only the expected attempt, so it happens once.
+ * again for a re-processed ack: retry-3.lua moves only the expected attempt, so it happens once.
  */
 export class FailureDecision {
   constructor(private readonly o: FailureDecisionOptions) {}

@@ -22,6 +22,8 @@ import type { SpeedTracker } from './speed-tracker.ts';
 export interface TaskStepSettings {
   /** How long a final task and its timeline are kept, seconds (REACH_TASK_RETENTION_S). */
   taskRetentionS: number;
+  /** Final tasks go to the archive outbox (REACH_TASK_ARCHIVE), their expiry set once archived. */
+  archive?: boolean;
 }
 
 /** What the task step works with. */
@@ -72,10 +74,11 @@ export class TaskStep {
   constructor(private readonly o: TaskStepOptions) {
     this.log = o.logger.child({ module: 'acks' });
     const { redis, keys, settings } = o;
-    this.steps = new Coalescer((_shard, items) =>
+    this.steps = new Coalescer((shard, items) =>
       ackTaskScript.run(redis, {
-        keys: {},
-        args: { retentionS: settings.taskRetentionS },
+        // Every task of the call is in one task shard, and so is its archive outbox.
+        keys: { outbox: keys.archiveOutbox(Number(shard)) },
+        args: { retentionS: settings.taskRetentionS, archive: settings.archive ? '1' : '' },
         moreKeys: items.flatMap((item) => {
           return [keys.task(item.taskId), keys.timeline(item.taskId)];
         }),

@@ -16,9 +16,15 @@
   One call applies every ack of a batch whose task is in one task shard (their keys share the
   shard's hash tag, keys.ts `taskShardTag`), in order, each as if applied alone.
 
-  KEYS[1..] tasks: per ack its task hash, then the task's timeline list
+  A completion while archiving is on ("1" in archive) appends the task_id to the shard's archive
+  outbox and leaves the payload and the expiry to the archiver, which sets both once the task's
+  record is in InfluxDB (registry-sync archive/), so the record cannot expire unarchived.
+
+  KEYS[1] outbox: the task shard's archive outbox stream (keys.ts archiveOutbox)
+  KEYS[2..] tasks: per ack its task hash, then the task's timeline list
   ARGV[1] retentionS: retention seconds once final
-  ARGV[2..] acks, per ack: stage, attempt (0 = current), agentId, epoch, at (at_ms, Redis time of
+  ARGV[2] archive: "1" to archive final tasks, "" not to
+  ARGV[3..] acks, per ack: stage, attempt (0 = current), agentId, epoch, at (at_ms, Redis time of
   the ack), result (JSON text, completed), error (failed), durationMs (duration_ms or ""),
   failureEntry (the failure's timeline entry as JSON, "" for other stages), foldedReceivedAt
   (received_at ms of a receipt the worker folded into this completion or failure, or ""),
@@ -37,6 +43,7 @@
 --#include is-final
 
 local retentionS = ARGV[1]
+local archive = ARGV[2] == '1'
 
 -- Whether the agent of ack A may take the pooled task (A's placed, region, tags, capabilities).
 local function mayTake(task, A)
@@ -136,20 +143,27 @@ local function step(task, tl, A)
     redis.call('HSET', task, 'status', 'failed', 'error', A[7], 'tl', 1, unpack(fields))
     return out
   end
+  out[8] = 1
+  if archive then
+    -- The archiver empties the payload and sets the expiry once the record is archived.
+    redis.call('HSET', task, 'status', 'completed', 'result', A[6], 'completed_at', A[5],
+      'nonce', '', unpack(fields))
+    redis.call('XADD', KEYS[1], '*', 't', string.sub(task, string.find(task, '}:h:', 1, true) + 4))
+    return out
+  end
   -- Final: the payload and the nonce are no longer needed (emptied in the same HSET).
   redis.call('HSET', task, 'status', 'completed', 'result', A[6], 'completed_at', A[5],
     'payload', '', 'nonce', '', unpack(fields))
   redis.call('EXPIRE', task, retentionS)
   if cur[10] then redis.call('EXPIRE', tl, retentionS) end
-  out[8] = 1
   return out
 end
 
 local FIELDS = 16
 local PAD = { '', '', '', 0, 0, 0, 0, 0 }
 local res = {}
-local k = 1
-for a = 2, #ARGV, FIELDS do
+local k = 2
+for a = 3, #ARGV, FIELDS do
   local r = step(KEYS[k], KEYS[k + 1], { unpack(ARGV, a, a + FIELDS - 1) })
   k = k + 2
   res[#res + 1] = r[1]

@@ -104,9 +104,9 @@ export function decodeAckTaskReplies(raw: unknown, acks: number): (AckTaskReply 
 export const ackTaskScript = defineScript({
   lua: new URL('./ack-task-n.lua', import.meta.url),
   command: 'reachAckTask',
-  keys: [],
+  keys: ['outbox'],
   moreKeys: 'tasks',
-  args: ['retentionS'],
+  args: ['retentionS', 'archive'],
   each: { name: 'acks', fields: ACK_FIELDS },
   decode: (raw, _args, items = []) => decodeAckTaskReplies(raw, items.length),
 });

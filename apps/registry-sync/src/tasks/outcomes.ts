@@ -21,6 +21,8 @@ import { backoffMs, type BackoffSettings } from './backoff.ts';
 export interface OutcomeSettings extends BackoffSettings {
   maxAttempts: number;
   dlqRetentionS: number;
+  /** A death goes to the archive outbox (REACH_TASK_ARCHIVE), its expiry set once archived. */
+  archive?: boolean;
 }
 
 /** Why an attempt is being given up on. */
@@ -35,7 +37,7 @@ export type RetryReason =
   | 'unpooled'
   /**
    * The attempt never reached its endpoint (a relay's `ENDPOINT_UNREACHABLE`): retried at once,
-   * at no cost to the task's attempts (retry-2.lua, at most REACH_MAX_ATTEMPTS times), and no
+   * at no cost to the task's attempts (retry-3.lua, at most REACH_MAX_ATTEMPTS times), and no
    * failure of the agent's health.
    */
   | 'unreachable'
@@ -141,7 +143,11 @@ export class TaskOutcomes {
     ]);
     const dueAt = Date.now() + backoff;
     const reply = await retryScript.run(redis, {
-      keys: { task: keys.task(req.taskId), timeline: keys.timeline(req.taskId) },
+      keys: {
+        task: keys.task(req.taskId),
+        timeline: keys.timeline(req.taskId),
+        outbox: keys.archiveOutbox(keys.taskShardOf(req.taskId)),
+      },
       args: {
         attempt: req.attempt,
         reason: req.reason,
@@ -153,6 +159,7 @@ export class TaskOutcomes {
         agentId: req.agentId ?? '',
         sentAt: req.sent?.at ?? '',
         messageId: req.sent?.messageId ?? '',
+        archive: settings.archive ? '1' : '',
       },
     });
     // Only a death has a follow-up (its announcement drops the entry); one written here for

@@ -11,20 +11,12 @@ import {
 import {
   markSeenScript,
   parsePendingEntry,
-  taskTimeline,
+  taskViewOf,
   type PendingEntry,
 } from '@agent-reach/dispatch';
 import { isWaitTopic } from '../callbacks/wait-topic.ts';
+import type { ArchiveReader } from './archive-reader.ts';
 import type { TenantScope } from './tenant-scope.ts';
-
-function parseJson(text: string | undefined): unknown {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
 
 /** What the submit reply of a repeated task_id reads of the task hash. */
 const SUBMITTED = taskFields('status', 'agentId', 'stream', 'messageId', 'attempt', 'sentAt');
@@ -33,6 +25,8 @@ const SUBMITTED = taskFields('status', 'agentId', 'stream', 'messageId', 'attemp
 export interface TaskReaderOptions {
   redis: RedisClient;
   keys: ReachKeys;
+  /** Reads tasks whose Redis state expired back from the archive; without it, none are. */
+  archive?: ArchiveReader | undefined;
 }
 
 /** Reads tasks' state and timelines for the API. */
@@ -74,31 +68,22 @@ export class TaskReader {
     const task = hash ? decodeTaskRecord(hash) : undefined;
     if (!task) return undefined;
     const pending = await this.delivery(taskId, task.status, task.agentId, task.sentAt);
-    const { status, timeline } = taskTimeline(task, list ?? [], pending);
-    const view: TaskView = {
-      task_id: show(taskId),
-      status,
-      capability: task.capability ?? '',
-      agent_id: task.agentId ?? '',
-      attempts: task.attempt ?? 0,
-      created_at: task.createdAt ?? 0,
-      deadline_ms: task.deadlineMs ?? 0,
-      timeline,
-    };
-    // A waited submission's topic is the router's own: nobody reads it through the API.
-    if (task.callbackTopic && !isWaitTopic(task.callbackTopic))
-      view.callback_topic = show(task.callbackTopic);
-    if (task.traceId) view.trace_id = task.traceId;
-    if (task.result !== undefined) view.result = parseJson(task.result);
-    if (task.error !== undefined) view.error = task.error;
-    if (task.deadReason) view.dead_reason = task.deadReason;
-    if (task.parentTaskId) view.parent_task_id = show(task.parentTaskId);
-    if (task.hops) view.hops = task.hops;
-    if (task.priority) view.priority = task.priority;
-    if (task.fallbackCapabilities) view.fallback_capabilities = task.fallbackCapabilities;
-    const kept = await this.keptChildren(children ?? []);
-    if (kept.length > 0) view.children = kept.map(show);
-    return view;
+    return taskViewOf(taskId, task, list ?? [], {
+      show,
+      pending,
+      // A waited submission's topic is the router's own: nobody reads it through the API.
+      hideTopic: isWaitTopic,
+      children: await this.keptChildren(children ?? []),
+    });
+  }
+
+  /**
+   * The task (its stored id) from the archive in InfluxDB once its Redis state expired, marked
+   * `archived`; undefined when it is not archived, or no archive is read here.
+   * @throws InfluxQueryError when InfluxDB fails or is unreachable.
+   */
+  async archived(taskId: string, scope: TenantScope): Promise<TaskView | undefined> {
+    return this.o.archive?.view(taskId, scope);
   }
 
   /**

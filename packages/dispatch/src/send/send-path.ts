@@ -26,6 +26,8 @@ export interface SendPathSettings extends CallbackSettings {
   sessionTtlS: number;
   /** Share of a capability's tasks mirrored to observing agents without settings of its own. */
   shadowRate: number;
+  /** A task dead on arrival goes to the archive outbox (REACH_TASK_ARCHIVE). @default false */
+  archive?: boolean;
 }
 
 /** What the send path is built from. */
@@ -88,6 +90,7 @@ export function createSendPath(o: SendPathOptions): SendPath {
       fleet,
       logger,
       dlqRetentionS: () => settings.dlqRetentionS,
+      archive: () => settings.archive ?? false,
     }),
   };
 }

@@ -21,10 +21,10 @@ export interface CancelledTask {
   cancelledBy: string;
 }
 
-/** cancel-2.lua: the cancelled task, or why nothing was cancelled. */
+/** cancel-3.lua: the cancelled task, or why nothing was cancelled. */
 export type CancelReply = Reply<CancelledTask, 'unknown_task' | 'already_final' | 'not_cancelled'>;
 
-const SCRIPT = 'cancel-2.lua';
+const SCRIPT = 'cancel-3.lua';
 
 /** Decodes `{ 0 | 1, status before, agent_id, … cancelled_by }`, or `{ -1 }`, `{ -7 }`, `{ -13 }`. */
 export function decodeCancelReply(raw: unknown): CancelReply {
@@ -56,9 +56,9 @@ export function decodeCancelReply(raw: unknown): CancelReply {
 
 /** Cancels a task, or (`mode: 'resume'`) answers for one cancelled already (canceller.ts). */
 export const cancelScript = defineScript({
-  lua: new URL('./cancel-2.lua', import.meta.url),
+  lua: new URL('./cancel-3.lua', import.meta.url),
   command: 'reachCancel',
-  keys: ['task', 'timeline'],
-  args: ['now', 'by', 'retentionS', 'mode'],
+  keys: ['task', 'timeline', 'outbox'],
+  args: ['now', 'by', 'retentionS', 'mode', 'archive'],
   decode: decodeCancelReply,
 });

@@ -25,17 +25,19 @@ export interface TaskCancellerOptions {
   logger: Logger;
   /** How long a cancelled task stays readable, seconds (read at each cancel). */
   retentionS: () => number;
+  /** A cancelled task goes to the archive outbox (REACH_TASK_ARCHIVE). @default off */
+  archive?: () => boolean;
 }
 
 /**
  * What a cancel did: `cancelled` (now or before), `unknown` (no such task), or `final`: the task
- * completed or was dead-lettered already (cancel-2.lua does not say which).
+ * completed or was dead-lettered already (cancel-3.lua does not say which).
  */
 export type CancelOutcome =
   { kind: 'cancelled'; taskId: string; children: number } | { kind: 'unknown' } | { kind: 'final' };
 
 /**
- * Cancels tasks (`POST /v1/tasks/:id/cancel`): the task is final at once (cancel-2.lua), its
+ * Cancels tasks (`POST /v1/tasks/:id/cancel`): the task is final at once (cancel-3.lua), its
  * callback topic gets one `cancelled` item and the event goes to InfluxDB; what still holds it
  * is cleared — its due entry (waiting for a retry or a start), its pool entry (waiting for a
  * pull agent), and the agent it was delivered to is told on its control stream, which the SDK
@@ -96,8 +98,18 @@ export class TaskCanceller {
   private run(taskId: string, by: string, resume: boolean): Promise<CancelReply> {
     const { redis, keys } = this.o;
     return cancelScript.run(redis, {
-      keys: { task: keys.task(taskId), timeline: keys.timeline(taskId) },
-      args: { now: Date.now(), by, retentionS: this.o.retentionS(), mode: resume ? 'resume' : '' },
+      keys: {
+        task: keys.task(taskId),
+        timeline: keys.timeline(taskId),
+        outbox: keys.archiveOutbox(keys.taskShardOf(taskId)),
+      },
+      args: {
+        now: Date.now(),
+        by,
+        retentionS: this.o.retentionS(),
+        mode: resume ? 'resume' : '',
+        archive: this.o.archive?.() ? '1' : '',
+      },
     });
   }
 

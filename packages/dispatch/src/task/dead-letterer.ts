@@ -49,12 +49,14 @@ export interface DeadLettererOptions {
   logger: Logger;
   /** How long a dead task is kept, seconds (read at each use: the published value may change). */
   dlqRetentionS: () => number;
+  /** A task dead on arrival goes to the archive outbox (REACH_TASK_ARCHIVE). @default off */
+  archive?: () => boolean;
 }
 
 /**
  * The one writer of the `dead` stage beyond the task's own state: the dead-letter index, the
  * fleet event, the `dead` event, the log line and the caller's callback notice. The scripts that
- * move a task to `dead` (retry-2.lua, reject-2.lua, beside this file) record the state and
+ * move a task to `dead` (retry-3.lua, reject-3.lua, beside this file) record the state and
  * timeline; every death is announced here, whoever decided it.
  */
 export class DeadLetterer {
@@ -72,7 +74,11 @@ export class DeadLetterer {
     const { redis, keys } = this.o;
     const followUp = await writeFollowUp(redis, keys, spec.taskId);
     const created = await rejectScript.run(redis, {
-      keys: { task: keys.task(spec.taskId), timeline: keys.timeline(spec.taskId) },
+      keys: {
+        task: keys.task(spec.taskId),
+        timeline: keys.timeline(spec.taskId),
+        outbox: keys.archiveOutbox(keys.taskShardOf(spec.taskId)),
+      },
       args: {
         taskId: spec.taskId,
         capability: spec.capability,
@@ -81,6 +87,7 @@ export class DeadLetterer {
         traceId: spec.traceId,
         reason,
         retentionS: this.o.dlqRetentionS(),
+        archive: this.o.archive?.() ? '1' : '',
       },
       items: constraintArgs(spec),
     });

@@ -27,7 +27,7 @@ describe('the task state machine scripts decode their replies', () => {
     expect(decodeCancelReply([-7])).toEqual({ ok: false, refusal: 'already_final' });
     expect(decodeCancelReply([-13])).toEqual({ ok: false, refusal: 'not_cancelled' });
     // -8 was "not cancelled" before the one code map: held_elsewhere now, which cancel never answers.
-    expect(() => decodeCancelReply([-8])).toThrow(/cancel-2.lua: unknown code -8/);
+    expect(() => decodeCancelReply([-8])).toThrow(/cancel-3.lua: unknown code -8/);
   });
 
   it('replay: the new attempt, or why not', () => {
@@ -56,7 +56,7 @@ describe('the task state machine scripts decode their replies', () => {
     expect(decodeRetryReply([-1])).toEqual({ kind: 'skipped', refusal: 'unknown_task' });
     expect(decodeRetryReply([-6])).toEqual({ kind: 'skipped', refusal: 'not_assigned' });
     expect(decodeRetryReply([-7])).toEqual({ kind: 'skipped', refusal: 'already_final' });
-    expect(() => decodeRetryReply([-8])).toThrow(/retry-2.lua: unknown code -8/);
-    expect(() => decodeRetryReply([3, 1])).toThrow(/retry-2.lua: unknown code 3/);
+    expect(() => decodeRetryReply([-8])).toThrow(/retry-3.lua: unknown code -8/);
+    expect(() => decodeRetryReply([3, 1])).toThrow(/retry-3.lua: unknown code 3/);
   });
 });

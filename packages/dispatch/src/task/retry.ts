@@ -2,7 +2,7 @@ import { defineScript } from '@agent-reach/service-kit';
 import { refusalOf, ScriptReplyError } from '@agent-reach/protocol';
 import { count, int, slots, text } from '../reply-slots.ts';
 
-/** retry-2.lua: another attempt after a backoff, the dead-letter state, or nothing changed. */
+/** retry-3.lua: another attempt after a backoff, the dead-letter state, or nothing changed. */
 export type RetryReply =
   | { kind: 'retry'; attempt: number; capability: string; dueAt: number; traceId: string }
   | {
@@ -16,7 +16,7 @@ export type RetryReply =
   /** No such task, the attempt moved on, or the task is final already. */
   | { kind: 'skipped'; refusal: 'unknown_task' | 'not_assigned' | 'already_final' };
 
-const SCRIPT = 'retry-2.lua';
+const SCRIPT = 'retry-3.lua';
 
 /**
  * Decodes `{ 1, next attempt, capability, callback_topic, due_at, trace_id }` (a retry),
@@ -53,9 +53,9 @@ export function decodeRetryReply(raw: unknown): RetryReply {
  * backoff, or the dead-letter state (registry-sync's TaskOutcomes).
  */
 export const retryScript = defineScript({
-  lua: new URL('./retry-2.lua', import.meta.url),
+  lua: new URL('./retry-3.lua', import.meta.url),
   command: 'reachRetry',
-  keys: ['task', 'timeline'],
+  keys: ['task', 'timeline', 'outbox'],
   args: [
     'attempt',
     'reason',
@@ -67,6 +67,7 @@ export const retryScript = defineScript({
     'agentId',
     'sentAt',
     'messageId',
+    'archive',
   ],
   decode: decodeRetryReply,
 });

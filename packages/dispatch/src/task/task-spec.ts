@@ -99,7 +99,7 @@ export interface StoredTask extends TaskSpec {
   messageId: string;
 }
 
-/** The constraints' properties of the task record (claim-n.lua and reject-2.lua write them). */
+/** The constraints' properties of the task record (claim-n.lua and reject-3.lua write them). */
 const CONSTRAINT_KEYS = [
   'tags',
   'region',

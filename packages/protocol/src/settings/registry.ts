@@ -1,5 +1,5 @@
 import type { SettingsTable } from './define.ts';
-import { capabilityMsFrom, DEFAULT_PORTS, hostListFrom } from './formats.ts';
+import { capabilityFlagsFrom, capabilityMsFrom, DEFAULT_PORTS, hostListFrom } from './formats.ts';
 
 /**
  * registry-sync's own settings, one row each (define.ts), in the order its environment schema
@@ -45,6 +45,43 @@ export const REGISTRY_SETTINGS = {
     minimum: 1,
     default: 86_400,
     doc: 'How long a final task’s state stays in Redis.',
+  },
+  archiveIntervalMs: {
+    env: 'REACH_ARCHIVE_MS',
+    type: 'integer',
+    minimum: 20,
+    default: 1000,
+    doc: 'How often the leading registry-sync instance moves final tasks from the archive outbox to InfluxDB (sooner while a pass finds a full batch).',
+  },
+  archiveBatch: {
+    env: 'REACH_ARCHIVE_BATCH',
+    type: 'integer',
+    minimum: 1,
+    maximum: 10_000,
+    default: 500,
+    doc: 'Most tasks per task shard one archive pass writes to InfluxDB in one request.',
+  },
+  archiveMaxValueBytes: {
+    env: 'REACH_ARCHIVE_MAX_VALUE_BYTES',
+    type: 'integer',
+    minimum: 0,
+    maximum: 32_768,
+    default: 32_768,
+    doc: 'Longest payload and result archived, bytes of JSON text; a longer one is archived as a string of its first bytes, marked cut (InfluxDB string fields stop at 64 KB).',
+  },
+  archivePayloads: {
+    env: 'REACH_ARCHIVE_PAYLOADS',
+    type: 'switch',
+    default: true,
+    doc: 'Archive tasks’ payloads and results with their records, unless `REACH_ARCHIVE_PAYLOADS_BY_CAPABILITY` says otherwise for the capability; InfluxDB 1.x cannot delete one task’s fields, so what is archived stays for the retention policy’s duration.',
+  },
+  archivePayloadsByCapability: {
+    env: 'REACH_ARCHIVE_PAYLOADS_BY_CAPABILITY',
+    type: 'parsed',
+    format: 'JSON object, e.g. `{"kyc-check": false}`',
+    parse: capabilityFlagsFrom,
+    default: {},
+    doc: 'Payload and result archiving per capability, over `REACH_ARCHIVE_PAYLOADS`: `false` keeps a sensitive capability’s payloads and results out of InfluxDB (its records are still archived).',
   },
   streamMaxChunks: {
     env: 'REACH_STREAM_MAX_CHUNKS',

@@ -31,6 +31,7 @@ import type { TaskReader } from '../../tasks/task-reader.ts';
 import { withResult } from './waited-reply.ts';
 import { submitReplyJson } from '../../callbacks/raw-json.ts';
 import { TenantScope } from '../../tasks/tenant-scope.ts';
+import { eventsUnavailable } from '../../observability/events-reader.ts';
 import type { InflightQuota } from '../../quotas/inflight-quota.ts';
 
 const JSON_UTF8 = 'application/json; charset=utf-8';
@@ -258,7 +259,16 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
       // Another tenant's task is unknown here, as one that never existed (404, not 403).
       const scope = TenantScope.of(principalOf(request));
       const id = scope.resolve(request.params.task_id);
-      const view = id === undefined ? undefined : await tasks.view(id, scope);
+      let view = id === undefined ? undefined : await tasks.view(id, scope);
+      // Past its Redis retention: the archive, when the task has a tombstone (an InfluxDB outage
+      // is a 503, not a 404).
+      if (!view && id !== undefined) {
+        try {
+          view = await tasks.archived(id, scope);
+        } catch (err: unknown) {
+          throw eventsUnavailable(err, request.log);
+        }
+      }
       if (!view)
         throw httpError(
           'TASK_NOT_FOUND',

@@ -7,7 +7,11 @@
   packages/dispatch): before the next attempt reuses them, its sent and received stages move to
   the timeline list, ahead of the retried or dead entry, and the fields are cleared.
 
+  A death while archiving is on ("1" in archive) appends the task_id to the shard's archive outbox
+  and leaves the expiry to the archiver, which sets it once the task's record is in InfluxDB.
+
   KEYS[1] task: the task hash   KEYS[2] timeline: its timeline list
+  KEYS[3] outbox: the task shard's archive outbox stream (keys.ts archiveOutbox)
   ARGV[1] attempt: the expected attempt
   ARGV[2] reason: agent_offline, receipt_timeout, failed, … (`unpooled`, and `unreachable`
   while budget_from is below maxAttempts, cost the task no attempt: budget_from is raised)
@@ -18,6 +22,7 @@
   ARGV[9] sentAt: ms of the attempt when the caller holds its delivery (the agent's pending
   entry) and no ack copied it into the task yet, or ""
   ARGV[10] messageId: that delivery's entry id
+  ARGV[11] archive: "1" to archive the task if it dies, "" not to
 
   Output: { 1 retry, next attempt, capability, callback_topic, due_at, trace_id }
           { 2 dead, attempt, capability, callback_topic, reason, trace_id }
@@ -70,8 +75,12 @@ if dead ~= '' then
   if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[7]) end
   entries[#entries + 1] = '{"stage":"dead","at":' .. now .. ',"attempt":' .. attempt .. ',"reason":' .. cjson.encode(dead) .. from .. '}'
   redis.call('RPUSH', KEYS[2], unpack(entries))
-  redis.call('EXPIRE', KEYS[1], ARGV[6])
-  redis.call('EXPIRE', KEYS[2], ARGV[6])
+  if ARGV[11] == '1' then
+    redis.call('XADD', KEYS[3], '*', 't', string.sub(KEYS[1], string.find(KEYS[1], '}:h:', 1, true) + 4))
+  else
+    redis.call('EXPIRE', KEYS[1], ARGV[6])
+    redis.call('EXPIRE', KEYS[2], ARGV[6])
+  end
   return { 2, attempt, cur[3], cur[4], dead, cur[7] or '' }
 end
 attempt = attempt + 1
