@@ -78,7 +78,8 @@ export const WebhookTargetField = {
 
 /**
  * A retry schedule (REACH_WEBHOOK_RETRY_SCHEDULE): comma-separated waits before each try after
- * the first, each a whole number with a unit (`ms`, `s`, `m`, `h`), e.g. `5s,30s,2m`; milliseconds.
+ * the first, each a whole number with a unit (`ms`, `s`, `m`, `h`; none is `ms`), e.g.
+ * `5s,30s,2m`; milliseconds.
  * @throws an Error naming `setting` for anything else, or for an empty list
  */
 export function delayListFrom(text: string, setting: string): number[] {
@@ -88,12 +89,12 @@ export function delayListFrom(text: string, setting: string): number[] {
     .map((s) => s.trim())
     .filter((s) => s !== '');
   const out = items.map((item) => {
-    const m = /^(\d{1,9})(ms|s|m|h)$/.exec(item);
+    const m = /^(\d{1,9})(ms|s|m|h)?$/.exec(item);
     if (!m)
       throw new Error(
         `settings: ${setting} holds ${JSON.stringify(item)}; give waits like 5s,30s,2m,1h (units ms, s, m, h)`,
       );
-    return Number(m[1]) * (unit[m[2] as string] as number);
+    return Number(m[1]) * (unit[m[2] ?? 'ms'] as number);
   });
   if (out.length === 0 || out.length > 100)
     throw new Error(`settings: ${setting} must list 1 to 100 waits, e.g. 5s,30s,2m,1h`);
