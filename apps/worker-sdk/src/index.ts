@@ -35,6 +35,14 @@ export {
 export { installSignalHandlers, type Closable, type SignalHandlerOptions } from './signals.ts';
 export type { BackoffOptions } from './util/backoff.ts';
 export * from './errors.ts';
+export {
+  verifyWebhook,
+  isWebhookVerificationError,
+  WebhookVerificationError,
+  type VerifyWebhookOptions,
+  type WebhookVerificationProblem,
+} from './client/webhooks.ts';
+export type { WebhookBody } from '@agent-reach/protocol';
 export type {
   CallbackItem,
   DeadReason,

@@ -21,6 +21,7 @@ from .registry import RegistryClient
 from .settings import setting
 from .signature import sign_ack, signing_text, with_signature
 from .task_events import TaskEvent
+from .webhooks import WebhookVerificationError, verify_webhook
 
 __all__ = [
     "ERROR_CODES",
@@ -48,4 +49,6 @@ __all__ = [
     "sign_ack",
     "signing_text",
     "with_signature",
+    "verify_webhook",
+    "WebhookVerificationError",
 ]
