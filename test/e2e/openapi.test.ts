@@ -100,6 +100,9 @@ describe('OpenAPI', () => {
       '/v1/console/agents': ['get'],
       '/v1/console/events': ['get'],
       '/v1/console/latency': ['get'],
+      '/v1/webhooks/failures': ['get'],
+      '/v1/webhooks/failures/{id}/resend': ['post'],
+      '/v1/tenants/{tenant}/webhook-secret': ['post'],
     });
   });
 
