@@ -33,6 +33,8 @@ export const CLUSTER_LEG: readonly string[] = [
   'e2e/shared-dependency.test.ts',
   // webhook deliveries: the due set, deliveries, targets and failures on the {wh} slot
   'e2e/webhooks.test.ts',
+  // archived task history: the archive outboxes and tombstones under each task shard's tag
+  'e2e/task-history.test.ts',
 ];
 
 /** Files of {@link CLUSTER_LEG} that need a cluster: the standalone leg leaves them out. */
