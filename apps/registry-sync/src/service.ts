@@ -95,8 +95,6 @@ import { EndpointsFileWatcher } from './endpoints/endpoints-file-watcher.ts';
 import { HeartbeatBatch } from './registry/heartbeat-batch.ts';
 import { createTaskArchive } from './archive/create-archive.ts';
 import { archiveDoneScript } from './commands/archive-done.ts';
-import { createTaskArchive } from './archive/create-archive.ts';
-import { archiveDoneScript } from './commands/archive-done.ts';
 
 /** A running registry-sync: the HTTP app plus its background duties. */
 export interface RegistryService {
@@ -214,11 +212,6 @@ export async function createRegistryService(
   await apiKeys.listen(subscriber);
   const observability = createRegistryObservability({ redis, keys, logger });
   const events = observability.observe(createEventSink({ ...(extra.events ?? {}), logger }));
-  // REACH_TASK_ARCHIVE: the scripts that make a task final append it to the archive outbox.
-  const archiving = {
-    ...options,
-    archive: taskArchiveEnabled(options.taskArchive, extra.events?.url),
-  };
   // REACH_TASK_ARCHIVE: the scripts that make a task final append it to the archive outbox.
   const archiving = {
     ...options,
@@ -425,15 +418,6 @@ export async function createRegistryService(
     registry: observability.metrics.registry,
     logger,
   });
-  // Final tasks to InfluxDB, by the instance holding the archive lock (docs/OBSERVABILITY.md).
-  const { duty: archiveDuty } = createTaskArchive({
-    redis,
-    keys,
-    events: extra.events,
-    settings: options,
-    registry: observability.metrics.registry,
-    logger,
-  });
   const onRegistryChange = () => housekeeper.writeSnapshotNow();
   const endpointStore = new EndpointStore({ redis, keys });
   // REACH_ENDPOINTS_FILE: endpoint agents declared by the operator's file, kept as it says.
@@ -489,7 +473,6 @@ export async function createRegistryService(
   roomDrainer.start();
   if (extra.housekeeping !== false) housekeeper.start();
   if (extra.housekeeping !== false) archiveDuty.start();
-  if (extra.housekeeping !== false) archiveDuty.start();
   agentAcl?.start(Math.max(options.sweepIntervalMs, 1000));
   // Declarations change rarely: a second's delay before a relay may read a new agent's inbox.
   relayAcl?.start(1000);
@@ -511,7 +494,6 @@ export async function createRegistryService(
         await Promise.all(consumers.map((c) => c.close()));
         await health.close();
         await housekeeper.close();
-        await archiveDuty.close();
         await archiveDuty.close();
         await agentAcl?.close();
         await relayAcl?.close();

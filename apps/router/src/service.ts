@@ -53,7 +53,6 @@ import { Submitter } from './submit/submitter.ts';
 import { compileRouterOptions, type RouterOptions } from './options.ts';
 import { TaskReader } from './tasks/task-reader.ts';
 import { ArchiveReader } from './tasks/archive-reader.ts';
-import { ArchiveReader } from './tasks/archive-reader.ts';
 import { TaskEventsReader } from './tasks/task-events.ts';
 import { TaskEventsFeed } from './tasks/task-events-feed.ts';
 import { InflightQuota } from './quotas/inflight-quota.ts';

@@ -89,18 +89,6 @@ export interface ReachKeys {
    */
   archiveTombstones(shard: number, day: number): string;
   /**
-   * Stream: the archive outbox of task shard `shard`: one entry (`t`: task_id) per task made final
-   * while archiving is on, appended by the script that made it final and deleted once the task's
-   * record is in InfluxDB (registry-sync's archiver; docs/OBSERVABILITY.md, History).
-   */
-  archiveOutbox(shard: number): string;
-  /**
-   * Hash: the archive's tombstones of task shard `shard` for one UTC day of task ends (`day` =
-   * end ms ÷ 86,400,000), task_id → end ms, kept REACH_ARCHIVE_TOMBSTONE_DAYS: where in
-   * InfluxDB an archived task is read back from.
-   */
-  archiveTombstones(shard: number, day: number): string;
-  /**
    * How many shards the acks stream and the due set have (`REACH_SHARDS`, read at each use: a
    * router takes registry-sync's published value).
    */
@@ -413,9 +401,6 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX, counts: ShardCounts =
     timeline: (id) => taskKey('tl', id),
     taskEvents: (id) => taskKey('ev', id),
     a2aPush: (id) => taskKey('push', id),
-    archiveOutbox: (shard) => `${p}:{${taskShardTag(shard, taskShards())}}:archive`,
-    archiveTombstones: (shard, day) =>
-      `${p}:{${taskShardTag(shard, taskShards())}}:tomb:${Math.floor(day)}`,
     archiveOutbox: (shard) => `${p}:{${taskShardTag(shard, taskShards())}}:archive`,
     archiveTombstones: (shard, day) =>
       `${p}:{${taskShardTag(shard, taskShards())}}:tomb:${Math.floor(day)}`,

@@ -121,21 +121,6 @@ export function capabilityFlagsFrom(text: string, setting: string): Record<strin
 }
 
 /**
- * A JSON object of capability → `true` or `false` (REACH_ARCHIVE_PAYLOADS_BY_CAPABILITY).
- * @throws an Error naming `setting` and, for a bad value, the capability
- */
-export function capabilityFlagsFrom(text: string, setting: string): Record<string, boolean> {
-  const parsed = jsonObject(text, setting, '{"kyc-check": false}', 'capability → true|false');
-  const out: Record<string, boolean> = {};
-  for (const [cap, flag] of Object.entries(parsed)) {
-    if (typeof flag !== 'boolean')
-      throw new Error(`settings: ${setting}.${cap} must be true or false`);
-    out[cap] = flag;
-  }
-  return out;
-}
-
-/**
  * A JSON object of capability → whole seconds, each from 1 to 7 days (REACH_QUEUE_DEADLINES).
  * @throws an Error naming `setting` and, for a bad value, the capability
  */

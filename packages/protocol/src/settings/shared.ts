@@ -194,21 +194,6 @@ export const SHARED_SETTINGS = {
     default: 30,
     doc: 'How long an archived task can be read back by id: its tombstone (task_id → end time, a few bytes in Redis) tells where in InfluxDB to look; match the InfluxDB retention policy.',
   },
-  taskArchive: {
-    env: 'REACH_TASK_ARCHIVE',
-    type: 'enum',
-    values: ['auto', 'on', 'off'],
-    default: 'auto',
-    doc: 'Whether final tasks are archived to InfluxDB (`task_archive`, docs/OBSERVABILITY.md, History) through a Redis outbox, so `GET /v1/tasks/:id` answers past their Redis retention: `auto`, when `INFLUX_URL` is set; `on`; `off`. Set it alike on every process.',
-  },
-  archiveTombstoneDays: {
-    env: 'REACH_ARCHIVE_TOMBSTONE_DAYS',
-    type: 'integer',
-    minimum: 1,
-    maximum: 3660,
-    default: 30,
-    doc: 'How long an archived task can be read back by id: its tombstone (task_id → end time, a few bytes in Redis) tells where in InfluxDB to look; match the InfluxDB retention policy.',
-  },
   shards: {
     env: 'REACH_SHARDS',
     type: 'integer',
