@@ -301,6 +301,27 @@ describe('webhook callbacks', () => {
     });
   });
 
+  it('sends the tasks a schedule fires to its task’s callback_url', async () => {
+    const made = await http<{ schedule_id: string }>(`${stack.routerUrl}/v1/schedules`, {
+      body: {
+        every_ms: 1000,
+        task: { capability: CAPABILITY, payload: { tick: true }, callback_url: `${base}/ticks` },
+      },
+      headers: { authorization: `Bearer ${key.acme}` },
+    });
+    expect(made.status).toBe(201);
+    const id = made.body.schedule_id;
+    await waitFor(() => accepted('/ticks').length >= 2, { timeoutMs: 30_000, intervalMs: 100 });
+    const removed = await http(`${stack.routerUrl}/v1/schedules/${id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${key.acme}` },
+    });
+    expect(removed.status).toBe(204);
+    const ticks = accepted('/ticks');
+    expect(ticks.every((h) => h.verified && h.body.data.task_id.startsWith(`${id}:`))).toBe(true);
+    expect(ticks.map((h) => h.body.data.seq)).toEqual(ticks.map(() => 1));
+  });
+
   it('refuses a bad callback_url, and a tenant without a secret, with their codes', async () => {
     const far = await submit({ payload: {}, callback_url: 'https://evil.example.net/hook' });
     expect(far.status).toBe(403);

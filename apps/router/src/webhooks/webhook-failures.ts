@@ -45,9 +45,8 @@ export class WebhookFailures {
     for (let i = 0; i + 1 < flat.length; i += 2)
       found.push({ id: flat[i] as string, at: Number(flat[i + 1]) });
     // One slot ({wh}): one round trip for them all, on a Cluster too.
-    const hashes = await Promise.all(
-      found.map(({ id }) => redis.hmget(keys.webhook(id), ...VIEW_FIELDS)),
-    );
+    const hashKeys = found.map(({ id }) => keys.webhook(id));
+    const hashes = await Promise.all(hashKeys.map((key) => redis.hmget(key, ...VIEW_FIELDS)));
     const items: WebhookFailureView[] = [];
     found.forEach(({ id, at }, i) => {
       const [tenant, taskId, type, url, tries, createdAt, , lastStatus, lastError, status] =

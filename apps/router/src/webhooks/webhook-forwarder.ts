@@ -162,47 +162,47 @@ export class WebhookForwarder {
         return { id, msg: undefined };
       }
     });
-    // Sent in order on the auto-pipelined connection, without waiting between them.
+    // Every call is made before the first is sent: a throw leaves no call unwatched. Sent in
+    // order on the auto-pipelined connection, without waiting between them.
+    const calls = items.map(({ id, msg }) => {
+      if (!msg) return undefined;
+      const taskId = msg.task_id;
+      const tenant = TenantScope.tenantOf(taskId);
+      const shown = new TenantScope(tenant, false).show(taskId);
+      const delivery = `msg_${id}`;
+      const { type, head, tail } = webhookBodyParts(msg, shown);
+      const bar = taskId.lastIndexOf(':');
+      const target = keys.webhookTarget(taskId);
+      return {
+        keys: {
+          due: keys.webhookDue(),
+          delivery: keys.webhook(delivery),
+          target,
+          scheduleTarget: bar > 0 ? keys.webhookTarget(taskId.slice(0, bar)) : target,
+          seq: keys.webhookSeq(taskId),
+        },
+        args: {
+          id: delivery,
+          tenant,
+          taskId: shown,
+          type,
+          bodyHead: head,
+          bodyTail: tail,
+          seqTtlS: TARGET_TTL_S,
+        },
+      };
+    });
     const replies = await Promise.all(
-      items.map(({ id, msg }) => {
-        if (!msg) return undefined;
-        const taskId = msg.task_id;
-        const tenant = TenantScope.tenantOf(taskId);
-        const delivery = `msg_${id}`;
-        const { type, head, tail } = webhookBodyParts(
-          msg,
-          new TenantScope(tenant, false).show(taskId),
-        );
-        const bar = taskId.lastIndexOf(':');
-        const target = keys.webhookTarget(taskId);
-        return webhookEnqueueScript.run(redis, {
-          keys: {
-            due: keys.webhookDue(),
-            delivery: keys.webhook(delivery),
-            target,
-            scheduleTarget: bar > 0 ? keys.webhookTarget(taskId.slice(0, bar)) : target,
-            seq: keys.webhookSeq(taskId),
-          },
-          args: {
-            id: delivery,
-            tenant,
-            taskId: new TenantScope(tenant, false).show(taskId),
-            type,
-            bodyHead: head,
-            bodyTail: tail,
-            seqTtlS: TARGET_TTL_S,
-          },
-        });
-      }),
+      calls.map(async (call) => (call ? webhookEnqueueScript.run(redis, call) : undefined)),
     );
     if (replies.some((r) => r?.outcome === 'made')) this.o.made?.();
+    const { callbacks } = this.o;
     await Promise.all(
-      items.map(({ msg }, i) => {
+      items.map(async ({ msg }, i) => {
         const topic = replies[i]?.topic;
-        if (!msg || !topic) return undefined;
-        return isFinalCallback(msg)
-          ? this.o.callbacks.publish(topic, msg)
-          : this.o.callbacks.append(topic, [msg]);
+        if (!msg || !topic) return;
+        if (isFinalCallback(msg)) await callbacks.publish(topic, msg);
+        else await callbacks.append(topic, [msg]);
       }),
     );
     const ids = entries.map(([id]) => id);
