@@ -66,6 +66,7 @@ import { AgentRegistry } from './registry/agent-registry.ts';
 import { createRegistryObservability } from './plugins/observability.ts';
 import { registerRoomMetrics } from './metrics/room-metrics.ts';
 import { ConsumerJanitor } from './sweeps/consumer-janitor.ts';
+import { IndexTrimmer } from './sweeps/index-trimmer.ts';
 import { DueProcessor } from './sweeps/due-processor.ts';
 import { ScheduleFirer } from './duties/schedule-firer.ts';
 import { PoolDrainer } from './sweeps/pool-drainer.ts';
@@ -346,6 +347,7 @@ export async function createRegistryService(
         probeIntervalMs: options.probeIntervalMs,
       }),
       janitor: new ConsumerJanitor({ redis, keys, logger }),
+      index: new IndexTrimmer({ redis, keys, keepS: () => options.searchIndexKeepS }),
       pools: new PoolDrainer({
         redis,
         keys,

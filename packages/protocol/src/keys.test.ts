@@ -43,8 +43,15 @@ describe('task keys by shard', () => {
     expect(keys.taskEvents(id)).toBe(`p:${tag}:ev:${id}`);
     expect(keys.children(id)).toBe(`p:${tag}:ch:${id}`);
     expect(keys.a2aPush(id)).toBe(`p:${tag}:push:${id}`);
+    expect(keys.taskIndex(keys.taskShardOf(id))).toBe(`p:${tag}:index`);
     const slots = new Set(
-      [keys.task(id), keys.timeline(id), keys.taskEvents(id), keys.children(id)].map(keySlot),
+      [
+        keys.task(id),
+        keys.timeline(id),
+        keys.taskEvents(id),
+        keys.children(id),
+        keys.taskIndex(keys.taskShardOf(id)),
+      ].map(keySlot),
     );
     expect(slots.size).toBe(1);
   });

@@ -62,6 +62,12 @@ export interface ReachKeys {
   taskShardOf(taskId: string): number;
   /** Hash: a task's state. */
   task(taskId: string): string;
+  /**
+   * Sorted set: the search index of task shard `shard` (0 … `taskShards()` − 1), each task_id
+   * scored by its created_at, written when the task is claimed (claim-n.lua, hold-3.lua) and
+   * trimmed by the housekeeper; under the shard's hash tag, like the tasks' own keys.
+   */
+  taskIndex(shard: number): string;
   /** Set: the tasks submitted while handling this one (`parent_task_id`): a cancel reaches them. */
   children(taskId: string): string;
   /** List: a task's timeline entries as JSON. */
@@ -398,6 +404,7 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX, counts: ShardCounts =
     taskShardOf,
     children: (id) => taskKey('ch', id),
     task: (id) => taskKey('h', id),
+    taskIndex: (shard) => `${p}:{${taskShardTag(shard, taskShards())}}:index`,
     timeline: (id) => taskKey('tl', id),
     taskEvents: (id) => taskKey('ev', id),
     a2aPush: (id) => taskKey('push', id),

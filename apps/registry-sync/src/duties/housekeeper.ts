@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { AgentRegistry } from '../registry/agent-registry.ts';
 import type { ConsumerJanitor } from '../sweeps/consumer-janitor.ts';
+import type { IndexTrimmer } from '../sweeps/index-trimmer.ts';
 import type { DueProcessor } from '../sweeps/due-processor.ts';
 import type { ScheduleFirer } from './schedule-firer.ts';
 import type { PoolDrainer } from '../sweeps/pool-drainer.ts';
@@ -40,6 +41,8 @@ export interface Duties {
   /** Flags dependencies down on several agents at once, from the probes' answers. */
   dependencies?: DependencyWatch;
   janitor: ConsumerJanitor;
+  /** Trims the task search index, as often as the janitor runs. */
+  index?: IndexTrimmer;
   pools: PoolDrainer;
   snapshots: SnapshotWriter;
   registry: AgentRegistry;
@@ -287,6 +290,7 @@ export class Housekeeper {
       if (now - this.lastJanitorAt >= JANITOR_INTERVAL_MS) {
         this.lastJanitorAt = now;
         await d.janitor.sweep();
+        await d.index?.sweep(now);
       }
       if (now - this.lastSnapshotAt >= this.o.settings.snapshotIntervalMs) {
         await d.snapshots.write(views);

@@ -7,7 +7,9 @@
   `accepted` stage is its created_at; its `sent` stage is the delivery's pending entry, then the
   fields the first ack copies (no timeline list entry for either: task/timeline.ts).
 
-  KEYS[1..] tasks: the task hash of each claim, in the claims' order
+  KEYS[1] index: the shard's search index (keys.ts taskIndex): each created task_id is added,
+  scored by its created_at (one ZADD per call)
+  KEYS[2..] tasks: the task hash of each claim, in the claims' order
   ARGV[1..] claims, per claim: nonce (the submission's), taskId, capability, payload (JSON
   text), callbackTopic, traceId, timeoutMs (0 = none), agentId ("" for a pooled task), epoch
   (the agent's), route (the routing record of the send, task/timeline.ts packRoute), now (Redis
@@ -22,8 +24,9 @@
   deadline_ms | 2 when the task_id belongs to an earlier submission, 0 and 0
 ]]
 local out = {}
+local indexed = {}
 local a = 1
-for k = 1, #KEYS do
+for k = 2, #KEYS do
   local key = KEYS[k]
   local nonce, now = ARGV[a], ARGV[a + 10]
   local n = tonumber(ARGV[a + 11])
@@ -54,10 +57,13 @@ for k = 1, #KEYS do
       'callback_topic', ARGV[a + 4], 'trace_id', ARGV[a + 5], 'status', 'accepted', 'attempt', '1',
       'agent_id', ARGV[a + 7], 'epoch', ARGV[a + 8], 'nonce', nonce, 'created_at', now,
       'assigned_at', now, 'deadline_ms', deadline, 'route', ARGV[a + 9], unpack(ARGV, a + 12, last))
+    indexed[#indexed + 1] = now
+    indexed[#indexed + 1] = ARGV[a + 1]
     out[#out + 1] = 0
     out[#out + 1] = 0
     out[#out + 1] = 0
   end
   a = last + 1
 end
+if #indexed > 0 then redis.call('ZADD', KEYS[1], unpack(indexed)) end
 return out

@@ -66,7 +66,7 @@ export function decodeClaimReplies(raw: unknown, sent: readonly ClaimItem[]): Cl
 export const claimScript = defineScript({
   lua: new URL('./claim-n.lua', import.meta.url),
   command: 'reachClaim',
-  keys: [],
+  keys: ['index'],
   moreKeys: 'tasks',
   args: [],
   each: { name: 'claims', fields: CLAIM_FIELDS, list: 'constraints' },

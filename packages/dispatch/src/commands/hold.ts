@@ -8,9 +8,9 @@ const REPLIES = { 0: 'created', 1: 'ours', 2: 'exists' } as const;
 
 /** Stores a submission that waits for its time (`delayed`) or for a slot (`queued`): send/hold.ts. */
 export const holdScript = defineScript({
-  lua: new URL('./hold-2.lua', import.meta.url),
+  lua: new URL('./hold-3.lua', import.meta.url),
   command: 'reachHold',
-  keys: ['task', 'timeline'],
+  keys: ['task', 'timeline', 'index'],
   args: [
     'nonce',
     'taskId',
@@ -24,5 +24,5 @@ export const holdScript = defineScript({
     'status',
   ],
   each: { name: 'constraints', fields: ['field', 'value'] },
-  decode: (raw): HoldReply => REPLIES[oneOf('hold-2.lua', raw, [0, 1, 2])],
+  decode: (raw): HoldReply => REPLIES[oneOf('hold-3.lua', raw, [0, 1, 2])],
 });

@@ -108,6 +108,6 @@ describe('the send path scripts decode their replies', () => {
       'released',
       'kept',
     ]);
-    expect(() => holdScript.decode(3, {} as never, [])).toThrow(/hold-2.lua/);
+    expect(() => holdScript.decode(3, {} as never, [])).toThrow(/hold-3.lua/);
   });
 });

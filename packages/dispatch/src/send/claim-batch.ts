@@ -6,7 +6,7 @@ import { claimScript, type ClaimItem, type ClaimReply } from '../commands/claim.
 export interface ClaimBatchOptions {
   /** A connection where claim-n.lua is loaded (`claimScript`). */
   redis: RedisClient;
-  keys: Pick<ReachKeys, 'task' | 'taskShardOf'>;
+  keys: Pick<ReachKeys, 'task' | 'taskShardOf' | 'taskIndex'>;
 }
 
 /**
@@ -20,7 +20,8 @@ export class ClaimBatch {
   constructor(o: ClaimBatchOptions) {
     this.batches = new Coalescer((_shard, items) =>
       claimScript.run(o.redis, {
-        keys: {},
+        // The shard of the keys below, as they are made now.
+        keys: { index: o.keys.taskIndex(o.keys.taskShardOf(String(items[0]?.taskId))) },
         args: {},
         moreKeys: items.map((item) => o.keys.task(String(item.taskId))),
         items,

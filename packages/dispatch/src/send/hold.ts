@@ -30,7 +30,7 @@ export type HoldOutcome = 'held' | 'exists';
 
 /**
  * Stores a task that waits for its time (`delay_ms`, `run_at`, a schedule's tick) as `delayed`
- * (hold-2.lua) and puts its due entry in the due set: the watchdog member `#<task_id>` scored at
+ * (hold-3.lua) and puts its due entry in the due set: the watchdog member `#<task_id>` scored at
  * `runAt`, in the same write as the script and just before it (due-watch.ts), so the task is never
  * stored without the entry that sends it. A repeated task_id changes nothing (`ZADD NX` keeps an
  * earlier entry; the script keeps the task). Registry-sync's due processor sends it through the
@@ -47,7 +47,11 @@ export async function holdTask(
   const status = h.status ?? 'delayed';
   const reply = await watch.watchThen(t.taskId, h.watchAt ?? h.runAt, () =>
     holdScript.run(redis, {
-      keys: { task: keys.task(t.taskId), timeline: keys.timeline(t.taskId) },
+      keys: {
+        task: keys.task(t.taskId),
+        timeline: keys.timeline(t.taskId),
+        index: keys.taskIndex(keys.taskShardOf(t.taskId)),
+      },
       args: {
         nonce: h.nonce,
         taskId: t.taskId,

@@ -39,13 +39,6 @@ export const REGISTRY_SETTINGS = {
     default: 1000,
     doc: 'How often leases, receipts and deadlines are checked.',
   },
-  taskRetentionS: {
-    env: 'REACH_TASK_RETENTION_S',
-    type: 'integer',
-    minimum: 1,
-    default: 86_400,
-    doc: 'How long a final task’s state stays in Redis.',
-  },
   archiveIntervalMs: {
     env: 'REACH_ARCHIVE_MS',
     type: 'integer',
@@ -267,6 +260,13 @@ export const REGISTRY_SETTINGS = {
     minimum: 60_000,
     default: 86_400_000,
     doc: 'How long an observing agent’s shadow results are kept after its latest one.',
+  },
+  searchIndexKeepS: {
+    env: 'REACH_SEARCH_INDEX_KEEP_S',
+    type: 'integer',
+    minimum: 60,
+    default: 604_800,
+    doc: 'How long a task stays in the Redis search index after it was created (the housekeeper trims older entries); a task whose state expired sooner is skipped by search, one still running past it is found in InfluxDB once archived.',
   },
   noAgentWaitMs: {
     env: 'REACH_NO_AGENT_WAIT_MS',

@@ -8,6 +8,7 @@
   queued one once a slot frees (assign-2.lua takes either like a retry).
 
   KEYS[1] task: the task hash   KEYS[2] timeline: its timeline list
+  KEYS[3] index: its shard's search index (keys.ts taskIndex), where a created task is added
   ARGV[1] nonce: the submission's   ARGV[2] taskId   ARGV[3] capability
   ARGV[4] payload: JSON text   ARGV[5] callbackTopic   ARGV[6] traceId
   ARGV[7] timeoutMs: 0 = none, counted from ARGV[8]   ARGV[8] runAt: when to send it, epoch ms
@@ -30,6 +31,7 @@ redis.call('HSET', KEYS[1],
   'trace_id', ARGV[6], 'status', ARGV[10], 'attempt', '1', 'agent_id', '', 'epoch', '0',
   'nonce', ARGV[1], 'created_at', ARGV[9], 'assigned_at', ARGV[9], 'due_at', ARGV[8],
   'deadline_ms', deadline, 'tl', 1, unpack(ARGV, 11))
+redis.call('ZADD', KEYS[3], ARGV[9], ARGV[2])
 if ARGV[10] == 'queued' then
   redis.call('RPUSH', KEYS[2], '{"stage":"queued","at":' .. ARGV[9] .. '}')
 else
