@@ -31,6 +31,8 @@ export const CLUSTER_LEG: readonly string[] = [
   // shadow copies kept under the observing agent's tag; a dependency flagged from many agents' slots
   'e2e/shadow-traffic.test.ts',
   'e2e/shared-dependency.test.ts',
+  // task search: every task shard's index merged, and the InfluxDB archive past Redis retention
+  'e2e/task-search.test.ts',
   // webhook deliveries: the due set, deliveries, targets and failures on the {wh} slot
   'e2e/webhooks.test.ts',
   // archived task history: the archive outboxes and tombstones under each task shard's tag

@@ -43,6 +43,8 @@ import { queuesRoutes } from './routes/queues/index.ts';
 import type { TenantRecords } from './tenants/tenant-records.ts';
 import { statsRoutes } from './routes/stats/index.ts';
 import { timelineRoutes } from './routes/timeline/index.ts';
+import { taskSearchRoutes } from './routes/task-search/index.ts';
+import type { TaskSearch } from './search/task-search.ts';
 import { eventsRoutes, type EventsRouteDeps } from './routes/events/index.ts';
 import type { EventsReader } from './observability/events-reader.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
@@ -95,6 +97,8 @@ export interface RouterAppDeps {
   room?: WaitingRoom;
   /** Capabilities' shadow settings (`/v1/capabilities/:capability/shadow`); without them, no such route. */
   shadows?: ShadowSettingsStore;
+  /** Task search (`GET /v1/tasks`); without it, no such route. */
+  search?: TaskSearch;
 }
 
 /** Builds the router's HTTP app; never listens (server.ts does, tests use inject). */
@@ -176,6 +180,7 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   });
   await app.register(statsRoutes, { events: deps.eventsReader, room: deps.room });
   await app.register(timelineRoutes, { tasks: deps.tasks, events: deps.eventsReader });
+  if (deps.search) await app.register(taskSearchRoutes, { search: deps.search });
   if (deps.taskEvents) await app.register(eventsRoutes, deps.taskEvents);
   // The A2A gateway (docs/A2A.md): cards from the snapshot, JSON-RPC over the routes' own code.
   await app.register(a2aRoutes, {

@@ -62,6 +62,8 @@ import { TenantRecords } from './tenants/tenant-records.ts';
 import { KeyLimits } from './quotas/key-limits.ts';
 import { SharedSettings } from './settings/shared-settings.ts';
 import { createRouterObservability } from './plugins/observability.ts';
+import { RedisTaskSearch } from './search/redis-search.ts';
+import { TaskSearch } from './search/task-search.ts';
 import { createEventsReader } from './observability/events-reader.ts';
 import { WEBHOOK_SCRIPTS } from './webhooks/webhook-scripts.ts';
 import { WebhookTargets } from './webhooks/webhook-targets.ts';
@@ -364,6 +366,13 @@ export async function createRouterService(
   });
   // Hosts and origins answered, proxies trusted, failed authentications limited (SECURITY.md, Edges).
   const guards = edgeGuardsFrom(options, redis, keys);
+  const eventsReader = createEventsReader(extra.events, options.timelineLookback);
+  const search = new TaskSearch({
+    redis: new RedisTaskSearch({ redis, keys, scanMax: () => options.searchScanMax }),
+    influx: eventsReader.influx,
+    retentionS: () => options.taskRetentionS,
+    archiveMax: () => options.searchArchiveMax,
+  });
   const app = await buildRouterApp({
     redis,
     submitter,
@@ -386,7 +395,7 @@ export async function createRouterService(
     quotas,
     logger,
     observability,
-    eventsReader: createEventsReader(extra.events, options.timelineLookback),
+    eventsReader,
     taskEvents: {
       reader: taskEventsReader,
       feed: taskEventsFeed,
@@ -396,6 +405,7 @@ export async function createRouterService(
     tenants,
     room,
     shadows,
+    search,
   });
 
   let closing: Promise<void> | undefined;

@@ -32,4 +32,5 @@ export * from './register-request.ts';
 export * from './script-replies.ts';
 export * from './endpoints.ts';
 export * from './queue-stats.ts';
+export * from './task-search.ts';
 export * from './webhooks.ts';

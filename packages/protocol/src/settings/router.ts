@@ -162,6 +162,22 @@ export const ROUTER_SETTINGS = {
     default: [],
     doc: 'Hosts an A2A push-notification URL may name, and loopback ones as `REACH_OUTBOUND_LOOPBACK` allows; a webhook is sent nowhere else (docs/A2A.md).',
   },
+  searchScanMax: {
+    env: 'REACH_SEARCH_SCAN_MAX',
+    type: 'integer',
+    minimum: 100,
+    maximum: 1_000_000,
+    default: 20_000,
+    doc: 'Most index entries one task search (`GET /v1/tasks`) reads from Redis per page, over every task shard; past it the page ends early with a `next_cursor`, so a search never holds Redis long.',
+  },
+  searchArchiveMax: {
+    env: 'REACH_SEARCH_ARCHIVE_MAX',
+    type: 'integer',
+    minimum: 100,
+    maximum: 1_000_000,
+    default: 10_000,
+    doc: 'Most archived tasks one task search reads from InfluxDB per page (newest ended first); past it the page ends early with a `next_cursor`.',
+  },
   webhookHosts: {
     env: 'REACH_WEBHOOK_HOSTS',
     type: 'parsed',

@@ -45,6 +45,13 @@ export const SHARED_SETTINGS = {
     essential: true,
     doc: 'The bootstrap operator key of the default tenant, 32+ characters; never stored.',
   },
+  taskRetentionS: {
+    env: 'REACH_TASK_RETENTION_S',
+    type: 'integer',
+    minimum: 1,
+    default: 86_400,
+    doc: 'How long a final task’s state stays in Redis; task search (`GET /v1/tasks`) asks InfluxDB only for tasks older than this.',
+  },
   shadowRate: {
     env: 'REACH_SHADOW_RATE',
     type: 'number',
