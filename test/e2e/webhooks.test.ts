@@ -212,6 +212,19 @@ describe('webhook callbacks', () => {
     ]);
   });
 
+  it('answers a waited submission with the result and POSTs it too', async () => {
+    const res = await http<{ status: string; result: unknown }>(
+      `${stack.routerUrl}/v1/tasks?wait_ms=10000`,
+      {
+        body: { capability: CAPABILITY, payload: { n: 5 }, callback_url: `${base}/waited` },
+        headers: { authorization: `Bearer ${key.acme}` },
+      },
+    );
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'completed', result: { n: 5 } });
+    await waitFor(() => accepted('/waited').length === 1, { timeoutMs: 20_000, intervalMs: 50 });
+  });
+
   it('tries a failing receiver again with the same webhook-id; accepted once', async () => {
     failFirst.set('/flaky', 3);
     const res = await submit({ payload: { n: 2 }, callback_url: `${base}/flaky` });
