@@ -53,6 +53,14 @@ const OPTIONS = {
   weight: { type: 'string' },
   'max-queued': { type: 'string' },
   'max-fairness-weight': { type: 'string' },
+  status: { type: 'string' },
+  agent: { type: 'string' },
+  'error-code': { type: 'string' },
+  parent: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  'min-duration-ms': { type: 'string' },
+  cursor: { type: 'string' },
 } as const;
 
 /** Options a command may give more than once (`--capability a --capability b`). */
@@ -101,6 +109,19 @@ export const COMMANDS: Record<string, readonly string[]> = {
     'run-at',
   ],
   task: [],
+  tasks: [
+    'status',
+    'capability',
+    'agent',
+    'error-code',
+    'parent',
+    'tenant',
+    'since',
+    'until',
+    'min-duration-ms',
+    'limit',
+    'cursor',
+  ],
   follow: [],
   cancel: [],
   dlq: ['capability', 'limit'],
@@ -152,6 +173,12 @@ Usage:
                                                      --fallback: capabilities used, in order, when none of <capability> is live;
                                                      --delay-ms / --run-at (ISO time or epoch ms): held until then (delayed)
   reach task <task_id>                               the task's timeline with the gap between stages
+  reach tasks list [--status dead,cancelled] [--capability <name>] [--agent <id>]
+               [--error-code <CODE>] [--parent <task_id>] [--tenant <t>] [--since 1h]
+               [--until <time>] [--min-duration-ms <ms>] [--limit 100] [--cursor <c>]
+                                                     search tasks, newest first: recent ones from Redis, older
+                                                     ones from the InfluxDB archive (times: 90s, 15m, 1h, 7d ago,
+                                                     ISO or epoch ms; --tenant: operators)
   reach follow <task_id>                             follow the task's events until it ends: its output chunks
                                                      on stdout as they come, stages and progress on stderr
                                                      (--json: one event per line); exit 1 if it ended dead

@@ -45,8 +45,29 @@ const submittedIds: (string | undefined)[] = [];
 /** Every POST /v1/tasks body the stub received. */
 const submittedBodies: Record<string, unknown>[] = [];
 
+const found = {
+  task_id: 'sum-9',
+  tenant: 'default',
+  status: 'dead',
+  capability: 'summarise',
+  agent_id: 'gpu-7',
+  attempts: 3,
+  created_at: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
+  ended_at: Date.UTC(2026, 0, 2, 3, 4, 17, 678),
+  duration_ms: 12_000,
+  error_code: 'MODEL_NOT_LOADED',
+  archived: true,
+};
+
 beforeAll(async () => {
   stub = await startStub({
+    'GET /v1/tasks': ({ url }) => ({
+      status: 200,
+      body:
+        url.searchParams.get('capability') === 'none'
+          ? { items: [], next_cursor: null, source: 'redis' }
+          : { items: [found], next_cursor: 'MTc6eA', source: 'redis+influxdb' },
+    }),
     'GET /v1/dlq': ({ url }) => ({
       status: 200,
       body: { items: url.searchParams.get('capability') === 'none' ? [] : [dead] },
@@ -174,6 +195,59 @@ describe('reach task', () => {
     expect(run.code).toBe(0);
     expect(run.out).toContain('parent: t-top\n');
     expect(run.out).toContain('children: t-mid.a, t-mid.b\n');
+  });
+});
+
+describe('reach tasks list', () => {
+  it('passes each filter on and shows a page with the way to the next', async () => {
+    const run = await reach([
+      'tasks',
+      'list',
+      '--status',
+      'dead',
+      '--capability',
+      'summarise',
+      '--agent',
+      'gpu-7',
+      '--error-code',
+      'MODEL_NOT_LOADED',
+      '--since',
+      '1h',
+      '--min-duration-ms',
+      '10000',
+      '--limit',
+      '20',
+      ...router,
+    ]);
+    expect(run.code).toBe(0);
+    const q = stub.requests.at(-1)?.url.searchParams;
+    expect(Object.fromEntries(q ?? [])).toEqual({
+      status: 'dead',
+      capability: 'summarise',
+      agent_id: 'gpu-7',
+      error_code: 'MODEL_NOT_LOADED',
+      since: '1h',
+      min_duration_ms: '10000',
+      limit: '20',
+    });
+    expect(run.out).toMatch(
+      /TASK\s+STATUS\s+CAPABILITY\s+AGENT\s+CREATED\s+TOOK\s+ERROR CODE\s+FROM/,
+    );
+    expect(run.out).toMatch(
+      /sum-9\s+dead\s+summarise\s+gpu-7\s+2026-01-02T03:04:05.678Z\s+12\.00 s\s+MODEL_NOT_LOADED\s+archive/,
+    );
+    expect(run.out).toContain(
+      '1 task from Redis and the InfluxDB archive; next page: add --cursor MTc6eA',
+    );
+    const json = await reach(['tasks', 'list', '--json', ...router]);
+    expect(JSON.parse(json.out)).toMatchObject({ items: [found], next_cursor: 'MTc6eA' });
+  });
+
+  it('says when nothing matches, and refuses a bad limit', async () => {
+    const run = await reach(['tasks', 'list', '--capability', 'none', ...router]);
+    expect(run.out).toBe('no tasks match (from Redis)\n');
+    expect((await reach(['tasks', 'list', '--limit', '0', ...router])).code).toBe(2);
+    expect((await reach(['tasks', 'show', ...router])).code).toBe(2);
   });
 });
 

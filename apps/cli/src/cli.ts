@@ -32,6 +32,7 @@ import { schedulesCommand } from './commands/schedules.ts';
 import { statsCommand } from './commands/stats.ts';
 import { submitCommand } from './commands/submit.ts';
 import { taskCommand } from './commands/task.ts';
+import { tasksCommand } from './commands/tasks.ts';
 import { tenantsCommand } from './commands/tenants.ts';
 import type { Context, Io } from './context.ts';
 import { EXIT, isUsageError } from './errors.ts';
@@ -43,6 +44,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   agents: agentsCommand,
   submit: submitCommand,
   task: taskCommand,
+  tasks: tasksCommand,
   follow: followCommand,
   cancel: cancelCommand,
   dlq: dlqCommand,
