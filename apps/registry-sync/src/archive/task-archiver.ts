@@ -11,6 +11,9 @@ import { decodeTaskRecord, type ReachKeys } from '@agent-reach/protocol';
 import { archiveDoneScript } from '../commands/archive-done.ts';
 import { archivePointOf, type ArchiveRecordSettings } from './archive-record.ts';
 
+/** Tasks whose points are built between two turns of the event loop, so acks are not held up. */
+const YIELD_EVERY = 50;
+
 /** A day in ms: tombstones are kept in one hash per task shard and UTC day of task ends. */
 export const DAY_MS = 86_400_000;
 
@@ -194,22 +197,27 @@ export class TaskArchiver {
       pipe.smembers(keys.children(e.taskId));
     }
     const replies = (await pipe.exec()) ?? [];
-    let r = 0;
-    return entries.map((e) => {
-      const [hashErr, hash] = replies[r++] ?? [];
-      const [, lines] = replies[r++] ?? [];
-      const [, children] = replies[r++] ?? [];
+    const points: (ArchivedTaskPoint | undefined)[] = [];
+    for (const [i, e] of entries.entries()) {
+      if (i > 0 && i % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+      const [hashErr, hash] = replies[3 * i] ?? [];
+      const [, lines] = replies[3 * i + 1] ?? [];
+      const [, children] = replies[3 * i + 2] ?? [];
       if (hashErr) throw hashErr;
       const task = decodeTaskRecord((hash ?? {}) as Record<string, string>);
-      if (!task) return undefined;
-      return archivePointOf(
-        e.taskId,
-        task,
-        (lines ?? []) as string[],
-        (children ?? []) as string[],
-        settings,
+      points.push(
+        task
+          ? archivePointOf(
+              e.taskId,
+              task,
+              (lines ?? []) as string[],
+              (children ?? []) as string[],
+              settings,
+            )
+          : undefined,
       );
-    });
+    }
+    return points;
   }
 
   /** Expiry and tombstones for the tasks written (`written`: entry id → end ms), every entry deleted. */

@@ -144,7 +144,8 @@ export async function startReach({
       : {}),
     HOST: '127.0.0.1',
     LOG_LEVEL: opts.serviceLogLevel,
-    INFLUX_URL: '',
+    // No InfluxDB unless BENCH_INFLUX_URL names one (to weigh the events and the task archive).
+    INFLUX_URL: process.env.BENCH_INFLUX_URL ?? '',
     ...PAUSE_PROOF,
   };
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
