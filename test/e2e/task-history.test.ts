@@ -164,6 +164,19 @@ describe('a task past its Redis retention', () => {
     expect(old).not.toHaveProperty('payload_cut');
     // The record is gone from Redis: this came from InfluxDB.
     expect(await redis.exists(stack.keys.task(`acme/${id}`))).toBe(0);
+    // Its timeline comes from InfluxDB's stage points, read over the archived task's own life.
+    const timeline = await waitFor(
+      async () => {
+        const r = await http<{ source: string; stages: { stage: string }[] }>(
+          `${stack.routerUrl}/v1/tasks/${id}/timeline`,
+          { headers: as('acme') },
+        );
+        return r.body.stages?.some((st) => st.stage === 'completed') ? r.body : undefined;
+      },
+      { message: 'the archived task has no timeline' },
+    );
+    expect(timeline.source).toBe('influxdb');
+    expect(timeline.stages.map((st) => st.stage)).toEqual(['sent', 'received', 'completed']);
   });
 
   it('cuts a long payload and result at the limit and marks them', async () => {

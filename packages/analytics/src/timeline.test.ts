@@ -31,4 +31,10 @@ describe('taskTimelineStatement', () => {
     expect(q).toContain(`WHERE "task_id" = 't-1\\'x' AND time >= now() - 7d and time <= now()`);
     expect(taskTimelineStatement('t')).toContain('now() - 30d');
   });
+
+  it('reads only the range it is given (an archived task’s life)', () => {
+    const q = taskTimelineStatement('t', { lookback: '7d', range: { fromMs: 1000, toMs: 2000 } });
+    expect(q).toContain(`AND time >= 1000ms and time <= 2000ms`);
+    expect(q).not.toContain('now()');
+  });
 });

@@ -46,12 +46,20 @@ export interface InfluxTimelineOptions {
    * @default '30d'
    */
   lookback?: string;
+  /**
+   * Where the task's points lie, epoch ms, both ends included (an archived task's creation and
+   * end): the query reads that range instead of the look-back window.
+   */
+  range?: { fromMs: number; toMs: number };
 }
 
 /** The InfluxQL that {@link timelineFromInflux} runs. @throws InvalidWindowError for a bad lookback. */
 export function taskTimelineStatement(taskId: string, opts: InfluxTimelineOptions = {}): string {
+  const range = opts.range;
   return renderQuery(loadQuery('task-timeline'), {
-    timeFilter: timeFilter(parseWindow(opts.lookback ?? '30d')),
+    timeFilter: range
+      ? `time >= ${Math.trunc(range.fromMs)}ms and time <= ${Math.trunc(range.toMs)}ms`
+      : timeFilter(parseWindow(opts.lookback ?? '30d')),
     task_id: stringLiteral(taskId),
   });
 }

@@ -20,6 +20,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local done = 0
 local ids = {}
+local dated = {}
 local k = 2
 for a = 3, #ARGV, 4 do
   local task, tl, tomb = KEYS[k], KEYS[k + 1], KEYS[k + 2]
@@ -38,7 +39,11 @@ for a = 3, #ARGV, 4 do
     done = done + 1
     if ARGV[a + 2] ~= '0' then
       redis.call('HSET', tomb, ARGV[a + 1], ARGV[a + 2])
-      redis.call('EXPIRE', tomb, ARGV[a + 3])
+      -- One EXPIRE per day's hash and call: its entries all give it the same time.
+      if not dated[tomb] then
+        redis.call('EXPIRE', tomb, ARGV[a + 3])
+        dated[tomb] = true
+      end
     end
   end
   ids[#ids + 1] = ARGV[a]

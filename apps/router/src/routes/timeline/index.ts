@@ -11,6 +11,9 @@ import { eventsUnavailable, type EventsReader } from '../../observability/events
 import type { TaskReader } from '../../tasks/task-reader.ts';
 import { TenantScope } from '../../tasks/tenant-scope.ts';
 
+/** Slack around an archived task's life when its points are looked for (clocks of other processes). */
+const RANGE_MARGIN_MS = 60_000;
+
 /** What the timeline route needs. */
 export interface TimelineRouteDeps {
   tasks: TaskReader;
@@ -75,7 +78,17 @@ export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRouteDeps> = asyn
       }
       let found;
       try {
-        found = await influxTaskTimeline(events.influx, id, { lookback: events.timelineLookback });
+        // An archived task says when it lived: its points are read from that range only.
+        const archived = await tasks.archived(id, scope);
+        const last = Math.max(0, ...(archived?.timeline ?? []).map((e) => e.at));
+        const range =
+          archived && last > 0
+            ? { fromMs: archived.created_at - RANGE_MARGIN_MS, toMs: last + RANGE_MARGIN_MS }
+            : undefined;
+        found = await influxTaskTimeline(events.influx, id, {
+          lookback: events.timelineLookback,
+          ...(range ? { range } : {}),
+        });
       } catch (err: unknown) {
         throw eventsUnavailable(err, request.log);
       }
