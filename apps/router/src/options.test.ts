@@ -46,6 +46,8 @@ describe('router options', () => {
       keyRatePerS: 0,
       keyMaxInflight: 0,
       a2aPushHosts: [],
+      searchScanMax: 20_000,
+      searchArchiveMax: 10_000,
       webhookHosts: [],
       webhookRetrySchedule: [
         5000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000,

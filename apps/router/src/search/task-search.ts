@@ -98,7 +98,11 @@ export class TaskSearch {
     const pages: StorePage[] = await this.o.redis.search(f, limit);
     let source: SearchSource = 'redis';
     if (this.o.influx !== undefined && f.since < now - retentionS * 1000) {
-      pages.push(await searchArchive(this.o.influx, f, this.o.archiveMax()));
+      // Redis's page ends at a position: only archived tasks created at or after it can be on
+      // this page, and they ended after it too, so the archive is asked from there.
+      const bound = mergePages(pages, limit).next;
+      const from = bound !== undefined ? Math.max(f.since, bound.at) : f.since;
+      pages.push(await searchArchive(this.o.influx, { ...f, since: from }, this.o.archiveMax()));
       source = 'redis+influxdb';
     }
     const merged = mergePages(pages, limit);
