@@ -92,7 +92,7 @@ describe('OpenAPI', () => {
       '/healthz': ['get'],
       '/livez': ['get'],
       '/metrics': ['get'],
-      '/v1/tasks': ['post'],
+      '/v1/tasks': ['post', 'get'],
       '/v1/tasks/{task_id}': ['get'],
       '/v1/callbacks/{topic}': ['get'],
       '/console': ['get'],
