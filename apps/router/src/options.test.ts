@@ -56,6 +56,8 @@ describe('router options', () => {
       webhookTimeoutMs: 10_000,
       webhookSecretGraceS: 86_400,
       webhookFailureRetentionS: 604_800,
+      taskArchive: 'auto',
+      archiveTombstoneDays: 30,
       logLevel: 'info',
       outboundLoopback: 'auto',
     });
