@@ -109,10 +109,15 @@ async function searchAll(
   const sources = new Set<string>();
   let cursor: string | null = null;
   for (let pages = 0; pages < 200; pages++) {
-    const qs = new URLSearchParams(
-      Object.entries({ ...query, ...(cursor ? { cursor } : {}) }).map(([k, v]) => [k, String(v)]),
+    const qs: URLSearchParams = new URLSearchParams(
+      Object.entries({ ...query, ...(cursor ? { cursor } : {}) }).map(
+        ([k, v]): [string, string] => [k, String(v)],
+      ),
     );
-    const res = await http<Page>(`${stack.routerUrl}/v1/tasks?${qs}`, { headers: as(who) });
+    const res: { status: number; body: Page } = await http<Page>(
+      `${stack.routerUrl}/v1/tasks?${qs.toString()}`,
+      { headers: as(who) },
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     items.push(...res.body.items);
     sources.add(res.body.source);
