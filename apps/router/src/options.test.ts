@@ -57,6 +57,7 @@ describe('router options', () => {
       webhookSecretGraceS: 86_400,
       webhookFailureRetentionS: 604_800,
       taskArchive: 'auto',
+      taskRetentionS: 86_400,
       archiveTombstoneDays: 30,
       logLevel: 'info',
       outboundLoopback: 'auto',
