@@ -55,7 +55,12 @@ function reach(args: string[], opts: { npx?: boolean } = {}): Promise<Run> {
 }
 
 beforeAll(async () => {
-  stack = await startStack({ influx: 'v1', env: { REACH_SWEEP_MS: '100' } });
+  // No archive: the task's state deleted below plays an expiry with nothing archived, so the
+  // timeline comes from the stage events (test/e2e/task-history.test.ts reads archived tasks).
+  stack = await startStack({
+    influx: 'v1',
+    env: { REACH_SWEEP_MS: '100', REACH_TASK_ARCHIVE: 'off' },
+  });
   worker = await startScriptedWorker({
     redisUrl: stack.redisUrl,
     registryUrl: stack.registryUrl,

@@ -31,7 +31,9 @@ let redis: Redis;
 let worker: ScriptedWorker;
 
 beforeAll(async () => {
-  stack = await startStack({ influx: 'v1' });
+  // No archive: the keys deleted below play an expiry with nothing archived (an archived task's
+  // timeline is test/e2e/task-history.test.ts's).
+  stack = await startStack({ influx: 'v1', env: { REACH_TASK_ARCHIVE: 'off' } });
   redis = new Redis(stack.redisUrl);
   worker = await startScriptedWorker({
     redisUrl: stack.redisUrl,
