@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Task } from '@a2a-js/sdk';
 import { V1PushNotificationSerializer } from '@a2a-js/sdk/server';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
@@ -11,6 +10,7 @@ import {
 } from '@agent-reach/protocol';
 import { isAllowedHost } from '@agent-reach/service-kit';
 import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { GroupReader, type GroupEntry } from '../callbacks/group-reader.ts';
 import type { TaskReader } from '../tasks/task-reader.ts';
 import { TenantScope } from '../tasks/tenant-scope.ts';
 import { A2A_PUSH_TOPIC, type PushConfigStore, type StoredPushConfig } from './push-configs.ts';
@@ -72,8 +72,6 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
   });
 
-type Entry = [string, string[] | null];
-
 /**
  * A2A push notifications (docs/A2A.md): tasks with push configs publish their final item on
  * {@link A2A_PUSH_TOPIC}; every router runs one forwarder, a consumer of one Redis consumer group
@@ -86,116 +84,47 @@ type Entry = [string, string[] | null];
  * before each send.
  */
 export class PushForwarder {
-  readonly #consumer = `router-${randomBytes(6).toString('hex')}`;
   readonly #key: string;
   readonly #send: PushSendSettings;
-  readonly #claimIdleMs: number;
-  readonly #blockMs: number;
-  readonly #stop = new AbortController();
-  #loop: Promise<void> | undefined;
-  #nextClaim = 0;
+  readonly #reader: GroupReader;
   /** The entries being handled, by entry id. */
   readonly #inFlight = new Map<string, Promise<void>>();
 
   constructor(private readonly o: PushForwarderOptions) {
     this.#key = o.keys.callback(A2A_PUSH_TOPIC);
     this.#send = o.send ?? PUSH_SEND_DEFAULTS;
-    this.#claimIdleMs = o.claimIdleMs ?? 60_000;
-    this.#blockMs = o.blockMs ?? 5000;
+    this.#reader = new GroupReader({
+      conn: o.conn,
+      redis: o.redis,
+      key: this.#key,
+      group: PUSH_GROUP,
+      logger: o.logger,
+      what: 'A2A push',
+      claimIdleMs: o.claimIdleMs ?? 60_000,
+      blockMs: o.blockMs ?? 5000,
+      retentionS: () => o.retentionS?.() ?? 7 * 24 * 3600,
+      // At most MAX_IN_FLIGHT at once: wait for a place before reading more.
+      room: () => MAX_IN_FLIGHT - this.#inFlight.size,
+      waitForRoom: () => Promise.race(this.#inFlight.values()),
+      handle: async (entries) => {
+        for (const entry of entries) this.#begin(entry);
+      },
+    });
   }
 
   /** Starts the read loop (once). */
   start(): void {
-    this.#loop ??= this.#run();
+    this.#reader.start();
   }
 
   /** Ends the loop; webhooks being sent are abandoned (their items are claimed by another router). */
   async close(): Promise<void> {
-    this.#stop.abort();
-    this.o.conn.disconnect();
-    await this.#loop;
+    await this.#reader.close();
     await Promise.all(this.#inFlight.values());
   }
 
-  /**
-   * Makes the group (and the topic's stream, when there is none yet); a stream made here expires
-   * like any idle topic, taking the group with it (the loop then makes both again).
-   */
-  async #ensureGroup(): Promise<void> {
-    const { redis } = this.o;
-    try {
-      await redis.xgroup('CREATE', this.#key, PUSH_GROUP, '0', 'MKSTREAM');
-    } catch (err: unknown) {
-      if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
-      return;
-    }
-    if ((await redis.pttl(this.#key)) === -1)
-      await redis.expire(this.#key, this.o.retentionS?.() ?? 7 * 24 * 3600);
-  }
-
-  async #run(): Promise<void> {
-    const stopped = this.#stop.signal;
-    let grouped = false;
-    while (!stopped.aborted) {
-      try {
-        if (!grouped) {
-          await this.#ensureGroup();
-          grouped = true;
-        }
-        // At most MAX_IN_FLIGHT at once: wait for a place before reading more.
-        while (this.#inFlight.size >= MAX_IN_FLIGHT && !stopped.aborted)
-          await Promise.race(this.#inFlight.values());
-        if (Date.now() >= this.#nextClaim) {
-          this.#nextClaim = Date.now() + Math.max(1000, this.#claimIdleMs / 4);
-          await this.#claim();
-        }
-        const room = MAX_IN_FLIGHT - this.#inFlight.size;
-        if (room <= 0) continue;
-        const reply = (await this.o.conn.xreadgroup(
-          'GROUP',
-          PUSH_GROUP,
-          this.#consumer,
-          'COUNT',
-          room,
-          'BLOCK',
-          this.#blockMs,
-          'STREAMS',
-          this.#key,
-          '>',
-        )) as [string, Entry[]][] | null;
-        for (const entry of reply?.[0]?.[1] ?? []) this.#begin(entry);
-      } catch (err: unknown) {
-        if (stopped.aborted) return;
-        // The topic expired while idle (it takes its group with it): make the group again.
-        if (String((err as Error).message).includes('NOGROUP')) grouped = false;
-        else this.o.logger.warn({ err }, 'A2A push read failed; retrying');
-        await sleep(250, stopped);
-      }
-    }
-  }
-
-  /** Takes over items another consumer left unacknowledged for `claimIdleMs`, as room allows. */
-  async #claim(): Promise<void> {
-    let cursor = '0-0';
-    do {
-      const room = MAX_IN_FLIGHT - this.#inFlight.size;
-      if (room <= 0) return;
-      const [next, entries] = (await this.o.redis.xautoclaim(
-        this.#key,
-        PUSH_GROUP,
-        this.#consumer,
-        this.#claimIdleMs,
-        cursor,
-        'COUNT',
-        room,
-      )) as [string, Entry[]];
-      for (const entry of entries) this.#begin(entry);
-      cursor = next;
-    } while (cursor !== '0-0' && !this.#stop.signal.aborted);
-  }
-
   /** Starts handling an entry (not one already being handled here). */
-  #begin(entry: Entry): void {
+  #begin(entry: GroupEntry): void {
     const id = entry[0];
     if (this.#inFlight.has(id)) return;
     const done = this.#handle(entry).finally(() => this.#inFlight.delete(id));
@@ -203,15 +132,15 @@ export class PushForwarder {
   }
 
   /** Handles an entry, then acknowledges it; one that fails stays pending (claimed later). */
-  async #handle([id, fields]: Entry): Promise<void> {
+  async #handle([id, fields]: GroupEntry): Promise<void> {
     try {
       if (fields) {
         const msg = decodeCallback(fields);
         if (isFinalCallback(msg)) await this.#deliver(msg.task_id);
       }
-      if (!this.#stop.signal.aborted) await this.o.redis.xack(this.#key, PUSH_GROUP, id);
+      if (!this.#reader.stopped.aborted) await this.o.redis.xack(this.#key, PUSH_GROUP, id);
     } catch (err: unknown) {
-      if (!this.#stop.signal.aborted)
+      if (!this.#reader.stopped.aborted)
         this.o.logger.warn({ err, entry: id }, 'A2A push item failed; it is retried later');
     }
   }
@@ -261,7 +190,7 @@ export class PushForwarder {
       headers.authorization = `${config.authentication.scheme} ${config.authentication.credentials}`;
     else if (config.token) headers['x-a2a-notification-token'] = config.token;
     const { attempts, backoffMs, timeoutMs } = this.#send;
-    const stopped = this.#stop.signal;
+    const stopped = this.#reader.stopped;
     for (let attempt = 1; attempt <= attempts && !stopped.aborted; attempt += 1) {
       try {
         const res = await fetch(url, {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
   decodeCallback,
@@ -8,6 +7,7 @@ import {
 } from '@agent-reach/protocol';
 import type { CallbackPublisher } from '@agent-reach/dispatch';
 import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { GroupReader, type GroupEntry } from '../callbacks/group-reader.ts';
 import { TenantScope } from '../tasks/tenant-scope.ts';
 import { webhookBodyParts } from './webhook-body.ts';
 import { webhookEnqueueScript } from './webhook-scripts.ts';
@@ -37,14 +37,6 @@ export interface WebhookForwarderOptions {
 /** Items read at once. */
 const BATCH = 256;
 
-type Entry = [string, string[] | null];
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-  });
-
 /**
  * Turns the items on {@link WEBHOOK_TOPIC} into webhook deliveries: every router runs one, a
  * consumer of one consumer group, so each item is handled by one router. For each item it makes
@@ -55,96 +47,34 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * sending itself is the sender's (webhook-sender.ts), from Redis: nothing here is held in memory.
  */
 export class WebhookForwarder {
-  readonly #consumer = `router-${randomBytes(6).toString('hex')}`;
   readonly #key: string;
-  readonly #claimIdleMs: number;
-  readonly #blockMs: number;
-  readonly #stop = new AbortController();
-  #loop: Promise<void> | undefined;
-  #nextClaim = 0;
+  readonly #reader: GroupReader;
 
   constructor(private readonly o: WebhookForwarderOptions) {
     this.#key = o.keys.callback(WEBHOOK_TOPIC);
-    this.#claimIdleMs = o.claimIdleMs ?? 30_000;
-    this.#blockMs = o.blockMs ?? 5000;
+    this.#reader = new GroupReader({
+      conn: o.conn,
+      redis: o.redis,
+      key: this.#key,
+      group: WEBHOOK_GROUP,
+      logger: o.logger,
+      what: 'webhook items',
+      claimIdleMs: o.claimIdleMs ?? 30_000,
+      blockMs: o.blockMs ?? 5000,
+      retentionS: o.retentionS,
+      room: () => BATCH,
+      handle: (entries) => this.#handle(entries),
+    });
   }
 
   /** Starts the read loop (once). */
   start(): void {
-    this.#loop ??= this.#run();
+    this.#reader.start();
   }
 
   /** Ends the loop; items being handled stay pending, claimed by another router. */
   async close(): Promise<void> {
-    this.#stop.abort();
-    this.o.conn.disconnect();
-    await this.#loop;
-  }
-
-  /** Makes the group (and the stream, expiring like any idle topic, the group with it). */
-  async #ensureGroup(): Promise<void> {
-    const { redis } = this.o;
-    try {
-      await redis.xgroup('CREATE', this.#key, WEBHOOK_GROUP, '0', 'MKSTREAM');
-    } catch (err: unknown) {
-      if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
-      return;
-    }
-    if ((await redis.pttl(this.#key)) === -1) await redis.expire(this.#key, this.o.retentionS());
-  }
-
-  async #run(): Promise<void> {
-    const stopped = this.#stop.signal;
-    let grouped = false;
-    while (!stopped.aborted) {
-      try {
-        if (!grouped) {
-          await this.#ensureGroup();
-          grouped = true;
-        }
-        if (Date.now() >= this.#nextClaim) {
-          this.#nextClaim = Date.now() + Math.max(1000, this.#claimIdleMs / 4);
-          await this.#claim();
-        }
-        const reply = (await this.o.conn.xreadgroup(
-          'GROUP',
-          WEBHOOK_GROUP,
-          this.#consumer,
-          'COUNT',
-          BATCH,
-          'BLOCK',
-          this.#blockMs,
-          'STREAMS',
-          this.#key,
-          '>',
-        )) as [string, Entry[]][] | null;
-        const entries = reply?.[0]?.[1] ?? [];
-        if (entries.length > 0) await this.#handle(entries);
-      } catch (err: unknown) {
-        if (stopped.aborted) return;
-        if (String((err as Error).message).includes('NOGROUP')) grouped = false;
-        else this.o.logger.warn({ err }, 'webhook items read failed; retrying');
-        await sleep(250, stopped);
-      }
-    }
-  }
-
-  /** Takes over items another consumer left unacknowledged for `claimIdleMs`. */
-  async #claim(): Promise<void> {
-    let cursor = '0-0';
-    do {
-      const [next, entries] = (await this.o.redis.xautoclaim(
-        this.#key,
-        WEBHOOK_GROUP,
-        this.#consumer,
-        this.#claimIdleMs,
-        cursor,
-        'COUNT',
-        BATCH,
-      )) as [string, Entry[]];
-      if (entries.length > 0) await this.#handle(entries);
-      cursor = next;
-    } while (cursor !== '0-0' && !this.#stop.signal.aborted);
+    await this.#reader.close();
   }
 
   /**
@@ -152,7 +82,7 @@ export class WebhookForwarder {
    * publishes them on the callers' topics, then acknowledges and deletes the entries. A failure
    * leaves them pending, handled again later: every step is once-only or harmless twice.
    */
-  async #handle(entries: readonly Entry[]): Promise<void> {
+  async #handle(entries: readonly GroupEntry[]): Promise<void> {
     const { redis, keys } = this.o;
     const items: { id: string; msg: CallbackMessage | undefined }[] = entries.map(([id, f]) => {
       if (!f) return { id, msg: undefined };
