@@ -42,7 +42,8 @@ export interface RegistryAppDeps {
   auth: { required: boolean; verifier: KeyVerifier; failures?: AuthFailureLimiter };
   /** Hosts, origins and proxies the app answers and trusts; without it, loopback rules only. */
   edge?: EdgeSettings;
-  onRegistryChange: () => Promise<void>;
+  /** Publishes these agents to routers now (a registry delta); resolves once written. */
+  onRegistryChange: (agentIds: readonly string[]) => Promise<void>;
   fleet: FleetEventLog;
   /** Where a registration's `card_url` may point, and its fetch's timeout and size cap. */
   cards: CardFetchSettings;

@@ -49,6 +49,7 @@ import { requeueScript } from './commands/requeue.ts';
 import { serveScript } from './commands/serve.ts';
 import { slowScript } from './commands/slow.ts';
 import { snapshotScript } from './commands/snapshot.ts';
+import { deltaScript } from './commands/delta.ts';
 import { suspectScript } from './commands/suspect.ts';
 import { AckApplier } from './acks/ack-applier.ts';
 import { AckConsumer } from './acks/ack-consumer.ts';
@@ -164,6 +165,7 @@ export async function createRegistryService(
     serveScript,
     leaseScript,
     snapshotScript,
+    deltaScript,
     lockScript,
     passMarkScript,
     releaseScript,
@@ -253,7 +255,7 @@ export async function createRegistryService(
     fleet,
     settings: options,
     logger,
-    onStatusChange: () => snapshots.soon(),
+    onStatusChange: (agentIds) => void snapshots.changed(agentIds),
   });
   const outcomes = new TaskOutcomes({
     redis,
@@ -420,7 +422,7 @@ export async function createRegistryService(
     registry: observability.metrics.registry,
     logger,
   });
-  const onRegistryChange = () => housekeeper.writeSnapshotNow();
+  const onRegistryChange = (agentIds: readonly string[]) => housekeeper.publishChanges(agentIds);
   const endpointStore = new EndpointStore({ redis, keys });
   // REACH_ENDPOINTS_FILE: endpoint agents declared by the operator's file, kept as it says.
   const endpointsFile = options.endpointsFile

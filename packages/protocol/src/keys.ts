@@ -122,6 +122,11 @@ export interface ReachKeys {
   /** Pub/sub channel announcing a new snapshot version. */
   snapshotChannel(): string;
   /**
+   * Stream of registry deltas (the snapshot's hash tag): entry `<version>-0` carries the agents
+   * that changed since version − 1 (`SnapshotDelta`).
+   */
+  snapshotDeltas(): string;
+  /**
    * Hash: the settings registry-sync runs with that routers and tools share, environment variable
    * name → value (`REACH_OFFLINE_MS` → `30000`), see `PUBLISHED_SETTINGS`. Written at start-up and
    * with every snapshot; routers use these values over their own.
@@ -421,10 +426,11 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX, counts: ShardCounts =
     callbackMarks: (topic, minute) => `${topicTag(topic)}:marks:${Math.floor(minute)}`,
     callbackDeadSeen: (topic, taskId, attempt) =>
       `${topicTag(topic)}:dead:${checkId('task', taskId)}:${attempt}`,
-    // One hash tag: snapshot-2.lua writes both in one step.
+    // One hash tag: snapshot-3.lua and delta-1.lua share the version counter.
     snapshot: () => `${p}:{snapshot}`,
     snapshotVersion: () => `${p}:{snapshot}:version`,
     snapshotChannel: () => `${p}:snapshot:ch`,
+    snapshotDeltas: () => `${p}:{snapshot}:deltas`,
     settings: () => `${p}:settings`,
     lock: (name) => `${p}:lock:${checkId('lock', name)}`,
     lastPass: () => `${p}:housekeeping:last_pass`,

@@ -128,3 +128,47 @@ export function decodeSnapshot(text: string | null): RegistrySnapshot | undefine
     return undefined;
   }
 }
+
+/**
+ * What changed in the registry since the version before (`version − 1`): the changed agents in
+ * full, and the ids of agents gone from it. Entry `<version>-0` of `keys.snapshotDeltas()`, with
+ * fields `agents` and `removed` (JSON arrays) and `written_at`. A version with no entry there is a
+ * full snapshot (`keys.snapshot()`): a router that finds a gap reloads the full snapshot.
+ */
+export interface SnapshotDelta {
+  version: number;
+  /** Redis server time of the write, epoch ms. */
+  written_at: number;
+  agents: SnapshotAgent[];
+  removed: string[];
+}
+
+/**
+ * Parses one entry of the delta stream (`[id, [field, value, …]]` as XRANGE returns it);
+ * undefined when it is not a delta this version understands.
+ */
+export function decodeSnapshotDelta(
+  id: string,
+  fields: readonly string[],
+): SnapshotDelta | undefined {
+  const version = Number(id.split('-')[0]);
+  if (!Number.isSafeInteger(version) || version <= 0) return undefined;
+  const get = (name: string): string | undefined => {
+    for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+    return undefined;
+  };
+  try {
+    const agents = JSON.parse(get('agents') ?? 'null') as unknown;
+    const removed = JSON.parse(get('removed') ?? '[]') as unknown;
+    if (!Array.isArray(agents) || !Array.isArray(removed)) return undefined;
+    if (!removed.every((r) => typeof r === 'string')) return undefined;
+    return {
+      version,
+      written_at: Number(get('written_at') ?? 0),
+      agents: agents as SnapshotAgent[],
+      removed: removed as string[],
+    };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { AgentRegistry } from '../registry/agent-registry.ts';
 import type { ConsumerJanitor } from '../sweeps/consumer-janitor.ts';
 import type { IndexTrimmer } from '../sweeps/index-trimmer.ts';
@@ -70,10 +70,23 @@ const passesTotal = new Counter({
 });
 passesTotal.inc({ kind: 'full' }, 0);
 passesTotal.inc({ kind: 'grace' }, 0);
+const passSeconds = new Histogram({
+  name: 'reach_housekeeping_pass_seconds',
+  help: "How long the leader's housekeeping passes took, seconds",
+  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [],
+});
+const passMaxSeconds = new Gauge({
+  name: 'reach_housekeeping_pass_max_seconds',
+  help: 'The longest housekeeping pass this process ran as the leader since it started, seconds',
+  registers: [],
+});
 
-/** Adds `reach_housekeeping_passes_total` to a service registry. */
+/** Adds the housekeeping passes' counters and timings to a service registry. */
 export function registerHousekeepingMetrics(registry: Registry): void {
   registry.registerMetric(passesTotal);
+  registry.registerMetric(passSeconds);
+  registry.registerMetric(passMaxSeconds);
 }
 
 /** Old consumers are few and harmless for a while: look for them twice a minute. */
@@ -97,9 +110,10 @@ export interface HousekeeperOptions {
  * lock: lease transitions, taking back tasks that will not finish where they are, ejecting slow
  * outliers, turning failing agents DEGRADED and back, firing due schedules, dispatching due retries and
  * delayed tasks, probing agents, and the periodic snapshot. A pass that
- * changes an agent's status (a lease transition, an ejection) publishes a snapshot at once
- * (`SnapshotWriter.soon`, coalesced over 50 ms) instead of leaving routers to learn of it from the
- * periodic one, which stays as the floor. When a pass finds
+ * changes an agent's status publishes it at once instead of leaving routers to learn of it from
+ * the periodic snapshot, which stays as the floor: a lease transition as a delta of the agents it
+ * changed (`SnapshotWriter.changed`), the sweeps that count their changes as a snapshot
+ * (`SnapshotWriter.soon`, coalesced over 50 ms). When a pass finds
  * that it could not run for a while (Redis paused or unreachable), leases get that time back for
  * a moment, so a store outage does not mark the whole fleet OFFLINE.
  *
@@ -118,6 +132,7 @@ export class Housekeeper {
   private lastSnapshotAt = 0;
   private lastJanitorAt = 0;
   private lastPassAt = 0;
+  private worstPassS = 0;
   private graceMs = 0;
   private graceUntil = 0;
   private running: Promise<void> = Promise.resolve();
@@ -146,6 +161,15 @@ export class Housekeeper {
     } catch (err: unknown) {
       this.o.logger.warn({ err }, 'snapshot write failed');
     }
+  }
+
+  /**
+   * Publishes these agents as they are now in a registry delta, e.g. after a registration, so
+   * routers learn of it before the agent gets its reply. Never throws (`SnapshotWriter.changed`).
+   */
+  async publishChanges(agentIds: readonly string[]): Promise<void> {
+    if (this.state === 'closed') return;
+    await this.duties.snapshots.changed(agentIds);
   }
 
   /**
@@ -272,7 +296,7 @@ export class Housekeeper {
       }
       // Routers hear of it before the rest of the pass runs: reclaiming an OFFLINE agent's tasks
       // can take a while, and no new task should go to it meanwhile.
-      if (transitions.length > 0) d.snapshots.soon();
+      if (transitions.length > 0) await d.snapshots.changed(transitions.map((t) => t.agent_id));
       if (grace === 0 && (await d.inflight.sweep(now)).suspected > 0) d.snapshots.soon();
       const ejected = await d.ejector.sweep(now);
       if (ejected.length > 0) d.snapshots.soon();
@@ -280,10 +304,13 @@ export class Housekeeper {
       if (d.schedules) await d.schedules.fire(now);
       await d.due.process(now);
       await d.pools.sweep();
+      // Deltas written after this mark are read again before the views go out as a snapshot.
+      let mark = d.snapshots.mark();
       let views = await d.registry.list();
       await d.prober.probe(views, now);
       if (d.dependencies && (await d.dependencies.check(views)) > 0) {
         // The agents it marked must not go out unmarked in this pass's snapshot.
+        mark = d.snapshots.mark();
         views = await d.registry.list();
         d.snapshots.soon();
       }
@@ -293,12 +320,15 @@ export class Housekeeper {
         await d.index?.sweep(now);
       }
       if (now - this.lastSnapshotAt >= this.o.settings.snapshotIntervalMs) {
-        await d.snapshots.write(views);
+        await d.snapshots.write(views, mark);
         this.lastSnapshotAt = now;
       }
       const kind = grace === 0 ? 'full' : 'grace';
       this.completed[kind]++;
       passesTotal.inc({ kind });
+      const seconds = (Date.now() - now) / 1000;
+      passSeconds.observe(seconds);
+      if (seconds > this.worstPassS) passMaxSeconds.set((this.worstPassS = seconds));
     } catch (err: unknown) {
       this.o.logger.warn({ err }, 'housekeeping pass failed');
     }

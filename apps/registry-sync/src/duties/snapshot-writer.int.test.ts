@@ -9,6 +9,7 @@ import { SnapshotHolder } from '@agent-reach/dispatch';
 import {
   decodeSettings,
   decodeSnapshot,
+  decodeSnapshotDelta,
   reachKeys,
   type AgentStatus,
   type ReachKeys,
@@ -121,7 +122,9 @@ describe('snapshots after status changes', () => {
       logger: silent,
     });
     await register('a1');
-    const before = decodeSnapshot(await redis.get(keys.snapshot()))?.version ?? 0;
+    // The registration's delta took a version of the same counter.
+    const before = Number(await redis.get(keys.snapshotVersion()));
+    expect(before).toBeGreaterThan(0);
     for (let i = 0; i < 20; i++) writer.soon();
     const after = await waitFor(
       async () => {
@@ -134,6 +137,56 @@ describe('snapshots after status changes', () => {
     await writer.close();
     expect(after).toBe(before + 1);
     expect(decodeSnapshot(await redis.get(keys.snapshot()))?.version).toBe(before + 1);
+  });
+});
+
+describe('deltas', () => {
+  const writerOf = () =>
+    new SnapshotWriter({
+      redis: service.redis,
+      keys,
+      registry: new AgentRegistry({ redis: service.redis, keys, settings: service.options }),
+      settings: service.options,
+      logger: silent,
+    });
+
+  it('carry only the agents that changed, the changes of a burst in one delta', async () => {
+    await start({ housekeeping: false });
+    for (let i = 0; i < 5; i++) await register(`d${i}`);
+    const writer = writerOf();
+    const before = await redis.xlen(keys.snapshotDeltas());
+    await Promise.all([writer.changed(['d1']), writer.changed(['d3']), writer.changed(['gone'])]);
+    await writer.close();
+    const entries = await redis.xrange(keys.snapshotDeltas(), '-', '+');
+    expect(entries.length).toBe(before + 1);
+    const [id, fields] = entries.at(-1)!;
+    const delta = decodeSnapshotDelta(id, fields)!;
+    expect(delta.version).toBe(Number(await redis.get(keys.snapshotVersion())));
+    expect(delta.agents.map((a) => a.agent_id).sort()).toEqual(['d1', 'd3']);
+    expect(delta.removed).toEqual(['gone']);
+  });
+
+  it('keep a full snapshot read before them from publishing their agents older', async () => {
+    await start({ housekeeping: false });
+    await register('m1');
+    await register('m2');
+    const writer = writerOf();
+    const registry = new AgentRegistry({ redis: service.redis, keys, settings: service.options });
+    const mark = writer.mark();
+    const views = await registry.list();
+    // After the read: m2 drains, m3 joins, both go out as deltas before the snapshot.
+    await register('m3');
+    await redis.hset(keys.agent('m2'), 'status', 'DRAINING');
+    await writer.changed(['m2', 'm3']);
+    const version = await writer.write(views, mark);
+    await writer.close();
+    const snap = decodeSnapshot(await redis.get(keys.snapshot()))!;
+    expect(snap.version).toBe(version);
+    expect(snap.agents.map((a) => [a.agent_id, a.status]).sort()).toEqual([
+      ['m1', 'HEALTHY'],
+      ['m2', 'DRAINING'],
+      ['m3', 'HEALTHY'],
+    ]);
   });
 });
 
@@ -150,7 +203,7 @@ describe('published settings', () => {
     });
     expect(await redis.hget(keys.settings(), 'published_by')).toBe(service.options.instanceId);
     await redis.del(keys.settings());
-    await register('a1');
+    await service.housekeeper.writeSnapshotNow();
     expect(await redis.hget(keys.settings(), 'REACH_OFFLINE_MS')).toBe('800');
   });
 });

@@ -6,17 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import {
-  decodeSnapshot,
-  RELAY_FIELD,
-  reachKeys,
-  type ReachKeys,
-  type RegisterReply,
-} from '@agent-reach/protocol';
+import { RELAY_FIELD, reachKeys, type ReachKeys, type RegisterReply } from '@agent-reach/protocol';
 import { ApiKeyStore, type NewApiKey } from '@agent-reach/service-kit';
 import { randomPrefix, testServices } from '@agent-reach/testkit';
 import pino from 'pino';
 import { createRegistryService, type RegistryService } from '../index.ts';
+import { routerRegistry } from '../testing/router-registry.ts';
 
 const ADMIN = `admin-${'x'.repeat(40)}`;
 let service: RegistryService;
@@ -124,8 +119,7 @@ describe('a relay registers an endpoint agent', () => {
       endpoint_protocol: 'a2a',
       endpoint_url: 'http://127.0.0.1:9001',
     });
-    const snapshot = decodeSnapshot((await redis.get(keys.snapshot())) ?? '');
-    expect(snapshot?.agents.map((a) => a.agent_id)).toContain('summariser');
+    expect((await routerRegistry(redis, keys)).agent('summariser')).toBeDefined();
     const stored = await service.app.inject({
       method: 'GET',
       url: '/v1/agents/summariser/card',

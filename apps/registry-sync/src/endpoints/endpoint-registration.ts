@@ -17,7 +17,7 @@ export interface EndpointRegistrationOptions {
   /** Where registrations are announced, as the register route announces them. */
   fleet: FleetEventLog;
   /** Writes a snapshot so routers learn of the agent; awaited before the reply. */
-  onRegistryChange: () => Promise<void>;
+  onRegistryChange: (agentIds: readonly string[]) => Promise<void>;
   logger: Logger;
 }
 
@@ -104,7 +104,7 @@ export class EndpointRegistration {
       epoch: reply.epoch,
     });
     // The agent can be routed to as soon as the relay has its reply.
-    await this.o.onRegistryChange();
+    await this.o.onRegistryChange([reply.agent_id]);
     return reply;
   }
 

@@ -28,10 +28,10 @@ export interface HealthRecorderOptions {
   settings: HealthRecorderSettings;
   logger: Logger;
   /**
-   * An agent's status changed (routers must learn of it soon).
+   * Agents' status changed (routers must learn of it soon).
    * @default () => {}
    */
-  onStatusChange?: () => void;
+  onStatusChange?: (agentIds: readonly string[]) => void;
 }
 
 /**
@@ -43,7 +43,7 @@ export interface HealthRecorderOptions {
  * with a crashing process only makes a health score a little less informed; no task depends on it.
  */
 export class HealthRecorder {
-  private readonly onStatusChange: () => void;
+  private readonly onStatusChange: (agentIds: readonly string[]) => void;
   readonly #buffer = new Map<string, string>();
   readonly #checks = new Map<string, AgentHealthCheck>();
   readonly #log: Logger;
@@ -127,7 +127,7 @@ export class HealthRecorder {
       for (const [name, n] of Object.entries(probes))
         if (n > 0) pipeline.add(stats, (p) => p.hincrby(stats, name, n));
       const replies = await pipeline.exec();
-      let changed = false;
+      const changed: string[] = [];
       calls.forEach((call, i) => {
         const { agentId } = call;
         const [err, raw] = replies[i] ?? [new Error('pipeline: no reply'), null];
@@ -136,7 +136,7 @@ export class HealthRecorder {
           return;
         }
         const reply = outcomesScript.decode(raw, call.args);
-        if (reply.suspected || reply.cleared) changed = true;
+        if (reply.suspected || reply.cleared) changed.push(agentId);
         if (reply.suspected) {
           this.#log.warn(
             { agent_id: agentId, failures: this.o.settings.probeFailures },
@@ -160,7 +160,7 @@ export class HealthRecorder {
           });
         }
       });
-      if (changed) this.onStatusChange();
+      if (changed.length > 0) this.onStatusChange(changed);
     } catch (err: unknown) {
       this.#log.warn({ err }, 'outcomes not recorded');
     }

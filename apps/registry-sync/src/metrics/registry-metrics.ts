@@ -7,6 +7,7 @@ import {
   registerRedisErrorCounter,
 } from '@agent-reach/service-kit';
 import { registerHousekeepingMetrics } from '../duties/housekeeper.ts';
+import { registerSnapshotMetrics } from '../duties/snapshot-writer.ts';
 
 /** registry-sync's metrics of one service instance. */
 export interface RegistryMetrics {
@@ -32,5 +33,6 @@ export function createRegistryMetrics(deps: RegistryMetricsDeps): RegistryMetric
   registerFleetGauges(registry, { redis: deps.redis, keys: deps.keys });
   registerRedisErrorCounter(registry, deps.redis);
   registerHousekeepingMetrics(registry);
+  registerSnapshotMetrics(registry);
   return { registry };
 }

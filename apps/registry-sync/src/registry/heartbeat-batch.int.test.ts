@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import {
-  decodeSnapshot,
   reachKeys,
   type BatchHeartbeatReply,
   type ReachKeys,
@@ -17,6 +16,7 @@ import {
 import { loadScripts } from '@agent-reach/service-kit';
 import { randomPrefix, testServices } from '@agent-reach/testkit';
 import { createRegistryService, type RegistryService } from '../index.ts';
+import { routerRegistry } from '../testing/router-registry.ts';
 import { leaseScript } from '../commands/lease.ts';
 import { LeaseSweeper } from '../sweeps/lease-sweeper.ts';
 
@@ -75,10 +75,9 @@ async function register(agentId: string, instanceId = 'i1'): Promise<RegisterRep
 const beats = (list: Record<string, unknown>[]) =>
   service.app.inject({ method: 'POST', url: '/v1/agents/heartbeats', payload: { beats: list } });
 
-/** The agent's status in the latest snapshot. */
+/** The agent's status as a router sees it now (the snapshot and the deltas after it). */
 async function snapshotStatus(agentId: string): Promise<string | undefined> {
-  const snapshot = decodeSnapshot(await redis.get(keys.snapshot()));
-  return snapshot?.agents.find((a) => a.agent_id === agentId)?.status;
+  return (await routerRegistry(redis, keys)).agent(agentId)?.status;
 }
 
 describe('POST /v1/agents/heartbeats', () => {

@@ -20,12 +20,14 @@ interface Live {
  * and an agent of an older snapshot, is found by id.
  */
 export class LiveCounts {
-  private agents: readonly SnapshotAgent[] = [];
+  private agents: SnapshotAgent[] = [];
   private slotOf = new Map<string, number>();
   /** Per slot; NaN where the agent has no live count. */
   private base = new Float64Array(0);
   private at = new Float64Array(0);
   private reserved = new Float64Array(0);
+  /** Agents new since the snapshot, from deltas: counted by id. */
+  private added = new Map<string, SnapshotAgent>();
   /** Counts of ids not in the snapshot: a delivery to an agent that has just left it. */
   private orphans = new Map<string, Live>();
   /** The slots of the agents of a list handed to `decide()`, by position. */
@@ -55,15 +57,36 @@ export class LiveCounts {
     this.base = buffer.subarray(0, n).fill(NaN);
     this.at = buffer.subarray(n, 2 * n);
     this.reserved = buffer.subarray(2 * n);
-    this.agents = agents;
+    this.agents = [...agents];
     this.slotOf = new Map(agents.map((a, s) => [a.agent_id, s]));
     this.orphans = new Map();
+    this.added = new Map();
     this.listSlots = new WeakMap();
     this.lastList = undefined;
     for (const [id, l] of carried) {
       const s = this.slotOf.get(id);
       const base = s === undefined ? l.base : (agents[s] as SnapshotAgent).inflight;
       this.set(id, { base, at: now, reserved: l.reserved });
+    }
+  }
+
+  /**
+   * Takes the agents of a delta in place of those of the same id. A changed agent's count is its
+   * delta's, fresher than any heard before it, and its reservations in flight stay on top; an
+   * agent new since the snapshot is counted by id.
+   */
+  patch(agents: readonly SnapshotAgent[]): void {
+    const now = Date.now();
+    for (const agent of agents) {
+      const s = this.slotOf.get(agent.agent_id);
+      if (s === undefined) {
+        this.added.set(agent.agent_id, agent);
+        continue;
+      }
+      this.agents[s] = agent;
+      const reserved = this.reserved[s] as number;
+      this.base[s] = reserved > 0 ? agent.inflight : NaN;
+      this.at[s] = now;
     }
   }
 
@@ -128,7 +151,8 @@ export class LiveCounts {
 
   private snapshotCount(agentId: string): number {
     const s = this.slotOf.get(agentId);
-    return s === undefined ? 0 : (this.agents[s] as SnapshotAgent).inflight;
+    if (s === undefined) return this.added.get(agentId)?.inflight ?? 0;
+    return (this.agents[s] as SnapshotAgent).inflight;
   }
 
   private get(agentId: string): Live | undefined {

@@ -26,11 +26,25 @@ const nodesOf = (ring: HashRing) => {
   return [[...points], [...owners]];
 };
 
-/** A holder whose Redis GET returns the next snapshot queued with `write`. */
+/**
+ * A holder over an in-memory stand-in for the three keys it reads: the snapshot (`write` stores
+ * the next full one), the version counter, and the delta stream (`delta` adds the next entry).
+ */
 function holder() {
+  const keys = reachKeys('t');
   let version = 0;
   let stored: string | null = null;
-  const redis = { get: () => Promise.resolve(stored) } as unknown as Redis;
+  const deltas: [string, string[]][] = [];
+  const redis = {
+    get: (key: string) =>
+      Promise.resolve(key === keys.snapshotVersion() ? String(version) : stored),
+    xrange: (_key: string, from: string, _to: string, _count: string, n: number) => {
+      const first = Number(from.split('-')[0]);
+      return Promise.resolve(
+        deltas.filter(([id]) => Number(id.split('-')[0]) >= first).slice(0, n),
+      );
+    },
+  } as unknown as Redis;
   const subscriber = {} as Redis;
   const logger = { child: () => logger, warn: () => undefined } as unknown as Logger;
   const h = new SnapshotHolder({
@@ -44,7 +58,19 @@ function holder() {
     stored = JSON.stringify({ version: ++version, written_at: 0, agents });
     await h.reload();
   };
-  return { h, write };
+  /** Adds a delta; with `announce`, the holder hears of it at once. */
+  const delta = async (agents: SnapshotAgent[], removed: string[] = [], announce = true) => {
+    deltas.push([
+      `${++version}-0`,
+      ['agents', JSON.stringify(agents), 'removed', JSON.stringify(removed), 'written_at', '0'],
+    ]);
+    if (announce) await h.reload();
+  };
+  /** Drops the deltas up to `upTo` (the stream trimmed). */
+  const trim = (upTo: number) => {
+    while (deltas.length > 0 && Number(deltas[0]![0].split('-')[0]) <= upTo) deltas.shift();
+  };
+  return { h, write, delta, trim };
 }
 
 describe('SnapshotHolder.ringFor', () => {
@@ -164,6 +190,7 @@ describe('SnapshotHolder, between announcements', () => {
         snapshotReads++;
         return Promise.resolve(snapshotOf(version));
       },
+      xrange: () => Promise.resolve([]),
     } as unknown as Redis;
     const subscriber = {
       on: () => subscriber,
@@ -184,5 +211,67 @@ describe('SnapshotHolder, between announcements', () => {
     expect(h.info().version).toBe(2);
     expect(h.agent('a2')).toBeDefined();
     await h.close();
+  });
+});
+
+describe('SnapshotHolder, deltas', () => {
+  it('applies the deltas after the version it holds: changed agents, new ones, removed ones', async () => {
+    const { h, write, delta } = holder();
+    await write([agent('a', ['x', 'y']), agent('b', ['x'])]);
+    const x = h.ringFor('x');
+    const ys = h.agentsFor('y');
+    await delta([{ ...agent('b', ['x']), status: 'SUSPECT' }]);
+    expect(h.info()).toMatchObject({ version: 2, agents: 2, full_loads: 1, deltas: 1 });
+    expect(h.agent('b')?.status).toBe('SUSPECT');
+    expect(h.agentsFor('x').map((a) => [a.agent_id, a.status])).toEqual([
+      ['a', 'HEALTHY'],
+      ['b', 'SUSPECT'],
+    ]);
+    // A status change touches no ring, and no list of a capability the agent does not serve.
+    expect(h.ringFor('x')).toBe(x);
+    expect(h.agentsFor('y')).toBe(ys);
+    await delta([agent('c', ['x', 'z'])], ['a']);
+    expect(h.agent('a')).toBeUndefined();
+    expect(h.agentsFor('x').map((a) => a.agent_id)).toEqual(['b', 'c']);
+    expect(h.agentsFor('y')).toEqual([]);
+    expect([...h.capabilities()].sort()).toEqual(['x', 'z']);
+    expect([...h.ringFor('x').ids].sort()).toEqual(['b', 'c']);
+    expect(h.info()).toMatchObject({ version: 3, agents: 2, full_loads: 1, deltas: 2 });
+  });
+
+  it('catches up on deltas it was not told of, in order', async () => {
+    const { h, write, delta } = holder();
+    await write([agent('a', ['x'])]);
+    await delta([{ ...agent('a', ['x']), status: 'SUSPECT' }], [], false);
+    await delta([{ ...agent('a', ['x']), status: 'OFFLINE' }], [], false);
+    await h.reload();
+    expect(h.agent('a')?.status).toBe('OFFLINE');
+    expect(h.info()).toMatchObject({ version: 3, full_loads: 1, deltas: 2 });
+  });
+
+  it('loads the full snapshot where a version has no delta, then the deltas after it', async () => {
+    const { h, write, delta, trim } = holder();
+    await write([agent('a', ['x'])]);
+    await delta([agent('b', ['x'])], [], false);
+    trim(2);
+    // The full snapshot 3 lacks what delta 4 adds; delta 2 was trimmed away.
+    await write([agent('a', ['x']), agent('b', ['x'])]);
+    await delta([agent('c', ['x'])]);
+    expect(h.agentsFor('x').map((a) => a.agent_id)).toEqual(['a', 'b', 'c']);
+    expect(h.info()).toMatchObject({ version: 4, full_loads: 2 });
+  });
+
+  it('keeps reservations in flight when a delta brings an agent’s count', async () => {
+    const { h, write, delta } = holder();
+    await write([agent('a', ['x'], 1), agent('b', ['x'], 1)]);
+    h.reserve('a');
+    h.noteInflight('b', 3);
+    await delta([agent('a', ['x'], 2), agent('b', ['x'], 0)]);
+    expect(h.inflightOf(h.agent('a')!)).toBe(3);
+    expect(h.inflightOf(h.agent('b')!)).toBe(0);
+    // An agent new since the snapshot is counted by id.
+    await delta([agent('n', ['x'], 1)]);
+    h.reserve('n');
+    expect(h.inflightOf(h.agent('n')!)).toBe(2);
   });
 });

@@ -2,14 +2,20 @@ import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   decodeSnapshot,
+  decodeSnapshotDelta,
   type ReachKeys,
-  type RegistrySnapshot,
   type SnapshotAgent,
 } from '@agent-reach/protocol';
-import { HashRing, VIRTUAL_NODES } from '../routing/hash-ring.ts';
+import type { HashRing } from '../routing/hash-ring.ts';
+import { AgentIndex } from './agent-index.ts';
 import { LiveCounts } from './live-counts.ts';
 
 type State = 'idle' | 'running' | 'closed';
+
+/** Deltas read per round trip while catching up. */
+const DELTAS_PER_READ = 500;
+/** Full reloads one sync may need when full snapshots keep coming between its reads. */
+const SYNC_ROUNDS = 3;
 
 /** What a snapshot holder needs. */
 export interface SnapshotHolderOptions {
@@ -21,25 +27,24 @@ export interface SnapshotHolderOptions {
 }
 
 /**
- * Holds the latest registry snapshot in memory, indexed by capability. Reloads it when
- * registry-sync announces a new version, and every interval looks at the version counter (a few
- * bytes) to catch a lost announcement: the snapshot itself, which grows with the fleet, is read
- * only when the version moved. Keeps the inflight counts the router's own deliveries returned
- * since the snapshot was loaded, which are fresher.
+ * Holds the registry in memory, indexed by capability (`AgentIndex`), in step with the version
+ * registry-sync writes (docs/PROTOCOL.md §8). When registry-sync announces a new version, and
+ * every interval when the version counter (a few bytes) moved, it reads the deltas after the
+ * version it holds and applies them — the agents that changed, nothing else; where a version has
+ * no delta (a full snapshot was written, or the deltas were trimmed) it reads the full snapshot
+ * and goes on from there. Keeps the inflight counts the router's own deliveries returned since,
+ * which are fresher.
  */
 export class SnapshotHolder {
-  private snapshot: RegistrySnapshot = { version: 0, written_at: 0, agents: [] };
+  private version = 0;
   private loadedAt = 0;
-  private byCapability = new Map<string, SnapshotAgent[]>();
-  private byId = new Map<string, SnapshotAgent>();
-  private rings = new Map<string, HashRing>();
-  /** For a capability whose agents changed, its last ring: the next one is merged from it. */
-  private formerRings = new Map<string, HashRing>();
+  private readonly index = new AgentIndex();
   private readonly live = new LiveCounts();
   private state: State = 'idle';
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
   private reloadAgain: Promise<void> | undefined;
+  private readonly counts = { full: 0, delta: 0 };
   private readonly log: Logger;
 
   constructor(private readonly o: SnapshotHolderOptions) {
@@ -58,8 +63,8 @@ export class SnapshotHolder {
   }
 
   /**
-   * Reads the snapshot from Redis now. Calls during a read coalesce into one more read after
-   * it, so a notification that arrives mid-read is never answered with the older snapshot.
+   * Catches up with the newest version now. Calls during a read coalesce into one more read
+   * after it, so a notification that arrives mid-read is never answered with an older version.
    */
   reload(): Promise<void> {
     if (this.reloading) {
@@ -69,62 +74,52 @@ export class SnapshotHolder {
       });
       return this.reloadAgain;
     }
-    this.reloading = this.load().finally(() => {
+    this.reloading = this.sync().finally(() => {
       this.reloading = undefined;
     });
     return this.reloading;
   }
 
   /**
-   * The timer's check: the version counter, then the snapshot only if the version is not the one
-   * held (or cannot be read). A reload under way reads the newest snapshot anyway.
+   * The timer's check: the version counter, then a catch-up only if the version is not the one
+   * held (or cannot be read).
    */
   private async poll(): Promise<void> {
     if (this.reloading) return;
     try {
       const version = Number(await this.o.redis.get(this.o.keys.snapshotVersion()));
-      if (version > 0 && version === this.snapshot.version) {
-        // Checked just now: the snapshot held is the newest, as fresh as a reload would make it.
+      if (version > 0 && version === this.version) {
+        // Checked just now: the registry held is the newest, as fresh as a reload would make it.
         this.loadedAt = Date.now();
         return;
       }
     } catch {
-      // The reload below reads the snapshot itself and logs what fails.
+      // The catch-up below reads again and logs what fails.
     }
     await this.reload();
   }
 
-  /** One agent of the snapshot. */
+  /** One agent of the registry. */
   agent(agentId: string): SnapshotAgent | undefined {
-    return this.byId.get(agentId);
+    return this.index.agent(agentId);
   }
 
   /** Agents that declared `capability`. */
   agentsFor(capability: string): readonly SnapshotAgent[] {
-    return this.byCapability.get(capability) ?? [];
+    return this.index.agentsFor(capability);
   }
 
-  /** Every capability an agent of the snapshot declared, whatever its status. */
+  /** Every capability an agent of the registry declared, whatever its status. */
   capabilities(): IterableIterator<string> {
-    return this.byCapability.keys();
+    return this.index.capabilities();
   }
 
   /**
-   * The hash ring over the agents of `capability`. Built on first use and kept across reloads
-   * while the capability's set of agent ids stays the same (see `keepRings`).
+   * The hash ring over the agents of `capability`. Built on first use and kept while the
+   * capability's set of agent ids stays the same.
    */
   ringFor(capability: string): HashRing {
-    let ring = this.rings.get(capability);
-    if (!ring) {
-      ring = new HashRing(
-        this.agentsFor(capability).map((a) => a.agent_id),
-        VIRTUAL_NODES,
-        this.formerRings.get(capability),
-      );
-      this.formerRings.delete(capability);
-      this.rings.set(capability, ring);
-    }
-    return ring;
+    return this.index.ringFor(capability);
   }
 
   /**
@@ -160,12 +155,14 @@ export class SnapshotHolder {
     this.live.note(agentId, inflight);
   }
 
-  /** Version and age of the snapshot held. */
-  info(): { version: number; age_ms: number; agents: number } {
+  /** Version and age of the registry held, its agents, and the full loads and deltas applied. */
+  info(): { version: number; age_ms: number; agents: number; full_loads: number; deltas: number } {
     return {
-      version: this.snapshot.version,
+      version: this.version,
       age_ms: this.loadedAt ? Date.now() - this.loadedAt : -1,
-      agents: this.snapshot.agents.length,
+      agents: this.index.size,
+      full_loads: this.counts.full,
+      deltas: this.counts.delta,
     };
   }
 
@@ -178,55 +175,58 @@ export class SnapshotHolder {
     this.o.subscriber.disconnect();
   }
 
-  private async load(): Promise<void> {
+  /**
+   * Reads the deltas after the version held and applies them; where one is missing, loads the
+   * full snapshot and goes on from its version. A failure keeps what is held.
+   */
+  private async sync(): Promise<void> {
     try {
-      const next = decodeSnapshot(await this.o.redis.get(this.o.keys.snapshot()));
-      this.loadedAt = Date.now();
-      if (!next || next.version === this.snapshot.version) return;
-      this.snapshot = next;
-      const index = new Map<string, SnapshotAgent[]>();
-      for (const agent of next.agents) {
-        for (const cap of agent.capabilities) {
-          let list = index.get(cap);
-          if (!list) index.set(cap, (list = []));
-          list.push(agent);
-        }
+      for (let round = 0; round < SYNC_ROUNDS; round++) {
+        // From version 0 the deltas from the first on are the whole registry, when they are all kept.
+        if (await this.applyDeltas()) return;
+        const held = this.version;
+        await this.loadFull();
+        if (this.version === held) return;
       }
-      this.byCapability = index;
-      this.byId = new Map(next.agents.map((a) => [a.agent_id, a]));
-      const { kept, former } = keepRings(this.rings, this.formerRings, index);
-      this.rings = kept;
-      this.formerRings = former;
-      // Reservations in flight survive a new snapshot; the counts it carries are fresher.
-      this.live.load(next.agents);
     } catch (err: unknown) {
       this.log.warn({ err }, 'snapshot reload failed; keeping the previous one');
     }
   }
-}
 
-/**
- * The rings of `previous` whose capability has the same set of agent ids in `index` (`kept`), and
- * for each other capability still served, the ring its next one is merged from (`former`). A
- * reload every few seconds usually changes loads, not membership, and a ring over 200 agents is
- * 25,600 hashed points: a ring whose membership did not change is kept, and one whose did is
- * merged from its former self when first used, which costs a linear pass, not a rebuild.
- */
-function keepRings(
-  previous: ReadonlyMap<string, HashRing>,
-  formerRings: ReadonlyMap<string, HashRing>,
-  index: ReadonlyMap<string, readonly SnapshotAgent[]>,
-): { kept: Map<string, HashRing>; former: Map<string, HashRing> } {
-  const kept = new Map<string, HashRing>();
-  const former = new Map<string, HashRing>();
-  for (const [capability, ring] of formerRings)
-    if (index.has(capability)) former.set(capability, ring);
-  for (const [capability, ring] of previous) {
-    const agents = index.get(capability);
-    if (!agents) continue;
-    if (ring.size <= agents.length && ring.hasExactly(agents.map((a) => a.agent_id)))
-      kept.set(capability, ring);
-    else former.set(capability, ring);
+  /**
+   * Applies the deltas after the version held, in order; true when that reached the version the
+   * counter showed, false at a version with no delta (a full snapshot, or trimmed away).
+   */
+  private async applyDeltas(): Promise<boolean> {
+    const { redis, keys } = this.o;
+    for (;;) {
+      // One connection, in order: the counter is read before the deltas that reach it.
+      const [counter, entries] = await Promise.all([
+        redis.get(keys.snapshotVersion()),
+        redis.xrange(keys.snapshotDeltas(), `${this.version + 1}-0`, '+', 'COUNT', DELTAS_PER_READ),
+      ]);
+      const target = Number(counter);
+      for (const [id, fields] of entries) {
+        const delta = decodeSnapshotDelta(id, fields);
+        if (!delta || delta.version !== this.version + 1) return false;
+        this.index.apply(delta);
+        this.live.patch(delta.agents);
+        this.version = delta.version;
+        this.counts.delta++;
+      }
+      this.loadedAt = Date.now();
+      if (entries.length < DELTAS_PER_READ) return !(target > this.version);
+    }
   }
-  return { kept, former };
+
+  private async loadFull(): Promise<void> {
+    const next = decodeSnapshot(await this.o.redis.get(this.o.keys.snapshot()));
+    this.loadedAt = Date.now();
+    if (!next || next.version === this.version) return;
+    this.version = next.version;
+    this.index.load(next.agents);
+    // Reservations in flight survive a new snapshot; the counts it carries are fresher.
+    this.live.load(next.agents);
+    this.counts.full++;
+  }
 }

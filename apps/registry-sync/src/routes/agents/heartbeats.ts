@@ -9,8 +9,8 @@ export const HEARTBEATS_BODY_LIMIT = 1_048_576;
 /** What the batch heartbeat route needs. */
 export interface HeartbeatsRouteDeps {
   batch: HeartbeatBatch;
-  /** Writes a snapshot so routers learn of status changes at once. */
-  onRegistryChange: () => Promise<void>;
+  /** Publishes agents whose status changed, so routers learn of it at once (a delta). */
+  onRegistryChange: (agentIds: readonly string[]) => Promise<void>;
   /** Where status changes are announced. */
   fleet: FleetEventLog;
 }
@@ -20,7 +20,7 @@ export interface HeartbeatsRouteDeps {
  * endpoint agents it serves). No API key: each beat carries its agent's own token, checked as
  * the single heartbeat's bearer is (`agent-token`). One answer per beat, in order; a refused
  * beat carries its code. Status changes are announced as the single route announces them, with
- * one snapshot for the batch.
+ * one delta for the batch.
  */
 export const heartbeatsRoutes: FastifyPluginAsyncTypebox<HeartbeatsRouteDeps> = async (
   app,
@@ -45,7 +45,7 @@ export const heartbeatsRoutes: FastifyPluginAsyncTypebox<HeartbeatsRouteDeps> = 
         request.log.info(change, 'agent status changed');
         fleet.append({ kind: 'status', ...change, reason: 'heartbeat' });
       }
-      if (changes.length > 0) await onRegistryChange();
+      if (changes.length > 0) await onRegistryChange(changes.map((c) => c.agent_id));
       return { acks };
     },
   );

@@ -23,7 +23,8 @@ import type { ObservationReporter } from '../../observation/observation-report.t
 export interface AgentsRouteDeps {
   registry: AgentRegistry;
   /** Writes a snapshot so routers learn of a change; awaited before replying to register. */
-  onRegistryChange: () => Promise<void>;
+  /** Publishes these agents to routers now (a registry delta); resolves once written. */
+  onRegistryChange: (agentIds: readonly string[]) => Promise<void>;
   /** Where registrations and status changes are announced. */
   fleet: FleetEventLog;
   /** Where a `card_url` may point, and how long and large its fetch may be. */
@@ -135,7 +136,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
         epoch: reply.epoch,
       });
       // The agent can be routed to as soon as it has its reply.
-      await onRegistryChange();
+      await onRegistryChange([reply.agent_id]);
       return reply;
     },
   );
@@ -167,7 +168,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
           to: ack.status,
           reason: 'heartbeat',
         });
-        await onRegistryChange();
+        await onRegistryChange([ack.agent_id]);
       }
       if (ack.redis) request.log.info({ agent_id: ack.agent_id }, 'agent redis user made again');
       return {
@@ -194,7 +195,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
       );
       request.log.info({ agent_id: ack.agent_id, epoch: ack.epoch }, 'agent draining');
       fleet.append({ kind: 'deregistered', agent_id: ack.agent_id, epoch: ack.epoch });
-      await onRegistryChange();
+      await onRegistryChange([ack.agent_id]);
       return ack;
     },
   );
@@ -221,7 +222,7 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
         'agent switched from observing to serving',
       );
       fleet.append({ kind: 'status', agent_id: request.params.agent_id, reason: 'serve' });
-      await onRegistryChange();
+      await onRegistryChange([request.params.agent_id]);
       const view = await registry.get(request.params.agent_id);
       if (!view)
         throw httpError('AGENT_NOT_FOUND', `agent ${request.params.agent_id} is not registered`);
