@@ -294,9 +294,10 @@ export class Housekeeper {
         );
         this.onTransition(t);
       }
-      // Routers hear of it before the rest of the pass runs: reclaiming an OFFLINE agent's tasks
-      // can take a while, and no new task should go to it meanwhile.
-      if (transitions.length > 0) await d.snapshots.changed(transitions.map((t) => t.agent_id));
+      // Routers hear of it while the rest of the pass runs (the delta is written beside it):
+      // reclaiming an OFFLINE agent's tasks can take a while, and no new task should go to it
+      // meanwhile.
+      if (transitions.length > 0) void d.snapshots.changed(transitions.map((t) => t.agent_id));
       if (grace === 0 && (await d.inflight.sweep(now)).suspected > 0) d.snapshots.soon();
       const ejected = await d.ejector.sweep(now);
       if (ejected.length > 0) d.snapshots.soon();
