@@ -4,7 +4,8 @@
  * `--quick` for the CI smoke run, `--routing` for the routing microbenchmark, `--profile` for CPU
  * profiles of the router and registry-sync during a flood, `--topology cluster` for the flood on
  * one Redis against a 3-master Redis Cluster and one router against three, `--modes fairness` for
- * issue 30's noisy neighbour on the waiting room against BullMQ. See docs/PERFORMANCE.md.
+ * issue 30's noisy neighbour on the waiting room against BullMQ, `--modes fleet` for the control
+ * plane at 1,000 to 10,000 simulated agents. See docs/PERFORMANCE.md.
  */
 import { cpus, loadavg } from 'node:os';
 import { mkdir } from 'node:fs/promises';
@@ -29,6 +30,7 @@ import {
   targetLines,
 } from './report.ts';
 import { runFairness } from './fairness/run.ts';
+import { runFleet } from './fleet/run.ts';
 import { readProfiles, renderSummary, summarizeProfile } from './profile/summary.ts';
 import { relayTable, relayTargets } from './relay/compare.ts';
 import { runRelayFleet } from './relay/fleet.ts';
@@ -175,6 +177,11 @@ async function runE2e(opts: BenchOptions): Promise<number> {
       const fairnessCode = await runFairness(session, opts, out, log);
       log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);
       return fairnessCode;
+    }
+    if (opts.fleet) {
+      const fleetCode = await runFleet(session, opts, out, log);
+      log(`session took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      return fleetCode;
     }
     if (opts.relay === 'fleet') {
       out(`Agent-Reach relay fleet, ${new Date().toISOString()}`);

@@ -163,4 +163,20 @@ describe('parseArgs', () => {
     expect(() => parseArgs(['--modes', 'fairness', '--only', 'reach'])).toThrow(UsageError);
     expect(() => parseArgs(['--modes', 'fairness', '--profile'])).toThrow(UsageError);
   });
+
+  it('runs the fleet mode alone at 1,000, 3,000 and 10,000 agents, 200 with --quick', () => {
+    expect(parseArgs(['--modes', 'fleet'])).toMatchObject({
+      fleet: true,
+      fleetSizes: [1000, 3000, 10_000],
+      idleMs: 30_000,
+      systems: [],
+    });
+    const quick = parseArgs(['--modes', 'fleet', '--quick']);
+    expect(quick).toMatchObject({ fleetSizes: [200], idleMs: 8000 });
+    expect(quick.deadlineMs).toBeLessThanOrEqual(150_000);
+    expect(parseArgs(['--agents', '500,2000', '--modes', 'fleet']).fleetSizes).toEqual([500, 2000]);
+    expect(() => parseArgs(['--agents', '500,2000'])).toThrow(UsageError);
+    expect(() => parseArgs(['--modes', 'fleet,flood'])).toThrow(UsageError);
+    expect(() => parseArgs(['--modes', 'fleet', '--profile'])).toThrow(UsageError);
+  });
 });

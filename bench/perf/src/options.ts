@@ -43,10 +43,11 @@ export const MODE_NAMES = [
   'relay-fleet',
   'router-only',
   'fairness',
+  'fleet',
 ] as const;
 
 /** The `--modes` that run alone, each with defaults of its own. */
-const ALONE_MODES = ['relay', 'relay-fleet', 'router-only', 'fairness'] as const;
+const ALONE_MODES = ['relay', 'relay-fleet', 'router-only', 'fairness', 'fleet'] as const;
 
 /** Settings of one bench session; {@link parseArgs} fills them from the command line. */
 export interface BenchOptions {
@@ -80,6 +81,15 @@ export interface BenchOptions {
    */
   fairness: boolean;
   /**
+   * `--modes fleet`: the control plane at fleet size, simulated agents several hundred to a
+   * process, at each of {@link fleetSizes} (`fleet/run.ts`). @default false
+   */
+  fleet: boolean;
+  /**
+   * `--modes fleet`'s sizes (`--agents 1000,3000,10000`). @default [1000, 3000, 10000] (quick: [200])
+   */
+  fleetSizes: number[];
+  /**
    * Start the router with node's `--trace-gc` and report its GC pauses during each measured run
    * (the comparison's `reach` and `reach-auth`, and `--modes router-only`). @default false
    */
@@ -89,7 +99,10 @@ export interface BenchOptions {
    * agents of `--modes relay-fleet`. @default 30 (relay-fleet: 1000)
    */
   agents: number;
-  /** `--modes relay-fleet`: how long the idle fleet is measured, ms. @default 20000 (quick: 8000) */
+  /**
+   * `--modes relay-fleet`, `fleet`: how long the idle fleet is measured, ms (`fleet`: in each
+   * heartbeat mode). @default 20000 (quick: 8000; fleet: 30000, quick 8000)
+   */
   idleMs: number;
   /** Capabilities the `--topology` fleet serves, agent i serving capability i mod this. @default 3 */
   capabilities: number;
@@ -144,6 +157,7 @@ const HELP = `usage: npm run bench -- [--quick] [--routing] [--profile] [--trace
        npm run bench -- --modes relay [--quick] [--only reach,relay-http,relay-a2a] [--reps N]
        [--tasks N] [--window N] [--rates 200] [--paced-ms MS] [--workers N] [--concurrency N]
        npm run bench -- --modes relay-fleet [--quick] [--agents 1000] [--idle-ms MS] [--rates 250] [--paced-ms MS]
+       npm run bench -- --modes fleet [--quick] [--agents 1000,3000,10000] [--idle-ms MS] [--log-level warn] [--verbose]
        npm run bench -- --modes fairness [--quick] [--workers 2] [--concurrency 8] [--rates 10] [--log-level warn] [--verbose]
        npm run bench -- --topology cluster [--quick] [--only one-redis,cluster,cluster-3r] [--agents 30]
        [--capabilities 3] [--routers 3] [--shards 1]
@@ -189,6 +203,8 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     routing: false,
     routerOnly: false,
     fairness: false,
+    fleet: false,
+    fleetSizes: [1000, 3000, 10_000],
     traceGc: false,
     agents: 30,
     idleMs: quick ? 8000 : 20_000,
@@ -253,9 +269,13 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         o.topology = t;
         break;
       }
-      case '--agents':
-        o.agents = int(flag, next());
+      case '--agents': {
+        // A list only for --modes fleet (checked once every flag is read).
+        const sizes = (next() ?? '').split(',').map((n) => int(flag, n));
+        o.agents = sizes[0] ?? o.agents;
+        o.fleetSizes = sizes;
         break;
+      }
       case '--idle-ms':
         o.idleMs = int(flag, next(), 1000);
         break;
@@ -294,6 +314,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         if (alone && modes.length > 1) throw new UsageError(`--modes ${alone} runs alone\n${HELP}`);
         if (alone === 'router-only') o.routerOnly = true;
         else if (alone === 'fairness') o.fairness = true;
+        else if (alone === 'fleet') o.fleet = true;
         else if (alone) o.relay = alone === 'relay' ? 'compare' : 'fleet';
         else o.modes = modes as Mode[];
         modesGiven = true;
@@ -320,6 +341,16 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     applyRelayDefaults(o, given, only);
     return o;
   }
+  if (o.fleet) {
+    if (o.routing || o.profile || o.topology || o.traceGc || only)
+      throw new UsageError(
+        `--modes fleet runs alone, without --routing, --profile, --trace-gc, --topology or --only\n${HELP}`,
+      );
+    applyFleetDefaults(o, given);
+    return o;
+  }
+  if (given.has('--agents') && o.fleetSizes.length > 1)
+    throw new UsageError(`--agents takes a list with --modes fleet only\n${HELP}`);
   if (o.fairness) {
     if (o.routing || o.profile || o.topology || o.traceGc || only)
       throw new UsageError(
@@ -380,6 +411,20 @@ function applyFairnessDefaults(o: BenchOptions, given: ReadonlySet<string>): voi
   if (!given.has('--concurrency')) o.concurrency = 8;
   if (!given.has('--rates')) o.pacedRates = [10];
   o.deadlineMs = o.quick ? 3 * 60_000 : 6 * 60_000;
+}
+
+/**
+ * `--modes fleet`'s own defaults, for the flags not given: 1,000, 3,000 and 10,000 agents (200
+ * with --quick, which finishes within 90 s), idle windows of 30 s per heartbeat mode (8 s), the
+ * services at their production cadences. Each size takes 3–8 minutes.
+ */
+function applyFleetDefaults(o: BenchOptions, given: ReadonlySet<string>): void {
+  o.systems = [];
+  o.modes = [];
+  o.reps = 1;
+  if (!given.has('--agents')) o.fleetSizes = o.quick ? [200] : [1000, 3000, 10_000];
+  if (!given.has('--idle-ms')) o.idleMs = o.quick ? 8000 : 30_000;
+  o.deadlineMs = o.quick ? 150_000 : 40 * 60_000;
 }
 
 /**

@@ -19,10 +19,22 @@ export interface FairStack {
   registry: Child;
   /** `POST /v1/keys` with the admin key: a caller key of `tenant`. */
   callerKey(tenant: string): Promise<string>;
+  /** `POST /v1/keys` with the admin key: a key of `role` (`caller`, `agent`) of `tenant`. */
+  key(tenant: string, role: 'caller' | 'agent'): Promise<string>;
   /** `GET` a path of the router with the admin key; undefined when it fails. */
   adminGet(path: string): Promise<unknown>;
   /** Resolves once the router routes by a snapshot of exactly `agents` agents (a closed fleet gone). */
   holdsAgents(agents: number): Promise<void>;
+}
+
+/** Where and how {@link startFairStack} starts the services (`--modes fleet` uses its own). */
+export interface FairStackNaming {
+  /** Key prefix. @default 'bench-fair' */
+  prefix?: string;
+  /** What the processes' names start with. @default 'fair' */
+  procPrefix?: string;
+  /** Called with every line registry-sync prints (its warnings). */
+  onRegistryLine?: (line: string) => void;
 }
 
 /**
@@ -33,11 +45,13 @@ export async function startFairStack(
   children: ChildSet,
   redisUrl: string,
   opts: BenchOptions,
+  naming: FairStackNaming = {},
 ): Promise<FairStack> {
   const adminKey = randomBytes(32).toString('hex');
+  const procPrefix = naming.procPrefix ?? 'fair';
   const env = {
     REDIS_URL: redisUrl,
-    REACH_PREFIX: PREFIX,
+    REACH_PREFIX: naming.prefix ?? PREFIX,
     REACH_AUTH: 'required',
     REACH_ADMIN_KEY: adminKey,
     HOST: '127.0.0.1',
@@ -55,13 +69,14 @@ export async function startFairStack(
   // Side by side: the router's /healthz answers 200 only once it holds registry-sync's snapshot.
   const registrySpec = {
     ...common,
-    name: 'fair-registry-sync',
+    name: `${procPrefix}-registry-sync`,
     role: 'sync' as const,
     entry: serverEntry('@agent-reach/registry-sync'),
+    ...(naming.onRegistryLine ? { onLine: naming.onRegistryLine } : {}),
   };
   const routerSpec = {
     ...common,
-    name: 'fair-router',
+    name: `${procPrefix}-router`,
     role: 'front' as const,
     entry: serverEntry('@agent-reach/router'),
   };
@@ -71,6 +86,16 @@ export async function startFairStack(
   ]);
   const routerUrl = `http://127.0.0.1:${router.port}`;
   const admin = { authorization: `Bearer ${adminKey}` };
+  const key = async (tenant: string, role: 'caller' | 'agent') => {
+    const res = await fetch(`${routerUrl}/v1/keys`, {
+      method: 'POST',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: JSON.stringify({ tenant, role, label: `bench ${procPrefix} ${tenant}` }),
+    });
+    const body = (await res.json()) as { key?: string };
+    if (res.status !== 201 || !body.key) throw new Error(`POST /v1/keys answered ${res.status}`);
+    return body.key;
+  };
   return {
     routerUrl,
     registryUrl: `http://127.0.0.1:${registry.port}`,
@@ -78,16 +103,8 @@ export async function startFairStack(
     adminKey,
     router: router.child,
     registry: registry.child,
-    async callerKey(tenant) {
-      const res = await fetch(`${routerUrl}/v1/keys`, {
-        method: 'POST',
-        headers: { ...admin, 'content-type': 'application/json' },
-        body: JSON.stringify({ tenant, role: 'caller', label: `bench fairness ${tenant}` }),
-      });
-      const body = (await res.json()) as { key?: string };
-      if (res.status !== 201 || !body.key) throw new Error(`POST /v1/keys answered ${res.status}`);
-      return body.key;
-    },
+    callerKey: (tenant) => key(tenant, 'caller'),
+    key,
     adminGet: (path) => getJson(`${routerUrl}${path}`, admin),
     holdsAgents: (agents) =>
       until(

@@ -41,6 +41,16 @@ export function processRssMiB(pid: number): number {
   }
 }
 
+/** Peak resident memory of a process, MiB (VmHWM); NaN once it is gone. */
+export function peakRssMiB(pid: number): number {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
 /** Parses `INFO` text into a map of `field → value`. */
 export function parseInfo(text: string): Map<string, string> {
   const out = new Map<string, string>();

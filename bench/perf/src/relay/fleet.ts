@@ -9,23 +9,13 @@ import { REGISTRY_SETTINGS } from '@agent-reach/protocol';
 import { sleep } from '../clock.ts';
 import { measureRun } from '../measure.ts';
 import type { BenchOptions } from '../options.ts';
-import { diffCalls, processCpuSeconds, processRssMiB } from '../proc/cpu.ts';
+import { diffCalls, peakRssMiB, processCpuSeconds, processRssMiB } from '../proc/cpu.ts';
 import type { Session } from '../session.ts';
 import { round } from '../stats.ts';
 import { fleetSizing, type FleetFigures } from './sizing.ts';
 
 /** After the last agent is HEALTHY, past a heartbeat round and a full check of every agent. */
 const SETTLE_MS = 6000;
-
-/** Peak resident memory of a process, MiB (VmHWM); NaN once it is gone. */
-function peakRssMiB(pid: number): number {
-  try {
-    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
-}
 
 /**
  * TCP connections process `pid` holds to `port` on this machine: its sockets' inodes
