@@ -54,7 +54,8 @@ export function createRouterMetrics(deps: RouterMetricsDeps): RouterMetrics {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  const info = () => deps.snapshot()?.info() ?? { version: 0, age_ms: -1, agents: 0 };
+  const info = () =>
+    deps.snapshot()?.info() ?? { version: 0, age_ms: -1, agents: 0, full_loads: 0, deltas: 0 };
   new Gauge({
     name: 'reach_router_snapshot_version',
     help: 'Version of the registry snapshot this router routes by',
@@ -70,6 +71,17 @@ export function createRouterMetrics(deps: RouterMetricsDeps): RouterMetrics {
     collect() {
       const age = info().age_ms;
       this.set(age < 0 ? -1 : age / 1000);
+    },
+  });
+  new Gauge({
+    name: 'reach_router_registry_updates',
+    help: 'Registry updates this router applied since it started: full snapshots loaded (full) and deltas applied (delta)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      const { full_loads, deltas } = info();
+      this.set({ kind: 'full' }, full_loads);
+      this.set({ kind: 'delta' }, deltas);
     },
   });
   registerFleetGauges(registry, { redis: deps.redis, keys: deps.keys });
