@@ -22,6 +22,8 @@ export interface HousekeeperSettings {
   snapshotIntervalMs: number;
   heartbeatIntervalMs: number;
   suspectMs: number;
+  /** How often each agent is probed: the agents are read for probes a few times as often. */
+  probeIntervalMs: number;
 }
 
 /** The duties one pass runs, in order. */
@@ -130,6 +132,9 @@ export class Housekeeper {
   private leader = false;
   private nextPassAt = 0;
   private lastSnapshotAt = 0;
+  private lastListAt = 0;
+  /** How often a pass reads every agent for probes and dependency checks (see `tick`). */
+  private readonly listEveryMs: number;
   private lastJanitorAt = 0;
   private lastPassAt = 0;
   private worstPassS = 0;
@@ -140,6 +145,9 @@ export class Housekeeper {
 
   constructor(private readonly o: HousekeeperOptions) {
     this.duties = o.duties;
+    const { sweepIntervalMs, snapshotIntervalMs, probeIntervalMs } = o.settings;
+    // Probes go out within a quarter of their interval of being due.
+    this.listEveryMs = Math.max(sweepIntervalMs, Math.min(snapshotIntervalMs, probeIntervalMs / 4));
     this.onTransition = o.onTransition ?? (() => {});
   }
 
@@ -305,24 +313,30 @@ export class Housekeeper {
       if (d.schedules) await d.schedules.fire(now);
       await d.due.process(now);
       await d.pools.sweep();
-      // Deltas written after this mark are read again before the views go out as a snapshot.
-      let mark = d.snapshots.mark();
-      let views = await d.registry.list();
-      await d.prober.probe(views, now);
-      if (d.dependencies && (await d.dependencies.check(views)) > 0) {
-        // The agents it marked must not go out unmarked in this pass's snapshot.
-        mark = d.snapshots.mark();
-        views = await d.registry.list();
-        d.snapshots.soon();
+      // Every agent's record and slots are read for probes, dependency checks and the snapshot:
+      // at thousands of agents the largest cost of a pass, so only as often as those need it.
+      const snapshotDue = now - this.lastSnapshotAt >= this.o.settings.snapshotIntervalMs;
+      if (snapshotDue || now - this.lastListAt >= this.listEveryMs) {
+        this.lastListAt = now;
+        // Deltas written after this mark are read again before the views go out as a snapshot.
+        let mark = d.snapshots.mark();
+        let views = await d.registry.list();
+        await d.prober.probe(views, now);
+        if (d.dependencies && (await d.dependencies.check(views)) > 0) {
+          // The agents it marked must not go out unmarked in this pass's snapshot.
+          mark = d.snapshots.mark();
+          views = await d.registry.list();
+          d.snapshots.soon();
+        }
+        if (snapshotDue) {
+          await d.snapshots.write(views, mark);
+          this.lastSnapshotAt = now;
+        }
       }
       if (now - this.lastJanitorAt >= JANITOR_INTERVAL_MS) {
         this.lastJanitorAt = now;
         await d.janitor.sweep();
         await d.index?.sweep(now);
-      }
-      if (now - this.lastSnapshotAt >= this.o.settings.snapshotIntervalMs) {
-        await d.snapshots.write(views, mark);
-        this.lastSnapshotAt = now;
       }
       const kind = grace === 0 ? 'full' : 'grace';
       this.completed[kind]++;

@@ -2,6 +2,9 @@ import type { Logger } from 'pino';
 import { PROBE_CAPABILITY, type FullAgentView } from '@agent-reach/protocol';
 import type { Delivery } from '@agent-reach/dispatch';
 
+/** Probe deliveries one pass has in flight at once. */
+const PROBES_IN_FLIGHT = 16;
+
 /** What a prober needs. */
 export interface ProberOptions {
   delivery: Delivery;
@@ -34,7 +37,7 @@ export class Prober {
       const registered = new Set(agents.map((a) => a.agent_id));
       for (const id of this.lastProbe.keys()) if (!registered.has(id)) this.lastProbe.delete(id);
     }
-    let sent = 0;
+    const due: FullAgentView[] = [];
     for (const agent of agents) {
       // DEGRADED agents too: passed probes are how they come back.
       if (agent.status !== 'HEALTHY' && agent.status !== 'SUSPECT' && agent.status !== 'DEGRADED')
@@ -48,23 +51,36 @@ export class Prober {
       }
       if (now - last < this.o.intervalMs) continue;
       this.lastProbe.set(agent.agent_id, now);
-      const res = await this.o.delivery.deliver(
-        agent,
-        {
-          task_id: `probe:${agent.agent_id}:${now}`,
-          capability: PROBE_CAPABILITY,
-          payload: JSON.stringify({ probe_at: now }),
-          attempt: 1,
-          trace_id: '',
-          callback_topic: '',
-          deadline_ms: 0,
-        },
-        { probe: true },
-      );
-      if (res.ok) sent++;
-      else
-        this.log.debug({ agent_id: agent.agent_id, refusal: res.refusal }, 'probe not delivered');
+      due.push(agent);
     }
+    // A few deliveries in flight at once: a thousand probes due in one pass take a few round
+    // trips' time, not a thousand.
+    let sent = 0;
+    let next = 0;
+    const lane = async () => {
+      for (let agent = due[next++]; agent; agent = due[next++])
+        if (await this.send(agent, now)) sent++;
+    };
+    await Promise.all(Array.from({ length: Math.min(PROBES_IN_FLIGHT, due.length) }, lane));
     return sent;
+  }
+
+  private async send(agent: FullAgentView, now: number): Promise<boolean> {
+    const res = await this.o.delivery.deliver(
+      agent,
+      {
+        task_id: `probe:${agent.agent_id}:${now}`,
+        capability: PROBE_CAPABILITY,
+        payload: JSON.stringify({ probe_at: now }),
+        attempt: 1,
+        trace_id: '',
+        callback_topic: '',
+        deadline_ms: 0,
+      },
+      { probe: true },
+    );
+    if (!res.ok)
+      this.log.debug({ agent_id: agent.agent_id, refusal: res.refusal }, 'probe not delivered');
+    return res.ok;
   }
 }
