@@ -40,9 +40,9 @@ async function routerUpdates(): Promise<{ full: number; delta: number; version: 
   const text = await (await fetch(`${stack.routerUrl}/metrics`)).text();
   const figure = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
   return {
-    full: figure(/^reach_router_registry_updates\{kind="full"\} (\d+)/m),
-    delta: figure(/^reach_router_registry_updates\{kind="delta"\} (\d+)/m),
-    version: figure(/^reach_router_snapshot_version (\d+)/m),
+    full: figure(/^reach_router_registry_updates\{kind="full"[^}]*\} (\d+)/m),
+    delta: figure(/^reach_router_registry_updates\{kind="delta"[^}]*\} (\d+)/m),
+    version: figure(/^reach_router_snapshot_version(?:\{[^}]*\})? (\d+)/m),
   };
 }
 
