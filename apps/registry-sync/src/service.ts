@@ -370,7 +370,7 @@ export async function createRegistryService(
         agent_id: t.agent_id,
         from: t.from,
         to: t.to,
-        reason: 'lease',
+        reason: t.damped ? 'lease (flapping: held SUSPECT)' : 'lease',
       }),
   });
   const ackCallbacks = new CallbackPublisher({ redis: acks, keys, settings: options });

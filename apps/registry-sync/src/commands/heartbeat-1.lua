@@ -2,8 +2,9 @@
   Renews an agent's lease on Redis server time. A returning agent comes back (OFFLINE or
   SUSPECT → HEALTHY, or DEGRADED while it is so) unless it is not ready (STARTING: still starting,
   or it said `ready: false`), suspected of being a zombie (its task loop stopped consuming while
-  heartbeats went on), failing its deep probes (`unwell`) or reported unreachable by its relay
-  (`unreachable`); those stay until resolved.
+  heartbeats went on), failing its deep probes (`unwell`), reported unreachable by its relay
+  (`unreachable`) or held for flapping (`damped_until`, set by lease-4.lua); those stay until
+  resolved.
 
   KEYS[1] agent: the agent record hash
   ARGV[1] tokenHash: the token secret's hash   ARGV[2] tokenEpoch: the token's epoch
@@ -16,7 +17,7 @@
   Output: { epoch, status, previous status, now_ms, instance_id }
   Errors: -5 no such agent, -2 stale epoch (a newer instance registered), -3 wrong token
 ]]
-local cur = redis.call('HMGET', KEYS[1], 'epoch', 'token_hash', 'status', 'ready', 'zombie', 'instance_id', 'unwell', 'degraded', 'unreachable')
+local cur = redis.call('HMGET', KEYS[1], 'epoch', 'token_hash', 'status', 'ready', 'zombie', 'instance_id', 'unwell', 'degraded', 'unreachable', 'damped_until')
 if not cur[1] then return { -5 } end
 if cur[2] ~= ARGV[1] then
   if tonumber(ARGV[2]) and tonumber(ARGV[2]) < tonumber(cur[1]) then return { -2, tonumber(cur[1]) } end
@@ -38,7 +39,7 @@ local prev = cur[3]
 local status = prev
 if prev ~= 'DRAINING' then
   if ready ~= '1' then status = 'STARTING'
-  elseif cur[5] or cur[7] or unreachable then status = 'SUSPECT'
+  elseif cur[5] or cur[7] or unreachable or (tonumber(cur[10]) or 0) > now then status = 'SUSPECT'
   elseif cur[8] then status = 'DEGRADED'
   else status = 'HEALTHY' end
 end

@@ -10,9 +10,11 @@ export interface LeaseReply {
   status: AgentStatus | 'GONE' | 'NONE';
   leaseAgeMs: number;
   pending: number;
+  /** This sweep started a flap-damping hold: the agent stays SUSPECT until it ends. */
+  damped: boolean;
 }
 
-/** Decodes lease-4.lua's `{ previous status, new status, lease age ms, pending count }`. */
+/** Decodes lease-4.lua's `{ previous status, new status, lease age ms, pending count, damped }`. */
 export function decodeLeaseReply(raw: unknown): LeaseReply {
   const s = 'lease-4.lua';
   return {
@@ -20,6 +22,7 @@ export function decodeLeaseReply(raw: unknown): LeaseReply {
     status: str(s, raw, 1) as LeaseReply['status'],
     leaseAgeMs: int(s, raw, 2),
     pending: int(s, raw, 3),
+    damped: int(s, raw, 4) === 1,
   };
 }
 
@@ -28,6 +31,6 @@ export const leaseScript = defineScript({
   lua: new URL('./lease-4.lua', import.meta.url),
   command: 'reachLease',
   keys: ['agent', 'pending', 'inbox', 'card'],
-  args: ['suspectMs', 'offlineMs', 'graceMs'],
+  args: ['suspectMs', 'offlineMs', 'graceMs', 'flapLimit', 'flapWindowMs', 'flapHoldMs'],
   decode: decodeLeaseReply,
 });

@@ -175,11 +175,16 @@ describe('script replies', () => {
     expect(decodeRenewReply(2)).toEqual({ ok: true, renewed: 2 });
     expect(decodeRenewReply(-2)).toEqual({ ok: false, refusal: 'stale_epoch' });
     expect(() => decodeRenewReply(-7)).toThrow(/renew-3.lua/);
-    expect(decodeLeaseReply(['DRAINING', 'GONE', 40, 0])).toEqual({
+    expect(decodeLeaseReply(['DRAINING', 'GONE', 40, 0, 0])).toEqual({
       previous: 'DRAINING',
       status: 'GONE',
       leaseAgeMs: 40,
       pending: 0,
+      damped: false,
+    });
+    expect(decodeLeaseReply(['HEALTHY', 'SUSPECT', 15_020, 0, 1])).toMatchObject({
+      status: 'SUSPECT',
+      damped: true,
     });
   });
 

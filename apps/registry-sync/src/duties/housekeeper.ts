@@ -24,6 +24,8 @@ export interface HousekeeperSettings {
   suspectMs: number;
   /** How often each agent is probed: the agents are read for probes a few times as often. */
   probeIntervalMs: number;
+  /** How long a flapping agent is held SUSPECT (for the log line). */
+  flapHoldMs: number;
 }
 
 /** The duties one pass runs, in order. */
@@ -300,6 +302,11 @@ export class Housekeeper {
           { agent_id: t.agent_id, from: t.from, to: t.to, lease_age_ms: t.lease_age_ms },
           'agent status changed',
         );
+        if (t.damped)
+          this.o.logger.warn(
+            { agent_id: t.agent_id, hold_ms: this.o.settings.flapHoldMs },
+            'agent lease keeps lapsing; held SUSPECT though heartbeats come back (flap damping)',
+          );
         this.onTransition(t);
       }
       // Routers hear of it while the rest of the pass runs (the delta is written beside it):

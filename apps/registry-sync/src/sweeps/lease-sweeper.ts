@@ -8,12 +8,18 @@ export interface Transition {
   from: AgentStatus;
   to: AgentStatus | 'GONE';
   lease_age_ms: number;
+  /** The lapse started a flap-damping hold: SUSPECT until it ends, heartbeats or not. */
+  damped?: true;
 }
 
 /** Lease bounds the sweeper applies. */
 export interface LeaseSettings {
   suspectMs: number;
   offlineMs: number;
+  /** Lapses within `flapWindowMs` that start a hold of `flapHoldMs`. @default 0 (no damping) */
+  flapLimit?: number;
+  flapWindowMs?: number;
+  flapHoldMs?: number;
 }
 
 /** What a lease sweeper needs. */
@@ -23,7 +29,10 @@ export interface LeaseSweeperOptions {
   settings: LeaseSettings;
 }
 
-/** Moves agents between lease states on Redis server time and removes drained agents. */
+/**
+ * Moves agents between lease states on Redis server time, holds flapping agents SUSPECT (flap
+ * damping, lease-4.lua) and removes drained agents.
+ */
 export class LeaseSweeper {
   constructor(private readonly o: LeaseSweeperOptions) {}
 
@@ -37,6 +46,9 @@ export class LeaseSweeper {
       suspectMs: this.o.settings.suspectMs,
       offlineMs: this.o.settings.offlineMs,
       graceMs,
+      flapLimit: this.o.settings.flapLimit ?? 0,
+      flapWindowMs: this.o.settings.flapWindowMs ?? 120_000,
+      flapHoldMs: this.o.settings.flapHoldMs ?? 60_000,
     };
     for (const id of ids) {
       const keys = {
@@ -53,7 +65,7 @@ export class LeaseSweeper {
     replies.forEach(([err, reply], i) => {
       const id = ids[i] as string;
       if (err || !reply) return;
-      const { previous, status, leaseAgeMs } = leaseScript.decode(reply, args);
+      const { previous, status, leaseAgeMs, damped } = leaseScript.decode(reply, args);
       if (previous === 'NONE') gone.push(id);
       else if (previous !== status) {
         transitions.push({
@@ -61,6 +73,7 @@ export class LeaseSweeper {
           from: previous,
           to: status as AgentStatus | 'GONE',
           lease_age_ms: leaseAgeMs,
+          ...(damped ? { damped: true as const } : {}),
         });
         if (status === 'GONE') gone.push(id);
       }

@@ -32,6 +32,27 @@ export const REGISTRY_SETTINGS = {
     published: 'listed',
     doc: 'Lease age after which an agent is SUSPECT; needs `REACH_HEARTBEAT_MS` < this < `REACH_OFFLINE_MS`.',
   },
+  flapLimit: {
+    env: 'REACH_FLAP_LIMIT',
+    type: 'integer',
+    minimum: 0,
+    default: 3,
+    doc: 'Lease lapses within `REACH_FLAP_WINDOW_MS` after which an agent is held SUSPECT for `REACH_FLAP_HOLD_MS` though its heartbeats come back (flap damping); 0 turns damping off.',
+  },
+  flapWindowMs: {
+    env: 'REACH_FLAP_WINDOW_MS',
+    type: 'integer',
+    minimum: 1000,
+    default: 120_000,
+    doc: 'The window in which an agent’s lease lapses are counted for flap damping.',
+  },
+  flapHoldMs: {
+    env: 'REACH_FLAP_HOLD_MS',
+    type: 'integer',
+    minimum: 0,
+    default: 60_000,
+    doc: 'How long a flapping agent is held SUSPECT after its last counted lapse.',
+  },
   sweepIntervalMs: {
     env: 'REACH_SWEEP_MS',
     type: 'integer',
