@@ -59,7 +59,15 @@ describe('fleet figures', () => {
   });
 
   it('takes the idle cost out of a registration round', () => {
-    const round = { agents: 1000, ok: 1000, failed: 0, seconds: 10, syncCpuS: 3, errors: {} };
+    const round = {
+      agents: 1000,
+      ok: 1000,
+      failed: 0,
+      seconds: 10,
+      syncCpuS: 3,
+      errors: {},
+      latencyMs: { p50: 1, p99: 2, max: 3 },
+    };
     // 0.1 core idle, half registered on average: 0.5 s of the 3 s was the fleet's idle cost.
     expect(syncMsPerRegistration(round, 0.1, 0.5)).toBe(2.5);
     expect(syncMsPerRegistration({ ...round, ok: 0 }, 0.1, 0.5)).toBeNaN();
@@ -71,6 +79,13 @@ describe('fleet figures', () => {
     // 4 s − 0.1 core × 20 s = 2 s over 400 changes.
     expect(syncMsPerStatusChange(churn, quiet)).toBe(5);
     expect(syncMsPerStatusChange(window(), quiet)).toBeNaN();
+    // Churn that cost less than the quiet window: not measurable, not a negative cost.
+    expect(
+      syncMsPerStatusChange(
+        window({ statusChanges: 100 }),
+        window({ sync: { cpuS: 2, rssMiB: 1 } }),
+      ),
+    ).toBeNaN();
   });
 
   it('divides a full snapshot by its agents', () => {

@@ -37,6 +37,8 @@ export interface RegistrationRound {
   seconds: number;
   syncCpuS: number;
   errors: Record<string, number>;
+  /** Register calls' answer times: the largest p50, p99 and max over the simulating processes. */
+  latencyMs: { p50: number; p99: number; max: number };
 }
 
 /** CPU share of one core over a window, as cores (1 = a whole core). */
@@ -90,7 +92,9 @@ export function syncMsPerStatusChange(churn: FleetWindow, quiet: FleetWindow): n
   const extraS = churn.sync.cpuS - cores(quiet.sync.cpuS, quiet.seconds) * churn.seconds;
   const quietRate = quiet.seconds > 0 ? quiet.statusChanges / quiet.seconds : 0;
   const extraChanges = churn.statusChanges - quietRate * churn.seconds;
-  return extraChanges > 0 ? (extraS * 1000) / extraChanges : NaN;
+  // Below zero the churn cost less than the quiet fleet (its flapping agents beat less often):
+  // the changes' cost is within what the two windows can tell apart.
+  return extraChanges > 0 && extraS > 0 ? (extraS * 1000) / extraChanges : NaN;
 }
 
 /** Bytes per agent in a full snapshot. */

@@ -50,5 +50,7 @@ export type FleetReply =
       /** First failures, as `status code` or error name, with their counts. */
       errors: Record<string, number>;
       ms: number;
+      /** Each register call's answer time in this child. */
+      latencyMs: { p50: number; p99: number; max: number };
     }
   | ({ type: 'counts' } & SimCounts);

@@ -2,6 +2,7 @@
 import { round } from '../stats.ts';
 import {
   cores,
+  keptUp,
   singleOverBatchMsPerBeat,
   snapshotBytesPerAgent,
   snapshotBytesPerS,
@@ -9,6 +10,7 @@ import {
   syncMsPerRegistration,
   syncMsPerStatusChange,
   type FleetWindow,
+  type RegistrationRound,
 } from './figures.ts';
 import type { FleetSizeResult } from './size-run.ts';
 
@@ -69,6 +71,8 @@ export function fleetEvents(r: FleetSizeResult): string[] {
       : ` (${Object.entries(e)
           .map(([k, v]) => `${k} × ${v}`)
           .join(', ')})`;
+  const calls = (l: RegistrationRound['latencyMs']) =>
+    `calls p50 ${f(l.p50, 0)} ms, p99 ${f(l.p99, 0)} ms, max ${f(l.max, 0)} ms`;
   const routable = r.routable
     ? `${f(r.routable.routableMs, 0)} ms (register call ${f(r.routable.registerMs, 0)} ms, ${r.routable.refusedSubmits} submits refused first)`
     : 'not measured';
@@ -77,12 +81,13 @@ export function fleetEvents(r: FleetSizeResult): string[] {
     .join(', ');
   return [
     `${r.agents.toLocaleString('en-US')} agents (${r.processes} simulating process(es)):`,
-    `  registration, 64 at once: ${reg.ok}/${reg.agents} in ${f(reg.seconds, 1)} s = ${f(reg.ok / reg.seconds, 0)}/s${errs(reg.errors)}; every agent HEALTHY ${f(r.healthyS, 1)} s after the first call`,
+    `  registration, 64 at once: ${reg.ok}/${reg.agents} in ${f(reg.seconds, 1)} s = ${f(reg.ok / reg.seconds, 0)}/s${errs(reg.errors)} (${calls(reg.latencyMs)}); every agent HEALTHY ${f(r.healthyS, 1)} s after the first call`,
     `  paced submits ${r.paced.rate}/s × ${r.paced.seconds} s: p50 ${f(r.paced.latency.p50, 2)} ms, p99 ${f(r.paced.latency.p99, 2)} ms (${outcomes})`,
     `  new agent, capability of its own: routable ${routable}`,
-    `  storm (every agent registers again at once, new instances): ${storm.ok}/${storm.agents} answered in ${f(storm.seconds, 1)} s${errs(storm.errors)}; afterwards ${r.stormHealthy} HEALTHY: ${r.agents - r.stormHealthy} lost`,
+    `  storm (every agent registers again at once, new instances): ${storm.ok}/${storm.agents} answered in ${f(storm.seconds, 1)} s${errs(storm.errors)} (${calls(storm.latencyMs)}); afterwards ${r.stormHealthy} HEALTHY: ${r.agents - r.stormHealthy} lost`,
     `  housekeeping: ${passLine(r)}; ${r.housekeepingWarnings} "could not run" warning(s)${r.housekeepingWarnings > 0 ? `, worst gap ${r.housekeepingGapMs} ms` : ''}, ${r.passesFailed} pass(es) failed`,
     `  churn: registry-sync peak resident memory (VmHWM) ${f(r.syncPeakMiB, 0)} MiB; ${r.churn.statusChanges} status changes in ${f(r.churn.seconds, 0)} s against ${r.batch.statusChanges} in the quiet batched window`,
+    `  heartbeats kept up (none failed, ≤ 1 % late): single ${keptUp(r.single) ? 'yes' : 'NO'}, batched ${keptUp(r.batch) ? 'yes' : 'NO'}, churn ${keptUp(r.churn) ? 'yes' : 'NO'}`,
     ...r.notes.map((n) => `  note: ${n}`),
   ];
 }
@@ -107,7 +112,7 @@ export function costLines(r: FleetSizeResult): string[] {
   return [
     `  ${r.agents.toLocaleString('en-US')} agents: registry-sync CPU-ms per instance renewed (heartbeat) ${f(c.msPerBeatSingle, 3)} single, ${f(c.msPerBeatBatch, 3)} batched` +
       ` (idle window ÷ beats: probes and sweeps included; a single request costs ${f(c.singleOverBatchMs, 3)} more than a batched beat); per registration ${f(c.msPerRegistration, 2)} (storm ${f(c.msPerStormRegistration, 2)});` +
-      ` per status change ${f(c.msPerStatusChange, 2)}; idle ${f(c.syncIdleCpuMsPerAgentPerS, 4)} CPU-ms/s per agent (batched);` +
+      ` per status change ${Number.isFinite(c.msPerStatusChange) ? f(c.msPerStatusChange, 2) : 'not measurable (churn cost no more than the quiet fleet)'}; idle ${f(c.syncIdleCpuMsPerAgentPerS, 4)} CPU-ms/s per agent (batched);` +
       ` ${f(c.snapshotBytesPerAgent, 0)} bytes per agent in a full snapshot`,
   ];
 }

@@ -16,6 +16,7 @@ import {
   PROBE_CAPABILITY,
 } from '@agent-reach/protocol';
 import { announceReady, env, envInt, exitWithParent } from '../load/child.ts';
+import { summarize } from '../stats.ts';
 import {
   FLEET_CAPABILITY,
   MAX_BEATS_PER_REQUEST,
@@ -42,6 +43,8 @@ interface SimAgent {
   /** Next heartbeat due, monotonic ms; 0 while not registered. */
   nextBeat: number;
   lastBeat: number;
+  /** The interval its next beat was scheduled with (late is judged against it). */
+  every: number;
   beating: boolean;
 }
 
@@ -74,6 +77,7 @@ const agents: SimAgent[] = Array.from({ length: count }, (_, i) => ({
   acksStream: '',
   nextBeat: 0,
   lastBeat: 0,
+  every: intervalMs,
   beating: false,
 }));
 const byStream = new Map<string, SimAgent>();
@@ -139,10 +143,13 @@ async function registerAll(generation: number, concurrency: number): Promise<voi
   const errors: Record<string, number> = {};
   let ok = 0;
   let next = 0;
+  const latencies: number[] = [];
   const worker = async () => {
     while (next < agents.length) {
       const a = agents[next++] as SimAgent;
+      const t = performance.now();
       const error = await registerOne(a, instanceId);
+      latencies.push(performance.now() - t);
       if (error === undefined) ok++;
       else errors[error] = (errors[error] ?? 0) + 1;
     }
@@ -150,7 +157,16 @@ async function registerAll(generation: number, concurrency: number): Promise<voi
   const lanes = concurrency > 0 ? Math.min(concurrency, agents.length) : agents.length;
   await Promise.all(Array.from({ length: lanes }, worker));
   const ms = performance.now() - t0;
-  send({ type: 'registered', generation, ok, failed: agents.length - ok, errors, ms });
+  const { p50, p99, max } = summarize(latencies);
+  send({
+    type: 'registered',
+    generation,
+    ok,
+    failed: agents.length - ok,
+    errors,
+    ms,
+    latencyMs: { p50, p99, max },
+  });
 }
 
 function beatInterval(index: number): number {
@@ -204,8 +220,9 @@ function beatDue(): void {
   const due: SimAgent[] = [];
   agents.forEach((a, i) => {
     if (a.nextBeat === 0 || a.nextBeat > now || a.beating) return;
+    if (a.lastBeat > 0 && now - a.lastBeat > 1.2 * a.every) counts.beatsLate++;
     const every = beatInterval(i);
-    if (a.lastBeat > 0 && now - a.lastBeat > 1.2 * every) counts.beatsLate++;
+    a.every = every;
     a.lastBeat = now;
     a.nextBeat = Math.max(a.nextBeat + every, now + every / 2);
     due.push(a);

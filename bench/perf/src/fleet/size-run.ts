@@ -203,6 +203,8 @@ export async function runFleetSize(
         for (const [k, v] of Object.entries(r['errors'] as Record<string, number>))
           errors[k] = (errors[k] ?? 0) + v;
       const ok = replies.reduce((a, r) => a + Number(r['ok']), 0);
+      const lat = replies.map((r) => r['latencyMs'] as RegistrationRound['latencyMs']);
+      const worst = (k: 'p50' | 'p99' | 'max') => Math.max(...lat.map((l) => l[k]));
       return {
         agents,
         ok,
@@ -210,6 +212,7 @@ export async function runFleetSize(
         seconds: (performance.now() - t0) / 1000,
         syncCpuS: processCpuSeconds(sync) - cpu0,
         errors,
+        latencyMs: { p50: worst('p50'), p99: worst('p99'), max: worst('max') },
       } satisfies RegistrationRound;
     };
     const healthyCount = async () => {
@@ -272,6 +275,10 @@ export async function runFleetSize(
     const single = await measure(timing.idleMs / 1000);
     beats('batch');
     await sleep(6000);
+    // Single heartbeats that fell behind left agents SUSPECT: the batched window starts healthy.
+    const recovered = await untilHealthy(registration.ok, 40_000);
+    if (recovered < registration.ok)
+      notes.push(`batched window began with ${recovered}/${registration.ok} HEALTHY`);
     log(`idle, batched heartbeats, ${timing.idleMs / 1000} s`);
     const batch = await measure(timing.idleMs / 1000);
 
