@@ -177,6 +177,7 @@ describe('parseArgs', () => {
     expect(parseArgs(['--agents', '500,2000', '--modes', 'fleet']).fleetSizes).toEqual([500, 2000]);
     expect(() => parseArgs(['--agents', '500,2000'])).toThrow(UsageError);
     expect(() => parseArgs(['--modes', 'fleet,flood'])).toThrow(UsageError);
-    expect(() => parseArgs(['--modes', 'fleet', '--profile'])).toThrow(UsageError);
+    expect(parseArgs(['--modes', 'fleet', '--profile']).profile).toBe(true);
+    expect(() => parseArgs(['--modes', 'fleet', '--trace-gc'])).toThrow(UsageError);
   });
 });

@@ -111,7 +111,8 @@ export interface BenchOptions {
   /** REACH_SHARDS of every `--topology` system: shards of the acks stream and the due set. @default 1 */
   shards: number;
   /**
-   * CPU-profile the router, registry-sync and agents during one Agent-Reach run (flood unless
+   * CPU-profile the router, registry-sync and agents during one Agent-Reach run (`--modes fleet`:
+   * registry-sync and the router over each whole size) (flood unless
    * --modes says; with `--modes router-only`, one flood of the pinned router), then summarise.
    */
   profile: boolean;
@@ -157,7 +158,7 @@ const HELP = `usage: npm run bench -- [--quick] [--routing] [--profile] [--trace
        npm run bench -- --modes relay [--quick] [--only reach,relay-http,relay-a2a] [--reps N]
        [--tasks N] [--window N] [--rates 200] [--paced-ms MS] [--workers N] [--concurrency N]
        npm run bench -- --modes relay-fleet [--quick] [--agents 1000] [--idle-ms MS] [--rates 250] [--paced-ms MS]
-       npm run bench -- --modes fleet [--quick] [--agents 1000,3000,10000] [--idle-ms MS] [--log-level warn] [--verbose]
+       npm run bench -- --modes fleet [--quick] [--profile] [--agents 1000,3000,10000] [--idle-ms MS] [--log-level warn] [--verbose]
        npm run bench -- --modes fairness [--quick] [--workers 2] [--concurrency 8] [--rates 10] [--log-level warn] [--verbose]
        npm run bench -- --topology cluster [--quick] [--only one-redis,cluster,cluster-3r] [--agents 30]
        [--capabilities 3] [--routers 3] [--shards 1]
@@ -342,9 +343,9 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     return o;
   }
   if (o.fleet) {
-    if (o.routing || o.profile || o.topology || o.traceGc || only)
+    if (o.routing || o.topology || o.traceGc || only)
       throw new UsageError(
-        `--modes fleet runs alone, without --routing, --profile, --trace-gc, --topology or --only\n${HELP}`,
+        `--modes fleet runs alone, without --routing, --trace-gc, --topology or --only\n${HELP}`,
       );
     applyFleetDefaults(o, given);
     return o;

@@ -35,6 +35,8 @@ export interface FairStackNaming {
   procPrefix?: string;
   /** Called with every line registry-sync prints (its warnings). */
   onRegistryLine?: (line: string) => void;
+  /** Flags for node running both services (e.g. `--cpu-prof`). */
+  nodeArgs?: readonly string[];
 }
 
 /**
@@ -65,7 +67,11 @@ export async function startFairStack(
       30_000,
       child,
     );
-  const common = { env, echo: opts.verbose };
+  const common = {
+    env,
+    echo: opts.verbose,
+    ...(naming.nodeArgs ? { nodeArgs: naming.nodeArgs } : {}),
+  };
   // Side by side: the router's /healthz answers 200 only once it holds registry-sync's snapshot.
   const registrySpec = {
     ...common,

@@ -8,6 +8,7 @@
  */
 import { cpus, loadavg } from 'node:os';
 import type { BenchOptions } from '../options.ts';
+import { readProfiles, renderSummary, summarizeProfile } from '../profile/summary.ts';
 import type { Session } from '../session.ts';
 import { keptUp } from './figures.ts';
 import { costLines, fleetEvents, fleetJson, fleetTable } from './report.ts';
@@ -84,6 +85,19 @@ export async function runFleet(
   out('');
   out('per-agent and per-change costs (registry-sync):');
   for (const r of results) for (const line of costLines(r)) out(line);
+  if (session.profileDir) {
+    const names = new Map(
+      results.flatMap((r) => [
+        [r.pids.sync, `registry-sync at ${r.agents} agents`],
+        [r.pids.router, `router at ${r.agents} agents`],
+      ]),
+    );
+    out('');
+    out('CPU profiles over each whole size (start-up and registration included):');
+    for (const { file, pid, profile } of await readProfiles(session.profileDir))
+      if (names.has(pid))
+        out(renderSummary(`${names.get(pid)} (${file})`, summarizeProfile(profile, 20)));
+  }
   out(JSON.stringify({ fleet_sizes: results.length, ...fleetJson(results) }));
   return results.length > 0 ? 0 : 1;
 }

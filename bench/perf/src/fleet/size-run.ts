@@ -62,6 +62,8 @@ export interface FleetSizeResult {
   worstPassS: { beforeStorm?: number; afterStorm?: number };
   /** Why a phase was cut short, if one was. */
   notes: string[];
+  /** The services' pids, to name their CPU profiles (`--profile`). */
+  pids: { sync: number; router: number };
 }
 
 /** A child process's messages of one type, once from each. */
@@ -133,6 +135,9 @@ export async function runFleetSize(
   const stack: FairStack = await startFairStack(session.children, redisUrl, opts, {
     prefix,
     procPrefix: `fleet${agents}`,
+    ...(session.profileDir
+      ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${session.profileDir}`] }
+      : {}),
     onRegistryLine: (line) => {
       if (line.includes('housekeeping could not run')) {
         warn.gaps++;
@@ -338,6 +343,7 @@ export async function runFleetSize(
       passesFailed: warn.failed,
       worstPassS: { beforeStorm, afterStorm },
       notes,
+      pids: { sync, router },
     };
   } finally {
     await watch.close();
