@@ -215,7 +215,8 @@ export class SnapshotHolder {
         this.counts.delta++;
       }
       this.loadedAt = Date.now();
-      if (entries.length < DELTAS_PER_READ) return !(target > this.version);
+      // No counter (a snapshot written without one): only the full snapshot says where it stands.
+      if (entries.length < DELTAS_PER_READ) return target > 0 && target <= this.version;
     }
   }
 
