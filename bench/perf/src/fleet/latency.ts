@@ -14,6 +14,8 @@ export interface PacedSubmits {
   seconds: number;
   /** POST /v1/tasks answer time, from each task's scheduled moment. */
   latency: Summary;
+  /** The same from the moment the request went out (the bench's own lateness left out). */
+  fromSend: Summary;
   /** Answers by status or error code (`sent`, `AT_CAPACITY`, …). */
   outcomes: Record<string, number>;
 }
@@ -48,6 +50,7 @@ export async function pacedSubmits(
 ): Promise<PacedSubmits> {
   const pool = new Pool(routerUrl, { connections: 32 });
   const samples: number[] = [];
+  const fromSend: number[] = [];
   const outcomes: Record<string, number> = {};
   const total = Math.round(rate * seconds);
   const t0 = performance.now();
@@ -56,10 +59,12 @@ export async function pacedSubmits(
     const at = t0 + (i * 1000) / rate;
     const wait = at - performance.now();
     if (wait > 1) await sleep(wait);
+    const sentAt = performance.now();
     pending.push(
       submit(pool, callerKey, { capability, payload: { i }, timeout_s: 60 }).then(
         ({ json }) => {
           samples.push(performance.now() - at);
+          fromSend.push(performance.now() - sentAt);
           const outcome = textOf(json['status']) ?? textOf(json['error']) ?? 'unknown';
           outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
         },
@@ -72,7 +77,7 @@ export async function pacedSubmits(
   }
   await Promise.all(pending);
   await pool.close();
-  return { rate, seconds, latency: summarize(samples), outcomes };
+  return { rate, seconds, latency: summarize(samples), fromSend: summarize(fromSend), outcomes };
 }
 
 /** How long one more agent, of a capability of its own, took to be routed a task. */
