@@ -14,6 +14,8 @@
   ARGV[10] ready: 1, or 0 for a two-phase start (no tasks until it reports ready)
   ARGV[11] tags: JSON array   ARGV[12] observe: 0|1   ARGV[13] priority   ARGV[14] weight
   ARGV[15] tenant   ARGV[16] shared: 0|1   ARGV[17] ackKey: a new ack key (hex)
+  ARGV[18] inputSchemas: JSON object of the capabilities' input schemas, or "" to drop those kept
+  ARGV[19] relay: 1 when a relay registers the agent (deliveries wake the relay), else 0
 
   Output: { epoch, now_ms, is_new_instance (0|1), ack key, fenced instance_id or "" }
   Errors: { -11, tenant } the agent_id belongs to another tenant
@@ -59,6 +61,13 @@ redis.call('HSET', KEYS[1],
 redis.call('HSET', KEYS[1], 'tags', ARGV[11], 'observe', ARGV[12], 'priority', ARGV[13], 'weight', ARGV[14],
   'tenant', ARGV[15], 'shared', ARGV[16], 'ack_key', ackKey)
 redis.call('HDEL', KEYS[1], 'zombie', 'slow_streak', 'ejected_until', 'unwell', 'unreachable')
+-- Read by routers for the capabilities' MCP tools; a registration without schemas drops those of
+-- the one before. A relay's registration marks the record (deliver-3.lua wakes the relay); any
+-- other registration of the agent_id takes the mark off.
+if ARGV[18] ~= '' then redis.call('HSET', KEYS[1], 'input_schemas', ARGV[18])
+else redis.call('HDEL', KEYS[1], 'input_schemas') end
+if ARGV[19] == '1' then redis.call('HSET', KEYS[1], 'relay', 1)
+else redis.call('HDEL', KEYS[1], 'relay') end
 
 local ok = redis.pcall('XGROUP', 'CREATE', KEYS[2], ARGV[9], '0', 'MKSTREAM')
 if type(ok) == 'table' and ok.err and not string.find(ok.err, 'BUSYGROUP', 1, true) then

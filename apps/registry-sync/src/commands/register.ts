@@ -57,6 +57,8 @@ export const registerScript = defineScript({
     'tenant',
     'shared',
     'ackKey',
+    'inputSchemas',
+    'relay',
   ],
   decode: decodeRegisterReply,
 });

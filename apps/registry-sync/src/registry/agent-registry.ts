@@ -6,7 +6,6 @@ import {
   DEFAULT_TENANT,
   PROBE_CAPABILITY,
   poolStreams,
-  RELAY_FIELD,
   scopedId,
   WORKER_GROUP,
   type Channel,
@@ -31,6 +30,7 @@ import { registerScript } from '../commands/register.ts';
 import type { AgentAuthRefusal } from '../commands/reply-slots.ts';
 import { serveScript } from '../commands/serve.ts';
 
+import { AgentListing } from './agent-listing.ts';
 import { agentRefusal, heartbeatCall } from './heartbeats.ts';
 import { formatToken, mintSecret, type ParsedToken } from './token.ts';
 import { ownValue } from '../capability-settings.ts';
@@ -71,7 +71,11 @@ export interface AgentRegistryOptions {
  * on), each instance gets a Redis ACL user of its own and must sign its acks (docs/SECURITY.md).
  */
 export class AgentRegistry {
-  constructor(private readonly o: AgentRegistryOptions) {}
+  private readonly listing: AgentListing;
+
+  constructor(private readonly o: AgentRegistryOptions) {
+    this.listing = new AgentListing(o.redis, o.keys);
+  }
 
   /**
    * Registers or refreshes an agent instance for `principal` (an agent or operator key; the open
@@ -98,7 +102,10 @@ export class AgentRegistry {
     const { secret, secretHash } = mintSecret();
     const id = body.agent_id;
     const channel = body.channel ?? 'push';
-    const registered = await registerScript.run(this.o.redis, {
+    // The script writes the record (input schemas and relay mark included); the agent is listed
+    // in the same round trip, after it. A refused registration's agent_id is another tenant's
+    // live agent, listed already.
+    const call = {
       keys: {
         agent: this.o.keys.agent(id),
         inbox: this.o.keys.inbox(id),
@@ -122,23 +129,26 @@ export class AgentRegistry {
         tenant,
         shared: shared ? 1 : 0,
         ackKey: randomBytes(32).toString('hex'),
+        // Read by routers for the capabilities' MCP tools (docs/MCP.md); '' drops those of the
+        // registration before.
+        inputSchemas: inputSchemas ?? '',
+        // A relay's registration marks the record, so that deliveries wake the relay
+        // (deliver-3.lua); any other registration of the agent_id takes the mark off.
+        relay: how.relay ? 1 : 0,
       },
-    });
+    };
+    const agents = this.o.keys.agents();
+    const [registered] = await Promise.all([
+      registerScript.run(this.o.redis, call),
+      this.o.redis.sadd(agents, id),
+    ]);
     if (!registered.ok)
       throw httpError(
         'FORBIDDEN',
         `agent ${id} belongs to another tenant; choose another agent_id or register with a key of its tenant`,
       );
     const { epoch, newInstance, ackKey, fenced } = registered;
-    // Read by routers for the capabilities' MCP tools (docs/MCP.md); a registration without
-    // schemas drops those of the one before.
-    if (inputSchemas === undefined) await this.o.redis.hdel(this.o.keys.agent(id), F.inputSchemas);
-    else await this.o.redis.hset(this.o.keys.agent(id), F.inputSchemas, inputSchemas);
-    // A relay's registration marks the record, so that deliveries wake the relay (deliver-3.lua);
-    // any other registration of the agent_id takes the mark off.
-    if (how.relay) await this.o.redis.hset(this.o.keys.agent(id), RELAY_FIELD, 1);
-    else await this.o.redis.hdel(this.o.keys.agent(id), RELAY_FIELD);
-    await this.o.redis.sadd(this.o.keys.agents(), id);
+    this.listing.listed(id);
     const pools = this.poolsOf(tenant, channel, body.capabilities);
     for (const pool of pools) {
       await this.o.redis
@@ -265,15 +275,10 @@ export class AgentRegistry {
     body: HeartbeatBody,
   ): Promise<HeartbeatResult> {
     const call = heartbeatCall(this.o.keys, agentId, token, body);
-    // The record and the set of agents lie in different slots: a pipeline per master.
-    const [pipelineResult] = await slotPipeline(this.o.redis)
-      .add(this.o.keys.agent(agentId), (p) => heartbeatScript.queue(p, call))
-      .add(this.o.keys.agents(), (p) => p.sadd(this.o.keys.agents(), agentId))
-      .exec();
-    if (!pipelineResult) throw new Error('heartbeat: empty reply');
-    if (pipelineResult[0]) throw pipelineResult[0];
-    const res = heartbeatScript.decode(pipelineResult[1], call.args);
+    // One command, auto-pipelined with the other requests' (no pipeline of its own).
+    const res = await heartbeatScript.run(this.o.redis, call);
     if (!res.ok) this.throwRefusal(agentId, res);
+    await this.listing.keep([{ agentId, changed: res.previous !== res.status }]);
     const issued = await this.reissue(agentId, res.instanceId, res.previous);
     return {
       agent_id: agentId,

@@ -1,6 +1,7 @@
 import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { AgentStatus, BatchBeat, BatchBeatReply, ReachKeys } from '@agent-reach/protocol';
 import { heartbeatScript } from '../commands/heartbeat.ts';
+import { AgentListing } from './agent-listing.ts';
 import { agentRefusal, heartbeatCall } from './heartbeats.ts';
 import { parseToken } from './token.ts';
 
@@ -36,7 +37,11 @@ export interface BatchOutcome {
  * relay's own connection.
  */
 export class HeartbeatBatch {
-  constructor(private readonly o: HeartbeatBatchOptions) {}
+  private readonly listing: AgentListing;
+
+  constructor(private readonly o: HeartbeatBatchOptions) {
+    this.listing = new AgentListing(o.redis, o.keys);
+  }
 
   /** Applies the beats; throws only when Redis fails (the whole request then fails). */
   async beat(beats: readonly BatchBeat[]): Promise<BatchOutcome> {
@@ -52,7 +57,7 @@ export class HeartbeatBatch {
     const replies = await pipeline.exec();
     const acks: BatchBeatReply[] = [];
     const changes: BeatStatusChange[] = [];
-    const live = new Set<string>();
+    const live: { agentId: string; changed: boolean }[] = [];
     let next = 0;
     beats.forEach((beat, i) => {
       const agentId = beat.agent_id;
@@ -68,7 +73,7 @@ export class HeartbeatBatch {
         acks.push({ agent_id: agentId, error: agentRefusal(agentId, res).code });
         return;
       }
-      live.add(agentId);
+      live.push({ agentId, changed: res.previous !== res.status });
       if (res.previous !== res.status)
         changes.push({ agent_id: agentId, from: res.previous, to: res.status });
       acks.push({
@@ -78,8 +83,8 @@ export class HeartbeatBatch {
         lease_ms: this.o.settings.offlineMs,
       });
     });
-    // As a single heartbeat does: an agent that beats is listed (the set of agents).
-    if (live.size > 0) await redis.sadd(keys.agents(), ...live);
+    // As a single heartbeat does: an agent that beats is kept in the set of agents.
+    await this.listing.keep(live);
     return { acks, changes };
   }
 }
