@@ -18,6 +18,9 @@ export interface PacedSubmits {
   fromSend: Summary;
   /** Answers by status or error code (`sent`, `AT_CAPACITY`, …). */
   outcomes: Record<string, number>;
+  /** Tasks the simulated agents answered within a second of the last submit, and how many agents got one. */
+  answered?: number;
+  agents?: number;
 }
 
 const textOf = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);

@@ -37,6 +37,8 @@ export interface SimCounts {
   /** Inbox entries answered: probes, and tasks. */
   probesAnswered: number;
   tasksAnswered: number;
+  /** Agents that got at least one task (how widely the router spreads them). */
+  taskAgents: number;
 }
 
 /** Child → orchestrator. */

@@ -82,7 +82,7 @@ export function fleetEvents(r: FleetSizeResult): string[] {
   return [
     `${r.agents.toLocaleString('en-US')} agents (${r.processes} simulating process(es)):`,
     `  registration, 64 at once: ${reg.ok}/${reg.agents} in ${f(reg.seconds, 1)} s = ${f(reg.ok / reg.seconds, 0)}/s${errs(reg.errors)} (${calls(reg.latencyMs)}); every agent HEALTHY ${f(r.healthyS, 1)} s after the first call`,
-    `  paced submits ${r.paced.rate}/s × ${r.paced.seconds} s: p50 ${f(r.paced.latency.p50, 2)} ms, p99 ${f(r.paced.latency.p99, 2)} ms from each task's scheduled moment; p50 ${f(r.paced.fromSend.p50, 2)}, p99 ${f(r.paced.fromSend.p99, 2)} from the request going out (${outcomes})`,
+    `  paced submits ${r.paced.rate}/s × ${r.paced.seconds} s: p50 ${f(r.paced.latency.p50, 2)} ms, p99 ${f(r.paced.latency.p99, 2)} ms from each task's scheduled moment; p50 ${f(r.paced.fromSend.p50, 2)}, p99 ${f(r.paced.fromSend.p99, 2)} from the request going out (${outcomes}); ${r.paced.answered ?? '?'} answered by ${r.paced.agents ?? '?'} distinct agents`,
     `  new agent, capability of its own: routable ${routable}`,
     `  storm (every agent registers again at once, new instances): ${storm.ok}/${storm.agents} answered in ${f(storm.seconds, 1)} s${errs(storm.errors)} (${calls(storm.latencyMs)}); afterwards ${r.stormHealthy} HEALTHY: ${r.agents - r.stormHealthy} lost`,
     `  housekeeping: ${passLine(r)}; ${r.housekeepingWarnings} "could not run" warning(s)${r.housekeepingWarnings > 0 ? `, worst gap ${r.housekeepingGapMs} ms` : ''}, ${r.passesFailed} pass(es) failed`,

@@ -88,7 +88,9 @@ const counts: SimCounts = {
   beatsLate: 0,
   probesAnswered: 0,
   tasksAnswered: 0,
+  taskAgents: 0,
 };
+const taskAgents = new Set<string>();
 let mode: BeatMode = 'single';
 /** Agents [0, flapCount) heartbeat every flapIntervalMs instead of the registry's interval. */
 let flapCount = 0;
@@ -273,7 +275,11 @@ async function readInboxes(): Promise<void> {
           const t = task.value;
           const probe = t.capability === PROBE_CAPABILITY;
           if (probe) counts.probesAnswered++;
-          else counts.tasksAnswered++;
+          else {
+            counts.tasksAnswered++;
+            taskAgents.add(a.id);
+            counts.taskAgents = taskAgents.size;
+          }
           pipe.xadd(
             a.acksStream,
             '*',

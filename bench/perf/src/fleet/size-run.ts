@@ -84,6 +84,7 @@ function sumCounts(replies: readonly ChildMessage[]): SimCounts {
     beatsLate: 0,
     probesAnswered: 0,
     tasksAnswered: 0,
+    taskAgents: 0,
   };
   for (const r of replies)
     for (const k of Object.keys(sum) as (keyof SimCounts)[]) sum[k] += Number(r[k] ?? 0);
@@ -288,6 +289,7 @@ export async function runFleetSize(
     const batch = await measure(timing.idleMs / 1000);
 
     log(`paced submits, ${timing.pacedRate}/s for ${timing.pacedS} s`);
+    const tasks0 = await counts();
     const paced = await pacedSubmits(
       stack.routerUrl,
       callerKey,
@@ -295,6 +297,10 @@ export async function runFleetSize(
       timing.pacedRate,
       timing.pacedS,
     );
+    await sleep(1000);
+    const tasks1 = await counts();
+    paced.answered = tasks1.tasksAnswered - tasks0.tasksAnswered;
+    paced.agents = tasks1.taskAgents - tasks0.taskAgents;
     let routable: Routable | undefined;
     try {
       routable = await timeRoutable({
