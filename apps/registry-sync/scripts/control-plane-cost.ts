@@ -8,7 +8,7 @@
  *
  *   node --import tsx apps/registry-sync/scripts/control-plane-cost.ts [--agents 1000]
  *     [--concurrency 32] [--seconds 10] [--batch 500] [--acl] [--cpu-prof <dir>]
- *     [--entry <server.js>]
+ *     [--entry <server.js>] [--instances 2]
  *
  * `--cpu-prof <dir>` writes registry-sync's CPU profile there at its exit, with `phases.json`:
  * each phase's window on the monotonic clock (ms), the clock V8 stamps its samples with, so a
@@ -16,22 +16,33 @@
  * `--entry` runs another build of registry-sync's server.js (a copy of dist kept in the package
  * folder, to compare two builds in alternating runs). `--acl` runs with REACH_AGENT_ACL=on (a Redis user per instance).
  *
- * Every registration also writes a full registry snapshot (onRegistryChange), which reads every
- * agent: its share shows in the profile as SnapshotWriter.write and AgentRegistry.list, and it
- * grows with the fleet. So registrations are measured twice: first new instances of a fleet of 20
- * agents for the window (nearly all the registration's own cost), then the N agents (what a
- * fleet starting at once costs today). Heartbeats here never change an agent's status, so they
- * write no snapshot; `idle` is the fleet's background cost (sweeps, snapshots, metrics) with no
- * request at all, which the `past idle` figures take off.
+ * `--instances N` runs N registry-sync processes behind nginx (least connections, as
+ * `npm start -- --cluster` fronts them): every request goes through nginx, and each phase says
+ * how the CPU split between the instances; one of them leads housekeeping, so the idle cost sits
+ * on that one.
+ *
+ * Every registration publishes a registry delta of its agent (docs/PROTOCOL.md §7), which reads
+ * that agent only. Registrations are measured twice: new instances of a fleet of 20 agents for
+ * the window, then the N agents from none (a fleet starting at once). Heartbeats here never
+ * change an agent's status, so they publish nothing; `idle` is the fleet's background cost
+ * (sweeps, the periodic snapshot, metrics) with no request at all, which the `past idle` figures
+ * take off.
  */
 import { readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { freePort, startOwnRedis, waitFor } from '@agent-reach/testkit';
+import {
+  findBinary,
+  freePort,
+  startLoadBalancer,
+  startOwnRedis,
+  waitFor,
+} from '@agent-reach/testkit';
 
 const { values } = parseArgs({
   options: {
@@ -42,8 +53,10 @@ const { values } = parseArgs({
     acl: { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     entry: { type: 'string' },
+    instances: { type: 'string', default: '1' },
   },
 });
+const INSTANCES = Math.max(1, Number(values.instances));
 const AGENTS = Number(values.agents);
 const CONCURRENCY = Number(values.concurrency);
 const WINDOW_MS = Number(values.seconds) * 1000;
@@ -105,6 +118,8 @@ interface Phase {
   fromMs: number;
   toMs: number;
   cpuMs: number;
+  /** CPU-ms of each instance, in the order they were started. */
+  perInstance: number[];
   count: number;
   /** SADDs Redis ran in the phase (INFO commandstats): the agents set written again. */
   sadds: number;
@@ -117,30 +132,30 @@ async function saddsRun(redis: Redis): Promise<number> {
 }
 
 async function phase(
-  pid: number,
+  pids: readonly number[],
   redis: Redis,
   name: string,
   run: () => Promise<number>,
   phases: Phase[],
 ): Promise<Phase> {
   const sadds0 = await saddsRun(redis);
-  const cpu0 = cpuMs(pid);
+  const cpu0 = pids.map(cpuMs);
   const fromMs = monoMs();
   const count = await run();
   const toMs = monoMs();
-  const cpu = cpuMs(pid) - cpu0;
+  const perInstance = pids.map((pid, i) => cpuMs(pid) - (cpu0[i] ?? 0));
+  const cpu = perInstance.reduce((a, b) => a + b, 0);
   const sadds = (await saddsRun(redis)) - sadds0;
-  const result = { name, fromMs, toMs, cpuMs: cpu, count, sadds };
+  const result = { name, fromMs, toMs, cpuMs: cpu, perInstance, count, sadds };
   phases.push(result);
   return result;
 }
 
 async function main(): Promise<void> {
   const redis = await startOwnRedis();
-  let sync: ChildProcess | undefined;
+  const syncs: ChildProcess[] = [];
+  let front: Awaited<ReturnType<typeof startLoadBalancer>> | undefined;
   try {
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
     // Spawned here rather than by startNodeService: --cpu-prof is not allowed in NODE_OPTIONS.
     if (PROFILE_DIR) await mkdir(PROFILE_DIR, { recursive: true });
     const profile = PROFILE_DIR
@@ -149,30 +164,51 @@ async function main(): Promise<void> {
     const entry = values.entry
       ? resolve(values.entry)
       : fileURLToPath(new URL('../dist/server.js', import.meta.url));
-    const child = spawn(process.execPath, [...profile, '--conditions=agent-reach-dist', entry], {
-      env: {
-        ...process.env,
-        REDIS_URL: redis.url,
-        REGISTRY_PORT: String(port),
-        HOST: '127.0.0.1',
-        REACH_PREFIX: 'cost',
-        LOG_LEVEL: 'info',
-        INFLUX_URL: '',
-        REACH_AGENT_ACL: values.acl ? 'on' : 'off',
-        // Leases past the run: no agent goes SUSPECT while another phase runs.
-        REACH_SUSPECT_MS: '600000',
-        REACH_OFFLINE_MS: '1200000',
-        REACH_CONSUME_BOUND_MS: '600000',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
+    const ports: number[] = [];
+    for (let n = 0; n < INSTANCES; n++) {
+      const port = await freePort();
+      ports.push(port);
+      const child = spawn(process.execPath, [...profile, '--conditions=agent-reach-dist', entry], {
+        env: {
+          ...process.env,
+          REDIS_URL: redis.url,
+          REGISTRY_PORT: String(port),
+          HOST: '127.0.0.1',
+          REACH_PREFIX: 'cost',
+          LOG_LEVEL: 'info',
+          INFLUX_URL: '',
+          REACH_AGENT_ACL: values.acl ? 'on' : 'off',
+          // Leases past the run: no agent goes SUSPECT while another phase runs.
+          REACH_SUSPECT_MS: '600000',
+          REACH_OFFLINE_MS: '1200000',
+          REACH_CONSUME_BOUND_MS: '600000',
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      syncs.push(child);
+      await waitFor(
+        async () =>
+          (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.status === 200,
+        { timeoutMs: 20_000, message: 'registry-sync /healthz' },
+      );
+    }
+    let base = `http://127.0.0.1:${ports[0]}`;
+    if (INSTANCES > 1) {
+      const bin = findBinary('nginx');
+      if (!bin) throw new Error('nginx not found on PATH; install it: apt-get install nginx-light');
+      const port = await freePort();
+      front = await startLoadBalancer({
+        name: 'cost-nginx',
+        bin,
+        dir: await mkdtemp(join(tmpdir(), 'cost-nginx-')),
+        fronts: [{ name: 'registries', port, upstreamPorts: ports }],
+      });
+      base = `http://127.0.0.1:${port}`;
+    }
+    const pids = syncs.map((c) => {
+      if (c.pid === undefined) throw new Error('registry-sync did not start');
+      return c.pid;
     });
-    sync = child;
-    await waitFor(
-      async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200,
-      { timeoutMs: 20_000, message: 'registry-sync /healthz' },
-    );
-    if (child.pid === undefined) throw new Error('registry-sync did not start');
-    const pid = child.pid;
     const stats = new Redis(redis.url);
     const phases: Phase[] = [];
     const tokens: string[] = [];
@@ -182,7 +218,7 @@ async function main(): Promise<void> {
     // so this is nearly all the registration's own cost. Each call is a new instance of one of
     // SMALL_FLEET agents (a new epoch, the old instance fenced off).
     const small = await phase(
-      pid,
+      pids,
       stats,
       'register-small',
       () =>
@@ -197,7 +233,7 @@ async function main(): Promise<void> {
       phases,
     );
     const reg = await phase(
-      pid,
+      pids,
       stats,
       'register',
       async () => {
@@ -216,7 +252,7 @@ async function main(): Promise<void> {
     );
     // The fleet's background cost (sweeps, snapshots, metrics) with no request at all.
     const idle = await phase(
-      pid,
+      pids,
       stats,
       'idle',
       async () => {
@@ -226,7 +262,7 @@ async function main(): Promise<void> {
       phases,
     );
     const single = await phase(
-      pid,
+      pids,
       stats,
       'heartbeat',
       () =>
@@ -238,7 +274,7 @@ async function main(): Promise<void> {
     );
     const batches = Math.ceil(AGENTS / BATCH);
     const batched = await phase(
-      pid,
+      pids,
       stats,
       'heartbeats',
       async () => {
@@ -270,12 +306,15 @@ async function main(): Promise<void> {
         `${(p.cpuMs / p.count).toFixed(3).padStart(7)} CPU-ms ${per}, ` +
         `${((p.cpuMs - idleCores * ms) / p.count).toFixed(3)} past idle  ` +
         `(${((p.count * 1000) / ms).toFixed(0)}/s, ${(p.cpuMs / ms).toFixed(2)} cores, ` +
-        `${(p.sadds / p.count).toFixed(2)} SADD each)`
+        `${(p.sadds / p.count).toFixed(2)} SADD each)` +
+        (INSTANCES > 1
+          ? `  [per instance: ${p.perInstance.map((c) => (c / ms).toFixed(2)).join(' / ')} cores]`
+          : '')
       );
     };
     process.stdout.write(
       [
-        `registry-sync control-plane cost: ${AGENTS} agents, concurrency ${CONCURRENCY}, batches of ${BATCH}${values.acl ? ', REACH_AGENT_ACL=on' : ''}`,
+        `registry-sync control-plane cost: ${AGENTS} agents, concurrency ${CONCURRENCY}, batches of ${BATCH}${values.acl ? ', REACH_AGENT_ACL=on' : ''}${INSTANCES > 1 ? `, ${INSTANCES} instances behind nginx` : ''}`,
         `idle, ${AGENTS} agents   ${idleCores.toFixed(3)} cores`,
         row(`reg., fleet of ${SMALL_FLEET}`, small, 'per registration'),
         row(`reg., 0→${AGENTS} agents`, reg, 'per registration'),
@@ -288,11 +327,16 @@ async function main(): Promise<void> {
     if (PROFILE_DIR)
       await writeFile(join(PROFILE_DIR, 'phases.json'), `${JSON.stringify(phases, null, 2)}\n`);
   } finally {
-    if (sync && sync.exitCode === null) {
-      const exited = new Promise((done) => sync?.once('exit', done));
-      sync.kill('SIGTERM');
-      await exited;
-    }
+    await front?.stop('SIGTERM', 5000);
+    await Promise.all(
+      syncs
+        .filter((c) => c.exitCode === null)
+        .map(async (c) => {
+          const exited = new Promise((done) => c.once('exit', done));
+          c.kill('SIGTERM');
+          await exited;
+        }),
+    );
     await redis.stop();
   }
 }

@@ -36,6 +36,8 @@ export {
   INSTALL_HINT,
   startLocalCluster,
   parseClusterNodes,
+  startLoadBalancer,
+  findBinary,
   type LocalCluster,
   type LocalClusterOptions,
   type ClusterNode,
