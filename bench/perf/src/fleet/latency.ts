@@ -18,6 +18,8 @@ export interface PacedSubmits {
   fromSend: Summary;
   /** Answers by status or error code (`sent`, `AT_CAPACITY`, …). */
   outcomes: Record<string, number>;
+  /** The slowest submits: their answer time and task_id, to read their timelines. */
+  slowest: { ms: number; taskId: string }[];
   /** Tasks the simulated agents answered within a second of the last submit, and how many agents got one. */
   answered?: number;
   agents?: number;
@@ -54,6 +56,7 @@ export async function pacedSubmits(
   const pool = new Pool(routerUrl, { connections: 32 });
   const samples: number[] = [];
   const fromSend: number[] = [];
+  const slow: { ms: number; taskId: string }[] = [];
   const outcomes: Record<string, number> = {};
   const total = Math.round(rate * seconds);
   const t0 = performance.now();
@@ -68,6 +71,8 @@ export async function pacedSubmits(
         ({ json }) => {
           samples.push(performance.now() - at);
           fromSend.push(performance.now() - sentAt);
+          const taskId = textOf(json['task_id']);
+          if (taskId) slow.push({ ms: performance.now() - sentAt, taskId });
           const outcome = textOf(json['status']) ?? textOf(json['error']) ?? 'unknown';
           outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
         },
@@ -80,7 +85,15 @@ export async function pacedSubmits(
   }
   await Promise.all(pending);
   await pool.close();
-  return { rate, seconds, latency: summarize(samples), fromSend: summarize(fromSend), outcomes };
+  const slowest = slow.sort((a, b) => b.ms - a.ms).slice(0, 3);
+  return {
+    rate,
+    seconds,
+    latency: summarize(samples),
+    fromSend: summarize(fromSend),
+    outcomes,
+    slowest,
+  };
 }
 
 /** How long one more agent, of a capability of its own, took to be routed a task. */

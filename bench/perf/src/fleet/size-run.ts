@@ -301,6 +301,13 @@ export async function runFleetSize(
     const tasks1 = await counts();
     paced.answered = tasks1.tasksAnswered - tasks0.tasksAnswered;
     paced.agents = tasks1.taskAgents - tasks0.taskAgents;
+    // Where the slowest submits spent their time, as the router recorded it (stderr only).
+    for (const { ms, taskId } of paced.slowest) {
+      const res = await fetch(`${stack.routerUrl}/v1/tasks/${encodeURIComponent(taskId)}`, {
+        headers: { authorization: `Bearer ${callerKey}` },
+      });
+      log(`slow submit ${ms.toFixed(0)} ms: ${(await res.text()).slice(0, 600)}`);
+    }
     let routable: Routable | undefined;
     try {
       routable = await timeRoutable({
