@@ -166,7 +166,7 @@ export function decodeSnapshotDelta(
       version,
       written_at: Number(get('written_at') ?? 0),
       agents: agents as SnapshotAgent[],
-      removed: removed as string[],
+      removed,
     };
   } catch {
     return undefined;

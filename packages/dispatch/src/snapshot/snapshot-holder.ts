@@ -201,9 +201,12 @@ export class SnapshotHolder {
     const { redis, keys } = this.o;
     for (;;) {
       // One connection, in order: the counter is read before the deltas that reach it.
+      const versionKey = keys.snapshotVersion();
+      const deltasKey = keys.snapshotDeltas();
+      const from = `${this.version + 1}-0`;
       const [counter, entries] = await Promise.all([
-        redis.get(keys.snapshotVersion()),
-        redis.xrange(keys.snapshotDeltas(), `${this.version + 1}-0`, '+', 'COUNT', DELTAS_PER_READ),
+        redis.get(versionKey),
+        redis.xrange(deltasKey, from, '+', 'COUNT', DELTAS_PER_READ),
       ]);
       const target = Number(counter);
       for (const [id, fields] of entries) {
