@@ -43,9 +43,17 @@ export class SnapshotBoard {
 
   /** A new router's view; it loads the latest snapshot on the next `publish`. */
   newView(snapshotIntervalMs: number): SnapshotHolder {
+    // The version counter and an empty delta stream: every version is a full snapshot.
     const store = {
       get: (key: string): Promise<string | null> =>
-        Promise.resolve(key === this.keys.snapshot() ? this.stored : null),
+        Promise.resolve(
+          key === this.keys.snapshot()
+            ? this.stored
+            : key === this.keys.snapshotVersion()
+              ? String(this.version)
+              : null,
+        ),
+      xrange: (): Promise<[string, string[]][]> => Promise.resolve([]),
     };
     const logger = {
       child: () => logger,
