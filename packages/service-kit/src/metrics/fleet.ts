@@ -4,9 +4,12 @@ import { Gauge, type Registry } from 'prom-client';
 import {
   AGENT_STATUSES,
   decodeSnapshot,
+  decodeSnapshotDelta,
   WORKER_GROUP,
   type AgentRuntime,
   type ReachKeys,
+  type RegistrySnapshot,
+  type SnapshotAgent,
 } from '@agent-reach/protocol';
 
 /** Options of {@link registerFleetGauges}. */
@@ -77,10 +80,35 @@ function groupDepth(name: string, reply: unknown): StreamDepth | undefined {
   return undefined;
 }
 
+/** Deltas read after the full snapshot, at most: more and the snapshot alone is reported. */
+const DELTAS_READ = 2000;
+
+/**
+ * The snapshot's agents by id with the deltas written after it applied (docs/PROTOCOL.md §7),
+ * so a registration or a status change shows before the next full snapshot.
+ */
+async function withDeltas(
+  redis: RedisClient,
+  keys: ReachKeys,
+  snapshot: RegistrySnapshot | undefined,
+): Promise<Map<string, SnapshotAgent>> {
+  const byId = new Map((snapshot?.agents ?? []).map((a) => [a.agent_id, a]));
+  const from = `${(snapshot?.version ?? 0) + 1}-0`;
+  const entries = await redis.xrange(keys.snapshotDeltas(), from, '+', 'COUNT', DELTAS_READ);
+  if (entries.length >= DELTAS_READ) return byId;
+  for (const [id, fields] of entries) {
+    const delta = decodeSnapshotDelta(id, fields);
+    if (!delta) continue;
+    for (const gone of delta.removed) byId.delete(gone);
+    for (const agent of delta.agents) byId.set(agent.agent_id, agent);
+  }
+  return byId;
+}
+
 /**
  * Reads the fleet's state with a bounded number of commands: one pipeline for the snapshot and
- * the queue sizes, one for XINFO GROUPS of at most `maxAgents` inboxes and pools. Never scans
- * the keyspace.
+ * the queue sizes, one read of the deltas after the snapshot, one pipeline for XINFO GROUPS of
+ * at most `maxAgents` inboxes and pools. Never scans the keyspace.
  */
 async function readFleet(
   redis: RedisClient,
@@ -129,7 +157,9 @@ async function readFleet(
     }
   });
   const snapshot = decodeSnapshot((value(0) as string | null | undefined) ?? null);
-  const agents = [...(snapshot?.agents ?? [])].sort((a, b) => (a.agent_id < b.agent_id ? -1 : 1));
+  const agents = [...(await withDeltas(redis, keys, snapshot)).values()].sort((a, b) =>
+    a.agent_id < b.agent_id ? -1 : 1,
+  );
   const byStatus: Record<string, number> = Object.fromEntries(AGENT_STATUSES.map((s) => [s, 0]));
   for (const a of agents) byStatus[a.status] = (byStatus[a.status] ?? 0) + 1;
   const sampled = agents.slice(0, maxAgents);
