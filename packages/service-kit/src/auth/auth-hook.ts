@@ -33,8 +33,14 @@ declare module 'fastify' {
   }
 }
 
-/** The cookie the console's login sets (HttpOnly, SameSite=Strict), read by GET routes. */
+/** The cookie the console's login sets (HttpOnly, SameSite=Strict). */
 export const SESSION_COOKIE = 'reach_key';
+
+/**
+ * The header the console's own writes carry beside the cookie (value `1`). A page of another
+ * origin cannot send it without a CORS preflight, which no service here answers.
+ */
+export const CONSOLE_WRITE_HEADER = 'x-reach-console';
 
 /** Checks a presented key: its principal, or undefined when it is not valid now. */
 export interface KeyVerifier {
@@ -58,14 +64,15 @@ export interface AuthHookOptions {
 const BEARER = /^Bearer +([\x21-\x7e]{1,512})$/i;
 
 /**
- * The key a request presents: the bearer token, else, on a read (GET/HEAD), the console's
- * session cookie. The cookie is SameSite=Strict and never changes anything, so another site
- * cannot act with it.
+ * The key a request presents: the bearer token, else the console's session cookie on a read
+ * (GET/HEAD), or on a write that carries {@link CONSOLE_WRITE_HEADER}. The cookie is
+ * SameSite=Strict and a write needs the header too, so another site cannot act with it.
  */
 function presentedKey(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (typeof header === 'string') return BEARER.exec(header.trim())?.[1] ?? '';
-  if (request.method !== 'GET' && request.method !== 'HEAD') return undefined;
+  const read = request.method === 'GET' || request.method === 'HEAD';
+  if (!read && request.headers[CONSOLE_WRITE_HEADER] !== '1') return undefined;
   const cookies = (request as { cookies?: Record<string, string | undefined> }).cookies;
   return cookies?.[SESSION_COOKIE] || undefined;
 }

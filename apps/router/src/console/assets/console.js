@@ -6,6 +6,7 @@ import { byId, fmtClock, fmtMs, getJson, h } from './dom.js';
 import { FIGURES_WINDOW, figuresTable, loadFigures } from './figures.js';
 import { loadRooms, roomsTable } from './rooms.js';
 import { startSession } from './login.js';
+import { showPage } from './pages.js';
 
 /**
  * @typedef {import('./charts.js').TimelineEntry} TimelineEntry
@@ -398,8 +399,12 @@ function every(fn, ms) {
   void tick();
 }
 
-// Nothing is read until the console has a session: the login form shows otherwise.
-if (await startSession()) {
+// Nothing is read until the console has a session: the login form shows otherwise. A path
+// that names a page (`/console/tasks`) shows that page instead of the overview.
+const session = await startSession();
+if (session && (await showPage(session))) {
+  setConn('live', 'connected');
+} else if (session) {
   every(refreshAgents, AGENTS_EVERY_MS);
   every(refreshLatency, LATENCY_EVERY_MS);
   every(refreshFigures, FIGURES_EVERY_MS);

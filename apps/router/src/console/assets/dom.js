@@ -77,3 +77,35 @@ export async function getJson(path) {
   const body = await res.json().catch(() => ({}));
   return { status: res.status, body };
 }
+
+/**
+ * A write to this origin's API with the console's session: the cookie, plus the header the
+ * router asks of a write made with it (docs/SECURITY.md). Resolves with the status and the JSON
+ * reply, `{}` when there is none.
+ * @param {'POST' | 'PUT' | 'PATCH' | 'DELETE'} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @returns {Promise<{ status: number, body: unknown }>}
+ */
+export async function sendJson(method, path, body) {
+  /** @type {Record<string, string>} */
+  const headers = { accept: 'application/json', 'x-reach-console': '1' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  /** @type {unknown} */
+  const reply = await res.json().catch(() => ({}));
+  return { status: res.status, body: reply };
+}
+
+/**
+ * The error text of an API reply (`{error, message}`), for a line on the page.
+ * @param {{ status: number, body: unknown }} reply
+ */
+export function errorText(reply) {
+  const err = /** @type {{ error?: string, message?: string }} */ (reply.body ?? {});
+  return `${err.error ?? `HTTP ${reply.status}`}${err.message ? `: ${err.message}` : ''}`;
+}

@@ -60,7 +60,7 @@ function showLogin() {
       message.textContent = `${err.error ?? `HTTP ${res.status}`}: ${err.message ?? ''}`;
     })();
   });
-  const main = document.querySelector('main');
+  const main = document.getElementById('overview');
   main?.replaceChildren(
     h('section', { class: 'card wide', id: 'login' }, [
       h('div', { class: 'card-head' }, [h('h2', {}, ['Log in'])]),

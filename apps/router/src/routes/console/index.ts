@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorReply } from '@agent-reach/protocol';
@@ -26,6 +27,8 @@ export interface ConsoleRouteDeps {
 }
 
 const tags = ['console'];
+/** The console's page names (console/assets/pages.js lists them). */
+const CONSOLE_PAGE_PATTERN = '^(tasks|agents|capabilities|dead-letters|schedules|tenants)$';
 /** The page and its files hold no data: served without a key, so it can show the login form. */
 const page = { auth: 'public' as const };
 /** The data the page shows: operators and callers (by the login cookie or a bearer key). */
@@ -44,6 +47,14 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
     if (!asset) throw httpError('NOT_FOUND', `no console file ${name}`);
     return asset;
   };
+  const sendPage = (reply: FastifyReply) => {
+    const html = send('index.html');
+    return reply
+      .type(html.type)
+      .header('content-security-policy', CONSOLE_CSP)
+      .header('cache-control', 'no-cache')
+      .send(html.body);
+  };
 
   app.get(
     '/console',
@@ -56,14 +67,42 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleRouteDeps> = async 
         response: { 200: Type.String() },
       },
     },
-    async (_request, reply) => {
-      const page = send('index.html');
-      return reply
-        .type(page.type)
-        .header('content-security-policy', CONSOLE_CSP)
-        .header('cache-control', 'no-cache')
-        .send(page.body);
+    async (_request, reply) => sendPage(reply),
+  );
+
+  // Every page of the console is the same HTML; its script reads the path and the query
+  // (`/console/tasks?status=failed`, `/console/agents/a1`), so each view can be linked to.
+  app.get(
+    '/console/:page',
+    {
+      config: page,
+      schema: {
+        tags,
+        summary: 'A page of the console (HTML): tasks, agents, capabilities, dead letters…',
+        produces: ['text/html'],
+        params: Type.Object({ page: Type.String({ pattern: CONSOLE_PAGE_PATTERN }) }),
+        response: { 200: Type.String(), 400: ErrorReply },
+      },
     },
+    async (_request, reply) => sendPage(reply),
+  );
+
+  app.get(
+    '/console/:page/:item',
+    {
+      config: page,
+      schema: {
+        tags,
+        summary: 'One item on a page of the console (HTML): a task, an agent, a capability…',
+        produces: ['text/html'],
+        params: Type.Object({
+          page: Type.String({ pattern: CONSOLE_PAGE_PATTERN }),
+          item: Type.String({ minLength: 1, maxLength: 256 }),
+        }),
+        response: { 200: Type.String(), 400: ErrorReply },
+      },
+    },
+    async (_request, reply) => sendPage(reply),
   );
 
   app.get(

@@ -255,7 +255,8 @@ describe('the console login', () => {
     expect(session.json()).toMatchObject({ tenant: 'acme', role: 'caller' });
     const agents = await r1.app.inject({ url: '/v1/console/agents', headers: { cookie } });
     expect(agents.statusCode).toBe(200);
-    // The cookie reads; it never writes.
+    // The cookie alone reads; it writes only beside the console's header, which a page of
+    // another origin cannot send without a preflight.
     const submit = await r1.app.inject({
       method: 'POST',
       url: '/v1/tasks',
@@ -263,6 +264,21 @@ describe('the console login', () => {
       payload: { capability: 'echo', payload: {} },
     });
     expect(submit.statusCode).toBe(401);
+    const wrongMark = await r1.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: { cookie, 'x-reach-console': 'yes' },
+      payload: { capability: 'echo', payload: {} },
+    });
+    expect(wrongMark.statusCode).toBe(401);
+    const fromConsole = await r1.app.inject({
+      method: 'POST',
+      url: '/v1/tasks',
+      headers: { cookie, 'x-reach-console': '1' },
+      payload: { capability: 'echo', payload: {} },
+    });
+    expect(fromConsole.statusCode, fromConsole.body).not.toBe(401);
+    expect(fromConsole.statusCode).not.toBe(403);
     const logout = await r1.app.inject({
       method: 'POST',
       url: '/v1/console/logout',
