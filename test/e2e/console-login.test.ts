@@ -5,23 +5,18 @@
  * tenant, the agent table and the live event stream load with the HttpOnly cookie (which the
  * page's script cannot read); logging out brings the form back.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { openBrowser, type Browser } from '../support/browser.ts';
 import { http, startStack, type Stack } from '../support/stack.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'];
 const ADMIN = `admin-console-${'c'.repeat(40)}`;
 
 let stack: Stack;
-let profile: string;
+let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let callerKey = '';
-const problems: string[] = [];
 
 beforeAll(async () => {
   stack = await startStack({ env: { REACH_AUTH: 'required', REACH_ADMIN_KEY: ADMIN } });
@@ -31,19 +26,12 @@ beforeAll(async () => {
   });
   expect(made.status).toBe(201);
   callerKey = made.body.key;
-  profile = mkdtempSync(join(tmpdir(), 'reach-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  browser = await openBrowser();
+  ({ context, page } = browser);
 }, 90_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   await stack?.stop();
 });
 
@@ -76,6 +64,6 @@ describe('the console login', () => {
 
     await page.click('#logout');
     await page.locator('#login-form').waitFor({ timeout: 10_000 });
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
   });
 });

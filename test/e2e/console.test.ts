@@ -4,34 +4,16 @@
  * the live event stream, a task lookup draws its timeline, the latency chart has points. Leaves
  * a screenshot at test/artifacts/console.png.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { openBrowser, type Browser } from '../support/browser.ts';
 import { RawWorker, submitAndComplete } from '../support/raw-worker.ts';
 import { http, startStack, type Stack } from '../support/stack.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const artifacts = fileURLToPath(new URL('../artifacts/', import.meta.url));
-
 let stack: Stack;
 let workers: RawWorker[] = [];
-let profile: string;
-let context: BrowserContext;
+let browser: Browser;
 let page: Page;
-const problems: string[] = [];
 const taskIds: string[] = [];
 
 beforeAll(async () => {
@@ -68,23 +50,12 @@ beforeAll(async () => {
     await submitAndComplete(stack, { capability: 'translate', payload: { text: 'bonjour' } }),
   );
 
-  profile = mkdtempSync(join(tmpdir(), 'reach-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1360, height: 1000 },
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
-  });
+  browser = await openBrowser();
+  page = browser.page;
 }, 90_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   await Promise.all(workers.map((w) => w.stop()));
   await stack?.stop();
 });
@@ -164,8 +135,7 @@ describe('the console', () => {
     await room.waitFor({ timeout: 10_000 });
     expect(await room.locator('td').nth(2).innerText()).toBe('1');
 
-    mkdirSync(artifacts, { recursive: true });
-    await page.screenshot({ path: join(artifacts, 'console.png'), fullPage: true });
-    expect(problems).toEqual([]);
+    await browser.screenshot('console');
+    expect(browser.problems).toEqual([]);
   }, 90_000);
 });
