@@ -69,6 +69,20 @@ describe('the console', () => {
     await rowA.waitFor({ timeout: 10_000 });
     await expect.poll(() => rowA.getAttribute('data-status')).toBe('HEALTHY');
     expect(await rowA.innerText()).toMatch(/eu-west/);
+    // Each agent links to its own page; the bar links every page, the overview marked current.
+    expect(await rowA.locator('td').first().locator('a').getAttribute('href')).toBe(
+      '/console/agents/console-a',
+    );
+    expect(await page.locator('#nav a').allInnerTexts()).toEqual([
+      'Overview',
+      'Tasks',
+      'Agents',
+      'Capabilities',
+      'Dead letters',
+      'Schedules',
+      'Tenants & keys',
+    ]);
+    expect(await page.locator('#nav a[aria-current="page"]').innerText()).toBe('Overview');
     expect(await rowA.locator('td').nth(6).locator('.chip').allInnerTexts()).toEqual([
       'echo',
       'translate',
@@ -117,6 +131,9 @@ describe('the console', () => {
     await timeline.waitFor({ timeout: 10_000 });
     expect(await timeline.locator('rect.bar').count()).toBe(3);
     expect(await page.locator('#task-result dl').innerText()).toMatch(/completed[\s\S]*echo/);
+    expect(await page.locator('#task-page').getAttribute('href')).toBe(
+      `/console/tasks/${encodeURIComponent(taskId)}`,
+    );
 
     // The latency chart has a point per task this router sent.
     await expect

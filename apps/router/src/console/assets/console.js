@@ -71,7 +71,9 @@ function agentRow(a) {
   /** @type {HTMLElement} */ (meter.firstChild).style.width =
     `${Math.min(100, Math.round(load * 100))}%`;
   return h('tr', { 'data-agent-id': a.agent_id, 'data-status': a.status }, [
-    h('td', { class: 'mono' }, [a.agent_id]),
+    h('td', { class: 'mono' }, [
+      h('a', { href: `/console/agents/${encodeURIComponent(a.agent_id)}` }, [a.agent_id]),
+    ]),
     h('td', {}, [h('span', { class: `pill ${a.status.toLowerCase()}` }, [a.status])]),
     h(
       'td',
@@ -300,7 +302,12 @@ async function lookUp(taskId) {
       },
       [timelineChart(task.timeline)],
     ),
-    h('p', { class: 'muted' }, [`${task.timeline.length} stages over ${fmtMs(total)}`]),
+    h('p', { class: 'muted' }, [
+      `${task.timeline.length} stages over ${fmtMs(total)} · `,
+      h('a', { href: `/console/tasks/${encodeURIComponent(task.task_id)}`, id: 'task-page' }, [
+        'open the task page',
+      ]),
+    ]),
   );
 }
 
