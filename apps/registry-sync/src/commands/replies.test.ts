@@ -81,6 +81,13 @@ describe('script replies', () => {
       currentEpoch: 4,
     });
     expect(decodeDeregisterReply([-3])).toEqual({ ok: false, refusal: 'wrong_token' });
+    expect(decodeDeregisterReply([3, 1, 'i-1', 'DRAINING'])).toEqual({
+      ok: true,
+      epoch: 3,
+      pending: 1,
+      instanceId: 'i-1',
+      previous: 'DRAINING',
+    });
     expect(decodeRegisterReply([-11, 'acme'])).toEqual({
       ok: false,
       refusal: 'other_tenant',

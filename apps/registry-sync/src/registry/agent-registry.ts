@@ -290,21 +290,39 @@ export class AgentRegistry {
     };
   }
 
-  /** Starts draining an agent. */
+  /** Starts draining an agent at its own request (its token). */
   async deregister(agentId: string, token: ParsedToken): Promise<AgentAck> {
-    const res = await deregisterScript.run(this.o.redis, {
-      keys: { agent: this.o.keys.agent(agentId), pending: this.o.keys.pending(agentId) },
-      args: { tokenHash: token.secretHash, tokenEpoch: token.epoch },
-    });
-    if (!res.ok) this.throwRefusal(agentId, res);
+    const res = await this.startDraining(agentId, token);
     // Its last acks are written: the instance's Redis user goes now.
     await this.o.acl?.remove(agentId, res.instanceId);
-    return {
-      agent_id: agentId,
-      epoch: res.epoch,
-      status: 'DRAINING',
-      lease_ms: this.o.settings.offlineMs,
-    };
+    return this.drainingAck(agentId, res.epoch);
+  }
+
+  /**
+   * Starts draining an agent for an operator (the route checked the key): no new tasks; those in
+   * flight finish, then the sweeper removes it. Its Redis user is not removed here, as the agent
+   * did not say its acks are written (the ACL sweep takes a DRAINING agent's user). `changed` is
+   * false when it was draining already.
+   */
+  async drain(agentId: string): Promise<AgentAck & { changed: boolean }> {
+    const res = await this.startDraining(agentId, 'operator');
+    return { ...this.drainingAck(agentId, res.epoch), changed: res.previous !== 'DRAINING' };
+  }
+
+  private async startDraining(agentId: string, by: ParsedToken | 'operator') {
+    const res = await deregisterScript.run(this.o.redis, {
+      keys: { agent: this.o.keys.agent(agentId), pending: this.o.keys.pending(agentId) },
+      args: {
+        tokenHash: by === 'operator' ? '' : by.secretHash,
+        tokenEpoch: by === 'operator' ? '' : by.epoch,
+      },
+    });
+    if (!res.ok) this.throwRefusal(agentId, res);
+    return res;
+  }
+
+  private drainingAck(agentId: string, epoch: number): AgentAck {
+    return { agent_id: agentId, epoch, status: 'DRAINING', lease_ms: this.o.settings.offlineMs };
   }
 
   /** Every registered agent, with its live inflight count. */

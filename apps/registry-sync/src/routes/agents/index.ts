@@ -74,8 +74,9 @@ function bearer(header: string | undefined): ParsedToken {
 /**
  * The agents' side of the HTTP API. Register takes an API key of role agent or operator (the auth
  * plugin checks it and sets the principal); heartbeat, deregister and serve take the agent's own
- * token from its register reply (`agent-token`: this file checks it); the listings take any key
- * and show each key what it may see (docs/SECURITY.md).
+ * token from its register reply (`agent-token`: this file checks it), serve an operator's key
+ * too; drain takes an operator's key only; the listings take any key and show each key what it
+ * may see (docs/SECURITY.md).
  */
 export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
   app,
@@ -196,6 +197,37 @@ export const agentsRoutes: FastifyPluginAsyncTypebox<AgentsRouteDeps> = async (
       request.log.info({ agent_id: ack.agent_id, epoch: ack.epoch }, 'agent draining');
       fleet.append({ kind: 'deregistered', agent_id: ack.agent_id, epoch: ack.epoch });
       await onRegistryChange([ack.agent_id]);
+      return ack;
+    },
+  );
+
+  app.post(
+    '/v1/agents/:agent_id/drain',
+    {
+      // An operator's key: the agent itself deregisters with its token instead.
+      config: { roles: ['operator'] },
+      schema: { params: AgentParams, response: { 200: AgentAck, ...errors } },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const agentId = request.params.agent_id;
+      const view = await registry.get(agentId);
+      if (!view || !seesAgent(principal, view))
+        throw httpError('AGENT_NOT_FOUND', `agent ${agentId} is not registered`);
+      const { changed, ...ack } = await registry.drain(agentId);
+      // Draining already: the same answer, and nothing announced twice.
+      if (!changed) return ack;
+      request.log.info(
+        { agent_id: agentId, epoch: ack.epoch, by: principal.keyId },
+        'agent draining at an operator’s request',
+      );
+      fleet.append({
+        kind: 'deregistered',
+        agent_id: agentId,
+        epoch: ack.epoch,
+        reason: 'operator',
+      });
+      await onRegistryChange([agentId]);
       return ack;
     },
   );
