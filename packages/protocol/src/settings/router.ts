@@ -22,6 +22,13 @@ export const ROUTER_SETTINGS = {
     essential: true,
     doc: 'Port of the router: the callers’ side of the HTTP API, the console, A2A and MCP.',
   },
+  registryUrl: {
+    env: 'REACH_REGISTRY_URL',
+    type: 'string',
+    format: 'URL',
+    pattern: '^https?://',
+    doc: 'Base URL of registry-sync as the router reaches it: the router forwards the operators’ agent drain and serve calls (the console’s buttons) there; unset: those answer 503 `REGISTRY_NOT_CONFIGURED`.',
+  },
   maxPayloadBytes: {
     env: 'REACH_MAX_PAYLOAD_BYTES',
     type: 'integer',
