@@ -37,8 +37,11 @@ import { runRelayFleet } from './relay/fleet.ts';
 import { printRouterOnlyReport } from './router-only/print.ts';
 import { runRoutingBench } from './routing/bench.ts';
 import { Session, WORK_DIR, type Records } from './session.ts';
+import { chooseServiceBuild } from './stack/service-build.ts';
 import { printTopologyReport } from './topology/print.ts';
 
+/** How long the services sit idle before their memory is read again. */
+const RSS_SETTLE_MS = 10_000;
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
@@ -50,7 +53,7 @@ function settingsLine(o: BenchOptions): string {
       : '',
     o.modes.includes('http') ? `http ${o.httpConnections} connections × ${o.httpMs / 1000} s` : '',
   ].filter(Boolean);
-  return `settings: ${modes.join('; ')}; ${o.workers} workers × concurrency ${o.concurrency}; ${o.reps} repetition(s), interleaved; service log level ${o.serviceLogLevel}`;
+  return `settings: ${modes.join('; ')}; ${o.workers} workers × concurrency ${o.concurrency}; ${o.reps} repetition(s), interleaved; service log level ${o.serviceLogLevel}; router and registry-sync from ${o.build}`;
 }
 
 /**
@@ -246,11 +249,18 @@ async function runE2e(opts: BenchOptions): Promise<number> {
     out("Redis µs per task, flood, by command (a script's time holds the commands it ran):");
     for (const line of commandTimeLines(records, opts.systems)) out(`  ${line}`);
     out('');
-    const rss = session.children
-      .list()
-      .filter((c) => c.name.startsWith('reach-') && !c.hasExited())
-      .map((c) => `${c.name.slice('reach-'.length)} ${processRssMiB(c.pid).toFixed(0)}`);
-    if (rss.length > 0) out(`Agent-Reach resident memory after the runs, MiB: ${rss.join(', ')}`);
+    const reachRss = () =>
+      session.children
+        .list()
+        .filter((c) => c.name.startsWith('reach-') && !c.hasExited())
+        .map((c) => `${c.name.slice('reach-'.length)} ${processRssMiB(c.pid).toFixed(0)}`);
+    const rss = reachRss();
+    if (rss.length > 0) {
+      out(`Agent-Reach resident memory after the runs, MiB: ${rss.join(', ')}`);
+      // V8 gives pages back once allocation stops: what a service holds when the load is over.
+      await new Promise((r) => setTimeout(r, RSS_SETTLE_MS));
+      out(`… and ${RSS_SETTLE_MS / 1000} s later, idle: ${reachRss().join(', ')}`);
+    }
     out('');
     out('targets (issue 16):');
     for (const line of targetLines(records)) out(`  ${line}`);
@@ -290,6 +300,14 @@ async function main(): Promise<number> {
   if (opts.routing) {
     out(await runRoutingBench(out, opts.quick));
     return 0;
+  }
+  try {
+    const { build, note } = chooseServiceBuild(opts.from);
+    opts.build = build;
+    log(note);
+  } catch (err: unknown) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
   }
   return runE2e(opts);
 }

@@ -35,6 +35,12 @@ describe('parseArgs', () => {
     expect(() => parseArgs(['--help'])).toThrow(expect.objectContaining({ helped: true }));
   });
 
+  it('runs the services from the build it is told, settling auto by default', () => {
+    expect(parseArgs([]).from).toBe('auto');
+    expect(parseArgs(['--from', 'dist']).from).toBe('dist');
+    expect(() => parseArgs(['--from', 'release'])).toThrow(UsageError);
+  });
+
   it('profiles one Agent-Reach flood', () => {
     const o = parseArgs(['--profile']);
     expect(o).toMatchObject({ profile: true, systems: ['reach'], modes: ['flood'], reps: 1 });

@@ -1,4 +1,5 @@
 import type { Mode } from './load/protocol.ts';
+import type { ServiceBuild, ServiceBuildChoice } from './stack/service-build.ts';
 
 /**
  * The systems compared. `reach-auth` is Agent-Reach with API keys required (REACH_AUTH=required,
@@ -148,11 +149,16 @@ export interface BenchOptions {
   drainMs: number;
   /** The whole session is stopped after this long. @default 25 min (quick: 100 s; --topology: 10 min, quick 150 s) */
   deadlineMs: number;
+  /** Which build of the router and registry-sync to run (stack/service-build.ts). @default 'auto' */
+  from: ServiceBuildChoice;
+  /** The build `from` settled on; main sets it before anything starts. @default 'src' */
+  build: ServiceBuild;
 }
 
 const HELP = `usage: npm run bench -- [--quick] [--routing] [--profile] [--trace-gc] [--reps N] [--tasks N] [--window N]
        [--workers N] [--concurrency N] [--http-ms MS] [--paced-ms MS] [--rates 200,2000,4000]
        [--only reach,bullmq,floor,reach-auth] [--modes flood,paced,http] [--log-level warn] [--verbose]
+       [--from auto|dist|src]
        npm run bench -- --modes router-only [--quick] [--profile] [--trace-gc] [--only router,router-floor]
        [--reps N] [--tasks N] [--window N] [--workers N] [--concurrency N]
        npm run bench -- --modes relay [--quick] [--only reach,relay-http,relay-a2a] [--reps N]
@@ -229,6 +235,8 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     verbose: false,
     drainMs: quick ? 4000 : 20_000,
     deadlineMs: quick ? 100_000 : 25 * 60_000,
+    from: 'auto',
+    build: 'src',
   };
   let modesGiven = false;
   let only: SystemName[] | undefined;
@@ -327,6 +335,13 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       case '--verbose':
         o.verbose = true;
         break;
+      case '--from': {
+        const from = next();
+        if (from !== 'src' && from !== 'dist' && from !== 'auto')
+          throw new UsageError(`--from takes src, dist or auto, not ${from ?? 'nothing'}`);
+        o.from = from;
+        break;
+      }
       case '--help':
       case '-h':
         throw new UsageError(HELP, true);

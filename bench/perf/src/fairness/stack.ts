@@ -3,7 +3,7 @@ import type { BenchOptions } from '../options.ts';
 import type { Child, ChildSet } from '../proc/children.ts';
 import { getJson, until } from '../stack/health.ts';
 import { spawnListening } from '../stack/ports.ts';
-import { serverEntry } from '../stack/reach.ts';
+import { serverEntry } from '../stack/service-build.ts';
 
 /** Key prefix of the fairness runs in the session's Redis. */
 const PREFIX = 'bench-fair';
@@ -77,14 +77,14 @@ export async function startFairStack(
     ...common,
     name: `${procPrefix}-registry-sync`,
     role: 'sync' as const,
-    entry: serverEntry('@agent-reach/registry-sync'),
+    entry: serverEntry('@agent-reach/registry-sync', opts.build),
     ...(naming.onRegistryLine ? { onLine: naming.onRegistryLine } : {}),
   };
   const routerSpec = {
     ...common,
     name: `${procPrefix}-router`,
     role: 'front' as const,
-    entry: serverEntry('@agent-reach/router'),
+    entry: serverEntry('@agent-reach/router', opts.build),
   };
   const [registry, router] = await Promise.all([
     spawnListening(children, registrySpec, 'REGISTRY_PORT', healthy),

@@ -33,7 +33,7 @@ export interface Child {
 export interface SpawnNodeOptions {
   name: string;
   role: Role;
-  /** Absolute path of the `.ts` entry. */
+  /** Absolute path of the entry: a `.ts` source (run through tsx) or a built `.js`. */
   entry: string;
   env: Record<string, string>;
   /** Flags for node itself, before `--import tsx` (e.g. `--cpu-prof`). */
@@ -99,15 +99,14 @@ export class ChildSet {
     return this.children.map((c) => c.child);
   }
 
-  /** Starts `node [nodeArgs] --import tsx entry`. */
+  /** Starts `node [nodeArgs] --import tsx entry.ts`, or `node [nodeArgs] --conditions=agent-reach-dist entry.js`. */
   async spawnNode(opts: SpawnNodeOptions): Promise<Child> {
-    const nodeArgv = [
-      ...(opts.nodeArgs ?? []),
-      '--import',
-      tsxLoaderUrl(),
-      opts.entry,
-      ...(opts.args ?? []),
-    ];
+    // TypeScript runs through tsx; a built `.js` entry resolves the workspace packages to their
+    // dist, as the image runs it.
+    const loader = opts.entry.endsWith('.ts')
+      ? ['--import', tsxLoaderUrl()]
+      : ['--conditions=agent-reach-dist'];
+    const nodeArgv = [...(opts.nodeArgs ?? []), ...loader, opts.entry, ...(opts.args ?? [])];
     const proc = spawn(
       opts.cpus === undefined ? process.execPath : 'taskset',
       opts.cpus === undefined ? nodeArgv : ['-c', opts.cpus, process.execPath, ...nodeArgv],

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { BenchOptions, SystemName } from '../options.ts';
 import type { Child, ChildSet } from '../proc/children.ts';
 import { GcTrace } from '../proc/gc-trace.ts';
@@ -11,6 +9,7 @@ import { startRouterBalancer } from './nginx.ts';
 import { spawnListening } from './ports.ts';
 import { startEndpointAgents, type EndpointSpec } from './relay.ts';
 import { entry, type RunningSystem } from './running.ts';
+import { serverEntry } from './service-build.ts';
 
 /** Key prefix of Agent-Reach in the shared Redis (`bench-auth` for the reach-auth system). */
 export const REACH_PREFIX = 'bench';
@@ -29,11 +28,6 @@ const PAUSE_PROOF = {
   REACH_OFFLINE_MS: '1200000',
   REACH_CONSUME_BOUND_MS: '600000',
 };
-
-/** Where the router's and registry-sync's `server.ts` are, found through their package names. */
-export function serverEntry(pkg: string): string {
-  return join(dirname(fileURLToPath(import.meta.resolve(pkg))), 'server.ts');
-}
 
 /**
  * A fleet of agents several to a process (`--topology`): agent i (`bench-agent-<i>`) serves
@@ -162,13 +156,13 @@ export async function startReach({
   const registrySpec = {
     name: `${procPrefix}-registry-sync`,
     role: 'sync' as const,
-    entry: serverEntry('@agent-reach/registry-sync'),
+    entry: serverEntry('@agent-reach/registry-sync', opts.build),
     env: common,
     nodeArgs,
     echo,
     ...rest,
   };
-  const routerEntry = serverEntry('@agent-reach/router');
+  const routerEntry = serverEntry('@agent-reach/router', opts.build);
   const routerSpecs = Array.from({ length: routerCount }, (_, i) => ({
     name: routerCount > 1 ? `${procPrefix}-router-${i}` : `${procPrefix}-router`,
     role: 'front' as const,
