@@ -1,10 +1,20 @@
 import { queryStatements, type InfluxSource, type Row } from './influx-source.ts';
 import { loadQuery, regexLiteral, renderQuery, stringLiteral } from './queries.ts';
+import type { FigureGroup } from './schemas.ts';
+import { parseWindow, timeFilter, type Window } from './window.ts';
 
 /** The tenant whose tasks carry bare ids and no `tenant` tag (`DEFAULT_TENANT` of the protocol). */
 const DEFAULT_TENANT = 'default';
-import type { FigureGroup } from './schemas.ts';
-import { parseWindow, timeFilter, type Window } from './window.ts';
+
+/**
+ * The condition that keeps one tenant's points, ending in `AND `, to put before a time filter;
+ * empty for every tenant. The shipped files (which the dashboards run as they are) need no
+ * variable of their own for it.
+ */
+export function tenantCondition(tenant: string | undefined): string {
+  if (tenant === undefined) return '';
+  return `"tenant" = '${stringLiteral(tenant === DEFAULT_TENANT ? '' : tenant)}' AND `;
+}
 
 /** The tag the figures are grouped by. */
 export type GroupBy = 'capability' | 'agent_id';
@@ -51,14 +61,8 @@ const FIGURE_QUERIES = [
  */
 export function fourFiguresStatements(opts: FourFiguresOptions): string[] {
   const window = parseWindow(opts.window);
-  // The tenant goes with the time filter: the shipped files (which the dashboards run as they
-  // are) need no variable of their own for it.
-  const tenant =
-    opts.tenant === undefined
-      ? ''
-      : `"tenant" = '${stringLiteral(opts.tenant === DEFAULT_TENANT ? '' : opts.tenant)}' AND `;
   const vars = {
-    timeFilter: tenant + timeFilter(window),
+    timeFilter: tenantCondition(opts.tenant) + timeFilter(window),
     group: opts.groupBy,
     __range_s: window.seconds,
     ...(opts.capability !== undefined ? { capability: regexLiteral(opts.capability) } : {}),

@@ -33,6 +33,7 @@ export {
   type FourFigures,
   type FourFiguresOptions,
   type GroupBy,
+  tenantCondition,
 } from './four-figures.ts';
 export {
   influxTaskTimeline,
@@ -43,4 +44,21 @@ export {
   type InfluxTimelineOptions,
   type StageRecord,
 } from './timeline.ts';
-export { FigureGroup, LatencyFigure, StatsReply, TimelineReply, TimelineStage } from './schemas.ts';
+export {
+  capabilitySeries,
+  DEFAULT_SERIES_POINTS,
+  MAX_SERIES_POINTS,
+  seriesStatements,
+  seriesStep,
+  type CapabilitySeries,
+  type SeriesOptions,
+} from './series.ts';
+export {
+  FigureGroup,
+  LatencyFigure,
+  SeriesPoint,
+  SeriesReply,
+  StatsReply,
+  TimelineReply,
+  TimelineStage,
+} from './schemas.ts';

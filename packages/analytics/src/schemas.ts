@@ -66,6 +66,38 @@ export const StatsReply = Type.Object({
 });
 export type StatsReply = Static<typeof StatsReply>;
 
+/** One step of a capability's series. */
+export const SeriesPoint = Type.Object(
+  {
+    at: Type.Integer({ description: 'Start of the step, epoch milliseconds' }),
+    completed: Type.Integer({ description: 'Tasks completed in the step' }),
+    failed: Type.Integer({ description: 'Failed attempts in the step' }),
+    dead: Type.Integer({ description: 'Tasks dead-lettered in the step' }),
+    execution_mean_ms: Type.Union([Type.Number(), Type.Null()], {
+      description: 'Mean execution time (received → completed) of the completions; null without',
+    }),
+    execution_p95_ms: Type.Union([Type.Number(), Type.Null()], {
+      description: 'Its 95th percentile; null without completions',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type SeriesPoint = Static<typeof SeriesPoint>;
+
+/** `GET /v1/stats/series` reply. */
+export const SeriesReply = Type.Object({
+  capability: Type.String(),
+  window: Type.String(),
+  window_s: Type.Integer(),
+  step: Type.String({ description: 'The step as an InfluxQL duration, e.g. 1m or 15s' }),
+  step_ms: Type.Integer(),
+  generated_at: Type.Integer({ description: 'Epoch milliseconds' }),
+  points: Type.Array(SeriesPoint, {
+    description: 'One per step, oldest first; the last is the step now running',
+  }),
+});
+export type SeriesReply = Static<typeof SeriesReply>;
+
 /** One stage of a task's timeline with the gap from the stage before it. */
 export const TimelineStage = Type.Object(
   {

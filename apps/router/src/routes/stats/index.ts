@@ -15,6 +15,7 @@ import {
   type EventsReader,
 } from '../../observability/events-reader.ts';
 import { roomFigures } from '../queues/index.ts';
+import { seriesRoutes } from './series.ts';
 
 /** `GET /v1/stats` query. */
 export const StatsQuery = Type.Object(
@@ -56,12 +57,14 @@ export interface StatsRouteDeps {
 
 /**
  * The four figures from InfluxDB (docs/OBSERVABILITY.md): of the requester's tenant's tasks, or
- * for operators of every tenant's (or of the one `tenant` names).
+ * for operators of every tenant's (or of the one `tenant` names); and a capability's figures
+ * over time (`/v1/stats/series`).
  */
 export const statsRoutes: FastifyPluginAsyncTypebox<StatsRouteDeps> = async (
   app,
   { events, room },
 ) => {
+  await app.register(seriesRoutes, { events });
   app.get(
     '/v1/stats',
     {
