@@ -39,6 +39,8 @@ import { consoleSessionRoutes } from './routes/console/session.ts';
 import { keysRoutes } from './routes/keys/index.ts';
 import { tenantsRoutes } from './routes/tenants/index.ts';
 import { capabilitiesRoutes } from './routes/capabilities/index.ts';
+import { agentsRoutes } from './routes/agents/index.ts';
+import { RegistryForwarder } from './agents/registry-forwarder.ts';
 import { queuesRoutes } from './routes/queues/index.ts';
 import type { TenantRecords } from './tenants/tenant-records.ts';
 import { statsRoutes } from './routes/stats/index.ts';
@@ -99,6 +101,8 @@ export interface RouterAppDeps {
   shadows?: ShadowSettingsStore;
   /** Task search (`GET /v1/tasks`); without it, no such route. */
   search?: TaskSearch;
+  /** Sends the operators' agent drain and serve calls on to registry-sync; without it, they are 503. */
+  registry?: RegistryForwarder;
 }
 
 /** Builds the router's HTTP app; never listens (server.ts does, tests use inject). */
@@ -203,6 +207,9 @@ export async function buildRouterApp(deps: RouterAppDeps) {
   if (deps.webhooks) await app.register(webhooksRoutes, deps.webhooks);
   if (deps.room) await app.register(queuesRoutes, { room: deps.room });
   if (deps.shadows) await app.register(capabilitiesRoutes, { shadows: deps.shadows });
+  await app.register(agentsRoutes, {
+    registry: deps.registry ?? new RegistryForwarder({ url: undefined }),
+  });
   await app.register(consoleSessionRoutes, { verifier: deps.auth.store });
   if (deps.observability) await app.register(consoleRoutes, deps.observability.console);
   return app;

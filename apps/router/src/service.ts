@@ -71,6 +71,7 @@ import { WebhookSecrets } from './webhooks/webhook-secrets.ts';
 import { WebhookSender } from './webhooks/webhook-sender.ts';
 import { WebhookForwarder } from './webhooks/webhook-forwarder.ts';
 import { WebhookFailures } from './webhooks/webhook-failures.ts';
+import { RegistryForwarder } from './agents/registry-forwarder.ts';
 
 /** A running router. */
 export interface RouterService {
@@ -406,6 +407,7 @@ export async function createRouterService(
     room,
     shadows,
     search,
+    registry: new RegistryForwarder({ url: options.registryUrl }),
   });
 
   let closing: Promise<void> | undefined;
