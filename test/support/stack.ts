@@ -110,10 +110,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       onLine,
     }),
   );
+  const registryUrl = `http://127.0.0.1:${registryPort}`;
+  // Where routers send the console's drain and serve calls; a test may set it itself ('' unsets).
+  if (opts.env?.['REACH_REGISTRY_URL'] === undefined) base['REACH_REGISTRY_URL'] = registryUrl;
   const { port: routerPort, started: router } = await onFreePort('router', (port) =>
     startRouter(base, port, onLine),
   );
-  const registryUrl = `http://127.0.0.1:${registryPort}`;
   const routerUrl = `http://127.0.0.1:${routerPort}`;
   const counted = (name: string) => () => Number(base[name] ?? 1);
   return {

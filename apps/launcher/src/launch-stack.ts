@@ -269,6 +269,8 @@ export async function launchStack(root: string, opts: LaunchOptions = {}): Promi
       REACH_PREFIX: env.REACH_PREFIX || SHARED_SETTINGS.prefix.default,
       REGISTRY_PORT: String(registryPort),
       ROUTER_PORT: String(routerPort),
+      // Where the router sends the console's drain and serve calls (nginx with --cluster).
+      REACH_REGISTRY_URL: registryUrl,
       // The demo endpoint agents listen on 127.0.0.1: with keys required a loopback URL is
       // allowed only by name (REACH_OUTBOUND_LOOPBACK, docs/SECURITY.md).
       ...(keysRequired

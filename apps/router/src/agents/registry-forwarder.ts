@@ -5,7 +5,7 @@ export const REGISTRY_FORWARD_TIMEOUT_MS = 5000;
 
 /** What a {@link RegistryForwarder} needs. */
 export interface RegistryForwarderOptions {
-  /** registry-sync's base URL (REACH_REGISTRY_URL); unset: every call is 503 REGISTRY_NOT_CONFIGURED. */
+  /** registry-sync's base URL (REACH_REGISTRY_URL); unset or '': every call is 503 REGISTRY_NOT_CONFIGURED. */
   url: string | undefined;
   /** @default REGISTRY_FORWARD_TIMEOUT_MS */
   timeoutMs?: number;
@@ -35,7 +35,7 @@ export class RegistryForwarder {
   private readonly timeoutMs: number;
 
   constructor(o: RegistryForwarderOptions) {
-    this.base = o.url?.replace(/\/+$/, '');
+    this.base = o.url ? o.url.replace(/\/+$/, '') : undefined;
     this.timeoutMs = o.timeoutMs ?? REGISTRY_FORWARD_TIMEOUT_MS;
   }
 

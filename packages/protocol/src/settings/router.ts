@@ -26,7 +26,8 @@ export const ROUTER_SETTINGS = {
     env: 'REACH_REGISTRY_URL',
     type: 'string',
     format: 'URL',
-    pattern: '^https?://',
+    // Empty reads as unset, as the launcher clears a variable.
+    pattern: '^(https?://.+)?$',
     doc: 'Base URL of registry-sync as the router reaches it: the router forwards the operators’ agent drain and serve calls (the console’s buttons) there; unset: those answer 503 `REGISTRY_NOT_CONFIGURED`.',
   },
   maxPayloadBytes: {
