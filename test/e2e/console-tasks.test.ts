@@ -3,9 +3,9 @@
  * against a router that requires keys and archives to InfluxDB with a 2 s retention (so finished
  * tasks are read back from the archive, payload included): the list shows completed, running and
  * dead-lettered tasks; a capability filter narrows it, sits in the URL and survives a reload; a
- * bad filter is an error line; a task's view draws its waterfall with its payload and result; a
- * parent lists its child; Cancel turns the running task cancelled, on its view and live on an
- * open list; Replay brings the dead-lettered one back to run again. Tenant globex's caller sees
+ * bad filter is an error line; a task's view draws its waterfall with its payload and result (a
+ * running task's payload from its live view); a parent lists its child; Cancel turns the running
+ * task cancelled, on its view and live on an open list; Replay brings the dead-lettered one back to run again. Tenant globex's caller sees
  * none of it and no buttons; an operator picks acme's by the tenant filter. Leaves
  * test/artifacts/console-tasks.png (a task) and console-tasks-list.png.
  */
@@ -127,7 +127,7 @@ beforeAll(async () => {
     submit('echo-1', 'echo', { n: 1 }),
     submit('translate-0', 'translate', { text: 'bonjour' }),
     submit('plan-0', 'plan', { steps: 1 }),
-    submit('held', 'hold', {}),
+    submit('held', 'hold', { minutes: 5 }),
     submit('doomed', 'flaky', {}),
   ]);
   await Promise.all([
@@ -212,6 +212,10 @@ describe('the console’s tasks page', () => {
     expect(await watched.getAttribute('data-status')).toBe('received');
     await page.goto(`${stack.routerUrl}/console/tasks/held`);
     await page.locator('#task-facts[data-status="received"]').waitFor({ timeout: 10_000 });
+    // A running task's payload comes from its live view (`?include=payload`).
+    expect(JSON.parse(await page.locator('#task-payload-json').innerText())).toEqual({
+      minutes: 5,
+    });
     expect(await page.locator('button[data-action="replay"]').count()).toBe(0);
     await page.click('button[data-action="cancel"]');
     await page.locator('#task-facts[data-status="cancelled"]').waitFor({ timeout: 10_000 });

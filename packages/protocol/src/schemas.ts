@@ -460,6 +460,19 @@ export const TaskParams = Type.Object({
 });
 export type TaskParams = Static<typeof TaskParams>;
 
+/** `GET /v1/tasks/:task_id` query. */
+export const TaskViewQuery = Type.Object(
+  {
+    include: Type.Optional(
+      Type.Literal('payload', {
+        description: 'payload: the live view carries the caller’s payload too',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type TaskViewQuery = Static<typeof TaskViewQuery>;
+
 const TimelineEntrySchema = Type.Object(
   {
     stage: Type.String(),
@@ -511,7 +524,7 @@ export const TaskView = Type.Object({
   payload: Type.Optional(
     Type.Unknown({
       description:
-        'Archived views only, when the capability archives payloads: the caller’s payload (a string of its first bytes when cut)',
+        'The caller’s payload: on a live view with `?include=payload` (none once cancelled); on an archived view when the capability archives payloads (a string of its first bytes when cut)',
     }),
   ),
   payload_cut: Type.Optional(

@@ -50,9 +50,14 @@ export class TaskReader {
 
   /**
    * The task (its scoped id) with its timeline in time order, or undefined when unknown or
-   * expired; its ids as `scope`'s requester names them (the scoped ones without a scope).
+   * expired; its ids as `scope`'s requester names them (the scoped ones without a scope), and
+   * its payload when `opts.payload`.
    */
-  async view(taskId: string, scope?: TenantScope): Promise<TaskView | undefined> {
+  async view(
+    taskId: string,
+    scope?: TenantScope,
+    opts: { payload?: boolean } = {},
+  ): Promise<TaskView | undefined> {
     const show = (id: string) => (scope ? scope.show(id) : id);
     // The task, its timeline and its children share the task's hash tag: one MULTI.
     const [[, hash], [, list], [, children]] = ((await this.o.redis
@@ -74,6 +79,7 @@ export class TaskReader {
       // A waited submission's topic is the router's own: nobody reads it through the API.
       hideTopic: isWaitTopic,
       children: await this.keptChildren(children ?? []),
+      payload: opts.payload === true,
     });
   }
 

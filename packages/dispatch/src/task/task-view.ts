@@ -12,6 +12,8 @@ export interface TaskViewOptions {
   hideTopic?: (topic: string) => boolean;
   /** The children to list, as stored ids (the caller decides which are kept). */
   children?: readonly string[];
+  /** Show the caller's payload (`?include=payload`); a cancelled task keeps none. */
+  payload?: boolean;
 }
 
 function parseJson(text: string | undefined): unknown {
@@ -56,5 +58,6 @@ export function taskViewOf(
   if (task.priority) view.priority = task.priority;
   if (task.fallbackCapabilities) view.fallback_capabilities = task.fallbackCapabilities;
   if (o.children && o.children.length > 0) view.children = o.children.map(show);
+  if (o.payload && task.payload) view.payload = parseJson(task.payload);
   return view;
 }

@@ -112,7 +112,9 @@ function payloadOf(t) {
     muted(
       t.archived
         ? 'The archive keeps no payload of this capability (REACH_ARCHIVE_PAYLOADS).'
-        : 'The API shows a payload once the task is archived, if its capability archives payloads; the live view does not carry it.',
+        : t.status === 'cancelled'
+          ? 'A cancelled task keeps no payload.'
+          : 'No payload.',
       'task-payload-none',
     ),
   ];
@@ -288,7 +290,7 @@ export function mountView(root, ctx, taskId) {
   };
 
   const read = async () => {
-    const reply = await getJson(`/v1/tasks/${path}`);
+    const reply = await getJson(`/v1/tasks/${path}?include=payload`);
     if (reply.status === 200) {
       show(/** @type {TaskView} */ (reply.body));
       return;

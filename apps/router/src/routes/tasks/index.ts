@@ -12,6 +12,7 @@ import {
   SubmitQuery,
   SubmitReply,
   TaskParams,
+  TaskViewQuery,
   TaskView,
   type SubmitBatchItem,
 } from '@agent-reach/protocol';
@@ -254,12 +255,19 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
 
   app.get(
     '/v1/tasks/:task_id',
-    { schema: { params: TaskParams, response: { 200: TaskView, ...errors } } },
+    {
+      schema: {
+        params: TaskParams,
+        querystring: TaskViewQuery,
+        response: { 200: TaskView, ...errors },
+      },
+    },
     async (request) => {
       // Another tenant's task is unknown here, as one that never existed (404, not 403).
       const scope = TenantScope.of(principalOf(request));
       const id = scope.resolve(request.params.task_id);
-      let view = id === undefined ? undefined : await tasks.view(id, scope);
+      const payload = request.query.include === 'payload';
+      let view = id === undefined ? undefined : await tasks.view(id, scope, { payload });
       // Past its Redis retention: the archive, when the task has a tombstone (an InfluxDB outage
       // is a 503, not a 404).
       if (!view && id !== undefined) {
