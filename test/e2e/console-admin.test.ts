@@ -57,13 +57,19 @@ async function open(path: string, table: string): Promise<void> {
   await page.locator(`${table} tbody tr`).first().waitFor({ timeout: 10_000 });
 }
 
-/** The `attr` of each row of a table, sorted. */
+/** Polls what the page shows, with room for a loaded machine (vitest's default is 1 s). */
+const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 5000 });
+
+/**
+ * The `attr` of each row of a table, sorted, read in one go in the page (a list being re-drawn
+ * between two reads would leave the second waiting for a row that is gone).
+ */
 const rowIds = async (table: string, attr: string): Promise<string[]> => {
-  const rows = page.locator(`${table} tbody tr[${attr}]`);
-  const ids: string[] = [];
-  for (let i = 0, n = await rows.count(); i < n; i++)
-    ids.push((await rows.nth(i).getAttribute(attr)) ?? '');
-  return ids.sort();
+  const selector = JSON.stringify(`${table} tbody tr[${attr}]`);
+  const ids = await page.evaluate(
+    `[...document.querySelectorAll(${selector})].map((r) => r.getAttribute(${JSON.stringify(attr)}))`,
+  );
+  return (ids as string[]).sort();
 };
 
 beforeAll(async () => {
@@ -130,6 +136,8 @@ beforeAll(async () => {
   );
   browser = await openBrowser();
   page = browser.page;
+  // A step that cannot happen fails with its own name, not the test's timeout.
+  page.setDefaultTimeout(10_000);
 }, 90_000);
 
 afterAll(async () => {
@@ -156,7 +164,7 @@ describe('the console admin pages, as an operator', () => {
     // A capability filter narrows the list, is in the URL, and a reload keeps it.
     await page.fill('#dlq-filters-capability', 'brittle');
     await page.click('#dlq-filters button[type="submit"]');
-    await expect.poll(() => rowIds('#dlq', 'data-task-id')).toEqual(['acme/b-1']);
+    await poll(() => rowIds('#dlq', 'data-task-id')).toEqual(['acme/b-1']);
     expect(new URL(page.url()).searchParams.get('capability')).toBe('brittle');
     await page.reload();
     await page.locator('#dlq tr[data-task-id]').first().waitFor({ timeout: 10_000 });
@@ -164,10 +172,17 @@ describe('the console admin pages, as an operator', () => {
     expect(await page.inputValue('#dlq-filters-capability')).toBe('brittle');
     // A reason none has: nothing matches.
     await page.selectOption('#dlq-filters-reason', 'deadline');
-    await expect
-      .poll(() => page.locator('#dlq tbody').innerText())
-      .toMatch(/No dead letters match/);
+    await poll(() => page.locator('#dlq tbody').innerText()).toMatch(/No dead letters match/);
     expect(page.url()).toMatch(/reason=deadline/);
+
+    // Paging: a limit in the URL, and "Show more" raises it.
+    await page.goto(`${stack.routerUrl}/console/dead-letters?limit=2`);
+    await page.locator('#dlq tr[data-task-id]').first().waitFor({ timeout: 10_000 });
+    expect(await page.locator('#dlq tr[data-task-id]').count()).toBe(2);
+    await page.click('button[data-action="more"]');
+    await poll(() => page.locator('#dlq tr[data-task-id]').count()).toBe(5);
+    expect(new URL(page.url()).searchParams.get('limit')).toBe('52');
+    expect(await page.locator('button[data-action="more"]').isVisible()).toBe(false);
 
     await page.goto(`${stack.routerUrl}/console/dead-letters`);
     await g1.waitFor({ timeout: 10_000 });
@@ -182,7 +197,7 @@ describe('the console admin pages, as an operator', () => {
     // Replay one: the row says so, and the task runs again and completes.
     failing = false;
     await g1.locator('button[data-action="replay"]').click();
-    await expect.poll(() => g1.getAttribute('data-state')).toBe('replayed');
+    await poll(() => g1.getAttribute('data-state')).toBe('replayed');
     expect(await g1.locator('.row-result').innerText()).toMatch(/attempt 2/);
     await waitFor(
       async () =>
@@ -196,7 +211,7 @@ describe('the console admin pages, as an operator', () => {
       await page.check(`#dlq tr[data-task-id="${id}"] input[type="checkbox"]`);
     expect(await page.locator('#dlq-selected').innerText()).toBe('2 selected');
     await page.click('button[data-action="replay-selected"]');
-    await expect.poll(() => page.locator('#dlq-status').innerText()).toBe('Replayed 2 of 2.');
+    await poll(() => page.locator('#dlq-status').innerText()).toBe('Replayed 2 of 2.');
     expect(await page.locator('#dlq tr[data-state="replayed"]').count()).toBe(3);
 
     // Replayed dead letters leave the list.
@@ -227,19 +242,17 @@ describe('the console admin pages, as an operator', () => {
     // A capability filter, in the URL.
     await page.fill('#schedule-filters-capability', 'tick');
     await page.click('#schedule-filters button[type="submit"]');
-    await expect
-      .poll(() => rowIds('#schedules', 'data-schedule-id'))
-      .toEqual([`acme/${sched.ticker}`]);
+    await poll(() => rowIds('#schedules', 'data-schedule-id')).toEqual([`acme/${sched.ticker}`]);
     expect(page.url()).toMatch(/capability=tick/);
 
     await ticker.locator('button[data-action="pause"]').click();
-    await expect.poll(() => ticker.getAttribute('data-state')).toBe('paused');
+    await poll(() => ticker.getAttribute('data-state')).toBe('paused');
     expect(await ticker.locator('td[data-field="next"]').innerText()).toBe('paused');
     expect(
       (await api<{ paused: boolean }>(`/v1/schedules/${sched.ticker}`, key.acme!)).body.paused,
     ).toBe(true);
     await ticker.locator('button[data-action="resume"]').click();
-    await expect.poll(() => ticker.getAttribute('data-state')).toBe('active');
+    await poll(() => ticker.getAttribute('data-state')).toBe('active');
     expect(
       (await api<{ paused: boolean }>(`/v1/schedules/${sched.ticker}`, key.acme!)).body.paused,
     ).toBe(false);
@@ -282,7 +295,7 @@ describe('the console admin pages, as an operator', () => {
     // A tenant filter in the URL; after a reload the key is listed, its secret gone.
     await page.fill('#key-filters-tenant', 'initech');
     await page.click('#key-filters button[type="submit"]');
-    await expect.poll(() => rowIds('#keys', 'data-key-id')).toEqual([keyId]);
+    await poll(() => rowIds('#keys', 'data-key-id')).toEqual([keyId]);
     await page.reload();
     await row.waitFor({ timeout: 10_000 });
     expect(await rowIds('#keys', 'data-key-id')).toEqual([keyId]);
