@@ -1,7 +1,8 @@
 /**
  * The console's agents page in a real browser (Debian's Chromium, driven by playwright-core)
  * against a router that requires keys, with agents of two tenants (two of them observing): an
- * operator sees every agent with status, mode, load, region, tags and runtime; a capability
+ * operator sees every agent with status, mode, load, region, tags and runtime, and an agent's
+ * recent failures by error_code; a capability
  * filter narrows the list and survives a reload, region and free text from the URL narrow it
  * too; Promote turns an observing agent serving (with a weight) and Drain turns one DRAINING,
  * both through the router's forwarding to registry-sync, and the agent view's health history
@@ -9,7 +10,9 @@
  * Promote. Leaves screenshots at test/artifacts/console-agents.png and console-agent.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
 import type { Page } from 'playwright-core';
+import { NonRetryableError, ReachAgent, type TaskContext } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { openBrowser, type Browser } from '../support/browser.ts';
 import { http, startStack, type Stack } from '../support/stack.ts';
@@ -21,16 +24,11 @@ let browser: Browser;
 let page: Page;
 let callerKey = '';
 const beats: NodeJS.Timeout[] = [];
+/** acme-echo runs the SDK: it fails the tasks that ask it to, with an error code. */
+let echoAgent: ReachAgent;
 
-/** The agents, by tenant: two observe (get probes only) until promoted. */
+/** The agents played with raw HTTP, by tenant: two observe (get probes only) until promoted. */
 const AGENTS = [
-  {
-    agent_id: 'acme-echo',
-    tenant: 'acme',
-    capabilities: ['echo'],
-    region: 'eu-west',
-    tags: ['gpu'],
-  },
   { agent_id: 'acme-translate', tenant: 'acme', capabilities: ['translate'], region: 'us-east' },
   {
     agent_id: 'acme-observer',
@@ -113,15 +111,53 @@ beforeAll(async () => {
     globex: await newKey('globex', 'agent'),
   };
   callerKey = await newKey('acme', 'caller');
+  echoAgent = new ReachAgent({
+    registryUrl: stack.registryUrl,
+    routerUrl: stack.routerUrl,
+    redisUrl: stack.redisUrl,
+    apiKey: agentKeys['acme'],
+    agentId: 'acme-echo',
+    capabilities: ['echo'],
+    region: 'eu-west',
+    tags: ['gpu'],
+    maxConcurrency: 4,
+    handler: async (task: TaskContext) => {
+      if ((task.payload as { fail?: boolean }).fail)
+        throw new NonRetryableError('asked to fail', { code: 'BAD_INPUT' });
+      return { ok: true };
+    },
+    shutdownTimeoutMs: 2000,
+    logger: pino({ level: 'silent' }),
+  });
+  echoAgent.start();
+  await echoAgent.ready();
   for (const a of AGENTS) await startAgent(a, agentKeys[a.tenant] ?? '');
   await waitFor(
     async () => {
       const res = await http<{ agents: AgentView[] }>(`${stack.registryUrl}/v1/agents`, {
         headers: asAdmin,
       });
-      return res.body.agents.filter((a) => a.status === 'HEALTHY').length === AGENTS.length;
+      return res.body.agents.filter((a) => a.status === 'HEALTHY').length === AGENTS.length + 1;
     },
     { timeoutMs: 10_000, message: 'agents did not turn HEALTHY' },
+  );
+  // Two of acme's tasks fail on acme-echo with an error code, one completes.
+  for (const fail of [true, true, false]) {
+    const sub = await http(`${stack.routerUrl}/v1/tasks`, {
+      body: { capability: 'echo', payload: { fail } },
+      headers: { authorization: `Bearer ${callerKey}` },
+    });
+    expect(sub.status).toBe(202);
+  }
+  await waitFor(
+    async () => {
+      const res = await http<{ agents: { agent_id: string; recent: { failed: number } }[] }>(
+        `${stack.routerUrl}/v1/console/agents`,
+        { headers: asAdmin },
+      );
+      return res.body.agents.find((a) => a.agent_id === 'acme-echo')?.recent.failed === 2;
+    },
+    { timeoutMs: 10_000, message: 'the failures did not reach the console' },
   );
   browser = await openBrowser();
   page = browser.page;
@@ -129,6 +165,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const t of beats) clearInterval(t);
+  await echoAgent?.close();
   await browser?.close();
   await stack?.stop();
 });
@@ -137,14 +174,15 @@ describe('the agents page', () => {
   it('lists every agent for an operator; filters narrow it and stay in the URL', async () => {
     await logIn(ADMIN);
     await openList();
-    expect(await listed()).toEqual(AGENTS.map((a) => a.agent_id).sort());
+    expect(await listed()).toEqual(['acme-echo', ...AGENTS.map((a) => a.agent_id)].sort());
     const observer = page.locator('tr[data-agent-id="acme-observer"]');
     expect(await observer.locator('[data-mode]').getAttribute('data-mode')).toBe('observing');
     expect(await observer.getAttribute('data-status')).toBe('HEALTHY');
     const echo = page.locator('tr[data-agent-id="acme-echo"]');
     expect(await echo.locator('[data-kind="tag"]').innerText()).toBe('gpu');
-    expect(await echo.locator('[data-runtime]').innerText()).toMatch(/loop 12 ms/);
-    expect(await echo.innerText()).toMatch(/0 \/ 4/);
+    expect(await echo.locator('[data-runtime]').innerText()).toMatch(/loop \d+ ms/);
+    expect(await observer.locator('[data-runtime]').innerText()).toMatch(/loop 12 ms · gc 2 %/);
+    expect(await observer.innerText()).toMatch(/0 \/ 4/);
 
     await page.selectOption('#agents-filters-capability', 'translate');
     await expect.poll(listed, { timeout: 5000 }).toEqual(['acme-translate']);
@@ -164,6 +202,15 @@ describe('the agents page', () => {
     expect(await listed()).toEqual([]);
     await openList();
     await browser.screenshot('console-agents');
+  });
+
+  it('shows an agent’s recent failures grouped by error_code', async () => {
+    await page.click('tr[data-agent-id="acme-echo"] a');
+    const failures = page.locator('#agent-failures-table tr[data-code="BAD_INPUT"]');
+    await failures.waitFor({ timeout: 10_000 });
+    expect(await failures.innerText()).toMatch(/BAD_INPUT\s+2/);
+    expect(await page.innerText('#agent-failures')).toMatch(/1 completed, 2 failed/);
+    await openList();
   });
 
   it('promotes an observing agent to serving with a weight, and shows its history', async () => {
