@@ -2,11 +2,12 @@
  * The console's admin pages in a real browser (Debian's Chromium, driven by playwright-core)
  * against a router that requires keys, with two tenants: as an operator, the dead-letters page
  * lists every tenant's dead letters, a capability filter narrows them and survives a reload,
- * Replay and Replay selected send them again (and they complete); the schedules page pauses,
+ * Replay (the task then completes) and Replay selected send them again; the schedules page pauses,
  * resumes and deletes; the tenants page sets a tenant's record, makes a key shown once, filters
  * keys and revokes one (which the API then refuses). A caller of tenant acme sees only acme's dead
- * letters and schedules, and the tenants page tells it that it is for operators. Leaves
- * screenshots at test/artifacts/console-{dead-letters,schedules,tenants}.png.
+ * letters and schedules (with the buttons the API allows it there), and the tenants page tells it
+ * that it is for operators, with no button. Leaves screenshots at
+ * test/artifacts/console-{dead-letters,schedules,tenants}.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
@@ -320,6 +321,10 @@ describe('the console admin pages, as a caller', () => {
     await logIn(key.acme!);
     await open('/console/dead-letters', '#dlq');
     expect(await rowIds('#dlq', 'data-task-id')).toEqual(['b-1']);
+    // The API lets a caller replay its own tenant's dead letters: the button is there.
+    expect(
+      await page.locator('#dlq tr[data-task-id="b-1"] button[data-action="replay"]').count(),
+    ).toBe(1);
     await open('/console/schedules', '#schedules');
     expect(await rowIds('#schedules', 'data-schedule-id')).toEqual([sched.ticker]);
     expect(await page.locator('#page').innerText()).not.toMatch(/globex/);
