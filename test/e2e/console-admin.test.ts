@@ -278,6 +278,15 @@ describe('the console admin pages, as an operator', () => {
     await acme.waitFor({ timeout: 5000 });
     expect(await acme.locator('td[data-field="weight"]').innerText()).toBe('3');
     expect((await api<{ weight: number }>('/v1/tenants/acme', ADMIN)).body.weight).toBe(3);
+    // Edit puts the record in the form; a change saved shows on the row.
+    await page.fill('#tenant-name', '');
+    await acme.locator('button[data-action="edit"]').click();
+    expect(await page.inputValue('#tenant-name')).toBe('acme');
+    expect(await page.inputValue('#tenant-weight')).toBe('3');
+    await page.fill('#tenant-max_inflight', '5');
+    await page.click('#tenant-form button[type="submit"]');
+    await poll(() => acme.locator('td[data-field="max_inflight"]').innerText()).toBe('5');
+    expect(await acme.locator('td[data-field="weight"]').innerText()).toBe('3');
 
     // A key, shown this once.
     await page.fill('#key-tenant', 'initech');
