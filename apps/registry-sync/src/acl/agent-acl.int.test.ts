@@ -215,6 +215,28 @@ describe('an agent instance confined to its own Redis user (REACH_AGENT_ACL=on)'
     expect(await admin.acl('GETUSER', second.redis!.username)).toBeNull();
   });
 
+  it('keeps the user of an agent an operator drains until its record is gone', async () => {
+    const reply = await register({ agent_id: 'a4', capabilities: ['echo'], max_concurrency: 1 });
+    const username = reply.redis!.username;
+    // Something delivered to it is unfinished: draining, it stays until that is done.
+    const pending = reachKeys(prefix).pending('a4');
+    await admin.hset(pending, 'held-task', '0');
+    const drain = await service.app.inject({ method: 'POST', url: '/v1/agents/a4/drain' });
+    expect(drain.statusCode, drain.body).toBe(200);
+    // Past the sweeps of a second and a half: the user is there, and the agent can still ack.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await admin.hget(reachKeys(prefix).agent('a4'), 'status')).toBe('DRAINING');
+    expect(await admin.acl('GETUSER', username)).not.toBeNull();
+    const conn = await connectAs(reply.redis!);
+    expect(await outcome(() => conn.xadd(reply.acks_stream, '*', 'a', 'b'))).toBe('OK');
+    // Done: the record is removed, and its user with it.
+    await admin.hdel(pending, 'held-task');
+    await waitFor(async () => (await admin.acl('GETUSER', username)) === null, {
+      message: 'user of the removed agent removed',
+      timeoutMs: 5000,
+    });
+  });
+
   it('issues the user again in a heartbeat reply when it is missing, and after OFFLINE', async () => {
     const reply = await register({ agent_id: 'a1', capabilities: ['echo'], max_concurrency: 1 });
     const username = reply.redis!.username;

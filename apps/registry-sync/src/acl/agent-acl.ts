@@ -14,8 +14,18 @@ import {
   type AgentAclScope,
 } from './acl-rules.ts';
 
-/** Statuses whose instance keeps its Redis user; OFFLINE and DRAINING lose it (see {@link AgentAcl.sweep}). */
-const KEEPS_USER: readonly AgentStatus[] = ['STARTING', 'HEALTHY', 'SUSPECT', 'DEGRADED'];
+/**
+ * Statuses whose instance keeps its Redis user; OFFLINE loses it (see {@link AgentAcl.sweep}). A
+ * DRAINING agent keeps it until its record is removed, so the tasks it still runs after an
+ * operator's drain are acked; its own deregister removes it at once, its acks written.
+ */
+const KEEPS_USER: readonly AgentStatus[] = [
+  'STARTING',
+  'HEALTHY',
+  'SUSPECT',
+  'DEGRADED',
+  'DRAINING',
+];
 
 /** What the agent ACL needs. */
 export interface AgentAclOptions {
@@ -98,7 +108,7 @@ export class AgentAcl {
 
   /**
    * Removes the users of this prefix whose instance no longer holds its agent's record (fenced,
-   * or the record is gone) or whose agent is OFFLINE or DRAINING. A user made meanwhile always
+   * or the record is gone) or whose agent is OFFLINE. A user made meanwhile always
    * has its record written first, so it is never taken for a stale one; an agent whose user a
    * sweep removed just as it came back gets a new one with its next heartbeat. Returns how many
    * were removed.
@@ -130,7 +140,7 @@ export class AgentAcl {
       removed += stale.length;
       this.log.info(
         { users: stale.map((u) => ({ agent_id: u.agentId, instance_id: u.instanceId })) },
-        'removed redis users of agents fenced, offline, draining or gone',
+        'removed redis users of agents fenced, offline or gone',
       );
     }
     return removed;

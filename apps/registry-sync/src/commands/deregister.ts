@@ -34,6 +34,6 @@ export const deregisterScript = defineScript({
   lua: new URL('./deregister-2.lua', import.meta.url),
   command: 'reachDeregister',
   keys: ['agent', 'pending'],
-  args: ['tokenHash', 'tokenEpoch'],
+  args: ['tokenHash', 'tokenEpoch', 'holdMs'],
   decode: decodeDeregisterReply,
 });

@@ -1,7 +1,8 @@
 --[[
   Sets an agent's status from the age of its lease on Redis server time, its readiness,
   consumption suspicion, failing deep probes (`unwell`), an endpoint its relay cannot reach
-  (`unreachable`) and DEGRADED mark, and removes a DRAINING agent once nothing delivered to it is unfinished.
+  (`unreachable`) and DEGRADED mark, and removes a DRAINING agent once nothing delivered to it is unfinished
+  (and an operator's drain hold, `drain_hold_until`, is over).
   OFFLINE comes after SUSPECT: a HEALTHY agent past the offline bound is SUSPECT for one sweep.
   `grace` (ms) is added to the lease after the sweeper itself could not run (Redis paused or
   unreachable), so a store outage does not mark the whole fleet dead.
@@ -19,7 +20,7 @@
   Output: { previous status, new status, lease age ms, pending count, damped }  ("GONE" when
   removed; damped 1 when this sweep started a hold)
 ]]
-local cur = redis.call('HMGET', KEYS[1], 'status', 'lease_at', 'ready', 'zombie', 'unwell', 'degraded', 'unreachable', 'damped_until', 'lapses', 'lapse_at')
+local cur = redis.call('HMGET', KEYS[1], 'status', 'lease_at', 'ready', 'zombie', 'unwell', 'degraded', 'unreachable', 'damped_until', 'lapses', 'lapse_at', 'drain_hold_until')
 if not cur[1] then return { 'NONE', 'NONE', 0, 0 } end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -31,7 +32,8 @@ local nextStatus = status
 local dampedUntil = tonumber(cur[8]) or 0
 local damped = 0
 if status == 'DRAINING' then
-  if pending == 0 then
+  -- An operator's drain holds the record until its agent was told (deregister-2.lua).
+  if pending == 0 and (tonumber(cur[11]) or 0) <= now then
     redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
     return { status, 'GONE', age, 0, 0 }
   end

@@ -315,6 +315,9 @@ export class AgentRegistry {
       args: {
         tokenHash: by === 'operator' ? '' : by.secretHash,
         tokenEpoch: by === 'operator' ? '' : by.epoch,
+        // An operator's drain keeps the record a lease long, so the agent hears of it (and its
+        // SDK closes rather than registering again) even when idle.
+        holdMs: this.o.settings.offlineMs,
       },
     });
     if (!res.ok) this.throwRefusal(agentId, res);

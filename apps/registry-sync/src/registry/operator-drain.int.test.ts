@@ -31,6 +31,9 @@ beforeEach(async () => {
       adminKey: ADMIN_KEY,
       probeIntervalMs: 60_000,
       sweepIntervalMs: 100,
+      heartbeatIntervalMs: 200,
+      suspectMs: 1000,
+      offlineMs: 2000,
     },
     { logger: pino({ level: 'silent' }) },
   );
@@ -132,5 +135,30 @@ describe('an operator drains an agent', () => {
     );
     expect(gone.statusCode).toBe(404);
     expect(await events('a1', 'deregistered')).toHaveLength(1);
+  });
+
+  it('keeps an idle agent a lease long, so its next heartbeat is told DRAINING', async () => {
+    const agentKey = await key({ tenant: 'acme', role: 'agent' });
+    const reg = await register('a2', agentKey);
+    const drained = await drain('a2', ADMIN_KEY);
+    expect(drained.statusCode, drained.body).toBe(200);
+    const drainedAt = Date.now();
+    // Nothing is pending, yet a heartbeat after several sweeps still finds the record.
+    await new Promise((r) => setTimeout(r, 600));
+    const beat = await service.app.inject({
+      method: 'POST',
+      url: '/v1/agents/a2/heartbeat',
+      headers: auth(reg.token),
+      payload: { inflight: 0 },
+    });
+    expect(beat.statusCode, beat.body).toBe(200);
+    expect(beat.json()).toMatchObject({ status: 'DRAINING' });
+    // Then, the lease bound (offlineMs) after the drain, it is removed.
+    const gone = await until(
+      () => service.app.inject({ url: '/v1/agents/a2', headers: auth(ADMIN_KEY) }),
+      (res) => res.statusCode === 404,
+    );
+    expect(gone.statusCode).toBe(404);
+    expect(Date.now() - drainedAt).toBeGreaterThanOrEqual(1900);
   });
 });
