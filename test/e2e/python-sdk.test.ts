@@ -2,8 +2,8 @@
  * The Python worker SDK (sdks/python) against the running stack, on Debian's /usr/bin/python3 and
  * python3-redis: its unit tests, the package's wheel installed into a virtualenv (which every
  * Python test then runs), the example agent completing a task with progress and output, and an
- * agent that fails a task, renews a task's execution lease past it, drains on SIGTERM and stops
- * when a newer instance fences it (409 STALE_EPOCH). Agents are confined in Redis
+ * agent that fails a task, renews a task's execution lease past it, drains on SIGTERM, stops when
+ * an operator drains it, and stops when a newer instance fences it (409 STALE_EPOCH). Agents are confined in Redis
  * (REACH_AGENT_ACL=on), so every ack they write is signed.
  */
 import { spawnSync } from 'node:child_process';
@@ -307,6 +307,17 @@ describe('the Python worker SDK', () => {
     const done = await settled(id, 'completed', 20_000);
     expect(done).toMatchObject({ agent_id: 'py-work-6', attempts: 2, result: { done: 5 } });
     expect(done.timeline.map((e) => e.stage)).toContain('retried');
+  });
+
+  it('stops and exits 0 when an operator drains it, without registering again', async () => {
+    const agent = start('tests/work_agent.py', 'py-work-7');
+    await healthy('py-work-7', agent);
+    const drain = await http(`${stack.routerUrl}/v1/agents/py-work-7/drain`, { body: {} });
+    expect(drain.status, JSON.stringify(drain.body)).toBe(200);
+    expect(await agent.exited).toBe(0);
+    expect(agent.output()).toMatch(/drained by an operator/);
+    expect(agent.output()).not.toMatch(/registering again/);
+    expect((await http(`${stack.registryUrl}/v1/agents/py-work-7`)).status).toBe(404);
   });
 
   it('stops reading and exits when a newer instance fences it off (STALE_EPOCH)', async () => {

@@ -43,6 +43,11 @@ export interface ReachAgentEvents {
   state: [state: AgentState];
   /** A newer instance took over; this one no longer reads. */
   fenced: [error: AgentFencedError];
+  /**
+   * An operator drained this agent (`POST /v1/agents/:id/drain`): it gets no new tasks, runs the
+   * ones it holds, and closes once the registry removed it, instead of registering again.
+   */
+  drained: [];
 }
 
 /** Grace after aborting handlers at the shutdown timeout, for their failure acks to go out. */
@@ -94,6 +99,8 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
   /** markNotReady() was ever called: heartbeats carry `ready: true` again after it. */
   #wasNotReady = false;
   #fenced = false;
+  /** A heartbeat's answer said DRAINING while this agent was not closing: an operator drained it. */
+  #drained = false;
   #session: RegisterReply | undefined;
   #wiring: Wiring | undefined;
   #reregistering: Promise<void> | undefined;
@@ -195,8 +202,9 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
       // Only after a two-phase start: a registration without `ready: false` already said so.
       reportReady: () => this.#isReady && (!o.ready || this.#wasNotReady),
       notReady: () => this.#notReady,
-      onAnswered: (body) => {
+      onAnswered: (body, ack) => {
         if (body.ready === true) this.#readyTold.resolve(true);
+        if (ack.status === 'DRAINING') this.#onDrained();
       },
       onCredentials: (credentials, ackKey) => {
         this.#log.info('redis credentials issued again; used from the next connect');
@@ -383,9 +391,27 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
     }
   }
 
-  /** The record or the stream's group is gone: register again, same instance_id, work goes on. */
+  /** An operator drained this agent: it stays out once its tasks are done (see `drained`). */
+  #onDrained(): void {
+    if (this.#drained || this.#closing !== undefined || this.#fenced) return;
+    this.#drained = true;
+    this.#log.warn(
+      'an operator drained this agent: no new tasks; it closes once the registry removes it (start it again to rejoin)',
+    );
+    this.#emitSafe('drained');
+  }
+
+  /**
+   * The record or the stream's group is gone: register again, same instance_id, work goes on;
+   * after an operator's drain, close instead.
+   */
   #reregister(): void {
     if (this.#reregistering !== undefined || this.#closing !== undefined || this.#fenced) return;
+    if (this.#drained) {
+      this.#log.warn('drained by an operator and removed by the registry: closing');
+      void this.close();
+      return;
+    }
     this.#wiring?.heartbeat.stop();
     this.#reregistering = this.#register();
   }
@@ -455,8 +481,9 @@ export class ReachAgent extends EventEmitter<ReachAgentEvents> {
 
   async #deregister(): Promise<void> {
     const session = this.#session;
-    // A fenced instance's token is stale: the registry would refuse it, and the record is the new instance's.
-    if (session === undefined || this.#fenced) return;
+    // A fenced instance's token is stale: the registry would refuse it, and the record is the new
+    // instance's. A drained one is draining or gone already.
+    if (session === undefined || this.#fenced || this.#drained) return;
     try {
       await this.#registry.deregister(session);
       this.#log.info('deregistered');

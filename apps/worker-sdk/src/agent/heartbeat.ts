@@ -1,4 +1,5 @@
 import type {
+  AgentAck,
   AgentRuntime,
   ErrorCode,
   HeartbeatBody,
@@ -28,8 +29,8 @@ export interface HeartbeatContext {
   notReady?(): boolean;
   /** The process's runtime figures since the last heartbeat, sent with each. */
   runtime?(): AgentRuntime;
-  /** The registry answered a heartbeat (2xx); `body` is what it was told. */
-  onAnswered(body: HeartbeatBody): void;
+  /** The registry answered a heartbeat (2xx); `body` is what it was told, `ack` its answer. */
+  onAnswered(body: HeartbeatBody, ack: AgentAck): void;
   /**
    * The answer carried new Redis credentials (the registry made this instance's user again), and
    * the instance's ack key when the registration had none.
@@ -97,7 +98,7 @@ export class Heartbeat {
       if (this.#consecutiveFailures > 0)
         this.ctx.logger.info({ failures: this.#consecutiveFailures }, 'heartbeat recovered');
       this.#consecutiveFailures = 0;
-      this.ctx.onAnswered(body);
+      this.ctx.onAnswered(body, ack);
     } catch (err: unknown) {
       if (generation !== this.#generation) return;
       this.#consecutiveFailures += 1;

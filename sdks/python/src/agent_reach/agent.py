@@ -180,6 +180,7 @@ class Agent:
         self._running: Dict[str, Task] = {}  # task_id -> running task (received)
         self._free = threading.Semaphore(max_concurrency)
         self._stop = threading.Event()  # stop reading (drain or fence)
+        self._drained = False  # an operator drained it: stop once the registry removes it
         self._ready = threading.Event()  # reading new tasks (a two-phase start clears it)
         if ready:
             self._ready.set()
@@ -272,7 +273,9 @@ class Agent:
             self._redis.close()
         if self._client is not None:
             self._client.close()
-        if self.state != "fenced":
+        if self.state != "fenced" and self._drained:
+            self.state = "closed"  # the operator's drain removed it: nothing to deregister
+        elif self.state != "fenced":
             try:
                 self.registry.deregister(self.session)
                 log.info("deregistered")
@@ -464,9 +467,17 @@ class Agent:
                 reply = self.registry.heartbeat(self.session, body)
                 if "redis" in reply or reply.get("ack_key"):
                     self._adopt(reply)
+                if reply.get("status") == "DRAINING" and not self._drained and not self._stop.is_set():
+                    self._drained = True
+                    log.warning("an operator drained this agent: no new tasks; it stops once the registry "
+                                "removes it (start it again to rejoin)")
             except ReachHttpError as err:
                 if err.code == "STALE_EPOCH":
                     self._fence(err)
+                    return
+                if err.code == "AGENT_NOT_FOUND" and self._drained:
+                    log.warning("drained by an operator and removed by the registry: stopping")
+                    self._stop.set()
                     return
                 if err.code == "AGENT_NOT_FOUND" and self.state == "running":
                     log.warning("the registry lost this agent; registering again")

@@ -1,0 +1,103 @@
+/**
+ * An operator drains an SDK agent (`POST /v1/agents/:id/drain` through the router): the task it
+ * holds finishes there (its Redis user, REACH_AGENT_ACL=on, lasts until the agent is removed, so
+ * its acks are taken), it gets no new one, and once registry-sync removed it the agent closes
+ * rather than registering again; an idle one too (the drain keeps its record a lease long, so a
+ * heartbeat tells it). Another agent of the capability takes the new tasks.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ReachAgent, TaskContext } from '@agent-reach/worker-sdk';
+import { waitFor } from '@agent-reach/testkit';
+import { startAgent } from '../support/agents.ts';
+import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
+
+let stack: Stack;
+const agents: ReachAgent[] = [];
+let release: () => void = () => {};
+const held = new Promise<void>((resolve) => {
+  release = resolve;
+});
+
+beforeAll(async () => {
+  stack = await startStack({ env: { ...FAST_LEASES, REACH_AGENT_ACL: 'on' } });
+}, 90_000);
+
+afterAll(async () => {
+  release();
+  await Promise.all(agents.map((a) => a.close()));
+  await stack?.stop();
+});
+
+const agentRecord = (id: string) =>
+  http<{ status: string }>(`${stack.registryUrl}/v1/agents/${id}`, { method: 'GET' });
+
+describe('an operator drain', () => {
+  it('lets the agent finish its task, then the agent closes instead of registering again', async () => {
+    const ran: Record<string, string[]> = { 'drain-a': [], 'drain-b': [] };
+    const handler = (id: string) => async (task: TaskContext) => {
+      ran[id]!.push(task.taskId);
+      if ((task.payload as { hold?: boolean }).hold) await held;
+      return { by: id };
+    };
+    const a = await startAgent(stack, 'drain-a', ['drainable'], handler('drain-a'));
+    agents.push(a);
+    let drainedEvents = 0;
+    a.on('drained', () => (drainedEvents += 1));
+
+    const first = await http<{ task_id: string }>(`${stack.routerUrl}/v1/tasks`, {
+      body: { task_id: 'held-1', capability: 'drainable', payload: { hold: true } },
+    });
+    expect(first.status).toBe(202);
+    await waitFor(() => ran['drain-a']!.includes('held-1') || undefined, { timeoutMs: 10_000 });
+
+    const drain = await http<{ status: string }>(`${stack.routerUrl}/v1/agents/drain-a/drain`, {
+      body: {},
+    });
+    expect(drain.status, JSON.stringify(drain.body)).toBe(200);
+    expect(drain.body.status).toBe('DRAINING');
+    await waitFor(() => drainedEvents === 1 || undefined, { timeoutMs: 10_000 });
+
+    // New tasks go to another agent of the capability.
+    const b = await startAgent(stack, 'drain-b', ['drainable'], handler('drain-b'));
+    agents.push(b);
+    const next = await http(`${stack.routerUrl}/v1/tasks`, {
+      body: { task_id: 'after-drain', capability: 'drainable', payload: {} },
+    });
+    expect(next.status).toBe(202);
+    await waitFor(() => ran['drain-b']!.includes('after-drain') || undefined, {
+      timeoutMs: 10_000,
+    });
+
+    // Past two ACL sweeps (every second), the held task completes on the drained agent; then the
+    // registry removes it and it closes.
+    await new Promise((r) => setTimeout(r, 2500));
+    release();
+    const done = await waitFor(
+      async () => {
+        const view = await http<{ status: string; agent_id: string; attempts: number }>(
+          `${stack.routerUrl}/v1/tasks/held-1`,
+          { method: 'GET' },
+        );
+        return view.body.status === 'completed' ? view.body : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
+    expect(done).toMatchObject({ agent_id: 'drain-a', attempts: 1 });
+    await waitFor(() => a.state === 'closed' || undefined, { timeoutMs: 15_000 });
+    expect(ran['drain-a']).toEqual(['held-1']);
+    // Closed, it did not come back: the registry has no record of it.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await agentRecord('drain-a')).status).toBe(404);
+    expect(drainedEvents).toBe(1);
+  }, 60_000);
+
+  it('closes an idle agent too, once a heartbeat told it', async () => {
+    const c = await startAgent(stack, 'drain-c', ['drainable'], () => Promise.resolve({}));
+    agents.push(c);
+    const drain = await http(`${stack.routerUrl}/v1/agents/drain-c/drain`, { body: {} });
+    expect(drain.status).toBe(200);
+    await waitFor(() => c.state === 'closed' || undefined, { timeoutMs: 15_000 });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await agentRecord('drain-c')).status).toBe(404);
+  }, 30_000);
+});
