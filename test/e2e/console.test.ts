@@ -104,7 +104,7 @@ describe('the console', () => {
       .toEqual(['cache down', 'model-gateway ok 4 ms']);
     expect(await rowA.locator('[data-dependency="cache"]').getAttribute('class')).toBe('chip warn');
     await expect
-      .poll(() => rowA.locator('td[data-runtime]').innerText(), { timeout: 10_000 })
+      .poll(() => rowA.locator('[data-runtime]').innerText(), { timeout: 10_000 })
       .toBe('loop 12 ms · gc 2 % · 150 MB');
     expect(await rowB.locator('td').nth(9).innerText()).toBe('–');
 

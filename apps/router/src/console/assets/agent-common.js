@@ -84,8 +84,9 @@ export function healthText(a) {
 }
 
 /**
- * The runtime figures of the agent's last heartbeat, or `–`.
- * @param {Agent} a
+ * The runtime figures of the agent's last heartbeat (event-loop delay p99, time in GC, memory),
+ * warned past the points where they start to cost it health (docs/ROUTING.md); or `–`.
+ * @param {Pick<Agent, 'runtime'>} a
  */
 export function runtimeText(a) {
   const r = a.runtime;

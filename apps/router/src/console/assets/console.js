@@ -7,6 +7,7 @@ import { FIGURES_WINDOW, figuresTable, loadFigures } from './figures.js';
 import { loadRooms, roomsTable } from './rooms.js';
 import { startSession } from './login.js';
 import { showPage } from './pages.js';
+import { runtimeText } from './agent-common.js';
 
 /**
  * @typedef {import('./charts.js').TimelineEntry} TimelineEntry
@@ -107,28 +108,11 @@ function agentRow(a) {
 }
 
 /**
- * The runtime figures of the agent's last heartbeat: event-loop delay p99, time in GC, memory;
- * warned past the points where they start to cost it health (docs/ROUTING.md).
+ * The runtime figures of the agent's last heartbeat, in their cell (agent-common.js).
  * @param {Agent} a
  */
 function runtimeCell(a) {
-  const r = a.runtime;
-  if (!r) return h('td', {}, [h('span', { class: 'muted' }, ['–'])]);
-  const slow = r.loop_lag_p99_ms > 250 || (r.gc_share ?? 0) > 0.1;
-  const parts = [
-    `loop ${Math.round(r.loop_lag_p99_ms)} ms`,
-    r.gc_share !== undefined ? `gc ${Math.round(r.gc_share * 100)} %` : '',
-    `${Math.round(r.rss_bytes / 1048576)} MB`,
-  ].filter(Boolean);
-  return h(
-    'td',
-    {
-      class: slow ? 'num warn' : 'num',
-      'data-runtime': '',
-      title: 'Event-loop delay p99, share of time in garbage collection, resident memory',
-    },
-    [parts.join(' · ')],
-  );
+  return h('td', {}, [runtimeText(a)]);
 }
 
 /**
