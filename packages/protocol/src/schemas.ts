@@ -524,7 +524,7 @@ export const TaskView = Type.Object({
   payload: Type.Optional(
     Type.Unknown({
       description:
-        'The caller’s payload: on a live view with `?include=payload` (none once cancelled); on an archived view when the capability archives payloads (a string of its first bytes when cut)',
+        'The caller’s payload: on a live view with `?include=payload` while the task runs or is dead-lettered (a completed or cancelled task keeps none in Redis); on an archived view when the capability archives payloads (a string of its first bytes when cut)',
     }),
   ),
   payload_cut: Type.Optional(

@@ -112,8 +112,8 @@ function payloadOf(t) {
     muted(
       t.archived
         ? 'The archive keeps no payload of this capability (REACH_ARCHIVE_PAYLOADS).'
-        : t.status === 'cancelled'
-          ? 'A cancelled task keeps no payload.'
+        : t.status === 'completed' || t.status === 'cancelled'
+          ? `Not kept in Redis once the task is ${t.status}: its archive shows it, if its capability archives payloads.`
           : 'No payload.',
       'task-payload-none',
     ),

@@ -1,7 +1,7 @@
 /**
  * GET /v1/tasks/:task_id on a router in process with a real Redis: the live view leaves the
  * caller's payload out unless asked (`?include=payload`), a cancelled task keeps none, and an
- * unknown `include` is a 400.
+ * unknown `include` is a 400. (A completed task's payload is emptied by its final ack.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
