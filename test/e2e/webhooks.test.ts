@@ -246,10 +246,16 @@ describe('webhook callbacks', () => {
       callback_url: `${base}/stream`,
     });
     expect(res.status).toBe(202);
-    await waitFor(() => accepted('/stream').some((h) => h.body.type === 'task.completed'), {
-      timeoutMs: 20_000,
-      intervalMs: 50,
-    });
+    // Items are delivered side by side, in no promised order (receivers order them by seq): wait
+    // for the completion, the last item recorded, and every item numbered before it.
+    await waitFor(
+      () => {
+        const got = accepted('/stream');
+        const last = got.find((h) => h.body.type === 'task.completed')?.body.data.seq;
+        return last !== undefined && new Set(got.map((h) => h.body.data.seq)).size >= last;
+      },
+      { timeoutMs: 20_000, intervalMs: 50 },
+    );
     const got = accepted('/stream');
     const types = got.map((h) => h.body.type);
     expect(types.filter((t) => t === 'task.progress')).toHaveLength(3);
