@@ -56,6 +56,11 @@ const IDLE_MS = 100;
 /** How long a tenant whose pool is full is passed over, unless a slot frees first, ms. */
 const POOL_FULL_MS = 50;
 const MAX_CANDIDATES = 3;
+/**
+ * The most tasks a lane takes at once: as many as it saw slots free, up to this. A burst of
+ * completions then moves a burst of waiting tasks in one room call, their sends side by side.
+ */
+const MOST_PER_TAKE = 32;
 
 /**
  * Sends the tasks of the waiting rooms as slots free (docs/ROUTING.md, Waiting room), in every
@@ -162,24 +167,30 @@ export class RoomDrainer {
       // and sees whether its destination has room, unless a send just found every agent full.
       let waitSlot = !this.readsPools(capability);
       while (!this.closed) {
-        if (waitSlot && !(await this.capacity.wait(capability, LANE_WAIT_MS))) {
-          if (this.closed || (await this.o.room.forgetIfEmpty(capability))) break;
-          continue;
+        let slots = 1;
+        if (waitSlot) {
+          slots = await this.capacity.slots(capability, LANE_WAIT_MS, MOST_PER_TAKE);
+          if (slots === 0) {
+            if (this.closed || (await this.o.room.forgetIfEmpty(capability))) break;
+            continue;
+          }
         }
         const now = Date.now();
-        const [taken] = await this.o.room.take(
+        const taken = await this.o.room.take(
           capability,
-          1,
+          slots,
           now,
           this.passedOver(capability, now),
         );
-        if (!taken) {
+        if (taken.length === 0) {
           if (await this.o.room.forgetIfEmpty(capability)) break;
           // Only tasks set aside (or being sent, or bound for a full pool) are left.
           await this.pause(capability, this.poolFull.has(capability) ? POOL_FULL_MS : IDLE_MS);
           continue;
         }
-        waitSlot = (await this.send(capability, taken)) === 'full' || !this.readsPools(capability);
+        // Sent side by side: their reads, claims and deliveries share the event-loop turns.
+        const outcomes = await Promise.all(taken.map((t) => this.send(capability, t)));
+        waitSlot = outcomes.includes('full') || !this.readsPools(capability);
       }
     } catch (err: unknown) {
       this.log.warn({ err, capability }, 'waiting room not drained; tried again shortly');

@@ -13,10 +13,13 @@ export interface CapacityWaiterHooks {
 }
 
 interface Waiter {
-  settle: (admitted: boolean) => void;
+  /** Lets it go with `slots` free slots to take (0: not admitted). */
+  settle: (slots: number) => void;
   timer: NodeJS.Timeout;
   /** The task's priority, 0–9: a queue is kept highest first, FIFO within a priority. */
   priority: number;
+  /** The most slots it takes at once. */
+  most: number;
 }
 
 /** Puts `w` after every waiter of its priority or higher: highest first, FIFO within a priority. */
@@ -32,6 +35,13 @@ function openSlots(decision: Decision, snapshot: SnapshotHolder): number {
   for (const c of decision.ranked)
     free += Math.max(0, c.agent.max_concurrency - snapshot.inflightOf(c.agent));
   return Math.max(1, free);
+}
+
+/** The slots the waiters of a queue ask for in all. */
+function wanted(queue: readonly Waiter[]): number {
+  let n = 0;
+  for (const w of queue) n += w.most;
+  return n;
 }
 
 /** First and last pause between two recounts of a capability, ms (doubling while nothing frees). */
@@ -99,24 +109,35 @@ export class CapacityWaiter {
    * A task of a higher `priority` (0–9) is let go before every lower one waiting.
    */
   wait(capability: string, timeoutMs: number, priority = 0): Promise<boolean> {
+    return this.slots(capability, timeoutMs, 1, priority).then((slots) => slots > 0);
+  }
+
+  /**
+   * Resolves with how many slots of `capability` may have freed for this waiter, 1 to `most`,
+   * when some did; 0 after `timeoutMs` or at close. The free slots a pass sees are handed out in
+   * queue order, each waiter taking as many as it asked for: one waiter that takes many (a
+   * waiting room's lane) moves a burst of freed slots in one step.
+   */
+  slots(capability: string, timeoutMs: number, most: number, priority = 0): Promise<number> {
     let queue = this.queues.get(capability);
     if (this.closed || timeoutMs <= 0 || (queue?.length ?? 0) >= this.maxWaiting)
-      return Promise.resolve(false);
+      return Promise.resolve(0);
     const fresh = queue === undefined;
     if (!queue) this.queues.set(capability, (queue = []));
     const q = queue;
-    return new Promise<boolean>((resolve) => {
+    return new Promise<number>((resolve) => {
       const waiter: Waiter = {
-        settle: (admitted) => {
+        settle: (slots) => {
           clearTimeout(waiter.timer);
-          resolve(admitted);
+          resolve(slots);
         },
         timer: setTimeout(() => {
           const i = q.indexOf(waiter);
           if (i >= 0) q.splice(i, 1);
-          resolve(false);
+          resolve(0);
         }, timeoutMs),
         priority,
+        most: Math.max(1, Math.floor(most)),
       };
       enqueue(q, waiter);
       if (fresh) void this.watch(capability, q);
@@ -134,7 +155,7 @@ export class CapacityWaiter {
   /** Lets every waiting task go unadmitted; later waits answer false at once. */
   close(): void {
     this.closed = true;
-    for (const q of this.queues.values()) for (const w of q.splice(0)) w.settle(false);
+    for (const q of this.queues.values()) for (const w of q.splice(0)) w.settle(0);
     this.queues.clear();
   }
 
@@ -160,16 +181,22 @@ export class CapacityWaiter {
           this.o.snapshot.inflightOf,
         );
         // Room the snapshot already shows (an agent joined, a count aged out), or room Redis shows:
-        // as many waiters as there are free slots, so the most urgent go first.
+        // handed out in queue order, one slot per task, so the most urgent go first.
         const free =
           decision.count() > 0
             ? await this.beyondReserved(
                 capability,
-                Math.min(queue.length, openSlots(decision, this.o.snapshot)),
+                Math.min(wanted(queue), openSlots(decision, this.o.snapshot)),
               )
             : await this.room(capability, decision);
         if (free > 0) {
-          for (const w of queue.splice(0, free)) w.settle(true);
+          let left = free;
+          while (left > 0 && queue.length > 0) {
+            const w = queue.shift() as Waiter;
+            const slots = Math.min(w.most, left);
+            left -= slots;
+            w.settle(slots);
+          }
           pause = FIRST_PAUSE_MS;
         } else {
           pause = Math.min(2 * pause, LAST_PAUSE_MS);
@@ -177,7 +204,7 @@ export class CapacityWaiter {
       }
     } catch {
       // Redis unreachable: the waiting tasks are let go unadmitted, as if the wait had ended.
-      for (const w of queue.splice(0)) w.settle(false);
+      for (const w of queue.splice(0)) w.settle(0);
     } finally {
       if (this.queues.get(capability) === queue) this.queues.delete(capability);
       if (this.hooks.announce) await this.hooks.announce(capability).catch(() => undefined);
