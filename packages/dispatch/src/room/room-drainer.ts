@@ -77,6 +77,8 @@ export class RoomDrainer {
   private readonly lanes = new Map<string, number>();
   /** Capability → tenants whose pool was found full → until when they are passed over. */
   private readonly poolFull = new Map<string, Map<string, number>>();
+  /** Capability → tasks its lanes took and have not finished sending. */
+  private readonly holding = new Map<string, number>();
   /** Capability → ends the idle pauses of its lanes (a slot freed). */
   private readonly idle = new Map<string, Set<() => void>>();
   private timer: NodeJS.Timeout | undefined;
@@ -86,11 +88,17 @@ export class RoomDrainer {
   constructor(private readonly o: RoomDrainerOptions) {
     this.log = o.logger.child({ module: 'room-drainer' });
     this.routing = { redis: o.redis, keys: o.keys, snapshot: o.snapshot, watermark: o.watermark };
+    // The slots a pass sees free, less those the lanes' tasks being sent will take: the tasks
+    // this process holds out of the room never outnumber the slots it saw free.
+    const reserved = o.reserved;
     this.capacity = new CapacityWaiter({
       redis: o.redis,
       keys: o.keys,
       snapshot: o.snapshot,
-      ...(o.reserved ? { hooks: { reserved: o.reserved } } : {}),
+      hooks: {
+        reserved: async (capability) =>
+          (reserved ? await reserved(capability) : 0) + (this.holding.get(capability) ?? 0),
+      },
     });
   }
 
@@ -189,7 +197,10 @@ export class RoomDrainer {
           continue;
         }
         // Sent side by side: their reads, claims and deliveries share the event-loop turns.
-        const outcomes = await Promise.all(taken.map((t) => this.send(capability, t)));
+        this.hold(capability, taken.length);
+        const outcomes = await Promise.all(
+          taken.map((t) => this.send(capability, t).finally(() => this.hold(capability, -1))),
+        );
         waitSlot = outcomes.includes('full') || !this.readsPools(capability);
       }
     } catch (err: unknown) {
@@ -199,6 +210,13 @@ export class RoomDrainer {
       if (left > 0) this.lanes.set(capability, left);
       else this.lanes.delete(capability);
     }
+  }
+
+  /** Counts tasks taken from `capability`'s room (`n` > 0) or done sending (`n` < 0). */
+  private hold(capability: string, n: number): void {
+    const left = (this.holding.get(capability) ?? 0) + n;
+    if (left > 0) this.holding.set(capability, left);
+    else this.holding.delete(capability);
   }
 
   /** Whether some live agent of `capability` reads its pool. */

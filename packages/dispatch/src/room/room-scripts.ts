@@ -95,11 +95,14 @@ export const roomDoneScript = defineScript({
   lua: new URL('./room-done-1.lua', import.meta.url),
   command: 'reachRoomDone',
   keys: ['room'],
-  args: ['taskId', 'now'],
-  decode: (raw): number => {
-    if (typeof raw !== 'number' || !Number.isInteger(raw))
-      throw new ScriptReplyError('room-done-1.lua', raw, 'not an integer');
-    return raw;
+  args: [],
+  each: { name: 'tasks', fields: ['taskId', 'now'] },
+  decode: (raw, _args, items = []): number[] => {
+    const s = 'room-done-1.lua';
+    const list = slots(s, raw);
+    if (list.length !== items.length)
+      throw new ScriptReplyError(s, raw, `${list.length} replies for ${items.length} tasks`);
+    return list.map((_, i) => int(s, raw, list, i));
   },
 });
 

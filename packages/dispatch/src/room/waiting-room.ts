@@ -1,5 +1,6 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
-import type { ReachKeys } from '@agent-reach/protocol';
+import { Coalescer, type ReachKeys } from '@agent-reach/protocol';
+import type { Item } from '@agent-reach/service-kit';
 import {
   roomDoneScript,
   roomEnqueueScript,
@@ -77,10 +78,17 @@ function percentile(sorted: readonly number[], p: number): number {
  * Every key of one room is under one hash tag, so each step is one script call on one slot.
  */
 export class WaitingRoom {
+  /** The sends that ended in one tick, per room: one room-done call each. */
+  private readonly dones: Coalescer<Item<readonly ['taskId', 'now']>, number>;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: ReachKeys,
-  ) {}
+  ) {
+    this.dones = new Coalescer((room, tasks) =>
+      roomDoneScript.run(this.redis, { keys: { room }, args: {}, items: tasks }),
+    );
+  }
 
   /** Puts a task in `capability`'s room and marks the room as one that holds tasks. */
   async enter(capability: string, e: RoomEntry): Promise<EnqueueReply> {
@@ -147,10 +155,7 @@ export class WaitingRoom {
 
   /** Ends a sent task's stay: its wait in ms, or -1 when it was not being taken. */
   done(capability: string, taskId: string, now: number): Promise<number> {
-    return roomDoneScript.run(this.redis, {
-      keys: { room: this.keys.room(capability) },
-      args: { taskId, now },
-    });
+    return this.dones.call(this.keys.room(capability), { taskId, now });
   }
 
   /** Takes a task out of the room wherever it is in it. */
