@@ -37,10 +37,16 @@ function openSlots(decision: Decision, snapshot: SnapshotHolder): number {
   return Math.max(1, free);
 }
 
-/** The slots the waiters of a queue ask for in all. */
-function wanted(queue: readonly Waiter[]): number {
+/**
+ * The slots the waiters of a queue ask for in all, counted no further than `cap`: a queue of
+ * held submissions may be thousands long, and a pass never hands out more than the free slots.
+ */
+function wanted(queue: readonly Waiter[], cap: number): number {
   let n = 0;
-  for (const w of queue) n += w.most;
+  for (const w of queue) {
+    n += w.most;
+    if (n >= cap) return cap;
+  }
   return n;
 }
 
@@ -186,7 +192,7 @@ export class CapacityWaiter {
           decision.count() > 0
             ? await this.beyondReserved(
                 capability,
-                Math.min(wanted(queue), openSlots(decision, this.o.snapshot)),
+                wanted(queue, openSlots(decision, this.o.snapshot)),
               )
             : await this.room(capability, decision);
         if (free > 0) {
