@@ -136,15 +136,43 @@ const expected = (pick: (k: Known) => boolean) =>
     .map((k) => k.id)
     .sort();
 
-/** Waits until the operator's search finds `n` final tasks created since `since`. */
+/**
+ * Waits until the operator's search finds `n` final tasks created since `since`; on time-out,
+ * says which tasks were not found final and how the first of them stand.
+ */
 async function waitForFinal(since: number, n: number): Promise<void> {
-  await waitFor(
-    async () => {
-      const { items } = await searchAll('admin', { since, status: 'completed,dead', limit: 1000 });
-      return items.length >= n ? true : undefined;
-    },
-    { timeoutMs: 60_000, intervalMs: 1000, message: `fewer than ${n} tasks ended` },
-  );
+  let found: Summary[] = [];
+  try {
+    await waitFor(
+      async () => {
+        found = (await searchAll('admin', { since, status: 'completed,dead', limit: 1000 })).items;
+        return found.length >= n ? true : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, message: `fewer than ${n} tasks ended` },
+    );
+  } catch (err: unknown) {
+    const ended = new Set(found.map((i) => i.task_id));
+    const notEnded = known.filter(
+      (k) =>
+        k.old === (since !== newSince) && !ended.has(`${k.tenant}/${k.id}`) && !ended.has(k.id),
+    );
+    const views = await Promise.all(
+      notEnded.slice(0, 5).map(async (k) => {
+        const res = await http(
+          `${stack.routerUrl}/v1/tasks/${encodeURIComponent(`${k.tenant}/${k.id}`)}`,
+          {
+            headers: as('admin'),
+          },
+        );
+        return `${k.tenant}/${k.id}: ${res.status} ${JSON.stringify(res.body)}`;
+      }),
+    );
+    throw new Error(
+      `${found.length} of ${n} found ended; not found: ${notEnded.length}\n${views.join('\n')}\n` +
+        `service errors: ${stack.errorLines().slice(-10).join('\n')}`,
+      { cause: err },
+    );
+  }
 }
 
 beforeAll(async () => {

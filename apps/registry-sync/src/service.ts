@@ -248,6 +248,8 @@ export async function createRegistryService(
     settings: archiving,
   });
   await shadows.start();
+  // created_at on this process's clock while Redis's agrees with it (dispatch/redis-clock.ts).
+  delivery.followRedisTime();
   // Agents' outcomes, for their health scores and DEGRADED (health/).
   const health = new HealthRecorder({
     redis,
@@ -502,6 +504,7 @@ export async function createRegistryService(
         await agentAcl?.close();
         await relayAcl?.close();
         shadows.stop();
+        delivery.close();
         await snapshot.close();
         await events.close();
         await acks.quit().catch(() => undefined);

@@ -236,6 +236,8 @@ export async function createRouterService(
     settings: live,
   });
   await shadows.start();
+  // created_at on this process's clock while Redis's agrees with it (dispatch/redis-clock.ts).
+  delivery.followRedisTime();
   const watermark = () => shared.watermark;
   // The waiting rooms (docs/ROUTING.md): this router sends their tasks as it sees slots free.
   const room = new WaitingRoom(redis, keys);
@@ -429,6 +431,7 @@ export async function createRouterService(
         submitter.close();
         drainer.close();
         shadows.stop();
+        delivery.close();
         await waiter.close();
         await pushForwarder.close();
         await webhookForwarder.close();

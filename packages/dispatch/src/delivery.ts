@@ -1,7 +1,7 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { DueWatch } from './due-watch.ts';
 import { ClaimBatch } from './send/claim-batch.ts';
-import { RedisClock } from './redis-clock.ts';
+import { RedisClock, timeReplyMs } from './redis-clock.ts';
 import { Coalescer, encodeTask, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
 import { deliverScript, type DeliverReply, type DeliverTask } from './commands/deliver.ts';
 import { recordPooledScript } from './commands/record-pooled.ts';
@@ -68,6 +68,16 @@ export class Delivery {
         items: tasks,
       }),
     );
+  }
+
+  /** Bounds {@link clock} by Redis's `TIME` every few seconds (RedisClock.follow) until close(). */
+  followRedisTime(): void {
+    this.clock.follow(async () => timeReplyMs(await this.o.redis.time()));
+  }
+
+  /** Stops following Redis's time. */
+  close(): void {
+    this.clock.stop();
   }
 
   /**
