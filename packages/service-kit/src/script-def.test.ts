@@ -108,14 +108,31 @@ describe('defineScript', () => {
     ).toThrow('1 keys defined, the file name says 2');
   });
 
-  it('says which script is missing from a connection', async () => {
-    const redis = new Redis({ lazyConnect: true });
+  it('says which script is missing from a connection, and defines only the pipelined ones', async () => {
+    // Never connected, and refusing to queue: a command fails at once, saying so.
+    const redis = new Redis({ lazyConnect: true, enableOfflineQueue: false });
+    const call = { keys: { task: 'a', timeline: 'b' }, args: { attempt: 1, reason: 'x' } };
+    const queued = defineScript({
+      lua: MOVE,
+      command: 'reachMoveQueuedTest',
+      pipelined: true,
+      keys: ['task', 'timeline'],
+      args: ['attempt', 'reason'],
+      decode: (raw) => raw,
+    });
     try {
-      await expect(
-        move.run(redis, { keys: { task: 'a', timeline: 'b' }, args: { attempt: 1, reason: 'x' } }),
-      ).rejects.toThrow('move-2.lua is not loaded on this connection');
-      loadScripts(redis, [move]);
-      expect(Object.keys(redis.scriptsSet)).toEqual(['reachMoveTest']);
+      await expect(move.run(redis, call)).rejects.toThrow(
+        'move-2.lua is not loaded on this connection',
+      );
+      expect(() => queued.queue(redis.pipeline(), call)).toThrow(
+        'move-2.lua is not loaded on this connection',
+      );
+      loadScripts(redis, [move, queued]);
+      // EVALSHA for the one, a command ioredis copies onto every pipeline for the other.
+      expect(Object.keys(redis.scriptsSet)).toEqual(['reachMoveQueuedTest']);
+      await expect(move.run(redis, call)).rejects.toThrow(/enableOfflineQueue/);
+      expect(() => move.queue(redis.pipeline(), call)).toThrow('define it with pipelined: true');
+      expect(() => queued.queue(redis.pipeline(), call)).not.toThrow();
     } finally {
       redis.disconnect();
     }

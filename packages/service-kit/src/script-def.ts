@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +42,12 @@ export interface ScriptSpec<
   readonly lua: URL;
   /** The command's name on the connection (ioredis `defineCommand`). */
   readonly command: string;
+  /**
+   * Queued on pipelines ({@link Script.queue}): defined on the connection with ioredis
+   * `defineCommand`, which loads it before a pipeline that uses it runs. Every other script runs
+   * by EVALSHA, sent again as EVAL when Redis answers NOSCRIPT (a restarted or promoted node).
+   */
+  readonly pipelined?: boolean;
   /** The fixed keys, `KEYS[1]` first. */
   readonly keys: K;
   /** For an `-n` script: the name of the keys past the fixed ones (`KEYS[n..] <name>`). */
@@ -159,11 +166,29 @@ export function defineScript<
     numberOfKeys,
     argv,
     async run(redis, call) {
-      const invoke = (redis as unknown as Record<string, Invoke | undefined>)[spec.command];
-      if (!invoke) throw new Error(`script ${file} is not loaded on this connection`);
-      return spec.decode(await invoke.apply(redis, argv(call)), call.args, call.items ?? []);
+      const items = call.items ?? [];
+      if (spec.pipelined) {
+        const invoke = (redis as unknown as Record<string, Invoke | undefined>)[spec.command];
+        if (!invoke) throw new Error(`script ${file} is not loaded on this connection`);
+        return spec.decode(await invoke.apply(redis, argv(call)), call.args, items);
+      }
+      const lua = loaded.get(redis)?.get(spec.command);
+      if (!lua) throw new Error(`script ${file} is not loaded on this connection`);
+      const args = argv(call);
+      if (numberOfKeys !== 'n') args.unshift(numberOfKeys);
+      const eval_ = redis as unknown as { evalsha: Invoke; eval: Invoke };
+      let raw: unknown;
+      try {
+        raw = await eval_.evalsha(lua.sha, ...args);
+      } catch (err: unknown) {
+        if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+        raw = await eval_.eval(lua.text, ...args);
+      }
+      return spec.decode(raw, call.args, items);
     },
     queue(pipeline, call) {
+      if (!spec.pipelined)
+        throw new Error(`script ${file} is queued on a pipeline: define it with pipelined: true`);
       const invoke = (pipeline as unknown as Record<string, Queue | undefined>)[spec.command];
       if (!invoke) throw new Error(`script ${file} is not loaded on this connection`);
       invoke.apply(pipeline, argv(call));
@@ -171,26 +196,42 @@ export function defineScript<
   };
 }
 
-const luaText = new Map<string, string>();
+/** A script's text as Redis runs it, and its SHA1. */
+interface LoadedLua {
+  text: string;
+  sha: string;
+}
+
+const luaText = new Map<string, LoadedLua>();
+/** Connection → command → the script loaded on it. */
+const loaded = new WeakMap<object, Map<string, LoadedLua>>();
 
 /**
- * Defines each script on the connection (ioredis `defineCommand`, which falls back from EVALSHA
- * to EVAL), its `--#include` lines expanded (`LUA_INCLUDES`). Give each connection only the scripts it runs: ioredis copies every script defined on
- * a connection onto each pipeline it makes, and with auto-pipelining that is one pipeline per
- * event-loop turn — about 20 µs for 25 scripts, as much as the commands it carries when they are
- * few.
+ * Loads each script for the connection, its `--#include` lines expanded (`LUA_INCLUDES`): a
+ * pipelined one is defined with ioredis `defineCommand`, the others are run by EVALSHA.
+ *
+ * Why so few are defined: ioredis copies every script defined on a connection onto each pipeline
+ * it makes, and with auto-pipelining that is one pipeline per event-loop turn — about 20 µs for
+ * 25 scripts, as much as the commands it carries when they are few.
  */
 export function loadScripts(redis: RedisClient, scripts: readonly AnyScript[]): void {
+  let mine = loaded.get(redis);
+  if (!mine) loaded.set(redis, (mine = new Map<string, LoadedLua>()));
   for (const script of scripts) {
     const path = fileURLToPath(script.lua);
     let lua = luaText.get(path);
     if (lua === undefined) {
-      lua = expandLuaIncludes(readFileSync(path, 'utf8'), basename(path));
+      const text = expandLuaIncludes(readFileSync(path, 'utf8'), basename(path));
+      lua = { text, sha: createHash('sha1').update(text).digest('hex') };
       luaText.set(path, lua);
     }
+    mine.set(script.command, lua);
+    if (!script.pipelined) continue;
     redis.defineCommand(
       script.command,
-      script.numberOfKeys === 'n' ? { lua } : { numberOfKeys: script.numberOfKeys, lua },
+      script.numberOfKeys === 'n'
+        ? { lua: lua.text }
+        : { numberOfKeys: script.numberOfKeys, lua: lua.text },
     );
   }
 }

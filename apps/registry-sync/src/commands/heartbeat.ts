@@ -32,6 +32,7 @@ export function decodeHeartbeatReply(raw: unknown): HeartbeatReply {
 export const heartbeatScript = defineScript({
   lua: new URL('./heartbeat-1.lua', import.meta.url),
   command: 'reachHeartbeat',
+  pipelined: true,
   keys: ['agent'],
   args: ['tokenHash', 'tokenEpoch', 'inflight', 'busy', 'ready', 'reachable', 'runtime'],
   decode: decodeHeartbeatReply,

@@ -30,6 +30,7 @@ export function decodeLeaseReply(raw: unknown): LeaseReply {
 export const leaseScript = defineScript({
   lua: new URL('./lease-4.lua', import.meta.url),
   command: 'reachLease',
+  pipelined: true,
   keys: ['agent', 'pending', 'inbox', 'card'],
   args: ['suspectMs', 'offlineMs', 'graceMs', 'flapLimit', 'flapWindowMs', 'flapHoldMs'],
   decode: decodeLeaseReply,

@@ -166,11 +166,20 @@ const bumpScript = defineScript({
   args: [],
   decode: (raw) => Number(raw),
 });
+/** The same script, queued on pipelines (defined on the connection with defineCommand). */
+const bumpQueued = defineScript({
+  lua: new URL('../testing/bump-1.lua', import.meta.url),
+  command: 'reachTestBumpQueued',
+  pipelined: true,
+  keys: ['counter'],
+  args: [],
+  decode: (raw) => Number(raw),
+});
 
 describe('scripts on a Redis Cluster', () => {
   it('run on every master, and again after SCRIPT FLUSH (NOSCRIPT answered by EVAL)', async () => {
     const redis = open();
-    loadScripts(redis, [bumpScript]);
+    loadScripts(redis, [bumpScript, bumpQueued]);
     const bump = (key: string) => bumpScript.run(redis, { keys: { counter: key }, args: {} });
     const prefix = randomPrefix();
     const keys = await onDifferentMasters(redis, (n) => `${prefix}:{k${n}}`, 3);
@@ -181,7 +190,7 @@ describe('scripts on a Redis Cluster', () => {
     const node = clusterNodeOf(redis, keys[0] ?? '');
     await node?.script('FLUSH');
     const pipeline = redis.pipeline();
-    bumpScript.queue(pipeline, { keys: { counter: keys[0] ?? '' }, args: {} });
+    bumpQueued.queue(pipeline, { keys: { counter: keys[0] ?? '' }, args: {} });
     const replies = await pipeline.exec();
     expect(replies?.[0]).toEqual([null, 3]);
   });

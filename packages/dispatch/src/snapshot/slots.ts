@@ -5,6 +5,7 @@ import { ScriptReplyError } from '@agent-reach/protocol';
 export const slotsScript = defineScript({
   lua: new URL('./slots-2.lua', import.meta.url),
   command: 'reachSlots',
+  pipelined: true,
   keys: ['pending', 'inbox'],
   args: [],
   decode: (raw): number => {

@@ -25,6 +25,7 @@ export function decodeOutcomesReply(raw: unknown): OutcomesReply {
 export const outcomesScript = defineScript({
   lua: new URL('./outcomes-1.lua', import.meta.url),
   command: 'reachOutcomes',
+  pipelined: true,
   keys: ['agent'],
   args: ['letters', 'window', 'probeFailures', 'healthCheck'],
   decode: decodeOutcomesReply,
