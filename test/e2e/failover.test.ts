@@ -25,7 +25,6 @@ import { Cluster } from 'ioredis';
 import { entryOf, startClusterTopology, type ClusterTopology } from '@agent-reach/launcher';
 import { reachKeys, type CallbackItem } from '@agent-reach/protocol';
 import {
-  freePort,
   randomPrefix,
   startNodeService,
   testRedisMode,
@@ -83,8 +82,6 @@ describe.skipIf(testRedisMode() === 'cluster')('failover on the cluster topology
     const services = testServices();
     topo = await startClusterTopology({
       stateDir: dir,
-      routerPort: await freePort(),
-      registryPort: await freePort(),
       env: {
         ...ENV,
         REACH_PREFIX: prefix,

@@ -6,7 +6,9 @@
  */
 import { join } from 'node:path';
 import {
+  freePort,
   onFreePort,
+  portTaken,
   requireBinaries,
   startLoadBalancer,
   startLocalCluster,
@@ -31,10 +33,13 @@ export interface ClusterTopologyOptions {
   clusterPorts?: readonly number[];
   /** How long a master may be unreachable before its replica takes over. @default 2000 */
   nodeTimeoutMs?: number;
-  /** nginx's port for callers, in front of the routers. */
-  routerPort: number;
-  /** nginx's port for agents, in front of the registry-sync instances. */
-  registryPort: number;
+  /**
+   * nginx's port for callers, in front of the routers.
+   * @default a free port, picked as nginx starts (again should another process take it first)
+   */
+  routerPort?: number;
+  /** nginx's port for agents, in front of the registry-sync instances. @default as routerPort */
+  registryPort?: number;
   /** @default 3 */
   routers?: number;
   /** @default 2 */
@@ -148,16 +153,33 @@ export async function startClusterTopology(opts: ClusterTopologyOptions): Promis
       routers.push(child);
       routerPorts.push(port);
     }
-    const nginx = await startLoadBalancer({
-      bin: bins.nginx,
-      dir: join(opts.stateDir, 'nginx-cluster'),
-      fronts: [
-        { name: 'routers', port: opts.routerPort, upstreamPorts: routerPorts },
-        { name: 'registries', port: opts.registryPort, upstreamPorts: registryPorts },
-      ],
-      ...(opts.detached !== undefined ? { detached: opts.detached } : {}),
-      ...(opts.onLine ? { onLine: (line: string) => opts.onLine?.('nginx-lb', line) } : {}),
-    });
+    const startNginx = (routerPort: number, registryPort: number) =>
+      startLoadBalancer({
+        bin: bins.nginx,
+        dir: join(opts.stateDir, 'nginx-cluster'),
+        fronts: [
+          { name: 'routers', port: routerPort, upstreamPorts: routerPorts },
+          { name: 'registries', port: registryPort, upstreamPorts: registryPorts },
+        ],
+        ...(opts.detached !== undefined ? { detached: opts.detached } : {}),
+        ...(opts.onLine ? { onLine: (line: string) => opts.onLine?.('nginx-lb', line) } : {}),
+      });
+    // Ports left to pick are picked now, after every other process of the topology took its own:
+    // picked earlier, one could land on a port a node or its cluster bus takes in between.
+    const picked = opts.routerPort === undefined || opts.registryPort === undefined;
+    let nginx: ManagedProcess | undefined;
+    let routerPort = 0;
+    let registryPort = 0;
+    for (let attempt = 1; nginx === undefined; attempt++) {
+      routerPort = opts.routerPort ?? (await freePort());
+      registryPort = opts.registryPort ?? (await freePort());
+      while (registryPort === routerPort) registryPort = await freePort();
+      try {
+        nginx = await startNginx(routerPort, registryPort);
+      } catch (err: unknown) {
+        if (!picked || attempt >= 3 || !portTaken(err)) throw err;
+      }
+    }
     started.push(nginx);
     await opts.onStarted?.(nginx);
 
@@ -166,8 +188,8 @@ export async function startClusterTopology(opts: ClusterTopologyOptions): Promis
       seeds,
       redisEnv,
       cluster,
-      routerUrl: `http://127.0.0.1:${opts.routerPort}`,
-      registryUrl: `http://127.0.0.1:${opts.registryPort}`,
+      routerUrl: `http://127.0.0.1:${routerPort}`,
+      registryUrl: `http://127.0.0.1:${registryPort}`,
       routers,
       registries,
       nginx,
