@@ -80,14 +80,7 @@ export class RawWorker {
   }
 
   private async run(): Promise<void> {
-    const {
-      stream,
-      group,
-      instance_id: consumer,
-      acks_stream: acks,
-      agent_id: agentId,
-      epoch,
-    } = this.reg;
+    const { stream, group, instance_id: consumer } = this.reg;
     while (this.running) {
       let reply: ReadReply;
       try {
@@ -108,42 +101,61 @@ export class RawWorker {
         if (!this.running) return;
         continue;
       }
-      for (const [entryId, flat] of reply?.[0]?.[1] ?? []) {
-        const fields: Record<string, string> = {};
-        for (let i = 0; i + 1 < flat.length; i += 2)
-          fields[flat[i] as string] = flat[i + 1] as string;
-        const taskId = fields.task_id ?? '';
-        this.seen.set(taskId, fields);
-        const common = [
-          'task_id',
-          taskId,
-          'agent_id',
-          agentId,
-          'instance_id',
-          consumer,
-          'epoch',
-          String(epoch),
-          'attempt',
-          fields.attempt ?? '1',
-        ];
-        await this.conn.call('XADD', acks, '*', ...common, 'stage', 'received');
-        await this.conn.call(
-          'XADD',
-          acks,
-          '*',
-          ...common,
-          'stage',
-          'completed',
-          'result',
-          fields.payload ?? 'null',
-          'duration_ms',
-          '2',
-          ...(fields.capability === '_probe' && this.opts.probeHealth
-            ? ['health', JSON.stringify(this.opts.probeHealth)]
-            : []),
-        );
-        await this.conn.call('XACK', stream, group, entryId);
+      try {
+        await this.answer(reply);
+      } catch (err: unknown) {
+        // stop() closed the connection between a read and its acks.
+        if (!this.running) return;
+        throw err;
       }
+    }
+  }
+
+  /** Acks each task read as received, then completed, and acknowledges its entry. */
+  private async answer(reply: ReadReply): Promise<void> {
+    const {
+      stream,
+      group,
+      instance_id: consumer,
+      acks_stream: acks,
+      agent_id: agentId,
+      epoch,
+    } = this.reg;
+    for (const [entryId, flat] of reply?.[0]?.[1] ?? []) {
+      const fields: Record<string, string> = {};
+      for (let i = 0; i + 1 < flat.length; i += 2)
+        fields[flat[i] as string] = flat[i + 1] as string;
+      const taskId = fields.task_id ?? '';
+      this.seen.set(taskId, fields);
+      const common = [
+        'task_id',
+        taskId,
+        'agent_id',
+        agentId,
+        'instance_id',
+        consumer,
+        'epoch',
+        String(epoch),
+        'attempt',
+        fields.attempt ?? '1',
+      ];
+      await this.conn.call('XADD', acks, '*', ...common, 'stage', 'received');
+      await this.conn.call(
+        'XADD',
+        acks,
+        '*',
+        ...common,
+        'stage',
+        'completed',
+        'result',
+        fields.payload ?? 'null',
+        'duration_ms',
+        '2',
+        ...(fields.capability === '_probe' && this.opts.probeHealth
+          ? ['health', JSON.stringify(this.opts.probeHealth)]
+          : []),
+      );
+      await this.conn.call('XACK', stream, group, entryId);
     }
   }
 }
