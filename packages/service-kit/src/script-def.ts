@@ -43,9 +43,10 @@ export interface ScriptSpec<
   /** The command's name on the connection (ioredis `defineCommand`). */
   readonly command: string;
   /**
-   * Queued on pipelines ({@link Script.queue}): defined on the connection with ioredis
-   * `defineCommand`, which loads it before a pipeline that uses it runs. Every other script runs
-   * by EVALSHA, sent again as EVAL when Redis answers NOSCRIPT (a restarted or promoted node).
+   * Queued on pipelines ({@link Script.queue}): also defined on the connection with ioredis
+   * `defineCommand`, which loads it before a pipeline that uses it runs. {@link Script.run} runs
+   * every script by EVALSHA, sent again as EVAL when Redis answers NOSCRIPT (a restarted or
+   * promoted node).
    */
   readonly pipelined?: boolean;
   /** The fixed keys, `KEYS[1]` first. */
@@ -166,12 +167,6 @@ export function defineScript<
     numberOfKeys,
     argv,
     async run(redis, call) {
-      const items = call.items ?? [];
-      if (spec.pipelined) {
-        const invoke = (redis as unknown as Record<string, Invoke | undefined>)[spec.command];
-        if (!invoke) throw new Error(`script ${file} is not loaded on this connection`);
-        return spec.decode(await invoke.apply(redis, argv(call)), call.args, items);
-      }
       const lua = loaded.get(redis)?.get(spec.command);
       if (!lua) throw new Error(`script ${file} is not loaded on this connection`);
       const args = argv(call);
@@ -184,7 +179,7 @@ export function defineScript<
         if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
         raw = await eval_.eval(lua.text, ...args);
       }
-      return spec.decode(raw, call.args, items);
+      return spec.decode(raw, call.args, call.items ?? []);
     },
     queue(pipeline, call) {
       if (!spec.pipelined)
