@@ -13,6 +13,7 @@ export * from './stuck-commands.ts';
 export * from './nonce.ts';
 export * from './request-log.ts';
 export * from './run-main.ts';
+export * from './idle-compaction.ts';
 export * from './process-guard.ts';
 export * from './request-context.ts';
 export * from './trace-context.ts';

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { SHARED_SETTINGS } from '@agent-reach/protocol';
+import { idleCompactFrom, startIdleCompaction } from './idle-compaction.ts';
 import { installProcessGuard } from './process-guard.ts';
 import {
   REQUEST_CONTEXT_MODES,
@@ -47,7 +48,8 @@ const CRASH_EXIT_CODE = 1;
  * start exits 1 with the reason logged. Guards the process ({@link installProcessGuard}): an
  * unhandled rejection is logged with its request and counted, and the service serves on; an
  * uncaught exception is logged at `fatal` with its request, then the service closes (for at most
- * `crashCloseMs`) and the process exits 1.
+ * `crashCloseMs`) and the process exits 1. Once listening, it compacts the heap when the process
+ * goes quiet after a burst (`REACH_IDLE_COMPACT`, {@link startIdleCompaction}).
  */
 export function runMain(
   name: string,
@@ -87,11 +89,13 @@ export function runMain(
   });
   const main = async () => {
     setRequestContextMode(requestContextModeFrom(process.env.REACH_REQUEST_CONTEXT));
+    const idleCompact = idleCompactFrom(process.env.REACH_IDLE_COMPACT);
     // Before the service is built: its hot paths read `tracing.on` as they run.
     await startTracing({ serviceName: `agent-reach-${name}`, logger });
     service = await start();
     const address = await service.listen();
     logger.info({ address }, `${name} listening`);
+    if (idleCompact) startIdleCompaction({ logger });
     const stop = (signal: NodeJS.Signals) => {
       logger.info({ signal }, `${name} shutting down`);
       closeAndExit(0);

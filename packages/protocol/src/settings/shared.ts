@@ -366,6 +366,14 @@ export const SHARED_SETTINGS = {
     readBy: 'runMain (service-kit)',
     doc: 'How a failure is tied to its request: `recent` names the requests around it, `exact` the one (costs 10–20 % CPU; docs/OPERATIONS.md).',
   },
+  idleCompact: {
+    env: 'REACH_IDLE_COMPACT',
+    type: 'enum',
+    values: ['on', 'off'],
+    default: 'on',
+    readBy: 'runMain (service-kit)',
+    doc: "Whether a service compacts its heap once its event loop goes quiet after the heap grew by 32 MiB, giving a burst's memory back (a pause of up to about 0.2 s while at most 5 % busy; docs/OPERATIONS.md).",
+  },
 } as const satisfies SettingsTable;
 
 /**
