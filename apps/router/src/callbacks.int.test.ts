@@ -78,4 +78,38 @@ describe('GET /v1/callbacks/:topic', () => {
     const res = await router.app.inject({ url: '/v1/callbacks/t4?limit=2' });
     expect(res.json().items).toHaveLength(2);
   });
+
+  it('long-polls a caller back at the end of its topic with one XREAD, and reads first otherwise', async () => {
+    const key = reachKeys(prefix).callback('t5');
+    const monitor = await redis.monitor();
+    const reads: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'xread' && args.includes(key))
+        reads.push(args.some((a) => a.toUpperCase() === 'BLOCK') ? 'block' : 'read');
+    });
+    for (let i = 0; i < 3; i++) await publish('t5', `task-${i}`);
+    const page = async (after: string, limit: number) => {
+      const res = await router.app.inject({
+        url: `/v1/callbacks/t5?after=${after}&limit=${limit}&wait_ms=300`,
+      });
+      return res.json<{ items: { task_id: string }[]; cursor: string }>();
+    };
+    // A full page may not be the end: the next read does not block first.
+    const first = await page('0', 2);
+    expect(first.items.map((i) => i.task_id)).toEqual(['task-0', 'task-1']);
+    const second = await page(first.cursor, 2);
+    expect(second.items.map((i) => i.task_id)).toEqual(['task-2']);
+    // At the end now: the next long-poll blocks at once, and answers what arrives meanwhile.
+    await publish('t5', 'task-3');
+    const third = await page(second.cursor, 2);
+    expect(third.items.map((i) => i.task_id)).toEqual(['task-3']);
+    const empty = await page(third.cursor, 2);
+    expect(empty).toEqual({ items: [], cursor: third.cursor });
+    // A cursor this router did not hand out reads first.
+    const again = await page(first.cursor, 2);
+    expect(again.items.map((i) => i.task_id)).toEqual(['task-2', 'task-3']);
+    await new Promise((r) => setTimeout(r, 100));
+    monitor.disconnect();
+    expect(reads).toEqual(['read', 'read', 'block', 'block', 'read']);
+  });
 });

@@ -17,20 +17,35 @@ export interface CallbackReaderOptions {
   keys: ReachKeys;
 }
 
+/** How many topics' ends the reader remembers; past it, it forgets them all and starts over. */
+const MAX_TIPS = 10_000;
+
 /** Reads a callback topic from a cursor, long-polling when nothing is there yet. */
 export class CallbackReader {
+  /** The cursor of each topic's last read that reached its end here, by key. */
+  private readonly tips = new Map<string, string>();
+
   constructor(private readonly o: CallbackReaderOptions) {}
 
-  /** Items after `after` (exclusive), waiting up to `waitMs` for the first one. */
+  /**
+   * Items after `after` (exclusive), waiting up to `waitMs` for the first one. A caller back with
+   * the cursor of a read that reached the topic's end here has most likely nothing new yet: its
+   * long-poll blocks at once (`XREAD BLOCK` answers at once when there are entries), one round
+   * trip instead of a read that finds nothing and then the blocking one.
+   */
   async read(topic: string, after: string, waitMs: number, limit: number): Promise<CallbacksReply> {
     const key = this.o.keys.callback(topic);
-    let reply: XReadReply = await this.o.redis.xread('COUNT', limit, 'STREAMS', key, after);
-    if (!reply && waitMs > 0) {
-      reply = await this.o.pool.use((conn) =>
+    const block = () =>
+      this.o.pool.use((conn): Promise<XReadReply> =>
         conn.xread('COUNT', limit, 'BLOCK', waitMs, 'STREAMS', key, after),
       );
-    }
+    const atTip = waitMs > 0 && this.tips.get(key) === after;
+    let reply: XReadReply = atTip
+      ? await block()
+      : await this.o.redis.xread('COUNT', limit, 'STREAMS', key, after);
+    if (!reply && waitMs > 0 && !atTip) reply = await block();
     const entries = reply?.[0]?.[1] ?? [];
+    this.remember(key, entries.length < limit ? (entries.at(-1)?.[0] ?? after) : undefined);
     const items: CallbackItem[] = entries.map(([id, fields]) => {
       const msg = decodeCallback(fields);
       const item: CallbackItem = {
@@ -53,5 +68,15 @@ export class CallbackReader {
     });
     const last = entries[entries.length - 1];
     return { items, cursor: last ? last[0] : after };
+  }
+
+  /** Notes the topic's end (`tip`), or forgets it (`undefined`: the read stopped at its limit). */
+  private remember(key: string, tip: string | undefined): void {
+    if (tip === undefined) {
+      this.tips.delete(key);
+      return;
+    }
+    if (this.tips.size >= MAX_TIPS && !this.tips.has(key)) this.tips.clear();
+    this.tips.set(key, tip);
   }
 }
