@@ -411,6 +411,8 @@ export async function createRegistryService(
           // A killed instance's acks are applied within about as long as its duties take to move.
           claimIdleMs: 2 * housekeepingLeaseMs(options.sweepIntervalMs),
           claimEveryMs: Math.max(250, housekeepingLeaseMs(options.sweepIntervalMs) / 3),
+          // One XACK and XDEL per 100 ms of applied acks, not one per batch at low rates.
+          ackAfterMs: 100,
         },
         logger,
       }),
