@@ -257,7 +257,9 @@ async function runE2e(opts: BenchOptions): Promise<number> {
     const rss = reachRss();
     if (rss.length > 0) {
       out(`Agent-Reach resident memory after the runs, MiB: ${rss.join(', ')}`);
-      // V8 gives pages back once allocation stops: what a service holds when the load is over.
+      // What a service holds when the load is over, running: the runs of the other systems froze
+      // it (SIGSTOP), and a frozen process gives nothing back (its idle compaction, V8's own).
+      session.children.resumeAll();
       await new Promise((r) => setTimeout(r, RSS_SETTLE_MS));
       out(`… and ${RSS_SETTLE_MS / 1000} s later, idle: ${reachRss().join(', ')}`);
     }

@@ -94,6 +94,11 @@ export class ChildSet {
     return true;
   }
 
+  /** Wakes every child {@link pause} froze. */
+  resumeAll(): void {
+    for (const { child } of this.children) this.resume(child);
+  }
+
   /** Every child started so far, in start order. */
   list(): readonly Child[] {
     return this.children.map((c) => c.child);
