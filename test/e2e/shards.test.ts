@@ -156,8 +156,8 @@ describe('with three shards', () => {
       expect(view.attempts).toBe(i % 3 === 0 ? 2 : 1);
       if (i % 3 === 0) expect(view.timeline.map((e) => e.stage)).toContain('retried');
     }
-    // Every shard of the acks stream was read to its end, and the due set holds nothing more:
-    // acks are deleted, and sent tasks' watchdog entries dropped, within 100 ms.
+    // Every shard of the acks stream was read to its end (applied acks are deleted within
+    // 100 ms), and the due set holds nothing more.
     await waitFor(
       async () => {
         for (let shard = 0; shard < SHARDS; shard++) {

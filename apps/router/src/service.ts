@@ -73,8 +73,6 @@ import { WebhookForwarder } from './webhooks/webhook-forwarder.ts';
 import { WebhookFailures } from './webhooks/webhook-failures.ts';
 import { RegistryForwarder } from './agents/registry-forwarder.ts';
 
-/** How long the drops of sent tasks' watchdog entries wait to share one `ZREM`, ms. */
-const WATCHDOG_DROP_MS = 100;
 /** A running router. */
 export interface RouterService {
   app: Awaited<ReturnType<typeof buildRouterApp>>;
@@ -236,9 +234,6 @@ export async function createRouterService(
     events,
     logger,
     settings: live,
-    // A sent task's watchdog entry (due in REACH_DISPATCH_GRACE_MS) leaves within 100 ms, in
-    // one ZREM with the others of those 100 ms: at a few hundred tasks a second not one per task.
-    watchdogDropMs: WATCHDOG_DROP_MS,
   });
   await shadows.start();
   // created_at on this process's clock while Redis's agrees with it (dispatch/redis-clock.ts).

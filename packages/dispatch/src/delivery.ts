@@ -38,8 +38,6 @@ export interface DeliveryOptions {
    * call): how long deliveries go on while no registry-sync renews leases.
    */
   leaseBoundMs: number | (() => number);
-  /** How long the drops of watchdog entries wait to share one `ZREM` (DueWatch). @default 0 */
-  watchdogDropMs?: number;
 }
 
 /**
@@ -61,11 +59,7 @@ export class Delivery {
   constructor(private readonly o: DeliveryOptions) {
     const { leaseBoundMs } = o;
     const bound = typeof leaseBoundMs === 'number' ? () => leaseBoundMs : leaseBoundMs;
-    this.watch = new DueWatch({
-      redis: o.redis,
-      keys: o.keys,
-      dropAfterMs: o.watchdogDropMs ?? 0,
-    });
+    this.watch = new DueWatch({ redis: o.redis, keys: o.keys });
     this.claims = new ClaimBatch({ redis: o.redis, keys: o.keys });
     this.batches = new Coalescer((id, tasks) =>
       deliverScript.run(this.o.redis, {
@@ -81,12 +75,9 @@ export class Delivery {
     this.clock.follow(async () => timeReplyMs(await this.o.redis.time()));
   }
 
-  /** Stops following Redis's time and sends the watchdog drops that wait. */
+  /** Stops following Redis's time. */
   close(): void {
     this.clock.stop();
-    this.watch.flushDrops().catch(() => {
-      // Entries not dropped come due later and registry-sync drops them.
-    });
   }
 
   /**

@@ -13,13 +13,6 @@ interface Watched {
 export interface DueWatchOptions {
   redis: RedisClient;
   keys: Pick<ReachKeys, 'dueOf'>;
-  /**
-   * How long the drops of sent tasks' watchdog entries wait to share one `ZREM`, ms: at a few
-   * hundred tasks a second each send's own `ZREM` is a socket write and a reply of its own, while
-   * an entry left a moment longer costs nothing (it comes due seconds later, and registry-sync drops
-   * the entry of a task already sent when it comes due). 0: the drops of one event-loop tick. @default 0
-   */
-  dropAfterMs?: number;
 }
 
 /**
@@ -29,14 +22,13 @@ export interface DueWatchOptions {
  * connection, in this order — by the claims themselves, so a router that dies after a claim has
  * always sent its watchdog entry first (on a Redis Cluster, where the two may live on different
  * masters, the claims wait for their entry's reply instead). Once the tasks are sent their entries go in one `ZREM`
- * per shard and tick (or per `dropAfterMs`), without a check: the watchdog member is the sender's own, and a retry that a fast
+ * per shard and tick, without a check: the watchdog member is the sender's own, and a retry that a fast
  * failure scheduled meanwhile has the task's own member (`<task_id>`), which this never touches.
  */
 export class DueWatch {
   #adds: Watched[] = [];
   #drops: string[] = [];
   #dropsFlush: Promise<unknown> | undefined;
-  #dropTimer: { flush: () => void; timer: NodeJS.Timeout } | undefined;
 
   /** The due set's shards come from `keys.dueOf(taskId)`: one command per shard and tick. */
   constructor(private readonly o: DueWatchOptions) {}
@@ -75,29 +67,15 @@ export class DueWatch {
   unwatch(taskId: string): Promise<unknown> {
     this.#drops.push(taskId);
     return (this.#dropsFlush ??= new Promise<unknown>((resolve, reject) => {
-      const flush = () => {
-        this.#dropTimer = undefined;
+      process.nextTick(() => {
         const byKey = this.#byKey(this.#drops, (taskId) => [watchdogMember(taskId)]);
         this.#drops = [];
         this.#dropsFlush = undefined;
         Promise.all(
           [...byKey].map(([due, members]) => this.o.redis.zrem(due, ...(members as string[]))),
         ).then(resolve, reject);
-      };
-      const after = this.o.dropAfterMs ?? 0;
-      if (after <= 0) process.nextTick(flush);
-      else this.#dropTimer = { flush, timer: setTimeout(flush, after) };
+      });
     }));
-  }
-
-  /** Sends the drops that wait for `dropAfterMs` now (a service closing). */
-  flushDrops(): Promise<unknown> {
-    const waiting = this.#dropTimer;
-    if (!waiting) return this.#dropsFlush ?? Promise.resolve();
-    clearTimeout(waiting.timer);
-    const done = this.#dropsFlush;
-    waiting.flush();
-    return done ?? Promise.resolve();
   }
 
   /** The arguments of each task grouped by its shard of the due set. */

@@ -38,8 +38,6 @@ export interface SendPathOptions {
   events: EventSink;
   logger: Logger;
   settings: SendPathSettings;
-  /** How long the drops of sent tasks' watchdog entries wait to share one `ZREM`, ms. @default 0 */
-  watchdogDropMs?: number;
 }
 
 /** The send path's parts, as both services use them. */
@@ -60,7 +58,6 @@ export function createSendPath(o: SendPathOptions): SendPath {
     redis,
     keys,
     leaseBoundMs: () => Math.max(settings.deliveryLeaseMs, settings.offlineMs),
-    watchdogDropMs: o.watchdogDropMs ?? 0,
   });
   const callbacks = new CallbackPublisher({ redis, keys, settings });
   const fleet = new FleetEventLog({ redis, keys, logger: logger.child({ module: 'fleet' }) });
