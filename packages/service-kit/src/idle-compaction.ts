@@ -3,6 +3,7 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from 'pino';
 import { SHARED_SETTINGS } from '@agent-reach/protocol';
+import { enumSettingFrom } from './enum-setting.ts';
 
 /** Options of {@link startIdleCompaction}. */
 export interface IdleCompactionOptions {
@@ -44,9 +45,7 @@ function compactHeap(): void {
  * @throws an Error naming the setting for any other value
  */
 export function idleCompactFrom(value: string | undefined): boolean {
-  if (value === undefined || value === '') return SHARED_SETTINGS.idleCompact.default === 'on';
-  if (value === 'on' || value === 'off') return value === 'on';
-  throw new Error(`REACH_IDLE_COMPACT=${value} is not one of on, off`);
+  return enumSettingFrom(SHARED_SETTINGS.idleCompact, value) === 'on';
 }
 
 /**

@@ -1,12 +1,9 @@
 import type { Logger } from 'pino';
 import { SHARED_SETTINGS } from '@agent-reach/protocol';
+import { enumSettingFrom } from './enum-setting.ts';
 import { idleCompactFrom, startIdleCompaction } from './idle-compaction.ts';
 import { installProcessGuard } from './process-guard.ts';
-import {
-  REQUEST_CONTEXT_MODES,
-  setRequestContextMode,
-  type RequestContextMode,
-} from './request-context.ts';
+import { setRequestContextMode, type RequestContextMode } from './request-context.ts';
 import { startTracing, stopTracing } from './tracing/start.ts';
 
 /** What a process entry point runs: something that listens and closes gracefully. */
@@ -30,13 +27,7 @@ export interface RunMainOptions {
  * @throws an Error naming the setting for any other value
  */
 export function requestContextModeFrom(value: string | undefined): RequestContextMode {
-  if (value === undefined || value === '') return SHARED_SETTINGS.requestContext.default;
-  const mode = REQUEST_CONTEXT_MODES.find((m) => m === value);
-  if (!mode)
-    throw new Error(
-      `REACH_REQUEST_CONTEXT=${value} is not one of ${REQUEST_CONTEXT_MODES.join(', ')}`,
-    );
-  return mode;
+  return enumSettingFrom(SHARED_SETTINGS.requestContext, value);
 }
 
 /** Exit code after an uncaught exception: a failure, for a supervisor to restart. */
