@@ -30,10 +30,18 @@ const BATCH = 50;
 
 type Entries = [string, string[]][];
 
-/** What tells whether a pool entry's task still waits in its pool (sent, and to no agent). */
-const WAITING = taskFields('status', 'agentId');
-/** The same, with the attempt a task drained into a push agent is retried from. */
+/** What tells whether a pool entry's task still waits in its pool: sent, to no agent, its attempt. */
 const POOLED = taskFields('status', 'agentId', 'attempt');
+
+/**
+ * The entry's task is still being put in its pool: its sender's XADD has landed and its record of
+ * the send (record-pooled-1.lua, `accepted` to `sent`) not yet. Such an entry is left pending
+ * rather than deleted: the receipt-timeout requeue reads it again once the record landed, and a
+ * sender that stopped in between leaves the task to its watchdog.
+ */
+function beingPooled(task: { status?: string; attempt?: number }, entryAttempt: number): boolean {
+  return task.status === 'accepted' && task.attempt === entryAttempt;
+}
 
 /** What a pool drainer needs. */
 export interface PoolDrainerOptions {
@@ -123,9 +131,11 @@ export class PoolDrainer {
   private async moveToPush(pool: string, entryId: string, fields: string[]): Promise<number> {
     const task = await this.readEntry(pool, entryId, fields);
     if (task?.ok) {
-      const { status, agentId, attempt } = POOLED.decode(
+      const stored = POOLED.decode(
         await this.o.redis.hmget(this.o.keys.task(task.value.task_id), ...POOLED.fields),
       );
+      const { status, agentId, attempt } = stored;
+      if (beingPooled(stored, task.value.attempt)) return 0;
       if (status === 'sent' && !agentId) {
         const decision = await this.o.outcomes.retry({
           taskId: task.value.task_id,
@@ -206,15 +216,17 @@ export class PoolDrainer {
 
   /**
    * Puts a pool entry back as a new entry (requeue-1.lua) while its task still waits in the pool;
-   * otherwise, or when the entry cannot be read, acknowledges and deletes it. True when put back.
+   * leaves it pending while its send is being recorded; otherwise, or when the entry cannot be
+   * read, acknowledges and deletes it. True when put back.
    */
   private async putBack(pool: string, id: string, fields: string[] | null): Promise<boolean> {
     const task = await this.readEntry(pool, id, fields);
     if (task?.ok) {
-      const { status, agentId } = WAITING.decode(
-        await this.o.redis.hmget(this.o.keys.task(task.value.task_id), ...WAITING.fields),
+      const stored = POOLED.decode(
+        await this.o.redis.hmget(this.o.keys.task(task.value.task_id), ...POOLED.fields),
       );
-      if (status === 'sent' && !agentId) {
+      if (beingPooled(stored, task.value.attempt)) return false;
+      if (stored.status === 'sent' && !stored.agentId) {
         const requeued = await requeueScript.run(this.o.redis, {
           keys: { pool },
           args: { group: WORKER_GROUP, entryId: id },
