@@ -59,8 +59,9 @@ export class Delivery {
   constructor(private readonly o: DeliveryOptions) {
     const { leaseBoundMs } = o;
     const bound = typeof leaseBoundMs === 'number' ? () => leaseBoundMs : leaseBoundMs;
-    this.watch = new DueWatch({ redis: o.redis, keys: o.keys });
     this.claims = new ClaimBatch({ redis: o.redis, keys: o.keys });
+    // The claims a tick's watchdog entries cover leave in the entries' write.
+    this.watch = new DueWatch({ redis: o.redis, keys: o.keys, issued: () => this.claims.flush() });
     this.batches = new Coalescer((id, tasks) =>
       deliverScript.run(this.o.redis, {
         keys: { agent: o.keys.agent(id), inbox: o.keys.inbox(id), pending: o.keys.pending(id) },

@@ -13,17 +13,25 @@ interface Watched {
 export interface DueWatchOptions {
   redis: RedisClient;
   keys: Pick<ReachKeys, 'dueOf'>;
+  /**
+   * Called once a tick's watched commands are issued, right after its entries: a batcher those
+   * commands went to (the claims' `ClaimBatch`) sends its batch now, so the entries and the
+   * commands leave in one write, in that order.
+   */
+  issued?: () => void;
 }
 
 /**
  * The due set's watchdog entries (`#<task_id>`, keys.ts `watchdogMember`) over sends in progress,
- * one command per event-loop tick instead of one per task: the entries of every submission claimed
- * in a tick go out in one `ZADD NX` per shard of the due set, immediately followed — same write on the auto-pipelined
- * connection, in this order — by the claims themselves, so a router that dies after a claim has
- * always sent its watchdog entry first (on a Redis Cluster, where the two may live on different
- * masters, the claims wait for their entry's reply instead). Once the tasks are sent their entries go in one `ZREM`
- * per shard and tick, without a check: the watchdog member is the sender's own, and a retry that a fast
- * failure scheduled meanwhile has the task's own member (`<task_id>`), which this never touches.
+ * one command per event-loop turn instead of one per task: the entries of every submission claimed
+ * in a turn (gathered until its I/O callbacks have run, as the claims are) go out in one `ZADD NX`
+ * per shard of the due set, immediately followed — same write on the auto-pipelined connection, in
+ * this order — by the claims themselves (`issued` sends their batch at once), so a router that
+ * dies after a claim has always sent its watchdog entry first (on a Redis Cluster, where the two
+ * may live on different masters, the claims wait for their entry's reply instead). Once the tasks
+ * are sent their entries go in one `ZREM` per shard and tick, without a check: the watchdog member
+ * is the sender's own, and a retry that a fast failure scheduled meanwhile has the task's own
+ * member (`<task_id>`), which this never touches.
  */
 export class DueWatch {
   #adds: Watched[] = [];
@@ -39,7 +47,7 @@ export class DueWatch {
    */
   watchThen<T>(taskId: string, at: number, command: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      // Inside the tick callback, so the ZADD and the commands join the same auto-pipelined write.
+      // At the end of the turn's I/O callbacks, with the claims the turn gathered (Coalescer).
       if (
         this.#adds.push({
           taskId,
@@ -49,7 +57,7 @@ export class DueWatch {
           reject,
         }) === 1
       )
-        process.nextTick(this.#flushAdds);
+        setImmediate(this.#flushAdds);
     });
   }
 
@@ -114,5 +122,6 @@ export class DueWatch {
       });
     }
     for (const w of batch) w.command().then(w.resolve, w.reject);
+    this.o.issued?.();
   };
 }

@@ -64,7 +64,11 @@ export class Coalescer<A, R> {
     });
   }
 
-  private flush(): void {
+  /**
+   * Sends every batch gathered so far now, rather than when the turn's I/O callbacks have run: a
+   * caller that has just issued commands its batches must follow in the same write (due-watch.ts).
+   */
+  flush(): void {
     this.scheduled = false;
     const batches = this.batches;
     this.batches = new Map();

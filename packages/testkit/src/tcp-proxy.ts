@@ -11,19 +11,33 @@ export interface TcpProxy {
   dropReplyOnce(marker: string): Promise<void>;
   /** Connections the proxy dropped on purpose so far. */
   dropped(): number;
+  /**
+   * What clients sent since the last call, one buffer per read (kept only with `record`): the
+   * bytes of one client write arrive together on 127.0.0.1, so a buffer shows what left the
+   * client in one write.
+   */
+  takeSent(): Buffer[];
   close(): Promise<void>;
 }
 
-/** Starts a proxy on a free port that forwards to `127.0.0.1:targetPort`. */
-export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+/**
+ * Starts a proxy on a free port that forwards to `127.0.0.1:targetPort`; `record` keeps what
+ * clients send for {@link TcpProxy.takeSent}.
+ */
+export async function startTcpProxy(
+  targetPort: number,
+  opts: { record?: boolean } = {},
+): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let armed: { marker: string; done: () => void } | undefined;
   let dropped = 0;
+  let sent: Buffer[] = [];
   const server = createServer((client) => {
     const upstream = connect(targetPort, '127.0.0.1');
     sockets.add(client).add(upstream);
     let swallow = false;
     client.on('data', (chunk: Buffer) => {
+      if (opts.record) sent.push(chunk);
       if (armed && chunk.includes(armed.marker)) {
         const { done } = armed;
         armed = undefined;
@@ -59,6 +73,11 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     port,
     dropReplyOnce: (marker) => new Promise<void>((resolve) => (armed = { marker, done: resolve })),
     dropped: () => dropped,
+    takeSent: () => {
+      const taken = sent;
+      sent = [];
+      return taken;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Delivery, DueWatch } from '@agent-reach/dispatch';
+import { Redis } from 'ioredis';
+import { claimSubmission, Delivery, DISPATCH_SCRIPTS, DueWatch } from '@agent-reach/dispatch';
 import { watchdogMember } from '@agent-reach/protocol';
-import { waitFor } from '@agent-reach/testkit';
+import { loadScripts } from '@agent-reach/service-kit';
+import { startTcpProxy, testServices, waitFor } from '@agent-reach/testkit';
 import { useScratchRedis } from '../testing/scratch-redis.ts';
 
 const scratch = useScratchRedis();
@@ -80,5 +82,59 @@ describe('the due set around a send', () => {
     expect(
       (await redis.zrange(keys.due(), 0, -1)).filter((m) => m.replace('#', '').startsWith('w-')),
     ).toEqual(['w-1', ...ids.slice(3).map((id) => watchdogMember(id))]);
+  });
+
+  it('sends a tick’s claims in the write of their watchdog entries, the entries first', async () => {
+    const { keys } = scratch;
+    const proxy = await startTcpProxy(Number(new URL(testServices().redisUrl).port), {
+      record: true,
+    });
+    // The router's connection: auto-pipelined, the scripts loaded.
+    const redis = new Redis(proxy.port, '127.0.0.1', { enableAutoPipelining: true });
+    try {
+      loadScripts(redis, Object.values(DISPATCH_SCRIPTS));
+      await redis.ping();
+      const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
+      const ids = ['one-write-1', 'one-write-2', 'one-write-3'];
+      const claims = ids.map((taskId) =>
+        claimSubmission(redis, keys, delivery, {
+          task: {
+            taskId,
+            capability: 'echo',
+            payload: '{}',
+            callbackTopic: '',
+            traceId: '',
+            tags: [],
+            region: '',
+            regionPolicy: 'prefer',
+            sessionId: '',
+            parentTaskId: '',
+            hops: 0,
+            traceAgents: [],
+            tenant: '',
+            priority: 0,
+          },
+          nonce: `n-${taskId}`,
+          timeoutMs: 0,
+          watchdogAt: 1_000,
+        }),
+      );
+      proxy.takeSent();
+      const taken = await Promise.all(claims.map((c) => c.take(undefined, '')));
+      expect(taken.every((t) => t.ok)).toBe(true);
+      const writes = proxy.takeSent().map((b) => b.toString('latin1').toLowerCase());
+      // A command's name as RESP carries it (a script's text may name commands too).
+      const withEntries = writes.filter((w) => w.includes('\r\nzadd\r\n'));
+      expect(withEntries).toHaveLength(1);
+      const [write = ''] = withEntries;
+      const claimAt = write.search(/\r\neval(sha)?\r\n/);
+      expect(claimAt).toBeGreaterThan(write.indexOf('\r\nzadd\r\n'));
+      for (const id of ids) expect(write.indexOf(`n-${id}`, claimAt)).toBeGreaterThan(0);
+      for (const id of ids)
+        expect(await redis.zscore(keys.dueOf(id), watchdogMember(id))).toBe('1000');
+    } finally {
+      redis.disconnect();
+      await proxy.close();
+    }
   });
 });

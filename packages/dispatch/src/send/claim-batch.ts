@@ -32,6 +32,11 @@ export class ClaimBatch {
 
   private readonly shardOf: (taskId: string) => string;
 
+  /** Sends the claims gathered so far now (after their watchdog entries, due-watch.ts). */
+  flush(): void {
+    this.batches.flush();
+  }
+
   /** Claims one submission's task_id in the tick's call for its shard. */
   claim(item: ClaimItem): Promise<ClaimReply> {
     const taskId = String(item.taskId);
