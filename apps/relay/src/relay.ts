@@ -240,7 +240,9 @@ export class Relay {
       // A few at a time: a relay taking over a thousand agents does not wait for each in turn.
       for (let i = 0; i < gained.length; i += START_BATCH)
         await Promise.all(gained.slice(i, i + START_BATCH).map((e) => this.#serve(e)));
-      this.o.metrics.served.set(this.#served.size);
+      let served = 0;
+      for (const a of this.#served.values()) if (a.state !== 'drained') served++;
+      this.o.metrics.served.set(served);
       let down = 0;
       for (const a of this.#served.values()) if (!a.reachable) down++;
       this.o.metrics.unreachable.set(down);

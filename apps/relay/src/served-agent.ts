@@ -40,8 +40,11 @@ interface Running {
   abort: AbortController;
 }
 
-/** Where a served agent is in its life. */
-export type ServedState = 'starting' | 'serving' | 'fenced' | 'stopping' | 'stopped';
+/**
+ * Where a served agent is in its life. `drained`: an operator drained it and registry-sync
+ * removed it; it stays out until its declaration changes (`update`).
+ */
+export type ServedState = 'starting' | 'serving' | 'drained' | 'fenced' | 'stopping' | 'stopped';
 
 /** XREAD of a control stream: notices read per call. */
 const CONTROL_COUNT = 100;
@@ -62,6 +65,8 @@ export class ServedAgent {
   #acks?: RelayAcks;
   /** What the last registration said (capabilities, schemas, card), to tell a change. */
   #registered = '';
+  /** A heartbeat's answer said DRAINING: an operator drained this agent. */
+  #drained = false;
   readonly #running = new Map<string, Running>();
   #reading = false;
   #again = false;
@@ -109,6 +114,9 @@ export class ServedAgent {
    */
   async update(entry: CatalogEntry, client: EndpointClient): Promise<void> {
     const old = this.#client;
+    // A drained agent's new declaration brings it back.
+    if (this.state === 'drained') this.state = 'starting';
+    this.#drained = false;
     this.#entry = entry;
     this.#client = client;
     // Running calls hold the old client; it is closed once the longest of them could be over.
@@ -329,7 +337,9 @@ export class ServedAgent {
 
   /**
    * registry-sync's answer to this agent's heartbeat. A newer instance (another relay took the
-   * agent) fences this one: it stops at once, reporting nothing more. A record gone is registered
+   * agent) fences this one: it stops at once, reporting nothing more. An operator's drain
+   * (DRAINING) lets the running calls finish; once registry-sync removed the record the agent
+   * stays out (`drained`) until its declaration changes. Any other record gone is registered
    * again.
    */
   onBeatReply(reply: BatchBeatReply): void {
@@ -337,6 +347,15 @@ export class ServedAgent {
       this.#log.info('fenced by a newer instance; stopped serving');
       this.#halt('fenced');
       this.state = 'fenced';
+    } else if (reply.status === 'DRAINING' && this.state === 'serving' && !this.#drained) {
+      this.#drained = true;
+      this.#log.info(
+        'an operator drained this agent: no new tasks; it stays out once the registry removes it (declare it again to rejoin)',
+      );
+    } else if (reply.error === 'AGENT_NOT_FOUND' && this.state === 'serving' && this.#drained) {
+      this.#log.info('drained by an operator and removed by the registry: no longer served');
+      this.#halt('shutdown');
+      this.state = 'drained';
     } else if (reply.error === 'AGENT_NOT_FOUND' && this.state === 'serving') {
       this.#log.info('record gone; registering again');
       this.state = 'starting';
