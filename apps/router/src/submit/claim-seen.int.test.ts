@@ -1,27 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { claimSubmission, Delivery, type TaskSpec } from '@agent-reach/dispatch';
+import { claimSubmission, Delivery } from '@agent-reach/dispatch';
 import { watchdogMember } from '@agent-reach/protocol';
 import { TaskReader } from '../tasks/task-reader.ts';
+import { plainSpec } from '../testing/plain-spec.ts';
 import { useScratchRedis } from '../testing/scratch-redis.ts';
 
 const scratch = useScratchRedis();
-
-const spec = (taskId: string): TaskSpec => ({
-  taskId,
-  capability: 'echo',
-  payload: '{}',
-  callbackTopic: '',
-  traceId: '',
-  tags: [],
-  region: '',
-  regionPolicy: 'prefer',
-  sessionId: '',
-  parentTaskId: '',
-  hops: 0,
-  traceAgents: [],
-  tenant: '',
-  priority: 0,
-});
 
 describe('a claim another submission of its task_id was answered from', () => {
   it('is kept, with its watchdog entry, when the claiming submission finds no agent', async () => {
@@ -29,7 +13,7 @@ describe('a claim another submission of its task_id was answered from', () => {
     const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
     const reader = new TaskReader({ redis, keys });
     const claim = claimSubmission(redis, keys, delivery, {
-      task: spec('seen-1'),
+      task: plainSpec('seen-1'),
       nonce: 'first-try',
       timeoutMs: 0,
       watchdogAt: 1_000,
@@ -49,7 +33,7 @@ describe('a claim another submission of its task_id was answered from', () => {
     const delivery = new Delivery({ redis, keys, leaseBoundMs: 15_000 });
     const reader = new TaskReader({ redis, keys });
     const claim = claimSubmission(redis, keys, delivery, {
-      task: spec('unseen-1'),
+      task: plainSpec('unseen-1'),
       nonce: 'only-try',
       timeoutMs: 0,
       watchdogAt: 1_000,

@@ -4,6 +4,7 @@ import { claimSubmission, Delivery, DISPATCH_SCRIPTS, DueWatch } from '@agent-re
 import { watchdogMember } from '@agent-reach/protocol';
 import { loadScripts } from '@agent-reach/service-kit';
 import { startTcpProxy, testServices, waitFor } from '@agent-reach/testkit';
+import { plainSpec } from '../testing/plain-spec.ts';
 import { useScratchRedis } from '../testing/scratch-redis.ts';
 
 const scratch = useScratchRedis();
@@ -98,22 +99,7 @@ describe('the due set around a send', () => {
       const ids = ['one-write-1', 'one-write-2', 'one-write-3'];
       const claims = ids.map((taskId) =>
         claimSubmission(redis, keys, delivery, {
-          task: {
-            taskId,
-            capability: 'echo',
-            payload: '{}',
-            callbackTopic: '',
-            traceId: '',
-            tags: [],
-            region: '',
-            regionPolicy: 'prefer',
-            sessionId: '',
-            parentTaskId: '',
-            hops: 0,
-            traceAgents: [],
-            tenant: '',
-            priority: 0,
-          },
+          task: plainSpec(taskId),
           nonce: `n-${taskId}`,
           timeoutMs: 0,
           watchdogAt: 1_000,
