@@ -241,10 +241,12 @@ export class Relay {
       for (let i = 0; i < gained.length; i += START_BATCH)
         await Promise.all(gained.slice(i, i + START_BATCH).map((e) => this.#serve(e)));
       let served = 0;
-      for (const a of this.#served.values()) if (a.state !== 'drained') served++;
-      this.o.metrics.served.set(served);
       let down = 0;
-      for (const a of this.#served.values()) if (!a.reachable) down++;
+      for (const a of this.#served.values()) {
+        if (a.state !== 'drained') served++;
+        if (!a.reachable) down++;
+      }
+      this.o.metrics.served.set(served);
       this.o.metrics.unreachable.set(down);
     } finally {
       this.#reconciling = false;

@@ -58,6 +58,7 @@ export {
 export { FleetEventLog, type FleetEventLogOptions } from './fleet-event-log.ts';
 export {
   attemptMessage,
+  NO_CONSTRAINTS,
   poolOf,
   readStoredTask,
   type RegionPolicy,

@@ -12,6 +12,7 @@ import {
   defineDispatchCommands,
   firedTaskId,
   nextTick,
+  NO_CONSTRAINTS,
   ScheduleStore,
   type Cadence,
   type ScheduleRecord,
@@ -49,15 +50,7 @@ const BASE_SPEC: Partial<ScheduleRecord['spec']> = {
   payload: '{"n":1}',
   callbackTopic: '',
   traceId: '',
-  tags: [],
-  region: '',
-  regionPolicy: 'prefer',
-  sessionId: '',
-  parentTaskId: '',
-  hops: 0,
-  traceAgents: [],
-  tenant: '',
-  priority: 0,
+  ...NO_CONSTRAINTS,
 };
 const SPEC = BASE_SPEC as ScheduleRecord['spec'];
 

@@ -131,9 +131,7 @@ export class PoolDrainer {
   private async moveToPush(pool: string, entryId: string, fields: string[]): Promise<number> {
     const task = await this.readEntry(pool, entryId, fields);
     if (task?.ok) {
-      const stored = POOLED.decode(
-        await this.o.redis.hmget(this.o.keys.task(task.value.task_id), ...POOLED.fields),
-      );
+      const stored = await this.pooledState(task.value.task_id);
       const { status, agentId, attempt } = stored;
       if (beingPooled(stored, task.value.attempt)) return 0;
       if (status === 'sent' && !agentId) {
@@ -222,9 +220,7 @@ export class PoolDrainer {
   private async putBack(pool: string, id: string, fields: string[] | null): Promise<boolean> {
     const task = await this.readEntry(pool, id, fields);
     if (task?.ok) {
-      const stored = POOLED.decode(
-        await this.o.redis.hmget(this.o.keys.task(task.value.task_id), ...POOLED.fields),
-      );
+      const stored = await this.pooledState(task.value.task_id);
       if (beingPooled(stored, task.value.attempt)) return false;
       if (stored.status === 'sent' && !stored.agentId) {
         const requeued = await requeueScript.run(this.o.redis, {
@@ -236,6 +232,11 @@ export class PoolDrainer {
     }
     await this.o.redis.pipeline().xack(pool, WORKER_GROUP, id).xdel(pool, id).exec();
     return false;
+  }
+
+  /** What the task of a pool entry says of its send: status, agent and attempt. */
+  private async pooledState(taskId: string) {
+    return POOLED.decode(await this.o.redis.hmget(this.o.keys.task(taskId), ...POOLED.fields));
   }
 
   /** Decodes a pool entry; one that is not a task (written by hand) is parked on the way. */

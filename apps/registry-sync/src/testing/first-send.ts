@@ -10,6 +10,7 @@ import {
   claimSubmission,
   defineDispatchCommands,
   Delivery,
+  NO_CONSTRAINTS,
   SnapshotHolder,
   TaskSender,
   type Candidate,
@@ -47,20 +48,12 @@ export async function sendFirstAttempt(
     sessionTtlS: 60,
   });
   const spec: TaskSpec = {
+    ...NO_CONSTRAINTS,
     taskId: task.taskId,
     capability: task.capability,
     payload: task.payload ?? '{}',
     callbackTopic: '',
     traceId: '',
-    tags: [],
-    region: '',
-    regionPolicy: 'prefer',
-    sessionId: '',
-    parentTaskId: '',
-    hops: 0,
-    traceAgents: [],
-    tenant: '',
-    priority: 0,
   };
   const view = toAgentView(await redis.hgetall(keys.agent(agentId)), 0, Date.now());
   const agents: Candidate[] = view

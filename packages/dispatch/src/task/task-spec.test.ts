@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decodeTaskRecord } from '@agent-reach/protocol';
-import { constraintArgs, type TaskConstraints } from './task-spec.ts';
+import { constraintArgs, NO_CONSTRAINTS, type TaskConstraints } from './task-spec.ts';
 
-const NONE: TaskConstraints = {
-  tags: [],
-  region: '',
-  regionPolicy: 'prefer',
-  sessionId: '',
-  parentTaskId: '',
-  hops: 0,
-  traceAgents: [],
-  tenant: '',
-  priority: 0,
-};
+const NONE: TaskConstraints = NO_CONSTRAINTS;
 
 describe('constraintArgs', () => {
   it('stores nothing for a task without constraints', () => {

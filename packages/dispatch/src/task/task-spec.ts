@@ -74,6 +74,19 @@ export interface TaskConstraints {
 }
 
 /** A task as every send of it needs it: what the caller gave, and its constraints. */
+/** The constraints of a task whose submission set none: any agent of its capability may run it. */
+export const NO_CONSTRAINTS: TaskConstraints = {
+  tags: [],
+  region: '',
+  regionPolicy: 'prefer',
+  sessionId: '',
+  parentTaskId: '',
+  hops: 0,
+  traceAgents: [],
+  tenant: '',
+  priority: 0,
+};
+
 export interface TaskSpec extends TaskConstraints {
   taskId: string;
   capability: string;
