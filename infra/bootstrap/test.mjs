@@ -8,6 +8,7 @@ import {
   root,
   runMain,
 } from './ensure.mjs';
+import { makeResultsDir, recapFailures, removeResultsDir } from './test-recap.mjs';
 import { spawn } from 'node:child_process';
 import { connect as connectTcp } from 'node:net';
 import { connect as connectTls } from 'node:tls';
@@ -39,6 +40,9 @@ runMain(async () => {
   // services would otherwise inherit it and go to the cluster (and REACH_TEST_REDIS would switch
   // every workspace's test kit to a cluster).
   const { REDIS_CLUSTER_NODES: _seeds, REACH_TEST_REDIS: _mode, ...standaloneEnv } = process.env;
+  // Every vitest run writes its JSON report here; the failed tests are listed at the end.
+  const results = makeResultsDir();
+  standaloneEnv.REACH_TEST_RESULTS = results;
   // The parts, timed each (docs/OPERATIONS.md, "Test loops"). Unit files need no service: both
   // cores, and turbo's cache skips a workspace whose files did not change. The rest start
   // servers: concurrency 1 on two cores, and --continue so one failure does not hide another.
@@ -81,11 +85,15 @@ runMain(async () => {
     const started = Date.now();
     const clustered = await run(['run', 'test:cluster', '-w', '@agent-reach/e2e'], {
       command: 'npm',
-      env: { ...process.env, REACH_TEST_REDIS: 'cluster' },
+      env: { ...process.env, REACH_TEST_REDIS: 'cluster', REACH_TEST_RESULTS: results },
     });
     times.push(`cluster leg ${seconds(started)} s (${clustered === 0 ? 'passed' : 'failed'})`);
     if (clustered !== 0 && failed === 0) failed = clustered;
   }
+  const recap = recapFailures(results, root);
+  removeResultsDir(results);
+  if (recap) process.stdout.write(`\nfailed tests:\n${recap}\n`);
+  else if (failed !== 0) process.stdout.write('\nno report named a failed test: see above\n');
   process.stdout.write(`\ntest parts: ${times.join(', ')}\n`);
   return failed;
 });
