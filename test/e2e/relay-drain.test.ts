@@ -8,11 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer } from '@agent-reach/relay/demo';
 import { waitFor } from '@agent-reach/testkit';
 import { agentStatus, declareEndpoint, startRelay, untilRouted } from '../support/endpoints.ts';
+import { connectRedis, type TestRedis } from '../support/redis.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
+let redis: TestRedis;
 const stops: (() => Promise<unknown>)[] = [];
 let endpointUrl: string;
+let relayUrl: string;
 
 beforeAll(async () => {
   stack = await startStack({ env: FAST_LEASES });
@@ -21,6 +24,9 @@ beforeAll(async () => {
   endpointUrl = server.url;
   const relay = await startRelay(stack);
   stops.push(() => relay.proc.stop());
+  relayUrl = relay.url;
+  redis = connectRedis();
+  stops.push(() => redis.quit());
 }, 180_000);
 
 afterAll(async () => {
@@ -30,7 +36,19 @@ afterAll(async () => {
 
 type TaskView = { status: string; agent_id?: string; attempts?: number };
 const view = async (id: string) => (await http<TaskView>(`${stack.routerUrl}/v1/tasks/${id}`)).body;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The relay's `reach_relay_agents_served`: the agents it heartbeats and reads for. */
+async function servedByRelay(): Promise<number> {
+  const text = await (await fetch(`${relayUrl}/metrics`)).text();
+  const m = /^reach_relay_agents_served(?:\{[^}]*\})? (\d+)$/m.exec(text);
+  if (!m) throw new Error('the relay has no reach_relay_agents_served');
+  return Number(m[1]);
+}
+
+/** When the agent last heartbeat, from its record (`lease_at`, ms). */
+async function leaseAt(agentId: string): Promise<number> {
+  return Number(await redis.hget(stack.keys.agent(agentId), 'lease_at'));
+}
 
 describe('an operator drain of an endpoint agent', () => {
   it('lets its call finish, keeps it out once removed, and a new declaration brings it back', async () => {
@@ -41,7 +59,15 @@ describe('an operator drain of an endpoint agent', () => {
       max_concurrency: 2,
     };
     await declareEndpoint(stack, 'drained-http', declaration);
+    // A neighbour on the same relay, whose heartbeats show the relay's loop going on.
+    await declareEndpoint(stack, 'drain-neighbour', {
+      ...declaration,
+      capabilities: ['drain-neighbour.echo'],
+    });
     await waitFor(async () => (await agentStatus(stack, 'drained-http')) === 'HEALTHY', {
+      timeoutMs: 20_000,
+    });
+    await waitFor(async () => (await agentStatus(stack, 'drain-neighbour')) === 'HEALTHY', {
       timeoutMs: 20_000,
     });
     await untilRouted(stack, 'drained.echo');
@@ -73,10 +99,21 @@ describe('an operator drain of an endpoint agent', () => {
       timeoutMs: 15_000,
       message: 'the drained agent was never removed',
     });
-    for (let i = 0; i < 10; i++) {
-      await sleep(300);
-      expect(await agentStatus(stack, 'drained-http')).toBeUndefined();
+    // The relay saw the record gone and left the agent out (it used to register it again at once).
+    await waitFor(async () => (await servedByRelay()) === 1, {
+      timeoutMs: 10_000,
+      message: 'the relay still serves the drained agent',
+    });
+    // Two of the neighbour's heartbeats later, the relay had its chance: still out.
+    for (let beat = 0; beat < 2; beat++) {
+      const before = await leaseAt('drain-neighbour');
+      await waitFor(async () => (await leaseAt('drain-neighbour')) > before, {
+        timeoutMs: 10_000,
+        message: 'the neighbour never heartbeat',
+      });
     }
+    expect(await agentStatus(stack, 'drained-http')).toBeUndefined();
+    expect(await servedByRelay()).toBe(1);
 
     // Declared again, it is served again and runs tasks.
     await declareEndpoint(stack, 'drained-http', { ...declaration, max_concurrency: 3 });
