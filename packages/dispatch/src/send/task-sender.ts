@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { encodeTask, poolBandOf, type ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { Delivery } from '../delivery.ts';
+import { timeReplyMs } from '../redis-clock.ts';
 import { packRoute, type RoutingRecord } from '../task/timeline.ts';
 import type { Candidate } from '../routing/policy.ts';
 import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
@@ -252,14 +253,10 @@ export class TaskSender {
       .add(stream, (p) => p.time().xadd(stream, '*', ...fields))
       .add(keys.pools(), (p) => p.sadd(keys.pools(), pool))
       .exec();
-    const [, time] = added[0] ?? [];
+    const time = added[0]?.[1] as [string, string] | undefined;
     const [xerr, messageId] = added[1] ?? [new Error('xadd: empty reply')];
     if (xerr) throw xerr;
-    const [sec, usec] = (time as [string, string] | undefined) ?? [
-      String(Math.floor(Date.now() / 1000)),
-      '0',
-    ];
-    const sentAt = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+    const sentAt = time ? Math.floor(timeReplyMs(time)) : Date.now();
     this.o.delivery.clock.observe(sentAt);
     const expiresAt = taken.deadlineMs > 0 ? taken.deadlineMs : sentAt + to.waitMs;
     return this.sent(req, {
