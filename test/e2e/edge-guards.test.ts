@@ -182,11 +182,12 @@ describe('a keyless stack answers loopback names only', () => {
  */
 async function commandCounter(
   stack: Stack,
-): Promise<{ count(): number; limiter(): number; stop(): Promise<void> }> {
+): Promise<{ count(): number; guessed(): number; limiter(): number; stop(): Promise<void> }> {
   // The standalone leg's Redis: the limiter's counter is one key, whatever the topology.
   const url = new URL(stack.redisUrl);
   const targets = [{ host: url.hostname, port: Number(url.port || 6379) }];
   let count = 0;
+  let guessed = 0;
   let limiter = 0;
   const sockets = await Promise.all(
     targets.map(
@@ -209,7 +210,9 @@ async function commandCounter(
               }
               if (!line.includes(stack.prefix)) continue;
               count++;
-              if (line.includes(`${stack.prefix}:authfail:`)) limiter++;
+              const onLimiter = line.includes(`${stack.prefix}:authfail:`);
+              if (onLimiter) limiter++;
+              if (onLimiter || line.includes(`${stack.prefix}:key:`)) guessed++;
             }
           });
           socket.once('error', reject);
@@ -218,6 +221,7 @@ async function commandCounter(
   );
   return {
     count: () => count,
+    guessed: () => guessed,
     limiter: () => limiter,
     async stop() {
       for (const socket of sockets) socket.destroy();
@@ -285,12 +289,14 @@ describe.skipIf(!nginxBin)('key guessing behind nginx, keys required', () => {
     expect(statuses.get(429)).toBe(GUESSES - LIMIT);
     expect(Number(retryAfter)).toBeGreaterThan(0);
     // Each counted guess costs a key read and a MULTI (INCR, PEXPIRE, PTTL, with MULTI and EXEC):
-    // about 6 commands for each of the first LIMIT, then none; the rest is the router's own.
-    const commands = counter.count();
+    // about 6 commands for each of the first LIMIT, then none. Only the API keys' and the
+    // limiter's keys count: the services' own background (heartbeats, sweeps) grows with the
+    // time the guesses take, which a busy machine stretches.
+    const commands = counter.guessed();
     console.log(
-      `key guessing: ${GUESSES} made-up keys cost Redis ${commands} commands on the stack's keys (limit ${LIMIT})`,
+      `key guessing: ${GUESSES} made-up keys cost Redis ${commands} commands on key and limiter keys, ${counter.count()} on the stack's keys in all (limit ${LIMIT})`,
     );
-    expect(commands).toBeLessThan(LIMIT * 6 + 100);
+    expect(commands).toBeLessThan(LIMIT * 6);
 
     // Another address behind the same nginx is not limited: a valid key is served, and a valid
     // request never reaches the limiter's counters.
