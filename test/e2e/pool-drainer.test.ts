@@ -11,6 +11,7 @@ import pino from 'pino';
 import { WORKER_GROUP } from '@agent-reach/protocol';
 import { ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
+import { morePasses } from '../support/passes.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
@@ -37,6 +38,18 @@ afterAll(async () => {
 
 type View = { status: string; agent_id: string; attempt: number; stream: string };
 
+/** Sets the task's status to `to` only while it is `from`; true when it did. */
+async function swapStatus(key: string, from: string, to: string): Promise<boolean> {
+  const swapped = await redis.eval(
+    "if redis.call('HGET', KEYS[1], 'status') == ARGV[1] then redis.call('HSET', KEYS[1], 'status', ARGV[2]) return 1 end return 0",
+    1,
+    key,
+    from,
+    to,
+  );
+  return swapped === 1;
+}
+
 describe('pool drainer', () => {
   it('leaves an entry whose send is still being recorded, and delivers it once recorded', async () => {
     // A pull agent that reads nothing and sends no heartbeat: the pool is its until its lease
@@ -57,8 +70,12 @@ describe('pool drainer', () => {
     expect(submitted.status).toBe(202);
     const pool = submitted.body.stream;
     const taskKey = stack.keys.task('mid-send');
-    // The moment between the pool's XADD and the record of the send.
-    await redis.hset(taskKey, 'status', 'accepted');
+    // The moment between the pool's XADD and the record of the send, once the record has landed
+    // (the 202 may come before it, which would undo the hold).
+    await waitFor(async () => swapStatus(taskKey, 'sent', 'accepted'), {
+      timeoutMs: 5000,
+      message: 'the pooled send was never recorded',
+    });
 
     const agent = new ReachAgent({
       registryUrl: stack.registryUrl,
@@ -83,8 +100,14 @@ describe('pool drainer', () => {
       },
       { timeoutMs: 10_000, message: 'the pool drainer never read the entry' },
     );
+    // Two housekeeping passes later the sweep that read it is over: the entry was left pending
+    // in its pool, not deleted, and the task is untouched.
+    await morePasses({ registryUrl: stack.registryUrl }, 2);
+    expect(await redis.xlen(pool)).toBe(1);
+    const [pending] = (await redis.xpending(pool, WORKER_GROUP)) as [number];
+    expect(pending).toBe(1);
     // The record lands: the task is in its pool, sent and to no agent.
-    await redis.hset(taskKey, 'status', 'sent');
+    expect(await swapStatus(taskKey, 'accepted', 'sent')).toBe(true);
 
     await waitFor(
       async () =>
