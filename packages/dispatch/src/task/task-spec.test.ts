@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { decodeTaskRecord } from '@agent-reach/protocol';
-import { constraintArgs, NO_CONSTRAINTS, type TaskConstraints } from './task-spec.ts';
-
-const NONE: TaskConstraints = NO_CONSTRAINTS;
+import { constraintArgs, NO_CONSTRAINTS } from './task-spec.ts';
 
 describe('constraintArgs', () => {
   it('stores nothing for a task without constraints', () => {
-    expect(constraintArgs(NONE)).toEqual([]);
-    expect(constraintArgs({ ...NONE, tenant: 'default', maxExecutionMs: 0 })).toEqual([]);
+    expect(constraintArgs(NO_CONSTRAINTS)).toEqual([]);
+    expect(constraintArgs({ ...NO_CONSTRAINTS, tenant: 'default', maxExecutionMs: 0 })).toEqual([]);
   });
 
   it('stores each constraint under its task-hash field, as the scripts read it', () => {
@@ -59,6 +57,6 @@ describe('constraintArgs', () => {
   });
 
   it('leaves out the region policy of a task without a region', () => {
-    expect(constraintArgs({ ...NONE, regionPolicy: 'strict' })).toEqual([]);
+    expect(constraintArgs({ ...NO_CONSTRAINTS, regionPolicy: 'strict' })).toEqual([]);
   });
 });

@@ -73,7 +73,6 @@ export interface TaskConstraints {
   traceparent?: string;
 }
 
-/** A task as every send of it needs it: what the caller gave, and its constraints. */
 /** The constraints of a task whose submission set none: any agent of its capability may run it. */
 export const NO_CONSTRAINTS: TaskConstraints = {
   tags: [],
@@ -87,6 +86,7 @@ export const NO_CONSTRAINTS: TaskConstraints = {
   priority: 0,
 };
 
+/** A task as every send of it needs it: what the caller gave, and its constraints. */
 export interface TaskSpec extends TaskConstraints {
   taskId: string;
   capability: string;
