@@ -65,7 +65,7 @@ export class CallbackPublisher {
     const key = this.o.keys.callback(topic);
     // Every item is encoded before the first is written: a throw leaves no write unwatched.
     const entries = msgs.map((msg) => encodeCallback(msg));
-    // One slot ({cb:<topic>}): an auto-pipelined connection sends these in one write.
+    // One slot ({cb:<topic>}), sent without waiting between them: one round trip.
     await Promise.all([
       ...entries.map((fields) =>
         this.o.redis.xadd(key, 'MAXLEN', '~', callbackMaxLen, '*', ...fields),

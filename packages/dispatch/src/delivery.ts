@@ -116,7 +116,7 @@ export class Delivery {
   async recordPooled(r: PooledRecord): Promise<void> {
     const taskKey = this.o.keys.task(r.taskId);
     const dueKey = this.o.keys.dueOf(r.taskId);
-    // On the auto-pipelined connection: they leave together with the other commands of this tick.
+    // Sent together, without waiting between them: one round trip.
     await Promise.all([
       recordPooledScript.run(this.o.redis, {
         keys: { task: taskKey },

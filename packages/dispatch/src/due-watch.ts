@@ -25,7 +25,7 @@ export interface DueWatchOptions {
  * The due set's watchdog entries (`#<task_id>`, keys.ts `watchdogMember`) over sends in progress,
  * one command per event-loop turn instead of one per task: the entries of every submission claimed
  * in a turn (gathered until its I/O callbacks have run, as the claims are) go out in one `ZADD NX`
- * per shard of the due set, immediately followed — same write on the auto-pipelined connection, in
+ * per shard of the due set, immediately followed — on the same connection, without waiting, in
  * this order — by the claims themselves (`issued` sends their batch at once), so a router that
  * dies after a claim has always sent its watchdog entry first (on a Redis Cluster, where the two
  * may live on different masters, the claims wait for their entry's reply instead). Once the tasks

@@ -93,7 +93,7 @@ export class WebhookForwarder {
       }
     });
     // Every call is made before the first is sent: a throw leaves no call unwatched. Sent in
-    // order on the auto-pipelined connection, without waiting between them.
+    // order on one connection, without waiting between them.
     const calls = items.map(({ id, msg }) => {
       if (!msg) return undefined;
       const taskId = msg.task_id;

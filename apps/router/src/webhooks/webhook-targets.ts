@@ -54,7 +54,7 @@ export class WebhookTargets {
       [WebhookTargetField.url]: checked.href,
       [WebhookTargetField.topic]: topic ?? '',
     };
-    // One slot: an auto-pipelined connection sends both in one write.
+    // One slot, both sent without waiting between them: one round trip.
     await Promise.all([
       this.o.redis.hset(key, fields),
       of === 'schedule' ? this.o.redis.persist(key) : this.o.redis.expire(key, TARGET_TTL_S),

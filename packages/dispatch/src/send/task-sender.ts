@@ -283,8 +283,8 @@ export class TaskSender {
   }
 
   /**
-   * The XADD returned an id: the attempt is sent. What is left rides the same auto-pipelined
-   * connection in the background — the watchdog entry's removal (a process that dies first leaves
+   * The XADD returned an id: the attempt is sent. What is left rides the same connection in the
+   * background — the watchdog entry's removal (a process that dies first leaves
    * it to registry-sync, which finds the delivery), a pooled task's record, the session; the
    * event is written at once.
    */

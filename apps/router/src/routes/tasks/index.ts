@@ -212,7 +212,8 @@ export const tasksRoutes: FastifyPluginAsyncTypebox<TasksRouteDeps> = async (
       const scope = TenantScope.of(principal);
       // The body, `tasks` and an item wrap each payload: only a deeper body can hold one too deep.
       const mayBeTooDeep = request.jsonBodyDepth > MAX_JSON_DEPTH + 3;
-      // Submitted concurrently: their Redis commands share round trips on the auto-pipelined connection.
+      // Submitted concurrently: their Redis commands are in flight together, and the claims and
+      // deliveries of one turn go out as one script call or pipeline per shard.
       const results = await Promise.all(
         request.body.tasks.map(async (task): Promise<SubmitBatchItem> => {
           // As for one submission: a refused item names the task_id to retry it with.
