@@ -19,7 +19,13 @@ const held = new Promise<void>((resolve) => {
 });
 
 beforeAll(async () => {
-  stack = await startStack({ env: { ...FAST_LEASES, REACH_AGENT_ACL: 'on' } });
+  // The drain holds an idle agent's record one offline bound long: the agent hears of the drain
+  // only from a heartbeat answered within it. FAST_LEASES' 2 s can pass without one on a loaded
+  // machine (the agents run in the test's own process); then the record is gone first and the
+  // agent registers again. 5 s leaves room for 25 heartbeats.
+  stack = await startStack({
+    env: { ...FAST_LEASES, REACH_OFFLINE_MS: '5000', REACH_AGENT_ACL: 'on' },
+  });
 }, 90_000);
 
 afterAll(async () => {
