@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReachAgent } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
-import { poolStreams } from '@agent-reach/protocol';
+import { poolStreams, WORKER_GROUP } from '@agent-reach/protocol';
 import { startAgent } from '../support/agents.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 import { connectRedis, type TestRedis } from '../support/redis.ts';
@@ -37,10 +37,29 @@ async function submit(tasks: Record<string, unknown>[]): Promise<string[]> {
   return res.body.results.map((r) => r.status ?? String(r.http_status));
 }
 
-/** Entries in a pool, all bands: tasks waiting for a pull agent or being worked by one. */
+/**
+ * Entries in a pool, all bands: tasks waiting for a pull agent or being worked by one — the
+ * workers group's pending entries plus its lag, as the feeders count them (pool-depth-3.lua). Not
+ * XLEN: an entry its agent acknowledged stays in the stream until registry-sync applies the
+ * completion and deletes it, a few ms later or more on a loaded machine.
+ */
 async function depth(pool: string): Promise<number> {
   let n = 0;
-  for (const stream of poolStreams(stack.keys, pool)) n += await redis.xlen(stream);
+  for (const stream of poolStreams(stack.keys, pool)) {
+    if (!(await redis.exists(stream))) continue;
+    const groups = (await redis.xinfo('GROUPS', stream)) as unknown[][];
+    for (const g of groups) {
+      const f = new Map<string, unknown>();
+      for (let i = 0; i < g.length; i += 2) f.set(String(g[i]), g[i + 1]);
+      if (f.get('name') !== WORKER_GROUP) continue;
+      const lag = f.get('lag');
+      n += Number(f.get('pending'));
+      n +=
+        typeof lag === 'number'
+          ? lag
+          : (await redis.xrange(stream, `(${String(f.get('last-delivered-id'))}`, '+')).length;
+    }
+  }
   return n;
 }
 
