@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReachAgent, TaskContext } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
-import { startAgent } from '../support/agents.ts';
+import { agentLogTail, startAgent } from '../support/agents.ts';
 import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
@@ -36,6 +36,25 @@ afterAll(async () => {
 
 const agentRecord = (id: string) =>
   http<{ status: string }>(`${stack.registryUrl}/v1/agents/${id}`, { method: 'GET' });
+
+/**
+ * Waits for a drained agent to close; a failure says its state, what the registry holds of it
+ * and its last log lines.
+ */
+async function closes(agent: ReachAgent): Promise<void> {
+  await waitFor(() => agent.state === 'closed' || undefined, { timeoutMs: 20_000 }).catch(
+    async (err: unknown) => {
+      const record = await agentRecord(agent.options.agentId);
+      throw new Error(
+        `${String(err)}; state ${agent.state}; registry ${record.status} ${JSON.stringify(record.body)}; ` +
+          `router:\n${stack.router.output().trimEnd().split('\n').slice(-8).join('\n')}\n` +
+          `registry-sync:\n${stack.registry.output().trimEnd().split('\n').slice(-8).join('\n')}\n` +
+          `agent:\n${agentLogTail(agent)}`,
+        { cause: err },
+      );
+    },
+  );
+}
 
 describe('an operator drain', () => {
   it('lets the agent finish its task, then the agent closes instead of registering again', async () => {
@@ -89,7 +108,7 @@ describe('an operator drain', () => {
       { timeoutMs: 10_000 },
     );
     expect(done).toMatchObject({ agent_id: 'drain-a', attempts: 1 });
-    await waitFor(() => a.state === 'closed' || undefined, { timeoutMs: 15_000 });
+    await closes(a);
     expect(ran['drain-a']).toEqual(['held-1']);
     // Closed, it did not come back: the registry has no record of it.
     await new Promise((r) => setTimeout(r, 1000));
@@ -102,7 +121,7 @@ describe('an operator drain', () => {
     agents.push(c);
     const drain = await http(`${stack.routerUrl}/v1/agents/drain-c/drain`, { body: {} });
     expect(drain.status).toBe(200);
-    await waitFor(() => c.state === 'closed' || undefined, { timeoutMs: 15_000 });
+    await closes(c);
     await new Promise((r) => setTimeout(r, 1000));
     expect((await agentRecord('drain-c')).status).toBe(404);
   }, 30_000);

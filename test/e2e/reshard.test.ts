@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type { ReachAgent } from '@agent-reach/worker-sdk';
 import { parseClusterNodes, testServices, waitFor } from '@agent-reach/testkit';
-import { startAgent } from '../support/agents.ts';
+import { agentLogTail, startAgent } from '../support/agents.ts';
 import { CallbackWatcher } from '../support/chaos/callbacks.ts';
 import { SubmitDriver } from '../support/chaos/driver.ts';
 import { CHAOS_CAPABILITY } from '../support/chaos/exec-log.ts';
@@ -124,7 +124,17 @@ describe.runIf(onCluster)('resharding a slot that holds live inboxes', () => {
         MOVED.every((a) => runs.filter((r) => r.agent === a && r.at > movedAt).length >= 5) &&
         driver.accepted().length >= 300,
       { timeoutMs: 30_000, message: 'the moved agents complete tasks after their slots moved' },
-    );
+    ).catch((err: unknown) => {
+      driver.stop();
+      const after = AGENTS.map(
+        (a) => `${a}: ${runs.filter((r) => r.agent === a && r.at > movedAt).length}`,
+      );
+      throw new Error(
+        `${String(err)}; runs after the moves ${after.join(', ')}; accepted ${driver.accepted().length}; ${servicesSaid(driver)}\n` +
+          MOVED.map((a, i) => `${a}:\n${agentLogTail(agents[i]!)}`).join('\n'),
+        { cause: err },
+      );
+    });
     driver.stop();
     await driving;
     // A submission cut short by stop() is sent again with its task_id until accepted, as a

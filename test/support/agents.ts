@@ -3,6 +3,18 @@ import { ReachAgent, type ReachAgentOptions, type TaskContext } from '@agent-rea
 import type { Stack } from './stack.ts';
 import { seedNodes } from './redis.ts';
 
+/** How many of an agent's last log lines are kept for a failure message. */
+const LOG_LINES = 40;
+const logs = new WeakMap<ReachAgent, string[]>();
+
+/**
+ * The last log lines (pino JSON, info and up) of an agent {@link startAgent} started: what a
+ * failure message shows of why the agent did what it did.
+ */
+export function agentLogTail(agent: ReachAgent, count = 15): string {
+  return (logs.get(agent) ?? []).slice(-count).join('\n');
+}
+
 /** Starts an in-process worker-sdk agent against the stack and waits until it is registered. */
 export async function startAgent(
   stack: Stack,
@@ -19,6 +31,16 @@ export async function startAgent(
     health?: ReachAgentOptions['health'];
   } = {},
 ): Promise<ReachAgent> {
+  const lines: string[] = [];
+  const logger = pino(
+    { level: 'info', timestamp: pino.stdTimeFunctions.isoTime },
+    {
+      write: (line: string) => {
+        lines.push(line.trimEnd());
+        if (lines.length > LOG_LINES) lines.shift();
+      },
+    },
+  );
   const agent = new ReachAgent({
     registryUrl: stack.registryUrl,
     routerUrl: stack.routerUrl,
@@ -37,8 +59,9 @@ export async function startAgent(
     ...(opts.health ? { health: opts.health } : {}),
     handler,
     shutdownTimeoutMs: 2000,
-    logger: pino({ level: 'silent' }),
+    logger,
   });
+  logs.set(agent, lines);
   agent.start();
   await agent.ready();
   return agent;
