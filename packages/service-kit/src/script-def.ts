@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './redis-connection.ts';
 import { expandLuaIncludes } from './lua-includes.ts';
+import { sendFlat } from './flat-command.ts';
 
 /** One argument of a script call, as Redis receives it. */
 export type ScriptArg = string | number;
@@ -109,7 +110,6 @@ export type AnyScript = Script<
   string
 >;
 
-type Invoke = (...args: ScriptArg[]) => Promise<unknown>;
 /** A pipeline's command queues and answers the pipeline. */
 type Queue = (...args: ScriptArg[]) => unknown;
 
@@ -171,13 +171,12 @@ export function defineScript<
       if (!lua) throw new Error(`script ${file} is not loaded on this connection`);
       const args = argv(call);
       if (numberOfKeys !== 'n') args.unshift(numberOfKeys);
-      const eval_ = redis as unknown as { evalsha: Invoke; eval: Invoke };
       let raw: unknown;
       try {
-        raw = await eval_.evalsha(lua.sha, ...args);
+        raw = await sendFlat(redis, 'evalsha', [lua.sha, ...args]);
       } catch (err: unknown) {
         if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-        raw = await eval_.eval(lua.text, ...args);
+        raw = await sendFlat(redis, 'eval', [lua.text, ...args]);
       }
       return spec.decode(raw, call.args, call.items ?? []);
     },

@@ -1,0 +1,40 @@
+import { Command } from 'ioredis';
+import type { RedisClient } from './redis-connection.ts';
+
+/**
+ * An ioredis command whose RESP text is built as one flat string. ioredis' own `toWritable`
+ * appends each argument with `+=`: a batch script's call (hundreds of arguments: a tick's claims,
+ * a tick's deliveries) becomes a string of hundreds of pieces, each piece a heap object, that the
+ * socket write must then flatten. Built from an array joined once, the same bytes cost less
+ * (bench/results/2026-12-06-flat-commands.md). A command with a Buffer argument is written as
+ * ioredis writes it.
+ */
+export class FlatCommand extends Command {
+  override toWritable(socket: object): string | Buffer {
+    const args = this.args;
+    const parts = new Array<string>(args.length + 1);
+    parts[0] = `*${args.length + 1}\r\n$${Buffer.byteLength(this.name)}\r\n${this.name}\r\n`;
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i];
+      if (typeof arg !== 'string') return super.toWritable(socket);
+      parts[i + 1] = `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`;
+    }
+    return parts.join('');
+  }
+}
+
+/**
+ * Sends `name` with `args` as a {@link FlatCommand} and resolves with its reply (strings, as
+ * ioredis' own methods give). A client that auto-pipelines gets the command through its own
+ * method instead, so that it joins the event-loop turn's pipeline as before.
+ */
+export function sendFlat(
+  redis: RedisClient,
+  name: string,
+  args: (string | number)[],
+): Promise<unknown> {
+  if (redis.options.enableAutoPipelining) return redis.call(name, ...args);
+  const command = new FlatCommand(name, args, { replyEncoding: 'utf8' });
+  void redis.sendCommand(command);
+  return command.promise;
+}
