@@ -121,8 +121,10 @@ export async function createRouterService(
   const connection = { ...options.redisConnection, url: options.redisUrl };
   // Commands go out as they are made, not auto-pipelined: ioredis' auto-pipeline costs a Pipeline,
   // two promises and a copy per command, which measured more than the socket writes it saves
-  // (router CPU per task −6 to −19 % in floods, −2 to −25 % at 200/s; bench/results). The sends'
-  // own batches (claims, deliveries, watchdog entries) are still one script or one pipeline each.
+  // (router CPU per task −6 to −19 % in floods, −2 to −25 % at 200/s;
+  // bench/results/2026-12-06-auto-pipelining.md). The sends' own batches (claims, deliveries,
+  // watchdog entries) are still one script or one pipeline each, each script call written as one
+  // string (service-kit's FlatCommand).
   const redis = createRedis(connection, {
     lazyConnect: true,
     enableAutoPipelining: false,
