@@ -15,7 +15,7 @@ import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { onFreePort, waitFor, type ServiceProcess } from '@agent-reach/testkit';
 import { ReachAgent } from '@agent-reach/worker-sdk';
-import { seedNodes } from '../support/redis.ts';
+import { connectRedis, seedNodes } from '../support/redis.ts';
 import { FAST_LEASES, http, startRouter, startStack, type Stack } from '../support/stack.ts';
 
 const ADMIN = `admin-webhooks-${'k'.repeat(40)}`;
@@ -184,6 +184,27 @@ afterAll(async () => {
   await new Promise<void>((resolve) => receiver.close(() => resolve()));
 });
 
+/**
+ * What a stream task's deliveries were, the refused acks registry-sync counted and the services'
+ * last lines: a failure message for the progress count.
+ */
+async function streamSaid(got: readonly Hit[]): Promise<string> {
+  const redis = connectRedis(stack);
+  try {
+    const stats = await redis.hgetall(stack.keys.stats());
+    const refused = Object.entries(stats).filter(([k]) => k.startsWith('acks_refused:'));
+    const tail = (text: string) => text.trimEnd().split('\n').slice(-10).join('\n');
+    return [
+      `deliveries (seq type body): ${got.map((h) => `${h.body.data.seq} ${h.body.type} ${JSON.stringify(h.body.data)}`).join('; ')}`,
+      `refused acks: ${JSON.stringify(refused)}`,
+      `registry-sync:\n${tail(stack.registry.output())}`,
+      `router:\n${tail(stack.router.output())}`,
+    ].join('\n');
+  } finally {
+    redis.disconnect();
+  }
+}
+
 describe('webhook callbacks', () => {
   it('POSTs the final result, signed; the callback topic gets it too', async () => {
     const res = await submit({
@@ -258,7 +279,9 @@ describe('webhook callbacks', () => {
     );
     const got = accepted('/stream');
     const types = got.map((h) => h.body.type);
-    expect(types.filter((t) => t === 'task.progress')).toHaveLength(3);
+    const progress = types.filter((t) => t === 'task.progress');
+    if (progress.length !== 3) throw new Error(await streamSaid(got));
+    expect(progress).toHaveLength(3);
     expect(types.filter((t) => t === 'task.chunk').length).toBeGreaterThanOrEqual(1);
     const seqs = got.map((h) => h.body.data.seq).sort((a, b) => a - b);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
