@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReachAgent, TaskContext } from '@agent-reach/worker-sdk';
 import { waitFor } from '@agent-reach/testkit';
 import { agentLogTail, startAgent } from '../support/agents.ts';
-import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
+import { FAST_LEASES, http, lastLines, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 const agents: ReachAgent[] = [];
@@ -47,8 +47,8 @@ async function closes(agent: ReachAgent): Promise<void> {
       const record = await agentRecord(agent.options.agentId);
       throw new Error(
         `${String(err)}; state ${agent.state}; registry ${record.status} ${JSON.stringify(record.body)}; ` +
-          `router:\n${stack.router.output().trimEnd().split('\n').slice(-8).join('\n')}\n` +
-          `registry-sync:\n${stack.registry.output().trimEnd().split('\n').slice(-8).join('\n')}\n` +
+          `router:\n${lastLines(stack.router.output(), 8)}\n` +
+          `registry-sync:\n${lastLines(stack.registry.output(), 8)}\n` +
           `agent:\n${agentLogTail(agent)}`,
         { cause: err },
       );

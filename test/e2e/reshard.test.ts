@@ -15,7 +15,7 @@ import { SubmitDriver } from '../support/chaos/driver.ts';
 import { CHAOS_CAPABILITY } from '../support/chaos/exec-log.ts';
 import { connectRedis, seedNodes, type TestRedis } from '../support/redis.ts';
 import { migrateSlot, ownerOf, type SlotMove } from '../support/reshard.ts';
-import { FAST_LEASES, http, startStack, type Stack } from '../support/stack.ts';
+import { FAST_LEASES, http, lastLines, startStack, type Stack } from '../support/stack.ts';
 
 const onCluster = Boolean(testServices().redisClusterNodes);
 const AGENTS = ['rs-0', 'rs-1', 'rs-2', 'rs-3'];
@@ -67,14 +67,12 @@ async function clusterView() {
   }
 }
 
-const tail = (text: string) => text.trimEnd().split('\n').slice(-15).join('\n');
-
 /** How the submissions ended so far and the services' last lines, for a failure message. */
 function servicesSaid(driver: SubmitDriver): string {
   return [
     `tries by outcome: ${JSON.stringify(driver.tries)}`,
-    `router:\n${tail(stack.router.output())}`,
-    `registry-sync:\n${tail(stack.registry.output())}`,
+    `router:\n${lastLines(stack.router.output(), 15)}`,
+    `registry-sync:\n${lastLines(stack.registry.output(), 15)}`,
   ].join('\n');
 }
 

@@ -16,7 +16,14 @@ import { Webhook } from 'standardwebhooks';
 import { onFreePort, waitFor, type ServiceProcess } from '@agent-reach/testkit';
 import { ReachAgent } from '@agent-reach/worker-sdk';
 import { connectRedis, seedNodes } from '../support/redis.ts';
-import { FAST_LEASES, http, startRouter, startStack, type Stack } from '../support/stack.ts';
+import {
+  FAST_LEASES,
+  http,
+  lastLines,
+  startRouter,
+  startStack,
+  type Stack,
+} from '../support/stack.ts';
 
 const ADMIN = `admin-webhooks-${'k'.repeat(40)}`;
 const CAPABILITY = 'wh-echo';
@@ -193,12 +200,11 @@ async function streamSaid(got: readonly Hit[]): Promise<string> {
   try {
     const stats = await redis.hgetall(stack.keys.stats());
     const refused = Object.entries(stats).filter(([k]) => k.startsWith('acks_refused:'));
-    const tail = (text: string) => text.trimEnd().split('\n').slice(-10).join('\n');
     return [
       `deliveries (seq type body): ${got.map((h) => `${h.body.data.seq} ${h.body.type} ${JSON.stringify(h.body.data)}`).join('; ')}`,
       `refused acks: ${JSON.stringify(refused)}`,
-      `registry-sync:\n${tail(stack.registry.output())}`,
-      `router:\n${tail(stack.router.output())}`,
+      `registry-sync:\n${lastLines(stack.registry.output(), 10)}`,
+      `router:\n${lastLines(stack.router.output(), 10)}`,
     ].join('\n');
   } finally {
     redis.disconnect();

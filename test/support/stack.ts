@@ -41,6 +41,11 @@ export function isErrorLine(line: string): boolean {
 }
 
 /** Fast lease settings so that tests about liveness finish in seconds. */
+/** The last `count` lines of a service's output, for a failure message. */
+export function lastLines(text: string, count: number): string {
+  return text.trimEnd().split('\n').slice(-count).join('\n');
+}
+
 export const FAST_LEASES = {
   REACH_HEARTBEAT_MS: '200',
   REACH_SUSPECT_MS: '1000',
