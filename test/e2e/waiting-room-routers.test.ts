@@ -157,9 +157,10 @@ describe('the waiting room behind three routers', () => {
   }, 120_000);
 
   // The room hands tasks out in priority order, but each process (three routers and
-  // registry-sync here) keeps 8 lanes that each take a task when they see a slot free: while the
-  // agent is full, every priority-9 task left may be taken at once and given back, so a
-  // priority-0 task can be taken, and sent, that many places early: at most the 32 lanes.
+  // registry-sync here) takes tasks for the slots it sees free, less those its lanes hold: while
+  // the agent is full, every priority-9 task left may be held at once and given back, so a
+  // priority-0 task can be taken, and sent, that many places early: at most the agent's 8 slots
+  // per process, 32 in all.
   it('serves a tenant’s priority-9 tasks before its priority-0 ones in one fairness key, give or take the tasks its lanes hold', async () => {
     for (const priority of [0, 9]) {
       const statuses = await flood('z', 50, (i) => ({

@@ -183,13 +183,7 @@ export class RoomDrainer {
             continue;
           }
         }
-        const now = Date.now();
-        const taken = await this.o.room.take(
-          capability,
-          slots,
-          now,
-          this.passedOver(capability, now),
-        );
+        const taken = await this.take(capability, slots);
         if (taken.length === 0) {
           if (await this.o.room.forgetIfEmpty(capability)) break;
           // Only tasks set aside (or being sent, or bound for a full pool) are left.
@@ -197,7 +191,6 @@ export class RoomDrainer {
           continue;
         }
         // Sent side by side: their reads, claims and deliveries share the event-loop turns.
-        this.hold(capability, taken.length);
         const outcomes = await Promise.all(
           taken.map((t) => this.send(capability, t).finally(() => this.hold(capability, -1))),
         );
@@ -209,6 +202,23 @@ export class RoomDrainer {
       const left = (this.lanes.get(capability) ?? 1) - 1;
       if (left > 0) this.lanes.set(capability, left);
       else this.lanes.delete(capability);
+    }
+  }
+
+  /**
+   * Takes up to `slots` of the room's next tasks, held (counted against the slots the next passes
+   * see free) from the moment the slots were handed out: a pass that ran while the room call was
+   * under way would otherwise hand the same free slots to another lane.
+   */
+  private async take(capability: string, slots: number): Promise<TakenFromRoom[]> {
+    this.hold(capability, slots);
+    let taken: TakenFromRoom[] = [];
+    try {
+      const now = Date.now();
+      taken = await this.o.room.take(capability, slots, now, this.passedOver(capability, now));
+      return taken;
+    } finally {
+      this.hold(capability, taken.length - slots);
     }
   }
 
@@ -340,7 +350,8 @@ export class RoomDrainer {
   ): Promise<void> {
     const pool = poolOf({ tenant: task.tenant, capability: routed.capability });
     const slots = pullSlots(routed.decision, task.tenant);
-    if (slots > 0 && !(await this.o.pools.tryAdd(pool, slots))) {
+    const added = slots > 0 ? await this.o.pools.tryAdd(pool, slots) : undefined;
+    if (slots > 0 && added === undefined) {
       await this.o.room.giveBack(capability, t.taskId);
       let full = this.poolFull.get(capability);
       if (!full) {
@@ -353,7 +364,7 @@ export class RoomDrainer {
     const outcome = await this.sendTo(t, task, routed, {
       pool: 'pull_agents',
       waitMs: Math.max(0, task.deadlineMs - Date.now()),
-    });
+    }).finally(added);
     if (outcome.kind === 'sent') await this.o.room.done(capability, t.taskId, outcome.sentAt);
     else await this.o.room.leave(capability, t.taskId);
   }
