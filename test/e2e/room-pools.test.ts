@@ -112,6 +112,7 @@ describe('the waiting room feeds pull pools', () => {
     expect(small.every((s) => s === 'queued')).toBe(true);
     await waitFor(() => log.length >= 170, { timeoutMs: 60_000, intervalMs: 50 });
     const deepest = await watch.stop();
+    console.log(`pool fed from the room: deepest ${deepest} entries for a bound of 4 per feeder`);
     // Twice the agent's 2 slots, per feeding process (the router and registry-sync each read the
     // depth at most 20 ms old): a pool fed straight would have held all 170.
     expect(deepest).toBeLessThanOrEqual(8);

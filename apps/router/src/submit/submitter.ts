@@ -449,8 +449,12 @@ export class Submitter {
     const slots = pullSlots(routed.decision, spec.tenant);
     if (slots > 0 && this.queues(body, spec)) {
       const pool = poolOf({ tenant: spec.tenant, capability: routed.capability });
-      if (this.o.drainer.busy(spec.capability) || !(await this.o.pools.tryAdd(pool, slots)))
-        return this.queue(spec, body, timeoutMs);
+      if (this.o.drainer.busy(spec.capability)) return this.queue(spec, body, timeoutMs);
+      const added = await this.o.pools.tryAdd(pool, slots);
+      if (added === undefined) return this.queue(spec, body, timeoutMs);
+      // Counted on top of the pool's depth until the entry is written (or not): a read meanwhile
+      // does not show it.
+      return this.toPool(spec, timeoutMs, reason, fallback).finally(added);
     }
     return this.toPool(spec, timeoutMs, reason, fallback);
   }

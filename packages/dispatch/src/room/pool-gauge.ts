@@ -34,17 +34,36 @@ export function pullSlots(decision: Decision, tenant: string): number {
   return slots;
 }
 
+/** A pool's depth as read from Redis, and when the read began. */
+interface Reading {
+  depth: number;
+  at: number;
+}
+
+/** This process's adds to one pool that a read may not show yet. */
+interface Adds {
+  /** Adds counted whose send has not ended: no read shows them. */
+  sending: number;
+  /** When counted adds ended (written or not), kept while a read may have missed them. */
+  ended: number[];
+}
+
+/** Ends one counted add to a pool: call it once its send has ended, written or not. */
+export type AddEnded = () => void;
+
 /**
  * How deep a capability's pools are: over all their bands, the entries handed out to pull agents
  * and not yet acknowledged (tasks being worked) and those not yet handed out (tasks waiting),
  * pool-depth-3.lua. The room keeps
  * a pool within {@link poolBound} of its readers' slots, so the order tasks leave the pool in is
  * the room's fair order, not the order they arrived in. A depth is read at most every 20 ms per
- * pool and process, and this process's own adds are counted on top until the next read.
+ * pool and process; this process's adds are counted on top of it while a read may miss them:
+ * those still being sent, and those that ended since the read began.
  */
 export class PoolGauge {
-  private readonly seen = new Map<string, { depth: number; at: number }>();
-  private readonly reading = new Map<string, Promise<{ depth: number; at: number }>>();
+  private readonly seen = new Map<string, Reading>();
+  private readonly reading = new Map<string, Promise<Reading>>();
+  private readonly adds = new Map<string, Adds>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -53,15 +72,26 @@ export class PoolGauge {
 
   /**
    * Counts one more task into pool `poolId`, read by pull agents with `slots` slots in all, when
-   * it holds less than its bound; false when it is full. Concurrent calls share one read and are
-   * counted one by one after it, so a burst cannot all see the same free room.
+   * it holds less than its bound: the function to call once the task's send has ended; undefined
+   * when the pool is full. Concurrent calls share one read and are counted one by one after it,
+   * so a burst cannot all see the same free room, and a send slower than a read is not missed.
    */
-  async tryAdd(poolId: string, slots: number): Promise<boolean> {
+  async tryAdd(poolId: string, slots: number): Promise<AddEnded | undefined> {
     const bound = poolBound(slots);
-    const s = await this.fresh(poolId, bound);
-    if (s.depth >= bound) return false;
-    s.depth++;
-    return true;
+    const read = await this.fresh(poolId, bound);
+    let adds = this.adds.get(poolId);
+    if (!adds) this.adds.set(poolId, (adds = { sending: 0, ended: [] }));
+    const mine = adds;
+    mine.ended = mine.ended.filter((at) => at >= read.at);
+    if (read.depth + mine.sending + mine.ended.length >= bound) return undefined;
+    mine.sending++;
+    let over = false;
+    return () => {
+      if (over) return;
+      over = true;
+      mine.sending--;
+      mine.ended.push(Date.now());
+    };
   }
 
   /** Reads every pool's depth again at its next use (a pooled task was settled). */
@@ -70,10 +100,10 @@ export class PoolGauge {
   }
 
   /**
-   * Pool `poolId`'s depth, at most 20 ms old with this process's adds since. `most`: waiting
-   * entries are counted up to this many per band when Redis has no lag for them.
+   * Pool `poolId`'s depth, at most 20 ms old. `most`: waiting entries are counted up to this many
+   * per band when Redis has no lag for them.
    */
-  private fresh(poolId: string, most: number): Promise<{ depth: number; at: number }> {
+  private fresh(poolId: string, most: number): Promise<Reading> {
     const s = this.seen.get(poolId);
     if (s && Date.now() - s.at < FRESH_MS) return Promise.resolve(s);
     let reading = this.reading.get(poolId);
@@ -84,7 +114,7 @@ export class PoolGauge {
     return reading;
   }
 
-  private async read(poolId: string, most: number): Promise<{ depth: number; at: number }> {
+  private async read(poolId: string, most: number): Promise<Reading> {
     const at = Date.now();
     const [high, mid, low] = poolStreams(this.keys, poolId) as [string, string, string];
     const depth = await poolDepthScript.run(this.redis, {
@@ -92,8 +122,14 @@ export class PoolGauge {
       args: { group: WORKER_GROUP, most },
     });
     if (this.seen.size > 10_000) this.seen.clear();
+    if (this.adds.size > 10_000) this.forgetIdleAdds();
     const s = { depth, at };
     this.seen.set(poolId, s);
     return s;
+  }
+
+  /** Drops the add counts of pools with no send under way (a process that fed many pools). */
+  private forgetIdleAdds(): void {
+    for (const [poolId, adds] of this.adds) if (adds.sending === 0) this.adds.delete(poolId);
   }
 }
