@@ -366,3 +366,4 @@ export function clusterNodeOf(cluster: Cluster, key: string): Redis | undefined 
     .find((n) => `${n.options.host ?? ''}:${n.options.port ?? ''}` === address);
 }
 export { SlotPipeline, slotPipeline, type PipelineReply } from './slot-pipeline.ts';
+export { disconnectNow } from './disconnect-now.ts';

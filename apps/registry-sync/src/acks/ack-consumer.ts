@@ -1,4 +1,4 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { disconnectNow, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { SYNC_GROUP, type ReachKeys } from '@agent-reach/protocol';
 import type { AckApplier } from './ack-applier.ts';
@@ -129,7 +129,7 @@ export class AckConsumer {
   close(): Promise<void> {
     this.closing ??= (async () => {
       if (this.state === 'running') this.state = 'closing';
-      this.blocking.disconnect();
+      disconnectNow(this.blocking);
       await this.loop;
       await this.chains.settled();
       await this.flushAcks();

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { disconnectNow, type RedisClient } from '@agent-reach/service-kit/redis';
 
 /** A stream entry as XREADGROUP and XAUTOCLAIM return it (fields null once deleted). */
 export type GroupEntry = [string, string[] | null];
@@ -65,7 +65,7 @@ export class GroupReader {
   /** Ends the loop (its blocking read is cut by disconnecting `conn`). */
   async close(): Promise<void> {
     this.#stop.abort();
-    this.o.conn.disconnect();
+    disconnectNow(this.o.conn);
     await this.#loop;
   }
 

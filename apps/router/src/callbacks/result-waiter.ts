@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { disconnectNow, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import {
   decodeCallback,
@@ -84,7 +84,7 @@ export class ResultWaiter {
   /** Ends the loop and every wait (their requests answer with the task still running). */
   async close(): Promise<void> {
     this.#running = false;
-    this.o.conn.disconnect();
+    disconnectNow(this.o.conn);
     await this.#loop;
     for (const w of [...this.#waiting.values()]) w.resolve(undefined);
   }

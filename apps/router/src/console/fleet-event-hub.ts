@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { disconnectNow, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { decodeFleetEvent, type FleetEvent, type ReachKeys } from '@agent-reach/protocol';
 import { SseClient } from './sse-client.ts';
@@ -115,7 +115,7 @@ export class FleetEventHub {
   async close(): Promise<void> {
     this.closed = true;
     for (const client of [...this.clients]) client.end();
-    this.conn?.disconnect();
+    if (this.conn) disconnectNow(this.conn);
     await this.loop;
   }
 

@@ -1,5 +1,6 @@
 import {
   clusterNodeOf,
+  disconnectNow,
   duplicateRedis,
   isCluster,
   keySlot,
@@ -112,7 +113,7 @@ export class Consumer {
   async #stopLane(lane: Lane): Promise<void> {
     if (lane.loop !== undefined && !(await settlesWithin(lane.loop, this.ctx.blockMs + 1000))) {
       this.ctx.logger.warn('read loop did not stop in time; dropping its connection');
-      lane.conn.disconnect();
+      disconnectNow(lane.conn);
       await lane.loop;
     }
     if (lane.own) await closeRedis(lane.conn);

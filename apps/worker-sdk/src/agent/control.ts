@@ -1,5 +1,5 @@
 import { ControlField, fieldsToRecord, type RegisterReply } from '@agent-reach/protocol';
-import type { RedisClient } from '@agent-reach/service-kit/redis';
+import { disconnectNow, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { sleep } from '../util/sleep.ts';
 
@@ -43,7 +43,8 @@ export class ControlReader {
   async stop(): Promise<void> {
     if (this.#state === 'closed') return;
     this.#state = 'closed';
-    this.ctx.redis.disconnect();
+    // Also when it waits to reconnect (its user gone): its pending read must end.
+    disconnectNow(this.ctx.redis);
     await this.#loop;
   }
 

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { CLIENT_DEFAULTS } from '@agent-reach/protocol';
 import {
   createRedis,
+  disconnectNow,
   redisExtrasFromEnv,
   type RedisConnectionExtras,
 } from '@agent-reach/service-kit/redis';
@@ -120,8 +121,10 @@ export async function closeRedis(redis: RedisClient, timeoutMs = 1000): Promise<
   if (redis.status === 'end') return;
   // Never connected (closed before registering): nothing to say goodbye to.
   if (redis.status === 'wait') return redis.disconnect();
+  // Waiting to reconnect: no goodbye to say, and a QUIT would only wait in its queue.
+  if (redis.status === 'reconnecting') return disconnectNow(redis);
   const quit = redis.quit().catch(() => undefined);
-  if (!(await settlesWithin(quit, timeoutMs))) redis.disconnect();
+  if (!(await settlesWithin(quit, timeoutMs))) disconnectNow(redis);
 }
 
 /**

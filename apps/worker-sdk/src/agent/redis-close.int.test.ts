@@ -1,0 +1,84 @@
+/**
+ * Closing a connection that waits to reconnect, on a real Redis: the agent's Redis user was
+ * removed (REACH_AGENT_ACL=on, the registry removed the agent) and every reconnect is refused. A
+ * drained agent closes in that state; its stop must not wait for ever on a read that the
+ * connection holds in its queue.
+ */
+import { randomPrefix } from '@agent-reach/testkit';
+import { disconnectNow } from '@agent-reach/service-kit/redis';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisUrl } from '../testing/support.ts';
+import { useCredentials } from './credentials.ts';
+import { closeRedis } from './redis-util.ts';
+
+let admin: Redis;
+const users: string[] = [];
+
+beforeAll(() => {
+  admin = new Redis(redisUrl());
+});
+
+afterAll(async () => {
+  for (const user of users) await admin.acl('DELUSER', user);
+  await admin.quit();
+});
+
+/**
+ * A connection signed in as a user of its own, whose user is then removed: Redis closes it, and
+ * each reconnect is refused (WRONGPASS) and tried again 2 s later. Resolves once it waits to
+ * reconnect, with a stream read queued behind that wait.
+ */
+async function strandedRead(): Promise<{ conn: Redis; read: Promise<string> }> {
+  const username = `${randomPrefix()}|agent`;
+  users.push(username);
+  await admin.acl('SETUSER', username, 'reset', 'on', '>pw', '-@all', '+xread', '~*');
+  const conn = new Redis(redisUrl(), {
+    lazyConnect: true,
+    retryStrategy: (times) => (times === 1 ? 20 : 2000),
+  });
+  conn.on('error', () => undefined);
+  useCredentials(conn, { username, password: 'pw' });
+  await conn.connect();
+  const stream = `${username}:control`;
+  const first = conn.xread('BLOCK', 10_000, 'STREAMS', stream, '$').catch(() => undefined);
+  await admin.acl('DELUSER', username);
+  await first;
+  await waitUntil(() => conn.status === 'reconnecting');
+  // The read a control loop sends next: queued until a reconnect that never succeeds.
+  const read = conn.xread('BLOCK', 10_000, 'STREAMS', stream, '$').then(
+    () => 'answered',
+    (err: unknown) => `rejected: ${(err as Error).message}`,
+  );
+  return { conn, read };
+}
+
+async function waitUntil(check: () => boolean): Promise<void> {
+  const until = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('condition not met within 5 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** What `read` settled with within `ms`, or 'pending'. */
+const within = (read: Promise<string>, ms: number) =>
+  Promise.race([read, new Promise<string>((r) => setTimeout(() => r('pending'), ms))]);
+
+describe('a connection waiting to reconnect', () => {
+  it('is closed by disconnectNow, its queued read rejected at once', async () => {
+    const { conn, read } = await strandedRead();
+    disconnectNow(conn);
+    expect(await within(read, 500)).toBe('rejected: Connection is closed.');
+    expect(conn.status).toBe('end');
+  });
+
+  it('is closed by closeRedis without a goodbye, its queued read rejected', async () => {
+    const { conn, read } = await strandedRead();
+    const started = Date.now();
+    await closeRedis(conn);
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(await within(read, 500)).toBe('rejected: Connection is closed.');
+    expect(conn.status).toBe('end');
+  });
+});
