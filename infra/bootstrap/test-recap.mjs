@@ -11,7 +11,7 @@ export function makeResultsDir() {
 }
 
 /** How many lines of a failure's message the recap shows. */
-const MESSAGE_LINES = 6;
+const MESSAGE_LINES = 12;
 
 /**
  * The recap of the reports in `dir`, relative to `root`: a line per failed test (its run, file

@@ -38,8 +38,8 @@ const agentRecord = (id: string) =>
   http<{ status: string }>(`${stack.registryUrl}/v1/agents/${id}`, { method: 'GET' });
 
 /**
- * Waits for a drained agent to close; a failure says its state, what the registry holds of it
- * and its last log lines.
+ * Waits for a drained agent to close; a failure says its state, what the registry holds of it,
+ * its last log lines (first: the CI recap shows a failure's first lines) and the services'.
  */
 async function closes(agent: ReachAgent): Promise<void> {
   await waitFor(() => agent.state === 'closed' || undefined, { timeoutMs: 20_000 }).catch(
@@ -47,9 +47,9 @@ async function closes(agent: ReachAgent): Promise<void> {
       const record = await agentRecord(agent.options.agentId);
       throw new Error(
         `${String(err)}; state ${agent.state}; registry ${record.status} ${JSON.stringify(record.body)}; ` +
+          `agent:\n${agentLogTail(agent)}\n` +
           `router:\n${lastLines(stack.router.output(), 8)}\n` +
-          `registry-sync:\n${lastLines(stack.registry.output(), 8)}\n` +
-          `agent:\n${agentLogTail(agent)}`,
+          `registry-sync:\n${lastLines(stack.registry.output(), 8)}`,
         { cause: err },
       );
     },
