@@ -11,6 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisUrl } from '../testing/support.ts';
 import { useCredentials } from './credentials.ts';
 import { closeRedis } from './redis-util.ts';
+import { ControlReader } from './control.ts';
+import type { RegisterReply } from '@agent-reach/protocol';
+import { testLogger } from '../testing/support.ts';
 
 let admin: Redis;
 const users: string[] = [];
@@ -23,6 +26,19 @@ afterAll(async () => {
   for (const user of users) await admin.acl('DELUSER', user);
   await admin.quit();
 });
+
+/** A connection signed in as a user of its own, which may read streams; and a stream of it. */
+async function signedIn(): Promise<{ conn: Redis; username: string; stream: string }> {
+  const username = `${randomPrefix()}|agent`;
+  users.push(username);
+  await admin.acl('SETUSER', username, 'reset', 'on', '>pw', '-@all', '+xread', '~*');
+  // A refused reconnect is tried again 1 s later: it waits to reconnect most of the time.
+  const conn = new Redis(redisUrl(), { lazyConnect: true, retryStrategy: () => 1000 });
+  conn.on('error', () => undefined);
+  useCredentials(conn, { username, password: 'pw' });
+  await conn.connect();
+  return { conn, username, stream: `${username}:control` };
+}
 
 /**
  * A connection signed in as a user of its own, whose user is then removed: Redis closes it, and
@@ -80,5 +96,23 @@ describe('a connection waiting to reconnect', () => {
     expect(Date.now() - started).toBeLessThan(500);
     expect(await within(read, 500)).toBe('rejected: Connection is closed.');
     expect(conn.status).toBe('end');
+  });
+
+  it('lets the agent’s control reader stop once its user is gone', async () => {
+    const { conn, username, stream } = await signedIn();
+    const reader = new ControlReader({
+      redis: conn,
+      session: () => ({ control_stream: stream }) as RegisterReply,
+      onCancel: () => undefined,
+      blockMs: 10_000,
+      logger: testLogger(),
+    });
+    reader.start();
+    await admin.acl('DELUSER', username);
+    // Its read refused, the reader tries again 500 ms later: that read waits in the queue.
+    const queued = () => (conn as unknown as { offlineQueue: { length: number } }).offlineQueue;
+    await waitUntil(() => conn.status === 'reconnecting' && queued().length > 0);
+    const stopped = reader.stop().then(() => 'stopped');
+    expect(await within(stopped, 1000)).toBe('stopped');
   });
 });
