@@ -8,12 +8,11 @@ import { randomPrefix } from '@agent-reach/testkit';
 import { disconnectNow } from '@agent-reach/service-kit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisUrl } from '../testing/support.ts';
+import type { RegisterReply } from '@agent-reach/protocol';
+import { redisUrl, testLogger } from '../testing/support.ts';
+import { ControlReader } from './control.ts';
 import { useCredentials } from './credentials.ts';
 import { closeRedis } from './redis-util.ts';
-import { ControlReader } from './control.ts';
-import type { RegisterReply } from '@agent-reach/protocol';
-import { testLogger } from '../testing/support.ts';
 
 let admin: Redis;
 const users: string[] = [];
@@ -42,21 +41,11 @@ async function signedIn(): Promise<{ conn: Redis; username: string; stream: stri
 
 /**
  * A connection signed in as a user of its own, whose user is then removed: Redis closes it, and
- * each reconnect is refused (WRONGPASS) and tried again 2 s later. Resolves once it waits to
+ * each reconnect is refused (WRONGPASS) and tried again 1 s later. Resolves once it waits to
  * reconnect, with a stream read queued behind that wait.
  */
 async function strandedRead(): Promise<{ conn: Redis; read: Promise<string> }> {
-  const username = `${randomPrefix()}|agent`;
-  users.push(username);
-  await admin.acl('SETUSER', username, 'reset', 'on', '>pw', '-@all', '+xread', '~*');
-  const conn = new Redis(redisUrl(), {
-    lazyConnect: true,
-    retryStrategy: (times) => (times === 1 ? 20 : 2000),
-  });
-  conn.on('error', () => undefined);
-  useCredentials(conn, { username, password: 'pw' });
-  await conn.connect();
-  const stream = `${username}:control`;
+  const { conn, username, stream } = await signedIn();
   const first = conn.xread('BLOCK', 10_000, 'STREAMS', stream, '$').catch(() => undefined);
   await admin.acl('DELUSER', username);
   await first;

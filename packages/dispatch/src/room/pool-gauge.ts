@@ -79,19 +79,23 @@ export class PoolGauge {
   async tryAdd(poolId: string, slots: number): Promise<AddEnded | undefined> {
     const bound = poolBound(slots);
     const read = await this.fresh(poolId, bound);
-    let adds = this.adds.get(poolId);
-    if (!adds) this.adds.set(poolId, (adds = { sending: 0, ended: [] }));
-    const mine = adds;
-    mine.ended = mine.ended.filter((at) => at >= read.at);
-    if (read.depth + mine.sending + mine.ended.length >= bound) return undefined;
-    mine.sending++;
+    const adds = this.addsTo(poolId);
+    adds.ended = adds.ended.filter((at) => at >= read.at);
+    if (read.depth + adds.sending + adds.ended.length >= bound) return undefined;
+    adds.sending++;
     let over = false;
     return () => {
       if (over) return;
       over = true;
-      mine.sending--;
-      mine.ended.push(Date.now());
+      adds.sending--;
+      adds.ended.push(Date.now());
     };
+  }
+
+  private addsTo(poolId: string): Adds {
+    let adds = this.adds.get(poolId);
+    if (!adds) this.adds.set(poolId, (adds = { sending: 0, ended: [] }));
+    return adds;
   }
 
   /** Reads every pool's depth again at its next use (a pooled task was settled). */
