@@ -5,6 +5,8 @@ import {
   CallbackPublisher,
   createSendPath,
   defineDispatchCommands,
+  LeaseLock,
+  lockScript,
   PoolGauge,
   RoomDrainer,
   ROOM_SCRIPTS,
@@ -40,7 +42,6 @@ import { deregisterScript } from './commands/deregister.ts';
 import { ejectScript } from './commands/eject.ts';
 import { heartbeatScript } from './commands/heartbeat.ts';
 import { leaseScript } from './commands/lease.ts';
-import { lockScript } from './commands/lock.ts';
 import { outputScript } from './commands/output.ts';
 import { registerScript } from './commands/register.ts';
 import { releaseScript } from './commands/release.ts';
@@ -58,7 +59,7 @@ import { OutputStep } from './acks/output-step.ts';
 import { AgentAcl } from './acl/agent-acl.ts';
 import { RelayAcl } from './acl/relay-acl.ts';
 import { Housekeeper } from './duties/housekeeper.ts';
-import { housekeepingLeaseMs, LeaseLock } from './duties/lease-lock.ts';
+import { housekeepingLeaseMs } from './duties/housekeeping-lease.ts';
 import { passMarkScript } from './commands/pass-mark.ts';
 import { LeaseSweeper } from './sweeps/lease-sweeper.ts';
 import { SnapshotWriter } from './duties/snapshot-writer.ts';

@@ -21,6 +21,7 @@ export { cancelScript, type CancelledTask, type CancelReply } from './task/cance
 export { rejectScript } from './task/reject.ts';
 export { replayScript, type ReplayReply } from './task/replay.ts';
 export { retryScript, type RetryReply } from './task/retry.ts';
+export { LeaseLock, lockScript, type LeaseLockOptions } from './lease/lease-lock.ts';
 export {
   Delivery,
   type DeliveryOptions,

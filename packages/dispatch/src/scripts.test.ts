@@ -4,7 +4,7 @@ import { DISPATCH_SCRIPTS } from './scripts.ts';
 
 describe('DISPATCH_SCRIPTS', () => {
   it('holds every script of the package under its file name', () => {
-    const files = ['commands', 'task'].flatMap((dir) =>
+    const files = ['commands', 'task', 'lease'].flatMap((dir) =>
       readdirSync(new URL(`./${dir}/`, import.meta.url))
         .filter((f) => f.endsWith('.lua'))
         .map((f) => `${dir}/${f}`),

@@ -15,10 +15,12 @@ import { cancelScript } from './task/cancel.ts';
 import { rejectScript } from './task/reject.ts';
 import { replayScript } from './task/replay.ts';
 import { retryScript } from './task/retry.ts';
+import { lockScript } from './lease/lease-lock.ts';
 
 /**
  * Every script of this package by its name (its file's `<name>`): the send path's in
- * `commands/`, the task state machine's (cancel, reject, replay, retry) in `task/`. A connection
+ * `commands/`, the task state machine's (cancel, reject, replay, retry) in `task/`, the lease lock of a
+ * duty one instance runs at a time in `lease/`. A connection
  * gets only the ones it runs (`loadScripts`).
  */
 export const DISPATCH_SCRIPTS = {
@@ -37,6 +39,7 @@ export const DISPATCH_SCRIPTS = {
   reject: rejectScript,
   replay: replayScript,
   retry: retryScript,
+  lock: lockScript,
 } as const satisfies Readonly<Record<string, AnyScript>>;
 
 /** The name of a script of this package. */

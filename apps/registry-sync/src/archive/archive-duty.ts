@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { LeaseLock } from '../duties/lease-lock.ts';
+import type { LeaseLock } from '@agent-reach/dispatch';
 import type { ArchivePass, TaskArchiver } from './task-archiver.ts';
 
 /** The archive duty's settings. */

@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { compileEventSinkOptions, type EventSinkOptions } from '@agent-reach/events';
 import type { ReachKeys } from '@agent-reach/protocol';
-import { LeaseLock, housekeepingLeaseMs } from '../duties/lease-lock.ts';
+import { LeaseLock } from '@agent-reach/dispatch';
+import { housekeepingLeaseMs } from '../duties/housekeeping-lease.ts';
 import { ArchiveDuty, type ArchiveDutySettings } from './archive-duty.ts';
 import {
   registerArchiveMetrics,

@@ -11,7 +11,7 @@ import type { InflightSweeper } from '../sweeps/inflight-sweeper.ts';
 import type { Prober } from '../sweeps/prober.ts';
 import type { DependencyWatch } from '../health/dependency-watch.ts';
 import type { HealthSweep } from '../health/health-sweep.ts';
-import type { LeaseLock } from './lease-lock.ts';
+import type { LeaseLock } from '@agent-reach/dispatch';
 import type { LeaseSweeper, Transition } from '../sweeps/lease-sweeper.ts';
 import type { SnapshotWriter } from './snapshot-writer.ts';
 import type { PassMark } from '../commands/pass-mark.ts';

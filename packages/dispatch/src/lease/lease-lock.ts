@@ -1,17 +1,19 @@
+import { defineScript } from '@agent-reach/service-kit';
 import type { RedisClient } from '@agent-reach/service-kit/redis';
-import { lockScript } from '../commands/lock.ts';
+import { oneOf } from '../reply-slots.ts';
 
-/**
- * The housekeeping lock's lease: three sweep intervals, at least 3 s. When the leader dies,
- * another instance takes the duties within this; the acks it held are claimed within twice
- * this (see `AckConsumerSettings.claimIdleMs`).
- */
-export function housekeepingLeaseMs(sweepIntervalMs: number): number {
-  return Math.max(3 * sweepIntervalMs, 3000);
-}
+/** Takes or renews a lease lock for a duty that must run once across instances. */
+export const lockScript = defineScript({
+  lua: new URL('./lock-1.lua', import.meta.url),
+  command: 'reachLock',
+  keys: ['lock'],
+  args: ['owner', 'leaseMs'],
+  decode: (raw: unknown): boolean => oneOf('lock-1.lua', raw, [0, 1]) === 1,
+});
 
 /** What a lease lock needs. */
 export interface LeaseLockOptions {
+  /** A connection where lock-1.lua is loaded (`lockScript`). */
   redis: RedisClient;
   key: string;
   owner: string;
@@ -21,6 +23,11 @@ export interface LeaseLockOptions {
 /** A Redis lease lock for a duty that must run on one instance at a time. */
 export class LeaseLock {
   constructor(private readonly o: LeaseLockOptions) {}
+
+  /** This instance's mark in the lock while it holds it. */
+  get owner(): string {
+    return this.o.owner;
+  }
 
   /** Takes or renews the lock; true while this instance holds it. */
   async hold(): Promise<boolean> {
