@@ -38,6 +38,7 @@ import {
   rejectScript,
   releaseClaimScript,
   replayScript,
+  lockScript,
   PoolGauge,
   RoomDrainer,
   ROOM_SCRIPTS,
@@ -141,7 +142,8 @@ export async function createRouterService(
   // each pipeline it makes): submissions and their deliveries, pool entries, refusals and dead
   // letters with their callbacks, DLQ replays. A script this connection comes to run is added
   // here; assign and unassign send the waiting rooms' tasks (registry-sync's retries too).
-  // The quota's and the A2A push configs' scripts too, though a deployment may use neither.
+  // The quota's and the A2A push configs' scripts too, though a deployment may use neither; the
+  // lease lock for the webhook forwarder's turn.
   loadScripts(redis, [
     inflightTakeScript,
     pushConfigSaveScript,
@@ -160,6 +162,7 @@ export async function createRouterService(
     unassignScript,
     ...ROOM_SCRIPTS,
     ...WEBHOOK_SCRIPTS,
+    lockScript,
   ]);
   // A Redis briefly away at start-up is waited for, 10 s at most; then the error names it.
   await connectRedis(redis, connection);

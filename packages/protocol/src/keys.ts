@@ -255,6 +255,11 @@ export interface ReachKeys {
   webhookTarget(id: string): string;
   /** String: the last sequence number given to a task's webhook items. */
   webhookSeq(taskId: string): string;
+  /**
+   * String: the lease of the one router whose forwarder makes webhook deliveries (its consumer
+   * name), so a task's items take their sequence numbers in the order they were recorded.
+   */
+  webhookForwarder(): string;
 }
 
 /**
@@ -479,5 +484,6 @@ export function reachKeys(prefix: string = DEFAULT_PREFIX, counts: ShardCounts =
       tenant === undefined ? `${p}:{wh}:failed` : `${p}:{wh}:failed:t:${checkTenant(tenant)}`,
     webhookTarget: (id) => `${p}:{wh}:t:${checkId('task', id)}`,
     webhookSeq: (taskId) => `${p}:{wh}:seq:${checkId('task', taskId)}`,
+    webhookForwarder: () => `${p}:{wh}:fwd`,
   };
 }

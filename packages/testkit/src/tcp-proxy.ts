@@ -22,11 +22,12 @@ export interface TcpProxy {
 
 /**
  * Starts a proxy on a free port that forwards to `127.0.0.1:targetPort`; `record` keeps what
- * clients send for {@link TcpProxy.takeSent}.
+ * clients send for {@link TcpProxy.takeSent}; `delayMs` holds what clients send that long
+ * before passing it on, in order (a slow link, or a client that is slow to write).
  */
 export async function startTcpProxy(
   targetPort: number,
-  opts: { record?: boolean } = {},
+  opts: { record?: boolean; delayMs?: number } = {},
 ): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let armed: { marker: string; done: () => void } | undefined;
@@ -52,7 +53,8 @@ export async function startTcpProxy(
         }, 50);
         return;
       }
-      upstream.write(chunk);
+      if (opts.delayMs) setTimeout(() => upstream.write(chunk), opts.delayMs);
+      else upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
       if (!swallow) client.write(chunk);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { disconnectNow, type RedisClient } from '@agent-reach/service-kit/redis';
+import { LeaseLock } from '@agent-reach/dispatch';
 
 /** A stream entry as XREADGROUP and XAUTOCLAIM return it (fields null once deleted). */
 export type GroupEntry = [string, string[] | null];
@@ -29,6 +30,11 @@ export interface GroupReaderOptions {
   waitForRoom?: () => Promise<void>;
   /** Handles the entries read or claimed; what it leaves unacknowledged is claimed later. */
   handle: (entries: GroupEntry[]) => Promise<void>;
+  /**
+   * Entries handled in stream order by one consumer at a time: the one holding this lease
+   * (`redis` must have lock-1.lua loaded). The lease's owner is {@link GroupReader.consumer}.
+   */
+  turn?: { key: string; leaseMs: number };
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -43,14 +49,33 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * group with it; NOGROUP makes both again), reads new entries as room allows, and every
  * `claimIdleMs / 4` (at least 1 s) takes over the entries another consumer left unacknowledged
  * for `claimIdleMs` (it stopped or died): handling is at least once.
+ *
+ * With a `turn`, only the consumer holding its lease reads: every consumer tries to take the
+ * lease every third of it, and one that takes it first takes over every entry still pending, in
+ * stream order, before it reads new ones; after a failed `handle` it takes them over again. So
+ * entries are handled in stream order across routers, except where a holder stalled past its
+ * lease handles entries after its successor did: `handle` should check the lease where order
+ * matters (webhook-enqueue-6.lua does).
  */
 export class GroupReader {
   readonly consumer = `router-${randomBytes(6).toString('hex')}`;
   readonly #stop = new AbortController();
+  readonly #lease: LeaseLock | undefined;
   #loop: Promise<void> | undefined;
   #nextClaim = 0;
+  /** With a turn: whether this consumer held the lease when it last looked. */
+  #held = false;
+  /** With a turn: every pending entry is to be taken over before new ones are read. */
+  #takeOver = true;
+  #renewal: NodeJS.Timeout | undefined;
+  #gained: (() => void) | undefined;
 
-  constructor(private readonly o: GroupReaderOptions) {}
+  constructor(private readonly o: GroupReaderOptions) {
+    const turn = o.turn;
+    this.#lease =
+      turn &&
+      new LeaseLock({ redis: o.redis, key: turn.key, owner: this.consumer, leaseMs: turn.leaseMs });
+  }
 
   /** Aborted once {@link close} was called. */
   get stopped(): AbortSignal {
@@ -59,14 +84,47 @@ export class GroupReader {
 
   /** Starts the read loop (once). */
   start(): void {
-    this.#loop ??= this.#run();
+    if (this.#loop) return;
+    if (this.#lease && this.o.turn) {
+      void this.#renew();
+      this.#renewal = setInterval(() => void this.#renew(), this.o.turn.leaseMs / 3);
+    }
+    this.#loop = this.#run();
   }
 
-  /** Ends the loop (its blocking read is cut by disconnecting `conn`). */
+  /** Ends the loop (its blocking read is cut by disconnecting `conn`) and gives up its turn. */
   async close(): Promise<void> {
     this.#stop.abort();
+    clearInterval(this.#renewal);
+    this.#gained?.();
     disconnectNow(this.o.conn);
     await this.#loop;
+    // Another router's forwarder takes over at its next try, not a lease later.
+    if (this.#held) await this.#lease?.release().catch(() => undefined);
+  }
+
+  /** Takes or renews the turn's lease; one that takes it anew takes over the pending entries. */
+  async #renew(): Promise<void> {
+    if (!this.#lease || this.#stop.signal.aborted) return;
+    let held = false;
+    try {
+      held = await this.#lease.hold();
+    } catch (err: unknown) {
+      this.o.logger.warn({ err }, `${this.o.what} lease not renewed; reading paused`);
+    }
+    if (held && !this.#held) this.#takeOver = true;
+    this.#held = held;
+    if (held) this.#gained?.();
+  }
+
+  /** Resolves once this consumer holds the turn (or is closed). */
+  #waitForTurn(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#gained = () => {
+        this.#gained = undefined;
+        resolve();
+      };
+    });
   }
 
   async #ensureGroup(): Promise<void> {
@@ -90,9 +148,17 @@ export class GroupReader {
           grouped = true;
         }
         while (this.o.room() <= 0 && !stopped.aborted) await this.o.waitForRoom?.();
+        if (this.#lease) {
+          while (!this.#held && !stopped.aborted) await this.#waitForTurn();
+          if (stopped.aborted) return;
+          if (this.#takeOver) {
+            await this.#claim(0);
+            this.#takeOver = false;
+          }
+        }
         if (Date.now() >= this.#nextClaim) {
           this.#nextClaim = Date.now() + Math.max(1000, this.o.claimIdleMs / 4);
-          await this.#claim();
+          await this.#claim(this.o.claimIdleMs);
         }
         const room = this.o.room();
         if (room <= 0) continue;
@@ -116,12 +182,18 @@ export class GroupReader {
         if (String((err as Error).message).includes('NOGROUP')) grouped = false;
         else this.o.logger.warn({ err }, `${this.o.what} read failed; retrying`);
         await sleep(250, stopped);
+        if (this.#lease) {
+          // The entries left pending go first; the lease may have been lost (look again).
+          this.#held = false;
+          await this.#renew();
+          this.#takeOver = true;
+        }
       }
     }
   }
 
-  /** Takes over entries another consumer left unacknowledged for `claimIdleMs`, as room allows. */
-  async #claim(): Promise<void> {
+  /** Takes over entries left unacknowledged for `minIdleMs`, in stream order, as room allows. */
+  async #claim(minIdleMs: number): Promise<void> {
     let cursor = '0-0';
     do {
       const room = this.o.room();
@@ -130,7 +202,7 @@ export class GroupReader {
         this.o.key,
         this.o.group,
         this.consumer,
-        this.o.claimIdleMs,
+        minIdleMs,
         cursor,
         'COUNT',
         room,

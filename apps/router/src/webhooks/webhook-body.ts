@@ -12,7 +12,7 @@ function parsed(text: string): unknown {
 /**
  * The webhook body of a callback item, as JSON text cut before its sequence number (`head`, then
  * the number, then `tail`): the number is the task's next, given where the delivery is made
- * (webhook-enqueue-5.lua). `taskId` is the id the task's tenant sees.
+ * (webhook-enqueue-6.lua). `taskId` is the id the task's tenant sees.
  */
 export function webhookBodyParts(
   msg: CallbackMessage,

@@ -18,7 +18,7 @@ import { TARGET_TTL_S } from './webhook-targets.ts';
 export interface WebhookForwarderOptions {
   /** Its own connection: the blocking group read holds it. */
   conn: RedisClient;
-  /** The router's shared connection, where webhook-enqueue-5.lua is loaded. */
+  /** The router's shared connection, where webhook-enqueue-6.lua and lock-1.lua are loaded. */
   redis: RedisClient;
   keys: ReachKeys;
   /** Publishes each item on the caller's own topic too (final ones once each). */
@@ -30,6 +30,11 @@ export interface WebhookForwarderOptions {
   claimIdleMs?: number;
   /** How long one group read blocks. @default 5000 */
   blockMs?: number;
+  /**
+   * The forwarder's lease: a router that dies holding it is followed after this, and every
+   * router tries to take it every third of it. @default 6000
+   */
+  leaseMs?: number;
   /** How long an idle topic is kept, seconds (REACH_CALLBACK_RETENTION_S). */
   retentionS: () => number;
 }
@@ -37,14 +42,20 @@ export interface WebhookForwarderOptions {
 /** Items read at once. */
 const BATCH = 256;
 
+/** Thrown when the forwarder's lease was lost while it handled items: they are taken over. */
+class TurnLost extends Error {}
+
 /**
  * Turns the items on {@link WEBHOOK_TOPIC} into webhook deliveries: every router runs one, a
- * consumer of one consumer group, so each item is handled by one router. For each item it makes
- * the delivery in Redis (webhook-enqueue-5.lua: once, by the item's entry id, which becomes the
- * delivery id and its `webhook-id`), publishes the item on the caller's own topic when the task
- * has one (a final result once, by the topic's marks), then acknowledges and deletes the entry.
- * Items a router left unacknowledged (it died) are claimed by another after `claimIdleMs`. The
- * sending itself is the sender's (webhook-sender.ts), from Redis: nothing here is held in memory.
+ * consumer of one consumer group, and the one holding the forwarder's lease
+ * (`keys.webhookForwarder()`) reads, so a task's items take their sequence numbers in the order
+ * they were recorded. For each item it makes the delivery in Redis (webhook-enqueue-6.lua: once,
+ * by the item's entry id, which becomes the delivery id and its `webhook-id`, and only while the
+ * lease is this router's), publishes the item on the caller's own topic when the task has one (a
+ * final result once, by the topic's marks), then acknowledges and deletes the entry. A router
+ * that takes the lease (its holder died or stopped) first handles every item still pending, in
+ * order. The sending itself is every router's (webhook-sender.ts), from Redis: nothing here is
+ * held in memory.
  */
 export class WebhookForwarder {
   readonly #key: string;
@@ -64,7 +75,13 @@ export class WebhookForwarder {
       retentionS: o.retentionS,
       room: () => BATCH,
       handle: (entries) => this.#handle(entries),
+      turn: { key: o.keys.webhookForwarder(), leaseMs: o.leaseMs ?? 6000 },
     });
+  }
+
+  /** This router's consumer name: its mark in the forwarder's lease while it holds it. */
+  get consumer(): string {
+    return this.#reader.consumer;
   }
 
   /** Starts the read loop (once). */
@@ -110,6 +127,7 @@ export class WebhookForwarder {
           target,
           scheduleTarget: bar > 0 ? keys.webhookTarget(taskId.slice(0, bar)) : target,
           seq: keys.webhookSeq(taskId),
+          forwarder: keys.webhookForwarder(),
         },
         args: {
           id: delivery,
@@ -119,6 +137,7 @@ export class WebhookForwarder {
           bodyHead: head,
           bodyTail: tail,
           seqTtlS: TARGET_TTL_S,
+          owner: this.#reader.consumer,
         },
       };
     });
@@ -126,6 +145,9 @@ export class WebhookForwarder {
       calls.map(async (call) => (call ? webhookEnqueueScript.run(redis, call) : undefined)),
     );
     if (replies.some((r) => r?.outcome === 'made')) this.o.made?.();
+    // Another router holds the lease now: it takes these items over, in order.
+    if (replies.some((r) => r?.outcome === 'not_holder'))
+      throw new TurnLost('the webhook forwarder lease moved to another router');
     const { callbacks } = this.o;
     await Promise.all(
       items.map(async ({ msg }, i) => {

@@ -1,21 +1,31 @@
 import { defineScript } from '@agent-reach/service-kit';
 import { ScriptReplyError } from '@agent-reach/protocol';
 
-/** What webhook-enqueue-5.lua did with an item. */
+/** What webhook-enqueue-6.lua did with an item. */
 export interface EnqueueReply {
   /** The callback topic the caller gave (or a router's wait topic), '' for none. */
   topic: string;
-  /** `made`: a delivery now; `before`: one made before (the item handled again); `none`: no target. */
-  outcome: 'made' | 'before' | 'none';
+  /**
+   * `made`: a delivery now; `before`: one made before (the item handled again); `none`: no
+   * target; `not_holder`: nothing, the caller does not hold the forwarder's lease.
+   */
+  outcome: 'made' | 'before' | 'none' | 'not_holder';
 }
 
-/** Decodes webhook-enqueue-5.lua's `{ topic, 1 | 0 | -1 }`. */
+const ENQUEUE_OUTCOMES = new Map<unknown, EnqueueReply['outcome']>([
+  [1, 'made'],
+  [0, 'before'],
+  [-1, 'none'],
+  [-2, 'not_holder'],
+]);
+
+/** Decodes webhook-enqueue-6.lua's `{ topic, 1 | 0 | -1 | -2 }`. */
 export function decodeEnqueue(raw: unknown): EnqueueReply {
   if (Array.isArray(raw) && raw.length === 2 && typeof raw[0] === 'string') {
-    const outcome = raw[1] === 1 ? 'made' : raw[1] === 0 ? 'before' : raw[1] === -1 ? 'none' : '';
-    if (outcome !== '') return { topic: raw[0], outcome };
+    const outcome = ENQUEUE_OUTCOMES.get(raw[1]);
+    if (outcome !== undefined) return { topic: raw[0], outcome };
   }
-  throw new ScriptReplyError('webhook-enqueue-5.lua', raw, 'not { topic, 1 | 0 | -1 }');
+  throw new ScriptReplyError('webhook-enqueue-6.lua', raw, 'not { topic, 1 | 0 | -1 | -2 }');
 }
 
 /** Decodes webhook-take-1.lua's `{ now, id, … }`. */
@@ -37,10 +47,10 @@ function decodeFlag(script: string) {
 
 /** Makes an item's webhook delivery once (webhook-forwarder.ts). */
 export const webhookEnqueueScript = defineScript({
-  lua: new URL('./webhook-enqueue-5.lua', import.meta.url),
+  lua: new URL('./webhook-enqueue-6.lua', import.meta.url),
   command: 'reachWebhookEnqueue',
-  keys: ['due', 'delivery', 'target', 'scheduleTarget', 'seq'],
-  args: ['id', 'tenant', 'taskId', 'type', 'bodyHead', 'bodyTail', 'seqTtlS'],
+  keys: ['due', 'delivery', 'target', 'scheduleTarget', 'seq', 'forwarder'],
+  args: ['id', 'tenant', 'taskId', 'type', 'bodyHead', 'bodyTail', 'seqTtlS', 'owner'],
   decode: decodeEnqueue,
 });
 
