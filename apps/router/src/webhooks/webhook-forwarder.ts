@@ -145,9 +145,9 @@ export class WebhookForwarder {
       calls.map(async (call) => (call ? webhookEnqueueScript.run(redis, call) : undefined)),
     );
     if (replies.some((r) => r?.outcome === 'made')) this.o.made?.();
-    // Another router holds the lease now: it takes these items over, in order.
+    // The lease is no longer this router's: its next holder takes these items over, in order.
     if (replies.some((r) => r?.outcome === 'not_holder'))
-      throw new TurnLost('the webhook forwarder lease moved to another router');
+      throw new TurnLost('the webhook forwarder lease is no longer this router’s');
     const { callbacks } = this.o;
     await Promise.all(
       items.map(async ({ msg }, i) => {
