@@ -224,15 +224,23 @@ export class AgentRegistry {
     if (previous !== 'OFFLINE' && !(await this.o.acl.missing(agentId, instanceId)))
       return undefined;
     const record = this.o.keys.agent(agentId);
-    // A record from before signed acks has no key yet: the agent learns its new one here.
-    await this.o.redis.hsetnx(record, F.ackKey, randomBytes(32).toString('hex'));
-    const [capabilities, channel, tenant, ackKey] = await this.o.redis.hmget(
+    const [current, capabilities, channel, tenant, keptKey] = await this.o.redis.hmget(
       record,
+      F.instanceId,
       F.capabilities,
       F.channel,
       F.tenant,
       F.ackKey,
     );
+    // Removed or fenced since its heartbeat: no user (the sweep would remove it), and no write
+    // that would leave a record of one field behind.
+    if (current !== instanceId) return undefined;
+    let ackKey = keptKey;
+    if (!ackKey) {
+      // A record from before signed acks has no key yet: the agent learns its new one here.
+      await this.o.redis.hsetnx(record, F.ackKey, randomBytes(32).toString('hex'));
+      ackKey = await this.o.redis.hget(record, F.ackKey);
+    }
     let caps: string[] = [];
     try {
       const parsed: unknown = JSON.parse(capabilities ?? '[]');
@@ -246,6 +254,11 @@ export class AgentRegistry {
       caps,
     );
     const redis = await this.o.acl.issue(agentId, instanceId, this.scopeOf(agentId, pools));
+    // Removed while its user was made: the user goes again now, not at the next sweep.
+    if ((await this.o.redis.hget(record, F.instanceId)) !== instanceId) {
+      await this.o.acl.remove(agentId, instanceId);
+      return undefined;
+    }
     return { redis, ...(ackKey ? { ack_key: ackKey } : {}) };
   }
 
