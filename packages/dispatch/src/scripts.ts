@@ -19,9 +19,9 @@ import { lockScript } from './lease/lease-lock.ts';
 
 /**
  * Every script of this package by its name (its file's `<name>`): the send path's in
- * `commands/`, the task state machine's (cancel, reject, replay, retry) in `task/`, the lease lock of a
- * duty one instance runs at a time in `lease/`. A connection
- * gets only the ones it runs (`loadScripts`).
+ * `commands/`, the task state machine's (cancel, reject, replay, retry) in `task/`, the lease
+ * lock of a duty one instance runs at a time in `lease/`. A connection gets only the ones it
+ * runs (`loadScripts`).
  */
 export const DISPATCH_SCRIPTS = {
   assign: assignScript,

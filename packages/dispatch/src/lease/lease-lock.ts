@@ -24,11 +24,6 @@ export interface LeaseLockOptions {
 export class LeaseLock {
   constructor(private readonly o: LeaseLockOptions) {}
 
-  /** This instance's mark in the lock while it holds it. */
-  get owner(): string {
-    return this.o.owner;
-  }
-
   /** Takes or renews the lock; true while this instance holds it. */
   async hold(): Promise<boolean> {
     return lockScript.run(this.o.redis, {
