@@ -12,7 +12,7 @@ export interface IdleCompactionOptions {
   checkMs?: number;
   /** The utilization of the last `checkMs` under which the loop counts as quiet. @default 0.05 */
   quietUtilization?: number;
-  /** How far the heap must have grown past its low mark before a compaction, bytes. @default 32 MiB */
+  /** How far the heap must have grown past its low mark before a compaction, bytes. @default 16 MiB */
   growthBytes?: number;
 }
 
@@ -57,7 +57,7 @@ export function idleCompactFrom(value: string | undefined): boolean {
 export function startIdleCompaction(o: IdleCompactionOptions): () => void {
   const checkMs = o.checkMs ?? 2000;
   const quietUtilization = o.quietUtilization ?? 0.05;
-  const growthBytes = o.growthBytes ?? 32 * MIB;
+  const growthBytes = o.growthBytes ?? 16 * MIB;
   let lowMark = getHeapStatistics().total_heap_size;
   let last = performance.eventLoopUtilization();
   const timer = setInterval(() => {

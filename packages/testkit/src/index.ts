@@ -38,6 +38,7 @@ export {
   parseClusterNodes,
   startLoadBalancer,
   findBinary,
+  SERVICE_V8_FLAGS,
   type LocalCluster,
   type LocalClusterOptions,
   type ClusterNode,

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { SERVICE_V8_FLAGS } from '@agent-reach/process-kit';
 import type { BenchOptions } from '../options.ts';
 import type { Child, ChildSet } from '../proc/children.ts';
 import { sleep } from '../clock.ts';
@@ -93,6 +94,7 @@ export async function startEndpointAgents(args: {
       name: `${name}-relay`,
       role: 'workers',
       entry: entryOf('@agent-reach/relay/server'),
+      nodeArgs: SERVICE_V8_FLAGS,
       env: { ...env, REACH_RELAY_REGISTRY_URL: registryUrl },
       echo,
     },

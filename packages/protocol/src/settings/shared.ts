@@ -372,7 +372,7 @@ export const SHARED_SETTINGS = {
     values: ['on', 'off'],
     default: 'on',
     readBy: 'runMain (service-kit)',
-    doc: "Whether a service compacts its heap once its event loop goes quiet after the heap grew by 32 MiB, giving a burst's memory back (a pause of up to about 0.2 s while at most 5 % busy; docs/OPERATIONS.md).",
+    doc: "Whether a service compacts its heap once its event loop goes quiet after the heap grew by 16 MiB, giving a burst's memory back (a pause of up to about 0.2 s while at most 5 % busy; docs/OPERATIONS.md).",
   },
 } as const satisfies SettingsTable;
 
