@@ -13,7 +13,6 @@ import {
   builtEntry,
   DIST_CONDITION,
   portOf,
-  SERVICE_V8_FLAGS,
   relayOptionsOf,
   ROLES,
   ROOT,
@@ -85,7 +84,7 @@ describe('infra/docker/Dockerfile', () => {
 
   it('runs the built router by default; a command naming another service’s entry runs that', () => {
     const entrypoint = json(inRuntime('ENTRYPOINT').at(-1));
-    expect(entrypoint).toEqual(['node', `--conditions=${DIST_CONDITION}`, ...SERVICE_V8_FLAGS]);
+    expect(entrypoint).toEqual(['node', `--conditions=${DIST_CONDITION}`]);
     expect(json(inRuntime('CMD').at(-1))).toEqual([builtEntry('router')]);
     // The header comment shows how to run each of the others, and on which port.
     const header = text.slice(0, text.search(/^FROM /m));

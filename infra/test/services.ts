@@ -5,7 +5,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { eventSinkOptionsFromEnv } from '@agent-reach/events';
-import { DIST_CONDITION, SERVICE_V8_FLAGS } from '@agent-reach/process-kit';
 import {
   compileRegistryOptions,
   optionsFromEnv as registryOptionsFromEnv,
@@ -37,11 +36,8 @@ export const API_ROLES: readonly ApiRole[] = ['router', 'registry-sync'];
 export const isApiRole = (role: Role): role is ApiRole =>
   (API_ROLES as readonly Role[]).includes(role);
 
-/**
- * The export condition under which the packages resolve to their built JavaScript, and the V8
- * flags every service runs with: the launcher's, which the image must match.
- */
-export { DIST_CONDITION, SERVICE_V8_FLAGS };
+/** The export condition under which the packages resolve to their built JavaScript. */
+export const DIST_CONDITION = 'agent-reach-dist';
 
 /**
  * How each service reads its settings: its own variables, and whether it writes events (and

@@ -39,7 +39,6 @@ import { Redis } from 'ioredis';
 import {
   findBinary,
   freePort,
-  SERVICE_V8_FLAGS,
   startLoadBalancer,
   startOwnRedis,
   waitFor,
@@ -169,27 +168,23 @@ async function main(): Promise<void> {
     for (let n = 0; n < INSTANCES; n++) {
       const port = await freePort();
       ports.push(port);
-      const child = spawn(
-        process.execPath,
-        [...SERVICE_V8_FLAGS, ...profile, '--conditions=agent-reach-dist', entry],
-        {
-          env: {
-            ...process.env,
-            REDIS_URL: redis.url,
-            REGISTRY_PORT: String(port),
-            HOST: '127.0.0.1',
-            REACH_PREFIX: 'cost',
-            LOG_LEVEL: 'info',
-            INFLUX_URL: '',
-            REACH_AGENT_ACL: values.acl ? 'on' : 'off',
-            // Leases past the run: no agent goes SUSPECT while another phase runs.
-            REACH_SUSPECT_MS: '600000',
-            REACH_OFFLINE_MS: '1200000',
-            REACH_CONSUME_BOUND_MS: '600000',
-          },
-          stdio: ['ignore', 'ignore', 'inherit'],
+      const child = spawn(process.execPath, [...profile, '--conditions=agent-reach-dist', entry], {
+        env: {
+          ...process.env,
+          REDIS_URL: redis.url,
+          REGISTRY_PORT: String(port),
+          HOST: '127.0.0.1',
+          REACH_PREFIX: 'cost',
+          LOG_LEVEL: 'info',
+          INFLUX_URL: '',
+          REACH_AGENT_ACL: values.acl ? 'on' : 'off',
+          // Leases past the run: no agent goes SUSPECT while another phase runs.
+          REACH_SUSPECT_MS: '600000',
+          REACH_OFFLINE_MS: '1200000',
+          REACH_CONSUME_BOUND_MS: '600000',
         },
-      );
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
       syncs.push(child);
       await waitFor(
         async () =>

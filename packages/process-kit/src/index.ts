@@ -10,7 +10,6 @@ export {
   nodeArgsFor,
   tsxLoaderUrl,
   DIST_CONDITION,
-  SERVICE_V8_FLAGS,
   type NodeServiceOptions,
   type ServiceProcess,
 } from './node-service.ts';

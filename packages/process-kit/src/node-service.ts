@@ -63,23 +63,11 @@ function packageDirOf(file: string): string {
   }
 }
 
-/**
- * The V8 flags an Agent-Reach service runs with, wherever it runs: the image's entrypoint, compose,
- * the launcher and the bench pass them. A young generation of two 8 MiB semi-spaces instead of
- * V8's 16 MiB ones: 16 MiB less resident per process, and no cost in flood rate or CPU per task
- * measured (docs/PERFORMANCE.md). V8 sizes the young generation when node starts, so these
- * cannot be set from inside the service.
- */
-export const SERVICE_V8_FLAGS: readonly string[] = ['--max-semi-space-size=8'];
-
-/**
- * How node runs `entry`, after {@link SERVICE_V8_FLAGS}: a built one with {@link DIST_CONDITION},
- * a TypeScript one through tsx.
- */
+/** How node runs `entry`: a built one with {@link DIST_CONDITION}, a TypeScript one through tsx. */
 export function nodeArgsFor(entry: string): string[] {
   return /\.[cm]?ts$/.test(entry)
-    ? [...SERVICE_V8_FLAGS, '--import', tsxLoaderUrl(), entry]
-    : [...SERVICE_V8_FLAGS, `--conditions=${DIST_CONDITION}`, entry];
+    ? ['--import', tsxLoaderUrl(), entry]
+    : [`--conditions=${DIST_CONDITION}`, entry];
 }
 
 /**

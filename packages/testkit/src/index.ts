@@ -38,7 +38,6 @@ export {
   parseClusterNodes,
   startLoadBalancer,
   findBinary,
-  SERVICE_V8_FLAGS,
   type LocalCluster,
   type LocalClusterOptions,
   type ClusterNode,

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { SERVICE_V8_FLAGS } from '@agent-reach/process-kit';
 import type { BenchOptions } from '../options.ts';
 import type { Child, ChildSet } from '../proc/children.ts';
 import { getJson, until } from '../stack/health.ts';
@@ -71,7 +70,7 @@ export async function startFairStack(
   const common = {
     env,
     echo: opts.verbose,
-    nodeArgs: [...SERVICE_V8_FLAGS, ...(naming.nodeArgs ?? [])],
+    ...(naming.nodeArgs ? { nodeArgs: naming.nodeArgs } : {}),
   };
   // Side by side: the router's /healthz answers 200 only once it holds registry-sync's snapshot.
   const registrySpec = {

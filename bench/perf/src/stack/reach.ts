@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { SERVICE_V8_FLAGS } from '@agent-reach/process-kit';
 import type { BenchOptions, SystemName } from '../options.ts';
 import type { Child, ChildSet } from '../proc/children.ts';
 import { GcTrace } from '../proc/gc-trace.ts';
@@ -144,8 +143,6 @@ export async function startReach({
     ...PAUSE_PROOF,
   };
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  // The services run with the V8 flags they ship with; the agents stand for a user's processes.
-  const serviceArgs = [...SERVICE_V8_FLAGS, ...nodeArgs];
   const echo = opts.verbose;
   const healthy = (what: string) => (child: Child, port: number) =>
     until(
@@ -161,7 +158,7 @@ export async function startReach({
     role: 'sync' as const,
     entry: serverEntry('@agent-reach/registry-sync', opts.build),
     env: common,
-    nodeArgs: serviceArgs,
+    nodeArgs,
     echo,
     ...rest,
   };
@@ -172,8 +169,8 @@ export async function startReach({
     entry: routerEntry,
     env: common,
     ...(i === 0 && gc
-      ? { nodeArgs: [...serviceArgs, '--trace-gc'], onLine: gc.onLine }
-      : { nodeArgs: serviceArgs }),
+      ? { nodeArgs: [...nodeArgs, '--trace-gc'], onLine: gc.onLine }
+      : { nodeArgs }),
     echo,
     ...(more.pin ? { cpus: more.pin.measured } : {}),
   }));

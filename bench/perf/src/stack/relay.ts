@@ -1,5 +1,4 @@
 import { fileURLToPath } from 'node:url';
-import { SERVICE_V8_FLAGS } from '@agent-reach/process-kit';
 import type { BenchOptions } from '../options.ts';
 import type { Child, ChildSet } from '../proc/children.ts';
 import { sleep } from '../clock.ts';
@@ -94,7 +93,6 @@ export async function startEndpointAgents(args: {
       name: `${name}-relay`,
       role: 'workers',
       entry: entryOf('@agent-reach/relay/server'),
-      nodeArgs: SERVICE_V8_FLAGS,
       env: { ...env, REACH_RELAY_REGISTRY_URL: registryUrl },
       echo,
     },
