@@ -16,8 +16,8 @@ const config = { roles: ['operator', 'caller'] as const };
 const schema = { hide: true, response: { 401: ErrorReply, 403: ErrorReply, 405: ErrorReply } };
 
 /**
- * The MCP SDK and the server built on it, loaded by the first MCP request: about 8 MiB of heap
- * and 13 MiB resident that a router nobody asks over MCP does not hold.
+ * The MCP SDK and the server built on it, loaded by the first MCP request: a router nobody asks
+ * over MCP does not hold them (docs/MCP.md says how much that saves).
  */
 let serving: Promise<{ serveMcp: typeof serveMcp }> | undefined;
 
