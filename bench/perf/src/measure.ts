@@ -25,6 +25,8 @@ export interface RunRecord {
   window: { fromMs: number; toMs: number };
   /** `--trace-gc`: the router's collections during the run. */
   gc?: GcTotals;
+  /** Agent-Reach: submissions that went to a waiting room during the run (room-entries.ts). */
+  queued?: number;
 }
 
 const ROLES: readonly Role[] = ['caller', 'front', 'sync', 'workers', 'redis', 'endpoint'];

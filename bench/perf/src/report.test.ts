@@ -121,6 +121,16 @@ describe('table', () => {
     expect(lines[3]).toMatch(/^flood\s+bullmq\s+100\s/);
     expect(lines[3]).toContain('–');
   });
+
+  it('notes how many submissions went through the waiting room, summed over repetitions', () => {
+    const roomed: Records = {
+      reach: { paced4000: [{ ...rec(3000, 1, 900, 1), queued: 5507 }, rec(4000, 1, 90, 1)] },
+      bullmq: { paced4000: [rec(4000, 1, 60, 1)] },
+    };
+    const lines = table(roomed, ['reach', 'bullmq'], ['paced4000'], () => new Set()).split('\n');
+    expect(lines[2]).toMatch(/^paced4000\s+reach\s.*5507 queued$/);
+    expect(lines[3]).not.toContain('queued');
+  });
 });
 
 describe('command lines', () => {

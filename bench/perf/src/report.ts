@@ -178,10 +178,12 @@ export function table(
         0,
       );
       const retries = rs.reduce((n, r) => n + r.result.retries, 0);
+      const queued = rs.reduce((n, r) => n + (r.queued ?? 0), 0);
       const notes = [
         failed ? `${failed} failed` : '',
         lost ? `${lost} no result` : '',
         retries ? `${retries} retried` : '',
+        queued ? `${queued} queued` : '',
       ]
         .filter(Boolean)
         .join(', ');

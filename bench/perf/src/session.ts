@@ -210,6 +210,8 @@ export class Session {
       await system.betweenRuns();
       await this.quiesce();
       const id = `${system.name}-${kind.key}-${process.pid}-${seq++}`;
+      // Read outside the measured window, as the CPU times are.
+      const roomBefore = await system.roomEntries?.();
       const rec = await measureRun(
         system,
         system.redis ?? gauge,
@@ -217,6 +219,8 @@ export class Session {
         kind.timeoutMs,
       );
       if (system.gc) rec.gc = await system.gc.within(rec.window);
+      const roomAfter = await system.roomEntries?.();
+      if (roomBefore !== undefined && roomAfter !== undefined) rec.queued = roomAfter - roomBefore;
       const { requests, submitted, retries } = rec.result;
       if (requests) {
         const s = sent.get(system.name) ?? { tasks: 0, requests: 0 };
@@ -255,6 +259,7 @@ export class Session {
             r.failed > 0 ? `${r.failed} failed (${r.firstError ?? ''})` : '',
             r.timedOut ? `${r.submitted - r.completed - r.failed} without result` : '',
             r.retries > 0 ? `${r.retries} retries (first: ${r.firstRetry ?? '?'})` : '',
+            rec.queued ? `${rec.queued} through the waiting room` : '',
           ].filter(Boolean);
           this.log(
             `rep ${rep + 1}/${this.opts.reps} ${kind.key.padEnd(10)} ${system.name.padEnd(6)} ${String(Math.round(r.tps)).padStart(6)} tasks/s ` +

@@ -5,6 +5,7 @@ import { GcTrace } from '../proc/gc-trace.ts';
 import type { Pinning } from '../proc/pin.ts';
 import type { RedisGauge } from '../proc/redis-nodes.ts';
 import { getJson, until } from './health.ts';
+import { roomEntries } from './room-entries.ts';
 import { startRouterBalancer } from './nginx.ts';
 import { spawnListening } from './ports.ts';
 import { startEndpointAgents, type EndpointSpec } from './relay.ts';
@@ -308,6 +309,7 @@ export async function startReach({
       : {}),
     ...(more.redis ? { redis: more.redis } : {}),
     ...(gc ? { gc } : {}),
+    roomEntries: () => roomEntries(routerUrls, adminAuth),
     betweenRuns: () => Promise.resolve(),
     // Woken together, registry-sync and the agents catch up on their overdue timers at once; go
     // on once every agent is HEALTHY and the router holds a snapshot of them all.

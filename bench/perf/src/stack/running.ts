@@ -30,6 +30,11 @@ export interface RunningSystem {
   /** `--trace-gc`: the router's collections; each run's record gets those of its window. */
   gc?: GcTrace;
   /**
+   * Agent-Reach: submissions its routers have put in a waiting room so far (room-entries.ts),
+   * undefined when a router does not answer; each run's record gets those of its window.
+   */
+  roomEntries?: () => Promise<number | undefined>;
+  /**
    * Send this system's runs no more tasks per submission request than the named system's caller
    * has sent on average so far (its warm-up included), so that both spread the per-request cost
    * over as many tasks (the router floor of `--modes router-only`, held to the router's).
