@@ -178,6 +178,60 @@ describe('admission wait', () => {
   });
 });
 
+describe('deliveries in flight', () => {
+  it('hold a submission that finds every agent full only through them, instead of the waiting room', async () => {
+    const keys = reachKeys(prefix);
+    await register({ agent_id: 'landing', capabilities: ['landing'], max_concurrency: 2 });
+    // A router whose admission wait outlasts a slow machine's turns.
+    const patient = await createRouterService(
+      { redisUrl: testServices().redisUrl, prefix, admissionWaitMs: 2000 },
+      { logger: silent },
+    );
+    routers.push(patient);
+    const submitTo = (r: RouterService, payload: Record<string, unknown>) =>
+      r.app.inject({ method: 'POST', url: '/v1/tasks', payload });
+    const state = (r: { json<T>(): T }) => r.json<{ status: string; agent_id: string }>();
+    // Warm: its first submission compiles schemas and loads scripts; its slot is freed again.
+    const warm = await submitTo(patient, { capability: 'landing', payload: 0 });
+    expect(state(warm).status).toBe('sent');
+    await redis.hdel(keys.pending('landing'), warm.json<{ task_id: string }>().task_id);
+
+    // Two deliveries chosen and not yet answered (a stall between the router and Redis): the
+    // router counts the agent full, Redis counts it empty. They land 150 ms into the submission.
+    patient.snapshot.reserve('landing');
+    patient.snapshot.reserve('landing');
+    const started = Date.now();
+    setTimeout(() => {
+      patient.snapshot.settle('landing');
+      patient.snapshot.settle('landing');
+    }, 150);
+    const held = await submitTo(patient, { capability: 'landing', payload: 1 });
+    expect(held.statusCode).toBe(202);
+    expect(state(held)).toMatchObject({ status: 'sent', agent_id: 'landing' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(145);
+
+    // Deliveries that never land: the room once the admission wait (200 ms here) is over.
+    router().snapshot.reserve('landing');
+    router().snapshot.reserve('landing');
+    const waitedAt = Date.now();
+    const late = await submit({ capability: 'landing', payload: 2 });
+    router().snapshot.settle('landing');
+    router().snapshot.settle('landing');
+    expect(late.statusCode).toBe(202);
+    expect(state(late).status).toBe('queued');
+    expect(Date.now() - waitedAt).toBeGreaterThanOrEqual(190);
+  });
+
+  it('do not hold a submission when Redis counts every agent full too', async () => {
+    await register({ agent_id: 'packed', capabilities: ['packed'], max_concurrency: 1 });
+    const first = await submit({ capability: 'packed', payload: 1 });
+    expect(first.json<{ status: string }>().status).toBe('sent');
+    const second = await submit({ capability: 'packed', payload: 2 });
+    expect(second.statusCode).toBe(202);
+    expect(second.json<{ status: string }>().status).toBe('queued');
+  });
+});
+
 describe('retries first', () => {
   it('leaves a freed slot to a retry registry-sync holds, before a submission the router holds', async () => {
     const keys = reachKeys(prefix);

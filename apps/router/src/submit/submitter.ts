@@ -231,14 +231,21 @@ export class Submitter {
     const until = Date.now() + settings.admissionWaitMs;
     // The capability whose agents were all busy: the task's own, or the fallback it routed to.
     const busy = { capability: spec.capability };
+    // Until then, a task that would queue waits for the deliveries in flight first (submitOnce).
+    let holdUntil = until;
     for (;;) {
       try {
-        return await this.submitOnce(spec, body, timeout.timeoutMs, busy);
+        return await this.submitOnce(spec, body, timeout.timeoutMs, busy, holdUntil);
       } catch (err: unknown) {
-        if ((err as { code?: unknown }).code !== 'AT_CAPACITY') throw err;
+        const inFlight = err instanceof FullInFlight;
+        if (!inFlight && (err as { code?: unknown }).code !== 'AT_CAPACITY') throw err;
         // Held submissions are let go highest priority first, FIFO within a priority.
         const left = until - Date.now();
-        if (!(await this.capacity.wait(busy.capability, left, spec.priority))) throw err;
+        if (!(await this.capacity.wait(busy.capability, left, spec.priority))) {
+          if (!inFlight) throw err;
+          // The deliveries did not land in time: the room after all.
+          holdUntil = 0;
+        }
       }
     }
   }
@@ -270,11 +277,17 @@ export class Submitter {
     );
   }
 
+  /**
+   * One try of a submission. Every agent full only through this router's deliveries still on
+   * their way (Redis' counts show free slots), a task that would queue throws {@link FullInFlight}
+   * instead, until `holdUntil`, while the room holds nothing of the capability.
+   */
   private async submitOnce(
     spec: TaskSpec,
     body: SubmitBody,
     timeoutMs: number,
     busy: { capability: string },
+    holdUntil: number,
   ): Promise<SubmitOutcome> {
     const { settings, snapshot } = this.o;
     const batch = body.mode === 'batch';
@@ -291,13 +304,14 @@ export class Submitter {
       await snapshot.reload();
       routed = await route();
     }
-    if (
-      routed.push.length === 0 &&
-      !batch &&
-      (await this.capacity.room(routed.capability, routed.decision)) > 0
-    ) {
+    // Free slots by Redis' counts alone, when every agent looked full: those this router's
+    // deliveries in flight will take are among them.
+    let freeInRedis = 0;
+    if (routed.push.length === 0 && !batch) {
+      const found = await this.capacity.recount(routed.capability, routed.decision);
+      freeInRedis = found.inRedis;
       // Counted full on stale counts: Redis says an agent has room (beyond what waiting retries get).
-      routed = await route();
+      if (found.free > 0) routed = await route();
     }
     const reserved = batch ? undefined : routed.push[0]?.agent.agent_id;
     if (
@@ -326,6 +340,20 @@ export class Submitter {
     // drained into push agents that appear.
     if (body.on_no_agent === 'queue') return this.toPool(spec, timeoutMs, 'no_agent', fallback);
     const full = allFull();
+    if (
+      full &&
+      freeInRedis > 0 &&
+      Date.now() < holdUntil &&
+      this.queues(body, spec) &&
+      !this.o.drainer.busy(routed.capability)
+    ) {
+      // Full only through deliveries still on their way (a stall between this router and Redis):
+      // they land within milliseconds. The room, once entered, puts every later submission of the
+      // capability behind it, on a path that drains far more slowly than this one, so a stall at
+      // a high rate never ended (bench/results/2026-12-07-room-under-load.md).
+      busy.capability = routed.capability;
+      throw new FullInFlight();
+    }
     if (full ? this.queues(body, spec) : this.waitsForAgent(body, spec))
       return this.queue(spec, body, timeoutMs);
     const existing = body.task_id ? await this.o.tasks.submitView(spec.taskId) : undefined;
@@ -536,5 +564,15 @@ export class Submitter {
       created: true,
       reply: { task_id: spec.taskId, status: 'dead', agent_id: '', stream: '', message_id: '' },
     };
+  }
+}
+
+/**
+ * Every agent is full in this router's counts only through its own deliveries still on their way:
+ * the submission waits for a slot (as one that asked for `reject` does) before the waiting room.
+ */
+class FullInFlight extends Error {
+  constructor() {
+    super('every agent is full through deliveries still in flight');
   }
 }

@@ -1,7 +1,7 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import type { ReachKeys } from '@agent-reach/protocol';
 import { decide, type Decision } from '../routing/policy.ts';
-import { recountFree } from './recount.ts';
+import { recountFree, type FreeSlots } from './recount.ts';
 import type { SnapshotHolder } from './snapshot-holder.ts';
 
 /** What a waiter shares with other processes that compete for the same slots. */
@@ -99,10 +99,21 @@ export class CapacityWaiter {
    * agents `decision` counted full: what a task may take now instead of waiting.
    */
   async room(capability: string, decision: Decision): Promise<number> {
-    return this.beyondReserved(
-      capability,
-      await recountFree(this.o.redis, this.o.keys, this.o.snapshot, decision),
-    );
+    return (await this.recount(capability, decision)).free;
+  }
+
+  /**
+   * {@link room}, and the free slots Redis' counts alone show beyond those left to others: more
+   * when deliveries this process has chosen are still on their way (they take the difference).
+   */
+  async recount(capability: string, decision: Decision): Promise<FreeSlots> {
+    const found = await recountFree(this.o.redis, this.o.keys, this.o.snapshot, decision);
+    if (found.inRedis === 0 || !this.hooks.reserved) return found;
+    const left = await this.hooks.reserved(capability);
+    return {
+      free: Math.max(0, found.free - left),
+      inRedis: Math.max(0, found.inRedis - left),
+    };
   }
 
   private async beyondReserved(capability: string, free: number): Promise<number> {

@@ -7,6 +7,14 @@ import { slotsScript } from './slots.ts';
 /** How many of the agents counted full {@link recountFree} reads at most. */
 const RECOUNT_LIMIT = 8;
 
+/** The free slots of the agents a recount read. */
+export interface FreeSlots {
+  /** By the counts held once Redis' are recorded: the deliveries chosen and not yet answered take slots. */
+  free: number;
+  /** By Redis' counts alone: the slots those deliveries will take are counted free. */
+  inRedis: number;
+}
+
 /**
  * Reads the true inflight count (the slots its deliveries take, slots-2.lua) of the push agents the decision
  * excluded as full, the least loaded first, and records them in the snapshot holder; returns
@@ -22,12 +30,12 @@ export async function recountFree(
   keys: ReachKeys,
   snapshot: SnapshotHolder,
   decision: Decision,
-): Promise<number> {
+): Promise<FreeSlots> {
   const full = decision.all
     .filter((c) => c.excluded === 'full' && isPush(c.agent))
     .sort((a, b) => a.load - b.load)
     .slice(0, RECOUNT_LIMIT);
-  if (full.length === 0) return 0;
+  if (full.length === 0) return { free: 0, inRedis: 0 };
   const counts = await Promise.all(
     full.map(async ({ agent: { agent_id: id } }) =>
       slotsScript.run(redis, {
@@ -37,10 +45,12 @@ export async function recountFree(
     ),
   );
   let free = 0;
+  let inRedis = 0;
   full.forEach((c, i) => {
     const inflight = counts[i] as number;
     snapshot.noteInflight(c.agent.agent_id, inflight);
     free += Math.max(0, c.agent.max_concurrency - snapshot.inflightOf(c.agent));
+    inRedis += Math.max(0, c.agent.max_concurrency - inflight);
   });
-  return free;
+  return { free, inRedis };
 }

@@ -139,7 +139,7 @@ export const ROUTER_SETTINGS = {
     minimum: 0,
     maximum: 60_000,
     default: 200,
-    doc: 'How long a submission that finds every agent full waits for a free slot before that; 0 answers at once.',
+    doc: 'How long a submission that finds every agent full waits for a free slot before that; also how long one that would queue waits while Redis still counts free slots that this router’s deliveries in flight will take, before the waiting room. 0 answers at once.',
   },
   poolWaitMs: {
     env: 'REACH_POOL_WAIT_MS',
