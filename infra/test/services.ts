@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { eventSinkOptionsFromEnv } from '@agent-reach/events';
+import { DIST_CONDITION } from '@agent-reach/process-kit';
 import {
   compileRegistryOptions,
   optionsFromEnv as registryOptionsFromEnv,
@@ -37,7 +38,7 @@ export const isApiRole = (role: Role): role is ApiRole =>
   (API_ROLES as readonly Role[]).includes(role);
 
 /** The export condition under which the packages resolve to their built JavaScript. */
-export const DIST_CONDITION = 'agent-reach-dist';
+export { DIST_CONDITION };
 
 /**
  * How each service reads its settings: its own variables, and whether it writes events (and

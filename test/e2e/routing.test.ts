@@ -187,12 +187,10 @@ describe('deliveries in flight', () => {
       { redisUrl: testServices().redisUrl, prefix, admissionWaitMs: 2000 },
       { logger: silent },
     );
-    routers.push(patient);
-    const submitTo = (r: RouterService, payload: Record<string, unknown>) =>
-      r.app.inject({ method: 'POST', url: '/v1/tasks', payload });
+    const at = routers.push(patient) - 1;
     const state = (r: { json<T>(): T }) => r.json<{ status: string; agent_id: string }>();
     // Warm: its first submission compiles schemas and loads scripts; its slot is freed again.
-    const warm = await submitTo(patient, { capability: 'landing', payload: 0 });
+    const warm = await submit({ capability: 'landing', payload: 0 }, at);
     expect(state(warm).status).toBe('sent');
     await redis.hdel(keys.pending('landing'), warm.json<{ task_id: string }>().task_id);
 
@@ -205,7 +203,7 @@ describe('deliveries in flight', () => {
       patient.snapshot.settle('landing');
       patient.snapshot.settle('landing');
     }, 150);
-    const held = await submitTo(patient, { capability: 'landing', payload: 1 });
+    const held = await submit({ capability: 'landing', payload: 1 }, at);
     expect(held.statusCode).toBe(202);
     expect(state(held)).toMatchObject({ status: 'sent', agent_id: 'landing' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(145);

@@ -231,11 +231,11 @@ export class Submitter {
     const until = Date.now() + settings.admissionWaitMs;
     // The capability whose agents were all busy: the task's own, or the fallback it routed to.
     const busy = { capability: spec.capability };
-    // Until then, a task that would queue waits for the deliveries in flight first (submitOnce).
-    let holdUntil = until;
+    // Until the wait is over, a task that would queue waits for the deliveries in flight first.
+    let hold = true;
     for (;;) {
       try {
-        return await this.submitOnce(spec, body, timeout.timeoutMs, busy, holdUntil);
+        return await this.submitOnce(spec, body, timeout.timeoutMs, busy, hold);
       } catch (err: unknown) {
         const inFlight = err instanceof FullInFlight;
         if (!inFlight && (err as { code?: unknown }).code !== 'AT_CAPACITY') throw err;
@@ -244,7 +244,7 @@ export class Submitter {
         if (!(await this.capacity.wait(busy.capability, left, spec.priority))) {
           if (!inFlight) throw err;
           // The deliveries did not land in time: the room after all.
-          holdUntil = 0;
+          hold = false;
         }
       }
     }
@@ -280,14 +280,14 @@ export class Submitter {
   /**
    * One try of a submission. Every agent full only through this router's deliveries still on
    * their way (Redis' counts show free slots), a task that would queue throws {@link FullInFlight}
-   * instead, until `holdUntil`, while the room holds nothing of the capability.
+   * instead while `hold`, when the room holds nothing of the capability.
    */
   private async submitOnce(
     spec: TaskSpec,
     body: SubmitBody,
     timeoutMs: number,
     busy: { capability: string },
-    holdUntil: number,
+    hold: boolean,
   ): Promise<SubmitOutcome> {
     const { settings, snapshot } = this.o;
     const batch = body.mode === 'batch';
@@ -342,8 +342,8 @@ export class Submitter {
     const full = allFull();
     if (
       full &&
+      hold &&
       freeInRedis > 0 &&
-      Date.now() < holdUntil &&
       this.queues(body, spec) &&
       !this.o.drainer.busy(routed.capability)
     ) {
