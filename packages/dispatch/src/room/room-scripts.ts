@@ -10,32 +10,46 @@ export type EnqueueReply =
   | { kind: 'tenant_full'; waiting: number }
   | { kind: 'room_full'; waiting: number };
 
-/** Puts a task in its capability's waiting room, in fair order (room-enqueue-1.lua). */
+/** One task entering a room: what room-enqueue-1.lua reads of it. */
+export const ENQUEUE_FIELDS = [
+  'taskId',
+  'tenant',
+  'fairnessKey',
+  'tenantWeight',
+  'keyWeight',
+  'priority',
+  'now',
+  'maxTenant',
+  'maxTotal',
+  'maxInflight',
+] as const;
+
+/**
+ * Puts tasks in their capability's waiting room, in fair order, each as if it came alone
+ * (room-enqueue-1.lua): one reply per task.
+ */
 export const roomEnqueueScript = defineScript({
   lua: new URL('./room-enqueue-1.lua', import.meta.url),
   command: 'reachRoomEnqueue',
   keys: ['room'],
-  args: [
-    'taskId',
-    'tenant',
-    'fairnessKey',
-    'tenantWeight',
-    'keyWeight',
-    'priority',
-    'now',
-    'maxTenant',
-    'maxTotal',
-    'maxInflight',
-  ],
-  decode: (raw): EnqueueReply => {
-    const list = slots('room-enqueue-1.lua', raw);
-    const code = int('room-enqueue-1.lua', raw, list, 0);
-    const n = int('room-enqueue-1.lua', raw, list, 1);
-    if (code === 0) return { kind: 'queued', ahead: n };
-    if (code === 1) return { kind: 'present' };
-    if (code === -1) return { kind: 'tenant_full', waiting: n };
-    if (code === -2) return { kind: 'room_full', waiting: n };
-    throw new ScriptReplyError('room-enqueue-1.lua', raw, `unknown state ${code}`);
+  args: [],
+  each: { name: 'tasks', fields: ENQUEUE_FIELDS },
+  decode: (raw, _args, items = []): EnqueueReply[] => {
+    const s = 'room-enqueue-1.lua';
+    const list = slots(s, raw);
+    if (list.length !== items.length * 2)
+      throw new ScriptReplyError(s, raw, `${list.length} slots for ${items.length} tasks`);
+    const out: EnqueueReply[] = [];
+    for (let i = 0; i < list.length; i += 2) {
+      const code = int(s, raw, list, i);
+      const n = int(s, raw, list, i + 1);
+      if (code === 0) out.push({ kind: 'queued', ahead: n });
+      else if (code === 1) out.push({ kind: 'present' });
+      else if (code === -1) out.push({ kind: 'tenant_full', waiting: n });
+      else if (code === -2) out.push({ kind: 'room_full', waiting: n });
+      else throw new ScriptReplyError(s, raw, `unknown state ${code}`);
+    }
+    return out;
   },
 });
 

@@ -80,6 +80,8 @@ function percentile(sorted: readonly number[], p: number): number {
 export class WaitingRoom {
   /** The sends that ended in one tick, per room: one room-done call each. */
   private readonly dones: Coalescer<Item<readonly ['taskId', 'now']>, number>;
+  /** The tasks put in during one tick, per capability: one room-enqueue call each. */
+  private readonly entries: Coalescer<RoomEntry, EnqueueReply>;
 
   constructor(
     private readonly redis: RedisClient,
@@ -88,31 +90,28 @@ export class WaitingRoom {
     this.dones = new Coalescer((room, tasks) =>
       roomDoneScript.run(this.redis, { keys: { room }, args: {}, items: tasks }),
     );
+    this.entries = new Coalescer(async (capability, tasks) => {
+      const replies = await roomEnqueueScript.run(this.redis, {
+        keys: { room: this.keys.room(capability) },
+        args: {},
+        items: tasks,
+      });
+      // Marked after the tasks are in: a drainer that forgets an empty room reads it again after.
+      if (replies.some((r) => r.kind === 'queued')) {
+        const rooms = this.keys.rooms();
+        const known = this.keys.roomsKnown();
+        await Promise.all([this.redis.sadd(rooms, capability), this.redis.sadd(known, capability)]);
+      }
+      return replies;
+    });
   }
 
-  /** Puts a task in `capability`'s room and marks the room as one that holds tasks. */
-  async enter(capability: string, e: RoomEntry): Promise<EnqueueReply> {
-    const reply = await roomEnqueueScript.run(this.redis, {
-      keys: { room: this.keys.room(capability) },
-      args: {
-        taskId: e.taskId,
-        tenant: e.tenant,
-        fairnessKey: e.fairnessKey,
-        tenantWeight: e.tenantWeight,
-        keyWeight: e.keyWeight,
-        priority: e.priority,
-        now: e.now,
-        maxTenant: e.maxTenant,
-        maxTotal: e.maxTotal,
-        maxInflight: e.maxInflight,
-      },
-    });
-    if (reply.kind === 'queued') {
-      const rooms = this.keys.rooms();
-      const known = this.keys.roomsKnown();
-      await Promise.all([this.redis.sadd(rooms, capability), this.redis.sadd(known, capability)]);
-    }
-    return reply;
+  /**
+   * Puts a task in `capability`'s room and marks the room as one that holds tasks: the tasks put
+   * in during one tick go in one call, each as if it came alone, in the order they came.
+   */
+  enter(capability: string, e: RoomEntry): Promise<EnqueueReply> {
+    return this.entries.call(capability, e);
   }
 
   /** Takes up to `most` tasks in fair order; each stays `taking` until done or given back. */
