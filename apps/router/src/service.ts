@@ -253,6 +253,7 @@ export async function createRouterService(
     snapshot,
     watermark,
     sender,
+    delivery,
     room,
     pools,
     logger,

@@ -1,6 +1,8 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { DueWatch } from './due-watch.ts';
+import { AssignBatch } from './send/assign-batch.ts';
 import { ClaimBatch } from './send/claim-batch.ts';
+import { HoldBatch } from './send/hold-batch.ts';
 import { RedisClock, timeReplyMs } from './redis-clock.ts';
 import { Coalescer, encodeTask, type ReachKeys, type TaskMessage } from '@agent-reach/protocol';
 import { deliverScript, type DeliverReply, type DeliverTask } from './commands/deliver.ts';
@@ -53,6 +55,10 @@ export class Delivery {
   readonly clock = new RedisClock();
   /** The submissions' claims of one tick, one script call per task shard. */
   readonly claims: ClaimBatch;
+  /** The assignments of waiting tasks of one tick, one script call per task shard. */
+  readonly assigns: AssignBatch;
+  /** The tasks stored `delayed` or `queued` in one tick, one script call per task shard. */
+  readonly holds: HoldBatch;
   /** The deliveries of one tick, one script call per agent. */
   private readonly batches: Coalescer<DeliverTask, DeliverReply>;
 
@@ -60,8 +66,17 @@ export class Delivery {
     const { leaseBoundMs } = o;
     const bound = typeof leaseBoundMs === 'number' ? () => leaseBoundMs : leaseBoundMs;
     this.claims = new ClaimBatch({ redis: o.redis, keys: o.keys });
-    // The claims a tick's watchdog entries cover leave in the entries' write.
-    this.watch = new DueWatch({ redis: o.redis, keys: o.keys, issued: () => this.claims.flush() });
+    this.assigns = new AssignBatch({ redis: o.redis, keys: o.keys });
+    this.holds = new HoldBatch({ redis: o.redis, keys: o.keys });
+    // The claims and holds a tick's watchdog entries cover leave in the entries' write.
+    this.watch = new DueWatch({
+      redis: o.redis,
+      keys: o.keys,
+      issued: () => {
+        this.claims.flush();
+        this.holds.flush();
+      },
+    });
     this.batches = new Coalescer((id, tasks) =>
       deliverScript.run(this.o.redis, {
         keys: { agent: o.keys.agent(id), inbox: o.keys.inbox(id), pending: o.keys.pending(id) },

@@ -1,5 +1,5 @@
 import { isCluster, type RedisClient } from '@agent-reach/service-kit/redis';
-import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
+import { Coalescer, watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 
 interface Watched {
   taskId: string;
@@ -37,9 +37,25 @@ export class DueWatch {
   #adds: Watched[] = [];
   #drops: string[] = [];
   #dropsFlush: Promise<unknown> | undefined;
+  /** The tick's moves of watchdog entries, per shard of the due set: one `ZADD XX` each. */
+  readonly #moves: Coalescer<{ at: number; member: string }, undefined>;
 
   /** The due set's shards come from `keys.dueOf(taskId)`: one command per shard and tick. */
-  constructor(private readonly o: DueWatchOptions) {}
+  constructor(private readonly o: DueWatchOptions) {
+    this.#moves = new Coalescer(async (due, moves) => {
+      await this.o.redis.zadd(due, 'XX', ...moves.flatMap((m) => [m.at, m.member]));
+      return moves.map(() => undefined);
+    });
+  }
+
+  /**
+   * Moves the task's watchdog entry to `at` if it has one (`ZADD XX`), in the tick's one command
+   * for its shard of the due set: a task taken from its waiting room is covered for its send,
+   * and back at its deadline should it go back.
+   */
+  move(taskId: string, at: number): Promise<undefined> {
+    return this.#moves.call(this.o.keys.dueOf(taskId), { at, member: watchdogMember(taskId) });
+  }
 
   /**
    * Adds the task's watchdog entry at `at` (unless one exists), then issues `command` — in the

@@ -107,7 +107,8 @@ export {
   type SendPathSettings,
 } from './send/send-path.ts';
 export { noticeStage, type StageNotice } from './send/stage-notice.ts';
-export { holdTask, type HoldOutcome, type HoldRequest } from './send/hold.ts';
+export { holdTask, type HoldOutcome, type HoldPath, type HoldRequest } from './send/hold.ts';
+export { HoldBatch } from './send/hold-batch.ts';
 export { cadenceProblem, latestTick, nextTick, type Cadence } from './schedule/ticks.ts';
 export {
   firedTaskId,

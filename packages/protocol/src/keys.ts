@@ -64,7 +64,7 @@ export interface ReachKeys {
   task(taskId: string): string;
   /**
    * Sorted set: the search index of task shard `shard` (0 … `taskShards()` − 1), each task_id
-   * scored by its created_at, written when the task is claimed (claim-n.lua, hold-3.lua) and
+   * scored by its created_at, written when the task is claimed (claim-n.lua, hold-n.lua) and
    * trimmed by the housekeeper; under the shard's hash tag, like the tasks' own keys.
    */
   taskIndex(shard: number): string;

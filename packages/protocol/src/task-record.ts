@@ -19,7 +19,7 @@ export interface TaskRecord {
   agentId?: string;
   /** That agent's registration epoch when the attempt was assigned. */
   epoch?: number;
-  /** The submission that claimed the task_id (claim-n.lua, hold-3.lua). */
+  /** The submission that claimed the task_id (claim-n.lua, hold-n.lua). */
   nonce?: string;
   createdAt?: number;
   assignedAt?: number;

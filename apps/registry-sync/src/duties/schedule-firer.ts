@@ -4,6 +4,8 @@ import type { ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import {
   DueWatch,
+  HoldBatch,
+  type HoldPath,
   firedTaskId,
   holdTask,
   latestTick,
@@ -41,11 +43,14 @@ export interface ScheduleFirerOptions {
  */
 export class ScheduleFirer {
   private readonly log: Logger;
-  private readonly watch: DueWatch;
+  private readonly path: HoldPath;
 
   constructor(private readonly o: ScheduleFirerOptions) {
     this.log = o.logger.child({ module: 'schedules' });
-    this.watch = new DueWatch({ redis: o.redis, keys: o.keys });
+    const holds = new HoldBatch({ redis: o.redis, keys: o.keys });
+    // A tick's holds leave in the write of their due entries.
+    const watch = new DueWatch({ redis: o.redis, keys: o.keys, issued: () => holds.flush() });
+    this.path = { watch, holds };
   }
 
   /** One pass: fires every due schedule's tick; returns how many tasks were fired. */
@@ -79,7 +84,7 @@ export class ScheduleFirer {
       this.log.debug({ schedule_id: id, tick }, 'no agent of its capability: tick skipped');
       return false;
     }
-    const outcome = await holdTask(this.o.redis, this.o.keys, this.watch, this.o.events, {
+    const outcome = await holdTask(this.path, this.o.events, {
       task: { ...schedule.spec, taskId },
       nonce: nextNonce(),
       runAt: tick,

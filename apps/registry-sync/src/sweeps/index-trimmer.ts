@@ -10,7 +10,7 @@ export interface IndexTrimmerOptions {
 }
 
 /**
- * Trims the task search index (keys.ts `taskIndex`, written by claim-n.lua and hold-3.lua): the
+ * Trims the task search index (keys.ts `taskIndex`, written by claim-n.lua and hold-n.lua): the
  * entries of every task shard created more than `keepS` ago go, one ZREMRANGEBYSCORE per shard,
  * off the submission path. Entries whose task state expired sooner stay until then; search
  * skips them.

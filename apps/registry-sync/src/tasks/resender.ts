@@ -10,6 +10,7 @@ import {
   readStoredTask,
   routeWithFallback,
   type Decision,
+  type Delivery,
   type RoutingContext,
   type SnapshotHolder,
   type StoredTask,
@@ -34,6 +35,8 @@ export interface ResenderOptions {
   /** The concurrency watermark in force. */
   watermark: () => number;
   sender: TaskSender;
+  /** Where a waiting task is assigned, in its tick's call for its task shard. */
+  delivery: Pick<Delivery, 'assigns'>;
   outcomes: TaskOutcomes;
   /** The waiting rooms: a queued task's due entry is its deadline there. */
   room: WaitingRoom;
@@ -173,7 +176,7 @@ export class Resender {
     if (waiting) await this.watch.takeOver(taskId, now + this.o.settings.dispatchGraceMs);
     const outcome = await this.o.sender.send({
       task,
-      claim: assignRetry(redis, keys, {
+      claim: assignRetry(redis, keys, this.o.delivery, {
         taskId,
         attempt: task.attempt,
         nonce: nextNonce(),

@@ -401,13 +401,13 @@ export class Submitter {
    * free, or dead-lettered at its deadline — its own, or the capability's default.
    */
   private async queue(spec: TaskSpec, body: SubmitBody, timeoutMs: number): Promise<SubmitOutcome> {
-    const { settings, redis, keys, delivery, events, room } = this.o;
+    const { settings, delivery, events, room } = this.o;
     const record = await this.o.tenants.get(spec.tenant || DEFAULT_TENANT);
     const deadlineMs =
       timeoutMs > 0
         ? timeoutMs
         : (settings.queueDeadlines[spec.capability] ?? settings.queueDeadlineS) * 1000;
-    const outcome = await queueTask(redis, keys, delivery.watch, events, room, {
+    const outcome = await queueTask(delivery, events, room, {
       task: spec,
       nonce: nextNonce(),
       now: Math.floor(delivery.clock.now()),
@@ -535,8 +535,8 @@ export class Submitter {
    * task.
    */
   private async hold(spec: TaskSpec, runAt: number, timeoutMs: number): Promise<SubmitOutcome> {
-    const { redis, keys, delivery, events } = this.o;
-    const outcome = await holdTask(redis, keys, delivery.watch, events, {
+    const { delivery, events } = this.o;
+    const outcome = await holdTask(delivery, events, {
       task: spec,
       nonce: nextNonce(),
       runAt,

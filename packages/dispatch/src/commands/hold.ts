@@ -1,28 +1,50 @@
-import { defineScript } from '@agent-reach/service-kit';
-import { oneOf } from '../reply-slots.ts';
+import { defineScript, type Item } from '@agent-reach/service-kit';
+import { ScriptReplyError } from '@agent-reach/protocol';
+import { int, slots } from '../reply-slots.ts';
 
 /** What holding did: created, ours already (a re-sent command), or an earlier submission's. */
 export type HoldReply = 'created' | 'ours' | 'exists';
 
-const REPLIES = { 0: 'created', 1: 'ours', 2: 'exists' } as const;
+const SCRIPT = 'hold-n.lua';
+const REPLIES = ['created', 'ours', 'exists'] as const;
 
-/** Stores a submission that waits for its time (`delayed`) or for a slot (`queued`): send/hold.ts. */
+/** What a hold passes per task, in the order hold-n.lua reads it. */
+const HOLD_FIELDS = [
+  'nonce',
+  'taskId',
+  'capability',
+  'payload',
+  'callbackTopic',
+  'traceId',
+  'timeoutMs',
+  'runAt',
+  'now',
+  'status',
+] as const;
+
+/** One task of a hold call: its fields, and its constraints' fields and values. */
+export type HoldItem = Item<typeof HOLD_FIELDS, 'constraints'>;
+
+/**
+ * Stores submissions that wait for their time (`delayed`) or for a slot (`queued`), the holds of
+ * one task shard in one tick in one call (send/hold-batch.ts): one reply per task.
+ */
 export const holdScript = defineScript({
-  lua: new URL('./hold-3.lua', import.meta.url),
+  lua: new URL('./hold-n.lua', import.meta.url),
   command: 'reachHold',
-  keys: ['task', 'timeline', 'index'],
-  args: [
-    'nonce',
-    'taskId',
-    'capability',
-    'payload',
-    'callbackTopic',
-    'traceId',
-    'timeoutMs',
-    'runAt',
-    'now',
-    'status',
-  ],
-  each: { name: 'constraints', fields: ['field', 'value'] },
-  decode: (raw): HoldReply => REPLIES[oneOf('hold-3.lua', raw, [0, 1, 2])],
+  keys: ['index'],
+  moreKeys: 'tasks',
+  args: [],
+  each: { name: 'holds', fields: HOLD_FIELDS, list: 'constraints' },
+  decode: (raw, _args, items = []): HoldReply[] => {
+    const list = slots(SCRIPT, raw);
+    if (list.length !== items.length)
+      throw new ScriptReplyError(SCRIPT, raw, `${list.length} replies for ${items.length} holds`);
+    return list.map((_, i) => {
+      const code = int(SCRIPT, raw, list, i);
+      const reply = REPLIES[code];
+      if (reply === undefined) throw new ScriptReplyError(SCRIPT, raw, `unknown state ${code}`);
+      return reply;
+    });
+  },
 });

@@ -49,9 +49,14 @@ describe('the send path scripts decode their replies', () => {
       createdAt: 100,
       deadlineMs: 900,
     });
-    expect(decodeAssignReply([-1])).toEqual({ ok: false, refusal: 'unknown_task' });
-    expect(decodeAssignReply([-8])).toEqual({ ok: false, refusal: 'held_elsewhere' });
-    expect(replyError(() => decodeAssignReply([-9])).message).toMatch(/assign-2.lua: unknown code/);
+    expect(decodeAssignReply([-1, 0, 0, 0])).toEqual({ ok: false, refusal: 'unknown_task' });
+    expect(decodeAssignReply([0, 1, 5, 6, -8, 0, 0, 0], 4)).toEqual({
+      ok: false,
+      refusal: 'held_elsewhere',
+    });
+    expect(replyError(() => decodeAssignReply([-9, 0, 0, 0])).message).toMatch(
+      /assign-n.lua: unknown code/,
+    );
   });
 
   it('deliver: one reply per task, refusals named by the one code map', () => {
@@ -98,7 +103,7 @@ describe('the send path scripts decode their replies', () => {
   });
 
   it('hold and release-claim: their states by name', () => {
-    expect([0, 1, 2].map((raw) => holdScript.decode(raw, {} as never, []))).toEqual([
+    expect(holdScript.decode([0, 1, 2], {} as never, [{}, {}, {}] as never)).toEqual([
       'created',
       'ours',
       'exists',
@@ -108,6 +113,9 @@ describe('the send path scripts decode their replies', () => {
       'released',
       'kept',
     ]);
-    expect(() => holdScript.decode(3, {} as never, [])).toThrow(/hold-3.lua/);
+    expect(() => holdScript.decode([3], {} as never, [{}] as never)).toThrow(/hold-n.lua/);
+    expect(() => holdScript.decode([0], {} as never, [{}, {}] as never)).toThrow(
+      /1 replies for 2 holds/,
+    );
   });
 });

@@ -1,8 +1,6 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
-import { DEFAULT_TENANT, type ReachKeys } from '@agent-reach/protocol';
+import { DEFAULT_TENANT } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
-import type { DueWatch } from '../due-watch.ts';
-import { holdTask } from '../send/hold.ts';
+import { holdTask, type HoldPath } from '../send/hold.ts';
 import type { TaskSpec } from '../task/task-spec.ts';
 import type { WaitingRoom } from './waiting-room.ts';
 
@@ -42,9 +40,7 @@ export type QueueOutcome =
  * back. A task_id that belongs to an earlier submission leaves the room again.
  */
 export async function queueTask(
-  redis: RedisClient,
-  keys: ReachKeys,
-  watch: DueWatch,
+  path: HoldPath,
   events: EventSink,
   room: WaitingRoom,
   q: QueueRequest,
@@ -64,7 +60,7 @@ export async function queueTask(
     maxInflight: q.maxInflight,
   });
   if (entered.kind === 'tenant_full' || entered.kind === 'room_full') return entered;
-  const held = await holdTask(redis, keys, watch, events, {
+  const held = await holdTask(path, events, {
     task: t,
     nonce: q.nonce,
     runAt: q.now,

@@ -1,7 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { nextNonce } from '@agent-reach/service-kit';
 import type { Logger } from 'pino';
-import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
+import type { ReachKeys } from '@agent-reach/protocol';
 import { CapacityWaiter } from '../snapshot/capacity-waiter.ts';
 import type { SnapshotHolder } from '../snapshot/snapshot-holder.ts';
 import {
@@ -11,6 +12,7 @@ import {
   type RoutingContext,
 } from '../send/route-task.ts';
 import type { SendOutcome, SendTarget, TaskSender } from '../send/task-sender.ts';
+import type { Delivery } from '../delivery.ts';
 import { isPull } from '../routing/policy.ts';
 import { assignRetry } from '../send/attempt-claims.ts';
 import { poolOf, readStoredTask, type StoredTask } from '../task/task-spec.ts';
@@ -26,6 +28,8 @@ export interface RoomDrainerOptions {
   /** The concurrency watermark in force. */
   watermark: () => number;
   sender: TaskSender;
+  /** Where a task leaving the room is assigned, in its tick's call for its task shard. */
+  delivery: Pick<Delivery, 'assigns' | 'watch'>;
   room: WaitingRoom;
   /** How deep the pull pools are: a task goes to its pool only while the pool is shallow. */
   pools: PoolGauge;
@@ -49,6 +53,11 @@ export interface RoomDrainerOptions {
 const LANE_WAIT_MS = 1000;
 /** A task taken whose record is missing this long is dropped from the room (its writer stopped). */
 const ORPHAN_MS = 10_000;
+/**
+ * How long a task taken before its writer stored it (queue-task.ts puts it in the room, then
+ * stores it) is waited for before it goes back, ms: its record is written a round trip later.
+ */
+const STORE_WAIT_MS = 5;
 /** How long a task no agent can take now is set aside, so the tasks after it go first, ms. */
 const HOLD_MS = 1000;
 /** A lane that found the room's waiting tasks all set aside pauses this long at most, ms. */
@@ -265,7 +274,13 @@ export class RoomDrainer {
    */
   private async send(capability: string, t: TakenFromRoom): Promise<'full' | 'done'> {
     const { redis, keys, room } = this.o;
-    const task = await readStoredTask(redis, keys, t.taskId);
+    let task = await readStoredTask(redis, keys, t.taskId);
+    if (!task && t.waitedMs < ORPHAN_MS) {
+      // Taken between its writer's two steps: read once more rather than give it back, which
+      // costs a call to give it back, its turn again, and a second take.
+      await sleep(STORE_WAIT_MS);
+      task = await readStoredTask(redis, keys, t.taskId);
+    }
     if (!task) {
       // Its writer put it in the room and has not stored it yet, or stopped in between.
       if (t.waitedMs >= ORPHAN_MS) await room.leave(capability, t.taskId);
@@ -291,10 +306,9 @@ export class RoomDrainer {
       } else await room.holdUntil(capability, t.taskId, Date.now() + HOLD_MS);
       return 'done';
     }
-    const due = keys.dueOf(t.taskId);
-    const watch = watchdogMember(t.taskId);
+    const { watch } = this.o.delivery;
     // The send's watchdog: registry-sync re-drives it should this process stop mid-send.
-    await redis.zadd(due, 'XX', Date.now() + this.o.dispatchGraceMs, watch);
+    await watch.move(t.taskId, Date.now() + this.o.dispatchGraceMs);
     const outcome = await this.sendTo(t, task, routed, {
       agents: candidates,
       count: routed.pushCount,
@@ -309,7 +323,7 @@ export class RoomDrainer {
     }
     // No candidate took it (a slot counted free was taken first): back to its place, its
     // watchdog back at its deadline.
-    if (task.deadlineMs > 0) await redis.zadd(due, 'XX', task.deadlineMs, watch);
+    if (task.deadlineMs > 0) await watch.move(t.taskId, task.deadlineMs);
     await room.giveBack(capability, t.taskId);
     return 'full';
   }
@@ -323,7 +337,7 @@ export class RoomDrainer {
   ): Promise<SendOutcome> {
     return this.o.sender.send({
       task,
-      claim: assignRetry(this.o.redis, this.o.keys, {
+      claim: assignRetry(this.o.redis, this.o.keys, this.o.delivery, {
         taskId: t.taskId,
         attempt: task.attempt,
         nonce: nextNonce(),

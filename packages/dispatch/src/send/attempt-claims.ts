@@ -1,6 +1,5 @@
 import type { RedisClient } from '@agent-reach/service-kit/redis';
 import { watchdogMember, type ReachKeys } from '@agent-reach/protocol';
-import { assignScript } from '../commands/assign.ts';
 import { releaseClaimScript } from '../commands/release-claim.ts';
 import { unassignScript } from '../commands/unassign.ts';
 import type { Delivery, DeliveryTarget } from '../delivery.ts';
@@ -91,7 +90,7 @@ export function claimSubmission(
   };
 }
 
-/** A waiting task's re-assignment (assign-2.lua). */
+/** A waiting task's re-assignment (assign-n.lua). */
 export interface RetryAssignment {
   taskId: string;
   /** The attempt the task is at; the assignment moves only that one. */
@@ -103,20 +102,25 @@ export interface RetryAssignment {
   waitsAs?: 'retry_wait' | 'queued';
 }
 
-/** Takes a task that waits for another attempt for the chosen agent, one sender per attempt. */
-export function assignRetry(redis: RedisClient, keys: ReachKeys, a: RetryAssignment): AttemptClaim {
+/**
+ * Takes a task that waits for another attempt for the chosen agent, one sender per attempt: in
+ * the tick's assign-n.lua call for its task shard (send/assign-batch.ts).
+ */
+export function assignRetry(
+  redis: RedisClient,
+  keys: ReachKeys,
+  delivery: Pick<Delivery, 'assigns'>,
+  a: RetryAssignment,
+): AttemptClaim {
   return {
     async take(agent, route) {
-      const reply = await assignScript.run(redis, {
-        keys: { task: keys.task(a.taskId), timeline: keys.timeline(a.taskId) },
-        args: {
-          nonce: a.nonce,
-          attempt: a.attempt,
-          agentId: agent?.agent_id ?? '',
-          epoch: agent?.epoch ?? 0,
-          graceMs: a.graceMs,
-          route,
-        },
+      const reply = await delivery.assigns.assign(a.taskId, {
+        nonce: a.nonce,
+        attempt: a.attempt,
+        agentId: agent?.agent_id ?? '',
+        epoch: agent?.epoch ?? 0,
+        graceMs: a.graceMs,
+        route,
       });
       return reply.ok ? { ...reply, ok: true } : { ok: false };
     },

@@ -1,9 +1,13 @@
-import type { RedisClient } from '@agent-reach/service-kit/redis';
-import type { ReachKeys } from '@agent-reach/protocol';
 import type { EventSink } from '@agent-reach/events';
 import type { DueWatch } from '../due-watch.ts';
 import { constraintArgs, type TaskSpec } from '../task/task-spec.ts';
-import { holdScript } from '../commands/hold.ts';
+import type { HoldBatch } from './hold-batch.ts';
+
+/** Where a hold writes: the due entries, and the tick's hold calls. */
+export interface HoldPath {
+  watch: DueWatch;
+  holds: HoldBatch;
+}
 
 /** A task to hold until its time. */
 export interface HoldRequest {
@@ -30,41 +34,32 @@ export type HoldOutcome = 'held' | 'exists';
 
 /**
  * Stores a task that waits for its time (`delay_ms`, `run_at`, a schedule's tick) as `delayed`
- * (hold-3.lua) and puts its due entry in the due set: the watchdog member `#<task_id>` scored at
+ * (hold-n.lua, in the tick's call for its task shard: send/hold-batch.ts) and puts its due entry in the due set: the watchdog member `#<task_id>` scored at
  * `runAt`, in the same write as the script and just before it (due-watch.ts), so the task is never
  * stored without the entry that sends it. A repeated task_id changes nothing (`ZADD NX` keeps an
  * earlier entry; the script keeps the task). Registry-sync's due processor sends it through the
  * task sender once due: no send happens here.
  */
 export async function holdTask(
-  redis: RedisClient,
-  keys: ReachKeys,
-  watch: DueWatch,
+  path: HoldPath,
   events: EventSink,
   h: HoldRequest,
 ): Promise<HoldOutcome> {
   const t = h.task;
   const status = h.status ?? 'delayed';
-  const reply = await watch.watchThen(t.taskId, h.watchAt ?? h.runAt, () =>
-    holdScript.run(redis, {
-      keys: {
-        task: keys.task(t.taskId),
-        timeline: keys.timeline(t.taskId),
-        index: keys.taskIndex(keys.taskShardOf(t.taskId)),
-      },
-      args: {
-        nonce: h.nonce,
-        taskId: t.taskId,
-        capability: t.capability,
-        payload: t.payload,
-        callbackTopic: t.callbackTopic,
-        traceId: t.traceId,
-        timeoutMs: h.timeoutMs,
-        runAt: h.runAt,
-        now: h.now,
-        status,
-      },
-      items: constraintArgs(t),
+  const reply = await path.watch.watchThen(t.taskId, h.watchAt ?? h.runAt, () =>
+    path.holds.hold({
+      nonce: h.nonce,
+      taskId: t.taskId,
+      capability: t.capability,
+      payload: t.payload,
+      callbackTopic: t.callbackTopic,
+      traceId: t.traceId,
+      timeoutMs: h.timeoutMs,
+      runAt: h.runAt,
+      now: h.now,
+      status,
+      constraints: constraintArgs(t).flatMap((f) => [f.field, f.value]),
     }),
   );
   if (reply === 'exists') return 'exists';
