@@ -8,8 +8,11 @@ export type ClaimReply =
 
 const SCRIPT = 'claim-n.lua';
 
-/** What a claim passes per submission, in the order claim-n.lua reads it. */
-const CLAIM_FIELDS = [
+/**
+ * What a submission's first script (claim-n.lua, hold-n.lua) reads first, in this order: the
+ * submission's nonce and the task as it is stored.
+ */
+export const SUBMISSION_FIELDS = [
   'nonce',
   'taskId',
   'capability',
@@ -17,6 +20,11 @@ const CLAIM_FIELDS = [
   'callbackTopic',
   'traceId',
   'timeoutMs',
+] as const;
+
+/** What a claim passes per submission, in the order claim-n.lua reads it. */
+const CLAIM_FIELDS = [
+  ...SUBMISSION_FIELDS,
   'agentId',
   'epoch',
   'route',

@@ -1,6 +1,7 @@
 import { defineScript, type Item } from '@agent-reach/service-kit';
 import { ScriptReplyError } from '@agent-reach/protocol';
 import { int, slots } from '../reply-slots.ts';
+import { SUBMISSION_FIELDS } from './claim.ts';
 
 /** What holding did: created, ours already (a re-sent command), or an earlier submission's. */
 export type HoldReply = 'created' | 'ours' | 'exists';
@@ -9,18 +10,7 @@ const SCRIPT = 'hold-n.lua';
 const REPLIES = ['created', 'ours', 'exists'] as const;
 
 /** What a hold passes per task, in the order hold-n.lua reads it. */
-const HOLD_FIELDS = [
-  'nonce',
-  'taskId',
-  'capability',
-  'payload',
-  'callbackTopic',
-  'traceId',
-  'timeoutMs',
-  'runAt',
-  'now',
-  'status',
-] as const;
+const HOLD_FIELDS = [...SUBMISSION_FIELDS, 'runAt', 'now', 'status'] as const;
 
 /** One task of a hold call: its fields, and its constraints' fields and values. */
 export type HoldItem = Item<typeof HOLD_FIELDS, 'constraints'>;
