@@ -23,13 +23,7 @@ export const SUBMISSION_FIELDS = [
 ] as const;
 
 /** What a claim passes per submission, in the order claim-n.lua reads it. */
-const CLAIM_FIELDS = [
-  ...SUBMISSION_FIELDS,
-  'agentId',
-  'epoch',
-  'route',
-  'now',
-] as const;
+const CLAIM_FIELDS = [...SUBMISSION_FIELDS, 'agentId', 'epoch', 'route', 'now'] as const;
 
 /** One submission of a claim call: its fields, and its constraints' fields and values. */
 export type ClaimItem = Item<typeof CLAIM_FIELDS, 'constraints'>;
