@@ -88,7 +88,7 @@ async function pooled(n: string, extra: Record<string, unknown> = {}): Promise<s
 }
 
 const started = (agent: PythonAgent): string[] =>
-  [...agent.output().matchAll(/^started (\S+)$/gm)].map((m) => m[1] ?? '');
+  [...agent.stdout().matchAll(/^started (\S+)$/gm)].map((m) => m[1] ?? '');
 const open = (n: string): void => writeFileSync(join(gates, n), '');
 const view = async (id: string) => (await http<TaskView>(`${stack.routerUrl}/v1/tasks/${id}`)).body;
 

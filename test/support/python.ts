@@ -13,7 +13,13 @@ export const PY_SDK = join(fileURLToPath(new URL('../..', import.meta.url)), 'sd
 /** A Python agent process: its output so far, and how it ended. */
 export interface PythonAgent {
   proc: ChildProcess;
+  /** stdout and stderr as their chunks arrived (for messages: a line may be cut by the other's). */
   output(): string;
+  /**
+   * stdout alone, whose lines are whole: unbuffered, `print` writes a line's text and its newline
+   * separately, and a log line on stderr may arrive between them.
+   */
+  stdout(): string;
   /** Resolves with the exit code (or 128 + signal) once the process ended. */
   exited: Promise<number>;
   /** SIGTERM (a graceful drain), then the exit code; SIGKILL after `graceMs`. */
@@ -126,7 +132,12 @@ export function startPythonAgent(script: string, env: Record<string, string>): P
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  proc.stdout?.on('data', (d: Buffer) => void (out += d.toString()));
+  let stdout = '';
+  proc.stdout?.on('data', (d: Buffer) => {
+    const text = d.toString();
+    out += text;
+    stdout += text;
+  });
   proc.stderr?.on('data', (d: Buffer) => void (out += d.toString()));
   const exited = new Promise<number>((resolve) =>
     proc.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))),
@@ -134,6 +145,7 @@ export function startPythonAgent(script: string, env: Record<string, string>): P
   return {
     proc,
     output: () => out,
+    stdout: () => stdout,
     exited,
     async stop(graceMs = 25_000) {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
