@@ -24,6 +24,7 @@ import {
   commandLines,
   commandTimeLines,
   gcLines,
+  hopLines,
   headline,
   headlineJson,
   table,
@@ -248,6 +249,13 @@ async function runE2e(opts: BenchOptions): Promise<number> {
     for (const line of commandLines(records, opts.systems)) out(`  ${line}`);
     out("Redis µs per task, flood, by command (a script's time holds the commands it ran):");
     for (const line of commandTimeLines(records, opts.systems)) out(`  ${line}`);
+    const hops = hopLines(records, opts.systems);
+    if (hops.length > 0) {
+      out(
+        'Submit → the caller holds the result, by hop, ms (each repetition; bench/perf/src/systems/reach/hops.ts):',
+      );
+      for (const line of hops) out(`  ${line}`);
+    }
     out('');
     const reachRss = () =>
       session.children

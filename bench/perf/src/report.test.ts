@@ -6,6 +6,7 @@ import {
   HEADLINE_KEYS,
   headline,
   headlineJson,
+  hopLines,
   table,
 } from './report.ts';
 import type { Records } from './session.ts';
@@ -141,5 +142,21 @@ describe('command lines', () => {
     ]);
     expect(commandTimeLines(records, ['bullmq'])).toEqual(['bullmq: xadd 4.5']);
     expect(commandLines({ reach: { paced2000: [] } }, ['reach'])).toEqual([]);
+  });
+});
+
+describe('hop lines', () => {
+  it("give each repetition's p50 and p99 of each hop, for the runs whose caller told them", () => {
+    const withHops = (p50: number, p99: number): RunRecord => {
+      const r = rec(2000, 1, 2, 1);
+      const summary = { ...summarize([p50]), p50, p99 };
+      return { ...r, result: { ...r.result, hops: { 'submit → sent': summary } } };
+    };
+    const lines = hopLines(
+      { reach: { paced2000: [withHops(3, 12), withHops(2.4, 40)] }, bullmq: records.bullmq! },
+      ['reach', 'bullmq'],
+    );
+    expect(lines).toEqual(['reach paced2000  submit → sent      p50 3 / 2   p99 12 / 40']);
+    expect(hopLines(records, ['reach'])).toEqual([]);
   });
 });

@@ -328,3 +328,25 @@ export function gcLines(records: Records, systems: readonly SystemName[]): strin
   }
   return lines;
 }
+
+/**
+ * Where each run kind's submit → held went, hop by hop, for the systems whose caller tells
+ * (Agent-Reach: systems/reach/hops.ts): a line per run kind and hop with the p50 and the p99 of
+ * each repetition, in order.
+ */
+export function hopLines(records: Records, systems: readonly SystemName[]): string[] {
+  const lines: string[] = [];
+  for (const system of systems) {
+    for (const [kind, rs] of Object.entries(records[system] ?? {})) {
+      const hops = [...new Set(rs.flatMap((r) => Object.keys(r.result.hops ?? {})))];
+      for (const hop of hops) {
+        const each = (q: 'p50' | 'p99') =>
+          rs.map((r) => fmt(r.result.hops?.[hop]?.[q] ?? NaN, 0)).join(' / ');
+        lines.push(
+          `${system} ${kind.padEnd(10)} ${hop.padEnd(18)} p50 ${each('p50')}   p99 ${each('p99')}`,
+        );
+      }
+    }
+  }
+  return lines;
+}

@@ -5,8 +5,11 @@ import { Tracker } from './tracker.ts';
 
 /** Where results are reported: to the current run's tracker. */
 export interface ResultSink {
-  /** `receivedAt`: when the worker started the task (monotonic ms), NaN if unknown. */
-  complete(key: string, receivedAt: number): void;
+  /**
+   * `receivedAt`: when the worker started the task (monotonic ms), NaN if unknown; `hops`: how
+   * long each hop of the task took, ms, when the caller can tell.
+   */
+  complete(key: string, receivedAt: number, hops?: Readonly<Record<string, number>>): void;
   fail(key: string, err: unknown): void;
 }
 
@@ -35,8 +38,8 @@ export interface CallerSystem {
 export function serveCaller(setup: (sink: ResultSink) => Promise<CallerSystem>): void {
   let current: Tracker | undefined;
   const sink: ResultSink = {
-    complete: (key, receivedAt) => {
-      if (current?.owns(key)) current.complete(key, receivedAt);
+    complete: (key, receivedAt, hops) => {
+      if (current?.owns(key)) current.complete(key, receivedAt, hops);
     },
     fail: (key, err) => {
       if (current?.owns(key)) current.fail(key, err);

@@ -51,6 +51,11 @@ export interface RunResult {
   firstRetry?: string;
   /** Submission requests the caller sent during the run, when it counts them (batch callers). */
   requests?: number;
+  /**
+   * Where submit → held went, hop by hop, ms, when the caller can tell (Agent-Reach's, from the
+   * stream entry ids its tasks and results carry): see systems/reach/hops.ts.
+   */
+  hops?: Record<string, Summary>;
 }
 
 /**

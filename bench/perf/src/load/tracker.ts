@@ -11,6 +11,8 @@ export class Tracker {
   private readonly finished = new Set<string>();
   private readonly received: number[] = [];
   private readonly done: number[] = [];
+  /** Each hop's samples, by name, for the results that came with them. */
+  private readonly hops = new Map<string, number[]>();
   private firstSubmit = Infinity;
   private lastDone = -Infinity;
   submitted = 0;
@@ -41,8 +43,11 @@ export class Tracker {
     if (at < this.firstSubmit) this.firstSubmit = at;
   }
 
-  /** A result arrived; `receivedAt` is when the worker started the task (monotonic ms). */
-  complete(key: string, receivedAt: number): void {
+  /**
+   * A result arrived; `receivedAt` is when the worker started the task (monotonic ms), `hops`
+   * how long each hop of it took (ms), when the caller can tell.
+   */
+  complete(key: string, receivedAt: number, hops?: Readonly<Record<string, number>>): void {
     const at = this.sentAt.get(key);
     if (at === undefined) {
       if (this.finished.has(key)) this.duplicates++;
@@ -54,6 +59,11 @@ export class Tracker {
     this.completed++;
     this.done.push(now - at);
     if (Number.isFinite(receivedAt)) this.received.push(receivedAt - at);
+    for (const [hop, ms] of Object.entries(hops ?? {})) {
+      const list = this.hops.get(hop);
+      if (list) list.push(ms);
+      else this.hops.set(hop, [ms]);
+    }
     if (now > this.lastDone) this.lastDone = now;
     this.onSettled();
   }
@@ -98,6 +108,13 @@ export class Tracker {
       received: summarize(this.received),
       done: summarize(this.done),
       timedOut,
+      ...(this.hops.size > 0
+        ? {
+            hops: Object.fromEntries(
+              [...this.hops].map(([hop, samples]) => [hop, summarize(samples)]),
+            ),
+          }
+        : {}),
       ...(this.firstError !== undefined ? { firstError: this.firstError } : {}),
       ...(this.firstRetry !== undefined ? { firstRetry: this.firstRetry } : {}),
     };

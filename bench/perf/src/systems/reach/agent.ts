@@ -1,6 +1,7 @@
 /**
  * An Agent-Reach agent for the bench: the worker-sdk's ReachAgent with a no-op handler that
- * returns when it started the task (`r`, monotonic ms), so callers can time submit → received.
+ * returns when it started the task (`r`, monotonic ms), so callers can time submit → received,
+ * and the marks the caller splits the rest by (`e`, `m`: hops.ts).
  *
  * Environment: REACH_REGISTRY_URL, REACH_ROUTER_URL, REDIS_URL, REACH_AGENT_ID, BENCH_CAPABILITY, MAX_CONCURRENCY.
  */
@@ -20,7 +21,7 @@ const agent = new ReachAgent({
     level: process.env['LOG_LEVEL'] ?? 'warn',
     base: { agent: process.env['REACH_AGENT_ID'] },
   }),
-  handler: () => Promise.resolve({ r: monoMs() }),
+  handler: (ctx) => Promise.resolve({ r: monoMs(), e: Date.now(), m: ctx.messageId }),
 });
 
 exitWithParent(() => agent.close(), 10_000);

@@ -16,9 +16,14 @@ import { env, envInt } from '../../load/child.ts';
 import { serveCaller, type ResultSink } from '../../load/caller.ts';
 import { RetryLater, type Target } from '../../load/loops.ts';
 import { benchTask, submitBatchTarget } from '../../load/submit-batch.ts';
+import { hopsOf, type StartMarks } from './hops.ts';
 
 interface CallbackItem {
+  /** The callback entry's id: when registry-sync published it. */
+  id: string;
   task_id: string;
+  /** The ack entry's id, in ms: when the agent acknowledged the task. */
+  completed_at: number;
   status: 'completed' | 'failed' | 'dead';
   result?: unknown;
   error?: string;
@@ -37,7 +42,12 @@ const key = process.env['REACH_KEY'];
 const auth: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
 const jsonHeaders = { 'content-type': 'application/json', ...auth };
 
-const taskBody = (key: string) => benchTask(key, nextCapability(), topic);
+/** When each task outstanding was written into a request (epoch ms): the first of its hops. */
+const submittedAt = new Map<string, number>();
+const taskBody = (key: string) => {
+  submittedAt.set(key, Date.now());
+  return benchTask(key, nextCapability(), topic);
+};
 
 /** Submit (202); the result comes from the shared long-poll, as with ReachClient.run(). */
 function pollStyleTarget(pool: Pool): Target {
@@ -104,10 +114,24 @@ async function pollResults(
       }
       const reply = (await res.body.json()) as { items: CallbackItem[]; cursor: string };
       cursor = reply.cursor;
+      const heldAt = Date.now();
       for (const item of reply.items) {
-        if (item.status === 'completed')
-          sink.complete(item.task_id, (item.result as { r?: number } | undefined)?.r ?? NaN);
-        else sink.fail(item.task_id, new Error(`${item.status}: ${item.error ?? ''}`));
+        const submitted = submittedAt.get(item.task_id) ?? NaN;
+        submittedAt.delete(item.task_id);
+        if (item.status !== 'completed') {
+          sink.fail(item.task_id, new Error(`${item.status}: ${item.error ?? ''}`));
+          continue;
+        }
+        const result = item.result as ({ r?: number } & StartMarks) | undefined;
+        const hops = hopsOf({
+          submittedAt: submitted,
+          sentId: result?.m ?? '',
+          startedAt: result?.e ?? NaN,
+          ackedAt: item.completed_at,
+          publishedId: item.id,
+          heldAt,
+        });
+        sink.complete(item.task_id, result?.r ?? NaN, hops);
       }
     } catch (err: unknown) {
       if (isClosed()) return;
