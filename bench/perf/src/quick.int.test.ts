@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { HEADLINE_KEYS } from './report.ts';
+import { HOPS } from './systems/reach/hops.ts';
 
 const pkgDir = fileURLToPath(new URL('..', import.meta.url));
 
@@ -39,6 +40,9 @@ describe('npm run bench -- --quick', () => {
       expect(Object.keys(figures)).toEqual(HEADLINE_KEYS);
       for (const key of HEADLINE_KEYS)
         expect(Number.isFinite(figures[key]), `${key} = ${String(figures[key])}`).toBe(true);
+      // Agent-Reach's completions split by hop, a line per run kind and hop with figures in it.
+      for (const hop of HOPS)
+        expect(stdout).toMatch(new RegExp(`reach paced2000 +${hop} +p50 \\d+ +p99 \\d+`));
     },
   );
 });
