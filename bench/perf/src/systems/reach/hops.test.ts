@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HOPS, hopsOf, idMs } from './hops.ts';
+import { HOPS, hopsOf } from './hops.ts';
 
 describe('hopsOf', () => {
   const marks = {
@@ -26,12 +26,5 @@ describe('hopsOf', () => {
     expect(hopsOf({ ...marks, sentId: '' })).toBeUndefined();
     expect(hopsOf({ ...marks, startedAt: Number.NaN })).toBeUndefined();
     expect(hopsOf({ ...marks, ackedAt: 0 })).toBeUndefined();
-  });
-});
-
-describe('idMs', () => {
-  it('reads the milliseconds of a stream entry id', () => {
-    expect(idMs('1764480000201-17')).toBe(1764480000201);
-    expect(idMs('nonsense')).toBeNaN();
   });
 });

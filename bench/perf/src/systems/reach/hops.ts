@@ -1,3 +1,5 @@
+import { streamIdMs } from '@agent-reach/protocol';
+
 /**
  * Where an Agent-Reach task's time goes between its submission and the caller holding its result,
  * hop by hop, from marks the task gathers on its way:
@@ -38,20 +40,14 @@ export interface HopMarks {
   heldAt: number;
 }
 
-/** The milliseconds of a stream entry id (`<ms>-<seq>`); NaN for anything else. */
-export function idMs(id: string): number {
-  const dash = id.indexOf('-');
-  return dash > 0 ? Number(id.slice(0, dash)) : NaN;
-}
-
 /** Each hop's time, ms; undefined when a mark is missing. */
 export function hopsOf(m: HopMarks): Record<string, number> | undefined {
   const times = [
     m.submittedAt,
-    idMs(m.sentId),
+    streamIdMs(m.sentId),
     m.startedAt,
     m.ackedAt,
-    idMs(m.publishedId),
+    streamIdMs(m.publishedId),
     m.heldAt,
   ];
   if (!times.every((t) => Number.isFinite(t) && t > 0)) return undefined;
