@@ -410,7 +410,10 @@ export async function createRouterService(
       feed: taskEventsFeed,
     },
     a2aPush,
-    webhooks: { failures: new WebhookFailures({ redis, keys }), secrets: webhookSecrets },
+    webhooks: {
+      failures: new WebhookFailures({ redis, keys, resent: () => webhookSender.nudge() }),
+      secrets: webhookSecrets,
+    },
     tenants,
     room,
     shadows,

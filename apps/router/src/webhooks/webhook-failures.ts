@@ -13,6 +13,8 @@ import { webhookResendScript } from './webhook-scripts.ts';
 export interface WebhookFailuresOptions {
   redis: RedisClient;
   keys: ReachKeys;
+  /** Told of each delivery made pending again (this router's sender looks at once). */
+  resent?: () => void;
 }
 
 const VIEW_FIELDS = [
@@ -96,5 +98,6 @@ export class WebhookFailures {
       args: { id },
     });
     if (!done) throw missing();
+    this.o.resent?.();
   }
 }

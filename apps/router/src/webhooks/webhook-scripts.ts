@@ -28,13 +28,24 @@ export function decodeEnqueue(raw: unknown): EnqueueReply {
   throw new ScriptReplyError('webhook-enqueue-6.lua', raw, 'not { topic, 1 | 0 | -1 | -2 }');
 }
 
-/** Decodes webhook-take-1.lua's `{ now, id, … }`. */
-export function decodeTake(raw: unknown): { now: number; ids: string[] } {
-  if (Array.isArray(raw) && typeof raw[0] === 'number') {
-    const ids = raw.slice(1);
-    if (ids.every((id): id is string => typeof id === 'string')) return { now: raw[0], ids };
+/** What webhook-take-1.lua took. */
+export interface TakeReply {
+  /** Redis' clock, epoch ms. */
+  now: number;
+  /** The earliest due score left in the set, epoch ms; -1 when it is empty. */
+  next: number;
+  /** The deliveries taken, each held under a lease. */
+  ids: string[];
+}
+
+/** Decodes webhook-take-1.lua's `{ now, next, id, … }`. */
+export function decodeTake(raw: unknown): TakeReply {
+  if (Array.isArray(raw) && typeof raw[0] === 'number' && typeof raw[1] === 'number') {
+    const ids = raw.slice(2);
+    if (ids.every((id): id is string => typeof id === 'string'))
+      return { now: raw[0], next: raw[1], ids };
   }
-  throw new ScriptReplyError('webhook-take-1.lua', raw, 'not { now, id, … }');
+  throw new ScriptReplyError('webhook-take-1.lua', raw, 'not { now, next, id, … }');
 }
 
 /** Decodes a `1 | 0` reply of `script`. */

@@ -30,8 +30,16 @@ export interface WebhookSenderOptions {
   logger: Logger;
   /** `reach_router_webhooks_total{outcome}`: delivered, retried, failed. */
   counter?: Counter<'outcome'>;
-  /** How long the loop waits when nothing is due. @default 200 */
+  /**
+   * The shortest wait between two looks at the due set when nothing more is due, ms: the loop
+   * sleeps until the earliest delivery falls due, but never less than this. @default 200
+   */
   idleMs?: number;
+  /**
+   * The longest such wait, ms: when nothing falls due sooner, how late a delivery that no nudge
+   * announced (one another router made and could not take, having stopped) is seen. @default 2000
+   */
+  maxIdleMs?: number;
 }
 
 /** Tries under way at once per router. */
@@ -56,11 +64,15 @@ export class WebhookSender {
   readonly #stop = new AbortController();
   readonly #inFlight = new Set<Promise<void>>();
   readonly #idleMs: number;
+  readonly #maxIdleMs: number;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
+  /** A nudge came while the loop was not asleep: its next sleep is skipped. */
+  #nudged = false;
 
   constructor(private readonly o: WebhookSenderOptions) {
     this.#idleMs = o.idleMs ?? 200;
+    this.#maxIdleMs = Math.max(this.#idleMs, o.maxIdleMs ?? 2000);
   }
 
   /** Starts the loop (once). */
@@ -68,9 +80,10 @@ export class WebhookSender {
     this.#loop ??= this.#run();
   }
 
-  /** Looks for due deliveries at once (a forwarder just made some). */
+  /** Looks for due deliveries at once (a forwarder just made some, or one was re-sent). */
   nudge(): void {
-    this.#wake?.();
+    if (this.#wake) this.#wake();
+    else this.#nudged = true;
   }
 
   /** Ends the loop; tries under way are abandoned, their leases left to run out. */
@@ -94,7 +107,8 @@ export class WebhookSender {
           await Promise.race(this.#inFlight);
         const room = MAX_IN_FLIGHT - this.#inFlight.size;
         const leaseMs = this.#leaseMs();
-        const { now, ids } = await webhookTakeScript.run(this.o.redis, {
+        this.#nudged = false;
+        const { now, next, ids } = await webhookTakeScript.run(this.o.redis, {
           keys: { due: this.o.keys.webhookDue() },
           args: { leaseMs, count: room },
         });
@@ -104,18 +118,23 @@ export class WebhookSender {
           );
           this.#inFlight.add(done);
         }
-        if (ids.length < room) await this.#idle();
+        // Nothing more due: asleep until the earliest delivery falls due (a retry, a lease
+        // running out), or a nudge.
+        if (ids.length < room) await this.#idle(next < 0 ? this.#maxIdleMs : next - now);
       } catch (err: unknown) {
         if (stopped.aborted) return;
         this.o.logger.warn({ err }, 'webhook take failed; retrying');
-        await this.#idle();
+        await this.#idle(this.#idleMs);
       }
     }
   }
 
-  #idle(): Promise<void> {
+  /** Waits `ms`, held between the shortest and the longest wait, or until a nudge. */
+  #idle(ms: number): Promise<void> {
+    if (this.#nudged) return Promise.resolve();
+    const waitMs = Math.min(this.#maxIdleMs, Math.max(this.#idleMs, ms));
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, this.#idleMs);
+      const timer = setTimeout(done, waitMs);
       function done() {
         clearTimeout(timer);
         resolve();
@@ -160,6 +179,8 @@ export class WebhookSender {
         );
         await this.#settle(id, lease, tenant, 'retry', delay, outcome.error, outcome.status);
         this.o.counter?.inc({ outcome: 'retried' });
+        // Its next try may fall due before the loop's next look.
+        this.nudge();
       }
     } catch (err: unknown) {
       // Its lease runs out and it is tried again.
