@@ -1,6 +1,9 @@
 import { Command } from 'ioredis';
 import type { RedisClient } from './redis-connection.ts';
 
+/** An argument as ioredis takes one. */
+type Arg = string | number | Buffer;
+
 /**
  * An ioredis command whose RESP text is built as one flat string. ioredis' own `toWritable`
  * appends each argument with `+=`: a batch script's call (hundreds of arguments: a tick's claims,
@@ -8,8 +11,24 @@ import type { RedisClient } from './redis-connection.ts';
  * socket write must then flatten. Built from an array joined once, the same bytes cost less
  * (bench/results/2026-12-06-flat-commands.md). A command with a Buffer argument is written as
  * ioredis writes it.
+ *
+ * Its arguments are taken as given (flat: none is an array), each number made a string as ioredis
+ * makes it. ioredis' own constructor copies them with `Array.prototype.flat`, which costs about
+ * 0.1 µs an argument on Node 20: 20 times a plain copy, and most of the cost of building a batch
+ * call (bench/results/2026-12-07-flat-args.md).
  */
 export class FlatCommand extends Command {
+  constructor(
+    name: string,
+    args: readonly Arg[],
+    options?: ConstructorParameters<typeof Command>[2],
+    callback?: ConstructorParameters<typeof Command>[3],
+  ) {
+    super(name, [], options, callback);
+    this.args = args.slice();
+    this.stringifyArguments();
+  }
+
   override toWritable(socket: object): string | Buffer {
     const args = this.args;
     const parts = new Array<string>(args.length + 1);
