@@ -161,7 +161,7 @@ export async function createRegistryService(
   const subscriber = connect(connection, true);
   // The acks' hot path on a connection of its own, with only the scripts it runs (see loadScripts).
   // Not auto-pipelined: its steps already leave as one script call per batch, and sent directly
-  // each is built without ioredis' per-argument copy (FlatCommand), 15 % less CPU per task
+  // each is built without ioredis' per-argument copy (FlatCommand): 12–32 % less CPU per task
   // (bench/results/2026-12-07-flat-args.md). The main connection keeps it: many agents'
   // heartbeats in one turn share a write.
   const acks = connect(connection, false, false);
