@@ -1,5 +1,4 @@
-import { Command } from 'ioredis';
-import type { RedisClient } from './redis-connection.ts';
+import { Command, type Cluster, type Redis } from 'ioredis';
 
 /** An argument as ioredis takes one. */
 type Arg = string | number | Buffer;
@@ -43,12 +42,45 @@ export class FlatCommand extends Command {
 }
 
 /**
+ * Sends `commands` (each `[name, args]`) now, in order, as {@link FlatCommand}s past any
+ * auto-pipelining, in one write to the socket (`cork()` around them), and answers each one's
+ * reply (strings). They leave before the connection's auto-pipelined commands of the same turn,
+ * as a pipeline's `exec()` does, for about half of a pipeline's CPU per command
+ * (bench/results/2026-12-07-corked-writes.md). A Cluster client (one socket per master) or a
+ * connection not ready takes them as separate commands, as it would take a pipeline's.
+ */
+export function sendFlatAll(
+  redis: Redis | Cluster,
+  commands: readonly (readonly [name: string, args: readonly Arg[]])[],
+): Promise<unknown>[] {
+  const stream =
+    redis.status === 'ready' && 'stream' in redis ? (redis.stream as Partial<Corkable>) : undefined;
+  const cork = typeof stream?.cork === 'function' && typeof stream.uncork === 'function';
+  if (cork) stream.cork?.();
+  try {
+    return commands.map(([name, args]) => {
+      const command = new FlatCommand(name, args, { replyEncoding: 'utf8' });
+      void redis.sendCommand(command);
+      return command.promise;
+    });
+  } finally {
+    if (cork) stream.uncork?.();
+  }
+}
+
+/** A socket whose writes can be held and then sent as one. */
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+/**
  * Sends `name` with `args` as a {@link FlatCommand} and resolves with its reply (strings, as
  * ioredis' own methods give). A client that auto-pipelines gets the command through its own
  * method instead, so that it joins the event-loop turn's pipeline as before.
  */
 export function sendFlat(
-  redis: RedisClient,
+  redis: Redis | Cluster,
   name: string,
   args: (string | number)[],
 ): Promise<unknown> {

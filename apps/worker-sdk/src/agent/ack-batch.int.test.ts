@@ -1,6 +1,6 @@
 /**
- * AckBatch against a real Redis: the acks of one tick leave as one pipeline — each XADD in the
- * order given, the XACKs after them — and a failed command fails only the acks it belongs to.
+ * AckBatch against a real Redis: the acks of one tick leave together — each XADD in the order
+ * given, the XACKs after them — and a failed command fails only the acks it belongs to.
  */
 import { WORKER_GROUP } from '@agent-reach/protocol';
 import { randomPrefix } from '@agent-reach/testkit';

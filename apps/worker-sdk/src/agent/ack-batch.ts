@@ -1,4 +1,10 @@
-import { slotPipeline, type RedisClient } from '@agent-reach/service-kit/redis';
+import { Cluster } from 'ioredis';
+import {
+  sendFlatAll,
+  slotPipeline,
+  type PipelineReply,
+  type RedisClient,
+} from '@agent-reach/service-kit/redis';
 import type { ReadOrigin } from './redis-util.ts';
 
 /** One ack entry of a tick: its fields, and the stream entry to XACK once it is written. */
@@ -10,13 +16,14 @@ interface Queued {
 }
 
 /**
- * The ack entries of one turn of the event loop, written together: one pipeline with an XADD per
- * entry, then one XACK per stream and group for the entries of those that carry one — a single
- * write to Redis, in that order, so an entry is never XACKed before its completion was sent.
+ * The ack entries of one turn of the event loop, written together: an XADD per entry, then one
+ * XACK per stream and group for the entries of those that carry one — a single write to Redis, in
+ * that order, so an entry is never XACKed before its completion was sent.
  *
  * It does what the connection's auto-pipelining did for these commands (which leave by
  * `setImmediate` too), without what auto-pipelining adds to each command — a second promise, a
- * callback, a `process.nextTick` — and with the XACKs in the same write instead of the next one.
+ * callback, a `process.nextTick`, a copy of its arguments — and with the XACKs in the same write
+ * instead of the next one.
  * On a Redis Cluster the acks stream and the streams read lie in different slots: each group of
  * commands goes to its slot's master (`slotPipeline`).
  */
@@ -60,10 +67,6 @@ export class AckBatch {
     if (queued.length === 0) return;
     this.#queued = [];
     const stream = this.#stream;
-    const pipeline = slotPipeline(this.redis);
-    pipeline.add(stream, (p) => {
-      for (const q of queued) p.xadd(stream, '*', ...q.fields);
-    });
     // Entry ids per stream and group, in the order read; and which XACK each entry waits for.
     const xacks = new Map<string, { origin: ReadOrigin; ids: string[]; index: number }>();
     const xackOf: (number | undefined)[] = [];
@@ -82,9 +85,10 @@ export class AckBatch {
       group.ids.push(messageId);
       xackOf.push(group.index);
     }
+    const xackArgs: string[][] = [];
     for (const { origin, ids } of xacks.values())
-      pipeline.add(origin.stream, (p) => p.xack(origin.stream, origin.group, ...ids));
-    pipeline.exec().then(
+      xackArgs.push([origin.stream, origin.group, ...ids]);
+    this.#send(stream, queued, xackArgs).then(
       (replies) => {
         for (let i = 0; i < queued.length; i++) {
           const q = queued[i] as Queued;
@@ -100,6 +104,40 @@ export class AckBatch {
       (err: unknown) => {
         for (const q of queued) q.reject(err);
       },
+    );
+  }
+
+  /**
+   * Writes the XADDs, then the XACKs (each `[stream, group, ...ids]`); answers one
+   * `[error, reply]` per command in that order. On one server each is a flat command sent at
+   * once, all in one write; ioredis' pipeline object costs about twice the CPU per entry
+   * (bench/results/2026-12-07-corked-writes.md). On a Cluster each group goes to its slot's
+   * master (`slotPipeline`).
+   */
+  async #send(
+    stream: string,
+    queued: readonly Queued[],
+    xacks: readonly string[][],
+  ): Promise<PipelineReply[]> {
+    const redis = this.redis;
+    if (redis instanceof Cluster) {
+      const pipeline = slotPipeline(redis);
+      pipeline.add(stream, (p) => {
+        for (const q of queued) p.xadd(stream, '*', ...q.fields);
+      });
+      for (const [key, group, ...ids] of xacks)
+        pipeline.add(key as string, (p) => p.xack(key as string, group as string, ...ids));
+      return pipeline.exec();
+    }
+    const commands: [string, string[]][] = [];
+    for (const q of queued) commands.push(['xadd', [stream, '*', ...q.fields]]);
+    for (const args of xacks) commands.push(['xack', args]);
+    const sent = sendFlatAll(redis, commands);
+    const settled = await Promise.allSettled(sent);
+    return settled.map((r): PipelineReply =>
+      r.status === 'fulfilled'
+        ? [null, r.value]
+        : [r.reason instanceof Error ? r.reason : new Error(String(r.reason)), null],
     );
   }
 }
