@@ -142,8 +142,17 @@ export function recordToFields(
   record: Record<string, string | number | boolean | undefined>,
 ): string[] {
   const out: string[] = [];
-  for (const [k, v] of Object.entries(record)) if (v !== undefined) out.push(k, String(v));
+  // for…in, not Object.entries: no array of pairs per call (an ack, a task: every hop of a task).
+  for (const k in record) {
+    const v = record[k];
+    if (v !== undefined) out.push(k, String(v));
+  }
   return out;
+}
+
+/** Appends `key` and `value` to `out` (the flat array XADD takes) unless `value` is undefined. */
+function put(out: string[], key: string, value: string | number | undefined): void {
+  if (value !== undefined) out.push(key, String(value));
 }
 
 const REGION = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -253,29 +262,30 @@ export function decodeTask(fields: readonly string[]): Decoded<TaskMessage> {
 
 /** Encodes an ack for XADD. */
 export function encodeAck(ack: AckMessage): string[] {
-  return recordToFields({
-    [AckField.taskId]: ack.task_id,
-    [AckField.stage]: ack.stage,
-    [AckField.agentId]: ack.agent_id,
-    [AckField.instanceId]: ack.instance_id,
-    [AckField.epoch]: ack.epoch,
-    [AckField.attempt]: ack.attempt,
-    [AckField.result]: ack.result,
-    [AckField.durationMs]: ack.duration_ms,
-    [AckField.error]: ack.error,
-    [AckField.errorCode]: ack.error_code,
-    [AckField.retryable]:
-      ack.retryable === undefined ? undefined : ack.retryable ? 'true' : 'false',
-    [AckField.pool]: ack.pool,
-    [AckField.messageId]: ack.message_id,
-    [AckField.capability]: ack.capability,
-    [AckField.receivedAgoMs]: ack.received_ago_ms,
-    [AckField.taskIds]: ack.task_ids?.join(' '),
-    [AckField.progress]: ack.progress,
-    [AckField.chunks]: ack.chunks === undefined ? undefined : JSON.stringify(ack.chunks),
-    [AckField.traceparent]: ack.traceparent,
-    [AckField.health]: ack.health === undefined ? undefined : JSON.stringify(ack.health),
-  });
+  // Field by field, in this order, rather than through a record: an ack is encoded per stage of
+  // every task, and most of its optional fields are absent.
+  const out: string[] = [];
+  put(out, AckField.taskId, ack.task_id);
+  put(out, AckField.stage, ack.stage);
+  put(out, AckField.agentId, ack.agent_id);
+  put(out, AckField.instanceId, ack.instance_id);
+  put(out, AckField.epoch, ack.epoch);
+  put(out, AckField.attempt, ack.attempt);
+  put(out, AckField.result, ack.result);
+  put(out, AckField.durationMs, ack.duration_ms);
+  put(out, AckField.error, ack.error);
+  put(out, AckField.errorCode, ack.error_code);
+  if (ack.retryable !== undefined) out.push(AckField.retryable, ack.retryable ? 'true' : 'false');
+  put(out, AckField.pool, ack.pool);
+  put(out, AckField.messageId, ack.message_id);
+  put(out, AckField.capability, ack.capability);
+  put(out, AckField.receivedAgoMs, ack.received_ago_ms);
+  put(out, AckField.taskIds, ack.task_ids?.join(' '));
+  put(out, AckField.progress, ack.progress);
+  if (ack.chunks !== undefined) out.push(AckField.chunks, JSON.stringify(ack.chunks));
+  put(out, AckField.traceparent, ack.traceparent);
+  if (ack.health !== undefined) out.push(AckField.health, JSON.stringify(ack.health));
+  return out;
 }
 
 /**
