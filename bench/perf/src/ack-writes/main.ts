@@ -14,7 +14,7 @@ const arg = (name: string, fallback: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const ROUNDS = Number(arg('rounds', '3000'));
 const SIZES = arg('sizes', '2,16').split(',').map(Number);
-/** An ack entry as the SDK writes one (protocol field names, a small result). */
+/** Nine fields, one a small result: about the size of an SDK agent's completion ack. */
 const FIELDS = [
   'v',
   '1',
