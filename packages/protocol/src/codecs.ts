@@ -143,15 +143,12 @@ export function recordToFields(
 ): string[] {
   const out: string[] = [];
   // for…in, not Object.entries: no array of pairs per call (an ack, a task: every hop of a task).
-  for (const k in record) {
-    const v = record[k];
-    if (v !== undefined) out.push(k, String(v));
-  }
+  for (const k in record) put(out, k, record[k]);
   return out;
 }
 
 /** Appends `key` and `value` to `out` (the flat array XADD takes) unless `value` is undefined. */
-function put(out: string[], key: string, value: string | number | undefined): void {
+function put(out: string[], key: string, value: string | number | boolean | undefined): void {
   if (value !== undefined) out.push(key, String(value));
 }
 

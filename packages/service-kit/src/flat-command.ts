@@ -53,25 +53,20 @@ export function sendFlatAll(
   redis: Redis | Cluster,
   commands: readonly (readonly [name: string, args: readonly Arg[]])[],
 ): Promise<unknown>[] {
-  const stream =
-    redis.status === 'ready' && 'stream' in redis ? (redis.stream as Partial<Corkable>) : undefined;
-  const cork = typeof stream?.cork === 'function' && typeof stream.uncork === 'function';
-  if (cork) stream.cork?.();
+  const stream = redis.status === 'ready' && 'stream' in redis ? redis.stream : undefined;
+  stream?.cork();
   try {
-    return commands.map(([name, args]) => {
-      const command = new FlatCommand(name, args, { replyEncoding: 'utf8' });
-      void redis.sendCommand(command);
-      return command.promise;
-    });
+    return commands.map(([name, args]) => sendNow(redis, name, args));
   } finally {
-    if (cork) stream.uncork?.();
+    stream?.uncork();
   }
 }
 
-/** A socket whose writes can be held and then sent as one. */
-interface Corkable {
-  cork(): void;
-  uncork(): void;
+/** Sends `name` with `args` as a {@link FlatCommand} past any auto-pipelining; its reply. */
+function sendNow(redis: Redis | Cluster, name: string, args: readonly Arg[]): Promise<unknown> {
+  const command = new FlatCommand(name, args, { replyEncoding: 'utf8' });
+  void redis.sendCommand(command);
+  return command.promise;
 }
 
 /**
@@ -85,7 +80,5 @@ export function sendFlat(
   args: (string | number)[],
 ): Promise<unknown> {
   if (redis.options.enableAutoPipelining) return redis.call(name, ...args);
-  const command = new FlatCommand(name, args, { replyEncoding: 'utf8' });
-  void redis.sendCommand(command);
-  return command.promise;
+  return sendNow(redis, name, args);
 }

@@ -85,10 +85,12 @@ export class AckBatch {
       group.ids.push(messageId);
       xackOf.push(group.index);
     }
-    const xackArgs: string[][] = [];
+    // The XADDs, then the XACKs: each command's key is its first argument.
+    const commands: [string, string[]][] = [];
+    for (const q of queued) commands.push(['xadd', [stream, '*', ...q.fields]]);
     for (const { origin, ids } of xacks.values())
-      xackArgs.push([origin.stream, origin.group, ...ids]);
-    this.#send(stream, queued, xackArgs).then(
+      commands.push(['xack', [origin.stream, origin.group, ...ids]]);
+    this.#send(commands).then(
       (replies) => {
         for (let i = 0; i < queued.length; i++) {
           const q = queued[i] as Queued;
@@ -108,32 +110,20 @@ export class AckBatch {
   }
 
   /**
-   * Writes the XADDs, then the XACKs (each `[stream, group, ...ids]`); answers one
-   * `[error, reply]` per command in that order. On one server each is a flat command sent at
-   * once, all in one write; ioredis' pipeline object costs about twice the CPU per entry
-   * (bench/results/2026-12-07-corked-writes.md). On a Cluster each group goes to its slot's
-   * master (`slotPipeline`).
+   * Writes `commands` in order and answers one `[error, reply]` per command. On one server each
+   * is a flat command sent at once, all in one write; ioredis' pipeline object costs about twice
+   * the CPU per entry (bench/results/2026-12-07-corked-writes.md). On a Cluster each goes to its
+   * key's master (`slotPipeline`).
    */
-  async #send(
-    stream: string,
-    queued: readonly Queued[],
-    xacks: readonly string[][],
-  ): Promise<PipelineReply[]> {
+  async #send(commands: readonly [name: string, args: string[]][]): Promise<PipelineReply[]> {
     const redis = this.redis;
     if (redis instanceof Cluster) {
       const pipeline = slotPipeline(redis);
-      pipeline.add(stream, (p) => {
-        for (const q of queued) p.xadd(stream, '*', ...q.fields);
-      });
-      for (const [key, group, ...ids] of xacks)
-        pipeline.add(key as string, (p) => p.xack(key as string, group as string, ...ids));
+      for (const [name, args] of commands)
+        pipeline.add(args[0] as string, (p) => p.call(name, ...args));
       return pipeline.exec();
     }
-    const commands: [string, string[]][] = [];
-    for (const q of queued) commands.push(['xadd', [stream, '*', ...q.fields]]);
-    for (const args of xacks) commands.push(['xack', args]);
-    const sent = sendFlatAll(redis, commands);
-    const settled = await Promise.allSettled(sent);
+    const settled = await Promise.allSettled(sendFlatAll(redis, commands));
     return settled.map((r): PipelineReply =>
       r.status === 'fulfilled'
         ? [null, r.value]
