@@ -1,4 +1,4 @@
-import { isCluster, type RedisClient } from '@agent-reach/service-kit/redis';
+import { inOneWrite, isCluster, type RedisClient } from '@agent-reach/service-kit/redis';
 import { Coalescer, watchdogMember, type ReachKeys } from '@agent-reach/protocol';
 
 interface Watched {
@@ -131,13 +131,17 @@ export class DueWatch {
       }
       return;
     }
-    // Replies come in the order sent: a failed ZADD rejects its commands before their replies settle them.
-    for (const [due, args] of byKey) {
-      this.o.redis.zadd(due, 'NX', ...args).catch((err: unknown) => {
-        for (const w of batch) if (this.o.keys.dueOf(w.taskId) === due) w.reject(err);
-      });
-    }
-    for (const w of batch) w.command().then(w.resolve, w.reject);
-    this.o.issued?.();
+    // The entries and the commands they cover leave in one write. Replies come in the order
+    // sent: a failed ZADD rejects its commands before their replies settle them.
+    const send = (): void => {
+      for (const [due, args] of byKey) {
+        this.o.redis.zadd(due, 'NX', ...args).catch((err: unknown) => {
+          for (const w of batch) if (this.o.keys.dueOf(w.taskId) === due) w.reject(err);
+        });
+      }
+      for (const w of batch) w.command().then(w.resolve, w.reject);
+      this.o.issued?.();
+    };
+    inOneWrite(this.o.redis, send);
   };
 }

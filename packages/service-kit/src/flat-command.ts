@@ -53,10 +53,21 @@ export function sendFlatAll(
   redis: Redis | Cluster,
   commands: readonly (readonly [name: string, args: readonly Arg[]])[],
 ): Promise<unknown>[] {
+  return inOneWrite(redis, () => commands.map(([name, args]) => sendNow(redis, name, args)));
+}
+
+/**
+ * Runs `send`, and the commands it sends on `redis` synchronously leave in one write to the
+ * socket (`cork()` around it) rather than one write each: one system call, and one reply to wake
+ * the process where Redis answers them in one go. On a connection that auto-pipelines they join
+ * the turn's pipeline as before; a Cluster client (one socket per master) or a connection not
+ * ready writes as it would.
+ */
+export function inOneWrite<T>(redis: Redis | Cluster, send: () => T): T {
   const stream = redis.status === 'ready' && 'stream' in redis ? redis.stream : undefined;
   stream?.cork();
   try {
-    return commands.map(([name, args]) => sendNow(redis, name, args));
+    return send();
   } finally {
     stream?.uncork();
   }

@@ -366,5 +366,5 @@ export function clusterNodeOf(cluster: Cluster, key: string): Redis | undefined 
     .find((n) => `${n.options.host ?? ''}:${n.options.port ?? ''}` === address);
 }
 export { SlotPipeline, slotPipeline, type PipelineReply } from './slot-pipeline.ts';
-export { sendFlatAll } from './flat-command.ts';
+export { inOneWrite, sendFlatAll } from './flat-command.ts';
 export { disconnectNow } from './disconnect-now.ts';

@@ -106,8 +106,11 @@ describe('the due set around a send', () => {
         }),
       );
       proxy.takeSent();
+      const writes = recordSocketWrites(redis);
       const taken = await Promise.all(claims.map((c) => c.take(undefined, '')));
       expect(taken.every((t) => t.ok)).toBe(true);
+      // The entries and the claims they cover left in one write to the socket.
+      expect(writes[0]?.toLowerCase()).toMatch(/\r\nzadd\r\n[^]*\r\neval(sha)?\r\n/);
       // What reached Redis, in the order it was sent: a router that dies after sending a claim
       // has sent the entry before it.
       const sent = Buffer.concat(proxy.takeSent()).toString('latin1').toLowerCase();
@@ -131,3 +134,23 @@ describe('the due set around a send', () => {
     }
   });
 });
+
+/** What `redis`'s socket writes from now on, one text per write (corked commands: one `writev`). */
+function recordSocketWrites(redis: Redis): string[] {
+  type Write = (this: unknown, ...args: unknown[]) => unknown;
+  const socket = redis.stream as unknown as { _write: Write; _writev: Write };
+  const writes: string[] = [];
+  const text = (chunk: unknown) =>
+    Buffer.isBuffer(chunk) ? chunk.toString('latin1') : String(chunk);
+  socket._write = ((original) =>
+    function (this: unknown, ...args: unknown[]) {
+      writes.push(text(args[0]));
+      return original.apply(this, args);
+    })(socket._write);
+  socket._writev = ((original) =>
+    function (this: unknown, ...args: unknown[]) {
+      writes.push((args[0] as { chunk: unknown }[]).map((c) => text(c.chunk)).join(''));
+      return original.apply(this, args);
+    })(socket._writev);
+  return writes;
+}
