@@ -425,6 +425,7 @@ export async function createRegistryService(
           claimEveryMs: Math.max(250, housekeepingLeaseMs(options.sweepIntervalMs) / 3),
           // One XACK and XDEL per 100 ms of applied acks, not one per batch at low rates.
           ackAfterMs: 100,
+          lingerMs: options.ackLingerMs,
         },
         logger,
       }),

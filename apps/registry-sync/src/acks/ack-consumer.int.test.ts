@@ -77,4 +77,44 @@ describe('AckConsumer', () => {
     const pending = (await redis.xpending(stream, SYNC_GROUP)) as [number, ...unknown[]];
     expect(pending[0]).toBe(0);
   });
+
+  it('waits lingerMs after a read of a few entries, so the acks that follow make one batch', async () => {
+    const stream = keys.acks();
+    const { applied, applier } = recordingApplier();
+    consumer = new AckConsumer({
+      blocking,
+      redis,
+      keys,
+      applier,
+      settings: { consumer: 'sync-linger', stream, blockMs: 100, lingerMs: 400 },
+      logger: pino({ level: 'silent' }),
+    });
+    await consumer.start();
+    // One entry alone: read and applied at once, and the next read goes out at once too.
+    const alone = (await redis.xadd(stream, '*', 'n', 'alone')) as string;
+    await waitFor(() => applied.has(alone), { timeoutMs: 2000, intervalMs: 5 });
+    const second = (await redis.xadd(stream, '*', 'n', 'second')) as string;
+    const secondAt = Date.now();
+    await waitFor(() => applied.has(second), { timeoutMs: 2000, intervalMs: 5 });
+    expect((applied.get(second) as number) - secondAt).toBeLessThan(300);
+    // Two at once: read together, then the consumer waits before reading again.
+    const pair = (await redis
+      .multi()
+      .xadd(stream, '*', 'n', 'p1')
+      .xadd(stream, '*', 'n', 'p2')
+      .exec()) as [null, string][];
+    const pairIds = pair.map(([, id]) => id);
+    await waitFor(() => pairIds.every((id) => applied.has(id)), { timeoutMs: 2000, intervalMs: 5 });
+    const pairAt = Math.max(...pairIds.map((id) => applied.get(id) as number));
+    // Three more, 50 ms apart, while it waits: applied together once it reads again.
+    const later: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      later.push((await redis.xadd(stream, '*', 'n', `l${i}`)) as string);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await waitFor(() => later.every((id) => applied.has(id)), { timeoutMs: 3000, intervalMs: 5 });
+    const laterAt = later.map((id) => applied.get(id) as number);
+    expect(Math.min(...laterAt) - pairAt).toBeGreaterThanOrEqual(390);
+    expect(Math.max(...laterAt) - Math.min(...laterAt)).toBeLessThan(50);
+  });
 });

@@ -37,6 +37,13 @@ export interface AckConsumerSettings {
    * the event loop. @default 0
    */
   ackAfterMs?: number;
+  /**
+   * How long to wait before the next read after a batch of two or more entries (but less than a
+   * full one), ms: acks that come faster than a batch is applied then share its script calls and
+   * writes instead of making batches of two or three. A batch of one (a quiet stream) or a full
+   * batch (a backlog) reads again at once. 0: never. @default 0
+   */
+  lingerMs?: number;
 }
 
 /** What an {@link AckConsumer} reads with and hands its entries to. */
@@ -61,7 +68,9 @@ export interface AckConsumerOptions {
  *
  * One batch at a time: the next read goes out once the batch before it is applied, so the acks
  * that arrive meanwhile make the next batch. Under load the batches grow and each ack costs less
- * (its agent and topic steps share script calls, its commands share writes). Within a batch,
+ * (its agent and topic steps share script calls, its commands share writes); with `lingerMs`, a
+ * read that found a few entries waits that long before the next, so that at moderate rates the
+ * batches grow too. Within a batch,
  * entries of different tasks are applied concurrently, the entries of one task one after the
  * other in stream order (see {@link AckChains}); the XACKs of everything applied meanwhile (or
  * within `ackAfterMs`) leave in one round trip.
@@ -149,6 +158,7 @@ export class AckConsumer {
   private async run(): Promise<void> {
     const blockMs = this.settings.blockMs ?? 1000;
     const batch = this.settings.batch ?? 200;
+    const lingerMs = this.settings.lingerMs ?? 0;
     while (this.state === 'running') {
       try {
         await this.claimStale();
@@ -167,6 +177,8 @@ export class AckConsumer {
         )) as StreamReply;
         const entries = reply?.[0]?.[1] ?? [];
         if (entries.length > 0) await this.process(entries);
+        if (lingerMs > 0 && entries.length >= 2 && entries.length < batch)
+          await new Promise((resolve) => setTimeout(resolve, lingerMs));
       } catch (err: unknown) {
         if (this.state !== 'running') break;
         if (err instanceof Error && err.message.startsWith('NOGROUP')) {

@@ -60,6 +60,14 @@ export const REGISTRY_SETTINGS = {
     default: 1000,
     doc: 'How often leases, receipts and deadlines are checked.',
   },
+  ackLingerMs: {
+    env: 'REACH_ACK_LINGER_MS',
+    type: 'integer',
+    minimum: 0,
+    maximum: 100,
+    default: 2,
+    doc: 'How long registry-sync waits before reading acks again after a read that found a few (not one, not a full batch), so that at moderate rates they share script calls: less CPU per task for about that much more latency on a result; 0 reads again at once.',
+  },
   archiveIntervalMs: {
     env: 'REACH_ARCHIVE_MS',
     type: 'integer',
