@@ -70,10 +70,9 @@ export interface AckConsumerOptions {
  * that arrive meanwhile make the next batch. Under load the batches grow and each ack costs less
  * (its agent and topic steps share script calls, its commands share writes); with `lingerMs`, a
  * read that found a few entries waits that long before the next, so that at moderate rates the
- * batches grow too. Within a batch,
- * entries of different tasks are applied concurrently, the entries of one task one after the
- * other in stream order (see {@link AckChains}); the XACKs of everything applied meanwhile (or
- * within `ackAfterMs`) leave in one round trip.
+ * batches grow too. Within a batch, entries of different tasks are applied concurrently, the
+ * entries of one task one after the other in stream order (see {@link AckChains}); the XACKs of
+ * everything applied meanwhile (or within `ackAfterMs`) leave in one round trip.
  */
 export class AckConsumer {
   private state: State = 'idle';
