@@ -133,7 +133,7 @@ export class DueWatch {
     }
     // The entries and the commands they cover leave in one write. Replies come in the order
     // sent: a failed ZADD rejects its commands before their replies settle them.
-    const send = (): void => {
+    inOneWrite(this.o.redis, () => {
       for (const [due, args] of byKey) {
         this.o.redis.zadd(due, 'NX', ...args).catch((err: unknown) => {
           for (const w of batch) if (this.o.keys.dueOf(w.taskId) === due) w.reject(err);
@@ -141,7 +141,6 @@ export class DueWatch {
       }
       for (const w of batch) w.command().then(w.resolve, w.reject);
       this.o.issued?.();
-    };
-    inOneWrite(this.o.redis, send);
+    });
   };
 }

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { reachKeys, SYNC_GROUP, type ReachKeys } from '@agent-reach/protocol';
 import { randomPrefix, testServices, waitFor } from '@agent-reach/testkit';
-import { AckConsumer } from './ack-consumer.ts';
+import { AckConsumer, type AckConsumerSettings } from './ack-consumer.ts';
 import type { AckApplier } from './ack-applier.ts';
 
 let redis: Redis;
@@ -38,6 +38,21 @@ function recordingApplier(): { applied: Map<string, number>; applier: AckApplier
   return { applied, applier: applier as unknown as AckApplier };
 }
 
+/** Starts the test's consumer with `settings` and a recording applier; the entries it applied. */
+async function startRecordingConsumer(settings: AckConsumerSettings): Promise<Map<string, number>> {
+  const { applied, applier } = recordingApplier();
+  consumer = new AckConsumer({
+    blocking,
+    redis,
+    keys,
+    applier,
+    settings,
+    logger: pino({ level: 'silent' }),
+  });
+  await consumer.start();
+  return applied;
+}
+
 describe('AckConsumer', () => {
   it("claims a killed instance's unapplied acks once idle for claimIdleMs, not before", async () => {
     const stream = keys.acks();
@@ -48,22 +63,13 @@ describe('AckConsumer', () => {
     await redis.xreadgroup('GROUP', SYNC_GROUP, 'sync-dead', 'COUNT', 10, 'STREAMS', stream, '>');
     const readAt = Date.now();
 
-    const { applied, applier } = recordingApplier();
-    consumer = new AckConsumer({
-      blocking,
-      redis,
-      keys,
-      applier,
-      settings: {
-        consumer: 'sync-live',
-        stream,
-        blockMs: 100,
-        claimIdleMs: 1000,
-        claimEveryMs: 100,
-      },
-      logger: pino({ level: 'silent' }),
+    const applied = await startRecordingConsumer({
+      consumer: 'sync-live',
+      stream,
+      blockMs: 100,
+      claimIdleMs: 1000,
+      claimEveryMs: 100,
     });
-    await consumer.start();
     await waitFor(() => ids.every((id) => applied.has(id)), {
       timeoutMs: 5000,
       intervalMs: 20,
@@ -80,16 +86,12 @@ describe('AckConsumer', () => {
 
   it('waits lingerMs after a read of a few entries, so the acks that follow make one batch', async () => {
     const stream = keys.acks();
-    const { applied, applier } = recordingApplier();
-    consumer = new AckConsumer({
-      blocking,
-      redis,
-      keys,
-      applier,
-      settings: { consumer: 'sync-linger', stream, blockMs: 100, lingerMs: 400 },
-      logger: pino({ level: 'silent' }),
+    const applied = await startRecordingConsumer({
+      consumer: 'sync-linger',
+      stream,
+      blockMs: 100,
+      lingerMs: 400,
     });
-    await consumer.start();
     // One entry alone: read and applied at once, and the next read goes out at once too.
     const alone = (await redis.xadd(stream, '*', 'n', 'alone')) as string;
     await waitFor(() => applied.has(alone), { timeoutMs: 2000, intervalMs: 5 });

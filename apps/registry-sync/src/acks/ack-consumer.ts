@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { disconnectNow, type RedisClient } from '@agent-reach/service-kit/redis';
 import type { Logger } from 'pino';
 import { SYNC_GROUP, type ReachKeys } from '@agent-reach/protocol';
@@ -176,8 +177,7 @@ export class AckConsumer {
         )) as StreamReply;
         const entries = reply?.[0]?.[1] ?? [];
         if (entries.length > 0) await this.process(entries);
-        if (lingerMs > 0 && entries.length >= 2 && entries.length < batch)
-          await new Promise((resolve) => setTimeout(resolve, lingerMs));
+        if (lingerMs > 0 && entries.length >= 2 && entries.length < batch) await sleep(lingerMs);
       } catch (err: unknown) {
         if (this.state !== 'running') break;
         if (err instanceof Error && err.message.startsWith('NOGROUP')) {
@@ -185,7 +185,7 @@ export class AckConsumer {
           continue;
         }
         this.log.warn({ err }, 'acks read failed; retrying');
-        await new Promise((r) => setTimeout(r, 250));
+        await sleep(250);
       }
     }
   }
